@@ -1,0 +1,72 @@
+"""Commands: what a seat (or the table) asks a hand to do, in the imperative.
+
+``decide(state, command)`` turns a command into events or refuses it with an
+:class:`IllegalAction` that says precisely why; a refused command changes
+nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from felt.cards import Card
+from felt.rules.config import HandSetup
+
+
+class ActionKind(StrEnum):
+    """Betting actions. ``BET`` and ``RAISE`` take the amount to bet or raise *to*."""
+
+    FOLD = "FOLD"
+    CHECK = "CHECK"
+    CALL = "CALL"
+    BET = "BET"
+    RAISE = "RAISE"
+    ALL_IN = "ALL_IN"
+
+
+@dataclass(frozen=True, slots=True)
+class StartHand:
+    setup: HandSetup
+
+
+@dataclass(frozen=True, slots=True)
+class Act:
+    """A betting action by ``seat``; ``amount`` is the raise-to total for BET/RAISE."""
+
+    seat: int
+    kind: ActionKind
+    amount: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Discard:
+    """Draw: ``seat`` throws away ``cards`` (0 to 3 of its own) and draws as many."""
+
+    seat: int
+    cards: tuple[Card, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ShowCards:
+    """After the hand, ``seat`` (dealt in, cards not yet shown) shows its hand."""
+
+    seat: int
+
+
+Command = StartHand | Act | Discard | ShowCards
+
+
+class IllegalAction(Exception):
+    """A command the rules refuse. ``code`` is stable for clients; the message is for people.
+
+    Codes: ``NOT_YOUR_TURN``, ``HAND_NOT_RUNNING``, ``UNKNOWN_SEAT``,
+    ``CANNOT_CHECK``, ``CANNOT_FOLD``, ``NOTHING_TO_CALL``, ``BELOW_MIN_RAISE``,
+    ``ABOVE_MAX_RAISE``, ``OVER_STACK``, ``RAISE_NOT_ALLOWED``, ``WRONG_PHASE``,
+    ``BAD_DISCARD``, ``BAD_SETUP``, ``ALREADY_SHOWN``.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message

@@ -1,0 +1,63 @@
+"""What a hand is played with: variant, seats, forced bets, limits and the deck.
+
+The table (not the hand) decides who is dealt in, where the button is and who
+posts what (dead-button rule, heads-up adjustment); a hand only receives the
+result as a :class:`HandSetup`, which is recorded in ``HandStarted`` so the
+hand can be rebuilt from its events alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from felt.cards import Card
+
+
+class Variant(StrEnum):
+    """The games Felt plays."""
+
+    NLHE = "NLHE"
+    DRAW5 = "DRAW5"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSetup:
+    """One seat dealt into a hand.
+
+    ``ante`` and ``blind`` are what the seat is obliged to post; it posts less
+    (and is all-in) when its stack is smaller. ``blind`` is a live bet (big and
+    small blind, straddle); ``ante`` is dead money that goes straight to the pot.
+    """
+
+    seat: int
+    stack: int
+    player_id: str = ""
+    ante: int = 0
+    blind: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class HandSetup:
+    """Everything a hand needs before the first card.
+
+    ``seats`` are in dealing order: clockwise starting with the first seat left
+    of the button (so the button, when dealt in, is last). The button itself
+    may be dead (a seat number no one dealt in sits at).
+
+    NLHE: ``min_bet`` is the big blind (minimum bet and minimum raise).
+    DRAW5: ``small_bet``/``big_bet`` are the fixed bet sizes of the first and
+    second round, ``raise_cap`` counts full bets and raises per round, and
+    ``allow_all_in`` enables virtual all-in (short calls and side pots).
+    """
+
+    hand_id: str
+    variant: Variant
+    button: int
+    seats: tuple[SeatSetup, ...]
+    deck: tuple[Card, ...]
+    min_bet: int = 0
+    small_bet: int = 0
+    big_bet: int = 0
+    raise_cap: int = 4
+    allow_all_in: bool = True

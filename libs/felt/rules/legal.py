@@ -1,0 +1,132 @@
+"""Legal actions: what the seat to act may do, with exact amounts.
+
+One function serves the engine (to validate commands), the views (to tell a
+client what it may do) and the bots (to choose among legal moves), so the
+three can never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from felt.rules.config import Variant
+from felt.rules.events import Street
+from felt.rules.state import HandState, SeatState
+
+BETTING_STREETS = frozenset(
+    {Street.PREFLOP, Street.FLOP, Street.TURN, Street.RIVER, Street.FIRST_BET, Street.SECOND_BET}
+)
+MAX_DISCARD = 3
+
+
+@dataclass(frozen=True, slots=True)
+class LegalActions:
+    """The choices of ``seat``.
+
+    ``call_amount`` is the chips a call adds (``None`` when there is nothing
+    to call). ``min_raise_to``/``max_raise_to`` bound a bet or raise *to* a
+    total for this round (``None`` when raising is not allowed); ``bet`` tells
+    whether it is an opening bet (BET) rather than a raise (RAISE). In Draw
+    the two are equal (fixed limit) unless only an all-in for less is left.
+    ``all_in_to`` is the total of going all-in when that is a legal bet,
+    raise or call. During the draw ``max_discard`` is how many cards may go.
+    """
+
+    seat: int
+    street: Street
+    can_fold: bool = False
+    can_check: bool = False
+    call_amount: int | None = None
+    call_is_all_in: bool = False
+    min_raise_to: int | None = None
+    max_raise_to: int | None = None
+    bet: bool = False
+    all_in_to: int | None = None
+    max_discard: int | None = None
+
+    @property
+    def can_raise(self) -> bool:
+        return self.min_raise_to is not None
+
+
+def bet_size(state: HandState) -> int:
+    """Draw's fixed bet for the current round."""
+    setup = state.setup
+    return setup.big_bet if state.street == Street.SECOND_BET else setup.small_bet
+
+
+def raise_threshold(state: HandState) -> int:
+    """How much the bet must grow for a raise to be full (and to reopen the action)."""
+    if state.variant == Variant.NLHE:
+        return max(state.last_raise, state.setup.min_bet)
+    return (bet_size(state) + 1) // 2
+
+
+def may_raise(state: HandState, seat: SeatState) -> bool:
+    """Whether the betting is open to ``seat``: not yet acted, or reopened since.
+
+    NLHE: a seat that already acted may raise again only when the bet has
+    grown by at least a full raise since it acted (one full raise, or several
+    incomplete all-ins that add up to one). Draw: only when a bet counted as
+    full (at least half a bet, TDA 47-B) reset its ``acted`` flag, and while
+    the raise cap is not reached.
+    """
+    if state.variant == Variant.DRAW5 and state.raises >= state.setup.raise_cap:
+        return False
+    if not seat.acted:
+        return True
+    if state.variant == Variant.NLHE:
+        return state.current_bet - seat.matched >= raise_threshold(state)
+    return False
+
+
+def needs_to_act(state: HandState, seat: SeatState) -> bool:
+    """A seat still owes a decision this betting round."""
+    if seat.folded or seat.stack == 0:
+        return False
+    return not seat.acted or seat.bet < state.current_bet
+
+
+def legal_actions(state: HandState) -> LegalActions | None:
+    """The legal actions of the seat to act, or None when nobody is to act."""
+    if state.actor is None or state.ended:
+        return None
+    seat = state.seats[state.actor]
+    if state.street == Street.DRAW:
+        return LegalActions(seat=seat.seat, street=state.street, max_discard=MAX_DISCARD)
+    if state.street not in BETTING_STREETS:
+        return None
+    to_call = state.current_bet - seat.bet
+    behind = seat.stack
+    can_check = to_call <= 0
+    call_amount = None if can_check else min(to_call, behind)
+    call_all_in = call_amount is not None and call_amount == behind
+    min_to: int | None = None
+    max_to: int | None = None
+    all_in_to: int | None = seat.bet + behind if call_all_in else None
+    others_can_bet = any(o is not seat and not o.folded and o.stack > 0 for o in state.seats)
+    if behind > max(to_call, 0) and others_can_bet and may_raise(state, seat):
+        most = seat.bet + behind
+        if state.variant == Variant.NLHE:
+            least = state.current_bet + raise_threshold(state)
+            max_to = most
+        else:
+            least = state.full_level + bet_size(state)
+            max_to = least
+        if most <= least:
+            least = max_to = most
+        min_to = least
+        if max_to == most:
+            all_in_to = most
+    return LegalActions(
+        seat=seat.seat,
+        street=state.street,
+        can_fold=not can_check,
+        can_check=can_check,
+        call_amount=call_amount,
+        call_is_all_in=call_all_in,
+        min_raise_to=min_to,
+        max_raise_to=max_to,
+        bet=state.current_bet == 0,
+        all_in_to=all_in_to,
+    )

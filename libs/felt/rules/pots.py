@@ -1,0 +1,53 @@
+"""Side pots cut from contributions, and even splits with odd chips placed by the rules."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from felt.rules.state import SeatState
+
+
+@dataclass(frozen=True, slots=True)
+class Pot:
+    """``amount`` chips that the seats at ``eligible`` indices (dealing order) can win."""
+
+    amount: int
+    eligible: tuple[int, ...]
+
+
+def side_pots(seats: Sequence[SeatState]) -> list[Pot]:
+    """Main pot first, then side pots, by eligible contribution.
+
+    Each level of commitment reached by a seat still in the hand closes a
+    pot that every seat in the hand who put in at least that much can win;
+    folded seats' chips count toward the pots but make them eligible for
+    none. Adjacent pots with the same eligible seats are one pot.
+    """
+    levels = sorted({s.committed for s in seats if not s.folded and s.committed > 0})
+    pots: list[Pot] = []
+    previous = 0
+    for level in levels:
+        amount = sum(min(s.committed, level) - min(s.committed, previous) for s in seats)
+        eligible = tuple(i for i, s in enumerate(seats) if not s.folded and s.committed >= level)
+        if pots and pots[-1].eligible == eligible:
+            pots[-1] = Pot(pots[-1].amount + amount, eligible)
+        elif amount:
+            pots.append(Pot(amount, eligible))
+        previous = level
+    leftover = sum(max(0, s.committed - previous) for s in seats)
+    if leftover and pots:
+        pots[-1] = Pot(pots[-1].amount + leftover, pots[-1].eligible)
+    return pots
+
+
+def split(amount: int, winners: Sequence[int]) -> list[tuple[int, int]]:
+    """Split ``amount`` evenly among ``winners`` (indices in dealing order).
+
+    Odd chips go one at a time to the winners in clockwise order starting
+    left of the button, which is dealing order, so no winner receives more
+    than one odd chip from one pot (Robert's Rules of Poker, "Ties").
+    """
+    ordered = sorted(winners)
+    share, odd = divmod(amount, len(ordered))
+    return [(w, share + (1 if k < odd else 0)) for k, w in enumerate(ordered)]

@@ -1,0 +1,97 @@
+"""Hand state: what a fold of hand events yields. Immutable; replaced, never mutated."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from felt.cards import Card
+from felt.rules.config import HandSetup, Variant
+from felt.rules.events import Street
+
+
+@dataclass(frozen=True, slots=True)
+class SeatState:
+    """One dealt-in seat during a hand.
+
+    ``bet`` is what the seat has put in during the current round; ``committed``
+    is everything it has put into the pot this hand (antes included), which is
+    what side pots are cut from. ``acted`` is True once the seat has acted
+    since the betting was last (re)opened to it, and ``matched`` is the bet
+    it faced when it last acted: together they decide whether incomplete
+    all-in raises have added up to a full raise that reopens its option.
+    """
+
+    seat: int
+    player_id: str
+    stack: int
+    bet: int = 0
+    committed: int = 0
+    hole: tuple[Card, ...] = ()
+    folded: bool = False
+    acted: bool = False
+    matched: int = 0
+    drawn: int | None = None
+    shown: bool = False
+    mucked: bool = False
+
+    @property
+    def all_in(self) -> bool:
+        """Still in the hand with no chips behind."""
+        return self.stack == 0 and not self.folded
+
+    @property
+    def in_hand(self) -> bool:
+        return not self.folded
+
+
+@dataclass(frozen=True, slots=True)
+class HandState:
+    """The state of one hand.
+
+    ``seats`` are in dealing order (clockwise from the left of the button);
+    ``actor`` indexes into it. ``current_bet`` is the amount to match this
+    round; ``last_raise`` the size of the last full bet or raise (NLHE
+    min-raise); ``full_level`` the last bet level that counted as a full bet
+    (Draw: the next raise goes one fixed bet above it); ``raises`` counts full
+    bets and raises this round (Draw's cap); ``aggressor`` is the index of the
+    last seat to bet or raise this round (showdown order).
+    """
+
+    setup: HandSetup
+    street: Street
+    seats: tuple[SeatState, ...]
+    actor: int | None = None
+    current_bet: int = 0
+    last_raise: int = 0
+    full_level: int = 0
+    raises: int = 0
+    aggressor: int | None = None
+    board: tuple[Card, ...] = ()
+    deck_pos: int = 0
+    awarded: int = 0
+    ended: bool = False
+
+    @property
+    def variant(self) -> Variant:
+        return self.setup.variant
+
+    @property
+    def pot(self) -> int:
+        """Chips in the middle (all rounds, current bets included) not yet awarded."""
+        return sum(s.committed for s in self.seats) - self.awarded
+
+    def index_of(self, seat: int) -> int | None:
+        """Position in ``seats`` of a table seat number, or None if not dealt in."""
+        for i, s in enumerate(self.seats):
+            if s.seat == seat:
+                return i
+        return None
+
+    def seat_state(self, seat: int) -> SeatState | None:
+        i = self.index_of(seat)
+        return None if i is None else self.seats[i]
+
+    @property
+    def actor_seat(self) -> int | None:
+        """Table seat number of the seat to act, if any."""
+        return None if self.actor is None else self.seats[self.actor].seat

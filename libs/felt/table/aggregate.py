@@ -1,0 +1,464 @@
+"""The table: players, chips and hands back to back, as a pure decide/apply pair.
+
+A table's event stream is table events (seating, sitting out, chips, the
+action clock, deck commitments) interleaved with the events of each hand;
+``apply_event`` folds both into a :class:`TableState`. ``decide_table`` turns
+a table command into events, wrapping the hand's own ``decide`` for actions,
+so the service has one entry point and one atomic batch per request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from felt.cards import shuffled_deck
+from felt.rules.commands import Act, ActionKind, Discard, IllegalAction, ShowCards, StartHand
+from felt.rules.config import HandSetup, SeatSetup, Variant
+from felt.rules.engine import apply as apply_hand
+from felt.rules.engine import execute
+from felt.rules.events import Event as HandEvent
+from felt.rules.events import (
+    BetPlaced,
+    CardsDrawn,
+    HandEnded,
+    HandStarted,
+    PlayerCalled,
+    PlayerChecked,
+    PlayerFolded,
+)
+from felt.rules.legal import legal_actions
+from felt.rules.state import HandState
+from felt.table.commitment import commit_deck
+from felt.table.events import (
+    ActionTimedOut,
+    AnyEvent,
+    ChipsAdded,
+    DeckCommitted,
+    PlayerLeft,
+    PlayerSatIn,
+    PlayerSatOut,
+    PlayerSeated,
+    TableClosed,
+    TableConfig,
+    TableCreated,
+)
+from felt.table.positions import Positions, dealing_order, next_positions
+
+SEAT_ACTIONS = (PlayerFolded, PlayerChecked, PlayerCalled, BetPlaced, CardsDrawn)
+SEAT_RANGE = {Variant.NLHE: (2, 9), Variant.DRAW5: (2, 6)}
+AI_LEVELS = ("", "easy", "normal", "hard")
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    seat: int
+    player_id: str
+    name: str
+    stack: int
+    token_hash: str
+    ai_level: str = ""
+    sitting_out: bool = False
+    leaving: bool = False
+    timeouts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TableState:
+    """The fold of a table's events. ``hand_events`` are the current (or last) hand's."""
+
+    config: TableConfig
+    players: tuple[Player, ...] = ()
+    hand: HandState | None = None
+    hand_events: tuple[HandEvent, ...] = ()
+    hands_played: int = 0
+    positions: Positions | None = None
+    commitment: DeckCommitted | None = None
+    closed: bool = False
+    timing_out: int | None = None
+
+    def player(self, seat: int) -> Player | None:
+        for p in self.players:
+            if p.seat == seat:
+                return p
+        return None
+
+    @property
+    def hand_running(self) -> bool:
+        return self.hand is not None and not self.hand.ended
+
+    def active_seats(self) -> list[int]:
+        """Seats that will be dealt into the next hand."""
+        return [p.seat for p in self.players if not p.sitting_out and not p.leaving and p.stack > 0]
+
+    def can_start_hand(self) -> bool:
+        return not self.closed and not self.hand_running and len(self.active_seats()) >= 2
+
+
+# ---------------------------------------------------------------------------
+# commands
+
+
+@dataclass(frozen=True, slots=True)
+class CreateTable:
+    config: TableConfig
+
+
+@dataclass(frozen=True, slots=True)
+class SeatPlayer:
+    seat: int
+    player_id: str
+    name: str
+    stack: int
+    token_hash: str
+    ai_level: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveSeat:
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class SitOut:
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class SitIn:
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class AddChips:
+    seat: int
+    amount: int
+
+
+@dataclass(frozen=True, slots=True)
+class StartNextHand:
+    """Deal the next hand from the deck that ``seed`` (32 secure random bytes) fixes."""
+
+    seed: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class PlayHand:
+    """A seat's move in the running hand (Act, Discard, or ShowCards after it)."""
+
+    command: Act | Discard | ShowCards
+
+
+@dataclass(frozen=True, slots=True)
+class TimeOut:
+    """The action clock of ``seat`` ran out: check if possible, else fold (or stand pat)."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class CloseTable:
+    reason: str = ""
+
+
+TableCommand = (
+    CreateTable
+    | SeatPlayer
+    | LeaveSeat
+    | SitOut
+    | SitIn
+    | AddChips
+    | StartNextHand
+    | PlayHand
+    | TimeOut
+    | CloseTable
+)
+
+
+def _refuse(code: str, message: str) -> IllegalAction:
+    return IllegalAction(code, message)
+
+
+def _validate_config(config: TableConfig) -> None:
+    low, high = SEAT_RANGE[config.variant]
+    if not low <= config.seat_count <= high:
+        raise _refuse("BAD_CONFIG", f"{config.variant} tables have {low} to {high} seats")
+    if config.variant == Variant.NLHE:
+        if not 0 < config.small_blind <= config.big_blind:
+            raise _refuse("BAD_CONFIG", "blinds must be positive with small <= big")
+    elif config.small_bet <= 0 or config.big_bet <= 0 or config.raise_cap < 1:
+        raise _refuse("BAD_CONFIG", "Draw needs positive small and big bets and a raise cap >= 1")
+    if config.ante < 0 or config.action_timeout_ms < 0 or config.max_timeouts < 0:
+        raise _refuse("BAD_CONFIG", "ante, action clock and time-out limit cannot be negative")
+
+
+def _seated(state: TableState, seat: int) -> Player:
+    player = state.player(seat)
+    if player is None:
+        raise _refuse("SEAT_EMPTY", f"nobody sits at seat {seat}")
+    return player
+
+
+def decide_table(state: TableState | None, command: TableCommand) -> list[AnyEvent]:
+    """The events ``command`` causes; raises :class:`IllegalAction` and changes nothing."""
+    if isinstance(command, CreateTable):
+        if state is not None:
+            raise _refuse("TABLE_EXISTS", "the table already exists")
+        _validate_config(command.config)
+        return [TableCreated(command.config)]
+    if state is None:
+        raise _refuse("NO_TABLE", "the table does not exist")
+    if state.closed:
+        raise _refuse("TABLE_CLOSED", "the table is closed")
+    if isinstance(command, SeatPlayer):
+        return _seat_player(state, command)
+    if isinstance(command, LeaveSeat):
+        return _leave(state, command.seat)
+    if isinstance(command, SitOut):
+        player = _seated(state, command.seat)
+        if player.sitting_out:
+            raise _refuse("ALREADY_SITTING_OUT", f"seat {command.seat} is already sitting out")
+        return [PlayerSatOut(command.seat, "requested")]
+    if isinstance(command, SitIn):
+        player = _seated(state, command.seat)
+        if not player.sitting_out or player.leaving:
+            raise _refuse("NOT_SITTING_OUT", f"seat {command.seat} is not sitting out")
+        return [PlayerSatIn(command.seat)]
+    if isinstance(command, AddChips):
+        _seated(state, command.seat)
+        if command.amount <= 0:
+            raise _refuse("BAD_AMOUNT", "the amount of chips to add must be positive")
+        if state.hand_running and _in_hand(state, command.seat):
+            raise _refuse("HAND_RUNNING", "chips can be added between hands only")
+        return [ChipsAdded(command.seat, command.amount)]
+    if isinstance(command, StartNextHand):
+        return _start_hand(state, command.seed)
+    if isinstance(command, PlayHand):
+        return _play(state, command.command)
+    if isinstance(command, TimeOut):
+        return _time_out(state, command.seat)
+    if isinstance(command, CloseTable):
+        if state.hand_running:
+            raise _refuse("HAND_RUNNING", "the table closes after the running hand")
+        return [TableClosed(command.reason)]
+    raise _refuse("BAD_COMMAND", f"unknown command {command!r}")  # pragma: no cover
+
+
+def _in_hand(state: TableState, seat: int) -> bool:
+    hand = state.hand
+    if hand is None:
+        return False
+    x = hand.seat_state(seat)
+    return x is not None and not x.folded
+
+
+def _seat_player(state: TableState, c: SeatPlayer) -> list[AnyEvent]:
+    if not 0 <= c.seat < state.config.seat_count:
+        raise _refuse("BAD_SEAT", f"seats are numbered 0 to {state.config.seat_count - 1}")
+    if state.player(c.seat) is not None:
+        raise _refuse("SEAT_TAKEN", f"seat {c.seat} is taken")
+    if any(p.player_id == c.player_id for p in state.players):
+        raise _refuse("ALREADY_SEATED", f"player {c.player_id} already has a seat at this table")
+    if c.stack <= 0:
+        raise _refuse("BAD_AMOUNT", "a player sits down with a positive stack")
+    if c.ai_level not in AI_LEVELS:
+        raise _refuse("BAD_AI_LEVEL", "AI level must be easy, normal or hard")
+    return [PlayerSeated(c.seat, c.player_id, c.name, c.stack, c.token_hash, c.ai_level)]
+
+
+def _leave(state: TableState, seat: int) -> list[AnyEvent]:
+    player = _seated(state, seat)
+    if state.hand_running and _in_hand(state, seat):
+        if player.leaving:
+            raise _refuse("ALREADY_LEAVING", f"seat {seat} leaves when this hand ends")
+        # Still holding cards: the seat is played passively (check/fold) and
+        # vacated when the hand ends, so no chip in the pot goes missing.
+        return [PlayerSatOut(seat, "leaving")]
+    stack = player.stack
+    hand = state.hand
+    if hand is not None and state.hand_running:
+        x = hand.seat_state(seat)
+        if x is not None:
+            stack = x.stack
+    return [PlayerLeft(seat, stack)]
+
+
+def _start_hand(state: TableState, seed: bytes) -> list[AnyEvent]:
+    if state.hand_running:
+        raise _refuse("HAND_RUNNING", "a hand is already running")
+    if state.config.hand_limit and state.hands_played >= state.config.hand_limit:
+        raise _refuse("HAND_LIMIT", "the table has played all its hands")
+    active = state.active_seats()
+    if len(active) < 2:
+        raise _refuse("NOT_ENOUGH_PLAYERS", "a hand needs two players with chips")
+    config = state.config
+    positions = next_positions(config.variant, active, config.seat_count, state.positions)
+    order = dealing_order(positions.button, active, config.seat_count)
+    seats = []
+    for seat in order:
+        player = state.player(seat)
+        assert player is not None
+        blind = 0
+        if positions.big_blind == seat:
+            blind = config.big_blind
+        elif positions.small_blind == seat:
+            blind = config.small_blind
+        seats.append(
+            SeatSetup(seat, player.stack, player.player_id, ante=config.ante, blind=blind)
+        )
+    deck = shuffled_deck(seed)
+    hand_id = f"{config.table_id}:{state.hands_played + 1}"
+    setup = HandSetup(
+        hand_id=hand_id,
+        variant=config.variant,
+        button=positions.button,
+        seats=tuple(seats),
+        deck=deck,
+        min_bet=config.big_blind,
+        small_bet=config.small_bet,
+        big_bet=config.big_bet,
+        raise_cap=config.raise_cap,
+        allow_all_in=config.allow_all_in,
+    )
+    root, leaves = commit_deck(seed, deck)
+    committed = DeckCommitted(hand_id, root, leaves, seed)
+    _, hand_events = execute(None, StartHand(setup))
+    return [committed, *hand_events, *_after_hand(state, hand_events)]
+
+
+def _play(state: TableState, command: Act | Discard | ShowCards) -> list[AnyEvent]:
+    if state.hand is None:
+        raise _refuse("HAND_NOT_RUNNING", "no hand has been dealt yet")
+    _, events = execute(state.hand, command)
+    return [*events, *_after_hand(state, events)]
+
+
+def _time_out(state: TableState, seat: int) -> list[AnyEvent]:
+    hand = state.hand
+    if hand is None or hand.ended or hand.actor_seat != seat:
+        raise _refuse("NOT_YOUR_TURN", f"seat {seat} is not to act, so its clock cannot expire")
+    events: list[AnyEvent] = [ActionTimedOut(seat)]
+    _, hand_events = execute(hand, passive_action(hand))
+    events.extend(hand_events)
+    player = state.player(seat)
+    if (
+        player is not None
+        and not player.sitting_out
+        and state.config.max_timeouts
+        and player.timeouts + 1 >= state.config.max_timeouts
+    ):
+        events.append(PlayerSatOut(seat, "timeouts"))
+    events.extend(_after_hand(state, hand_events))
+    return events
+
+
+def passive_action(hand: HandState) -> Act | Discard:
+    """What a seat that does not act does: stand pat in the draw, check, or fold."""
+    seat = hand.actor_seat
+    assert seat is not None
+    legal = legal_actions(hand)
+    assert legal is not None
+    if legal.max_discard is not None:
+        return Discard(seat, ())
+    return Act(seat, ActionKind.CHECK if legal.can_check else ActionKind.FOLD)
+
+
+def _after_hand(state: TableState, hand_events: list[HandEvent]) -> list[AnyEvent]:
+    """Vacate the seats of players who left during the hand, and close a finished table."""
+    if not hand_events or not isinstance(hand_events[-1], HandEnded):
+        return []
+    out: list[AnyEvent] = []
+    final = dict(hand_events[-1].stacks)
+    for p in state.players:
+        if p.leaving:
+            out.append(PlayerLeft(p.seat, final.get(p.seat, p.stack)))
+    limit = state.config.hand_limit
+    if limit and state.hands_played + 1 >= limit:
+        out.append(TableClosed("hand limit reached"))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# apply
+
+
+def apply_event(state: TableState | None, event: AnyEvent) -> TableState:
+    """Fold one table or hand event into the table state."""
+    if isinstance(event, TableCreated):
+        return TableState(config=event.config)
+    assert state is not None, "a table's stream starts with TableCreated"
+    if isinstance(event, PlayerSeated):
+        player = Player(
+            event.seat, event.player_id, event.name, event.stack, event.token_hash, event.ai_level
+        )
+        players = tuple(sorted((*state.players, player), key=lambda p: p.seat))
+        return replace(state, players=players)
+    if isinstance(event, PlayerLeft):
+        return replace(state, players=tuple(p for p in state.players if p.seat != event.seat))
+    if isinstance(event, PlayerSatOut):
+        leaving = event.reason == "leaving"
+        return _update(state, event.seat, sitting_out=True, leaving=leaving, timeouts=0)
+    if isinstance(event, PlayerSatIn):
+        return _update(state, event.seat, sitting_out=False, timeouts=0)
+    if isinstance(event, ChipsAdded):
+        p = state.player(event.seat)
+        assert p is not None
+        return _update(state, event.seat, stack=p.stack + event.amount)
+    if isinstance(event, ActionTimedOut):
+        p = state.player(event.seat)
+        assert p is not None
+        return replace(
+            _update(state, event.seat, timeouts=p.timeouts + 1), timing_out=event.seat
+        )
+    if isinstance(event, DeckCommitted):
+        return replace(state, commitment=event)
+    if isinstance(event, TableClosed):
+        return replace(state, closed=True)
+    return _apply_hand_event(state, event)
+
+
+def _update(state: TableState, seat: int, **changes: Any) -> TableState:
+    players = tuple(replace(p, **changes) if p.seat == seat else p for p in state.players)
+    return replace(state, players=players)
+
+
+def _apply_hand_event(state: TableState, event: HandEvent) -> TableState:
+    if isinstance(event, HandStarted):
+        setup = event.setup
+        positions = next_positions(
+            setup.variant, [s.seat for s in setup.seats], state.config.seat_count, state.positions
+        )
+        return replace(
+            state,
+            hand=apply_hand(None, event),
+            hand_events=(event,),
+            positions=positions,
+        )
+    hand = apply_hand(state.hand, event)
+    new = replace(state, hand=hand, hand_events=(*state.hand_events, event))
+    if isinstance(event, SEAT_ACTIONS):
+        if state.timing_out == event.seat:
+            new = replace(new, timing_out=None)
+        else:
+            # The seat acted by itself: its time-outs are no longer consecutive.
+            p = state.player(event.seat)
+            if p is not None and p.timeouts:
+                new = _update(new, p.seat, timeouts=0)
+    if isinstance(event, HandEnded):
+        final = dict(event.stacks)
+        players = tuple(
+            replace(p, stack=final[p.seat]) if p.seat in final else p for p in new.players
+        )
+        new = replace(new, players=players, hands_played=state.hands_played + 1)
+    return new
+
+
+def replay_table(events: Iterable[AnyEvent]) -> TableState:
+    """Rebuild a table from its whole stream."""
+    state: TableState | None = None
+    for event in events:
+        state = apply_event(state, event)
+    if state is None:
+        raise ValueError("no events")
+    return state

@@ -1,0 +1,101 @@
+"""Verifiable deals: a Merkle commitment to the whole deck order, opened card by card.
+
+Before the first card of a hand the server publishes the root of a Merkle
+tree whose leaf ``i`` is ``SHA-256("felt-card-v1" | i | card | salt_i)``. The
+per-position salts derive from the hand's secret seed, so publishing the root
+reveals nothing about the cards, while each card a seat receives (and each
+board or shown card, publicly) comes with its salt and the sibling hashes up
+to the root. After the hand a player checks that every card they saw was
+fixed before the first action; unshown cards stay hidden because their salts
+are never published.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from felt.cards import Card
+
+LEAF_TAG = b"felt-card-v1"
+NODE_TAG = b"felt-node-v1"
+
+
+@dataclass(frozen=True, slots=True)
+class CardOpening:
+    """Everything needed to check that ``card`` sat at ``position`` of a committed deck.
+
+    ``proof`` lists sibling hashes from the leaf up; each is paired with
+    whether the sibling is on the right.
+    """
+
+    position: int
+    card: Card
+    salt: str
+    proof: tuple[tuple[str, bool], ...]
+
+
+def salt_for(seed: bytes, position: int) -> bytes:
+    """The secret salt of one deck position (HMAC of the hand's seed)."""
+    return hmac.new(seed, b"salt" + position.to_bytes(2, "big"), hashlib.sha256).digest()
+
+
+def leaf_hash(position: int, card: Card, salt: bytes) -> bytes:
+    return hashlib.sha256(LEAF_TAG + bytes((position, card)) + salt).digest()
+
+
+def _node(left: bytes, right: bytes) -> bytes:
+    return hashlib.sha256(NODE_TAG + left + right).digest()
+
+
+def _levels(leaves: list[bytes]) -> list[list[bytes]]:
+    """All tree levels, leaves first; an odd node out is promoted unchanged."""
+    levels = [leaves]
+    while len(levels[-1]) > 1:
+        current = levels[-1]
+        nxt = [_node(current[i], current[i + 1]) for i in range(0, len(current) - 1, 2)]
+        if len(current) % 2:
+            nxt.append(current[-1])
+        levels.append(nxt)
+    return levels
+
+
+def _leaves(seed: bytes, deck: Sequence[Card]) -> list[bytes]:
+    return [leaf_hash(i, c, salt_for(seed, i)) for i, c in enumerate(deck)]
+
+
+def commit_deck(seed: bytes, deck: Sequence[Card]) -> tuple[str, int]:
+    """The hex Merkle root committing to ``deck`` (and how many leaves it has)."""
+    return _levels(_leaves(seed, deck))[-1][0].hex(), len(deck)
+
+
+def open_cards(seed: bytes, deck: Sequence[Card], positions: Sequence[int]) -> list[CardOpening]:
+    """Openings for the cards at ``positions`` (for one seat, or public ones)."""
+    levels = _levels(_leaves(seed, deck))
+    openings = []
+    for position in positions:
+        proof: list[tuple[str, bool]] = []
+        index = position
+        for level in levels[:-1]:
+            sibling = index ^ 1
+            if sibling < len(level):
+                proof.append((level[sibling].hex(), sibling > index))
+            index //= 2
+        openings.append(
+            CardOpening(position, deck[position], salt_for(seed, position).hex(), tuple(proof))
+        )
+    return openings
+
+
+def verify_opening(root: str, opening: CardOpening) -> bool:
+    """True when ``opening`` proves its card sat at its position under ``root``."""
+    try:
+        node = leaf_hash(opening.position, opening.card, bytes.fromhex(opening.salt))
+        for sibling_hex, sibling_right in opening.proof:
+            sibling = bytes.fromhex(sibling_hex)
+            node = _node(node, sibling) if sibling_right else _node(sibling, node)
+    except ValueError:
+        return False
+    return hmac.compare_digest(node.hex(), root)

@@ -1,0 +1,66 @@
+"""Button and blinds from hand to hand: the dead-button rule (TDA).
+
+The big blind always moves to the next seat dealt in, so nobody posts it
+twice in a row or skips it when players leave or bust; the small blind is
+the seat that had the big blind (dead if that player is gone) and the button
+the seat that had the small blind (a dead button when empty). Heads-up, the
+button posts the small blind; the big blind still moves forward, so nobody
+gets it twice in a row when play becomes heads-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from felt.rules.config import Variant
+
+
+@dataclass(frozen=True, slots=True)
+class Positions:
+    """Seat numbers of the button, small blind and big blind for one hand.
+
+    ``small_blind`` names a position even when no one posts there (a dead
+    small blind); Draw has no blinds, so both are ``None``.
+    """
+
+    button: int
+    small_blind: int | None = None
+    big_blind: int | None = None
+
+
+def next_seat(seat: int, active: Sequence[int], seat_count: int) -> int:
+    """The first active seat clockwise strictly after ``seat``."""
+    return min(active, key=lambda s: (s - seat - 1) % seat_count)
+
+
+def next_positions(
+    variant: Variant,
+    active: Sequence[int],
+    seat_count: int,
+    previous: Positions | None,
+) -> Positions:
+    """Where the button and blinds go for the next hand, given who is dealt in."""
+    if len(active) < 2:
+        raise ValueError("a hand needs at least two players")
+    ordered = sorted(active)
+    if variant == Variant.DRAW5:
+        button = ordered[0] if previous is None else next_seat(previous.button, ordered, seat_count)
+        return Positions(button)
+    if previous is None or previous.big_blind is None:
+        if len(ordered) == 2:
+            return Positions(ordered[0], ordered[0], ordered[1])
+        small = next_seat(ordered[0], ordered, seat_count)
+        return Positions(ordered[0], small, next_seat(small, ordered, seat_count))
+    big = next_seat(previous.big_blind, ordered, seat_count)
+    if len(ordered) == 2:
+        button = next(s for s in ordered if s != big)
+        return Positions(button, button, big)
+    small = previous.big_blind
+    button = previous.small_blind if previous.small_blind is not None else previous.button
+    return Positions(button, small, big)
+
+
+def dealing_order(button: int, active: Sequence[int], seat_count: int) -> list[int]:
+    """Active seats clockwise from the first seat left of the button (button last)."""
+    return sorted(active, key=lambda s: (s - button - 1) % seat_count)

@@ -1,0 +1,87 @@
+# Felt developer entry points. `make run` and `make test` are all a new machine needs
+# (Debian 12-like, python3 >= 3.11 with venv, gcc). See README.md.
+
+SHELL       := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PY     := $(BIN)/python
+STAMP  := $(VENV)/.install.stamp
+
+# Re-install when the project's metadata or the native extension's sources change.
+INSTALL_DEPS := pyproject.toml setup.py $(wildcard libs/felt/native/*.c libs/felt/native/*.h)
+
+PYTEST_ARGS ?=
+# mypy checks these directories (config in pyproject.toml), each once it holds Python code.
+MYPY_DIRS := libs/felt services tests bench
+
+.PHONY: help install test lint run bench proto proto-check proto-lint clean
+
+help:
+	@echo "make install  - create $(VENV)/ and install felt with its dev dependencies"
+	@echo "make test     - run the whole test suite (starts a private Redis if REDIS_URL is unset)"
+	@echo "make lint     - ruff check, ruff format --check, mypy --strict"
+	@echo "make run      - run Felt (felt serve) with Redis from REDIS_URL or a private one"
+	@echo "make bench    - run every bench/*.py"
+	@echo "make proto    - regenerate protobuf/gRPC code (scripts/gen_protos.sh)"
+	@echo "make proto-check - fail if the committed generated code is stale"
+	@echo "make proto-lint  - buf lint + buf format check of protos/ (installs buf)"
+	@echo "make clean    - remove $(VENV)/, build outputs and caches"
+
+install: $(STAMP)
+
+$(STAMP): $(INSTALL_DEPS)
+	@if ! $(PY) -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null; then \
+		echo "creating $(VENV)/ with $(PYTHON)"; \
+		rm -rf $(VENV); \
+		$(PYTHON) -m venv $(VENV); \
+	fi
+	$(PY) -m pip install --disable-pip-version-check -q -e '.[dev]'
+	@touch $@
+
+test: install
+	@rc=0; $(BIN)/pytest $(PYTEST_ARGS) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): failing" >&2; fi; \
+	exit $$rc
+
+lint: install proto-lint proto-check
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy $(foreach d,$(MYPY_DIRS),$(if $(shell find $(d) -name '*.py' -print -quit 2>/dev/null),$(d)))
+
+# Redis comes from REDIS_URL, else felt.devserver starts a private redis-server for the
+# lifetime of the command (and stops it when `felt serve` exits).
+run: install
+	$(PY) -m felt.devserver -- $(BIN)/felt serve
+
+bench: install
+	@mkdir -p bench/out
+	@shopt -s nullglob; files=(bench/*.py); \
+	if [ $${#files[@]} -eq 0 ]; then echo "no bench/*.py yet"; exit 0; fi; \
+	for f in "$${files[@]}"; do echo "== $$f"; $(PY) "$$f"; done
+
+# Generated code (libs/poker) is committed; proto-check regenerates it into a temp dir and
+# fails on any difference. buf (npm) is installed into the venv dir, pinned.
+BUF_VERSION := 1.75.0
+BUF := $(VENV)/buf/node_modules/.bin/buf
+
+proto: install
+	PYTHON=$(PY) bash scripts/gen_protos.sh
+
+proto-check: install
+	PYTHON=$(PY) bash scripts/gen_protos.sh --check
+
+$(BUF):
+	npm install --prefix $(VENV)/buf --no-save --no-audit --no-fund @bufbuild/buf@$(BUF_VERSION)
+
+proto-lint: $(BUF)
+	$(BUF) lint
+	$(BUF) format --diff --exit-code
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info libs/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
+	find libs -name '*.so' -delete

@@ -1,0 +1,269 @@
+"""The event store on Redis Streams (Redis >= 7.0; works on Redis Cluster).
+
+Layout (``{id}`` is a hash tag, so every key of a table lives in one slot and
+the Lua scripts below may touch them together):
+
+``table:{id}:events``   stream; the event with sequence N has stream ID ``N-0``
+                        and fields ``e`` (payload) and, when it has one,
+                        ``r`` (request id). XREAD/XRANGE positions are thus
+                        sequences, and resuming "after N" is reading after ``N-0``.
+``table:{id}:meta``     hash; ``version`` = last sequence. Kept separately from
+                        the stream so it survives trimming.
+``table:{id}:requests`` hash; request id -> ``<first>:<last>:<response blob>``.
+                        Records are dropped with their events by ``trim``.
+``table:{id}:lease``    string; lease owner, with the lease TTL (PX).
+
+One append is ONE script call (``APPEND_LUA``): it looks up the request id,
+compares the version, XADDs every event with an explicit ID, bumps the version
+and records the request, all atomically. Redis 7.0 has no XADD idempotency
+(IDMP), hence the requests hash. The scripts start with a ``#!lua`` shebang so
+Redis refuses them up front when out of memory, before any write (a script
+that fails half-way is not rolled back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, cast
+
+from redis.asyncio import Redis
+
+from felt.eventstore.base import (
+    AppendResult,
+    EventsTrimmed,
+    StoredRecord,
+    VersionConflict,
+    check_append_args,
+    check_ttl,
+    events_key,
+    lease_key,
+    meta_key,
+    requests_key,
+)
+
+# KEYS: events, meta, requests. ARGV: expected_version, request_id ('' = none),
+# response blob, payload 1, payload 2, ...
+# Returns {'ok', first, last} | {'dup', '<first>:<last>:<response>'} | {'conflict', version}.
+APPEND_LUA = """#!lua
+local rid = ARGV[2]
+if rid ~= '' then
+  local prev = redis.call('HGET', KEYS[3], rid)
+  if prev then
+    return {'dup', prev}
+  end
+end
+local version = tonumber(redis.call('HGET', KEYS[2], 'version') or '0')
+if version ~= tonumber(ARGV[1]) then
+  return {'conflict', string.format('%d', version)}
+end
+local n = #ARGV - 3
+for i = 1, n do
+  local id = string.format('%d-0', version + i)
+  if rid ~= '' then
+    redis.call('XADD', KEYS[1], id, 'e', ARGV[3 + i], 'r', rid)
+  else
+    redis.call('XADD', KEYS[1], id, 'e', ARGV[3 + i])
+  end
+end
+local first = string.format('%d', version + 1)
+local last = string.format('%d', version + n)
+redis.call('HSET', KEYS[2], 'version', last)
+if rid ~= '' then
+  redis.call('HSET', KEYS[3], rid, first .. ':' .. last .. ':' .. ARGV[3])
+end
+return {'ok', first, last}
+"""
+
+# KEYS: events, requests. ARGV: up_to_sequence. Drops entries <= up_to and their
+# request records (a request's events are contiguous, so its record goes when
+# its last event does). Returns the number of entries dropped.
+TRIM_LUA = """#!lua
+local upto = string.format('%d-0', tonumber(ARGV[1]))
+local entries = redis.call('XRANGE', KEYS[1], '-', upto)
+for _, entry in ipairs(entries) do
+  local fields = entry[2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 'r' then
+      redis.call('HDEL', KEYS[2], fields[i + 1])
+    end
+  end
+end
+if #entries > 0 then
+  redis.call('XTRIM', KEYS[1], 'MINID', string.format('%d-0', tonumber(ARGV[1]) + 1))
+end
+return #entries
+"""
+
+# KEYS: lease. ARGV: owner, ttl_ms. Take the lease if free, or extend it if ours.
+ACQUIRE_LUA = """#!lua
+local cur = redis.call('GET', KEYS[1])
+if not cur then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+if cur == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+# KEYS: lease. ARGV: owner, ttl_ms. Extend only if ours (compare-and-set).
+RENEW_LUA = """#!lua
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+# KEYS: lease. ARGV: owner. Delete only if ours (compare-and-delete).
+RELEASE_LUA = """#!lua
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+"""
+
+_PAGE = 1000
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _bytes(value: bytes | str) -> bytes:
+    return value.encode() if isinstance(value, str) else value
+
+
+def _record(entry_id: bytes | str, fields: dict[Any, Any]) -> StoredRecord:
+    sequence = int(_text(entry_id).split("-", 1)[0])
+    rid = fields.get(b"r", fields.get("r"))
+    payload = fields.get(b"e", fields.get("e"))
+    if payload is None:
+        raise ValueError(f"stream entry {_text(entry_id)} has no payload")
+    return StoredRecord(sequence, _bytes(payload), None if rid is None else _text(rid))
+
+
+def _check_contiguous(after: int, records: list[StoredRecord]) -> None:
+    if records and records[0].sequence != after + 1:
+        raise EventsTrimmed(after, records[0].sequence)
+
+
+class RedisEventStore:
+    """:class:`~felt.eventstore.base.EventStore` on Redis Streams.
+
+    ``redis`` must return bytes (``decode_responses=False``, the default);
+    this store does not close it unless it made it (``from_url``).
+    """
+
+    def __init__(self, redis: Redis, *, owns_client: bool = False) -> None:
+        self._redis = redis
+        self._owns_client = owns_client
+        self._append = redis.register_script(APPEND_LUA)
+        self._trim = redis.register_script(TRIM_LUA)
+        self._acquire = redis.register_script(ACQUIRE_LUA)
+        self._renew = redis.register_script(RENEW_LUA)
+        self._release = redis.register_script(RELEASE_LUA)
+
+    @classmethod
+    def from_url(cls, url: str) -> RedisEventStore:
+        return cls(Redis.from_url(url), owns_client=True)
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self._redis.aclose()
+
+    async def append(
+        self,
+        table_id: str,
+        events: Sequence[bytes],
+        expected_version: int,
+        request_id: str | None = None,
+        response: bytes = b"",
+    ) -> AppendResult:
+        check_append_args(events, expected_version)
+        keys = [events_key(table_id), meta_key(table_id), requests_key(table_id)]
+        args: list[bytes | str | int] = [expected_version, request_id or "", response, *events]
+        reply = cast(list[bytes], await self._append(keys=keys, args=args))
+        status = _text(reply[0])
+        if status == "ok":
+            return AppendResult(int(reply[1]), int(reply[2]), response)
+        if status == "dup":
+            first, last, original = _bytes(reply[1]).split(b":", 2)
+            return AppendResult(int(first), int(last), original, duplicate=True)
+        if status == "conflict":
+            raise VersionConflict(expected_version, int(reply[1]))
+        raise RuntimeError(f"unexpected append reply {reply!r}")
+
+    async def read(
+        self, table_id: str, from_sequence: int = 0, count: int | None = None
+    ) -> list[StoredRecord]:
+        key = events_key(table_id)
+        records: list[StoredRecord] = []
+        after = from_sequence
+        while count is None or len(records) < count:
+            page = _PAGE if count is None else min(_PAGE, count - len(records))
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.hget(meta_key(table_id), "version")
+                pipe.xrange(key, min=f"{after + 1}-0", max="+", count=page)
+                raw_version, entries = await pipe.execute()
+            batch = [_record(entry_id, fields) for entry_id, fields in entries]
+            version = int(raw_version or 0)
+            if not batch:
+                if version > after:  # events exist past `after` but none is retained
+                    raise EventsTrimmed(after, version + 1)
+                break
+            _check_contiguous(after, batch)
+            records.extend(batch)
+            after = batch[-1].sequence
+            if len(batch) < page:
+                break
+        return records
+
+    async def subscribe(
+        self, table_id: str, from_sequence: int = 0, *, block_ms: int = 5000
+    ) -> AsyncIterator[StoredRecord]:
+        key = events_key(table_id)
+        # Catch up with XRANGE first: it detects events trimmed before we started.
+        after = from_sequence
+        for record in await self.read(table_id, after):
+            yield record
+            after = record.sequence
+        while True:
+            reply = cast(
+                "list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None",
+                await self._redis.xread({key: f"{after}-0"}, count=_PAGE, block=block_ms),
+            )
+            for _stream, entries in reply or ():
+                batch = [_record(entry_id, fields) for entry_id, fields in entries]
+                _check_contiguous(after, batch)
+                for record in batch:
+                    yield record
+                    after = record.sequence
+
+    async def version(self, table_id: str) -> int:
+        raw = await self._redis.hget(meta_key(table_id), "version")
+        return int(raw or 0)
+
+    async def trim(self, table_id: str, up_to_sequence: int) -> int:
+        if up_to_sequence <= 0:
+            return 0
+        keys = [events_key(table_id), requests_key(table_id)]
+        return int(await self._trim(keys=keys, args=[up_to_sequence]))
+
+    async def acquire_lease(self, table_id: str, owner: str, ttl_ms: int) -> bool:
+        check_ttl(ttl_ms)
+        return bool(await self._acquire(keys=[lease_key(table_id)], args=[owner, ttl_ms]))
+
+    async def renew_lease(self, table_id: str, owner: str, ttl_ms: int) -> bool:
+        check_ttl(ttl_ms)
+        return bool(await self._renew(keys=[lease_key(table_id)], args=[owner, ttl_ms]))
+
+    async def release_lease(self, table_id: str, owner: str) -> bool:
+        return bool(await self._release(keys=[lease_key(table_id)], args=[owner]))
+
+    async def lease_owner(self, table_id: str) -> str | None:
+        raw = await self._redis.get(lease_key(table_id))
+        return None if raw is None else _text(raw)

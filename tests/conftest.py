@@ -1,0 +1,87 @@
+"""Shared fixtures: Redis and PostgreSQL for tests.
+
+* ``redis_url`` (session): ``$REDIS_URL`` if set, else a private embedded redis-server
+  (``felt.devserver``). The URL points at a dedicated test DB index (``$FELT_TEST_REDIS_DB``,
+  default 15; one per pytest-xdist worker below that), never at db 0 of a shared server.
+* ``redis`` (function, async) / ``redis_sync`` (function, sync): clients on that DB, which is
+  emptied (FLUSHDB, that DB only) before each test that uses them.
+* ``redis_prefix`` (function): a unique ``t<hex>:`` prefix for keys and for pub/sub channels,
+  which Redis does not scope by DB.
+* ``database_url`` (session): ``$DATABASE_URL`` if set, else a private embedded PostgreSQL;
+  the test is skipped (with the reason) if neither can be had.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import pytest
+import redis as redis_sync_lib
+import redis.asyncio as redis_async_lib
+
+from felt.devserver import EmbeddedServerError, ensure_postgres, ensure_redis
+
+DEFAULT_TEST_REDIS_DB = 15
+
+
+def _test_redis_db(worker_id: str) -> int:
+    base = int(os.environ.get("FELT_TEST_REDIS_DB", DEFAULT_TEST_REDIS_DB))
+    if worker_id.startswith("gw"):  # pytest-xdist: one DB per worker
+        return max(1, base - int(worker_id[2:]))
+    return base
+
+
+def with_redis_db(url: str, db: int) -> str:
+    """``url`` with its database index replaced by ``db`` (redis://, rediss://, unix://)."""
+    parts = urlsplit(url)
+    if parts.scheme == "unix":
+        query = dict(parse_qsl(parts.query))
+        query["db"] = str(db)
+        return urlunsplit(parts._replace(query=urlencode(query)))
+    return urlunsplit(parts._replace(path=f"/{db}"))
+
+
+@pytest.fixture(scope="session")
+def redis_url(request: pytest.FixtureRequest) -> str:
+    try:
+        base = ensure_redis()
+    except EmbeddedServerError as e:
+        pytest.fail(f"REDIS_URL is unset and no embedded redis-server could start: {e}")
+    worker_id = getattr(request.config, "workerinput", {}).get("workerid", "master")
+    return with_redis_db(base, _test_redis_db(worker_id))
+
+
+@pytest.fixture
+def redis_prefix() -> str:
+    return f"t{uuid.uuid4().hex[:12]}:"
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[redis_async_lib.Redis]:
+    client = redis_async_lib.Redis.from_url(redis_url)
+    await client.flushdb()
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+@pytest.fixture
+def redis_sync(redis_url: str) -> Iterator[redis_sync_lib.Redis]:
+    client = redis_sync_lib.Redis.from_url(redis_url)
+    client.flushdb()
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.fixture(scope="session")
+def database_url() -> str:
+    try:
+        return ensure_postgres()
+    except EmbeddedServerError as e:
+        pytest.skip(f"DATABASE_URL is unset and no embedded PostgreSQL could start: {e}")

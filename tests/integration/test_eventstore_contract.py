@@ -1,0 +1,404 @@
+"""The event store contract, run against both stores: in-memory and Redis Streams.
+
+Redis tests use the ``redis_url`` fixture (``$REDIS_URL`` or an embedded
+server) and a fresh random table id per test; they never flush anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import cast
+
+import pytest
+import redis.asyncio as aioredis
+
+from felt.eventstore import (
+    EventStore,
+    EventsTrimmed,
+    MemoryEventStore,
+    RedisEventStore,
+    StoredRecord,
+    VersionConflict,
+    events_key,
+    lease_key,
+    meta_key,
+    requests_key,
+)
+
+WAIT = 5.0  # seconds any single wait in these tests may take
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def store(request: pytest.FixtureRequest) -> AsyncIterator[EventStore]:
+    if request.param == "memory":
+        yield MemoryEventStore()
+        return
+    redis_url: str = request.getfixturevalue("redis_url")
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        yield RedisEventStore(client)
+    finally:
+        await client.aclose()
+
+
+@pytest.fixture
+async def new_table(request: pytest.FixtureRequest) -> AsyncIterator[Callable[[], str]]:
+    """Makes unique table ids; deletes their Redis keys afterwards (never anything else)."""
+    made: list[str] = []
+
+    def make() -> str:
+        table_id = f"test-{uuid.uuid4().hex}"
+        made.append(table_id)
+        return table_id
+
+    yield make
+    callspec = getattr(request.node, "callspec", None)
+    uses_redis = callspec is None or callspec.params.get("store") == "redis"
+    if uses_redis and made:
+        client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+        try:
+            for t in made:
+                await client.delete(events_key(t), meta_key(t), requests_key(t), lease_key(t))
+        finally:
+            await client.aclose()
+
+
+def payloads(*names: str) -> list[bytes]:
+    return [n.encode() for n in names]
+
+
+def seqs(records: list[StoredRecord]) -> list[int]:
+    return [r.sequence for r in records]
+
+
+# ------------------------------------------------------------ append and read
+
+
+async def test_new_table_is_empty(store: EventStore, new_table: Callable[[], str]) -> None:
+    t = new_table()
+    assert await store.version(t) == 0
+    assert await store.read(t) == []
+
+
+async def test_append_then_read_in_order(store: EventStore, new_table: Callable[[], str]) -> None:
+    t = new_table()
+    first = await store.append(t, payloads("a", "b"), expected_version=0)
+    assert (first.first_sequence, first.last_sequence, first.duplicate) == (1, 2, False)
+    assert list(first.sequences) == [1, 2]
+    second = await store.append(t, payloads("c"), expected_version=2, request_id="r1")
+    assert (second.first_sequence, second.last_sequence) == (3, 3)
+    assert await store.version(t) == 3
+
+    records = await store.read(t)
+    assert records == [
+        StoredRecord(1, b"a", None),
+        StoredRecord(2, b"b", None),
+        StoredRecord(3, b"c", "r1"),
+    ]
+    assert seqs(await store.read(t, from_sequence=1)) == [2, 3]
+    assert seqs(await store.read(t, from_sequence=1, count=1)) == [2]
+    assert await store.read(t, from_sequence=3) == []
+    assert await store.read(t, from_sequence=10) == []
+
+
+async def test_payloads_are_binary_safe(store: EventStore, new_table: Callable[[], str]) -> None:
+    t = new_table()
+    blobs = [bytes(range(256)), b"", b"a:b:c\x00\r\n", "é♠".encode()]
+    response = b"1:2:\x00resp:onse"
+    result = await store.append(t, blobs, 0, request_id="bin", response=response)
+    assert result.response == response
+    assert [r.payload for r in await store.read(t)] == blobs
+    again = await store.append(t, [b"x"], 0, request_id="bin")
+    assert again.response == response and again.duplicate
+
+
+async def test_large_read_pages(store: EventStore, new_table: Callable[[], str]) -> None:
+    t = new_table()
+    version = 0
+    for start in range(0, 2500, 500):
+        await store.append(t, [str(i).encode() for i in range(start, start + 500)], version)
+        version += 500
+    records = await store.read(t)
+    assert seqs(records) == list(range(1, 2501))
+    assert [r.payload for r in records[-2:]] == [b"2498", b"2499"]
+    assert seqs(await store.read(t, 999, count=1500)) == list(range(1000, 2500))
+
+
+async def test_invalid_arguments(store: EventStore, new_table: Callable[[], str]) -> None:
+    t = new_table()
+    with pytest.raises(ValueError):
+        await store.append(t, [], 0)
+    with pytest.raises(ValueError):
+        await store.append(t, [b"x"], -1)
+    with pytest.raises(ValueError):
+        await store.append("bad{id}", [b"x"], 0)
+    with pytest.raises(ValueError):
+        await store.acquire_lease(t, "me", 0)
+
+
+# ------------------------------------------------------------ version checks
+
+
+async def test_version_conflict(store: EventStore, new_table: Callable[[], str]) -> None:
+    t = new_table()
+    await store.append(t, payloads("a", "b"), 0)
+    for wrong in (0, 1, 3):
+        with pytest.raises(VersionConflict) as info:
+            await store.append(t, payloads("x"), wrong, request_id=f"w{wrong}")
+        assert (info.value.expected, info.value.actual) == (wrong, 2)
+    assert seqs(await store.read(t)) == [1, 2]
+    # A refused request id was not recorded: it may be used once the version matches.
+    assert (await store.append(t, payloads("c"), 2, request_id="w0")).first_sequence == 3
+
+
+async def test_concurrent_writers_exactly_one_wins(
+    store: EventStore, new_table: Callable[[], str]
+) -> None:
+    t = new_table()
+    version = 0
+    for round_ in range(20):
+        writers = 5
+        results = await asyncio.gather(
+            *(
+                store.append(t, [f"{round_}-{w}".encode()] * 2, version, request_id=f"{round_}-{w}")
+                for w in range(writers)
+            ),
+            return_exceptions=True,
+        )
+        winners = [r for r in results if not isinstance(r, BaseException)]
+        losers = [r for r in results if isinstance(r, BaseException)]
+        assert len(winners) == 1, results
+        assert all(isinstance(e, VersionConflict) and e.actual == version + 2 for e in losers)
+        assert winners[0].sequences == range(version + 1, version + 3)
+        version += 2
+    records = await store.read(t)
+    assert seqs(records) == list(range(1, 41))
+    # Each round's two events come from one writer: no interleaving.
+    for i in range(0, 40, 2):
+        assert records[i].payload == records[i + 1].payload
+        assert records[i].request_id == records[i + 1].request_id
+
+
+# ------------------------------------------------------------ idempotency
+
+
+async def test_retry_returns_the_original_result(
+    store: EventStore, new_table: Callable[[], str]
+) -> None:
+    t = new_table()
+    await store.append(t, payloads("a"), 0, request_id="first", response=b"resp-1")
+    original = await store.append(t, payloads("b", "c"), 1, request_id="act", response=b"resp-2")
+    assert (original.first_sequence, original.last_sequence) == (2, 3)
+
+    # The retry comes with the version the request was decided on (now stale)...
+    retry = await store.append(t, payloads("b", "c"), 1, request_id="act", response=b"other")
+    assert (retry.first_sequence, retry.last_sequence) == (2, 3)
+    assert retry.response == b"resp-2"
+    assert retry.duplicate
+    # ...or even after the table moved on, with any payload: nothing is appended.
+    await store.append(t, payloads("d"), 3, request_id="next")
+    late = await store.append(t, payloads("zzz"), 4, request_id="act")
+    assert (late.first_sequence, late.last_sequence, late.response) == (2, 3, b"resp-2")
+    assert await store.version(t) == 4
+    assert [r.request_id for r in await store.read(t)] == ["first", "act", "act", "next"]
+    # Request ids are per table.
+    other = new_table()
+    fresh = await store.append(other, payloads("a"), 0, request_id="act")
+    assert (fresh.first_sequence, fresh.duplicate) == (1, False)
+
+
+async def test_concurrent_retries_append_once(
+    store: EventStore, new_table: Callable[[], str]
+) -> None:
+    t = new_table()
+    results = await asyncio.gather(
+        *(store.append(t, payloads("a"), 0, request_id="same", response=b"r") for _ in range(8))
+    )
+    assert sorted(r.duplicate for r in results) == [False] + [True] * 7
+    assert {(r.first_sequence, r.last_sequence, r.response) for r in results} == {(1, 1, b"r")}
+    assert await store.version(t) == 1
+
+
+# ------------------------------------------------------------ subscribe
+
+
+async def collect(
+    store: EventStore, table_id: str, from_sequence: int, n: int
+) -> list[StoredRecord]:
+    got: list[StoredRecord] = []
+    async for record in store.subscribe(table_id, from_sequence, block_ms=100):
+        got.append(record)
+        if len(got) == n:
+            break
+    return got
+
+
+async def test_subscribe_resumes_and_follows(
+    store: EventStore, new_table: Callable[[], str]
+) -> None:
+    t = new_table()
+    await store.append(t, payloads("1", "2", "3"), 0)
+    task = asyncio.create_task(collect(store, t, from_sequence=1, n=6))
+    await asyncio.sleep(0.2)  # let it catch up and block
+    await store.append(t, payloads("4"), 3)
+    await asyncio.sleep(0.05)
+    await store.append(t, payloads("5", "6", "7"), 4)
+    got = await asyncio.wait_for(task, WAIT)
+    assert seqs(got) == [2, 3, 4, 5, 6, 7]
+    assert [r.payload for r in got] == payloads("2", "3", "4", "5", "6", "7")
+
+
+async def test_subscribe_from_head_waits_for_new_events(
+    store: EventStore, new_table: Callable[[], str]
+) -> None:
+    t = new_table()
+    task = asyncio.create_task(collect(store, t, from_sequence=0, n=2))
+    await asyncio.sleep(0.3)  # several empty blocking reads on a table that does not exist yet
+    assert not task.done()
+    await store.append(t, payloads("a"), 0)
+    await store.append(t, payloads("b"), 1)
+    assert seqs(await asyncio.wait_for(task, WAIT)) == [1, 2]
+
+
+async def test_subscribers_resume_without_gaps_or_repeats(
+    store: EventStore, new_table: Callable[[], str]
+) -> None:
+    t = new_table()
+
+    async def writer() -> None:
+        for v in range(30):
+            await store.append(t, [str(v + 1).encode()], v)
+            if v % 7 == 0:
+                await asyncio.sleep(0.01)
+
+    # A reader that reconnects every 4 events, resuming after the last one it saw.
+    async def reconnecting_reader() -> list[int]:
+        seen: list[int] = []
+        while len(seen) < 30:
+            after = seen[-1] if seen else 0
+            seen.extend(seqs(await collect(store, t, after, min(4, 30 - len(seen)))))
+        return seen
+
+    readers = [asyncio.create_task(reconnecting_reader()) for _ in range(3)]
+    await writer()
+    for result in await asyncio.wait_for(asyncio.gather(*readers), WAIT):
+        assert result == list(range(1, 31))
+
+
+async def test_closing_a_subscription(store: EventStore, new_table: Callable[[], str]) -> None:
+    t = new_table()
+    task = asyncio.create_task(collect(store, t, 0, 1))
+    await asyncio.sleep(0.1)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    # The store still works after a cancelled blocking read.
+    await store.append(t, payloads("a"), 0)
+    assert seqs(await store.read(t)) == [1]
+
+
+# ------------------------------------------------------------ trimming
+
+
+async def test_trim_drops_events_and_their_requests(
+    store: EventStore, new_table: Callable[[], str]
+) -> None:
+    t = new_table()
+    await store.append(t, payloads("a", "b"), 0, request_id="r1")
+    await store.append(t, payloads("c"), 2, request_id="r2")
+    await store.append(t, payloads("d"), 3, request_id="r3")
+    assert await store.trim(t, 0) == 0
+    assert await store.trim(t, 3) == 3
+    assert await store.version(t) == 4
+    assert seqs(await store.read(t, 3)) == [4]
+    with pytest.raises(EventsTrimmed) as info:
+        await store.read(t)
+    assert (info.value.after_sequence, info.value.first_available) == (0, 4)
+    with pytest.raises(EventsTrimmed):
+        await collect(store, t, 1, 1)
+    # r1's record went with its events; r3's stayed.
+    with pytest.raises(VersionConflict):
+        await store.append(t, payloads("a", "b"), 0, request_id="r1")
+    assert (await store.append(t, payloads("d"), 3, request_id="r3")).duplicate
+    # Trimming everything keeps the version.
+    assert await store.trim(t, 10) == 1
+    with pytest.raises(EventsTrimmed):
+        await store.read(t, 2)
+    assert await store.read(t, 4) == []
+    assert (await store.append(t, payloads("e"), 4)).first_sequence == 5
+    assert seqs(await store.read(t, 4)) == [5]
+
+
+# ------------------------------------------------------------ leases
+
+
+async def test_lease_is_exclusive(store: EventStore, new_table: Callable[[], str]) -> None:
+    t = new_table()
+    assert await store.lease_owner(t) is None
+    assert await store.acquire_lease(t, "a", 10_000)
+    assert await store.acquire_lease(t, "a", 10_000)  # re-acquiring our own lease extends it
+    assert not await store.acquire_lease(t, "b", 10_000)
+    assert await store.lease_owner(t) == "a"
+    assert not await store.renew_lease(t, "b", 10_000)
+    assert not await store.release_lease(t, "b")
+    assert await store.renew_lease(t, "a", 10_000)
+    assert await store.release_lease(t, "a")
+    assert not await store.release_lease(t, "a")
+    assert not await store.renew_lease(t, "a", 10_000)
+    assert await store.acquire_lease(t, "b", 10_000)
+    assert await store.lease_owner(t) == "b"
+
+
+async def test_concurrent_acquire_has_one_winner(
+    store: EventStore, new_table: Callable[[], str]
+) -> None:
+    t = new_table()
+    won = await asyncio.gather(*(store.acquire_lease(t, f"o{i}", 10_000) for i in range(10)))
+    assert sum(won) == 1
+    assert await store.lease_owner(t) == f"o{won.index(True)}"
+
+
+async def test_lease_expires(store: EventStore, new_table: Callable[[], str]) -> None:
+    t = new_table()
+    assert await store.acquire_lease(t, "a", 100)
+    assert not await store.acquire_lease(t, "b", 100)
+    await asyncio.sleep(0.25)
+    assert await store.lease_owner(t) is None
+    assert not await store.renew_lease(t, "a", 100)  # too late: it expired
+    assert await store.acquire_lease(t, "b", 10_000)
+    assert not await store.release_lease(t, "a")
+    assert await store.lease_owner(t) == "b"
+
+
+async def test_renew_keeps_the_lease(store: EventStore, new_table: Callable[[], str]) -> None:
+    t = new_table()
+    assert await store.acquire_lease(t, "a", 150)
+    for _ in range(4):
+        await asyncio.sleep(0.075)
+        assert await store.renew_lease(t, "a", 150)
+    assert not await store.acquire_lease(t, "b", 150)
+    assert await store.lease_owner(t) == "a"
+
+
+# ------------------------------------------------------------ Redis layout
+
+
+async def test_redis_layout(redis_url: str, new_table: Callable[[], str]) -> None:
+    """Stream IDs are ``<sequence>-0`` and all keys carry the ``{table_id}`` hash tag."""
+    t = new_table()
+    client = aioredis.Redis.from_url(redis_url)
+    try:
+        store = RedisEventStore(client)
+        await store.append(t, payloads("a", "b"), 0, request_id="r", response=b"x")
+        assert events_key(t) == f"table:{{{t}}}:events"
+        for key in (meta_key(t), requests_key(t), lease_key(t)):
+            assert f"{{{t}}}" in key
+        entries = cast("list[tuple[bytes, dict[bytes, bytes]]]", await client.xrange(events_key(t)))
+        assert [entry_id for entry_id, _ in entries] == [b"1-0", b"2-0"]
+        assert entries[0][1] == {b"e": b"a", b"r": b"r"}
+        assert await client.hget(meta_key(t), "version") == b"2"
+        assert await client.hget(requests_key(t), "r") == b"1:2:x"
+    finally:
+        await client.aclose()

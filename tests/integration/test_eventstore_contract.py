@@ -209,6 +209,20 @@ async def test_retry_returns_the_original_result(
     assert (fresh.first_sequence, fresh.duplicate) == (1, False)
 
 
+async def test_request_result_looks_up_without_appending(
+    store: EventStore, new_table: Callable[[], str]
+) -> None:
+    t = new_table()
+    assert await store.request_result(t, "act") is None
+    await store.append(t, payloads("a", "b"), 0, request_id="act", response=b"resp")
+    found = await store.request_result(t, "act")
+    assert found is not None
+    assert (found.first_sequence, found.last_sequence, found.response) == (1, 2, b"resp")
+    assert found.duplicate
+    assert await store.request_result(t, "") is None
+    assert await store.version(t) == 2
+
+
 async def test_concurrent_retries_append_once(
     store: EventStore, new_table: Callable[[], str]
 ) -> None:

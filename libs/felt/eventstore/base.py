@@ -169,6 +169,14 @@ class EventStore(Protocol):
         """Who holds the table's lease now, if anyone."""
         ...
 
+    async def request_result(self, table_id: str, request_id: str) -> AppendResult | None:
+        """The recorded result of an earlier append with ``request_id`` (``duplicate=True``).
+
+        Lets a service answer a retried request before deciding anything, since
+        deciding again on the newer state would refuse what already succeeded.
+        """
+        ...
+
 
 def check_append_args(events: Sequence[bytes], expected_version: int) -> None:
     if not events:

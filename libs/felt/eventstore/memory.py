@@ -141,5 +141,11 @@ class MemoryEventStore:
         table.lease_owner = None
         return True
 
+    async def request_result(self, table_id: str, request_id: str) -> AppendResult | None:
+        prev = self._table(table_id).requests.get(request_id) if request_id else None
+        if prev is None:
+            return None
+        return AppendResult(prev.first_sequence, prev.last_sequence, prev.response, duplicate=True)
+
     async def lease_owner(self, table_id: str) -> str | None:
         return self._holder(self._table(table_id))

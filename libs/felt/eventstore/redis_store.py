@@ -226,6 +226,11 @@ class RedisEventStore:
         self, table_id: str, from_sequence: int = 0, *, block_ms: int = 5000
     ) -> AsyncIterator[StoredRecord]:
         key = events_key(table_id)
+        # A blocking read must return before the client's socket timeout (redis-py
+        # defaults to 5 s), or the wait would surface as a TimeoutError.
+        socket_timeout = self._redis.connection_pool.connection_kwargs.get("socket_timeout", 5.0)
+        if socket_timeout:
+            block_ms = max(1, min(block_ms, int(socket_timeout * 1000 * 0.8)))
         # Catch up with XRANGE first: it detects events trimmed before we started.
         after = from_sequence
         for record in await self.read(table_id, after):
@@ -263,6 +268,15 @@ class RedisEventStore:
 
     async def release_lease(self, table_id: str, owner: str) -> bool:
         return bool(await self._release(keys=[lease_key(table_id)], args=[owner]))
+
+    async def request_result(self, table_id: str, request_id: str) -> AppendResult | None:
+        if not request_id:
+            return None
+        raw = await self._redis.hget(requests_key(table_id), request_id)
+        if raw is None:
+            return None
+        first, last, original = _bytes(raw).split(b":", 2)
+        return AppendResult(int(first), int(last), original, duplicate=True)
 
     async def lease_owner(self, table_id: str) -> str | None:
         raw = await self._redis.get(lease_key(table_id))

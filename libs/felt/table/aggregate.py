@@ -18,7 +18,6 @@ from felt.rules.commands import Act, ActionKind, Discard, IllegalAction, ShowCar
 from felt.rules.config import HandSetup, SeatSetup, Variant
 from felt.rules.engine import apply as apply_hand
 from felt.rules.engine import execute
-from felt.rules.events import Event as HandEvent
 from felt.rules.events import (
     BetPlaced,
     CardsDrawn,
@@ -28,6 +27,7 @@ from felt.rules.events import (
     PlayerChecked,
     PlayerFolded,
 )
+from felt.rules.events import Event as HandEvent
 from felt.rules.legal import legal_actions
 from felt.rules.state import HandState
 from felt.table.commitment import commit_deck
@@ -304,9 +304,7 @@ def _start_hand(state: TableState, seed: bytes) -> list[AnyEvent]:
             blind = config.big_blind
         elif positions.small_blind == seat:
             blind = config.small_blind
-        seats.append(
-            SeatSetup(seat, player.stack, player.player_id, ante=config.ante, blind=blind)
-        )
+        seats.append(SeatSetup(seat, player.stack, player.player_id, ante=config.ante, blind=blind))
     deck = shuffled_deck(seed)
     hand_id = f"{config.table_id}:{state.hands_played + 1}"
     setup = HandSetup(
@@ -408,9 +406,7 @@ def apply_event(state: TableState | None, event: AnyEvent) -> TableState:
     if isinstance(event, ActionTimedOut):
         p = state.player(event.seat)
         assert p is not None
-        return replace(
-            _update(state, event.seat, timeouts=p.timeouts + 1), timing_out=event.seat
-        )
+        return replace(_update(state, event.seat, timeouts=p.timeouts + 1), timing_out=event.seat)
     if isinstance(event, DeckCommitted):
         return replace(state, commitment=event)
     if isinstance(event, TableClosed):

@@ -581,3 +581,71 @@ class Action(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___Action: _TypeAlias = Action  # noqa: Y015
+
+@_typing.final
+class CardProof(_message.Message):
+    """Proof that one card was fixed in the deck before the hand began.
+
+    The hand's `DeckCommitted.root` (hex) is the root of a Merkle tree whose
+    leaf `i` is SHA-256("felt-card-v1" || byte(i) || byte(card) || salt_i);
+    inner nodes are SHA-256("felt-node-v1" || left || right), and an odd node
+    out is promoted unchanged. `felt verify-hand` checks these.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    POSITION_FIELD_NUMBER: _builtins.int
+    CARD_FIELD_NUMBER: _builtins.int
+    SALT_FIELD_NUMBER: _builtins.int
+    STEPS_FIELD_NUMBER: _builtins.int
+    position: _builtins.int
+    """Position of the card in the deck (0-based, the order cards were dealt)."""
+    card: _builtins.int
+    """The card code (0..51)."""
+    salt: _builtins.str
+    """The position's salt (hex); salts of cards never shown are never sent."""
+    @_builtins.property
+    def steps(self) -> _containers.RepeatedCompositeFieldContainer[Global___ProofStep]:
+        """Sibling hashes from the leaf up to the root."""
+
+    def __init__(
+        self,
+        *,
+        position: _builtins.int = ...,
+        card: _builtins.int = ...,
+        salt: _builtins.str = ...,
+        steps: _abc.Iterable[Global___ProofStep] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card", "position", b"position", "salt", b"salt", "steps", b"steps"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CardProof: _TypeAlias = CardProof  # noqa: Y015
+
+@_typing.final
+class ProofStep(_message.Message):
+    """One level of a Merkle proof."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SIBLING_FIELD_NUMBER: _builtins.int
+    SIBLING_IS_RIGHT_FIELD_NUMBER: _builtins.int
+    sibling: _builtins.str
+    """The sibling's hash (hex)."""
+    sibling_is_right: _builtins.bool
+    """Whether the sibling is the right-hand node."""
+    def __init__(
+        self,
+        *,
+        sibling: _builtins.str = ...,
+        sibling_is_right: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["sibling", b"sibling", "sibling_is_right", b"sibling_is_right"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ProofStep: _TypeAlias = ProofStep  # noqa: Y015

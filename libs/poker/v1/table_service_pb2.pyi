@@ -22,9 +22,11 @@ Versioning: never reuse or renumber field numbers (reserve removed ones);
 a field whose meaning changes is a new field or message.
 """
 
+from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
 from poker.events.v1 import events_pb2 as _events_pb2
 from poker.v1 import table_pb2 as _table_pb2
 import builtins as _builtins
@@ -592,6 +594,7 @@ class WatchTableResponse(_message.Message):
 
     EVENT_FIELD_NUMBER: _builtins.int
     SNAPSHOT_FIELD_NUMBER: _builtins.int
+    CARD_PROOFS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def event(self) -> _events_pb2.StoredEvent:
         """The next event, redacted for the watcher."""
@@ -600,18 +603,82 @@ class WatchTableResponse(_message.Message):
     def snapshot(self) -> _table_pb2.TableView:
         """The watcher's whole view; the next event follows it."""
 
+    @_builtins.property
+    def card_proofs(self) -> _containers.RepeatedCompositeFieldContainer[_table_pb2.CardProof]:
+        """With `event`: proofs for the cards this event shows the watcher (its own
+        hole or drawn cards, board cards, shown cards), checkable against the
+        hand's `DeckCommitted.root`.
+        """
+
     def __init__(
         self,
         *,
         event: _events_pb2.StoredEvent | None = ...,
         snapshot: _table_pb2.TableView | None = ...,
+        card_proofs: _abc.Iterable[_table_pb2.CardProof] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "item", b"item", "snapshot", b"snapshot"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "item", b"item", "snapshot", b"snapshot"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_proofs", b"card_proofs", "event", b"event", "item", b"item", "snapshot", b"snapshot"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_item: _TypeAlias = _typing.Literal["event", "snapshot"]  # noqa: Y015
     _WhichOneofArgType_item: _TypeAlias = _typing.Literal["item", b"item"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_item) -> _WhichOneofReturnType_item | None: ...
 
 Global___WatchTableResponse: _TypeAlias = WatchTableResponse  # noqa: Y015
+
+@_typing.final
+class GetHandHistoryRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    HAND_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    hand_id: _builtins.str
+    """The hand, e.g. "<table_id>:12"; empty means the latest hand."""
+    seat: _builtins.int
+    """The seat to view as (needs its seat token); unset views as a spectator."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        hand_id: _builtins.str = ...,
+        seat: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "hand_id", b"hand_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+
+Global___GetHandHistoryRequest: _TypeAlias = GetHandHistoryRequest  # noqa: Y015
+
+@_typing.final
+class GetHandHistoryResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    HAND_ID_FIELD_NUMBER: _builtins.int
+    EVENTS_FIELD_NUMBER: _builtins.int
+    hand_id: _builtins.str
+    @_builtins.property
+    def events(self) -> _containers.RepeatedCompositeFieldContainer[Global___WatchTableResponse]:
+        """The hand's events from its DeckCommitted to its HandEnded (and any
+        voluntary show after it), redacted for the viewer, with card proofs.
+        """
+
+    def __init__(
+        self,
+        *,
+        hand_id: _builtins.str = ...,
+        events: _abc.Iterable[Global___WatchTableResponse] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["events", b"events", "hand_id", b"hand_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetHandHistoryResponse: _TypeAlias = GetHandHistoryResponse  # noqa: Y015

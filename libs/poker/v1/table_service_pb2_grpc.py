@@ -90,6 +90,11 @@ class TableServiceStub:
                 request_serializer=poker_dot_v1_dot_table__service__pb2.WatchTableRequest.SerializeToString,
                 response_deserializer=poker_dot_v1_dot_table__service__pb2.WatchTableResponse.FromString,
                 _registered_method=True)
+        self.GetHandHistory = channel.unary_unary(
+                '/poker.v1.TableService/GetHandHistory',
+                request_serializer=poker_dot_v1_dot_table__service__pb2.GetHandHistoryRequest.SerializeToString,
+                response_deserializer=poker_dot_v1_dot_table__service__pb2.GetHandHistoryResponse.FromString,
+                _registered_method=True)
 
 
 class TableServiceServicer:
@@ -175,6 +180,14 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetHandHistory(self, request, context):
+        """Returns one hand's events as a seat (or a spectator) may see them, with
+        proofs for every card the viewer saw (for replays and deal checks).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TableServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -232,6 +245,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.WatchTable,
                     request_deserializer=poker_dot_v1_dot_table__service__pb2.WatchTableRequest.FromString,
                     response_serializer=poker_dot_v1_dot_table__service__pb2.WatchTableResponse.SerializeToString,
+            ),
+            'GetHandHistory': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetHandHistory,
+                    request_deserializer=poker_dot_v1_dot_table__service__pb2.GetHandHistoryRequest.FromString,
+                    response_serializer=poker_dot_v1_dot_table__service__pb2.GetHandHistoryResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -532,6 +550,33 @@ class TableService:
             '/poker.v1.TableService/WatchTable',
             poker_dot_v1_dot_table__service__pb2.WatchTableRequest.SerializeToString,
             poker_dot_v1_dot_table__service__pb2.WatchTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetHandHistory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.v1.TableService/GetHandHistory',
+            poker_dot_v1_dot_table__service__pb2.GetHandHistoryRequest.SerializeToString,
+            poker_dot_v1_dot_table__service__pb2.GetHandHistoryResponse.FromString,
             options,
             channel_credentials,
             insecure,

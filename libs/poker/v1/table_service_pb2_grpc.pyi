@@ -78,6 +78,10 @@ class TableServiceStub:
     """Returns what a seat (or a spectator) may see now."""
     WatchTable: _grpc.UnaryStreamMultiCallable[_table_service_pb2.WatchTableRequest, _table_service_pb2.WatchTableResponse]
     """Streams the table's events as a seat (or a spectator) may see them."""
+    GetHandHistory: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.GetHandHistoryRequest, _table_service_pb2.GetHandHistoryResponse]
+    """Returns one hand's events as a seat (or a spectator) may see them, with
+    proofs for every card the viewer saw (for replays and deal checks).
+    """
 
 @_typing.type_check_only
 class TableServiceAsyncStub(TableServiceStub):
@@ -110,6 +114,10 @@ class TableServiceAsyncStub(TableServiceStub):
     """Returns what a seat (or a spectator) may see now."""
     WatchTable: _aio.UnaryStreamMultiCallable[_table_service_pb2.WatchTableRequest, _table_service_pb2.WatchTableResponse]  # type: ignore[assignment]
     """Streams the table's events as a seat (or a spectator) may see them."""
+    GetHandHistory: _aio.UnaryUnaryMultiCallable[_table_service_pb2.GetHandHistoryRequest, _table_service_pb2.GetHandHistoryResponse]  # type: ignore[assignment]
+    """Returns one hand's events as a seat (or a spectator) may see them, with
+    proofs for every card the viewer saw (for replays and deal checks).
+    """
 
 class TableServiceServicer(metaclass=_abc_1.ABCMeta):
     """Creates tables, seats players and plays hands."""
@@ -205,5 +213,15 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_table_service_pb2.WatchTableResponse], _abc.AsyncIterator[_table_service_pb2.WatchTableResponse]]:
         """Streams the table's events as a seat (or a spectator) may see them."""
+
+    @_abc_1.abstractmethod
+    def GetHandHistory(
+        self,
+        request: _table_service_pb2.GetHandHistoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_service_pb2.GetHandHistoryResponse, _abc.Awaitable[_table_service_pb2.GetHandHistoryResponse]]:
+        """Returns one hand's events as a seat (or a spectator) may see them, with
+        proofs for every card the viewer saw (for replays and deal checks).
+        """
 
 def add_TableServiceServicer_to_server(servicer: TableServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

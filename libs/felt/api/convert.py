@@ -1,0 +1,368 @@
+"""Between the core's types and the ``poker.v1`` API messages, both ways.
+
+The table service turns domain state into redacted API views; the AI worker
+turns a decision request back into the domain view and legal actions a bot
+decides from. Keeping both directions here keeps them inverse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from felt.eventstore.codec import (
+    EventMeta,
+    ai_level_to_proto,
+    card_from_proto,
+    card_to_proto,
+    street_from_proto,
+    street_to_proto,
+    table_config_to_proto,
+    to_stored_event,
+    variant_from_proto,
+    variant_to_proto,
+)
+from felt.rules.commands import Act, ActionKind, Discard
+from felt.rules.events import (
+    AntePosted,
+    BetPlaced,
+    BlindPosted,
+    CardsDrawn,
+    CardsMucked,
+    CardsShown,
+    HandEnded,
+    HandStarted,
+    HoleCardsDealt,
+    PlayerCalled,
+    PlayerChecked,
+    PlayerFolded,
+    PotAwarded,
+    Street,
+    StreetStarted,
+    UncalledBetReturned,
+)
+from felt.rules.legal import LegalActions
+from felt.rules.views import HandView, PotView, SeatView, redact, view_for
+from felt.table.aggregate import TableState
+from felt.table.commitment import CardOpening
+from felt.table.events import AnyEvent, DeckCommitted, PlayerSeated
+from poker.events.v1 import events_pb2 as epb
+from poker.v1 import table_pb2 as tpb
+
+HAND_EVENT_TYPES = (
+    HandStarted,
+    AntePosted,
+    BlindPosted,
+    HoleCardsDealt,
+    PlayerFolded,
+    PlayerChecked,
+    PlayerCalled,
+    BetPlaced,
+    CardsDrawn,
+    StreetStarted,
+    UncalledBetReturned,
+    CardsShown,
+    CardsMucked,
+    PotAwarded,
+    HandEnded,
+)
+
+
+class BadAction(ValueError):
+    """An ``Action`` message that names no action or a malformed one."""
+
+
+# ------------------------------------------------------------------ actions
+
+_KIND_TO_TYPE = {
+    ActionKind.FOLD: tpb.ACTION_TYPE_FOLD,
+    ActionKind.CHECK: tpb.ACTION_TYPE_CHECK,
+    ActionKind.CALL: tpb.ACTION_TYPE_CALL,
+    ActionKind.BET: tpb.ACTION_TYPE_BET,
+    ActionKind.RAISE: tpb.ACTION_TYPE_RAISE,
+    ActionKind.ALL_IN: tpb.ACTION_TYPE_ALL_IN,
+}
+
+
+def action_from_proto(seat: int, action: tpb.Action) -> Act | Discard:
+    """The domain command for an API action; raises :class:`BadAction`."""
+    kind = action.WhichOneof("kind")
+    if kind == "fold":
+        return Act(seat, ActionKind.FOLD)
+    if kind == "check":
+        return Act(seat, ActionKind.CHECK)
+    if kind == "call":
+        return Act(seat, ActionKind.CALL)
+    if kind == "all_in":
+        return Act(seat, ActionKind.ALL_IN)
+    if kind == "bet_to":
+        if action.bet_to.amount <= 0:
+            raise BadAction("bet_to.amount must be a positive number of chips")
+        return Act(seat, ActionKind.BET, action.bet_to.amount)
+    if kind == "raise_to":
+        if action.raise_to.amount <= 0:
+            raise BadAction("raise_to.amount must be a positive number of chips")
+        return Act(seat, ActionKind.RAISE, action.raise_to.amount)
+    if kind == "discard":
+        cards = tuple(action.discard.cards)
+        if any(c > 51 for c in cards):
+            raise BadAction("discard.cards holds a number that is not a card (0..51)")
+        return Discard(seat, cards)
+    raise BadAction("action must set one of fold, check, call, bet_to, raise_to, all_in, discard")
+
+
+def action_to_proto(command: Act | Discard) -> tpb.Action:
+    """The API action for a domain command (what an AI worker submits)."""
+    if isinstance(command, Discard):
+        return tpb.Action(discard=tpb.Action.Discard(cards=list(command.cards)))
+    kind = command.kind
+    if kind == ActionKind.FOLD:
+        return tpb.Action(fold=tpb.Action.Fold())
+    if kind == ActionKind.CHECK:
+        return tpb.Action(check=tpb.Action.Check())
+    if kind == ActionKind.CALL:
+        return tpb.Action(call=tpb.Action.Call())
+    if kind == ActionKind.ALL_IN:
+        return tpb.Action(all_in=tpb.Action.AllIn())
+    if kind == ActionKind.BET:
+        return tpb.Action(bet_to=tpb.Action.BetTo(amount=command.amount))
+    return tpb.Action(raise_to=tpb.Action.RaiseTo(amount=command.amount))
+
+
+# ------------------------------------------------------------------ legal actions
+
+
+def legal_to_proto(legal: LegalActions | None, bet: int = 0) -> list[tpb.LegalAction]:
+    """Legal actions as the API lists them, with exact amounts.
+
+    ``bet`` is what the seat already has in front of it this round, so an
+    all-in can also say how many chips it adds.
+    """
+    if legal is None:
+        return []
+    if legal.max_discard is not None:
+        return [tpb.LegalAction(type=tpb.ACTION_TYPE_DISCARD, max_discards=legal.max_discard)]
+    out = []
+    if legal.can_fold:
+        out.append(tpb.LegalAction(type=tpb.ACTION_TYPE_FOLD))
+    if legal.can_check:
+        out.append(tpb.LegalAction(type=tpb.ACTION_TYPE_CHECK))
+    if legal.call_amount is not None:
+        out.append(tpb.LegalAction(type=tpb.ACTION_TYPE_CALL, amount=legal.call_amount))
+    if legal.min_raise_to is not None and legal.max_raise_to is not None:
+        kind = tpb.ACTION_TYPE_BET if legal.bet else tpb.ACTION_TYPE_RAISE
+        out.append(tpb.LegalAction(type=kind, min_to=legal.min_raise_to, max_to=legal.max_raise_to))
+    if legal.all_in_to is not None:
+        out.append(
+            tpb.LegalAction(
+                type=tpb.ACTION_TYPE_ALL_IN,
+                amount=legal.all_in_to - bet,
+                min_to=legal.all_in_to,
+                max_to=legal.all_in_to,
+            )
+        )
+    return out
+
+
+def legal_from_proto(seat: int, street: Street, items: Sequence[tpb.LegalAction]) -> LegalActions:
+    """The domain legal actions of a decision request (inverse of :func:`legal_to_proto`)."""
+    legal = LegalActions(seat=seat, street=street)
+    for item in items:
+        if item.type == tpb.ACTION_TYPE_DISCARD:
+            legal = replace(legal, max_discard=item.max_discards)
+        elif item.type == tpb.ACTION_TYPE_FOLD:
+            legal = replace(legal, can_fold=True)
+        elif item.type == tpb.ACTION_TYPE_CHECK:
+            legal = replace(legal, can_check=True)
+        elif item.type == tpb.ACTION_TYPE_CALL:
+            legal = replace(legal, call_amount=item.amount)
+        elif item.type in (tpb.ACTION_TYPE_BET, tpb.ACTION_TYPE_RAISE):
+            legal = replace(
+                legal,
+                min_raise_to=item.min_to,
+                max_raise_to=item.max_to,
+                bet=item.type == tpb.ACTION_TYPE_BET,
+            )
+        elif item.type == tpb.ACTION_TYPE_ALL_IN:
+            legal = replace(legal, all_in_to=item.max_to)
+    if legal.call_amount is not None and legal.all_in_to is not None and legal.min_raise_to is None:
+        legal = replace(legal, call_is_all_in=True)
+    return legal
+
+
+# ------------------------------------------------------------------ views
+
+
+def table_to_proto(state: TableState, sequence: int) -> tpb.Table:
+    """A table's public state."""
+    config = state.config
+    seats = []
+    for number in range(config.seat_count):
+        p = state.player(number)
+        if p is None:
+            seats.append(tpb.Seat(seat=number, status=tpb.SEAT_STATUS_EMPTY))
+            continue
+        status = tpb.SEAT_STATUS_SITTING_OUT if p.sitting_out else tpb.SEAT_STATUS_SITTING_IN
+        stack = p.stack
+        if state.hand is not None and state.hand_running:
+            x = state.hand.seat_state(number)
+            if x is not None:
+                stack = x.stack
+        seats.append(
+            tpb.Seat(
+                seat=number,
+                status=status,
+                player_id=p.player_id,
+                display_name=p.name,
+                stack=stack,
+                ai_level=ai_level_to_proto(p.ai_level),
+                consecutive_timeouts=p.timeouts,
+            )
+        )
+    if state.closed:
+        table_state = tpb.TABLE_STATE_CLOSED
+    elif state.hand_running or state.can_start_hand():
+        table_state = tpb.TABLE_STATE_PLAYING
+    else:
+        table_state = tpb.TABLE_STATE_WAITING
+    return tpb.Table(
+        table_id=config.table_id,
+        name=config.name,
+        config=table_config_to_proto(config),
+        state=table_state,
+        sequence=sequence,
+        seats=seats,
+        hands_played=state.hands_played,
+    )
+
+
+def hand_view_to_proto(view: HandView, deadline: datetime | None) -> tpb.HandView:
+    msg = tpb.HandView(
+        hand_id=view.hand_id,
+        variant=variant_to_proto(view.variant),
+        button=view.button,
+        street=street_to_proto(view.street),
+        board=[card_to_proto(c) for c in view.board],
+        pots=[tpb.Pot(amount=p.amount, eligible=list(p.eligible)) for p in view.pots],
+        seats=[
+            tpb.HandSeat(
+                seat=s.seat,
+                stack=s.stack,
+                bet=s.bet,
+                committed=s.committed,
+                folded=s.folded,
+                all_in=s.all_in,
+                cards=[card_to_proto(c) for c in s.cards],
+                drawn_count=s.drawn or 0,
+            )
+            for s in view.seats
+        ],
+        current_bet=view.current_bet,
+        legal_actions=legal_to_proto(view.legal, _bet_of(view, view.viewer)),
+    )
+    if view.actor is not None:
+        msg.to_act = view.actor
+        if deadline is not None:
+            msg.action_deadline.FromDatetime(deadline)
+    return msg
+
+
+def _bet_of(view: HandView, seat: int | None) -> int:
+    return next((s.bet for s in view.seats if s.seat == seat), 0)
+
+
+def table_view_to_proto(
+    state: TableState, viewer: int | None, sequence: int, deadline: datetime | None = None
+) -> tpb.TableView:
+    """What ``viewer`` (a seat, or None for a spectator) may see of the table now."""
+    msg = tpb.TableView(table=table_to_proto(state, sequence))
+    if viewer is not None:
+        msg.viewer_seat = viewer
+    if state.hand is not None:
+        msg.hand.CopyFrom(hand_view_to_proto(view_for(state.hand, viewer), deadline))
+    return msg
+
+
+def hand_view_from_proto(msg: tpb.HandView, viewer: int | None, state: tpb.Table) -> HandView:
+    """The domain view in a decision request (what a bot decides from)."""
+    config = state.config
+    street = street_from_proto(msg.street)
+    seats = tuple(
+        SeatView(
+            seat=s.seat,
+            player_id="",
+            stack=s.stack,
+            bet=s.bet,
+            committed=s.committed,
+            folded=s.folded,
+            all_in=s.all_in,
+            cards=tuple(card_from_proto(c) for c in s.cards),
+            shown=s.seat != viewer and all(c.HasField("code") for c in s.cards),
+            mucked=False,
+            drawn=s.drawn_count if street in (Street.SECOND_BET, Street.SHOWDOWN) else None,
+        )
+        for s in msg.seats
+    )
+    actor = msg.to_act if msg.HasField("to_act") else None
+    legal = (
+        legal_from_proto(actor, street, msg.legal_actions)
+        if actor == viewer and actor is not None
+        else None
+    )
+    return HandView(
+        hand_id=msg.hand_id,
+        variant=variant_from_proto(msg.variant),
+        viewer=viewer,
+        street=street,
+        button=msg.button,
+        seats=seats,
+        board=tuple(c for c in (card_from_proto(b) for b in msg.board) if c is not None),
+        pot=sum(s.committed for s in msg.seats),
+        pots=tuple(PotView(p.amount, tuple(p.eligible)) for p in msg.pots),
+        current_bet=msg.current_bet,
+        min_bet=config.big_blind,
+        small_bet=config.small_bet,
+        big_bet=config.big_bet,
+        raise_cap=config.raise_cap,
+        raises=0,
+        actor=actor,
+        legal=legal,
+        ended=street == Street.COMPLETE,
+    )
+
+
+# ------------------------------------------------------------------ events
+
+
+def redact_event(event: AnyEvent, viewer: int | None) -> AnyEvent:
+    """Any stored event as ``viewer`` may see it: secrets and others' cards removed."""
+    if isinstance(event, DeckCommitted):
+        return replace(event, seed=b"")
+    if isinstance(event, PlayerSeated):
+        return replace(event, token_hash="")
+    if isinstance(event, HAND_EVENT_TYPES):
+        return redact(event, viewer)
+    return event
+
+
+def redacted_stored_event(event: AnyEvent, meta: EventMeta, viewer: int | None) -> epb.StoredEvent:
+    return to_stored_event(redact_event(event, viewer), meta)
+
+
+def proof_to_proto(opening: CardOpening) -> tpb.CardProof:
+    return tpb.CardProof(
+        position=opening.position,
+        card=opening.card,
+        salt=opening.salt,
+        steps=[tpb.ProofStep(sibling=h, sibling_is_right=r) for h, r in opening.proof],
+    )
+
+
+def proof_from_proto(msg: tpb.CardProof) -> CardOpening:
+    return CardOpening(
+        msg.position,
+        msg.card,
+        msg.salt,
+        tuple((s.sibling, s.sibling_is_right) for s in msg.steps),
+    )

@@ -1,0 +1,129 @@
+"""Which card proofs a viewer receives with each event, and how a player checks a hand.
+
+The server side (:class:`ProofTracker`) follows the unredacted stream and,
+for each event, opens exactly the cards that event shows the viewer: its own
+hole and drawn cards, board cards, and cards shown at showdown. The player
+side (:func:`verify_hand`) checks every received card against the hand's
+commitment root.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from felt.cards import Card, card_str
+from felt.rules.events import CardsDrawn, CardsShown, HandStarted, HoleCardsDealt, StreetStarted
+from felt.table.commitment import CardOpening, open_cards, verify_opening
+from felt.table.events import AnyEvent, DeckCommitted
+
+
+@dataclass
+class ProofTracker:
+    """Follows one table's unredacted events to open cards for one viewer."""
+
+    viewer: int | None
+    seed: bytes = b""
+    deck: tuple[Card, ...] = ()
+    positions: dict[Card, int] = field(default_factory=dict)
+
+    def openings(self, event: AnyEvent) -> list[CardOpening]:
+        """Proofs for the cards ``event`` reveals to the viewer (call for every event, in order)."""
+        if isinstance(event, DeckCommitted):
+            self.seed, self.deck, self.positions = event.seed, (), {}
+            return []
+        if isinstance(event, HandStarted):
+            self.deck = event.setup.deck
+            return []
+        if not self.seed or not self.deck:
+            return []
+        reveal: Sequence[int] = ()
+        if isinstance(event, HoleCardsDealt):
+            self._remember(event.cards, event.deck_positions)
+            if event.seat == self.viewer:
+                reveal = event.deck_positions
+        elif isinstance(event, CardsDrawn):
+            self._remember(event.drawn, event.deck_positions)
+            if event.seat == self.viewer:
+                reveal = event.deck_positions
+        elif isinstance(event, StreetStarted):
+            reveal = event.deck_positions
+        elif isinstance(event, CardsShown) and event.seat != self.viewer:
+            reveal = [self.positions[c] for c in event.cards if c in self.positions]
+        return open_cards(self.seed, self.deck, reveal) if reveal else []
+
+    def _remember(self, cards: Iterable[Card | None], positions: Iterable[int]) -> None:
+        for c, p in zip(cards, positions, strict=True):
+            if c is not None:
+                self.positions[c] = p
+
+
+@dataclass(frozen=True, slots=True)
+class HandCheck:
+    """The outcome of checking one hand's cards against its commitment."""
+
+    root: str
+    verified: int
+    problems: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.root) and not self.problems
+
+
+def verify_hand(items: Iterable[tuple[AnyEvent, Sequence[CardOpening]]]) -> HandCheck:
+    """Check every card a viewer saw in a hand against the commitment made before it.
+
+    ``items`` are the hand's events as the viewer received them, each with its
+    card proofs. Every visible card must come with a proof for its deck
+    position that verifies under the root of the ``DeckCommitted`` that
+    preceded the first card, and no position may hold two different cards.
+    """
+    root = ""
+    verified = 0
+    problems: list[str] = []
+    seen: dict[int, Card] = {}
+    for event, proofs in items:
+        if isinstance(event, DeckCommitted):
+            root = event.root
+            continue
+        shown = _visible_cards(event)
+        if shown and not root:
+            problems.append("cards were dealt before any deck commitment")
+            continue
+        by_position = {p.position: p for p in proofs}
+        for card, position in shown:
+            proof = by_position.get(position) if position is not None else None
+            if proof is None:
+                proof = next((p for p in proofs if p.card == card), None)
+            name = card_str(card)
+            if proof is None:
+                problems.append(f"{name}: no proof received")
+                continue
+            if proof.card != card or (position is not None and proof.position != position):
+                problems.append(f"{name}: the proof is for another card or position")
+                continue
+            if not verify_opening(root, proof):
+                problems.append(f"{name} at position {proof.position}: proof does not match root")
+                continue
+            if seen.setdefault(proof.position, card) != card:
+                problems.append(f"position {proof.position} opened as two different cards")
+                continue
+            verified += 1
+    return HandCheck(root, verified, tuple(problems))
+
+
+def _visible_cards(event: AnyEvent) -> list[tuple[Card, int | None]]:
+    if isinstance(event, HoleCardsDealt):
+        return [
+            (c, p) for c, p in zip(event.cards, event.deck_positions, strict=True) if c is not None
+        ]
+    if isinstance(event, CardsDrawn):
+        return [
+            (c, p) for c, p in zip(event.drawn, event.deck_positions, strict=True) if c is not None
+        ]
+    if isinstance(event, StreetStarted):
+        return list(zip(event.cards, event.deck_positions, strict=True))
+    if isinstance(event, CardsShown):
+        return [(c, None) for c in event.cards]
+    return []

@@ -1,0 +1,173 @@
+"""Which tables this instance runs: leases in Redis, loading, takeover, AI decision requests.
+
+Each table is owned by one instance at a time through a lease that the owner
+renews. An instance adopts any registered table whose lease is free (its
+owner stopped or crashed), rebuilds it from its stream and carries on, timers
+included. Losing a lease stops the table here at once; and should a stale
+owner still try to write, the version-checked append refuses it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from dataclasses import dataclass, field
+
+import structlog
+from redis.asyncio import Redis
+
+from felt.api.convert import legal_to_proto, redacted_stored_event, table_view_to_proto
+from felt.eventstore import EventStore
+from felt.eventstore.codec import EventMeta, ai_level_to_proto
+from felt.rules.legal import legal_actions
+from poker.v1 import ai_pb2
+from services.table.runtime import Clock, TableRuntime, Timing, utc_now
+
+log = structlog.get_logger("felt.table")
+
+TABLES_KEY = "felt:tables"
+AI_STREAM = "felt:ai:decisions"
+
+
+class TableNotFound(Exception):
+    pass
+
+
+class NotOwner(Exception):
+    """Another instance owns the table (its lease is held)."""
+
+
+@dataclass
+class TableManager:
+    store: EventStore
+    redis: Redis
+    owner: str = field(default_factory=lambda: f"table-{uuid.uuid4().hex[:12]}")
+    lease_ttl_ms: int = 5_000
+    timing: Timing = field(default_factory=Timing)
+    clock: Clock = utc_now
+    ai_stream: str = AI_STREAM
+    adopt: bool = True
+    runtimes: dict[str, TableRuntime] = field(default_factory=dict)
+    _loading: dict[str, asyncio.Lock] = field(default_factory=dict)
+    _task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self._maintain_once()
+        self._task = asyncio.get_running_loop().create_task(self._maintain())
+
+    async def stop(self) -> None:
+        """Stop timers and release every lease so another instance can take over at once."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        for table_id, runtime in list(self.runtimes.items()):
+            await runtime.stop()
+            await self.store.release_lease(table_id, self.owner)
+        self.runtimes.clear()
+
+    async def register(self, table_id: str) -> TableRuntime:
+        """A runtime for a table about to be created here (takes its lease)."""
+        if not await self.store.acquire_lease(table_id, self.owner, self.lease_ttl_ms):
+            raise NotOwner(table_id)
+        runtime = self._new_runtime(table_id)
+        await runtime.load()
+        self.runtimes[table_id] = runtime
+        return runtime
+
+    async def created(self, runtime: TableRuntime) -> None:
+        """Record a new table so that any instance can adopt it later."""
+        await self.redis.sadd(TABLES_KEY, runtime.table_id)
+        runtime.start()
+
+    async def get(self, table_id: str) -> TableRuntime:
+        """The runtime of a table this instance owns, taking the lease if it is free."""
+        runtime = self.runtimes.get(table_id)
+        if runtime is not None:
+            return runtime
+        lock = self._loading.setdefault(table_id, asyncio.Lock())
+        async with lock:
+            runtime = self.runtimes.get(table_id)
+            if runtime is not None:
+                return runtime
+            if not await self.redis.sismember(TABLES_KEY, table_id):
+                raise TableNotFound(table_id)
+            if not await self.store.acquire_lease(table_id, self.owner, self.lease_ttl_ms):
+                raise NotOwner(table_id)
+            runtime = self._new_runtime(table_id)
+            await runtime.load()
+            if runtime.state is None:
+                await self.store.release_lease(table_id, self.owner)
+                raise TableNotFound(table_id)
+            self.runtimes[table_id] = runtime
+            runtime.start()
+            log.info("table_adopted", table_id=table_id, owner=self.owner, version=runtime.version)
+            return runtime
+
+    def _new_runtime(self, table_id: str) -> TableRuntime:
+        return TableRuntime(
+            table_id, self.store, clock=self.clock, timing=self.timing, on_ai_turn=self.ask_ai
+        )
+
+    async def _maintain(self) -> None:
+        while True:
+            await asyncio.sleep(self.lease_ttl_ms / 3000)
+            try:
+                await self._maintain_once()
+            except Exception:
+                log.exception("lease_maintenance_failed", owner=self.owner)
+
+    async def _maintain_once(self) -> None:
+        for table_id, runtime in list(self.runtimes.items()):
+            if not await self.store.renew_lease(table_id, self.owner, self.lease_ttl_ms):
+                log.warning("lease_lost", table_id=table_id, owner=self.owner)
+                await runtime.stop()
+                self.runtimes.pop(table_id, None)
+        if not self.adopt:
+            return
+        for raw in await self.redis.smembers(TABLES_KEY):
+            table_id = raw.decode() if isinstance(raw, bytes) else str(raw)
+            if table_id in self.runtimes:
+                continue
+            if await self.store.lease_owner(table_id) is None:
+                with contextlib.suppress(NotOwner, TableNotFound):
+                    await self.get(table_id)
+
+    async def ask_ai(self, runtime: TableRuntime) -> None:
+        """Publish a decision request with only the AI seat's redacted view and legal actions."""
+        state = runtime.state
+        if state is None or state.hand is None or state.hand.actor_seat is None:
+            return
+        hand = state.hand
+        seat = hand.actor_seat
+        player = state.player(seat)
+        if player is None or not player.ai_level:
+            return
+        version = runtime.version
+        deadline = runtime.action_deadline()
+        request = ai_pb2.DecisionRequest(
+            request_id=f"ai:{runtime.table_id}:{version}",
+            table_id=runtime.table_id,
+            seat=seat,
+            hand_id=hand.setup.hand_id,
+            expected_sequence=version,
+            ai_level=ai_level_to_proto(player.ai_level),
+            view=table_view_to_proto(state, seat, version, deadline),
+            legal_actions=legal_to_proto(legal_actions(hand), hand.seats[hand.actor or 0].bet),
+            history=[
+                redacted_stored_event(
+                    e, EventMeta(runtime.table_id, hand_id=hand.setup.hand_id), seat
+                )
+                for e in state.hand_events
+            ],
+        )
+        if deadline is not None:
+            request.deadline.FromDatetime(deadline)
+        await self.redis.xadd(
+            self.ai_stream,
+            {"payload": request.SerializeToString(), "request_id": request.request_id},
+            maxlen=100_000,
+            approximate=True,
+        )
+        log.info("ai_decision_requested", table_id=runtime.table_id, seat=seat, version=version)

@@ -273,6 +273,8 @@ def table_config_to_proto(config: te.TableConfig) -> pb.TableConfig:
     )
     if config.action_timeout_ms:
         msg.action_clock.FromMilliseconds(config.action_timeout_ms)
+    if config.close_at_ms:
+        msg.close_time.FromMilliseconds(config.close_at_ms)
     return msg
 
 
@@ -287,11 +289,12 @@ def table_config_from_proto(msg: pb.TableConfig, table_id: str, name: str) -> te
         ante=msg.ante,
         small_bet=msg.small_bet,
         big_bet=msg.big_bet,
-        raise_cap=msg.raise_cap,
-        allow_all_in=msg.allow_all_in,
+        raise_cap=msg.raise_cap or 4,
+        allow_all_in=msg.allow_all_in if msg.HasField("allow_all_in") else True,
         action_timeout_ms=clock.ToMilliseconds() if msg.HasField("action_clock") else 0,
         max_timeouts=msg.max_consecutive_timeouts,
         hand_limit=msg.max_hands,
+        close_at_ms=msg.close_time.ToMilliseconds() if msg.HasField("close_time") else 0,
         name=name,
     )
 

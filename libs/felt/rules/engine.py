@@ -209,9 +209,7 @@ def _act(batch: _Batch, state: HandState, command: Act) -> None:
         batch.emit(PlayerFolded(seat.seat))
     elif kind == ActionKind.CHECK:
         if not legal.can_check:
-            raise IllegalAction(
-                "CANNOT_CHECK", f"you cannot check: {legal.call_amount} to call"
-            )
+            raise IllegalAction("CANNOT_CHECK", f"you cannot check: {legal.call_amount} to call")
         batch.emit(PlayerChecked(seat.seat))
     elif kind == ActionKind.CALL:
         if legal.call_amount is None:
@@ -307,6 +305,10 @@ def _show(batch: _Batch, state: HandState | None, command: ShowCards) -> None:
     seat = state.seats[_seat_index(state, command.seat)]
     if seat.shown:
         raise IllegalAction("ALREADY_SHOWN", f"seat {seat.seat} has already shown its cards")
+    if seat.mucked:
+        raise IllegalAction(
+            "ALREADY_MUCKED", f"seat {seat.seat} mucked its cards: they stay hidden"
+        )
     batch.emit(CardsShown(seat.seat, tuple(seat.hole), voluntary=True))
 
 
@@ -481,14 +483,24 @@ def _next_drawer(state: HandState, after: int) -> int | None:
 def _ante(state: HandState, e: AntePosted) -> HandState:
     x = state.seat_state(e.seat)
     assert x is not None
-    return _with_seat(state, e.seat, stack=x.stack - e.amount, committed=x.committed + e.amount)[0]
+    return _with_seat(
+        state,
+        e.seat,
+        stack=x.stack - e.amount,
+        committed=x.committed + e.amount,
+        ante=x.ante + e.amount,
+    )[0]
 
 
 def _blind(state: HandState, e: BlindPosted) -> HandState:
     x = state.seat_state(e.seat)
     assert x is not None
     return _with_seat(
-        state, e.seat, stack=x.stack - e.amount, bet=x.bet + e.amount, committed=x.committed + e.amount
+        state,
+        e.seat,
+        stack=x.stack - e.amount,
+        bet=x.bet + e.amount,
+        committed=x.committed + e.amount,
     )[0]
 
 
@@ -528,7 +540,11 @@ def _call(state: HandState, e: PlayerCalled) -> HandState:
     x = state.seat_state(e.seat)
     assert x is not None
     return _acted(
-        state, e.seat, stack=x.stack - e.amount, bet=x.bet + e.amount, committed=x.committed + e.amount
+        state,
+        e.seat,
+        stack=x.stack - e.amount,
+        bet=x.bet + e.amount,
+        committed=x.committed + e.amount,
     )
 
 

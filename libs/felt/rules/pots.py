@@ -19,23 +19,30 @@ class Pot:
 def side_pots(seats: Sequence[SeatState]) -> list[Pot]:
     """Main pot first, then side pots, by eligible contribution.
 
-    Each level of commitment reached by a seat still in the hand closes a
-    pot that every seat in the hand who put in at least that much can win;
-    folded seats' chips count toward the pots but make them eligible for
-    none. Adjacent pots with the same eligible seats are one pot.
+    Antes are dead money: all of them go to the main pot, which every seat
+    still in the hand can win (PokerKit's ``ante_trimming_status = false``;
+    with a big-blind ante, trimming would hand the ante back to a losing big
+    blind). Above that, each level of live contribution reached by a seat
+    still in the hand closes a pot that every seat in the hand who put in
+    at least that much can win; folded seats' chips count toward the pots
+    but make them eligible for none. Adjacent pots with the same eligible
+    seats are one pot.
     """
-    levels = sorted({s.committed for s in seats if not s.folded and s.committed > 0})
+    live = [s.committed - s.ante for s in seats]
+    levels = sorted({live[i] for i, s in enumerate(seats) if not s.folded})
     pots: list[Pot] = []
+    carried = sum(s.ante for s in seats)
     previous = 0
     for level in levels:
-        amount = sum(min(s.committed, level) - min(s.committed, previous) for s in seats)
-        eligible = tuple(i for i, s in enumerate(seats) if not s.folded and s.committed >= level)
+        amount = carried + sum(min(c, level) - min(c, previous) for c in live)
+        carried = 0
+        eligible = tuple(i for i, s in enumerate(seats) if not s.folded and live[i] >= level)
         if pots and pots[-1].eligible == eligible:
             pots[-1] = Pot(pots[-1].amount + amount, eligible)
         elif amount:
             pots.append(Pot(amount, eligible))
         previous = level
-    leftover = sum(max(0, s.committed - previous) for s in seats)
+    leftover = sum(max(0, c - previous) for c in live)
     if leftover and pots:
         pots[-1] = Pot(pots[-1].amount + leftover, pots[-1].eligible)
     return pots

@@ -14,8 +14,9 @@ class SeatState:
     """One dealt-in seat during a hand.
 
     ``bet`` is what the seat has put in during the current round; ``committed``
-    is everything it has put into the pot this hand (antes included), which is
-    what side pots are cut from. ``acted`` is True once the seat has acted
+    is everything it has put into the pot this hand, antes included; ``ante``
+    is the dead part of it (antes go to the main pot, so side pots are cut
+    from ``committed - ante``). ``acted`` is True once the seat has acted
     since the betting was last (re)opened to it, and ``matched`` is the bet
     it faced when it last acted: together they decide whether incomplete
     all-in raises have added up to a full raise that reopens its option.
@@ -26,6 +27,7 @@ class SeatState:
     stack: int
     bet: int = 0
     committed: int = 0
+    ante: int = 0
     hole: tuple[Card, ...] = ()
     folded: bool = False
     acted: bool = False

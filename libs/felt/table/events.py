@@ -18,7 +18,9 @@ class TableConfig:
 
     ``action_timeout_ms`` is the action clock (0 disables it); after
     ``max_timeouts`` consecutive time-outs a seat is sat out. ``hand_limit``
-    ends the table after that many hands (0: no limit).
+    ends the table after that many hands (0: no limit), ``close_at_ms`` at that
+    time (Unix milliseconds; 0: never) once the running hand is over. The
+    core has no clock: the service closes the table when that time comes.
     """
 
     table_id: str
@@ -34,6 +36,7 @@ class TableConfig:
     action_timeout_ms: int = 30_000
     max_timeouts: int = 2
     hand_limit: int = 0
+    close_at_ms: int = 0
     name: str = ""
 
 

@@ -195,6 +195,7 @@ class TableConfig(_message.Message):
     ACTION_CLOCK_FIELD_NUMBER: _builtins.int
     MAX_CONSECUTIVE_TIMEOUTS_FIELD_NUMBER: _builtins.int
     MAX_HANDS_FIELD_NUMBER: _builtins.int
+    CLOSE_TIME_FIELD_NUMBER: _builtins.int
     variant: Global___Variant.ValueType
     seat_count: _builtins.int
     """Number of seats: 2..9 for NLHE, 2..6 for DRAW5. Seats are numbered
@@ -209,11 +210,11 @@ class TableConfig(_message.Message):
     """DRAW5 fixed bet sizes of the first and second betting round."""
     big_bet: _builtins.int
     raise_cap: _builtins.int
-    """DRAW5: full bets and raises allowed per round (default 4: a bet and
+    """DRAW5: full bets and raises allowed per round (unset or 0: 4, a bet and
     three raises).
     """
     allow_all_in: _builtins.bool
-    """DRAW5: virtual all-in (short calls and side pots) enabled."""
+    """DRAW5: virtual all-in (short calls and side pots) enabled (unset: true)."""
     max_consecutive_timeouts: _builtins.int
     """Consecutive timeouts after which a seat is sat out (0 = never)."""
     max_hands: _builtins.int
@@ -223,6 +224,10 @@ class TableConfig(_message.Message):
         """Time a seat has to act before it is timed out (it checks, else folds).
         Unset or zero: no action clock. Millisecond precision.
         """
+
+    @_builtins.property
+    def close_time(self) -> _timestamp_pb2.Timestamp:
+        """When the table closes (after the hand running then); unset: never."""
 
     def __init__(
         self,
@@ -235,16 +240,19 @@ class TableConfig(_message.Message):
         small_bet: _builtins.int = ...,
         big_bet: _builtins.int = ...,
         raise_cap: _builtins.int = ...,
-        allow_all_in: _builtins.bool = ...,
+        allow_all_in: _builtins.bool | None = ...,
         action_clock: _duration_pb2.Duration | None = ...,
         max_consecutive_timeouts: _builtins.int = ...,
         max_hands: _builtins.int = ...,
+        close_time: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action_clock", b"action_clock"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_all_in", b"_allow_all_in", "action_clock", b"action_clock", "allow_all_in", b"allow_all_in", "close_time", b"close_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_clock", b"action_clock", "allow_all_in", b"allow_all_in", "ante", b"ante", "big_bet", b"big_bet", "big_blind", b"big_blind", "max_consecutive_timeouts", b"max_consecutive_timeouts", "max_hands", b"max_hands", "raise_cap", b"raise_cap", "seat_count", b"seat_count", "small_bet", b"small_bet", "small_blind", b"small_blind", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_all_in", b"_allow_all_in", "action_clock", b"action_clock", "allow_all_in", b"allow_all_in", "ante", b"ante", "big_bet", b"big_bet", "big_blind", b"big_blind", "close_time", b"close_time", "max_consecutive_timeouts", b"max_consecutive_timeouts", "max_hands", b"max_hands", "raise_cap", b"raise_cap", "seat_count", b"seat_count", "small_bet", b"small_bet", "small_blind", b"small_blind", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__allow_all_in: _TypeAlias = _typing.Literal["allow_all_in"]  # noqa: Y015
+    _WhichOneofArgType__allow_all_in: _TypeAlias = _typing.Literal["_allow_all_in", b"_allow_all_in"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__allow_all_in) -> _WhichOneofReturnType__allow_all_in | None: ...
 
 Global___TableConfig: _TypeAlias = TableConfig  # noqa: Y015
 

@@ -4,7 +4,15 @@ No I/O, no clock, no randomness (the deck is injected). See ``engine`` for
 ``decide``/``apply``, ``legal`` for legal actions and ``views`` for redaction.
 """
 
-from felt.rules.commands import Act, ActionKind, Command, Discard, IllegalAction, ShowCards, StartHand
+from felt.rules.commands import (
+    Act,
+    ActionKind,
+    Command,
+    Discard,
+    IllegalAction,
+    ShowCards,
+    StartHand,
+)
 from felt.rules.config import HandSetup, SeatSetup, Variant
 from felt.rules.engine import apply, decide, execute, replay
 from felt.rules.legal import LegalActions, legal_actions

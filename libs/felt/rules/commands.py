@@ -63,7 +63,7 @@ class IllegalAction(Exception):
     Codes: ``NOT_YOUR_TURN``, ``HAND_NOT_RUNNING``, ``UNKNOWN_SEAT``,
     ``CANNOT_CHECK``, ``CANNOT_FOLD``, ``NOTHING_TO_CALL``, ``BELOW_MIN_RAISE``,
     ``ABOVE_MAX_RAISE``, ``OVER_STACK``, ``RAISE_NOT_ALLOWED``, ``WRONG_PHASE``,
-    ``BAD_DISCARD``, ``BAD_SETUP``, ``ALREADY_SHOWN``.
+    ``BAD_DISCARD``, ``BAD_SETUP``, ``ALREADY_SHOWN``, ``ALREADY_MUCKED``, ``HAND_RUNNING``.
     """
 
     def __init__(self, code: str, message: str) -> None:

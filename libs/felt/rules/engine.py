@@ -386,9 +386,11 @@ def _showdown(batch: _Batch) -> None:
     order = _showdown_order(s)
     batch.emit(StreetStarted(Street.SHOWDOWN))
     s = batch.s
-    pots = side_pots(s.seats)
+    pots = side_pots(s.seats, [x.ante for x in s.setup.seats])
     values = {i: _hand_value(s, i) for i in order}
-    face_up = any(s.seats[i].stack == 0 for i in order)
+    # Draw: "the remaining players show"; Hold'em: all hands are tabled once a
+    # player is all-in (TDA), else a hand that cannot win may be mucked.
+    face_up = s.variant == Variant.DRAW5 or any(s.seats[i].stack == 0 for i in order)
     best: dict[int, int] = {}
     for i in order:
         mine = [p for p, pot in enumerate(pots) if i in pot.eligible]

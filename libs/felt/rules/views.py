@@ -132,9 +132,13 @@ def view_for(state: HandState, viewer: int | None) -> HandView:
                 drawn=x.drawn,
             )
         )
-    pots = () if state.ended else tuple(
-        PotView(p.amount, tuple(state.seats[i].seat for i in p.eligible))
-        for p in side_pots(state.seats)
+    pots = (
+        ()
+        if state.ended
+        else tuple(
+            PotView(p.amount, tuple(state.seats[i].seat for i in p.eligible))
+            for p in side_pots(state.seats, [x.ante for x in state.setup.seats])
+        )
     )
     legal = legal_actions(state) if viewer is not None and state.actor_seat == viewer else None
     setup = state.setup

@@ -16,7 +16,7 @@ INSTALL_DEPS := pyproject.toml setup.py $(wildcard libs/felt/native/*.c libs/fel
 
 PYTEST_ARGS ?=
 # mypy checks these directories (config in pyproject.toml), each once it holds Python code.
-MYPY_DIRS := libs/felt services tests bench
+MYPY_DIRS := libs/felt services tests bench examples
 
 .PHONY: help install test lint run bench proto proto-check proto-lint clean
 

@@ -1,0 +1,154 @@
+"""Benchmark: Felt's PHH verifier against PokerKit's strict replay of the same hands.
+
+Not a test. In one run it times, over the same list of files:
+
+* the baseline, PokerKit 0.7.7 replaying each file strictly: load it with
+  ``pokerkit.HandHistory.load`` and apply every action in order, repairing
+  nothing (only the burn card PokerKit wants before each board card is
+  supplied), then run the hand to its end; and
+* Felt's ``felt.phh.replay.verify_file`` on each file, in this process
+  (parse, replay through ``felt.rules``, compare stacks), and optionally in
+  ``--jobs`` worker processes as ``felt phh verify`` does for large runs.
+
+It prints wall and CPU time, hands per second and the speed-up (the target
+is at least 10x). ``--profile`` adds a cProfile summary of Felt's run, which
+is where to look for what to optimise.
+
+    .venv/bin/python bench/phh_verify.py [PATH ...] [--jobs 2] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import importlib.metadata
+import pstats
+import sys
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pokerkit
+from pokerkit.notation import parse_action
+
+from felt.phh.cli import verify_files
+from felt.phh.replay import iter_phh_files, verify_file
+
+DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared/conformance/phh"
+
+
+def pokerkit_strict(path: str) -> bool:
+    """Replay one file in PokerKit, strictly; True when it replays to the end."""
+    with open(path, "rb") as f, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        history = pokerkit.HandHistory.load(f)
+    state = history.create_state()
+    try:
+        for action in history.actions:
+            while state.can_burn_card():
+                state.burn_card("??")
+            parse_action(state, action, history.parse_value)
+    except ValueError:
+        return False
+    while state.status:
+        if state.can_burn_card():
+            state.burn_card("??")
+        elif state.can_show_or_muck_hole_cards():
+            state.show_or_muck_hole_cards()
+        elif state.can_kill_hand():
+            state.kill_hand()
+        elif state.can_push_chips():
+            state.push_chips()
+        elif state.can_pull_chips():
+            state.pull_chips()
+        else:
+            break
+    return True
+
+
+def pokerkit_iterate(path: str) -> bool:
+    """PokerKit's own (lenient) iteration over a file's states, for reference."""
+    with open(path, "rb") as f, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        history = pokerkit.HandHistory.load(f)
+        try:
+            for _ in history:
+                pass
+        except ValueError:
+            return False
+    return True
+
+
+def timed(run: Callable[[], Counter[str]]) -> tuple[float, float, Counter[str]]:
+    wall, cpu = time.perf_counter(), time.process_time()
+    counts = run()
+    return time.perf_counter() - wall, time.process_time() - cpu, counts
+
+
+def report(name: str, files: int, wall: float, cpu: float, counts: Counter[str]) -> None:
+    print(
+        f"{name:<26} {wall:8.3f} s wall {cpu:8.3f} s cpu {files / wall:9.0f} hands/s   "
+        + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="*", default=[str(DEFAULT_CORPUS)])
+    parser.add_argument("--jobs", type=int, default=0, help="also time Felt with N workers")
+    parser.add_argument("--lenient", action="store_true", help="also time PokerKit's iterator")
+    parser.add_argument("--profile", action="store_true", help="cProfile Felt's run")
+    args = parser.parse_args(argv)
+
+    missing = [p for p in args.paths if not Path(p).exists()]
+    if missing:
+        print(f"skipped: {', '.join(missing)} not found (the shared PHH corpus)", file=sys.stderr)
+        return 0
+    files = list(iter_phh_files(args.paths))
+    if not files:
+        print("no .phh files found", file=sys.stderr)
+        return 1
+    for path in files:  # read every file once so both runs start with a warm page cache
+        Path(path).read_bytes()
+    version = importlib.metadata.version("pokerkit")
+    print(f"{len(files)} files, Python {sys.version.split()[0]}, pokerkit {version}")
+
+    def run_pokerkit(replay: Callable[[str], bool]) -> Callable[[], Counter[str]]:
+        return lambda: Counter("ok" if replay(p) else "refused" for p in files)
+
+    pk_wall, pk_cpu, pk_counts = timed(run_pokerkit(pokerkit_strict))
+    report("pokerkit strict (baseline)", len(files), pk_wall, pk_cpu, pk_counts)
+    if args.lenient:
+        report("pokerkit iterate", len(files), *timed(run_pokerkit(pokerkit_iterate)))
+
+    def run_felt() -> Counter[str]:
+        return Counter(str(verify_file(p).status) for p in files)
+
+    felt_wall, felt_cpu, felt_counts = timed(run_felt)
+    report("felt verify (1 process)", len(files), felt_wall, felt_cpu, felt_counts)
+    print(
+        f"speed-up: {pk_wall / felt_wall:.1f}x wall, {pk_cpu / felt_cpu:.1f}x cpu (target >= 10x)"
+    )
+    if args.jobs > 1:
+        wall = time.perf_counter()
+        counts = Counter(str(r.status) for r in verify_files(files, args.jobs))
+        wall = time.perf_counter() - wall
+        print(
+            f"{f'felt verify ({args.jobs} jobs)':<26} {wall:8.3f} s wall "
+            f"{len(files) / wall:27.0f} hands/s   "
+            + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        )
+        print(f"speed-up with {args.jobs} jobs: {pk_wall / wall:.1f}x wall")
+    if args.profile:
+        profile = cProfile.Profile()
+        profile.runcall(run_felt)
+        stats = pstats.Stats(profile, stream=sys.stdout)
+        stats.sort_stats("tottime").print_stats(15)
+        stats.sort_stats("cumulative").print_stats("felt", 25)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

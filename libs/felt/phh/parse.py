@@ -1,0 +1,476 @@
+"""Read PHH (Poker Hand History, TOML) files into a typed :class:`PhhHand`.
+
+PHH is the hand-history format of the University of Toronto Computer Poker
+Research Group (github.com/uoftcprg/phh-std). Felt reads it to replay real hands
+through its rules core and writes it so other tools (PokerKit) can check
+Felt's hands.
+
+Two things shape this module:
+
+* Speed. The conformance verifier replays thousands of files, and the
+  standard library's ``tomllib`` alone costs more per file than a whole
+  Felt replay. PHH files are almost always one ``key = value`` per line with
+  flat literals, so :func:`loads_toml` reads that subset directly and hands
+  anything else (multi-line arrays, tables, escapes, dates, comments after a
+  value) to ``tomllib``: a line it cannot read on its own sends the whole
+  file to ``tomllib``, so the result is always what ``tomllib`` would give.
+* Exact chips. Felt plays integer chips, so decimal stakes (``0.25``,
+  ``16.35``) are scaled by the smallest power of ten that makes every input
+  amount an integer (reported as :attr:`PhhHand.scale`). Finishing stacks
+  are kept as exact fractions of scaled chips, because a split pot with an
+  odd chip is recorded as half chips (``10112.5``), which must be seen, not
+  scaled away.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from felt.cards import RANKS, SUITS, Card
+
+__all__ = [
+    "PhhAction",
+    "PhhError",
+    "PhhHand",
+    "load",
+    "loads",
+    "loads_toml",
+    "parse_action",
+    "parse_cards",
+]
+
+KNOWN_FIELDS = frozenset(
+    {
+        "variant",
+        "antes",
+        "blinds_or_straddles",
+        "min_bet",
+        "starting_stacks",
+        "actions",
+        "finishing_stacks",
+        "players",
+        "ante_trimming_status",
+    }
+)
+
+MaybeCard = Card | None
+Number = int | Decimal
+
+
+class PhhError(ValueError):
+    """A PHH text that cannot be read (bad TOML, a missing field, an unreadable action)."""
+
+
+# ---------------------------------------------------------------------------
+# TOML (fast subset, tomllib for the rest)
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_DEC = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]+")
+_NUM = r"\s*-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?\s*"
+_NUMBER_LIST = re.compile(rf"{_NUM}(?:,{_NUM})*,?\s*")
+
+
+class _NotSimple(Exception):
+    """A value outside the fast subset (the caller falls back to tomllib)."""
+
+
+def _number(text: str) -> Number:
+    if text.isdigit() and text.isascii() and (text[0] != "0" or len(text) == 1):
+        return int(text)
+    if _INT.fullmatch(text):
+        return int(text)
+    if _DEC.fullmatch(text):
+        return Decimal(text)
+    raise _NotSimple
+
+
+def _scalar(text: str) -> Any:
+    first = text[:1]
+    if first == "'":
+        inner = text[1:-1]
+        if len(text) < 2 or text[-1] != "'" or "'" in inner or "\n" in inner:
+            raise _NotSimple
+        return inner
+    if first == '"':
+        inner = text[1:-1]
+        if len(text) < 2 or text[-1] != '"' or '"' in inner or "\\" in inner:
+            raise _NotSimple
+        return inner
+    if text == "true":
+        return True
+    if text == "false":
+        return False
+    return _number(text)
+
+
+def _value(text: str) -> Any:
+    if text[:1] != "[":
+        return _scalar(text)
+    if text[-1:] != "]":
+        raise _NotSimple
+    inner = text[1:-1].strip()
+    if not inner:
+        return []
+    quote = inner[0]
+    if quote in "'\"":
+        # The usual PHH ``actions``/``players`` line: 'a', 'b', ... (pokerkit writes ", ").
+        if inner[-1] == ",":
+            inner = inner[:-1].rstrip()
+        if len(inner) < 2 or inner[-1] != quote:
+            raise _NotSimple
+        parts = inner[1:-1].split(f"{quote}, {quote}")
+        for part in parts:
+            if "'" in part or '"' in part or "\\" in part:
+                raise _NotSimple
+        return parts
+    if not _NUMBER_LIST.fullmatch(inner):
+        raise _NotSimple
+    items = inner.rstrip(", \t").split(",")  # TOML allows a trailing comma
+    if "." not in inner:
+        return [int(item) for item in items]
+    return [Decimal(item.strip()) if "." in item else int(item) for item in items]
+
+
+def loads_toml(text: str) -> dict[str, Any]:
+    """Parse TOML text with floats as exact ``Decimal``; fast for one-line PHH fields.
+
+    Equivalent to ``tomllib.loads(text, parse_float=Decimal)`` (which it
+    falls back to for anything beyond flat one-line literals), including its
+    errors, which are raised as :class:`PhhError`.
+    """
+    out: dict[str, Any] = {}
+    try:
+        for raw in text.splitlines():
+            line = raw.strip()
+            if not line or line[0] == "#":
+                continue
+            key, sep, rest = line.partition("=")
+            key = key.strip()
+            if not sep or not _BARE_KEY.fullmatch(key) or key in out:
+                raise _NotSimple
+            rest = rest.strip()
+            try:
+                out[key] = _value(rest)
+            except _NotSimple:
+                # e.g. a date/time or a trailing comment: let tomllib read the one line.
+                out[key] = tomllib.loads(line, parse_float=Decimal)[key]
+    except (_NotSimple, tomllib.TOMLDecodeError, KeyError):
+        try:
+            return tomllib.loads(text, parse_float=Decimal)
+        except tomllib.TOMLDecodeError as e:
+            raise PhhError(f"not valid TOML: {e}") from e
+    return out
+
+
+# ---------------------------------------------------------------------------
+# cards and actions
+
+_CARD_CODES: dict[str, Card] = {}
+for _r, _rank in enumerate(RANKS):
+    for _s, _suit in enumerate(SUITS):
+        _CARD_CODES[_rank + _suit] = _r * 4 + _s
+        _CARD_CODES[_rank.lower() + _suit] = _r * 4 + _s
+        _CARD_CODES[_rank + _suit.upper()] = _r * 4 + _s
+        _CARD_CODES[_rank.lower() + _suit.upper()] = _r * 4 + _s
+
+
+def parse_cards(text: str) -> tuple[MaybeCard, ...]:
+    """``"AcKd"`` -> two cards; ``"??"`` is an unknown card (``None``)."""
+    if len(text) % 2:
+        raise PhhError(f"{text!r} is not a list of cards")
+    out: list[MaybeCard] = []
+    for i in range(0, len(text), 2):
+        code = text[i : i + 2]
+        if code == "??":
+            out.append(None)
+            continue
+        c = _CARD_CODES.get(code)
+        if c is None:
+            raise PhhError(f"{code!r} in {text!r} is not a card")
+        out.append(c)
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class PhhAction:
+    """One entry of the ``actions`` array (its position there is its index).
+
+    ``op`` is the PHH code: ``dh`` (deal hole), ``db`` (deal board), ``f``,
+    ``cc``, ``cbr``, ``sm`` (show or muck), ``sd`` (stand pat/discard),
+    ``pb`` (bring-in) or ``""`` for a comment-only entry. ``player`` is the
+    0-based index (``p1`` -> 0) of the acting player, or of the player dealt
+    to for ``dh``; ``None`` for board dealing. ``amount`` is the ``cbr``
+    total in scaled chips. ``cards`` are the dealt or shown cards (``None``
+    for ``??``); ``sm`` with no cards or ``-`` is an empty tuple.
+    """
+
+    text: str
+    op: str
+    player: int | None = None
+    cards: tuple[MaybeCard, ...] = ()
+    amount: int | None = None
+
+
+_PLAYER_OPS = frozenset({"f", "cc", "cbr", "sm", "sd", "pb"})
+
+
+def _player_index(word: str, where: str) -> int:
+    number = word[1:]
+    if word[:1] != "p" or not (number.isdigit() and number.isascii()) or int(number) < 1:
+        raise PhhError(f"{where}: {word!r} is not a player (p1, p2, ...)")
+    return int(number) - 1
+
+
+def _split_action(text: str) -> list[str]:
+    hash_at = text.find("#")
+    return (text if hash_at < 0 else text[:hash_at]).split()
+
+
+_ACTION_CACHE: dict[tuple[str, int], PhhAction] = {}
+_ACTION_CACHE_LIMIT = 1 << 17
+
+
+def parse_action(text: str, scale: int = 1, index: int | None = None) -> PhhAction:
+    """Parse one action string; amounts are multiplied by ``scale`` (must give integers).
+
+    Results are cached: the same strings (``'p3 f'``, ``'d dh p1 AcKd'``)
+    recur across thousands of files, and actions are immutable. ``index``
+    only serves error messages.
+    """
+    key = (text, scale)
+    cached = _ACTION_CACHE.get(key)
+    if cached is not None:
+        return cached
+    where = f"action {index} {text!r}" if index is not None else repr(text)
+    try:
+        action = _parse_action(text, scale, where)
+    except PhhError as e:
+        message = str(e)
+        raise PhhError(message if message.startswith(where) else f"{where}: {message}") from None
+    if len(_ACTION_CACHE) >= _ACTION_CACHE_LIMIT:
+        _ACTION_CACHE.clear()
+    _ACTION_CACHE[key] = action
+    return action
+
+
+def _parse_action(text: str, scale: int, where: str) -> PhhAction:
+    words = _split_action(text)
+    if not words:
+        return PhhAction(text, "")
+    head = words[0]
+    if head == "d":
+        if len(words) == 4 and words[1] == "dh":
+            return PhhAction(text, "dh", _player_index(words[2], where), parse_cards(words[3]))
+        if len(words) == 3 and words[1] == "db":
+            return PhhAction(text, "db", None, parse_cards(words[2]))
+        raise PhhError(f"{where} is not a dealing action (d dh pN cards, d db cards)")
+    player = _player_index(head, where)
+    if len(words) < 2 or words[1] not in _PLAYER_OPS:
+        raise PhhError(f"{where} is not a player action (f, cc, cbr, sm, sd, pb)")
+    op = words[1]
+    if op == "cbr":
+        if len(words) != 3:
+            raise PhhError(f"{where}: cbr needs one amount")
+        return PhhAction(text, op, player, amount=_scaled(_amount(words[2], where), scale))
+    if op in ("sm", "sd") and len(words) == 3:
+        shown = () if words[2] == "-" else parse_cards(words[2])
+        return PhhAction(text, op, player, shown)
+    if len(words) != 2:
+        raise PhhError(f"{where} has extra words")
+    return PhhAction(text, op, player)
+
+
+def _amount(word: str, where: str) -> Number:
+    """A bet amount: a non-negative number (``Decimal`` also reads forms like ``1e3``)."""
+    value: Number
+    try:
+        value = _number(word)
+    except _NotSimple:
+        try:
+            value = Decimal(word)
+        except ArithmeticError:
+            raise PhhError(f"{where}: {word!r} is not an amount") from None
+        if not value.is_finite():
+            raise PhhError(f"{where}: {word!r} is not an amount") from None
+    if value < 0:
+        raise PhhError(f"{where}: {word!r} is not an amount")
+    return value
+
+
+def _scaled(value: Number, scale: int) -> int:
+    scaled = value * scale
+    if isinstance(scaled, Decimal):
+        if scaled != scaled.to_integral_value():
+            raise PhhError(f"amount {value} is not a whole number of chips at scale {scale}")
+        return int(scaled)
+    return scaled
+
+
+def _exact(value: Number, scale: int) -> Fraction:
+    """``value * scale`` exactly (a recorded half chip stays a half)."""
+    if isinstance(value, Decimal):
+        if value == value.to_integral_value():
+            return Fraction(int(value) * scale)
+        return Fraction(value) * scale
+    return Fraction(value * scale)
+
+
+def _decimals(value: Number) -> int:
+    """Digits after the point that ``value`` really needs (``2.50`` -> 1, ``10000.0`` -> 0)."""
+    if isinstance(value, int) or value == value.to_integral_value():
+        return 0
+    exponent = value.normalize().as_tuple().exponent
+    assert isinstance(exponent, int)
+    return -exponent
+
+
+# ---------------------------------------------------------------------------
+# the hand
+
+
+@dataclass(frozen=True, slots=True)
+class PhhHand:
+    """A PHH hand with amounts in integer chips (input amounts x ``scale``).
+
+    Per-player lists are in PHH order: ``p1`` is the first seat left of the
+    button, the last player the button (heads-up, ``p1`` is the big blind but
+    ``antes``/``blinds_or_straddles`` still list the small blind's first, as
+    PokerKit reads them). ``finishing_stacks`` are exact fractions of scaled
+    chips, so a recorded half chip shows as ``Fraction(20225, 2)``.
+    ``extra`` holds every other field as parsed.
+    """
+
+    variant: str
+    starting_stacks: tuple[int, ...]
+    antes: tuple[int, ...]
+    blinds_or_straddles: tuple[int, ...]
+    min_bet: int | None
+    actions: tuple[PhhAction, ...]
+    finishing_stacks: tuple[Fraction, ...] | None
+    players: tuple[str, ...]
+    scale: int = 1
+    ante_trimming_status: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def player_count(self) -> int:
+        return len(self.starting_stacks)
+
+    @property
+    def half_chip_players(self) -> tuple[int, ...]:
+        """Players (0-based) whose recorded finishing stack is not a whole chip."""
+        if self.finishing_stacks is None:
+            return ()
+        return tuple(i for i, v in enumerate(self.finishing_stacks) if v.denominator != 1)
+
+
+def _is_amount(v: Any) -> bool:
+    """An int or finite Decimal; TOML booleans are ints to Python, so exclude them."""
+    kind = type(v)
+    return kind is int or (kind is Decimal and v.is_finite())
+
+
+def _numbers(data: Mapping[str, Any], key: str, count: int | None) -> list[Number]:
+    raw = data.get(key)
+    if raw is None:
+        return [0] * count if count is not None else []
+    if _is_amount(raw):
+        if count is None:
+            raise PhhError(f"{key} must be a list")
+        return [raw] * count  # one amount for everyone, as PokerKit reads it
+    if not isinstance(raw, list):
+        raise PhhError(f"{key} must be a list of numbers, not {raw!r}")
+    out: list[Number] = []
+    for v in raw:
+        if not _is_amount(v):
+            raise PhhError(f"{key} holds {v!r}, which is not an amount")
+        out.append(v)
+    if count is not None:
+        if len(out) > count:
+            raise PhhError(f"{key} lists {len(out)} amounts for {count} players")
+        out += [0] * (count - len(out))
+    return out
+
+
+def from_mapping(data: Mapping[str, Any]) -> PhhHand:
+    """Build a :class:`PhhHand` from parsed TOML (floats as ``Decimal``)."""
+    variant = data.get("variant")
+    if not isinstance(variant, str):
+        raise PhhError("the 'variant' field is missing or not a string")
+    stacks_raw = _numbers(data, "starting_stacks", None)
+    if not stacks_raw:
+        raise PhhError("the 'starting_stacks' field is missing or empty")
+    n = len(stacks_raw)
+    antes_raw = _numbers(data, "antes", n)
+    blinds_raw = _numbers(data, "blinds_or_straddles", n)
+    min_bet_raw = data.get("min_bet")
+    if min_bet_raw is not None and not _is_amount(min_bet_raw):
+        raise PhhError(f"min_bet must be an amount, not {min_bet_raw!r}")
+    action_texts = data.get("actions")
+    if not isinstance(action_texts, list) or not all(isinstance(a, str) for a in action_texts):
+        raise PhhError("the 'actions' field is missing or not a list of strings")
+
+    # Amounts in the actions decide the scale too (a bet of 0.75 at 1/2 stakes).
+    amounts: list[Number] = []
+    for i, text in enumerate(action_texts):
+        if "cbr" in text:
+            words = _split_action(text)
+            if len(words) == 3 and words[1] == "cbr":
+                amounts.append(_amount(words[2], f"action {i} {text!r}"))
+    inputs = [*stacks_raw, *antes_raw, *blinds_raw, *amounts]
+    if min_bet_raw is not None:
+        inputs.append(min_bet_raw)
+    digits = max((_decimals(v) for v in inputs if type(v) is Decimal), default=0)
+    scale = 10**digits
+
+    def scaled(values: list[Number]) -> tuple[int, ...]:
+        if digits == 0 and all(type(v) is int for v in values):
+            return tuple(values)  # type: ignore[arg-type]  # all ints, checked above
+        return tuple(_scaled(v, scale) for v in values)
+
+    actions = tuple(parse_action(text, scale, i) for i, text in enumerate(action_texts))
+    finishing: tuple[Fraction, ...] | None = None
+    if data.get("finishing_stacks") is not None:
+        finishing_raw = _numbers(data, "finishing_stacks", None)
+        if len(finishing_raw) != n:
+            raise PhhError(f"finishing_stacks lists {len(finishing_raw)} stacks for {n} players")
+        finishing = tuple(_exact(v, scale) for v in finishing_raw)
+    players_raw = data.get("players")
+    players = tuple(str(p) for p in players_raw) if isinstance(players_raw, list) else ()
+    return PhhHand(
+        variant=variant,
+        starting_stacks=scaled(stacks_raw),
+        antes=scaled(antes_raw),
+        blinds_or_straddles=scaled(blinds_raw),
+        min_bet=None if min_bet_raw is None else _scaled(min_bet_raw, scale),
+        actions=actions,
+        finishing_stacks=finishing,
+        players=players,
+        scale=scale,
+        ante_trimming_status=bool(data.get("ante_trimming_status", False)),
+        extra={k: v for k, v in data.items() if k not in KNOWN_FIELDS},
+    )
+
+
+def loads(text: str) -> PhhHand:
+    """Parse PHH text."""
+    return from_mapping(loads_toml(text))
+
+
+def load(path: str | Path) -> PhhHand:
+    """Parse a ``.phh`` file (UTF-8)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as e:
+        raise PhhError(f"not UTF-8 text: {e}") from e
+    return loads(text)

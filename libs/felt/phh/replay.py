@@ -53,9 +53,9 @@ from felt.cards import DECK_SIZE, Card, card_str
 from felt.phh.parse import PhhError, PhhHand, load
 from felt.rules.commands import Act, ActionKind, IllegalAction, StartHand
 from felt.rules.config import HandSetup, SeatSetup, Variant
-from felt.rules.engine import execute
+from felt.rules.engine import HandMachine
 from felt.rules.events import Event, PotAwarded
-from felt.rules.state import HandState
+from felt.rules.state import HandQueries, HandState
 
 __all__ = [
     "ReplayError",
@@ -264,7 +264,7 @@ def _deck(hand: PhhHand) -> tuple[tuple[Card, ...], frozenset[int]]:
 # replay
 
 
-def _actor_hint(state: HandState) -> str:
+def _actor_hint(state: HandQueries) -> str:
     seat = state.actor_seat
     if state.ended:
         return "the hand is over"
@@ -279,12 +279,16 @@ def replay_hand(hand: PhhHand, *, keep_events: bool = False) -> Replayed:
     needs); ``events`` every event when ``keep_events``.
     """
     setup, unknown, notes = _build(hand)
+    machine = HandMachine()
     try:
-        state, events = execute(None, StartHand(setup))
+        events = machine.execute(StartHand(setup))
     except IllegalAction as e:
         raise ReplayError(f"Felt refuses the setup: {e.code}: {e.message}") from None
     kept: list[Event] = list(events) if keep_events else []
     last = events
+    # One working copy for the whole hand: no snapshot per action.
+    state = machine.state
+    assert state is not None
     n = len(setup.seats)
     board_seen = 0
     fold, check, call = ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL
@@ -316,7 +320,7 @@ def replay_hand(hand: PhhHand, *, keep_events: bool = False) -> Replayed:
                     kind = ActionKind.BET if state.current_bet == 0 else ActionKind.RAISE
                     command = Act(seat, kind, amount)
             try:
-                state, last = execute(state, command)
+                last = machine.execute(command)
             except IllegalAction as e:
                 hint = ""
                 if e.code == "NOT_YOUR_TURN" and state.actor_seat is not None:
@@ -352,7 +356,7 @@ def replay_hand(hand: PhhHand, *, keep_events: bool = False) -> Replayed:
             raise ReplayError(f"action {i} {a.text!r}: '{op}' is not an NLHE action")
         # "dh" was used to build the deck; "" is a comment.
     awards = [e for e in last if isinstance(e, PotAwarded)]
-    return Replayed(setup, state, kept, awards, unknown, notes)
+    return Replayed(setup, machine.snapshot(), kept, awards, unknown, notes)
 
 
 # ---------------------------------------------------------------------------

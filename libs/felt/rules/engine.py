@@ -10,9 +10,7 @@ random numbers: the deck arrives in the ``StartHand`` command.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import replace
-from typing import Any
+from collections.abc import Iterable
 
 from felt.cards import DECK_SIZE, cards_str
 from felt.evaluator import describe, evaluate
@@ -45,17 +43,17 @@ from felt.rules.events import (
     StreetStarted,
     UncalledBetReturned,
 )
+from felt.rules.fold import WorkingHand, fold_into
 from felt.rules.legal import (
     MAX_DISCARD,
     LegalActions,
     bet_size,
     legal_actions,
     may_raise,
-    needs_to_act,
     raise_threshold,
 )
 from felt.rules.pots import side_pots, split
-from felt.rules.state import HandState, SeatState
+from felt.rules.state import HandQueries, HandState, SeatQueries
 
 SEAT_LIMITS = {Variant.NLHE: (2, 9), Variant.DRAW5: (2, 6)}
 HOLE_CARDS = {Variant.NLHE: 2, Variant.DRAW5: 5}
@@ -80,7 +78,14 @@ def decide(state: HandState | None, command: Command) -> list[Event]:
 
 def execute(state: HandState | None, command: Command) -> tuple[HandState, list[Event]]:
     """``decide`` that also returns the state after its events (saves re-folding them)."""
-    batch = _Batch(state)
+    batch = _Batch(None if state is None else WorkingHand(state))
+    _run(batch, command)
+    assert batch.work is not None
+    return batch.work.freeze(), batch.events
+
+
+def _run(batch: _Batch, command: Command) -> None:
+    state = batch.work
     if isinstance(command, StartHand):
         _start(batch, command.setup)
     elif isinstance(command, Act):
@@ -91,35 +96,38 @@ def execute(state: HandState | None, command: Command) -> tuple[HandState, list[
         _show(batch, state, command)
     else:  # pragma: no cover - the Command union is closed
         raise IllegalAction("BAD_COMMAND", f"unknown command {command!r}")
-    if batch.state is None:  # pragma: no cover - every command emits at least one event
-        raise IllegalAction("BAD_COMMAND", "command produced no events")
-    return batch.state, batch.events
 
 
 class _Batch:
-    """Events emitted by one command, applied as they go so later rules see them."""
+    """Events emitted by one command, folded as they go so later rules see them.
 
-    def __init__(self, state: HandState | None) -> None:
-        self.state = state
+    Every check that can refuse a command runs before its first event, so a
+    refused command leaves the working copy untouched.
+    """
+
+    __slots__ = ("events", "work")
+
+    def __init__(self, work: WorkingHand | None) -> None:
+        self.work = work
         self.events: list[Event] = []
 
     @property
-    def s(self) -> HandState:
-        assert self.state is not None
-        return self.state
+    def s(self) -> WorkingHand:
+        assert self.work is not None
+        return self.work
 
     def emit(self, event: Event) -> None:
         self.events.append(event)
-        self.state = apply(self.state, event)
+        self.work = fold_into(self.work, event)
 
 
-def _running(state: HandState | None) -> HandState:
+def _running(state: HandQueries | None) -> HandQueries:
     if state is None or state.ended:
         raise IllegalAction("HAND_NOT_RUNNING", "no hand is in progress")
     return state
 
 
-def _seat_index(state: HandState, seat: int) -> int:
+def _seat_index(state: HandQueries, seat: int) -> int:
     index = state.index_of(seat)
     if index is None:
         raise IllegalAction("UNKNOWN_SEAT", f"seat {seat} is not dealt into this hand")
@@ -166,7 +174,7 @@ def _validate_setup(setup: HandSetup) -> None:
 
 
 def _start(batch: _Batch, setup: HandSetup) -> None:
-    if batch.state is not None and not batch.state.ended:
+    if batch.work is not None and not batch.work.ended:
         raise IllegalAction("HAND_RUNNING", "a hand is already in progress")
     _validate_setup(setup)
     batch.emit(HandStarted(setup))
@@ -188,7 +196,7 @@ def _start(batch: _Batch, setup: HandSetup) -> None:
     _settle(batch)
 
 
-def _act(batch: _Batch, state: HandState, command: Act) -> None:
+def _act(batch: _Batch, state: HandQueries, command: Act) -> None:
     index = _seat_index(state, command.seat)
     if state.street == Street.DRAW:
         raise IllegalAction("WRONG_PHASE", "it is the draw: discard 0 to 3 cards instead")
@@ -199,23 +207,31 @@ def _act(batch: _Batch, state: HandState, command: Act) -> None:
             f"it is not seat {command.seat}'s turn"
             + (f"; seat {turn} is to act" if turn is not None else ""),
         )
-    legal = legal_actions(state)
-    assert legal is not None
     seat = state.seats[index]
     kind = command.kind
+    # Fold, check and call (most actions) need only the amount to call.
+    to_call = state.current_bet - seat.bet
     if kind == ActionKind.FOLD:
-        if not legal.can_fold:
+        if to_call <= 0:
             raise IllegalAction("CANNOT_FOLD", "there is no bet to you: check instead of folding")
         batch.emit(PlayerFolded(seat.seat))
-    elif kind == ActionKind.CHECK:
-        if not legal.can_check:
-            raise IllegalAction("CANNOT_CHECK", f"you cannot check: {legal.call_amount} to call")
+        return _settle(batch)
+    if kind == ActionKind.CHECK:
+        if to_call > 0:
+            raise IllegalAction(
+                "CANNOT_CHECK", f"you cannot check: {min(to_call, seat.stack)} to call"
+            )
         batch.emit(PlayerChecked(seat.seat))
-    elif kind == ActionKind.CALL:
-        if legal.call_amount is None:
+        return _settle(batch)
+    if kind == ActionKind.CALL:
+        if to_call <= 0:
             raise IllegalAction("NOTHING_TO_CALL", "there is no bet to call: check instead")
-        batch.emit(PlayerCalled(seat.seat, legal.call_amount, legal.call_is_all_in))
-    elif kind == ActionKind.ALL_IN:
+        amount = min(to_call, seat.stack)
+        batch.emit(PlayerCalled(seat.seat, amount, amount == seat.stack))
+        return _settle(batch)
+    legal = legal_actions(state)
+    assert legal is not None
+    if kind == ActionKind.ALL_IN:
         if legal.call_is_all_in and legal.call_amount is not None:
             batch.emit(PlayerCalled(seat.seat, legal.call_amount, True))
         elif legal.all_in_to is not None and legal.min_raise_to is not None:
@@ -248,7 +264,7 @@ def _act(batch: _Batch, state: HandState, command: Act) -> None:
     _settle(batch)
 
 
-def _why_no_raise(state: HandState, seat: SeatState, legal: LegalActions) -> str:
+def _why_no_raise(state: HandQueries, seat: SeatQueries, legal: LegalActions) -> str:
     if seat.stack <= (legal.call_amount or 0):
         return "you do not have the chips to raise: call (all-in) or fold"
     if state.variant == Variant.DRAW5 and state.raises >= state.setup.raise_cap:
@@ -261,7 +277,7 @@ def _why_no_raise(state: HandState, seat: SeatState, legal: LegalActions) -> str
     return "every other player is all-in: call or fold"
 
 
-def _raise_to(batch: _Batch, state: HandState, index: int, to: int) -> None:
+def _raise_to(batch: _Batch, state: HandQueries, index: int, to: int) -> None:
     seat = state.seats[index]
     added = to - seat.bet
     if state.variant == Variant.NLHE:
@@ -271,7 +287,7 @@ def _raise_to(batch: _Batch, state: HandState, index: int, to: int) -> None:
     batch.emit(BetPlaced(seat.seat, to, added, added == seat.stack, full))
 
 
-def _discard(batch: _Batch, state: HandState, command: Discard) -> None:
+def _discard(batch: _Batch, state: HandQueries, command: Discard) -> None:
     index = _seat_index(state, command.seat)
     if state.street != Street.DRAW:
         raise IllegalAction("WRONG_PHASE", "cards can only be discarded during the draw")
@@ -299,7 +315,7 @@ def _discard(batch: _Batch, state: HandState, command: Discard) -> None:
     _settle(batch)
 
 
-def _show(batch: _Batch, state: HandState | None, command: ShowCards) -> None:
+def _show(batch: _Batch, state: HandQueries | None, command: ShowCards) -> None:
     if state is None or not state.ended:
         raise IllegalAction("HAND_RUNNING", "cards can be shown voluntarily once the hand is over")
     seat = state.seats[_seat_index(state, command.seat)]
@@ -370,14 +386,14 @@ def _end(batch: _Batch) -> None:
     batch.emit(HandEnded(tuple((x.seat, x.stack) for x in batch.s.seats)))
 
 
-def _showdown_order(s: HandState) -> list[int]:
+def _showdown_order(s: HandQueries) -> list[int]:
     """Last aggressor of the final round first, else first left of the button; then clockwise."""
     n = len(s.seats)
     start = s.aggressor if s.aggressor is not None and not s.seats[s.aggressor].folded else 0
     return [(start + k) % n for k in range(n) if not s.seats[(start + k) % n].folded]
 
 
-def _hand_value(s: HandState, index: int) -> int:
+def _hand_value(s: HandQueries, index: int) -> int:
     return evaluate(s.seats[index].hole + s.board)
 
 
@@ -419,246 +435,47 @@ def _showdown(batch: _Batch) -> None:
 
 def apply(state: HandState | None, event: Event) -> HandState:
     """Fold one event into the state. Events are trusted: they were decided already."""
-    if isinstance(event, HandStarted):
-        return _started(event.setup)
-    assert state is not None, "a hand starts with HandStarted"
-    handler = _APPLY.get(type(event))
-    if handler is None:  # pragma: no cover - the Event union is closed
-        raise TypeError(f"unknown event {event!r}")
-    return handler(state, event)
+    return fold_into(None if state is None else WorkingHand(state), event).freeze()
 
 
 def replay(events: Iterable[Event], state: HandState | None = None) -> HandState:
     """Rebuild a hand from its events alone."""
+    work = None if state is None else WorkingHand(state)
     for event in events:
-        state = apply(state, event)
-    if state is None:
+        work = fold_into(work, event)
+    if work is None:
         raise ValueError("no events to replay")
-    return state
+    return work.freeze()
 
 
-def _started(setup: HandSetup) -> HandState:
-    seats = tuple(SeatState(seat=s.seat, player_id=s.player_id, stack=s.stack) for s in setup.seats)
-    street = Street.PREFLOP if setup.variant == Variant.NLHE else Street.FIRST_BET
-    # The full big blind is the amount to call even when its poster is all-in for less.
-    to_call = max(s.blind for s in setup.seats)
-    return HandState(
-        setup=setup, street=street, seats=seats, last_raise=setup.min_bet, current_bet=to_call
-    )
+class HandMachine:
+    """A hand played command by command on one working copy, frozen only on request.
 
+    The same rules as :func:`execute`, without a snapshot per command: for
+    replaying many hands fast (``felt phh verify``). ``state`` is read-only
+    for callers; a refused command raises :class:`IllegalAction` and leaves
+    it unchanged.
+    """
 
-def _with_seat(state: HandState, seat: int, **changes: Any) -> tuple[HandState, int]:
-    index = state.index_of(seat)
-    assert index is not None, f"event for seat {seat}, which is not dealt in"
-    seats = list(state.seats)
-    seats[index] = replace(seats[index], **changes)
-    return replace(state, seats=tuple(seats)), index
+    __slots__ = ("_work",)
 
+    def __init__(self, state: HandState | None = None) -> None:
+        self._work = None if state is None else WorkingHand(state)
 
-def _next_actor(state: HandState, after: int) -> int | None:
-    """The next seat clockwise after ``after`` that owes a decision this round."""
-    seats = state.seats
-    n = len(seats)
-    live = [x for x in seats if not x.folded]
-    if len(live) < 2:
-        return None
-    for k in range(1, n + 1):
-        i = (after + k) % n
-        x = seats[i]
-        if needs_to_act(state, x) and (
-            x.bet < state.current_bet or any(o is not x and o.stack > 0 for o in live)
-        ):
-            return i
-    return None
+    @property
+    def state(self) -> HandQueries | None:
+        return self._work
 
+    def execute(self, command: Command) -> list[Event]:
+        batch = _Batch(self._work)
+        _run(batch, command)
+        self._work = batch.work
+        return batch.events
 
-def _next_drawer(state: HandState, after: int) -> int | None:
-    n = len(state.seats)
-    for k in range(1, n + 1):
-        i = (after + k) % n
-        x = state.seats[i]
-        if not x.folded and x.drawn is None:
-            return i
-    return None
-
-
-def _ante(state: HandState, e: AntePosted) -> HandState:
-    x = state.seat_state(e.seat)
-    assert x is not None
-    return _with_seat(
-        state,
-        e.seat,
-        stack=x.stack - e.amount,
-        committed=x.committed + e.amount,
-        ante=x.ante + e.amount,
-    )[0]
-
-
-def _blind(state: HandState, e: BlindPosted) -> HandState:
-    x = state.seat_state(e.seat)
-    assert x is not None
-    return _with_seat(
-        state,
-        e.seat,
-        stack=x.stack - e.amount,
-        bet=x.bet + e.amount,
-        committed=x.committed + e.amount,
-    )[0]
-
-
-def _hole(state: HandState, e: HoleCardsDealt) -> HandState:
-    cards = tuple(c for c in e.cards if c is not None)
-    new, _ = _with_seat(state, e.seat, hole=cards)
-    new = replace(new, deck_pos=max(new.deck_pos, max(e.deck_positions, default=-1) + 1))
-    if all(x.hole for x in new.seats):
-        new = replace(new, actor=_first_preflop_actor(new))
-    return new
-
-
-def _first_preflop_actor(state: HandState) -> int | None:
-    """Left of the largest blind (big blind or straddle); left of the button without blinds."""
-    blinds = [s.blind for s in state.setup.seats]
-    top = max(blinds)
-    if top == 0:
-        return _next_actor(state, len(state.seats) - 1)
-    last = max(i for i, b in enumerate(blinds) if b == top)
-    return _next_actor(state, last)
-
-
-def _acted(state: HandState, seat: int, **changes: Any) -> HandState:
-    new, index = _with_seat(state, seat, acted=True, matched=state.current_bet, **changes)
-    return replace(new, actor=_next_actor(new, index))
-
-
-def _fold(state: HandState, e: PlayerFolded) -> HandState:
-    return _acted(state, e.seat, folded=True)
-
-
-def _check(state: HandState, e: PlayerChecked) -> HandState:
-    return _acted(state, e.seat)
-
-
-def _call(state: HandState, e: PlayerCalled) -> HandState:
-    x = state.seat_state(e.seat)
-    assert x is not None
-    return _acted(
-        state,
-        e.seat,
-        stack=x.stack - e.amount,
-        bet=x.bet + e.amount,
-        committed=x.committed + e.amount,
-    )
-
-
-def _bet(state: HandState, e: BetPlaced) -> HandState:
-    index = state.index_of(e.seat)
-    assert index is not None
-    x = state.seats[index]
-    changes: dict[str, Any] = {"current_bet": max(state.current_bet, e.to), "aggressor": index}
-    seats = list(state.seats)
-    if e.full:
-        changes["last_raise"] = max(e.to - state.current_bet, state.last_raise)
-        changes["full_level"] = e.to
-        changes["raises"] = state.raises + 1
-        seats = [replace(o, acted=False) if o.acted else o for o in seats]
-    seats[index] = replace(
-        x,
-        stack=x.stack - e.amount,
-        bet=e.to,
-        committed=x.committed + e.amount,
-        acted=True,
-        matched=e.to,
-    )
-    new = replace(state, seats=tuple(seats), **changes)
-    return replace(new, actor=_next_actor(new, index))
-
-
-def _drawn(state: HandState, e: CardsDrawn) -> HandState:
-    x = state.seat_state(e.seat)
-    assert x is not None
-    discarded = set(e.discarded)
-    kept = tuple(c for c in x.hole if c not in discarded)
-    drawn = tuple(c for c in e.drawn if c is not None)
-    new, index = _with_seat(state, e.seat, hole=kept + drawn, drawn=len(e.drawn))
-    new = replace(new, deck_pos=max(new.deck_pos, max(e.deck_positions, default=-1) + 1))
-    return replace(new, actor=_next_drawer(new, index))
-
-
-def _street(state: HandState, e: StreetStarted) -> HandState:
-    seats = tuple(
-        replace(x, bet=0, acted=False, matched=0) if (x.bet or x.acted or x.matched) else x
-        for x in state.seats
-    )
-    new = replace(
-        state,
-        street=e.street,
-        seats=seats,
-        current_bet=0,
-        last_raise=state.setup.min_bet,
-        full_level=0,
-        raises=0,
-        aggressor=None if e.street != Street.SHOWDOWN else state.aggressor,
-        board=state.board + e.cards,
-        deck_pos=max(state.deck_pos, max(e.deck_positions, default=-1) + 1),
-        actor=None,
-    )
-    n = len(seats)
-    if e.street == Street.DRAW:
-        return replace(new, actor=_next_drawer(new, n - 1))
-    if e.street == Street.SHOWDOWN:
-        return new
-    return replace(new, actor=_next_actor(new, n - 1))
-
-
-def _returned(state: HandState, e: UncalledBetReturned) -> HandState:
-    x = state.seat_state(e.seat)
-    assert x is not None
-    return _with_seat(
-        state,
-        e.seat,
-        stack=x.stack + e.amount,
-        bet=x.bet - e.amount,
-        committed=x.committed - e.amount,
-    )[0]
-
-
-def _shown(state: HandState, e: CardsShown) -> HandState:
-    return _with_seat(state, e.seat, shown=True)[0]
-
-
-def _mucked(state: HandState, e: CardsMucked) -> HandState:
-    return _with_seat(state, e.seat, mucked=True)[0]
-
-
-def _awarded(state: HandState, e: PotAwarded) -> HandState:
-    seats = list(state.seats)
-    for seat, chips in e.shares:
-        index = state.index_of(seat)
-        assert index is not None
-        seats[index] = replace(seats[index], stack=seats[index].stack + chips)
-    return replace(state, seats=tuple(seats), awarded=state.awarded + e.amount)
-
-
-def _ended(state: HandState, e: HandEnded) -> HandState:
-    return replace(state, ended=True, street=Street.COMPLETE, actor=None)
-
-
-_APPLY: dict[type, Callable[[HandState, Any], HandState]] = {
-    AntePosted: _ante,
-    BlindPosted: _blind,
-    HoleCardsDealt: _hole,
-    PlayerFolded: _fold,
-    PlayerChecked: _check,
-    PlayerCalled: _call,
-    BetPlaced: _bet,
-    CardsDrawn: _drawn,
-    StreetStarted: _street,
-    UncalledBetReturned: _returned,
-    CardsShown: _shown,
-    CardsMucked: _mucked,
-    PotAwarded: _awarded,
-    HandEnded: _ended,
-}
+    def snapshot(self) -> HandState:
+        if self._work is None:
+            raise ValueError("no hand has started")
+        return self._work.freeze()
 
 
 def stacks(state: HandState) -> dict[int, int]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from felt.rules.config import Variant
 from felt.rules.events import Street
-from felt.rules.state import HandState, SeatState
+from felt.rules.state import HandQueries, SeatQueries
 
 BETTING_STREETS = frozenset(
     {Street.PREFLOP, Street.FLOP, Street.TURN, Street.RIVER, Street.FIRST_BET, Street.SECOND_BET}
@@ -49,20 +49,20 @@ class LegalActions:
         return self.min_raise_to is not None
 
 
-def bet_size(state: HandState) -> int:
+def bet_size(state: HandQueries) -> int:
     """Draw's fixed bet for the current round."""
     setup = state.setup
     return setup.big_bet if state.street == Street.SECOND_BET else setup.small_bet
 
 
-def raise_threshold(state: HandState) -> int:
+def raise_threshold(state: HandQueries) -> int:
     """How much the bet must grow for a raise to be full (and to reopen the action)."""
     if state.variant == Variant.NLHE:
         return max(state.last_raise, state.setup.min_bet)
     return (bet_size(state) + 1) // 2
 
 
-def may_raise(state: HandState, seat: SeatState) -> bool:
+def may_raise(state: HandQueries, seat: SeatQueries) -> bool:
     """Whether the betting is open to ``seat``: not yet acted, or reopened since.
 
     NLHE: a seat that already acted may raise again only when the bet has
@@ -80,14 +80,14 @@ def may_raise(state: HandState, seat: SeatState) -> bool:
     return False
 
 
-def needs_to_act(state: HandState, seat: SeatState) -> bool:
+def needs_to_act(state: HandQueries, seat: SeatQueries) -> bool:
     """A seat still owes a decision this betting round."""
     if seat.folded or seat.stack == 0:
         return False
     return not seat.acted or seat.bet < state.current_bet
 
 
-def legal_actions(state: HandState) -> LegalActions | None:
+def legal_actions(state: HandQueries) -> LegalActions | None:
     """The legal actions of the seat to act, or None when nobody is to act."""
     if state.actor is None or state.ended:
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from felt.rules.state import SeatState
+from felt.rules.state import SeatQueries
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,7 +16,7 @@ class Pot:
     eligible: tuple[int, ...]
 
 
-def side_pots(seats: Sequence[SeatState], antes_due: Sequence[int] | None = None) -> list[Pot]:
+def side_pots(seats: Sequence[SeatQueries], antes_due: Sequence[int] | None = None) -> list[Pot]:
     """Main pot first, then side pots, by eligible contribution.
 
     Antes are dead money and go to the main pot, which every seat still in

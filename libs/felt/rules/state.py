@@ -1,7 +1,16 @@
-"""Hand state: what a fold of hand events yields. Immutable; replaced, never mutated."""
+"""Hand state: what a fold of hand events yields.
+
+``HandState``/``SeatState`` are the immutable snapshots every caller sees.
+The engine folds a command's events into a private working copy (see
+``felt.rules.engine.HandMachine``) and freezes it once, instead of copying
+the whole state for every event; both forms share the read-only queries of
+:class:`HandQueries`/:class:`SeatQueries`, so the rules that read state
+(legal actions, pots, views) accept either.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from felt.cards import Card
@@ -9,8 +18,36 @@ from felt.rules.config import HandSetup, Variant
 from felt.rules.events import Street
 
 
+class SeatQueries:
+    """Read-only questions about a seat, common to snapshots and working copies."""
+
+    __slots__ = ()
+    seat: int
+    player_id: str
+    stack: int
+    bet: int
+    committed: int
+    ante: int
+    hole: tuple[Card, ...]
+    folded: bool
+    acted: bool
+    matched: int
+    drawn: int | None
+    shown: bool
+    mucked: bool
+
+    @property
+    def all_in(self) -> bool:
+        """Still in the hand with no chips behind."""
+        return self.stack == 0 and not self.folded
+
+    @property
+    def in_hand(self) -> bool:
+        return not self.folded
+
+
 @dataclass(frozen=True, slots=True)
-class SeatState:
+class SeatState(SeatQueries):
     """One dealt-in seat during a hand.
 
     ``bet`` is what the seat has put in during the current round; ``committed``
@@ -36,19 +73,57 @@ class SeatState:
     shown: bool = False
     mucked: bool = False
 
-    @property
-    def all_in(self) -> bool:
-        """Still in the hand with no chips behind."""
-        return self.stack == 0 and not self.folded
+
+SEAT_FIELDS = tuple(SeatState.__dataclass_fields__)
+
+
+class HandQueries:
+    """Read-only questions about a hand, common to snapshots and working copies."""
+
+    __slots__ = ()
+    setup: HandSetup
+    street: Street
+    seats: Sequence[SeatQueries]
+    actor: int | None
+    current_bet: int
+    last_raise: int
+    full_level: int
+    raises: int
+    aggressor: int | None
+    board: tuple[Card, ...]
+    deck_pos: int
+    awarded: int
+    ended: bool
 
     @property
-    def in_hand(self) -> bool:
-        return not self.folded
+    def variant(self) -> Variant:
+        return self.setup.variant
+
+    @property
+    def pot(self) -> int:
+        """Chips in the middle (all rounds, current bets included) not yet awarded."""
+        return sum(s.committed for s in self.seats) - self.awarded
+
+    def index_of(self, seat: int) -> int | None:
+        """Position in ``seats`` of a table seat number, or None if not dealt in."""
+        for i, s in enumerate(self.seats):
+            if s.seat == seat:
+                return i
+        return None
+
+    def seat_state(self, seat: int) -> SeatQueries | None:
+        i = self.index_of(seat)
+        return None if i is None else self.seats[i]
+
+    @property
+    def actor_seat(self) -> int | None:
+        """Table seat number of the seat to act, if any."""
+        return None if self.actor is None else self.seats[self.actor].seat
 
 
 @dataclass(frozen=True, slots=True)
-class HandState:
-    """The state of one hand.
+class HandState(HandQueries):
+    """The state of one hand (an immutable snapshot).
 
     ``seats`` are in dealing order (clockwise from the left of the button);
     ``actor`` indexes into it. ``current_bet`` is the amount to match this
@@ -73,27 +148,9 @@ class HandState:
     awarded: int = 0
     ended: bool = False
 
-    @property
-    def variant(self) -> Variant:
-        return self.setup.variant
-
-    @property
-    def pot(self) -> int:
-        """Chips in the middle (all rounds, current bets included) not yet awarded."""
-        return sum(s.committed for s in self.seats) - self.awarded
-
-    def index_of(self, seat: int) -> int | None:
-        """Position in ``seats`` of a table seat number, or None if not dealt in."""
-        for i, s in enumerate(self.seats):
-            if s.seat == seat:
-                return i
-        return None
-
     def seat_state(self, seat: int) -> SeatState | None:
         i = self.index_of(seat)
         return None if i is None else self.seats[i]
 
-    @property
-    def actor_seat(self) -> int | None:
-        """Table seat number of the seat to act, if any."""
-        return None if self.actor is None else self.seats[self.actor].seat
+
+HAND_FIELDS = tuple(HandState.__dataclass_fields__)

@@ -25,7 +25,7 @@ from felt.rules.events import (
 )
 from felt.rules.legal import LegalActions, legal_actions
 from felt.rules.pots import side_pots
-from felt.rules.state import HandState
+from felt.rules.state import HandQueries
 
 SPECTATOR = None
 
@@ -112,7 +112,7 @@ class HandView:
         raise KeyError(number)
 
 
-def view_for(state: HandState, viewer: int | None) -> HandView:
+def view_for(state: HandQueries, viewer: int | None) -> HandView:
     """The hand as ``viewer`` sees it; legal actions only when it is the viewer's turn."""
     seats = []
     for x in state.seats:

@@ -32,7 +32,6 @@ from felt.rules.events import (
     StreetStarted,
     UncalledBetReturned,
 )
-from felt.rules.legal import needs_to_act
 from felt.rules.state import HandQueries, HandState, SeatQueries, SeatState
 
 
@@ -92,6 +91,7 @@ class WorkingHand(HandQueries):
     """A hand being changed in place. Seats are frozen ``SeatState`` until first written."""
 
     __slots__ = (
+        "_index",
         "actor",
         "aggressor",
         "awarded",
@@ -105,7 +105,6 @@ class WorkingHand(HandQueries):
         "seats",
         "setup",
         "street",
-        "_index",
     )
     seats: list[SeatQueries]
 
@@ -173,30 +172,47 @@ def start(setup: HandSetup) -> WorkingHand:
 
 def fold_into(hand: WorkingHand | None, event: Event) -> WorkingHand:
     """Fold ``event`` into ``hand`` in place (a ``HandStarted`` makes a new one)."""
+    handler = _FOLD.get(type(event))
+    if handler is not None and hand is not None:
+        handler(hand, event)
+        return hand
     if isinstance(event, HandStarted):
         return start(event.setup)
-    assert hand is not None, "a hand starts with HandStarted"
-    handler = _FOLD.get(type(event))
     if handler is None:  # pragma: no cover - the Event union is closed
         raise TypeError(f"unknown event {event!r}")
-    handler(hand, event)
-    return hand
+    raise AssertionError("a hand starts with HandStarted")
 
 
 def next_actor(hand: HandQueries, after: int) -> int | None:
-    """The next seat clockwise after ``after`` that owes a decision this round."""
+    """The next seat clockwise after ``after`` that owes a decision this round.
+
+    A seat owes one when it is in the hand with chips behind and has not
+    acted since the betting opened to it or faces a bet; but not when it has
+    matched the bet and nobody else in the hand has chips (nothing to decide).
+    (The same rule as ``legal.needs_to_act``, inlined: this runs per event.)
+    """
     seats = hand.seats
     n = len(seats)
-    live = [x for x in seats if not x.folded]
-    if len(live) < 2:
-        return None
     current = hand.current_bet
+    in_hand = 0
+    with_chips = 0
+    for x in seats:
+        if not x.folded:
+            in_hand += 1
+            if x.stack > 0:
+                with_chips += 1
+    if in_hand < 2:
+        return None
     for k in range(1, n + 1):
-        x = seats[(after + k) % n]
-        if needs_to_act(hand, x) and (
-            x.bet < current or any(o is not x and o.stack > 0 for o in live)
-        ):
-            return (after + k) % n
+        i = (after + k) % n
+        x = seats[i]
+        if x.folded or x.stack == 0:
+            continue
+        if x.bet < current:
+            return i
+        # Matched: it still owes its option if not acted and another can bet.
+        if not x.acted and with_chips > 1:
+            return i
     return None
 
 

@@ -1,0 +1,53 @@
+"""AI players for both variants, at three levels plus two baselines.
+
+A bot decides from its seat's redacted view, the redacted history of the hand
+and the legal actions it was offered, with a caller-supplied random source
+(see :class:`felt.bots.base.Bot`). ``get_bot(name)`` returns a fresh bot:
+``"easy"``, ``"normal"`` and ``"hard"`` are the product's levels;
+``"calling_station"`` and ``"random"`` are fixed references for the ladder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from felt.bots.base import Bot, Decision
+from felt.bots.baseline import CallingStation, RandomBot
+from felt.bots.easy import EasyBot
+from felt.bots.hard import HardBot
+from felt.bots.normal import NormalBot
+
+LEVELS = ("easy", "normal", "hard")
+BASELINES = ("calling_station", "random")
+BOT_NAMES = (*LEVELS, *BASELINES)
+
+_FACTORIES: dict[str, Callable[[], Bot]] = {
+    "easy": EasyBot,
+    "normal": NormalBot,
+    "hard": HardBot,
+    "calling_station": CallingStation,
+    "random": RandomBot,
+}
+
+
+def get_bot(level: str) -> Bot:
+    """A bot by name (case-insensitive); raises ``ValueError`` naming the choices."""
+    factory = _FACTORIES.get(level.strip().lower())
+    if factory is None:
+        raise ValueError(f"unknown bot {level!r}; choose one of {', '.join(BOT_NAMES)}")
+    return factory()
+
+
+__all__ = [
+    "BASELINES",
+    "BOT_NAMES",
+    "LEVELS",
+    "Bot",
+    "CallingStation",
+    "Decision",
+    "EasyBot",
+    "HardBot",
+    "NormalBot",
+    "RandomBot",
+    "get_bot",
+]

@@ -1,0 +1,574 @@
+"""The hard bot: Monte Carlo equity against ranges read from public actions.
+
+Hold'em: each live opponent gets a weighted range. Preflop it comes from what
+they did (an open raise is a top-x% range, a 3-bet tighter, a call medium with
+the strongest hands down-weighted because they would have raised, a check
+wide); on every later street their action re-weights the combos by how well
+each one hits that street's board (a bet or raise keeps the strongest share
+and a little of the rest for bluffs and draws, a call the top three quarters,
+a check trims the very top). Hero's equity against those ranges comes from
+``felt.equity.holdem_equity``. It calls when equity beats the pot odds by a
+margin, raises and value-bets when equity is high with a size that grows with
+equity (all-in at low stack-to-pot ratio), semi-bluffs strong draws and bluffs
+with weak hands at a controlled, configurable frequency.
+
+Draw: opponents are modelled by ``felt.equity.DrawOpponent`` from how many
+cards they drew and whether they bet (drew three after betting: a pair;
+stood pat after raising: a straight or better; bet after the draw: improved),
+as a small mixture. The discard is chosen by simulating the sensible keeps
+(``drawhand.candidate_keeps``) and taking the best; betting follows the same
+equity-versus-pot-odds rules in fixed-limit form.
+
+Only public information is read: the seat's own cards, the board, the
+redacted history and the legal actions.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+from felt import _native
+from felt.bots.base import (
+    Decision,
+    Situation,
+    all_in,
+    bet_to,
+    check_or_call,
+    check_or_fold,
+    pot_bet_to,
+    situation,
+)
+from felt.bots.drawhand import candidate_keeps
+from felt.bots.holdem import draws, preflop_percentile
+from felt.cards import Card
+from felt.equity import DrawOpponent, Range, draw_equity, holdem_equity, top_percent
+from felt.evaluator import HandCategory, evaluate_many
+from felt.rules.commands import Discard
+from felt.rules.config import Variant
+from felt.rules.events import CardsDrawn, Event, Street
+from felt.rules.legal import LegalActions
+from felt.rules.views import HandView
+
+H = HandCategory
+_CATEGORY_SHIFT = _native.CATEGORY_SHIFT
+_BOARD_STREETS = ((Street.FLOP, 3), (Street.TURN, 4), (Street.RIVER, 5))
+_ACE_LOW = 0x1000
+
+
+@dataclass(frozen=True, slots=True)
+class HardTuning:
+    """Equity thresholds of the hard bot, in one place so they can be tuned and tested.
+
+    The defaults were tuned on duplicate heads-up matches against the normal
+    bot (``felt ladder``) and are standard heads-up practice: the button
+    min-raises every hand (the blind must defend a wide range or bleed), and
+    re-raises for value with 58% equity against the opener's range.
+
+    Hold'em: ``open_heads_up`` is the share of hands the button opens, with
+    ``open_size_heads_up`` big blinds; ``reraise_first`` the equity against an
+    opener's range to 3-bet;
+    ``pre_margin_*`` the equity over pot odds a preflop call needs in/out of
+    position (realising equity is harder out of position); ``value_*`` the
+    equity to bet when checked to; ``raise_at`` the equity to raise a bet;
+    ``call_margin`` the edge over pot odds to call after the flop.
+    ``bet_keep``/``bet_rest`` and ``call_keep``/``call_rest`` say how a bet
+    or a call narrows a range: the strongest ``keep`` share keeps its weight,
+    the rest is multiplied by ``rest``; a check multiplies the strongest
+    ``check_top`` share by ``check_weight`` (those hands would often have bet).
+    A flop continuation bet by the preflop raiser narrows with ``cbet_*``
+    instead (those ranges are wide). ``bluff_equity`` is the equity below
+    which a checked-to hand may bluff; ``light_3bet`` lets the bluff frequency
+    apply to preflop re-raises with hands that would call.
+    Draw: equity above a fair share (1 / players) to bet or raise, first and
+    second round (``draw_bet_first_ip``: in position after a check, where the
+    checker's range is weak, so stealing pays), and the margin over pot odds
+    to call.
+    """
+
+    open_heads_up: float = 1.0
+    open_size_heads_up: float = 2.0
+    reraise_first: float = 0.58
+    pre_margin_ip: float = 0.03
+    pre_margin_oop: float = 0.07
+    value_ip: float = 0.55
+    value_oop: float = 0.58
+    raise_at: float = 0.72
+    call_margin: float = 0.03
+    bet_keep: float = 0.45
+    bet_rest: float = 0.2
+    call_keep: float = 0.75
+    call_rest: float = 0.35
+    check_top: float = 0.3
+    check_weight: float = 0.3
+    cbet_keep: float = 0.45
+    cbet_rest: float = 0.2
+    bluff_equity: float = 0.35
+    light_3bet: bool = False
+    draw_bet_first: float = 0.10
+    draw_bet_first_ip: float = -0.15
+    draw_bet_second: float = 0.07
+    draw_raise_first: float = 0.15
+    draw_raise_second: float = 0.17
+    draw_call_first: float = 0.0
+    draw_call_second: float = 0.02
+
+
+class HardBot:
+    """Equity against inferred ranges; see the module docstring.
+
+    ``bluff_frequency`` is the probability of bluffing in a spot that
+    qualifies (low equity, checked to, at most two opponents); semi-bluffs
+    with strong draws happen at three times that rate. ``samples`` is the
+    Monte Carlo budget per equity estimate.
+    """
+
+    name = "hard"
+
+    def __init__(
+        self,
+        bluff_frequency: float = 0.1,
+        samples: int = 1500,
+        tuning: HardTuning | None = None,
+    ) -> None:
+        if not 0.0 <= bluff_frequency <= 1.0:
+            raise ValueError(f"bluff_frequency must be in [0, 1], got {bluff_frequency}")
+        if samples < 100:
+            raise ValueError(f"samples must be at least 100, got {samples}")
+        self.bluff_frequency = bluff_frequency
+        self.samples = samples
+        self.tuning = tuning or HardTuning()
+
+    def decide(
+        self, view: HandView, history: Sequence[Event], legal: LegalActions, rng: random.Random
+    ) -> Decision:
+        sit = situation(view, history, legal)
+        if sit.variant == Variant.DRAW5:
+            return self._draw(view, sit, history, legal, rng)
+        return self._holdem(view, sit, legal, rng)
+
+    # ------------------------------------------------------------------ hold'em
+
+    def _holdem(
+        self, view: HandView, sit: Situation, legal: LegalActions, rng: random.Random
+    ) -> Decision:
+        heads_up = len(view.seats) == 2
+        raises = sit.bets_on(Street.PREFLOP)
+        if sit.street == Street.PREFLOP and raises == 0 and sit.to_call > 0:
+            return self._open(view, sit, legal)
+        ranges = [self._range(sit, o.seat, heads_up) for o in sit.opponents]
+        equity = holdem_equity(
+            sit.hole, sit.board, (), ranges, samples=self.samples, seed=rng.getrandbits(32)
+        ).equity
+        if sit.street == Street.PREFLOP:
+            return self._preflop(sit, legal, equity, raises, rng)
+        return self._postflop(sit, legal, equity, rng)
+
+    def _open(self, view: HandView, sit: Situation, legal: LegalActions) -> Decision:
+        """First in (only blinds and limps before us): raise a position-wide range."""
+        n = len(view.seats)
+        index = [s.seat for s in view.seats].index(sit.seat)
+        limpers = sum(1 for a in sit.on(Street.PREFLOP) if a.kind == "call")
+        if n == 2:
+            share = self.tuning.open_heads_up
+        elif index == 0:
+            share = 0.4
+        else:
+            share = {0: 0.45, 1: 0.30, 2: 0.22, 3: 0.18}.get(n - 1 - index, 0.14)
+        if limpers:
+            share = min(share, 0.2)
+        pct = preflop_percentile(sit.hole)
+        if pct > share:
+            return check_or_fold(legal)
+        if sit.effective_stack <= 12 * sit.unit:
+            return all_in(legal)
+        size = (self.tuning.open_size_heads_up if n == 2 else 3.0) + limpers
+        return bet_to(legal, size * sit.unit)
+
+    def _preflop(
+        self,
+        sit: Situation,
+        legal: LegalActions,
+        equity: float,
+        raises: int,
+        rng: random.Random,
+    ) -> Decision:
+        current = sit.bet + sit.to_call
+        if sit.to_call == 0:  # option after limps
+            if equity >= 0.6:
+                return pot_bet_to(sit, legal, 1.0)
+            return check_or_call(legal)
+        reraise = self.tuning.reraise_first if raises == 1 else 0.6
+        if sit.opponent_count > 1:
+            reraise += 0.05 * (sit.opponent_count - 1)
+        committed = sit.to_call >= 0.35 * sit.stack
+        if equity >= reraise and legal.can_raise:
+            if sit.spr <= 4 or committed or raises >= 3:
+                return all_in(legal)
+            return bet_to(legal, 3 * current + (0 if sit.in_position else current))
+        if committed:
+            need = sit.effective_stack / (sit.pot + sit.effective_stack)
+            return check_or_call(legal) if equity >= need + 0.02 else check_or_fold(legal)
+        t = self.tuning
+        margin = t.pre_margin_ip if sit.in_position else t.pre_margin_oop
+        if equity < sit.pot_odds + margin:
+            return check_or_fold(legal)
+        if (
+            t.light_3bet
+            and raises == 1
+            and sit.opponent_count == 1
+            and legal.can_raise
+            and rng.random() < self.bluff_frequency
+        ):
+            # A 3-bet bluff with a hand good enough to call: open ranges fold often.
+            return bet_to(legal, 3 * current + (0 if sit.in_position else current))
+        return check_or_call(legal)
+
+    def _postflop(
+        self, sit: Situation, legal: LegalActions, equity: float, rng: random.Random
+    ) -> Decision:
+        river = sit.street == Street.RIVER
+        dr = draws(sit.hole, sit.board)
+        drawing = dr.strong and not river
+        extra = 0.07 * (sit.opponent_count - 1)
+        t = self.tuning
+        if sit.to_call == 0:
+            threshold = (t.value_ip if sit.in_position else t.value_oop) + extra
+            if equity >= threshold:
+                if equity >= 0.85 and sit.spr <= 3:
+                    return all_in(legal)
+                return pot_bet_to(sit, legal, _size(equity))
+            if sit.opponent_count <= 2:
+                if drawing and rng.random() < min(1.0, 3 * self.bluff_frequency):
+                    return pot_bet_to(sit, legal, 0.6)
+                if equity < t.bluff_equity and rng.random() < self.bluff_frequency:
+                    return pot_bet_to(sit, legal, 0.6)
+            return check_or_fold(legal)
+        raise_at = t.raise_at + extra
+        if equity >= raise_at and legal.can_raise:
+            if sit.spr <= 2.5 or sit.to_call >= 0.4 * sit.stack:
+                return all_in(legal)
+            return pot_bet_to(sit, legal, max(0.7, _size(equity)))
+        implied = 0.04 if drawing else 0.0
+        if equity + implied >= sit.pot_odds + t.call_margin:
+            if (
+                drawing
+                and sit.street == Street.FLOP
+                and legal.can_raise
+                and sit.opponent_count == 1
+                and rng.random() < self.bluff_frequency
+            ):
+                return pot_bet_to(sit, legal, 0.8)
+            return check_or_call(legal)
+        return check_or_fold(legal)
+
+    def _range(self, sit: Situation, seat: int, heads_up: bool) -> Range:
+        """The opponent's range: preflop read, then narrowed street by street."""
+        acts = sit.on(Street.PREFLOP)
+        mine = [a for a in acts if a.seat == seat]
+        raise_levels = [
+            i + 1 for i, a in enumerate(a for a in acts if a.kind == "bet") if a.seat == seat
+        ]
+        big = any(a.all_in for a in mine if a.kind == "bet")
+        if raise_levels:
+            level = raise_levels[-1]
+            pct = {1: 0.5 if heads_up else 0.22, 2: 0.14}.get(level, 0.06)
+            if big:
+                pct = min(pct, 0.12)
+            pre = (pct, 0.0)
+        elif any(a.kind == "call" for a in mine):
+            faced = sum(1 for a in acts if a.kind == "bet" and a.seat != seat)
+            if faced == 0:
+                pre = (0.85, 0.12)
+            elif faced == 1:
+                pre = (0.45, 0.05)
+            else:
+                pre = (0.16, 0.03)
+        else:
+            pre = (1.0, 0.10)
+        steps: list[tuple[tuple[Card, ...], str]] = []
+        for street, count in _BOARD_STREETS:
+            if len(sit.board) < count:
+                break
+            acts_here = sit.on(street)
+            moves = [a.kind for a in acts_here if a.seat == seat]
+            first_bet = next((a for a in acts_here if a.kind == "bet"), None)
+            cbet = (
+                street == Street.FLOP
+                and first_bet is not None
+                and first_bet.seat == seat
+                and sit.last_aggressor(Street.PREFLOP) == seat
+                and moves.count("bet") == 1
+            )
+            if cbet:
+                how = "cbet"  # continuation bets come from a wide range
+            elif "bet" in moves:
+                how = "bet"
+            elif "call" in moves:
+                how = "call"
+            elif "check" in moves:
+                how = "check"
+            else:
+                continue
+            steps.append((tuple(sit.board[:count]), how))
+        return _narrowed(pre, tuple(steps), self.tuning)
+
+    # ------------------------------------------------------------------ draw
+
+    def _draw(
+        self,
+        view: HandView,
+        sit: Situation,
+        history: Sequence[Event],
+        legal: LegalActions,
+        rng: random.Random,
+    ) -> Decision:
+        dead: tuple[Card, ...] = ()
+        for e in history:
+            if isinstance(e, CardsDrawn) and e.seat == sit.seat:
+                dead = tuple(c for c in e.discarded if c is not None)
+        models = [self._draw_model(sit, o.seat) for o in sit.opponents]
+        seed = rng.getrandbits(32)
+        if legal.max_discard is not None or sit.street == Street.FIRST_BET:
+            best_keep, equity = self._best_keep(sit.hole, dead, models, seed)
+            if legal.max_discard is not None:
+                throw = tuple(c for c in sit.hole if c not in best_keep)
+                return Discard(legal.seat, throw[: legal.max_discard])
+        else:
+            equity = self._mixture_equity(sit.hole, tuple(sit.hole), dead, models, seed)
+        return self._draw_bet(sit, legal, equity, rng)
+
+    def _best_keep(
+        self,
+        hole: tuple[Card, ...],
+        dead: tuple[Card, ...],
+        models: list[list[tuple[float, DrawOpponent]]],
+        seed: int,
+    ) -> tuple[tuple[Card, ...], float]:
+        best: tuple[tuple[Card, ...], float] = (hole, -1.0)
+        for keep in candidate_keeps(hole):
+            if len(keep) < 2:
+                continue
+            e = self._mixture_equity(hole, keep, dead, models, seed, scale=0.5)
+            if e > best[1]:
+                best = (keep, e)
+        return best
+
+    def _mixture_equity(
+        self,
+        hole: tuple[Card, ...],
+        keep: tuple[Card, ...],
+        dead: tuple[Card, ...],
+        models: list[list[tuple[float, DrawOpponent]]],
+        seed: int,
+        scale: float = 1.0,
+    ) -> float:
+        """Equity against each opponent's model mixture (multiway: the likeliest component)."""
+        budget = max(200, int(self.samples * scale))
+        if len(models) == 1:
+            total = 0.0
+            for weight, model in models[0]:
+                n = max(100, int(budget * weight))
+                if model.draws == 0 and model.kept_min >= H.THREE_OF_A_KIND:
+                    # Rare pat hands are sampled by rejection (under 4% of deals
+                    # qualify): a smaller budget keeps the decision in a few ms.
+                    n = min(n, 300)
+                total += weight * draw_equity(hole, keep, dead, [model], n, seed).equity
+            return total
+        likeliest = [max(m, key=lambda wm: wm[0])[1] for m in models]
+        if any(m.draws == 0 and m.kept_min >= H.THREE_OF_A_KIND for m in likeliest):
+            budget = min(budget, 300)  # rejection-sampled pat hands: see above
+        return draw_equity(hole, keep, dead, likeliest, budget, seed).equity
+
+    def _draw_model(self, sit: Situation, seat: int) -> list[tuple[float, DrawOpponent]]:
+        """What an opponent holds, as weighted ``DrawOpponent`` models, from public actions."""
+        first = [a for a in sit.on(Street.FIRST_BET) if a.seat == seat]
+        second = [a for a in sit.on(Street.SECOND_BET) if a.seat == seat]
+        bet_first = any(a.kind == "bet" for a in first)
+        called_first = any(a.kind == "call" for a in first)
+        bets = [a.seat for a in sit.on(Street.FIRST_BET) if a.kind == "bet"]
+        reraised = seat in bets[1:]
+        drew = sit.draws.get(seat)
+        mix: list[tuple[float, DrawOpponent]]
+        if drew is None:
+            if reraised:
+                mix = [(0.5, DrawOpponent(1, H.TWO_PAIR)), (0.5, DrawOpponent(3, H.PAIR))]
+            elif bet_first:
+                mix = [(0.75, DrawOpponent(3, H.PAIR)), (0.25, DrawOpponent(1, H.TWO_PAIR))]
+            elif called_first:
+                mix = [(0.65, DrawOpponent(3, H.PAIR)), (0.35, DrawOpponent(1))]
+            else:  # checked or not acted yet: weaker than a bettor
+                mix = [(0.4, DrawOpponent(3, H.PAIR)), (0.6, DrawOpponent(3))]
+        elif drew == 0:
+            strong = 0.85 if bet_first or called_first else 0.6
+            mix = [(strong, DrawOpponent(0, H.STRAIGHT)), (1 - strong, DrawOpponent(0))]
+        elif drew == 1:
+            mix = [(0.5, DrawOpponent(1, H.TWO_PAIR)), (0.5, DrawOpponent(1))]
+        elif drew == 2:
+            mix = [(0.8, DrawOpponent(2, H.THREE_OF_A_KIND)), (0.2, DrawOpponent(2, H.PAIR))]
+        else:
+            paired = 0.85 if bet_first or called_first else 0.6
+            mix = [(paired, DrawOpponent(drew, H.PAIR)), (1 - paired, DrawOpponent(drew))]
+        if any(a.kind == "bet" for a in second):
+            floor = H.TWO_PAIR if drew is None or drew >= 2 else H.THREE_OF_A_KIND
+            mix = [(0.6, DrawOpponent(0, floor)), *[(0.4 * w, m) for w, m in mix]]
+        elif any(a.kind == "call" for a in second):
+            mix = [(0.4, DrawOpponent(0, H.PAIR)), *[(0.6 * w, m) for w, m in mix]]
+        elif any(a.kind == "check" for a in second) and drew is not None:
+            # Checked after the draw: often missed; shift weight to the unconstrained model.
+            mix = [(0.4, DrawOpponent(drew)), *[(0.6 * w, m) for w, m in mix]]
+        return mix
+
+    def _draw_bet(
+        self, sit: Situation, legal: LegalActions, equity: float, rng: random.Random
+    ) -> Decision:
+        n = sit.opponent_count
+        fair = 1.0 / (n + 1)
+        second = sit.street == Street.SECOND_BET
+        t = self.tuning
+        if sit.to_call == 0:
+            first_margin = t.draw_bet_first_ip if sit.in_position else t.draw_bet_first
+            if equity >= fair + (t.draw_bet_second if second else first_margin):
+                return bet_to(legal, sit.unit)
+            if (
+                n == 1
+                and equity < 0.35
+                and rng.random() < self.bluff_frequency * (2.0 if second else 1.0)
+            ):
+                return bet_to(legal, sit.unit)
+            return check_or_fold(legal)
+        if equity >= fair + (t.draw_raise_second if second else t.draw_raise_first):
+            return bet_to(legal, sit.bet + sit.to_call + sit.unit)
+        margin = t.draw_call_second if second else t.draw_call_first
+        if equity >= sit.pot_odds + margin:
+            return check_or_call(legal)
+        return check_or_fold(legal)
+
+
+def warm_up() -> None:
+    """Build the one-time tables the hard bot uses, so no live decision pays for them.
+
+    The native draw sampler builds its table of pat hands on first use (tens of
+    ms), and the range helpers cache starting ranges and the straight-draw
+    table; a server calls this once at start-up.
+    """
+    hero = (51, 46, 41, 36, 0)  # As Qh Jd Ts 2c
+    for category in (H.PAIR, H.TWO_PAIR, H.THREE_OF_A_KIND, H.STRAIGHT):
+        draw_equity(hero, hero, (), [DrawOpponent(0, category)], 100, 0)
+    _straight_draw_table()
+    for share in (0.06, 0.12, 0.14, 0.16, 0.5, 0.22):
+        _preflop_range(share, 0.0)
+
+
+def _size(equity: float) -> float:
+    """Pot fraction a value bet can carry: a third of the pot near 55%, the pot near 95%."""
+    return max(0.33, min(1.0, 1.6 * (equity - 0.5) + 0.25))
+
+
+# --------------------------------------------------------------------------- ranges
+
+
+@cache
+def _preflop_range(share: float, top_discount: float) -> Range:
+    """The top ``share`` of hands, with its best ``top_discount`` share at weight 0.3.
+
+    The discount models hands that would have raised instead of calling or checking.
+    """
+    base = top_percent(share * 100)
+    if top_discount <= 0:
+        return base
+    top = set(top_percent(top_discount * 100).combos)
+    return Range((c, 0.3 if c in top else 1.0) for c in base.combos)
+
+
+@cache
+def _straight_draw_table() -> tuple[bool, ...]:
+    """For a 13-bit rank mask: is it one rank short of a straight in two ways (open-ended)?"""
+    windows = [0x100F] + [0x1F << low for low in range(9)]  # wheel, then 6-high .. ace-high
+
+    def straight(mask: int) -> bool:
+        return any(mask & w == w for w in windows)
+
+    out = []
+    for mask in range(1 << 13):
+        if straight(mask):
+            out.append(False)
+            continue
+        ways = sum(1 for r in range(13) if not mask >> r & 1 and straight(mask | 1 << r))
+        out.append(ways >= 2)
+    return tuple(out)
+
+
+_PAIR_FLOOR = int(H.PAIR) << _CATEGORY_SHIFT
+_TWO_PAIR_FLOOR = int(H.TWO_PAIR) << _CATEGORY_SHIFT
+
+
+@lru_cache(maxsize=4096)
+def _narrowed(
+    pre: tuple[float, float], steps: tuple[tuple[tuple[Card, ...], str], ...], t: HardTuning
+) -> Range:
+    """A preflop range narrowed by ``(board, action)`` steps, memoised.
+
+    Opponents with the same public line share one range, and each street
+    reuses the previous street's result, so a decision narrows at most one
+    new street per distinct line instead of replaying the hand for every
+    opponent. (Hero's own cards are not removed here: the equity sampler
+    drops combos that touch known cards, which keeps the cache hero-free.)
+    """
+    if not steps:
+        return _preflop_range(*pre)
+    board, how = steps[-1]
+    return _narrow(_narrowed(pre, steps[:-1], t), board, how, t)
+
+
+def _narrow(rng_: Range, board: tuple[Card, ...], how: str, t: HardTuning) -> Range:
+    """Re-weight a range by how an opponent acted on ``board``.
+
+    Combos are ranked by made-hand value, with strong draws (flush draws and
+    open-enders) ranked like a pair so that they stay in a betting range.
+    """
+    blocked = set(board)
+    items = [(c, w) for c, w in rng_.items() if c[0] not in blocked and c[1] not in blocked]
+    if not items:
+        return rng_
+    values = evaluate_many([(a, b, *board) for (a, b), _ in items])
+    if len(board) < 5:
+        table = _straight_draw_table()
+        suits = [0, 0, 0, 0]
+        for c in board:
+            suits[c & 3] += 1
+        mask = 0
+        for c in board:
+            mask |= 1 << (c >> 2)
+        keyed = []
+        for ((a, b), w), v in zip(items, values, strict=True):
+            sa, sb = a & 3, b & 3
+            flush_draw = (suits[sa] + 1 + (sa == sb) == 4) or (suits[sb] + 1 + (sa == sb) == 4)
+            oesd = table[mask | 1 << (a >> 2) | 1 << (b >> 2)]
+            drawing = (flush_draw or oesd) and v < _TWO_PAIR_FLOOR
+            key = max(v, _PAIR_FLOOR + 1) if drawing else v
+            keyed.append((key, (a, b), w))
+    else:
+        keyed = [(v, c, w) for (c, w), v in zip(items, values, strict=True)]
+    keyed.sort(key=lambda t: t[0], reverse=True)
+    total = sum(w for _, _, w in keyed)
+    if how == "bet":
+        keep, low = t.bet_keep, t.bet_rest
+    elif how == "cbet":
+        keep, low = t.cbet_keep, t.cbet_rest
+    elif how == "call":
+        keep, low = t.call_keep, t.call_rest
+    else:  # check: the very top would often have bet
+        keep, low = t.check_top, 1.0
+    out: list[tuple[tuple[Card, Card], float]] = []
+    seen = 0.0
+    for _, combo, w in keyed:
+        above = seen < keep * total
+        seen += w
+        if how == "check":
+            out.append((combo, w * (t.check_weight if above else 1.0)))
+        else:
+            out.append((combo, w if above else w * low))
+    return Range(out)

@@ -189,10 +189,11 @@ def _start(batch: _Batch, setup: HandSetup) -> None:
             if paid:
                 batch.emit(BlindPosted(s.seat, paid, paid == behind))
     n = len(setup.seats)
-    per_seat = HOLE_CARDS[setup.variant]
+    deck = setup.deck
+    rounds = range(0, HOLE_CARDS[setup.variant] * n, n)
     for i, s in enumerate(setup.seats):
-        positions = tuple(r * n + i for r in range(per_seat))
-        batch.emit(HoleCardsDealt(s.seat, tuple(setup.deck[p] for p in positions), positions))
+        positions = tuple([r + i for r in rounds])
+        batch.emit(HoleCardsDealt(s.seat, tuple([deck[p] for p in positions]), positions))
     _settle(batch)
 
 
@@ -366,12 +367,16 @@ def _settle(batch: _Batch) -> None:
 
 
 def _return_uncalled(batch: _Batch) -> None:
-    s = batch.s
-    top = max(range(len(s.seats)), key=lambda i: s.seats[i].bet)
-    top_bet = s.seats[top].bet
-    second = max((x.bet for i, x in enumerate(s.seats) if i != top), default=0)
+    """Give back the part of the biggest bet that nobody matched."""
+    top_bet = second = 0
+    top_seat = -1
+    for x in batch.s.seats:
+        if x.bet > top_bet:
+            top_bet, second, top_seat = x.bet, top_bet, x.seat
+        elif x.bet > second:
+            second = x.bet
     if top_bet > second:
-        batch.emit(UncalledBetReturned(s.seats[top].seat, top_bet - second))
+        batch.emit(UncalledBetReturned(top_seat, top_bet - second))
 
 
 def _award_uncontested(batch: _Batch, index: int) -> None:

@@ -161,13 +161,17 @@ class WorkingHand(HandQueries):
 
 def start(setup: HandSetup) -> WorkingHand:
     """The working copy of a hand that has just started."""
-    seats = tuple(SeatState(seat=s.seat, player_id=s.player_id, stack=s.stack) for s in setup.seats)
     street = Street.PREFLOP if setup.variant == Variant.NLHE else Street.FIRST_BET
     # The full big blind is the amount to call even when its poster is all-in for less.
     to_call = max(s.blind for s in setup.seats)
-    return WorkingHand(
-        HandState(setup, street, seats, last_raise=setup.min_bet, current_bet=to_call)
-    )
+    hand = WorkingHand(HandState(setup, street, (), last_raise=setup.min_bet, current_bet=to_call))
+    # Every seat is written by the forced bets and the deal: start them writable.
+    hand.seats = [
+        WorkingSeat(SeatState(seat=s.seat, player_id=s.player_id, stack=s.stack))
+        for s in setup.seats
+    ]
+    hand._index = {s.seat: i for i, s in enumerate(setup.seats)}
+    return hand
 
 
 def fold_into(hand: WorkingHand | None, event: Event) -> WorkingHand:
@@ -249,10 +253,17 @@ def _blind(h: WorkingHand, e: BlindPosted) -> None:
     x.committed += e.amount
 
 
+def _advance_deck(h: WorkingHand, positions: tuple[int, ...]) -> None:
+    """Past the last deck position dealt (positions are dealt in increasing order)."""
+    if positions and positions[-1] >= h.deck_pos:
+        h.deck_pos = positions[-1] + 1
+
+
 def _hole(h: WorkingHand, e: HoleCardsDealt) -> None:
     index, x = h.write_seat(e.seat)
-    x.hole = tuple(c for c in e.cards if c is not None)
-    h.deck_pos = max(h.deck_pos, max(e.deck_positions, default=-1) + 1)
+    cards = e.cards
+    x.hole = cards if None not in cards else tuple(c for c in cards if c is not None)  # type: ignore[assignment]
+    _advance_deck(h, e.deck_positions)
     # Cards go out in dealing order: the last seat's completes the deal.
     if index == len(h.seats) - 1:
         h.actor = first_preflop_actor(h)
@@ -311,7 +322,7 @@ def _drawn(h: WorkingHand, e: CardsDrawn) -> None:
     kept = tuple(c for c in x.hole if c not in discarded)
     x.hole = kept + tuple(c for c in e.drawn if c is not None)
     x.drawn = len(e.drawn)
-    h.deck_pos = max(h.deck_pos, max(e.deck_positions, default=-1) + 1)
+    _advance_deck(h, e.deck_positions)
     h.actor = next_drawer(h, index)
 
 
@@ -330,7 +341,7 @@ def _street(h: WorkingHand, e: StreetStarted) -> None:
     if e.street != Street.SHOWDOWN:
         h.aggressor = None
     h.board = h.board + e.cards
-    h.deck_pos = max(h.deck_pos, max(e.deck_positions, default=-1) + 1)
+    _advance_deck(h, e.deck_positions)
     h.actor = None
     last = len(h.seats) - 1
     if e.street == Street.DRAW:

@@ -483,22 +483,11 @@ class HandMachine:
         return self._work.freeze()
 
 
-def stacks(state: HandState) -> dict[int, int]:
-    """Each dealt-in seat's stack (behind), by seat number."""
-    return {x.seat: x.stack for x in state.seats}
-
-
-def hand_value(state: HandState, seat: int) -> int:
-    """Evaluator value of ``seat``'s current best hand (higher is better)."""
-    return _hand_value(state, _seat_index(state, seat))
-
-
 __all__ = [
+    "HandMachine",
     "apply",
     "decide",
     "execute",
-    "hand_value",
     "legal_actions",
     "replay",
-    "stacks",
 ]

@@ -193,7 +193,6 @@ def next_actor(hand: HandQueries, after: int) -> int | None:
     A seat owes one when it is in the hand with chips behind and has not
     acted since the betting opened to it or faces a bet; but not when it has
     matched the bet and nobody else in the hand has chips (nothing to decide).
-    (The same rule as ``legal.needs_to_act``, inlined: this runs per event.)
     """
     seats = hand.seats
     n = len(seats)

@@ -80,13 +80,6 @@ def may_raise(state: HandQueries, seat: SeatQueries) -> bool:
     return False
 
 
-def needs_to_act(state: HandQueries, seat: SeatQueries) -> bool:
-    """A seat still owes a decision this betting round."""
-    if seat.folded or seat.stack == 0:
-        return False
-    return not seat.acted or seat.bet < state.current_bet
-
-
 def legal_actions(state: HandQueries) -> LegalActions | None:
     """The legal actions of the seat to act, or None when nobody is to act."""
     if state.actor is None or state.ended:

@@ -18,7 +18,7 @@ from felt.cards import Card, cards
 from felt.evaluator import describe, evaluate
 from felt.rules.commands import Act, ActionKind, Command, Discard, IllegalAction, StartHand
 from felt.rules.config import HandSetup, SeatSetup, Variant
-from felt.rules.engine import execute, replay, stacks
+from felt.rules.engine import execute, replay
 from felt.rules.events import (
     AntePosted,
     BetPlaced,
@@ -144,7 +144,7 @@ class Game:
         return error
 
     def stacks(self) -> dict[int, int]:
-        return stacks(self.state)
+        return {x.seat: x.stack for x in self.state.seats}
 
     def conserved(self) -> None:
         total = sum(s.stack for s in self.setup.seats)

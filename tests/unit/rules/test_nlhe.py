@@ -25,7 +25,7 @@ from felt.rules.commands import (
     StartHand,
 )
 from felt.rules.config import HandSetup, SeatSetup, Variant
-from felt.rules.engine import execute, replay, stacks
+from felt.rules.engine import execute, replay
 from felt.rules.events import (
     AntePosted,
     BetPlaced,
@@ -146,7 +146,7 @@ class Game:
         return error
 
     def stacks(self) -> dict[int, int]:
-        return stacks(self.state)
+        return {x.seat: x.stack for x in self.state.seats}
 
 
 def shown(events: Sequence[Event]) -> list[int]:

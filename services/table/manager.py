@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import structlog
 from redis.asyncio import Redis
@@ -21,6 +23,7 @@ from felt.api.convert import legal_to_proto, redacted_stored_event, table_view_t
 from felt.eventstore import EventStore
 from felt.eventstore.codec import EventMeta, ai_level_to_proto
 from felt.rules.legal import legal_actions
+from felt.table.aggregate import TableState
 from poker.v1 import ai_pb2
 from services.table.runtime import Clock, TableRuntime, Timing, utc_now
 
@@ -69,17 +72,41 @@ class TableManager:
 
     async def register(self, table_id: str) -> TableRuntime:
         """A runtime for a table about to be created here (takes its lease)."""
-        if not await self.store.acquire_lease(table_id, self.owner, self.lease_ttl_ms):
-            raise NotOwner(table_id)
         runtime = self._new_runtime(table_id)
+        if not await self._acquire(runtime):
+            raise NotOwner(table_id)
         await runtime.load()
         self.runtimes[table_id] = runtime
         return runtime
 
+    async def discard(self, runtime: TableRuntime) -> None:
+        """Forget a table whose creation was refused (and give its lease back)."""
+        if self.runtimes.get(runtime.table_id) is runtime and runtime.state is None:
+            del self.runtimes[runtime.table_id]
+            await runtime.stop()
+            await self.store.release_lease(runtime.table_id, self.owner)
+
+    async def _acquire(self, runtime: TableRuntime) -> bool:
+        started = time.monotonic()
+        if not await self.store.acquire_lease(runtime.table_id, self.owner, self.lease_ttl_ms):
+            return False
+        # Redis started the TTL after we sent the call: our view of the expiry is safe.
+        runtime.lease_expires = started + self.lease_ttl_ms / 1000
+        return True
+
+    async def _renew(self, runtime: TableRuntime) -> bool:
+        started = time.monotonic()
+        if not await self.store.renew_lease(runtime.table_id, self.owner, self.lease_ttl_ms):
+            runtime.lease_expires = 0.0
+            return False
+        runtime.lease_expires = started + self.lease_ttl_ms / 1000
+        return True
+
     async def created(self, runtime: TableRuntime) -> None:
         """Record a new table so that any instance can adopt it later."""
         await self.redis.sadd(TABLES_KEY, runtime.table_id)
-        runtime.start()
+        if not runtime.started:
+            runtime.start()
 
     async def get(self, table_id: str) -> TableRuntime:
         """The runtime of a table this instance owns, taking the lease if it is free."""
@@ -93,13 +120,19 @@ class TableManager:
                 return runtime
             if not await self.redis.sismember(TABLES_KEY, table_id):
                 raise TableNotFound(table_id)
-            if not await self.store.acquire_lease(table_id, self.owner, self.lease_ttl_ms):
-                raise NotOwner(table_id)
             runtime = self._new_runtime(table_id)
-            await runtime.load()
+            if not await self._acquire(runtime):
+                raise NotOwner(table_id)
+            try:
+                await runtime.load()
+            except BaseException:
+                await self.store.release_lease(table_id, self.owner)
+                raise
             if runtime.state is None:
                 await self.store.release_lease(table_id, self.owner)
                 raise TableNotFound(table_id)
+            if not await self._renew(runtime):  # a long rebuild may outlast the lease
+                raise NotOwner(table_id)
             self.runtimes[table_id] = runtime
             runtime.start()
             log.info("table_adopted", table_id=table_id, owner=self.owner, version=runtime.version)
@@ -120,10 +153,11 @@ class TableManager:
 
     async def _maintain_once(self) -> None:
         for table_id, runtime in list(self.runtimes.items()):
-            if not await self.store.renew_lease(table_id, self.owner, self.lease_ttl_ms):
+            if not await self._renew(runtime):
                 log.warning("lease_lost", table_id=table_id, owner=self.owner)
                 await runtime.stop()
-                self.runtimes.pop(table_id, None)
+                if self.runtimes.get(table_id) is runtime:
+                    del self.runtimes[table_id]
         if not self.adopt:
             return
         for raw in await self.redis.smembers(TABLES_KEY):
@@ -134,18 +168,24 @@ class TableManager:
                 with contextlib.suppress(NotOwner, TableNotFound):
                     await self.get(table_id)
 
-    async def ask_ai(self, runtime: TableRuntime) -> None:
-        """Publish a decision request with only the AI seat's redacted view and legal actions."""
-        state = runtime.state
-        if state is None or state.hand is None or state.hand.actor_seat is None:
-            return
+    async def ask_ai(
+        self,
+        runtime: TableRuntime,
+        state: TableState,
+        version: int,
+        deadline: datetime | None,
+    ) -> None:
+        """Publish a decision request with only the AI seat's redacted view and legal actions.
+
+        ``state`` is the table at ``version``, when the AI seat got its turn.
+        """
         hand = state.hand
-        seat = hand.actor_seat
+        seat = hand.actor_seat if hand is not None else None
+        if hand is None or seat is None:
+            return
         player = state.player(seat)
         if player is None or not player.ai_level:
             return
-        version = runtime.version
-        deadline = runtime.action_deadline()
         request = ai_pb2.DecisionRequest(
             request_id=f"ai:{runtime.table_id}:{version}",
             table_id=runtime.table_id,

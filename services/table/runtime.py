@@ -1,56 +1,151 @@
 """One table in memory: a cache of its event stream, the only writer while it holds the lease.
 
-Every change goes the same way: ``decide_table`` on the cached state, the
+Every change goes the same way: ``execute_table`` on the cached state, the
 resulting events appended to the stream in one atomic, version-checked,
 request-id-deduplicated call, and only then folded into the cache. A failed
-append (another writer moved the stream on) leaves the cache untouched and
-marks it stale. Timers (the action clock, the pause between hands, passive
-play for seats that sat out) are derived from the state and the time of the
-last event, so a restarted service resumes them where they were.
+append (another writer moved the stream on, or an outcome we cannot know,
+such as a cancelled call) leaves the cache untouched and marks it stale, so
+the next command rebuilds it from the stream first. Timers (the action clock,
+the pause between hands, passive play for seats that are away) are derived
+from the state and the time of the events, so a restarted service resumes
+them where they were.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+import math
 import secrets
-from collections.abc import Awaitable, Callable
+import time
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import structlog
+from google.protobuf.message import DecodeError, Message
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from felt.eventstore import AppendResult, EventStore, VersionConflict
-from felt.eventstore.codec import EventMeta, decode_event, encode_event
-from felt.rules.events import HandStarted
+from felt.eventstore.codec import (
+    CodecError,
+    EventMeta,
+    from_stored_event,
+    to_stored_event,
+    variant_from_proto,
+)
+from felt.rules.commands import IllegalAction
+from felt.rules.events import HandEnded, HandStarted
 from felt.table.aggregate import (
+    HAND_EVENTS,
+    SEAT_ACTIONS,
+    CloseTable,
     PlayHand,
     StartNextHand,
     TableCommand,
     TableState,
     TimeOut,
     apply_event,
-    decide_table,
+    execute_table,
     passive_action,
+    skim_hand_ended,
+    skim_hand_started,
+    skim_seat_action,
 )
-from felt.table.events import AnyEvent
+from felt.table.events import (
+    ActionTimedOut,
+    AnyEvent,
+    DeckCommitted,
+    PlayerLeft,
+    PlayerSeated,
+    TableEvent,
+)
+from poker.events.v1 import events_pb2 as epb
 
 log = structlog.get_logger("felt.table")
 
 Clock = Callable[[], datetime]
-ResponseBuilder = Callable[[TableState, int], bytes]
+# Builds the answer to a command from the state after it, its sequence and the
+# action deadline of the seat to act then (None without a clock or an actor).
+ResponseBuilder = Callable[[TableState, int, datetime | None], Message]
+# A command, or a function that makes it from the current state (under the table's lock).
+CommandSource = TableCommand | Callable[[TableState | None], TableCommand]
+# Publishes an AI decision request: (runtime, state, version, action deadline).
+AiHook = Callable[["TableRuntime", TableState, int, datetime | None], Awaitable[None]]
+
+_TABLE_EVENTS: tuple[type, ...] = TableEvent.__args__
+
+
+def _oneof_name(kind: type) -> str:
+    """``StoredEvent``'s oneof field for an event class (``PlayerFolded`` -> ``player_folded``)."""
+    name = "".join(f"_{c.lower()}" if c.isupper() else c for c in kind.__name__).lstrip("_")
+    assert name in epb.StoredEvent.DESCRIPTOR.fields_by_name, name
+    return name
+
+
+# Hand events by their StoredEvent field: a rebuild skims the hands that are over
+# straight from the messages (see TableRuntime.load).
+_HAND_KINDS = frozenset(_oneof_name(t) for t in HAND_EVENTS)
+_SEAT_ACTION_KINDS = frozenset(_oneof_name(t) for t in SEAT_ACTIONS)
 
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+class LeaseLost(Exception):
+    """This instance's lease on the table may have run out: it must not write."""
+
+
+def hand_ids(before: TableState | None, events: list[AnyEvent]) -> list[str]:
+    """The hand each event of a batch belongs to (``StoredEvent.hand_id``).
+
+    Hand events belong to their hand (a voluntary show after its end too), and
+    so does whatever happens while a hand runs; table events between hands
+    belong to none ("").
+    """
+    hand = before.hand if before is not None else None
+    current = hand.setup.hand_id if hand is not None else ""
+    running = before is not None and before.hand_running
+    out = []
+    for event in events:
+        if isinstance(event, DeckCommitted):
+            out.append(event.hand_id)
+            continue
+        if isinstance(event, HandStarted):
+            current, running = event.setup.hand_id, True
+        if isinstance(event, _TABLE_EVENTS):
+            out.append(current if running else "")
+        else:
+            out.append(current)
+        if isinstance(event, HandEnded):
+            running = False
+    return out
+
+
+def starts_turn(event: AnyEvent) -> bool:
+    """Whether the seat to act after ``event`` starts a fresh action clock.
+
+    Any hand event or time-out does; table events (seating, chips, sitting in
+    or out) do not, so they cannot extend the clock of the seat to act.
+    """
+    return not isinstance(event, _TABLE_EVENTS) or isinstance(event, ActionTimedOut)
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """What a command did: its events (empty for a retried request), the new version, the answer."""
+    """What a command did: its events (empty for a retried request), the new version, the answer.
+
+    ``response`` is the answer message for a fresh command; ``stored`` its
+    serialized form (for a retried request: the first answer's bytes only).
+    """
 
     events: tuple[AnyEvent, ...]
     sequence: int
-    response: bytes
+    response: Message | None
+    stored: bytes
     duplicate: bool = False
 
 
@@ -60,6 +155,7 @@ class Timing:
 
     between_hands: timedelta = timedelta(seconds=2)
     passive_delay: timedelta = timedelta(milliseconds=50)
+    retry_delay: timedelta = timedelta(seconds=1)
 
 
 @dataclass
@@ -70,48 +166,123 @@ class TableRuntime:
     store: EventStore
     clock: Clock = utc_now
     timing: Timing = field(default_factory=Timing)
-    on_ai_turn: Callable[[TableRuntime], Awaitable[None]] | None = None
+    on_ai_turn: AiHook | None = None
     state: TableState | None = None
     version: int = 0
     last_event_at: datetime | None = None
-    hand_first_sequence: int = 0
+    # When the seat to act got its turn (the action clock counts from here).
+    turn_started_at: datetime | None = None
+    # Sequences of the DeckCommitted events (to open cards for a watcher resuming mid-hand),
+    # and the same by hand id (hand histories).
+    deck_sequences: list[int] = field(default_factory=list)
+    hand_decks: dict[str, int] = field(default_factory=dict)
+    # Seat -> sequence of its current occupant's PlayerSeated.
+    seated_at: dict[int, int] = field(default_factory=dict)
+    # time.monotonic() until which this instance surely holds the lease (set by the manager).
+    lease_expires: float = math.inf
     stale: bool = False
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _timer: asyncio.Task[None] | None = None
+    _tasks: set[asyncio.Task[None]] = field(default_factory=set)
     _closed: bool = False
+    _started: bool = False
 
     # ------------------------------------------------------------------ loading
 
     async def load(self) -> None:
-        """Rebuild the table from its whole stream."""
+        """Rebuild the table from its whole stream.
+
+        Hands before the last one are skimmed (``skim_event``): only what
+        outlives them is folded, and their other events are not even decoded.
+        """
         records = await self.store.read(self.table_id)
+        try:
+            stored = [epb.StoredEvent.FromString(r.payload) for r in records]
+        except DecodeError as exc:
+            raise CodecError(f"not a poker.events.v1.StoredEvent: {exc}") from exc
+        kinds = [m.WhichOneof("event") for m in stored]
+        last_hand = max((i for i, k in enumerate(kinds) if k == "hand_started"), default=0)
         state: TableState | None = None
-        version = 0
         last_at: datetime | None = None
-        hand_first = 0
-        for record in records:
-            event, meta = decode_event(record.payload)
-            state = apply_event(state, event)
-            version = record.sequence
-            last_at = meta.recorded_at or last_at
-            if isinstance(event, HandStarted):
-                hand_first = record.sequence
+        turn_at: datetime | None = None
+        decks: list[int] = []
+        hands: dict[str, int] = {}
+        seated: dict[int, int] = {}
+        for i, (record, message, kind) in enumerate(zip(records, stored, kinds, strict=True)):
+            if i < last_hand:
+                # A hand that is over (``skim_event``, straight from the message): only what
+                # outlives it is folded, and times do not matter.
+                if kind in _HAND_KINDS:
+                    assert state is not None, "a table's stream starts with TableCreated"
+                    if kind in _SEAT_ACTION_KINDS:
+                        state = skim_seat_action(state, getattr(message, kind).seat)
+                    elif kind == "hand_started":
+                        setup = message.hand_started.setup
+                        variant = variant_from_proto(setup.variant)
+                        state = skim_hand_started(state, variant, [s.seat for s in setup.seats])
+                    elif kind == "hand_ended":
+                        stacks = tuple((s.seat, s.stack) for s in message.hand_ended.stacks)
+                        state = skim_hand_ended(state, stacks)
+                    continue  # other hand events change nothing beyond their hand
+                message.ClearField("recorded_at")
+                event = from_stored_event(message)[0]
+                state = apply_event(state, event)
+            else:
+                event, meta = from_stored_event(message)
+                state = apply_event(state, event)
+                if meta.recorded_at is not None:
+                    last_at = meta.recorded_at
+                    if starts_turn(event):
+                        turn_at = last_at
+            self._track(event, record.sequence, decks, hands, seated)
+        version = records[-1].sequence if records else 0
         self.state, self.version, self.last_event_at = state, version, last_at
-        self.hand_first_sequence = hand_first
+        self.turn_started_at = turn_at
+        self.deck_sequences, self.hand_decks, self.seated_at = decks, hands, seated
         self.stale = False
         log.info("table_loaded", table_id=self.table_id, events=len(records), version=version)
+
+    @staticmethod
+    def _track(
+        event: AnyEvent,
+        sequence: int,
+        decks: list[int],
+        hands: dict[str, int],
+        seated: dict[int, int],
+    ) -> None:
+        if isinstance(event, DeckCommitted):
+            decks.append(sequence)
+            hands[event.hand_id] = sequence
+        elif isinstance(event, PlayerSeated):
+            seated[event.seat] = sequence
+        elif isinstance(event, PlayerLeft):
+            seated.pop(event.seat, None)
+
+    def deck_sequence_before(self, sequence: int) -> int:
+        """Sequence of the last DeckCommitted at or before ``sequence`` (0 if none)."""
+        found = 0
+        for s in reversed(self.deck_sequences):
+            if s <= sequence:
+                found = s
+                break
+        return found
 
     # ------------------------------------------------------------------ commands
 
     async def run(
         self,
-        command: TableCommand,
+        command: CommandSource,
         request_id: str,
-        respond: ResponseBuilder,
+        respond: ResponseBuilder | None = None,
         expected_version: int | None = None,
+        authorize: Callable[[TableState | None], None] | None = None,
     ) -> Outcome:
-        """Decide, append atomically, then fold. Raises ``IllegalAction`` or ``VersionConflict``.
+        """Decide, append atomically, then fold.
 
+        Raises ``IllegalAction``, ``VersionConflict``, ``LeaseLost`` or
+        whatever ``authorize`` raises; each changes nothing. ``authorize`` and
+        a callable ``command`` see the state under the table's lock, so no
+        other command slips in between the check and the append.
         ``expected_version`` (the client's ``expected_sequence``) is checked
         against the cache before deciding and, through the append, against
         the stream itself.
@@ -119,68 +290,105 @@ class TableRuntime:
         async with self._lock:
             if self.stale:
                 await self.load()
+            if time.monotonic() >= self.lease_expires:
+                raise LeaseLost(self.table_id)
+            if authorize is not None:
+                authorize(self.state)
             if expected_version is not None and expected_version != self.version:
                 raise VersionConflict(expected_version, self.version)
-            events = decide_table(self.state, command)
             now = self.clock()
-            state = self.state
-            first_hand = self.hand_first_sequence
-            for offset, event in enumerate(events, start=1):
-                state = apply_event(state, event)
-                if isinstance(event, HandStarted):
-                    first_hand = self.version + offset
-            assert state is not None
-            last = self.version + len(events)
-            response = respond(state, last)
-            hand_id = state.hand.setup.hand_id if state.hand is not None else ""
-            payloads = [
-                encode_event(
-                    event,
-                    EventMeta(self.table_id, self.version + i, now, request_id, hand_id),
+            cmd = command(self.state) if callable(command) else command
+            before = self.state
+            state, events = execute_table(before, cmd)
+            recorded = Timestamp()
+            recorded.FromDatetime(now)
+            version = self.version
+            turn_at = self.turn_started_at
+            decks: list[int] = []
+            hands: dict[str, int] = {}
+            seated = dict(self.seated_at)
+            payloads = []
+            for offset, (event, hand_id) in enumerate(
+                zip(events, hand_ids(before, events), strict=True), start=1
+            ):
+                sequence = version + offset
+                if starts_turn(event):
+                    turn_at = now
+                self._track(event, sequence, decks, hands, seated)
+                message = to_stored_event(
+                    event, EventMeta(self.table_id, sequence, None, request_id, hand_id)
                 )
-                for i, event in enumerate(events, start=1)
-            ]
+                message.recorded_at.CopyFrom(recorded)
+                payloads.append(message.SerializeToString(deterministic=True))
+            last = version + len(events)
+            response = (
+                respond(state, last, _deadline(state, turn_at)) if respond is not None else None
+            )
+            blob = response.SerializeToString() if response is not None else b""
             try:
                 result: AppendResult = await self.store.append(
-                    self.table_id, payloads, self.version, request_id, response
+                    self.table_id, payloads, version, request_id, blob
                 )
-            except VersionConflict:
+            except BaseException:
+                # A conflict, or an outcome we cannot know (cancelled, connection lost):
+                # the stream is the truth. Reread it (and rearm the timers) at once.
                 self.stale = True
+                self._resync_later(timedelta(0))
                 raise
             if result.duplicate:
-                return Outcome((), result.last_sequence, result.response, duplicate=True)
+                return Outcome((), result.last_sequence, None, result.response, duplicate=True)
             self.state, self.version, self.last_event_at = state, last, now
-            self.hand_first_sequence = first_hand
+            self.turn_started_at = turn_at
+            self.deck_sequences.extend(decks)
+            self.hand_decks.update(hands)
+            self.seated_at = seated
             self._schedule()
-            return Outcome(tuple(events), last, response)
+            return Outcome(tuple(events), last, response, blob)
 
     # ------------------------------------------------------------------ timers
 
     def start(self) -> None:
         """Begin driving the table (after ``load``)."""
         self._closed = False
+        self._started = True
         self._schedule()
 
-    async def stop(self) -> None:
-        """Stop the timers (on shutdown or when the lease is lost)."""
+    @property
+    def started(self) -> bool:
+        return self._started and not self._closed
+
+    async def stop(self, grace_s: float = 5.0) -> None:
+        """Stop the timers (on shutdown or when the lease is lost).
+
+        A command in flight may finish first (up to ``grace_s``), so that an
+        append is not cut off between Redis and this cache.
+        """
         self._closed = True
-        if self._timer is not None:
-            self._timer.cancel()
-            try:
-                await self._timer
-            except (asyncio.CancelledError, Exception):
-                pass
-            self._timer = None
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(grace_s):
+                await self._lock.acquire()
+                self._lock.release()
+        tasks = [t for t in (self._timer, *self._tasks) if t is not None]
+        self._timer = None
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
 
     def action_deadline(self) -> datetime | None:
         """When the seat to act will be timed out (None without a clock or an actor)."""
-        state = self.state
-        if state is None or state.hand is None or state.hand.actor is None:
+        if self.state is None:
             return None
-        clock_ms = state.config.action_timeout_ms
-        if not clock_ms or self.last_event_at is None:
-            return None
-        return self.last_event_at + timedelta(milliseconds=clock_ms)
+        return _deadline(self.state, self.turn_started_at)
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """A background task with its own log context (not the request's that scheduled it)."""
+        task = asyncio.get_running_loop().create_task(coro, context=contextvars.Context())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     def _schedule(self) -> None:
         if self._timer is not None and self._timer is not asyncio.current_task():
@@ -194,37 +402,113 @@ class TableRuntime:
         if hand is not None and not hand.ended and hand.actor_seat is not None:
             seat = hand.actor_seat
             player = state.player(seat)
-            if player is not None and (player.sitting_out or player.leaving):
+            if player is not None and player.away:
                 self._after(
                     self.timing.passive_delay, version, PlayHand(passive_action(hand)), "auto"
                 )
                 return
-            if player is not None and player.ai_level and self.on_ai_turn is not None:
-                asyncio.get_running_loop().create_task(self.on_ai_turn(self))
             deadline = self.action_deadline()
+            if player is not None and player.ai_level and self.on_ai_turn is not None:
+                self._spawn(self._ask_ai(state, version, deadline))
             if deadline is not None:
                 self._after(deadline - self.clock(), version, TimeOut(seat), "timeout")
             return
+        now = self.clock()
+        closing = _close_time(state)
         if state.can_start_hand():
-            wait = self.timing.between_hands
-            if self.last_event_at is not None:
-                wait = self.last_event_at + wait - self.clock()
-            self._after(wait, version, StartNextHand(secrets.token_bytes(32)), "deal")
+            deal_at = (self.last_event_at or now) + self.timing.between_hands
+            if closing is None or deal_at < closing:
+                self._after(deal_at - now, version, self._deal_or_close, "deal")
+                return
+        if closing is not None:
+            # Closing time: no new hand (the running one, if any, was played out).
+            self._after(closing - now, version, CloseTable("closing time"), "close")
 
-    def _after(self, delay: timedelta, version: int, command: TableCommand, kind: str) -> None:
+    async def _ask_ai(self, state: TableState, version: int, deadline: datetime | None) -> None:
+        assert self.on_ai_turn is not None
+        hand = state.hand
+        structlog.contextvars.bind_contextvars(
+            table_id=self.table_id,
+            hand_id=hand.setup.hand_id if hand is not None else "",
+            seat=hand.actor_seat if hand is not None else None,
+        )
+        try:
+            await self.on_ai_turn(self, state, version, deadline)
+        except Exception:
+            # The seat's clock still runs: it is timed out if no answer comes.
+            log.exception("ai_request_failed", version=version)
+
+    def _deal_or_close(self, state: TableState | None) -> TableCommand:
+        """The next hand, unless closing time came meanwhile (a timer may fire late)."""
+        closing = _close_time(state) if state is not None else None
+        if closing is not None and self.clock() >= closing:
+            return CloseTable("closing time")
+        return StartNextHand(secrets.token_bytes(32))
+
+    def _after(self, delay: timedelta, version: int, command: CommandSource, kind: str) -> None:
         async def fire() -> None:
             await asyncio.sleep(max(0.0, delay.total_seconds()))
+            state = self.state
+            hand = state.hand if state is not None else None
+            structlog.contextvars.bind_contextvars(
+                table_id=self.table_id,
+                hand_id=hand.setup.hand_id if hand is not None else "",
+                seat=hand.actor_seat if hand is not None and kind != "deal" else None,
+            )
             request_id = f"{kind}:{self.table_id}:{version}"
             try:
-                await self.run(command, request_id, _no_response, expected_version=version)
+                await self.run(command, request_id, expected_version=version)
             except VersionConflict:
-                pass  # the table moved on (someone acted in time); its own schedule runs
-            except Exception as exc:  # a timer must never die silently
-                if type(exc).__name__ != "IllegalAction":
-                    log.exception("timer_failed", table_id=self.table_id, kind=kind)
+                # Only a stale cache gets here (every append reschedules): reread it.
+                self._resync_later(timedelta(0))
+            except LeaseLost:
+                pass  # the manager hands the table over
+            except IllegalAction as exc:
+                log.warning("timer_refused", kind=kind, code=exc.code, reason=exc.message)
+            except Exception:  # a timer must never die silently, nor leave the table stuck
+                log.exception("timer_failed", kind=kind)
+                self._resync_later(self.timing.retry_delay)
 
-        self._timer = asyncio.get_running_loop().create_task(fire())
+        self._timer = self._spawn(fire())
+
+    async def refresh(self) -> None:
+        """Reread the stream if the cache may be behind it (before serving a read)."""
+        if self.stale:
+            async with self._lock:
+                if self.stale:
+                    await self.load()
+
+    def _resync_later(self, delay: timedelta) -> None:
+        if self._closed:
+            return
+        if self._timer is not None and self._timer is not asyncio.current_task():
+            self._timer.cancel()
+
+        async def resync() -> None:
+            await asyncio.sleep(delay.total_seconds())
+            try:
+                async with self._lock:
+                    if self.stale:
+                        await self.load()
+                    self._schedule()
+            except Exception:
+                log.exception("table_resync_failed", table_id=self.table_id)
+                self._resync_later(self.timing.retry_delay)
+
+        self._timer = self._spawn(resync())
 
 
-def _no_response(state: TableState, sequence: int) -> bytes:
-    return b""
+def _close_time(state: TableState) -> datetime | None:
+    """When the table closes (``TableConfig.close_at_ms``), if ever."""
+    ms = state.config.close_at_ms
+    return datetime.fromtimestamp(ms / 1000, UTC) if ms else None
+
+
+def _deadline(state: TableState, turn_started_at: datetime | None) -> datetime | None:
+    hand = state.hand
+    if hand is None or hand.ended or hand.actor is None:
+        return None
+    clock_ms = state.config.action_timeout_ms
+    if not clock_ms or turn_started_at is None:
+        return None
+    return turn_started_at + timedelta(milliseconds=clock_ms)

@@ -15,6 +15,7 @@ in development, CI and a cluster:
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 from dataclasses import dataclass, field
@@ -22,13 +23,17 @@ from datetime import timedelta
 
 import grpc
 import structlog
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_health.v1 import (  # type: ignore[import-untyped]
+    health,
+    health_pb2,
+    health_pb2_grpc,
+)
+from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 from redis.asyncio import Redis
 
 from felt.eventstore import RedisEventStore
 from poker.v1 import table_service_pb2, table_service_pb2_grpc
-from services.table.manager import TableManager
+from services.table.manager import AI_STREAM, TableManager
 from services.table.runtime import Timing
 from services.table.service import Secrets, TableService
 
@@ -46,6 +51,8 @@ class TableServerConfig:
     between_hands_ms: int = 2000
     lease_ttl_ms: int = 5000
     grace_s: float = 5.0
+    # Where AI decision requests go (AI workers read the same stream; tests use their own).
+    ai_stream: str = AI_STREAM
 
     @classmethod
     def from_env(cls) -> TableServerConfig:
@@ -92,6 +99,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         redis,
         lease_ttl_ms=config.lease_ttl_ms,
         timing=Timing(between_hands=timedelta(milliseconds=config.between_hands_ms)),
+        ai_stream=config.ai_stream,
     )
     server = grpc.aio.server()
     table_service_pb2_grpc.add_TableServiceServicer_to_server(
@@ -114,6 +122,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
 async def serve(config: TableServerConfig, ready: asyncio.Event | None = None) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
     running = await start_table_server(config)
+    _tune_gc()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -123,6 +132,17 @@ async def serve(config: TableServerConfig, ready: asyncio.Event | None = None) -
         ready.set()
     await stop.wait()
     await running.stop()
+
+
+def _tune_gc() -> None:
+    """Collect garbage less often: a request makes many short-lived objects but few cycles.
+
+    What start-up created is frozen out of the collector's sight; young
+    objects are collected every 20,000 allocations instead of 700.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
 
 
 def main() -> None:

@@ -1,29 +1,40 @@
 """``poker.v1.TableService`` over gRPC: authentication, validation, idempotency, error mapping.
 
-Every mutating call carries a ``request_id``: a retry is answered from the
-stored response of the first call, before anything is decided again. A
-refused request gets the status code a client can act on (FAILED_PRECONDITION
-with the rules code for "not your turn" and friends, ABORTED for a stale
-``expected_sequence``, PERMISSION_DENIED for someone else's seat) and changes
-nothing.
+Every mutating call carries a ``request_id``. A fresh request is decided and
+appended in one version-checked call that also records the request id; a
+retry is answered with the stored response of the first call: by the append
+itself, or (when deciding again on the newer state refuses it) by looking the
+id up. A refused request gets the status code a client can act on
+(FAILED_PRECONDITION with the rules code for "not your turn" and friends,
+ABORTED for a stale ``expected_sequence``, PERMISSION_DENIED for someone
+else's seat) and changes nothing.
+
+Seat checks happen in two steps: the token's signature, table and seat before
+anything else, and "is this the seat's current occupant" under the table's
+lock, so that nobody can slip in between the check and the append.
+
+Logs bind ``table_id``, ``seat`` and ``hand_id`` (structlog contextvars) for
+the duration of each call.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import hmac
 import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from datetime import datetime
+from typing import Any, TypeVar, cast
 
 import grpc
 import structlog
 from google.protobuf.message import Message
-from google.rpc import error_details_pb2, status_pb2
-from grpc_status import rpc_status
+from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
+from grpc_status import rpc_status  # type: ignore[import-untyped]
+from redis.exceptions import RedisError
+from structlog.contextvars import bind_contextvars, bound_contextvars, unbind_contextvars
 
 from felt.api.convert import (
     BadAction,
@@ -35,6 +46,7 @@ from felt.api.convert import (
 )
 from felt.eventstore import EventsTrimmed, VersionConflict
 from felt.eventstore.codec import (
+    CodecError,
     ai_level_from_proto,
     decode_event,
     table_config_from_proto,
@@ -52,17 +64,20 @@ from felt.table.aggregate import (
     TableState,
 )
 from felt.table.deals import ProofTracker
-from felt.table.events import DeckCommitted
+from felt.table.events import PlayerLeft
 from felt.tokens import SeatClaim, TokenError, issue_token, request_nonce, token_hash, verify_token
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
-from services.table.manager import NotOwner, TableManager, TableNotFound
-from services.table.runtime import Outcome, TableRuntime
+from services.table.manager import TABLES_KEY, NotOwner, TableManager, TableNotFound
+from services.table.runtime import CommandSource, LeaseLost, TableRuntime
 
 log = structlog.get_logger("felt.table")
 
 TABLE_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 M = TypeVar("M", bound=Message)
+_VERIFIED_TOKENS = 10_000  # how many verified tokens to remember
+Context = grpc.aio.ServicerContext[Any, Any]
+Respond = Callable[[TableState, int, datetime | None], M]
 
 # Rules codes that mean "the request is fine but the table is not in a state for it".
 _PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
@@ -97,6 +112,15 @@ class Secrets:
     token_ttl_s: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class _Credential:
+    """A bearer token checked for its signature, table and seat (not yet for its occupant)."""
+
+    seat: int
+    token_hash: str
+    ai: bool = False
+
+
 def _check_table_id(table_id: str) -> str:
     if not TABLE_ID.match(table_id):
         raise _Abort(
@@ -115,19 +139,47 @@ def _require_request_id(request_id: str) -> str:
     return request_id
 
 
-def _bearer(context: grpc.aio.ServicerContext[Any, Any]) -> str:
+def _bearer(context: Context) -> str:
     for key, value in context.invocation_metadata() or ():
         if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
             return value[len("Bearer ") :].strip()
     return ""
 
 
-async def _fail(context: grpc.aio.ServicerContext[Any, Any], error: _Abort) -> None:
+async def _fail(context: Context, error: _Abort) -> None:
     status = status_pb2.Status(code=error.code.value[0], message=error.message)
     if error.reason:
         info = error_details_pb2.ErrorInfo(reason=error.reason, domain="felt.poker")
         status.details.add().Pack(info)
     await context.abort_with_status(rpc_status.to_status(status))
+
+
+def _refusal(exc: Exception) -> _Abort:
+    """The status a refused command gets."""
+    if isinstance(exc, _Abort):
+        return exc
+    if isinstance(exc, IllegalAction):
+        return _Abort(_CODE_STATUS.get(exc.code, _PRECONDITION), exc.message, exc.code)
+    if isinstance(exc, VersionConflict):
+        return _Abort(
+            grpc.StatusCode.ABORTED,
+            f"the table moved on: it is at sequence {exc.actual}, not {exc.expected}; "
+            "read the view again and decide on it",
+            "STALE_SEQUENCE",
+        )
+    if isinstance(exc, LeaseLost):
+        return _Abort(
+            grpc.StatusCode.UNAVAILABLE,
+            "this table-service instance is handing the table over; retry shortly",
+        )
+    raise exc
+
+
+def _unavailable(table_id: str) -> _Abort:
+    return _Abort(
+        grpc.StatusCode.UNAVAILABLE,
+        f"table {table_id} is run by another table-service instance; retry shortly",
+    )
 
 
 class TableService(rpc.TableServiceServicer):
@@ -136,55 +188,83 @@ class TableService(rpc.TableServiceServicer):
     def __init__(self, manager: TableManager, secrets: Secrets) -> None:
         self.manager = manager
         self.secrets = secrets
+        # Tokens whose signature checked out (verifying is a JSON parse and two hashes):
+        # token -> (claim, hash). Expiry is still checked on every use.
+        self._verified: dict[str, tuple[SeatClaim, str]] = {}
 
     # ------------------------------------------------------------------ plumbing
 
     async def _runtime(self, table_id: str) -> TableRuntime:
         _check_table_id(table_id)
         try:
-            return await self.manager.get(table_id)
+            runtime = await self.manager.get(table_id)
         except TableNotFound:
             raise _Abort(grpc.StatusCode.NOT_FOUND, f"table {table_id} does not exist") from None
         except NotOwner:
-            raise _Abort(
-                grpc.StatusCode.UNAVAILABLE,
-                f"table {table_id} is run by another table-service instance; retry shortly",
-            ) from None
+            raise _unavailable(table_id) from None
+        await runtime.refresh()
+        hand = runtime.state.hand if runtime.state is not None else None
+        if hand is not None:
+            bind_contextvars(hand_id=hand.setup.hand_id)
+        return runtime
 
-    def _require_admin(self, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+    def _require_admin(self, context: Context) -> None:
         if self.secrets.admin_token and not hmac.compare_digest(
             _bearer(context), self.secrets.admin_token
         ):
             raise _Abort(grpc.StatusCode.UNAUTHENTICATED, "this call needs the admin token")
 
-    def _authorize_seat(
-        self, context: grpc.aio.ServicerContext[Any, Any], state: TableState | None, seat: int
-    ) -> None:
-        """Only the holder of the seat's token (or an AI worker, for an AI seat) may use it."""
-        if state is None:
-            raise _Abort(grpc.StatusCode.NOT_FOUND, "the table does not exist")
-        player = state.player(seat)
-        if player is None:
-            raise _Abort(grpc.StatusCode.NOT_FOUND, f"nobody sits at seat {seat}")
+    def _credential(self, context: Context, table_id: str, seat: int) -> _Credential:
+        """Step one: a genuine token for this table and seat (or the AI workers' token)."""
         token = _bearer(context)
         if not token:
             raise _Abort(
                 grpc.StatusCode.UNAUTHENTICATED,
                 "send the seat token as 'authorization: Bearer <token>' metadata",
             )
-        if player.ai_level and self.secrets.ai_token:
-            if hmac.compare_digest(token, self.secrets.ai_token):
-                return
-        try:
-            claim = verify_token(self.secrets.token_secret, token, int(time.time()))
-        except TokenError as exc:
-            raise _Abort(grpc.StatusCode.UNAUTHENTICATED, str(exc)) from None
-        if claim.table_id != state.config.table_id or claim.seat != seat:
+        if self.secrets.ai_token and hmac.compare_digest(token, self.secrets.ai_token):
+            return _Credential(seat, "", ai=True)
+        now = int(time.time())
+        known = self._verified.get(token)
+        if known is not None and not (known[0].expires_at and known[0].expires_at < now):
+            claim, hashed = known
+        else:
+            try:
+                claim = verify_token(self.secrets.token_secret, token, now)
+            except TokenError as exc:
+                raise _Abort(grpc.StatusCode.UNAUTHENTICATED, str(exc)) from None
+            hashed = token_hash(token)
+            if len(self._verified) >= _VERIFIED_TOKENS:
+                self._verified.pop(next(iter(self._verified)))
+            self._verified[token] = (claim, hashed)
+        if claim.table_id != table_id:
             raise _Abort(
                 grpc.StatusCode.PERMISSION_DENIED,
-                f"this token is for seat {claim.seat} of table {claim.table_id}, not seat {seat}",
+                f"this token is for table {claim.table_id}, not table {table_id}",
             )
-        if not hmac.compare_digest(token_hash(token), player.token_hash):
+        if claim.seat != seat:
+            raise _Abort(
+                grpc.StatusCode.PERMISSION_DENIED,
+                f"this token is for seat {claim.seat}, not seat {seat}",
+            )
+        return _Credential(seat, hashed)
+
+    @staticmethod
+    def _occupant(state: TableState | None, credential: _Credential) -> None:
+        """Step two: the token belongs to the seat's current occupant."""
+        if state is None:
+            raise _Abort(grpc.StatusCode.NOT_FOUND, "the table does not exist")
+        seat = credential.seat
+        player = state.player(seat)
+        if player is None:
+            raise _Abort(grpc.StatusCode.NOT_FOUND, f"nobody sits at seat {seat}")
+        if credential.ai:
+            if not player.ai_level:
+                raise _Abort(
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    f"the AI workers' token acts for AI seats only; seat {seat} is a human's",
+                )
+        elif not hmac.compare_digest(credential.token_hash, player.token_hash):
             raise _Abort(
                 grpc.StatusCode.PERMISSION_DENIED,
                 "this token belonged to an earlier occupant of the seat",
@@ -193,45 +273,65 @@ class TableService(rpc.TableServiceServicer):
     async def _mutate(
         self,
         runtime: TableRuntime,
-        command: TableCommand,
+        command: CommandSource,
         request_id: str,
-        respond: Callable[[TableState, int], M],
+        respond: Respond[M],
         response_type: type[M],
         expected: int | None = None,
+        credential: _Credential | None = None,
     ) -> M:
-        """Answer a retry from the log, else decide-append-apply and answer."""
-        earlier = await runtime.store.request_result(runtime.table_id, request_id)
-        if earlier is not None:
-            return response_type.FromString(earlier.response)
-        try:
-            outcome: Outcome = await runtime.run(
-                command,
-                request_id,
-                lambda state, seq: respond(state, seq).SerializeToString(),
-                expected_version=expected,
-            )
-        except IllegalAction as exc:
-            raise _Abort(_CODE_STATUS.get(exc.code, _PRECONDITION), exc.message, exc.code) from None
-        except VersionConflict as exc:
-            raise _Abort(
-                grpc.StatusCode.ABORTED,
-                f"the table moved on: it is at sequence {exc.actual}, not {exc.expected}; "
-                "read the view again and decide on it",
-                "STALE_SEQUENCE",
-            ) from None
-        return response_type.FromString(outcome.response)
+        """Decide-append-apply and answer; a retried request gets its first answer."""
 
-    async def _guard(self, context: grpc.aio.ServicerContext[Any, Any], call: Awaitable[M]) -> M:
+        def authorize(state: TableState | None) -> None:
+            if credential is not None:
+                self._occupant(state, credential)
+
         try:
-            return await call
-        except _Abort as exc:
-            await _fail(context, exc)
-            raise AssertionError("unreachable") from None
+            outcome = await runtime.run(command, request_id, respond, expected, authorize)
+        except (IllegalAction, VersionConflict, _Abort) as exc:
+            # Refused on today's state: perhaps because this very request already went
+            # through (a retry after the table moved on). Then it gets its first answer.
+            earlier = await runtime.store.request_result(runtime.table_id, request_id)
+            if earlier is not None:
+                return response_type.FromString(earlier.response)
+            raise _refusal(exc) from None
+        except LeaseLost as exc:
+            raise _refusal(exc) from None
+        if outcome.duplicate or outcome.response is None:
+            return response_type.FromString(outcome.stored)
+        return cast(M, outcome.response)
+
+    async def _guard(
+        self, context: Context, call: Awaitable[M], table_id: str, seat: int | None = None
+    ) -> M:
+        with bound_contextvars(**_log_context(table_id, seat)):
+            try:
+                return await call
+            except _Abort as exc:
+                log.info(
+                    "request_refused", code=exc.code.name, reason=exc.reason, detail=exc.message
+                )
+                await _fail(context, exc)
+            except (RedisError, OSError) as exc:
+                log.warning("storage_unavailable", error=repr(exc))
+                await _fail(
+                    context,
+                    _Abort(
+                        grpc.StatusCode.UNAVAILABLE,
+                        "the table's storage is unreachable; retry shortly",
+                    ),
+                )
+            except Exception:
+                log.exception("request_failed")
+                await _fail(context, _Abort(grpc.StatusCode.INTERNAL, "internal error"))
+            finally:
+                unbind_contextvars("hand_id")
+        raise AssertionError("unreachable")  # pragma: no cover - _fail raises
 
     # ------------------------------------------------------------------ tables
 
     async def CreateTable(
-        self, request: pb.CreateTableRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: pb.CreateTableRequest, context: Context
     ) -> pb.CreateTableResponse:
         async def run() -> pb.CreateTableResponse:
             self._require_admin(context)
@@ -247,7 +347,7 @@ class TableService(rpc.TableServiceServicer):
             except ValueError as exc:
                 raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
             existing = self.manager.runtimes.get(table_id)
-            if existing is None and await self.manager.redis.sismember("felt:tables", table_id):
+            if existing is None and await self.manager.redis.sismember(TABLES_KEY, table_id):
                 earlier = await self.manager.store.request_result(table_id, request_id)
                 if earlier is not None:
                     return pb.CreateTableResponse.FromString(earlier.response)
@@ -258,122 +358,138 @@ class TableService(rpc.TableServiceServicer):
                 raise _Abort(
                     grpc.StatusCode.ALREADY_EXISTS, f"table {table_id} already exists"
                 ) from None
-            response = await self._mutate(
-                runtime,
-                CreateTable(config),
-                request_id,
-                lambda state, seq: pb.CreateTableResponse(table=table_to_proto(state, seq)),
-                pb.CreateTableResponse,
-            )
+            try:
+                response = await self._mutate(
+                    runtime,
+                    CreateTable(config),
+                    request_id,
+                    lambda state, seq, _: pb.CreateTableResponse(table=table_to_proto(state, seq)),
+                    pb.CreateTableResponse,
+                )
+            except _Abort:
+                await self.manager.discard(runtime)
+                raise
             await self.manager.created(runtime)
             return response
 
-        return await self._guard(context, run())
+        return await self._guard(context, run(), request.table_id)
 
-    async def GetTable(
-        self, request: pb.GetTableRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.GetTableResponse:
+    async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
         async def run() -> pb.GetTableResponse:
             runtime = await self._runtime(request.table_id)
-            assert runtime.state is not None
+            if runtime.state is None:
+                raise _Abort(grpc.StatusCode.NOT_FOUND, f"table {request.table_id} does not exist")
             return pb.GetTableResponse(table=table_to_proto(runtime.state, runtime.version))
 
-        return await self._guard(context, run())
+        return await self._guard(context, run(), request.table_id)
 
     async def SeatPlayer(
-        self, request: pb.SeatPlayerRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: pb.SeatPlayerRequest, context: Context
     ) -> pb.SeatPlayerResponse:
         async def run() -> pb.SeatPlayerResponse:
             self._require_admin(context)
             request_id = _require_request_id(request.request_id)
-            runtime = await self._runtime(request.table_id)
             if not request.player_id:
                 raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, "player_id is required")
-            state = runtime.state
-            assert state is not None
-            seat = request.seat if request.HasField("seat") else _free_seat(state)
-            ai_level = ai_level_from_proto(request.ai_level)
-            expires = int(time.time()) + self.secrets.token_ttl_s if self.secrets.token_ttl_s else 0
-            claim = SeatClaim(runtime.table_id, seat, request.player_id, expires)
+            try:
+                ai_level = ai_level_from_proto(request.ai_level)
+            except CodecError as exc:
+                raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
+            runtime = await self._runtime(request.table_id)
+            table_id = runtime.table_id
+            secret = self.secrets.token_secret
+            ttl = self.secrets.token_ttl_s
+            expires = int(time.time()) + ttl if ttl else 0
             # The token is derived from the request id, so a retry gets the same
             # token back although only its hash is ever stored.
-            nonce = request_nonce(self.secrets.token_secret, runtime.table_id, request_id)
-            token = issue_token(self.secrets.token_secret, claim, nonce)
-            command = SeatPlayer(
-                seat,
-                request.player_id,
-                request.display_name,
-                request.stack,
-                token_hash(token),
-                ai_level,
-            )
+            nonce = request_nonce(secret, table_id, request_id)
+            chosen: list[int] = []
 
-            def respond(state: TableState, seq: int) -> pb.SeatPlayerResponse:
-                out = pb.SeatPlayerResponse(seat=seat, sequence=seq)
+            def make(state: TableState | None) -> TableCommand:
+                if state is None:
+                    raise _Abort(grpc.StatusCode.NOT_FOUND, f"table {table_id} does not exist")
+                seat = request.seat if request.HasField("seat") else _free_seat(state)
+                chosen.append(seat)
+                token = issue_token(
+                    secret, SeatClaim(table_id, seat, request.player_id, expires), nonce
+                )
+                return SeatPlayer(
+                    seat,
+                    request.player_id,
+                    request.display_name,
+                    request.stack,
+                    token_hash(token),
+                    ai_level,
+                )
+
+            def respond(state: TableState, seq: int, _: datetime | None) -> pb.SeatPlayerResponse:
+                out = pb.SeatPlayerResponse(seat=chosen[-1], sequence=seq)
                 if expires:
                     out.seat_token_expire_time.FromSeconds(expires)
                 return out
 
-            earlier = await runtime.store.request_result(runtime.table_id, request_id)
-            if earlier is not None:
-                stored = pb.SeatPlayerResponse.FromString(earlier.response)
-                expires_at = stored.seat_token_expire_time.seconds
-                claim = SeatClaim(runtime.table_id, stored.seat, request.player_id, expires_at)
-                stored.seat_token = issue_token(self.secrets.token_secret, claim, nonce)
-                return stored
-            response = await self._mutate(
-                runtime, command, request_id, respond, pb.SeatPlayerResponse
+            response = await self._mutate(runtime, make, request_id, respond, pb.SeatPlayerResponse)
+            # Fresh or retried: the same claim and nonce give the same token.
+            claim = SeatClaim(
+                table_id, response.seat, request.player_id, response.seat_token_expire_time.seconds
             )
-            response.seat_token = token
+            response.seat_token = issue_token(secret, claim, nonce)
             return response
 
-        return await self._guard(context, run())
+        return await self._guard(context, run(), request.table_id, _seat_of(request))
 
     async def _seat_call(
         self,
-        context: grpc.aio.ServicerContext[Any, Any],
+        context: Context,
         table_id: str,
         seat: int,
         request_id: str,
-        command: TableCommand,
-        respond: Callable[[TableState, int], M],
+        command: CommandSource,
+        respond: Respond[M],
         response_type: type[M],
         expected: int | None = None,
     ) -> M:
         _require_request_id(request_id)
         runtime = await self._runtime(table_id)
-        self._authorize_seat(context, runtime.state, seat)
-        return await self._mutate(runtime, command, request_id, respond, response_type, expected)
+        credential = self._credential(context, table_id, seat)
+        return await self._mutate(
+            runtime, command, request_id, respond, response_type, expected, credential
+        )
 
     async def LeaveSeat(
-        self, request: pb.LeaveSeatRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: pb.LeaveSeatRequest, context: Context
     ) -> pb.LeaveSeatResponse:
-        async def run() -> pb.LeaveSeatResponse:
-            runtime = await self._runtime(request.table_id)
-            before = runtime.state.player(request.seat) if runtime.state is not None else None
-            left_with = before.stack if before is not None else 0
+        seat = request.seat
+        before: list[TableState] = []
 
-            def respond(state: TableState, seq: int) -> pb.LeaveSeatResponse:
-                # Gone now: it left with its stack; still seated: it leaves after the hand.
-                player = state.player(request.seat)
-                stack = left_with if player is None else player.stack
-                return pb.LeaveSeatResponse(stack=stack, sequence=seq)
+        def make(state: TableState | None) -> TableCommand:
+            if state is not None:
+                before.append(state)
+            return LeaveSeat(seat)
 
-            return await self._seat_call(
+        def respond(state: TableState, seq: int, _: datetime | None) -> pb.LeaveSeatResponse:
+            # Gone now: it left with its stack; still dealt in: it leaves after the hand,
+            # and has its chips behind for now.
+            player = state.player(seat)
+            source = state if player is not None else before[-1]
+            return pb.LeaveSeatResponse(stack=_stack_behind(source, seat), sequence=seq)
+
+        return await self._guard(
+            context,
+            self._seat_call(
                 context,
                 request.table_id,
-                request.seat,
+                seat,
                 request.request_id,
-                LeaveSeat(request.seat),
+                make,
                 respond,
                 pb.LeaveSeatResponse,
-            )
+            ),
+            request.table_id,
+            seat,
+        )
 
-        return await self._guard(context, run())
-
-    async def SitOut(
-        self, request: pb.SitOutRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.SitOutResponse:
+    async def SitOut(self, request: pb.SitOutRequest, context: Context) -> pb.SitOutResponse:
         return await self._guard(
             context,
             self._seat_call(
@@ -382,14 +498,14 @@ class TableService(rpc.TableServiceServicer):
                 request.seat,
                 request.request_id,
                 SitOut(request.seat),
-                lambda state, seq: pb.SitOutResponse(sequence=seq),
+                lambda state, seq, _: pb.SitOutResponse(sequence=seq),
                 pb.SitOutResponse,
             ),
+            request.table_id,
+            request.seat,
         )
 
-    async def SitIn(
-        self, request: pb.SitInRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.SitInResponse:
+    async def SitIn(self, request: pb.SitInRequest, context: Context) -> pb.SitInResponse:
         return await self._guard(
             context,
             self._seat_call(
@@ -398,15 +514,15 @@ class TableService(rpc.TableServiceServicer):
                 request.seat,
                 request.request_id,
                 SitIn(request.seat),
-                lambda state, seq: pb.SitInResponse(sequence=seq),
+                lambda state, seq, _: pb.SitInResponse(sequence=seq),
                 pb.SitInResponse,
             ),
+            request.table_id,
+            request.seat,
         )
 
-    async def AddChips(
-        self, request: pb.AddChipsRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> pb.AddChipsResponse:
-        def respond(state: TableState, seq: int) -> pb.AddChipsResponse:
+    async def AddChips(self, request: pb.AddChipsRequest, context: Context) -> pb.AddChipsResponse:
+        def respond(state: TableState, seq: int, _: datetime | None) -> pb.AddChipsResponse:
             player = state.player(request.seat)
             return pb.AddChipsResponse(stack=player.stack if player else 0, sequence=seq)
 
@@ -421,24 +537,26 @@ class TableService(rpc.TableServiceServicer):
                 respond,
                 pb.AddChipsResponse,
             ),
+            request.table_id,
+            request.seat,
         )
 
     async def SubmitAction(
-        self, request: pb.SubmitActionRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: pb.SubmitActionRequest, context: Context
     ) -> pb.SubmitActionResponse:
         async def run() -> pb.SubmitActionResponse:
             try:
                 command = action_from_proto(request.seat, request.action)
             except BadAction as exc:
-                raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
-            runtime = await self._runtime(request.table_id)
+                raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "BAD_ACTION") from None
 
-            def respond(state: TableState, seq: int) -> pb.SubmitActionResponse:
-                view = table_view_to_proto(state, request.seat, seq)
+            def respond(
+                state: TableState, seq: int, deadline: datetime | None
+            ) -> pb.SubmitActionResponse:
+                view = table_view_to_proto(state, request.seat, seq, deadline)
                 return pb.SubmitActionResponse(sequence=seq, view=view)
 
-            expected = request.expected_sequence or None
-            response = await self._seat_call(
+            return await self._seat_call(
                 context,
                 request.table_id,
                 request.seat,
@@ -446,165 +564,210 @@ class TableService(rpc.TableServiceServicer):
                 PlayHand(command),
                 respond,
                 pb.SubmitActionResponse,
-                expected,
+                request.expected_sequence or None,
             )
-            deadline = runtime.action_deadline()
-            if deadline is not None and response.view.hand.HasField("to_act"):
-                response.view.hand.action_deadline.FromDatetime(deadline)
-            return response
 
-        return await self._guard(context, run())
+        return await self._guard(context, run(), request.table_id, request.seat)
 
     async def ShowCards(
-        self, request: pb.ShowCardsRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: pb.ShowCardsRequest, context: Context
     ) -> pb.ShowCardsResponse:
-        async def run() -> pb.ShowCardsResponse:
-            runtime = await self._runtime(request.table_id)
-            state = runtime.state
-            if (
-                request.hand_id
-                and state is not None
-                and state.hand is not None
-                and state.hand.setup.hand_id != request.hand_id
-            ):
+        def make(state: TableState | None) -> TableCommand:
+            hand = state.hand if state is not None else None
+            if request.hand_id and hand is not None and hand.setup.hand_id != request.hand_id:
                 raise _Abort(
                     grpc.StatusCode.FAILED_PRECONDITION,
                     "cards can be shown only for the last hand, before the next one starts",
                     "HAND_OVER",
                 )
-            return await self._seat_call(
+            return PlayHand(ShowCards(request.seat))
+
+        return await self._guard(
+            context,
+            self._seat_call(
                 context,
                 request.table_id,
                 request.seat,
                 request.request_id,
-                PlayHand(ShowCards(request.seat)),
-                lambda state, seq: pb.ShowCardsResponse(sequence=seq),
+                make,
+                lambda state, seq, _: pb.ShowCardsResponse(sequence=seq),
                 pb.ShowCardsResponse,
-            )
-
-        return await self._guard(context, run())
+            ),
+            request.table_id,
+            request.seat,
+        )
 
     # ------------------------------------------------------------------ views
 
     async def _viewer(
-        self,
-        context: grpc.aio.ServicerContext[Any, Any],
-        runtime: TableRuntime,
-        has_seat: bool,
-        seat: int,
-    ) -> int | None:
+        self, context: Context, table_id: str, has_seat: bool, seat: int
+    ) -> tuple[TableRuntime, int | None]:
+        """The runtime, and the seat to view as (None: a spectator), its token checked."""
+        runtime = await self._runtime(table_id)
         if not has_seat:
-            return None
-        self._authorize_seat(context, runtime.state, seat)
-        return seat
+            return runtime, None
+        credential = self._credential(context, table_id, seat)
+        self._occupant(runtime.state, credential)
+        return runtime, seat
 
     async def GetTableView(
-        self, request: pb.GetTableViewRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: pb.GetTableViewRequest, context: Context
     ) -> pb.GetTableViewResponse:
         async def run() -> pb.GetTableViewResponse:
-            runtime = await self._runtime(request.table_id)
-            viewer = await self._viewer(context, runtime, request.HasField("seat"), request.seat)
+            runtime, viewer = await self._viewer(
+                context, request.table_id, request.HasField("seat"), request.seat
+            )
             assert runtime.state is not None
             view = table_view_to_proto(
                 runtime.state, viewer, runtime.version, runtime.action_deadline()
             )
             return pb.GetTableViewResponse(view=view)
 
-        return await self._guard(context, run())
+        return await self._guard(context, run(), request.table_id, _seat_of(request))
 
     async def WatchTable(
-        self, request: pb.WatchTableRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: pb.WatchTableRequest, context: Context
     ) -> AsyncIterator[pb.WatchTableResponse]:
-        try:
-            runtime = await self._runtime(request.table_id)
-            viewer = await self._viewer(context, runtime, request.HasField("seat"), request.seat)
-        except _Abort as exc:
-            await _fail(context, exc)
-            return
-        store = runtime.store
-        table_id = runtime.table_id
-        start = request.from_sequence
-        snapshot_needed = start == 0
-        if start > runtime.version:
-            await _fail(
-                context,
-                _Abort(
-                    grpc.StatusCode.OUT_OF_RANGE,
-                    f"from_sequence {start} is ahead of the table (at {runtime.version})",
-                ),
-            )
-            return
-        if snapshot_needed:
-            assert runtime.state is not None
-            start = runtime.version
-            yield pb.WatchTableResponse(
-                snapshot=table_view_to_proto(
-                    runtime.state, viewer, start, runtime.action_deadline()
+        """Stream the table's events as the viewer may see them.
+
+        A seat watcher sees its own cards only in events after its occupant sat
+        down (a resume from earlier shows the earlier occupant's hand as a
+        spectator), and its stream ends after the occupant's ``PlayerLeft``:
+        the token is void from then on.
+        """
+        with bound_contextvars(**_log_context(request.table_id, _seat_of(request))):
+            try:
+                runtime, viewer = await self._viewer(
+                    context, request.table_id, request.HasField("seat"), request.seat
                 )
-            )
-        tracker = ProofTracker(viewer)
-        # Prime the proof tracker with the running hand's commitment and deck.
-        prime_from = max(0, runtime.hand_first_sequence - 2)
-        if prime_from < start:
-            with contextlib.suppress(EventsTrimmed):
-                for record in await store.read(table_id, prime_from, start - prime_from):
-                    tracker.openings(decode_event(record.payload)[0])
-        try:
-            async for record in store.subscribe(table_id, start):
-                event, meta = decode_event(record.payload)
-                proofs = tracker.openings(event)
+            except _Abort as exc:
+                log.info("request_refused", code=exc.code.name, detail=exc.message)
+                await _fail(context, exc)
+                return
+            start = request.from_sequence
+            if start > runtime.version:
+                await _fail(
+                    context,
+                    _Abort(
+                        grpc.StatusCode.OUT_OF_RANGE,
+                        f"from_sequence {start} is ahead of the table (at {runtime.version})",
+                    ),
+                )
+                return
+            seated_since = runtime.seated_at.get(viewer, 0) if viewer is not None else 0
+            if start == 0:
+                assert runtime.state is not None
+                start = runtime.version
                 yield pb.WatchTableResponse(
-                    event=redacted_stored_event(event, meta, viewer),
-                    card_proofs=[proof_to_proto(p) for p in proofs],
+                    snapshot=table_view_to_proto(
+                        runtime.state, viewer, start, runtime.action_deadline()
+                    )
                 )
-        except EventsTrimmed:
-            await _fail(
-                context,
-                _Abort(
-                    grpc.StatusCode.OUT_OF_RANGE,
-                    "those events are archived; watch again with from_sequence 0",
-                ),
-            )
+            tracker = ProofTracker(viewer)
+            # Prime the proof tracker with the commitment and deck of the hand `start` is in.
+            deck_at = runtime.deck_sequence_before(start)
+            if deck_at:
+                try:
+                    for record in await runtime.store.read(
+                        runtime.table_id, deck_at - 1, start - deck_at + 1
+                    ):
+                        tracker.viewer = viewer if record.sequence > seated_since else None
+                        tracker.openings(decode_event(record.payload)[0])
+                except EventsTrimmed:
+                    pass  # an archived hand: its cards come without proofs
+            try:
+                async for record in runtime.store.subscribe(runtime.table_id, start):
+                    event, meta = decode_event(record.payload)
+                    as_seat = viewer if record.sequence > seated_since else None
+                    tracker.viewer = as_seat
+                    proofs = tracker.openings(event)
+                    yield pb.WatchTableResponse(
+                        event=redacted_stored_event(event, meta, as_seat),
+                        card_proofs=[proof_to_proto(p) for p in proofs],
+                    )
+                    if isinstance(event, PlayerLeft) and event.seat == as_seat:
+                        return  # the seat's token is void now
+            except EventsTrimmed:
+                await _fail(
+                    context,
+                    _Abort(
+                        grpc.StatusCode.OUT_OF_RANGE,
+                        "those events are archived; watch again with from_sequence 0",
+                    ),
+                )
+            except (RedisError, OSError) as exc:
+                log.warning("watch_storage_unavailable", error=repr(exc))
+                await _fail(
+                    context,
+                    _Abort(
+                        grpc.StatusCode.UNAVAILABLE,
+                        "the table's storage is unreachable; watch again from the last event",
+                    ),
+                )
 
     async def GetHandHistory(
-        self, request: pb.GetHandHistoryRequest, context: grpc.aio.ServicerContext[Any, Any]
+        self, request: pb.GetHandHistoryRequest, context: Context
     ) -> pb.GetHandHistoryResponse:
         async def run() -> pb.GetHandHistoryResponse:
-            runtime = await self._runtime(request.table_id)
-            viewer = await self._viewer(context, runtime, request.HasField("seat"), request.seat)
-            records = await runtime.store.read(runtime.table_id)
-            decoded = [decode_event(r.payload) for r in records]
-            hand_id = request.hand_id
+            runtime, viewer = await self._viewer(
+                context, request.table_id, request.HasField("seat"), request.seat
+            )
+            hands = runtime.hand_decks
+            hand_id = request.hand_id or next(reversed(hands), "")
             if not hand_id:
-                hand_ids = [e.hand_id for e in decoded if isinstance(e, DeckCommitted)]
-                if not hand_ids:
-                    raise _Abort(grpc.StatusCode.NOT_FOUND, "no hand has been dealt at this table")
-                hand_id = hand_ids[-1]
+                raise _Abort(grpc.StatusCode.NOT_FOUND, "no hand has been dealt at this table")
+            first = hands.get(hand_id)
+            if first is None:
+                raise _Abort(grpc.StatusCode.NOT_FOUND, f"hand {hand_id} is not at this table")
+            if viewer is not None and runtime.seated_at.get(viewer, 0) > first:
+                viewer = None  # the seat's occupant sat down after this hand: not theirs
+            later = [s for s in runtime.deck_sequences if s > first]
+            count = later[0] - first if later else None
+            try:
+                records = await runtime.store.read(runtime.table_id, first - 1, count)
+            except EventsTrimmed:
+                raise _Abort(
+                    grpc.StatusCode.NOT_FOUND, f"hand {hand_id} is archived; ask the hand archive"
+                ) from None
             tracker = ProofTracker(viewer)
             items = []
-            inside = False
-            for event, meta in decoded:
-                if isinstance(event, DeckCommitted):
-                    inside = event.hand_id == hand_id
-                    if not inside and items:
-                        break
+            for record in records:
+                event, meta = decode_event(record.payload)
                 proofs = tracker.openings(event)
-                if inside and (meta.hand_id == hand_id or isinstance(event, DeckCommitted)):
+                if meta.hand_id == hand_id:
                     items.append(
                         pb.WatchTableResponse(
                             event=redacted_stored_event(event, meta, viewer),
                             card_proofs=[proof_to_proto(p) for p in proofs],
                         )
                     )
-            if not items:
-                raise _Abort(grpc.StatusCode.NOT_FOUND, f"hand {hand_id} is not at this table")
             return pb.GetHandHistoryResponse(hand_id=hand_id, events=items)
 
-        return await self._guard(context, run())
+        return await self._guard(context, run(), request.table_id, _seat_of(request))
+
+
+def _log_context(table_id: str, seat: int | None) -> dict[str, Any]:
+    """What a call's log lines carry (``hand_id`` is added once the table is known)."""
+    return {"table_id": table_id} if seat is None else {"table_id": table_id, "seat": seat}
+
+
+def _seat_of(request: Any) -> int | None:
+    return request.seat if request.HasField("seat") else None
+
+
+def _stack_behind(state: TableState, seat: int) -> int:
+    """A seat's chips behind: its hand stack while dealt in, else its table stack."""
+    if state.dealt_in(seat):
+        assert state.hand is not None
+        x = state.hand.seat_state(seat)
+        assert x is not None
+        return x.stack
+    player = state.player(seat)
+    return player.stack if player is not None else 0
 
 
 def _free_seat(state: TableState) -> int:
     for seat in range(state.config.seat_count):
-        if state.player(seat) is None:
+        if state.player(seat) is None and not state.dealt_in(seat):
             return seat
     raise _Abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "the table is full", "TABLE_FULL")

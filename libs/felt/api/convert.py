@@ -7,6 +7,7 @@ decides from. Keeping both directions here keeps them inverse.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -15,7 +16,6 @@ from felt.eventstore.codec import (
     EventMeta,
     ai_level_to_proto,
     card_from_proto,
-    card_to_proto,
     street_from_proto,
     street_to_proto,
     table_config_to_proto,
@@ -46,7 +46,7 @@ from felt.rules.legal import LegalActions
 from felt.rules.views import HandView, PotView, SeatView, redact, view_for
 from felt.table.aggregate import TableState
 from felt.table.commitment import CardOpening
-from felt.table.events import AnyEvent, DeckCommitted, PlayerSeated
+from felt.table.events import AnyEvent, DeckCommitted, PlayerSeated, TableConfig
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 
@@ -197,18 +197,17 @@ def legal_from_proto(seat: int, street: Street, items: Sequence[tpb.LegalAction]
 def table_to_proto(state: TableState, sequence: int) -> tpb.Table:
     """A table's public state."""
     config = state.config
+    players = {p.seat: p for p in state.players}
+    hand = state.hand if state.hand_running else None
+    behind = {x.seat: x.stack for x in hand.seats} if hand is not None else {}
     seats = []
     for number in range(config.seat_count):
-        p = state.player(number)
+        p = players.get(number)
         if p is None:
             seats.append(tpb.Seat(seat=number, status=tpb.SEAT_STATUS_EMPTY))
             continue
         status = tpb.SEAT_STATUS_SITTING_OUT if p.sitting_out else tpb.SEAT_STATUS_SITTING_IN
-        stack = p.stack
-        if state.hand is not None and state.hand_running:
-            x = state.hand.seat_state(number)
-            if x is not None:
-                stack = x.stack
+        stack = behind.get(number, p.stack)
         seats.append(
             tpb.Seat(
                 seat=number,
@@ -229,12 +228,18 @@ def table_to_proto(state: TableState, sequence: int) -> tpb.Table:
     return tpb.Table(
         table_id=config.table_id,
         name=config.name,
-        config=table_config_to_proto(config),
+        config=_config_proto(config),
         state=table_state,
         sequence=sequence,
         seats=seats,
         hands_played=state.hands_played,
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _config_proto(config: TableConfig) -> epb.TableConfig:
+    """A table's config as a message (configs never change; callers only copy it)."""
+    return table_config_to_proto(config)
 
 
 def hand_view_to_proto(view: HandView, deadline: datetime | None) -> tpb.HandView:
@@ -243,7 +248,7 @@ def hand_view_to_proto(view: HandView, deadline: datetime | None) -> tpb.HandVie
         variant=variant_to_proto(view.variant),
         button=view.button,
         street=street_to_proto(view.street),
-        board=[card_to_proto(c) for c in view.board],
+        board=[_card(c) for c in view.board],
         pots=[tpb.Pot(amount=p.amount, eligible=list(p.eligible)) for p in view.pots],
         seats=[
             tpb.HandSeat(
@@ -253,7 +258,7 @@ def hand_view_to_proto(view: HandView, deadline: datetime | None) -> tpb.HandVie
                 committed=s.committed,
                 folded=s.folded,
                 all_in=s.all_in,
-                cards=[card_to_proto(c) for c in s.cards],
+                cards=[_card(c) for c in s.cards],
                 drawn_count=s.drawn or 0,
             )
             for s in view.seats
@@ -266,6 +271,15 @@ def hand_view_to_proto(view: HandView, deadline: datetime | None) -> tpb.HandVie
         if deadline is not None:
             msg.action_deadline.FromDatetime(deadline)
     return msg
+
+
+_CARDS = tuple(epb.Card(code=c) for c in range(52))
+_HIDDEN = epb.Card(hidden=True)
+
+
+def _card(card: int | None) -> epb.Card:
+    """A card's message, shared (fields copy it): ``card_to_proto`` without the building."""
+    return _HIDDEN if card is None else _CARDS[card]
 
 
 def _bet_of(view: HandView, seat: int | None) -> int:

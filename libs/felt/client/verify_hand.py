@@ -62,7 +62,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--token", default="", help="your seat token")
     p.add_argument("--file", type=Path, help="verify a history saved with --save instead")
     p.add_argument("--save", type=Path, help="also save the fetched history as JSON")
-    p.set_defaults(func=run)
+    p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeGuard
 
 from felt.cards import shuffled_deck
 from felt.rules.commands import Act, ActionKind, Discard, IllegalAction, ShowCards, StartHand
@@ -47,6 +47,17 @@ from felt.table.events import (
 from felt.table.positions import Positions, dealing_order, next_positions
 
 SEAT_ACTIONS = (PlayerFolded, PlayerChecked, PlayerCalled, BetPlaced, CardsDrawn)
+HAND_EVENTS: tuple[type, ...] = HandEvent.__args__
+# Hand events whose effect outlives the hand (``skim_event`` leaves the state as it is for
+# every other hand event).
+LASTING_HAND_EVENTS: tuple[type, ...] = (HandStarted, HandEnded, *SEAT_ACTIONS)
+
+
+def is_hand_event(event: AnyEvent) -> TypeGuard[HandEvent]:
+    """Whether ``event`` is one of the rules' hand events (not a table event)."""
+    return isinstance(event, HAND_EVENTS)
+
+
 SEAT_RANGE = {Variant.NLHE: (2, 9), Variant.DRAW5: (2, 6)}
 AI_LEVELS = ("", "easy", "normal", "hard")
 
@@ -62,6 +73,17 @@ class Player:
     sitting_out: bool = False
     leaving: bool = False
     timeouts: int = 0
+    # Why the seat sits out ("requested", "timeouts", "leaving"); empty while sitting in.
+    sit_out_reason: str = ""
+
+    @property
+    def away(self) -> bool:
+        """Played passively (check, else fold) in the running hand: gone, or timed out.
+
+        A seat that asked to sit out still plays the hand it holds cards in;
+        it is only no longer dealt in.
+        """
+        return self.leaving or (self.sitting_out and self.sit_out_reason == "timeouts")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +112,23 @@ class TableState:
 
     def active_seats(self) -> list[int]:
         """Seats that will be dealt into the next hand."""
-        return [p.seat for p in self.players if not p.sitting_out and not p.leaving and p.stack > 0]
+        least = self.min_stack
+        return [
+            p.seat for p in self.players if not p.sitting_out and not p.leaving and p.stack >= least
+        ]
+
+    @property
+    def min_stack(self) -> int:
+        """Chips a seat needs to be dealt in: Draw without all-in must cover a capped hand."""
+        c = self.config
+        if c.variant == Variant.DRAW5 and not c.allow_all_in:
+            return c.ante + c.raise_cap * (c.small_bet + c.big_bet)
+        return 1
+
+    def dealt_in(self, seat: int) -> bool:
+        """Whether ``seat`` holds a place (folded or not) in the running hand."""
+        hand = self.hand
+        return hand is not None and not hand.ended and hand.index_of(seat) is not None
 
     def can_start_hand(self) -> bool:
         return not self.closed and not self.hand_running and len(self.active_seats()) >= 2
@@ -202,36 +240,68 @@ def _seated(state: TableState, seat: int) -> Player:
 
 def decide_table(state: TableState | None, command: TableCommand) -> list[AnyEvent]:
     """The events ``command`` causes; raises :class:`IllegalAction` and changes nothing."""
+    return _decide(state, command)[0]
+
+
+def execute_table(
+    state: TableState | None, command: TableCommand
+) -> tuple[TableState, list[AnyEvent]]:
+    """``decide_table`` that also returns the state after the events.
+
+    The same as folding the events with ``apply_event``, but the hand's own
+    state comes straight from the rules (which built it while deciding), so
+    hand events are not folded twice.
+    """
+    events, hand = _decide(state, command)
+    new = state
+    if hand is None:
+        for event in events:
+            new = apply_event(new, event)
+    else:
+        for event in events:
+            new = skim_event(new, event)
+        assert new is not None
+        played = tuple(e for e in events if is_hand_event(e))
+        new = replace(new, hand=hand, hand_events=(*new.hand_events, *played))
+    assert new is not None
+    return new, events
+
+
+def _decide(
+    state: TableState | None, command: TableCommand
+) -> tuple[list[AnyEvent], HandState | None]:
+    """The events, and the hand's state after them when the command played the hand."""
     if isinstance(command, CreateTable):
         if state is not None:
             raise _refuse("TABLE_EXISTS", "the table already exists")
         _validate_config(command.config)
-        return [TableCreated(command.config)]
+        return [TableCreated(command.config)], None
     if state is None:
         raise _refuse("NO_TABLE", "the table does not exist")
+    if isinstance(command, LeaveSeat):  # allowed at a closed table too: players take their chips
+        return _leave(state, command.seat), None
     if state.closed:
         raise _refuse("TABLE_CLOSED", "the table is closed")
     if isinstance(command, SeatPlayer):
-        return _seat_player(state, command)
-    if isinstance(command, LeaveSeat):
-        return _leave(state, command.seat)
+        return _seat_player(state, command), None
     if isinstance(command, SitOut):
         player = _seated(state, command.seat)
         if player.sitting_out:
             raise _refuse("ALREADY_SITTING_OUT", f"seat {command.seat} is already sitting out")
-        return [PlayerSatOut(command.seat, "requested")]
+        return [PlayerSatOut(command.seat, "requested")], None
     if isinstance(command, SitIn):
         player = _seated(state, command.seat)
         if not player.sitting_out or player.leaving:
             raise _refuse("NOT_SITTING_OUT", f"seat {command.seat} is not sitting out")
-        return [PlayerSatIn(command.seat)]
+        return [PlayerSatIn(command.seat)], None
     if isinstance(command, AddChips):
         _seated(state, command.seat)
         if command.amount <= 0:
             raise _refuse("BAD_AMOUNT", "the amount of chips to add must be positive")
-        if state.hand_running and _in_hand(state, command.seat):
+        if state.dealt_in(command.seat):
+            # Even folded: the hand's end sets the seat's stack from the hand's own count.
             raise _refuse("HAND_RUNNING", "chips can be added between hands only")
-        return [ChipsAdded(command.seat, command.amount)]
+        return [ChipsAdded(command.seat, command.amount)], None
     if isinstance(command, StartNextHand):
         return _start_hand(state, command.seed)
     if isinstance(command, PlayHand):
@@ -241,7 +311,7 @@ def decide_table(state: TableState | None, command: TableCommand) -> list[AnyEve
     if isinstance(command, CloseTable):
         if state.hand_running:
             raise _refuse("HAND_RUNNING", "the table closes after the running hand")
-        return [TableClosed(command.reason)]
+        return [TableClosed(command.reason)], None
     raise _refuse("BAD_COMMAND", f"unknown command {command!r}")  # pragma: no cover
 
 
@@ -258,6 +328,9 @@ def _seat_player(state: TableState, c: SeatPlayer) -> list[AnyEvent]:
         raise _refuse("BAD_SEAT", f"seats are numbered 0 to {state.config.seat_count - 1}")
     if state.player(c.seat) is not None:
         raise _refuse("SEAT_TAKEN", f"seat {c.seat} is taken")
+    if state.dealt_in(c.seat):
+        # Its last occupant left mid-hand; the hand still counts chips for this seat.
+        raise _refuse("SEAT_TAKEN", f"seat {c.seat} is free from the next hand")
     if any(p.player_id == c.player_id for p in state.players):
         raise _refuse("ALREADY_SEATED", f"player {c.player_id} already has a seat at this table")
     if c.stack <= 0:
@@ -284,7 +357,7 @@ def _leave(state: TableState, seat: int) -> list[AnyEvent]:
     return [PlayerLeft(seat, stack)]
 
 
-def _start_hand(state: TableState, seed: bytes) -> list[AnyEvent]:
+def _start_hand(state: TableState, seed: bytes) -> tuple[list[AnyEvent], HandState]:
     if state.hand_running:
         raise _refuse("HAND_RUNNING", "a hand is already running")
     if state.config.hand_limit and state.hands_played >= state.config.hand_limit:
@@ -321,23 +394,25 @@ def _start_hand(state: TableState, seed: bytes) -> list[AnyEvent]:
     )
     root, leaves = commit_deck(seed, deck)
     committed = DeckCommitted(hand_id, root, leaves, seed)
-    _, hand_events = execute(None, StartHand(setup))
-    return [committed, *hand_events, *_after_hand(state, hand_events)]
+    hand, hand_events = execute(None, StartHand(setup))
+    return [committed, *hand_events, *_after_hand(state, hand_events)], hand
 
 
-def _play(state: TableState, command: Act | Discard | ShowCards) -> list[AnyEvent]:
+def _play(
+    state: TableState, command: Act | Discard | ShowCards
+) -> tuple[list[AnyEvent], HandState]:
     if state.hand is None:
         raise _refuse("HAND_NOT_RUNNING", "no hand has been dealt yet")
-    _, events = execute(state.hand, command)
-    return [*events, *_after_hand(state, events)]
+    hand, events = execute(state.hand, command)
+    return [*events, *_after_hand(state, events)], hand
 
 
-def _time_out(state: TableState, seat: int) -> list[AnyEvent]:
+def _time_out(state: TableState, seat: int) -> tuple[list[AnyEvent], HandState]:
     hand = state.hand
     if hand is None or hand.ended or hand.actor_seat != seat:
         raise _refuse("NOT_YOUR_TURN", f"seat {seat} is not to act, so its clock cannot expire")
     events: list[AnyEvent] = [ActionTimedOut(seat)]
-    _, hand_events = execute(hand, passive_action(hand))
+    after, hand_events = execute(hand, passive_action(hand))
     events.extend(hand_events)
     player = state.player(seat)
     if (
@@ -348,7 +423,7 @@ def _time_out(state: TableState, seat: int) -> list[AnyEvent]:
     ):
         events.append(PlayerSatOut(seat, "timeouts"))
     events.extend(_after_hand(state, hand_events))
-    return events
+    return events, after
 
 
 def passive_action(hand: HandState) -> Act | Discard:
@@ -396,9 +471,16 @@ def apply_event(state: TableState | None, event: AnyEvent) -> TableState:
         return replace(state, players=tuple(p for p in state.players if p.seat != event.seat))
     if isinstance(event, PlayerSatOut):
         leaving = event.reason == "leaving"
-        return _update(state, event.seat, sitting_out=True, leaving=leaving, timeouts=0)
+        return _update(
+            state,
+            event.seat,
+            sitting_out=True,
+            leaving=leaving,
+            timeouts=0,
+            sit_out_reason=event.reason,
+        )
     if isinstance(event, PlayerSatIn):
-        return _update(state, event.seat, sitting_out=False, timeouts=0)
+        return _update(state, event.seat, sitting_out=False, timeouts=0, sit_out_reason="")
     if isinstance(event, ChipsAdded):
         p = state.player(event.seat)
         assert p is not None
@@ -421,33 +503,83 @@ def _update(state: TableState, seat: int, **changes: Any) -> TableState:
 
 def _apply_hand_event(state: TableState, event: HandEvent) -> TableState:
     if isinstance(event, HandStarted):
-        setup = event.setup
-        positions = next_positions(
-            setup.variant, [s.seat for s in setup.seats], state.config.seat_count, state.positions
-        )
         return replace(
             state,
             hand=apply_hand(None, event),
             hand_events=(event,),
-            positions=positions,
+            positions=_positions_of(state, event),
         )
     hand = apply_hand(state.hand, event)
     new = replace(state, hand=hand, hand_events=(*state.hand_events, event))
+    return _lasting(state, new, event)
+
+
+def skim_event(state: TableState | None, event: AnyEvent) -> TableState:
+    """``apply_event`` for an event of a hand that is over, without rebuilding the hand.
+
+    Only what outlives a hand is folded: the button and blinds, time-out
+    counts, stacks and hands played. Folding a stream with ``skim_event`` up
+    to its last ``HandStarted`` and with ``apply_event`` from there gives the
+    same state as ``apply_event`` throughout (hands cannot overlap), only
+    faster; between skimmed hands ``hand`` is None. Hand events other than
+    ``LASTING_HAND_EVENTS`` change nothing here.
+    """
+    if not is_hand_event(event):
+        return apply_event(state, event)
+    assert state is not None, "a table's stream starts with TableCreated"
+    if isinstance(event, HandStarted):
+        setup = event.setup
+        return skim_hand_started(state, setup.variant, [s.seat for s in setup.seats])
+    return _lasting(state, state, event)
+
+
+def skim_hand_started(state: TableState, variant: Variant, seats: list[int]) -> TableState:
+    """``skim_event`` of a ``HandStarted`` dealing ``seats`` (in dealing order)."""
+    positions = next_positions(variant, seats, state.config.seat_count, state.positions)
+    return replace(state, hand=None, hand_events=(), positions=positions)
+
+
+def skim_seat_action(state: TableState, seat: int) -> TableState:
+    """``skim_event`` of ``seat``'s fold, check, call, bet or draw."""
+    return _seat_acted(state, state, seat)
+
+
+def skim_hand_ended(state: TableState, stacks: tuple[tuple[int, int], ...]) -> TableState:
+    """``skim_event`` of a ``HandEnded`` with these final ``(seat, stack)``s."""
+    return _hand_ended(state, state, stacks)
+
+
+def _positions_of(state: TableState, event: HandStarted) -> Positions:
+    setup = event.setup
+    seats = [s.seat for s in setup.seats]
+    return next_positions(setup.variant, seats, state.config.seat_count, state.positions)
+
+
+def _lasting(state: TableState, new: TableState, event: HandEvent) -> TableState:
+    """What a hand event changes beyond the hand (``state`` before it, ``new`` after)."""
     if isinstance(event, SEAT_ACTIONS):
-        if state.timing_out == event.seat:
-            new = replace(new, timing_out=None)
-        else:
-            # The seat acted by itself: its time-outs are no longer consecutive.
-            p = state.player(event.seat)
-            if p is not None and p.timeouts:
-                new = _update(new, p.seat, timeouts=0)
+        return _seat_acted(state, new, event.seat)
     if isinstance(event, HandEnded):
-        final = dict(event.stacks)
-        players = tuple(
-            replace(p, stack=final[p.seat]) if p.seat in final else p for p in new.players
-        )
-        new = replace(new, players=players, hands_played=state.hands_played + 1)
+        return _hand_ended(state, new, event.stacks)
     return new
+
+
+def _seat_acted(state: TableState, new: TableState, seat: int) -> TableState:
+    if state.timing_out == seat:
+        return replace(new, timing_out=None)
+    # The seat acted by itself: its time-outs are no longer consecutive.
+    p = state.player(seat)
+    if p is not None and p.timeouts:
+        return _update(new, p.seat, timeouts=0)
+    return new
+
+
+def _hand_ended(
+    state: TableState, new: TableState, stacks: tuple[tuple[int, int], ...]
+) -> TableState:
+    final = dict(stacks)
+    players = tuple(replace(p, stack=final[p.seat]) if p.seat in final else p for p in new.players)
+    return replace(new, players=players, hands_played=state.hands_played + 1)
 
 
 def replay_table(events: Iterable[AnyEvent]) -> TableState:

@@ -39,7 +39,7 @@ class CardOpening:
 
 def salt_for(seed: bytes, position: int) -> bytes:
     """The secret salt of one deck position (HMAC of the hand's seed)."""
-    return hmac.new(seed, b"salt" + position.to_bytes(2, "big"), hashlib.sha256).digest()
+    return hmac.digest(seed, b"salt" + position.to_bytes(2, "big"), "sha256")
 
 
 def leaf_hash(position: int, card: Card, salt: bytes) -> bytes:

@@ -97,6 +97,10 @@ def verify_hand(items: Iterable[tuple[AnyEvent, Sequence[CardOpening]]]) -> Hand
             if proof is None:
                 proof = next((p for p in proofs if p.card == card), None)
             name = card_str(card)
+            if proof is None and position is None and card in seen.values():
+                # A seat showing cards the viewer already verified (its own, or cards
+                # shown before): no new proof is sent, and none is needed.
+                continue
             if proof is None:
                 problems.append(f"{name}: no proof received")
                 continue

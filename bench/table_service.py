@@ -1,0 +1,465 @@
+"""Benchmark of the table service: SubmitAction against a bare gRPC ping, and table rebuilds.
+
+Not a test: run ``python bench/table_service.py`` (``--help`` for options).
+
+1. SubmitAction throughput and latency with N concurrent clients (1, 4, 16), each
+   playing its own heads-up table against ONE table-service process (a
+   subprocess, ``python -m services.table.server``), next to a bare grpc.aio
+   unary ping server (also a subprocess) with as many clients, measured in the
+   same run in alternating slices so that both see the same background load.
+   Clients act whenever it is their turn, from the previous response's view
+   (check if there is nothing to call, else call), so every request is a legal
+   action that appends events; between hands (no pause) they poll the table
+   until the next hand is dealt (polls are not counted as requests, but their
+   cost is in the server's CPU per request). Also shown: the server process's
+   CPU time per request, which background load disturbs less than throughput.
+   Targets: SubmitAction >= 0.5x the ping's throughput at 16 clients, p99 < 10 ms.
+2. Rebuilding a table from its stream: a long stream (100k events of heads-up
+   hands decided in-process through the aggregate and the codec) is appended to
+   Redis, then ``TableRuntime.load()`` is timed. Target: >= 50,000 events/s.
+
+Redis: ``$REDIS_URL`` if set, else a private embedded server. The benchmark
+uses database ``$FELT_BENCH_REDIS_DB`` (default 12) of that server and EMPTIES
+it before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import grpc
+from redis.asyncio import Redis
+from redis.utils import HIREDIS_AVAILABLE
+
+from felt.devserver import ensure_redis
+from felt.eventstore import RedisEventStore
+from felt.eventstore.codec import EventMeta, encode_event
+from felt.rules.commands import Act, ActionKind
+from felt.rules.config import Variant
+from felt.table.aggregate import (
+    CreateTable,
+    PlayHand,
+    SeatPlayer,
+    StartNextHand,
+    TableCommand,
+    TableState,
+    execute_table,
+)
+from felt.table.events import TableConfig
+from poker.events.v1 import events_pb2 as epb
+from poker.v1 import table_pb2 as tpb
+from poker.v1 import table_service_pb2 as pb
+from poker.v1 import table_service_pb2_grpc as rpc
+from services.table.runtime import TableRuntime, hand_ids
+
+REPO = Path(__file__).resolve().parents[1]
+PING_METHOD = "/bench.Ping/Ping"
+CHECK = tpb.Action(check=tpb.Action.Check())
+CALL = tpb.Action(call=tpb.Action.Call())
+
+
+# ------------------------------------------------------------------ ping server
+
+
+def serve_ping() -> None:
+    """The bare baseline: a grpc.aio unary method that answers a fixed payload."""
+
+    async def main() -> None:
+        answer = b"x" * 600  # about the size of a SubmitActionResponse
+
+        async def ping(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
+            return answer
+
+        server = grpc.aio.server()
+        handler = grpc.method_handlers_generic_handler(
+            "bench.Ping", {"Ping": grpc.unary_unary_rpc_method_handler(ping)}
+        )
+        server.add_generic_rpc_handlers((handler,))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        print(f"ping listening on port {port}", flush=True)
+        await server.wait_for_termination()
+
+    asyncio.run(main())
+
+
+# ------------------------------------------------------------------ processes
+
+
+@dataclass
+class Process:
+    process: asyncio.subprocess.Process
+    port: int
+
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) the process has used so far."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    async def stop(self) -> None:
+        if self.process.returncode is None:
+            self.process.terminate()
+            try:
+                await asyncio.wait_for(self.process.wait(), 15)
+            except TimeoutError:
+                self.process.kill()
+                await self.process.wait()
+
+
+async def spawn(args: list[str], env: dict[str, str]) -> Process:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *args,
+        cwd=REPO,
+        env={**os.environ, **env},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert process.stdout is not None
+    line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
+    if "listening on port" not in line:
+        raise RuntimeError(f"{args} did not start: {line!r}")
+    return Process(process, int(line.rsplit(" ", 1)[1]))
+
+
+# ------------------------------------------------------------------ measuring
+
+
+@dataclass
+class Stats:
+    requests: int = 0
+    seconds: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+    polls: int = 0
+    server_cpu: float = 0.0  # CPU seconds the server process used meanwhile
+
+    @property
+    def rate(self) -> float:
+        return self.requests / self.seconds if self.seconds else 0.0
+
+    def percentile(self, p: float) -> float:
+        ordered = sorted(self.latencies)
+        if not ordered:
+            return 0.0
+        return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] * 1e3
+
+    def line(self, label: str) -> str:
+        cpu = self.server_cpu / self.requests * 1e6 if self.requests else 0.0
+        return (
+            f"{label:<13} {self.rate:7,.0f} req/s   p50 {self.percentile(50):6.2f} ms"
+            f"   p99 {self.percentile(99):6.2f} ms   server CPU {cpu:5.0f} us/req"
+        )
+
+
+Loop = Callable[[int, Stats, float], Awaitable[None]]
+
+
+async def measure(server: Process, clients: int, seconds: float, loop: Loop, stats: Stats) -> None:
+    """Run ``clients`` loops for ``seconds`` and add what they saw (and the server's CPU)."""
+    cpu = server.cpu_seconds()
+    start = time.perf_counter()
+    await asyncio.gather(*(loop(i, stats, start + seconds) for i in range(clients)))
+    stats.seconds += time.perf_counter() - start
+    stats.server_cpu += server.cpu_seconds() - cpu
+
+
+async def compare(
+    clients: int, seconds: float, slices: int, a: tuple[Process, Loop], b: tuple[Process, Loop]
+) -> tuple[Stats, Stats]:
+    """Measure two servers in alternating slices, so that both see the same background load."""
+    for server, loop in (a, b):  # warm-up
+        await measure(server, clients, 0.5, loop, Stats())
+    first, second = Stats(), Stats()
+    for _ in range(slices):
+        await measure(a[0], clients, seconds / slices, a[1], first)
+        await measure(b[0], clients, seconds / slices, b[1], second)
+    return first, second
+
+
+class PingClients:
+    def __init__(self, port: int, clients: int) -> None:
+        self.channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(clients)]
+        self.calls: list[grpc.aio.UnaryUnaryMultiCallable[bytes, bytes]] = [
+            c.unary_unary(PING_METHOD) for c in self.channels
+        ]
+        self.payload = pb.SubmitActionRequest(
+            table_id="t-0123456789ab",
+            seat=1,
+            request_id="0123456789abcdef0123456789abcdef",
+            expected_sequence=12345,
+            action=CALL,
+        ).SerializeToString()
+
+    async def run(self, index: int, stats: Stats, until: float) -> None:
+        call = self.calls[index]
+        while True:
+            start = time.perf_counter()
+            if start >= until:
+                return
+            await call(self.payload)
+            stats.latencies.append(time.perf_counter() - start)
+            stats.requests += 1
+
+    async def close(self) -> None:
+        for channel in self.channels:
+            await channel.close()
+
+
+@dataclass
+class BenchTable:
+    table_id: str
+    tokens: dict[int, tuple[tuple[str, str], ...]]
+    view: tpb.TableView | None = None
+
+
+class TableClients:
+    """One heads-up table per client; each client acts for both seats of its table."""
+
+    def __init__(self, port: int, clients: int) -> None:
+        self.channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(clients)]
+        self.stubs = [rpc.TableServiceStub(c) for c in self.channels]
+        self.tables: list[BenchTable] = []
+        self.request_number = 0
+
+    async def create(self, run_id: str) -> None:
+        stub = self.stubs[0]
+        config = epb.TableConfig(
+            variant=epb.VARIANT_NLHE, seat_count=2, small_blind=5, big_blind=10
+        )
+        for i in range(len(self.stubs)):
+            table_id = f"bench-{run_id}-{i}"
+            await stub.CreateTable(
+                pb.CreateTableRequest(table_id=table_id, config=config, request_id=table_id)
+            )
+            tokens: dict[int, tuple[tuple[str, str], ...]] = {}
+            for seat in range(2):
+                seated = await stub.SeatPlayer(
+                    pb.SeatPlayerRequest(
+                        table_id=table_id,
+                        seat=seat,
+                        player_id=f"p{seat}",
+                        stack=10_000_000,
+                        request_id=f"{table_id}-{seat}",
+                    )
+                )
+                tokens[seat] = (("authorization", f"Bearer {seated.seat_token}"),)
+            self.tables.append(BenchTable(table_id, tokens))
+
+    async def run(self, index: int, stats: Stats, until: float) -> None:
+        stub = self.stubs[index]
+        table = self.tables[index]
+        while time.perf_counter() < until:
+            view = table.view
+            if view is None or not view.hand.HasField("to_act"):
+                stats.polls += 1
+                view = (
+                    await stub.GetTableView(pb.GetTableViewRequest(table_id=table.table_id))
+                ).view
+                table.view = view
+                if not view.hand.HasField("to_act"):
+                    await asyncio.sleep(0.002)  # the next deal is a timer away
+                continue
+            hand = view.hand
+            seat = hand.to_act
+            bet = next(s.bet for s in hand.seats if s.seat == seat)
+            self.request_number += 1
+            request = pb.SubmitActionRequest(
+                table_id=table.table_id,
+                seat=seat,
+                request_id=f"{table.table_id}:{self.request_number}",
+                expected_sequence=view.table.sequence,
+                action=CHECK if bet == hand.current_bet else CALL,
+            )
+            start = time.perf_counter()
+            try:
+                response = await stub.SubmitAction(request, metadata=table.tokens[seat])
+            except grpc.aio.AioRpcError as err:
+                if err.code() != grpc.StatusCode.ABORTED:
+                    raise
+                table.view = None  # a timer dealt in between: re-read
+                continue
+            stats.latencies.append(time.perf_counter() - start)
+            stats.requests += 1
+            table.view = response.view
+            if not response.view.hand.HasField("to_act"):
+                await asyncio.sleep(0.002)  # the hand is over: the next deal is a timer away
+
+    async def close(self) -> None:
+        for channel in self.channels:
+            await channel.close()
+
+
+# ------------------------------------------------------------------ rebuild
+
+
+def long_stream(table_id: str, target: int) -> list[list[bytes]]:
+    """Heads-up hands (check/call to the showdown) decided through the aggregate, encoded."""
+    config = TableConfig(table_id, Variant.NLHE, 2, small_blind=5, big_blind=10)
+    commands: list[TableCommand] = [
+        CreateTable(config),
+        SeatPlayer(0, "p0", "P0", 10_000_000, "0" * 64),
+        SeatPlayer(1, "p1", "P1", 10_000_000, "1" * 64),
+    ]
+    state: TableState | None = None
+    batches: list[list[bytes]] = []
+    sequence = 0
+    now = datetime.now(UTC)
+    hand = 0
+    while sequence < target:
+        if not commands:
+            assert state is not None
+            running = state.hand
+            if running is None or running.ended:
+                hand += 1
+                commands.append(StartNextHand(hand.to_bytes(32, "big")))
+            else:
+                seat = running.actor_seat
+                assert seat is not None
+                x = running.seat_state(seat)
+                assert x is not None
+                kind = ActionKind.CHECK if x.bet == running.current_bet else ActionKind.CALL
+                commands.append(PlayHand(Act(seat, kind)))
+        command = commands.pop(0)
+        batch = []
+        after, events = execute_table(state, command)
+        for event, hand_id in zip(events, hand_ids(state, events), strict=True):
+            sequence += 1
+            meta = EventMeta(table_id, sequence, now, f"r{sequence}", hand_id)
+            batch.append(encode_event(event, meta))
+        batches.append(batch)
+        state = after
+    return batches
+
+
+async def rebuild(store: RedisEventStore, events: int) -> tuple[int, float, float]:
+    table_id = "bench-rebuild"
+    started = time.perf_counter()
+    batches = long_stream(table_id, events)
+    made = time.perf_counter() - started
+    version = 0
+    chunk: list[bytes] = []
+    for batch in batches:  # appended in chunks of whole commands (one Lua call each)
+        chunk.extend(batch)
+        if len(chunk) >= 500:
+            await store.append(table_id, chunk, version, f"chunk-{version}")
+            version += len(chunk)
+            chunk = []
+    if chunk:
+        await store.append(table_id, chunk, version, f"chunk-{version}")
+        version += len(chunk)
+    print(f"  generated {version:,} events in {made:.1f} s ({len(batches):,} commands)")
+    best = float("inf")
+    read_best = float("inf")
+    for _ in range(3):
+        runtime = TableRuntime(table_id, store)
+        start = time.perf_counter()
+        await runtime.load()
+        best = min(best, time.perf_counter() - start)
+        assert runtime.version == version and runtime.state is not None
+        start = time.perf_counter()
+        await store.read(table_id)
+        read_best = min(read_best, time.perf_counter() - start)
+    return version, best, read_best
+
+
+# ------------------------------------------------------------------ main
+
+
+def bench_redis_url() -> str:
+    parts = urlsplit(ensure_redis())
+    db = os.environ.get("FELT_BENCH_REDIS_DB", "12")
+    return urlunsplit(parts._replace(path=f"/{db}"))
+
+
+async def main(args: argparse.Namespace) -> None:
+    url = bench_redis_url()
+    redis = Redis.from_url(url)
+    await redis.flushdb()
+    counts = [int(c) for c in args.clients.split(",")]
+    parser = "hiredis" if HIREDIS_AVAILABLE else "pure-Python (no hiredis)"
+    print(
+        f"Redis {url}; {os.cpu_count()} CPUs; {args.seconds:.0f} s per measurement "
+        f"in {args.slices} slices alternating with the ping"
+    )
+    print(f"redis-py reply parser: {parser}; load average {os.getloadavg()[0]:.2f}")
+    ping = await spawn([__file__, "--ping-server"], {})
+    service = await spawn(
+        ["-m", "services.table.server"],
+        {
+            "REDIS_URL": url,
+            "FELT_TABLE_ADDR": "127.0.0.1:0",
+            "FELT_BETWEEN_HANDS_MS": "0",
+            "FELT_TOKEN_SECRET": "bench-secret",
+        },
+    )
+    ratios: dict[int, tuple[float, float]] = {}
+    try:
+        print("\nSubmitAction (one table per client, heads-up) vs bare grpc.aio unary ping")
+        for n in counts:
+            pings = PingClients(ping.port, n)
+            tables = TableClients(service.port, n)
+            await tables.create(f"{n}-{int(time.time())}")
+            base, actions = await compare(
+                n, args.seconds, args.slices, (ping, pings.run), (service, tables.run)
+            )
+            await pings.close()
+            await tables.close()
+            print(f"{n:>3} client(s)")
+            print("  " + base.line("ping"))
+            print("  " + actions.line("SubmitAction"))
+            ratio = actions.rate / base.rate
+            ratios[n] = (ratio, actions.percentile(99))
+            polls = f"{actions.polls:,} polls between hands"
+            print(f"  ratio SubmitAction/ping {ratio:.2f}x  ({polls})")
+    finally:
+        await service.stop()
+        await ping.stop()
+
+    print(f"\nRebuilding a table from its stream ({args.events:,} events)")
+    store = RedisEventStore(redis)
+    count, load_s, read_s = await rebuild(store, args.events)
+    rate = count / load_s
+    print(f"  TableRuntime.load(): {load_s:.2f} s = {rate:,.0f} events/s (best of 3)")
+    print(f"    reading the stream alone: {read_s:.2f} s ({count / read_s:,.0f} events/s)")
+    fold_s = max(load_s - read_s, 1e-9)
+    print(f"    so decoding and folding: {fold_s:.2f} s ({count / fold_s:,.0f} events/s)")
+    await redis.flushdb()
+    await redis.aclose()
+
+    top = max(counts)
+    ratio, p99 = ratios[top]
+    print("\nTargets")
+    print(f"  SubmitAction/ping at {top} clients {ratio:.2f}x (target >= 0.5x)")
+    print(f"  SubmitAction p99 at {top} clients {p99:.2f} ms (target < 10 ms)")
+    print(f"  rebuild {rate:,.0f} events/s (target >= 50,000)")
+    met = ratio >= 0.5 and p99 < 10 and rate >= 50_000
+    print(f"targets {'met' if met else 'NOT met'}")
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="per measurement")
+    parser.add_argument(
+        "--slices", type=int, default=5, help="alternating ping/SubmitAction slices per measurement"
+    )
+    parser.add_argument("--clients", default="1,4,16", help="concurrent clients, e.g. 1,4,16")
+    parser.add_argument("--events", type=int, default=100_000, help="stream length to rebuild")
+    parser.add_argument("--ping-server", action="store_true", help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    options = parse(sys.argv[1:])
+    if options.ping_server:
+        serve_ping()
+    else:
+        asyncio.run(main(options))

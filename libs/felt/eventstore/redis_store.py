@@ -126,7 +126,7 @@ end
 return 0
 """
 
-_PAGE = 1000
+_PAGE = 5000
 
 
 def _text(value: bytes | str) -> str:
@@ -138,9 +138,17 @@ def _bytes(value: bytes | str) -> bytes:
 
 
 def _record(entry_id: bytes | str, fields: dict[Any, Any]) -> StoredRecord:
-    sequence = int(_text(entry_id).split("-", 1)[0])
-    rid = fields.get(b"r", fields.get("r"))
-    payload = fields.get(b"e", fields.get("e"))
+    # Entry ids are "<sequence>-0": the sequence is everything before the dash.
+    if isinstance(entry_id, bytes):
+        sequence = int(entry_id[: entry_id.index(b"-")])
+    else:
+        sequence = int(entry_id.split("-", 1)[0])
+    rid = fields.get(b"r")
+    if rid is None:
+        rid = fields.get("r")
+    payload = fields.get(b"e")
+    if payload is None:
+        payload = fields.get("e")
     if payload is None:
         raise ValueError(f"stream entry {_text(entry_id)} has no payload")
     return StoredRecord(sequence, _bytes(payload), None if rid is None else _text(rid))

@@ -22,6 +22,8 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "felt.client.verify_hand",
     "services.table.cli",
     "felt.bots.ladder_cli",
+    "services.serve",
+    "services.ai_worker.cli",
 )
 """Modules whose ``register(subparsers)`` adds a subcommand, in help order."""
 

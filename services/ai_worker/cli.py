@@ -1,0 +1,48 @@
+"""``felt ai-worker``: run one AI worker (configured from the environment, flags override).
+
+Operators scale by running more of these; see ``services/ai_worker/worker.py``
+for the environment variables and the design.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "ai-worker",
+        help="run an AI worker; configured by REDIS_URL, FELT_TABLE_TARGET, FELT_AI_TOKEN, ...",
+        description=(
+            "Run an AI worker: reads decision requests from the Redis consumer group and "
+            "answers them through the table service. Environment: REDIS_URL, "
+            "FELT_TABLE_TARGET, FELT_AI_TOKEN, FELT_AI_CONCURRENCY, FELT_AI_CLAIM_IDLE_MS, "
+            "FELT_AI_METRICS_PORT (/metrics, /healthz, /readyz; 'off' disables), "
+            "FELT_AI_STREAM, FELT_AI_GROUP, FELT_AI_MAX_DELIVERIES. Flags override them."
+        ),
+    )
+    p.add_argument("--redis-url", help="Redis URL (REDIS_URL)")
+    p.add_argument("--table-target", help="table service host:port (FELT_TABLE_TARGET)")
+    p.add_argument("--concurrency", type=int, help="decisions in flight (FELT_AI_CONCURRENCY)")
+    p.add_argument("--metrics-port", help="HTTP port, 0 for any, 'off' (FELT_AI_METRICS_PORT)")
+    p.add_argument("--log-level", default="INFO", help="log level (default INFO)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import os
+
+    from felt.logging import configure_logging
+    from services.ai_worker.worker import WorkerConfig, serve
+
+    configure_logging(json=True, level=args.log_level)
+    env = dict(os.environ)
+    overrides = {
+        "REDIS_URL": args.redis_url,
+        "FELT_TABLE_TARGET": args.table_target,
+        "FELT_AI_CONCURRENCY": None if args.concurrency is None else str(args.concurrency),
+        "FELT_AI_METRICS_PORT": args.metrics_port,
+    }
+    env.update({k: v for k, v in overrides.items() if v is not None})
+    return asyncio.run(serve(WorkerConfig.from_env(env)))

@@ -1,0 +1,208 @@
+"""Metrics and health of one AI worker, served over plain HTTP.
+
+``GET /metrics`` is the Prometheus text format (scraped per pod; KEDA or an
+HPA can scale on ``felt_ai_stream_lag``/``felt_ai_stream_pending``, which every
+worker reports for the whole group). ``GET /healthz`` is liveness: 200 while
+the read loop has talked to Redis recently, 503 otherwise. ``GET /readyz`` is
+readiness: 200 while the worker takes new requests, 503 while it drains.
+
+The server is a few lines on ``asyncio.start_server`` rather than
+``prometheus_client.start_http_server`` so it runs on the worker's event loop
+(no thread), binds port 0 in tests, and stops with the worker. Each worker has
+its own ``CollectorRegistry`` so several workers can live in one process
+(tests, the benchmark) without clashing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+# Decisions are a proto decode, a bot and one RPC: milliseconds, with a long tail for
+# "hard" bots and a slow table service.
+LATENCY_BUCKETS = (
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+)
+
+
+def quantile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (nearest rank) of ``values``; 0 for none."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[rank]
+
+
+class WorkerMetrics:
+    """Counters, gauges and latency histograms of one worker (its own registry)."""
+
+    def __init__(self, consumer: str, recent: int = 2048) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        labels = {"consumer": consumer}
+        self.decision_seconds = Histogram(
+            "felt_ai_decision_seconds",
+            "Time from reading a decision request to its answer being acknowledged.",
+            registry=self.registry,
+            buckets=LATENCY_BUCKETS,
+        )
+        self.bot_seconds = Histogram(
+            "felt_ai_bot_seconds",
+            "Time the bot took to choose an action.",
+            registry=self.registry,
+            buckets=LATENCY_BUCKETS,
+        )
+        self.request_age_seconds = Histogram(
+            "felt_ai_request_age_seconds",
+            "Time from the request entering the stream to its answer (queueing included).",
+            registry=self.registry,
+            buckets=LATENCY_BUCKETS,
+        )
+        self.decisions = Counter(
+            "felt_ai_decisions",
+            "Requests handled, by outcome (accepted, stale, refused, expired, gone).",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.errors = Counter(
+            "felt_ai_errors",
+            "Failures: transient (retried), bot (answered with a safe action), redis, auth.",
+            ["kind"],
+            registry=self.registry,
+        )
+        self.dead_letters = Counter(
+            "felt_ai_dead_letters",
+            "Requests moved to the dead-letter stream, by reason.",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.claimed = Counter(
+            "felt_ai_claimed",
+            "Pending requests taken over from idle consumers with XAUTOCLAIM.",
+            registry=self.registry,
+        )
+        self.inflight = Gauge(
+            "felt_ai_inflight", "Decisions being worked on now.", registry=self.registry
+        )
+        self.lag = Gauge(
+            "felt_ai_stream_lag",
+            "Requests in the stream not yet delivered to any consumer of the group.",
+            registry=self.registry,
+        )
+        self.pending = Gauge(
+            "felt_ai_stream_pending",
+            "Requests delivered but not yet acknowledged, group-wide.",
+            registry=self.registry,
+        )
+        info = Gauge("felt_ai_worker_info", "This worker.", ["consumer"], registry=self.registry)
+        info.labels(**labels).set(1)
+        self._recent: deque[float] = deque(maxlen=recent)
+        self.total = 0
+
+    def observe_decision(self, seconds: float, outcome: str) -> None:
+        self.decisions.labels(outcome=outcome).inc()
+        self.decision_seconds.observe(seconds)
+        self._recent.append(seconds)
+        self.total += 1
+
+    def latency_summary(self) -> dict[str, float]:
+        """p50/p99 over the most recent decisions (for the periodic log line)."""
+        values = list(self._recent)
+        return {
+            "p50_ms": round(quantile(values, 0.50) * 1000, 2),
+            "p99_ms": round(quantile(values, 0.99) * 1000, 2),
+        }
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+@dataclass
+class Health:
+    """What the health endpoints report; the worker updates it as it runs."""
+
+    last_redis_ok: float = 0.0
+    accepting: bool = False
+    stale_after_s: float = 15.0
+
+    def live(self) -> bool:
+        return time.monotonic() - self.last_redis_ok < self.stale_after_s
+
+
+class MetricsServer:
+    """``/metrics``, ``/healthz`` and ``/readyz`` on one port (see the module docstring)."""
+
+    def __init__(
+        self, metrics: WorkerMetrics, health: Health, details: Callable[[], dict[str, object]]
+    ) -> None:
+        self.metrics = metrics
+        self.health = health
+        self.details = details
+        self._server: asyncio.Server | None = None
+        self.port = 0
+
+    async def start(self, host: str, port: int) -> int:
+        self._server = await asyncio.start_server(self._handle, host, port)
+        self.port = int(self._server.sockets[0].getsockname()[1])
+        return self.port
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await self._server.wait_closed()
+            self._server = None
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            request_line = await asyncio.wait_for(reader.readline(), timeout=5)
+            while True:  # skip headers; no request has a body
+                line = await asyncio.wait_for(reader.readline(), timeout=5)
+                if line in (b"\r\n", b"\n", b""):
+                    break
+            parts = request_line.decode("latin-1").split()
+            path = parts[1].split("?", 1)[0] if len(parts) >= 2 else "/"
+            status, content_type, body = self._route(path)
+            head = (
+                f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+            )
+            writer.write(head.encode() + body)
+            await writer.drain()
+        except (TimeoutError, ConnectionError, UnicodeDecodeError):
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    def _route(self, path: str) -> tuple[str, str, bytes]:
+        if path == "/metrics":
+            return "200 OK", CONTENT_TYPE_LATEST, self.metrics.exposition()
+        if path in ("/healthz", "/readyz"):
+            live = self.health.live()
+            ok = live if path == "/healthz" else live and self.health.accepting
+            body = json.dumps({"ok": ok, **self.details()}).encode()
+            status = "200 OK" if ok else "503 Service Unavailable"
+            return status, "application/json", body
+        return "404 Not Found", "text/plain", b"not found: try /metrics, /healthz or /readyz\n"

@@ -54,6 +54,7 @@ class TableManager:
     runtimes: dict[str, TableRuntime] = field(default_factory=dict)
     _loading: dict[str, asyncio.Lock] = field(default_factory=dict)
     _task: asyncio.Task[None] | None = None
+    _stopping: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def start(self) -> None:
         await self._maintain_once()
@@ -61,10 +62,17 @@ class TableManager:
 
     async def stop(self) -> None:
         """Stop timers and release every lease so another instance can take over at once."""
+        # Ask the maintenance loop to finish its round: redis-py can swallow a
+        # cancellation that lands inside a command (redis-py #2028), so cancel
+        # only if it does not stop by itself in time.
+        self._stopping.set()
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            try:
+                await asyncio.wait_for(asyncio.shield(self._task), self.lease_ttl_ms / 1000)
+            except (TimeoutError, asyncio.CancelledError):
+                self._task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                    await asyncio.wait_for(self._task, 1.0)
         for table_id, runtime in list(self.runtimes.items()):
             await runtime.stop()
             await self.store.release_lease(table_id, self.owner)
@@ -144,8 +152,11 @@ class TableManager:
         )
 
     async def _maintain(self) -> None:
-        while True:
-            await asyncio.sleep(self.lease_ttl_ms / 3000)
+        while not self._stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.lease_ttl_ms / 3000)
+            if self._stopping.is_set():
+                return
             try:
                 await self._maintain_once()
             except Exception:

@@ -8,24 +8,22 @@ after the ``5 * n`` dealt cards, in order.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
 
 from felt.cards import Card, cards
-from felt.evaluator import describe, evaluate
-from felt.rules.commands import Act, ActionKind, Command, Discard, IllegalAction, StartHand
+from felt.evaluator import describe
+from felt.rules.commands import Act, ActionKind, Discard, IllegalAction, StartHand
 from felt.rules.config import HandSetup, SeatSetup, Variant
-from felt.rules.engine import execute, replay
+from felt.rules.engine import execute
 from felt.rules.events import (
     AntePosted,
     BetPlaced,
     CardsDrawn,
     CardsMucked,
     CardsShown,
-    Event,
     HandEnded,
     HandStarted,
     HoleCardsDealt,
@@ -36,7 +34,8 @@ from felt.rules.events import (
     Street,
     StreetStarted,
 )
-from felt.rules.legal import LegalActions, legal_actions
+from felt.rules.legal import LegalActions
+from tests.unit.rules.hands import Game, deck_for, pots, value
 
 FOLD, CHECK, CALL = ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL
 BET, RAISE, ALL_IN = ActionKind.BET, ActionKind.RAISE, ActionKind.ALL_IN
@@ -44,21 +43,6 @@ BET, RAISE, ALL_IN = ActionKind.BET, ActionKind.RAISE, ActionKind.ALL_IN
 
 # ---------------------------------------------------------------------------
 # helpers
-
-
-def deck_for(hands: Sequence[str], draws: str = "") -> tuple[Card, ...]:
-    """A deck dealing ``hands[i]`` to dealing index ``i``, then ``draws`` as replacements."""
-    dealt = [cards(h) for h in hands]
-    n = len(dealt)
-    deck: list[Card] = [-1] * (5 * n)
-    for i, hand in enumerate(dealt):
-        assert len(hand) == 5, f"hand {i} has {len(hand)} cards"
-        for r, c in enumerate(hand):
-            deck[r * n + i] = c
-    deck += cards(draws)
-    assert len(set(deck)) == len(deck), "a card is used twice"
-    deck += [c for c in range(52) if c not in deck]
-    return tuple(deck)
 
 
 def draw5(
@@ -88,79 +72,6 @@ def draw5(
         raise_cap=cap,
         allow_all_in=allow_all_in,
     )
-
-
-class Game:
-    """A hand being played: the live state plus every event so far."""
-
-    def __init__(self, setup: HandSetup) -> None:
-        self.setup = setup
-        self.state, events = execute(None, StartHand(setup))
-        self.log: list[Event] = list(events)
-        self.started = events
-
-    def do(self, command: Command) -> list[Event]:
-        self.state, events = execute(self.state, command)
-        self.log.extend(events)
-        assert replay(self.log) == self.state
-        return events
-
-    def act(self, seat: int, kind: ActionKind, amount: int = 0) -> list[Event]:
-        return self.do(Act(seat, kind, amount))
-
-    def discard(self, seat: int, text: str = "") -> list[Event]:
-        return self.do(Discard(seat, cards(text)))
-
-    @property
-    def legal(self) -> LegalActions:
-        legal = legal_actions(self.state)
-        assert legal is not None
-        return legal
-
-    def street(self) -> Street:
-        return self.state.street
-
-    @property
-    def to_act(self) -> int | None:
-        return self.state.actor_seat
-
-    def hole(self, seat: int) -> tuple[Card, ...]:
-        s = self.state.seat_state(seat)
-        assert s is not None
-        return s.hole
-
-    def refused(self, command: Command, code: str, *words: str) -> IllegalAction:
-        before = self.state
-        snapshot = copy.deepcopy(before)
-        with pytest.raises(IllegalAction) as info:
-            execute(before, command)
-        error = info.value
-        assert error.code == code, error.message
-        for word in words:
-            assert word in error.message, f"{word!r} not in {error.message!r}"
-        assert self.state is before
-        assert before == snapshot
-        assert replay(self.log) == before
-        return error
-
-    def stacks(self) -> dict[int, int]:
-        return {x.seat: x.stack for x in self.state.seats}
-
-    def conserved(self) -> None:
-        total = sum(s.stack for s in self.setup.seats)
-        assert sum(self.stacks().values()) + self.state.pot == total
-        if self.state.ended:
-            assert self.state.pot == 0
-            end = self.log[-1]
-            assert isinstance(end, HandEnded) and dict(end.stacks) == self.stacks()
-
-
-def pots(events: Sequence[Event]) -> list[PotAwarded]:
-    return [e for e in events if isinstance(e, PotAwarded)]
-
-
-def value(text: str) -> int:
-    return evaluate(cards(text))
 
 
 def checked_round(g: Game, *seats: int) -> None:

@@ -8,18 +8,16 @@ the button (seat 2) posts the small blind and seat 1 the big blind.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
 
-from felt.cards import Card, cards
-from felt.evaluator import describe, evaluate
+from felt.cards import cards
+from felt.evaluator import describe
 from felt.rules.commands import (
     Act,
     ActionKind,
-    Command,
     IllegalAction,
     ShowCards,
     StartHand,
@@ -32,7 +30,6 @@ from felt.rules.events import (
     BlindPosted,
     CardsMucked,
     CardsShown,
-    Event,
     HandEnded,
     HandStarted,
     HoleCardsDealt,
@@ -44,7 +41,8 @@ from felt.rules.events import (
     StreetStarted,
     UncalledBetReturned,
 )
-from felt.rules.legal import LegalActions, legal_actions
+from felt.rules.legal import LegalActions
+from tests.unit.rules.hands import Game, deck_for, pots, shown, value
 
 FOLD, CHECK, CALL = ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL
 BET, RAISE, ALL_IN = ActionKind.BET, ActionKind.RAISE, ActionKind.ALL_IN
@@ -52,25 +50,6 @@ BET, RAISE, ALL_IN = ActionKind.BET, ActionKind.RAISE, ActionKind.ALL_IN
 
 # ---------------------------------------------------------------------------
 # helpers
-
-
-def deck_for(holes: Sequence[str], board: str = "", rest: str = "") -> tuple[Card, ...]:
-    """A deck that deals ``holes[i]`` to the seat at dealing index ``i``, then ``board``.
-
-    Card ``r`` of seat ``i`` sits at deck position ``r * n + i``; the board
-    (and then ``rest``) follows the hole cards; the unused cards fill the rest.
-    """
-    hands = [cards(h) for h in holes]
-    n, per = len(hands), len(hands[0])
-    deck: list[Card] = [-1] * (n * per)
-    for i, hand in enumerate(hands):
-        assert len(hand) == per, f"hand {i} has {len(hand)} cards, not {per}"
-        for r, c in enumerate(hand):
-            deck[r * n + i] = c
-    deck += cards(board) + cards(rest)
-    assert len(set(deck)) == len(deck), "a card is used twice"
-    deck += [c for c in range(52) if c not in deck]
-    return tuple(deck)
 
 
 def nlhe(
@@ -96,79 +75,6 @@ def nlhe(
         deck=deck_for(holes, board),
         min_bet=bb,
     )
-
-
-class Game:
-    """A hand being played: the live state plus every event so far."""
-
-    def __init__(self, setup: HandSetup) -> None:
-        self.setup = setup
-        self.state, events = execute(None, StartHand(setup))
-        self.log: list[Event] = list(events)
-        self.started = events
-
-    def do(self, command: Command) -> list[Event]:
-        self.state, events = execute(self.state, command)
-        self.log.extend(events)
-        # The live state is always the fold of the events.
-        assert replay(self.log) == self.state
-        return events
-
-    def act(self, seat: int, kind: ActionKind, amount: int = 0) -> list[Event]:
-        return self.do(Act(seat, kind, amount))
-
-    @property
-    def legal(self) -> LegalActions:
-        legal = legal_actions(self.state)
-        assert legal is not None
-        return legal
-
-    def street(self) -> Street:
-        return self.state.street
-
-    @property
-    def to_act(self) -> int | None:
-        return self.state.actor_seat
-
-    def refused(self, command: Command, code: str, *words: str) -> IllegalAction:
-        """``command`` raises IllegalAction(code) naming ``words`` and changes nothing."""
-        before = self.state
-        snapshot = copy.deepcopy(before)
-        with pytest.raises(IllegalAction) as info:
-            execute(before, command)
-        error = info.value
-        assert error.code == code, error.message
-        for word in words:
-            assert word in error.message, f"{word!r} not in {error.message!r}"
-        assert self.state is before
-        assert before == snapshot
-        assert replay(self.log) == before
-        return error
-
-    def stacks(self) -> dict[int, int]:
-        return {x.seat: x.stack for x in self.state.seats}
-
-
-def shown(events: Sequence[Event]) -> list[int]:
-    return [e.seat for e in events if isinstance(e, CardsShown)]
-
-
-def pots(events: Sequence[Event]) -> list[PotAwarded]:
-    return [e for e in events if isinstance(e, PotAwarded)]
-
-
-def value(text: str) -> int:
-    return evaluate(cards(text))
-
-
-def assert_conserved(game: Game) -> None:
-    total = sum(s.stack for s in game.setup.seats)
-    assert sum(game.stacks().values()) + game.state.pot == total
-    if game.state.ended:
-        assert game.state.pot == 0
-        end = game.log[-1]
-        assert isinstance(end, HandEnded)
-        assert dict(end.stacks) == game.stacks()
 
 
 def check_down(game: Game, *seats: int) -> None:
@@ -287,7 +193,7 @@ def test_antes_are_dead_money_posted_before_the_blinds() -> None:
         (180, (1, 2, 3), ((2, 180),)),  # 60 from each seat, antes included
         (100, (1, 3), ((3, 100),)),
     ]
-    assert_conserved(g)
+    g.conserved()
 
 
 # ---------------------------------------------------------------------------
@@ -447,7 +353,7 @@ def test_uncalled_bet_is_returned() -> None:
         PotAwarded(0, 300, (1,), ((1, 300),)),
         HandEnded(((1, 1200), (2, 900), (3, 900))),
     ]
-    assert_conserved(g)
+    g.conserved()
 
 
 def test_big_blind_walk_returns_the_uncalled_part_of_the_big_blind() -> None:
@@ -471,7 +377,7 @@ def test_uncalled_part_of_an_all_in_is_returned() -> None:
     assert events[:2] == [PlayerCalled(2, 300, True), UncalledBetReturned(1, 700)]
     assert g.state.ended
     assert g.stacks() == {1: 2400, 2: 0}
-    assert_conserved(g)
+    g.conserved()
 
 
 def test_all_in_for_less_than_the_big_blind_does_not_lower_the_call() -> None:
@@ -494,7 +400,7 @@ def test_all_in_for_less_than_the_big_blind_does_not_lower_the_call() -> None:
         PotAwarded(1, 120, (1, 3), ((3, 120),), describe(value("KcKdTh9d5s"))),
     ]
     assert g.stacks() == {1: 900, 2: 120, 3: 1020}
-    assert_conserved(g)
+    g.conserved()
 
 
 # ---------------------------------------------------------------------------
@@ -528,7 +434,7 @@ def test_side_pots_by_contribution_folded_chips_stay_in() -> None:
         PotAwarded(1, 900, (1, 4), ((4, 900),), describe(value("QcQdTh9d7s"))),
         HandEnded(((1, 500), (2, 500), (3, 800), (4, 900))),
     ]
-    assert_conserved(g)
+    g.conserved()
 
 
 def test_three_side_pots_at_different_all_in_levels() -> None:
@@ -548,7 +454,7 @@ def test_three_side_pots_at_different_all_in_levels() -> None:
     ]
     assert [p.shares for p in awards] == [((4, 400),), ((4, 600),), ((2, 600),)]
     assert g.stacks() == {1: 4400, 2: 600, 3: 0, 4: 1000}
-    assert_conserved(g)
+    g.conserved()
 
 
 def test_odd_chips_go_one_at_a_time_clockwise_from_left_of_button() -> None:
@@ -581,7 +487,7 @@ def test_odd_chips_go_one_at_a_time_clockwise_from_left_of_button() -> None:
     ]
     assert shown(events) == [4, 5, 2, 3]
     assert g.stacks() == {1: 380, 2: 574, 3: 0, 4: 574, 5: 572}
-    assert_conserved(g)
+    g.conserved()
 
 
 def test_all_in_run_out_turns_hands_up_then_deals_the_board_without_betting() -> None:
@@ -709,7 +615,7 @@ def _heads_up_check_down(holes: Sequence[str], board: str) -> list[PotAwarded]:
         g.act(1, CHECK)
         g.act(2, CHECK)
     assert g.state.ended
-    assert_conserved(g)
+    g.conserved()
     return pots(g.log)
 
 

@@ -22,9 +22,9 @@ from datetime import UTC, datetime
 from google.protobuf.message import DecodeError
 
 from felt.api.convert import (
-    HAND_EVENT_TYPES,
     action_to_proto,
     hand_view_from_proto,
+    is_hand_event,
     legal_from_proto,
 )
 from felt.bots import Bot, get_bot
@@ -99,7 +99,7 @@ def domain_inputs(
         for stored in request.history:
             event, _ = from_stored_event(stored)
             # Table events (a DeckCommitted root, seatings) are no input a bot takes.
-            if isinstance(event, HAND_EVENT_TYPES):
+            if is_hand_event(event):
                 history.append(event)
     except (ValueError, KeyError) as exc:  # CodecError is a ValueError
         raise PoisonRequest(f"unconvertible: {type(exc).__name__}: {exc}") from None

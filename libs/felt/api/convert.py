@@ -11,6 +11,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import TypeGuard, get_args
 
 from felt.eventstore.codec import (
     EventMeta,
@@ -24,24 +25,7 @@ from felt.eventstore.codec import (
     variant_to_proto,
 )
 from felt.rules.commands import Act, ActionKind, Discard
-from felt.rules.events import (
-    AntePosted,
-    BetPlaced,
-    BlindPosted,
-    CardsDrawn,
-    CardsMucked,
-    CardsShown,
-    HandEnded,
-    HandStarted,
-    HoleCardsDealt,
-    PlayerCalled,
-    PlayerChecked,
-    PlayerFolded,
-    PotAwarded,
-    Street,
-    StreetStarted,
-    UncalledBetReturned,
-)
+from felt.rules.events import Event, Street
 from felt.rules.legal import LegalActions
 from felt.rules.views import HandView, PotView, SeatView, redact, view_for
 from felt.table.aggregate import TableState
@@ -50,23 +34,13 @@ from felt.table.events import AnyEvent, DeckCommitted, PlayerSeated, TableConfig
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 
-HAND_EVENT_TYPES = (
-    HandStarted,
-    AntePosted,
-    BlindPosted,
-    HoleCardsDealt,
-    PlayerFolded,
-    PlayerChecked,
-    PlayerCalled,
-    BetPlaced,
-    CardsDrawn,
-    StreetStarted,
-    UncalledBetReturned,
-    CardsShown,
-    CardsMucked,
-    PotAwarded,
-    HandEnded,
-)
+# Derived from the Event union, so a new hand event is redacted without touching this file.
+HAND_EVENT_TYPES: tuple[type, ...] = get_args(Event)
+
+
+def is_hand_event(event: AnyEvent) -> TypeGuard[Event]:
+    """A hand event (``felt.rules.events``), as opposed to a table event."""
+    return isinstance(event, HAND_EVENT_TYPES)
 
 
 class BadAction(ValueError):
@@ -355,7 +329,7 @@ def redact_event(event: AnyEvent, viewer: int | None) -> AnyEvent:
         return replace(event, seed=b"")
     if isinstance(event, PlayerSeated):
         return replace(event, token_hash="")
-    if isinstance(event, HAND_EVENT_TYPES):
+    if is_hand_event(event):
         return redact(event, viewer)
     return event
 

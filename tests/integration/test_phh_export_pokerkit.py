@@ -258,7 +258,9 @@ def check_hands(seed: int) -> tuple[Counter[str], list[str]]:
 @pytest.mark.timeout(300)  # ~35 s of CPU in WORKERS processes; more on a busy machine
 def test_pokerkit_replays_felt_hands() -> None:
     started = time.perf_counter()
-    with multiprocessing.get_context("fork").Pool(WORKERS) as pool:
+    # Not "fork": earlier tests leave threads (gRPC, executors) whose locks a
+    # forked child could inherit held, and then hang. The forkserver starts clean.
+    with multiprocessing.get_context("forkserver").Pool(WORKERS) as pool:
         outcomes = pool.map(check_hands, SEEDS)
     hands = HANDS_PER_SEED * len(SEEDS)
     counts = sum((c for c, _ in outcomes), Counter[str]())

@@ -43,7 +43,7 @@ from felt.rules.events import (
     StreetStarted,
     UncalledBetReturned,
 )
-from felt.rules.fold import WorkingHand, fold_into
+from felt.rules.fold import FOLD_HANDLERS, WorkingHand, fold_into
 from felt.rules.legal import (
     MAX_DISCARD,
     LegalActions,
@@ -65,6 +65,13 @@ NEXT_STREET = {
 }
 BOARD_CARDS = {Street.FLOP: 3, Street.TURN: 1, Street.RIVER: 1}
 LAST_BETTING_ROUND = {Street.RIVER, Street.SECOND_BET}
+FULL_DECK = frozenset(range(DECK_SIZE))
+# Enum members as module constants (an enum attribute read costs several
+# global lookups, and these are read on every command).
+NLHE, DRAW5 = Variant.NLHE, Variant.DRAW5
+DRAW, SECOND_BET, SHOWDOWN = Street.DRAW, Street.SECOND_BET, Street.SHOWDOWN
+FOLD, CHECK, CALL = ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL
+BET, RAISE, ALL_IN = ActionKind.BET, ActionKind.RAISE, ActionKind.ALL_IN
 
 
 # ---------------------------------------------------------------------------
@@ -86,7 +93,9 @@ def execute(state: HandState | None, command: Command) -> tuple[HandState, list[
 
 def _run(batch: _Batch, command: Command) -> None:
     state = batch.work
-    if isinstance(command, StartHand):
+    if type(command) is Act:  # by far the most common command
+        _act(batch, _running(state), command)
+    elif isinstance(command, StartHand):
         _start(batch, command.setup)
     elif isinstance(command, Act):
         _act(batch, _running(state), command)
@@ -118,7 +127,12 @@ class _Batch:
 
     def emit(self, event: Event) -> None:
         self.events.append(event)
-        self.work = fold_into(self.work, event)
+        work = self.work
+        fold = FOLD_HANDLERS.get(type(event))
+        if fold is not None and work is not None:
+            fold(work, event)  # the common case, without fold_into's dispatch
+        else:
+            self.work = fold_into(work, event)
 
 
 def _running(state: HandQueries | None) -> HandQueries:
@@ -144,14 +158,14 @@ def _validate_setup(setup: HandSetup) -> None:
     numbers = [s.seat for s in setup.seats]
     if len(set(numbers)) != len(numbers):
         raise bad("a seat is listed twice")
-    if len(setup.deck) != DECK_SIZE or set(setup.deck) != set(range(DECK_SIZE)):
+    if len(setup.deck) != DECK_SIZE or set(setup.deck) != FULL_DECK:
         raise bad("the deck must hold each of the 52 cards exactly once")
     for s in setup.seats:
         if s.stack <= 0:
             raise bad(f"seat {s.seat} has no chips and cannot be dealt in")
         if s.ante < 0 or s.blind < 0:
             raise bad(f"seat {s.seat} has a negative forced bet")
-    if setup.variant == Variant.NLHE:
+    if setup.variant == NLHE:
         if setup.min_bet <= 0:
             raise bad("the big blind (minimum bet) must be positive")
         return
@@ -188,18 +202,18 @@ def _start(batch: _Batch, setup: HandSetup) -> None:
             paid = min(s.blind, behind)
             if paid:
                 batch.emit(BlindPosted(s.seat, paid, paid == behind))
+    # One card at a time round the table: seat i gets positions i, i + n, ...
     n = len(setup.seats)
     deck = setup.deck
-    rounds = range(0, HOLE_CARDS[setup.variant] * n, n)
+    end = HOLE_CARDS[setup.variant] * n
     for i, s in enumerate(setup.seats):
-        positions = tuple([r + i for r in rounds])
-        batch.emit(HoleCardsDealt(s.seat, tuple([deck[p] for p in positions]), positions))
+        batch.emit(HoleCardsDealt(s.seat, deck[i:end:n], tuple(range(i, end, n))))
     _settle(batch)
 
 
 def _act(batch: _Batch, state: HandQueries, command: Act) -> None:
     index = _seat_index(state, command.seat)
-    if state.street == Street.DRAW:
+    if state.street == DRAW:
         raise IllegalAction("WRONG_PHASE", "it is the draw: discard 0 to 3 cards instead")
     if state.actor != index:
         turn = state.actor_seat
@@ -212,19 +226,19 @@ def _act(batch: _Batch, state: HandQueries, command: Act) -> None:
     kind = command.kind
     # Fold, check and call (most actions) need only the amount to call.
     to_call = state.current_bet - seat.bet
-    if kind == ActionKind.FOLD:
+    if kind == FOLD:
         if to_call <= 0:
             raise IllegalAction("CANNOT_FOLD", "there is no bet to you: check instead of folding")
         batch.emit(PlayerFolded(seat.seat))
         return _settle(batch)
-    if kind == ActionKind.CHECK:
+    if kind == CHECK:
         if to_call > 0:
             raise IllegalAction(
                 "CANNOT_CHECK", f"you cannot check: {min(to_call, seat.stack)} to call"
             )
         batch.emit(PlayerChecked(seat.seat))
         return _settle(batch)
-    if kind == ActionKind.CALL:
+    if kind == CALL:
         if to_call <= 0:
             raise IllegalAction("NOTHING_TO_CALL", "there is no bet to call: check instead")
         amount = min(to_call, seat.stack)
@@ -232,7 +246,7 @@ def _act(batch: _Batch, state: HandQueries, command: Act) -> None:
         return _settle(batch)
     legal = legal_actions(state)
     assert legal is not None
-    if kind == ActionKind.ALL_IN:
+    if kind == ALL_IN:
         if legal.call_is_all_in and legal.call_amount is not None:
             batch.emit(PlayerCalled(seat.seat, legal.call_amount, True))
         elif legal.all_in_to is not None and legal.min_raise_to is not None:
@@ -243,9 +257,9 @@ def _act(batch: _Batch, state: HandQueries, command: Act) -> None:
         if legal.min_raise_to is None or legal.max_raise_to is None:
             raise IllegalAction("RAISE_NOT_ALLOWED", _why_no_raise(state, seat, legal))
         word = "bet" if legal.bet else "raise"
-        if kind == ActionKind.BET and not legal.bet:
+        if kind == BET and not legal.bet:
             raise IllegalAction("RAISE_NOT_ALLOWED", "there is already a bet: raise instead")
-        if kind == ActionKind.RAISE and legal.bet:
+        if kind == RAISE and legal.bet:
             raise IllegalAction("RAISE_NOT_ALLOWED", "there is no bet to raise: bet instead")
         amount = command.amount
         if amount > seat.bet + seat.stack:
@@ -268,7 +282,7 @@ def _act(batch: _Batch, state: HandQueries, command: Act) -> None:
 def _why_no_raise(state: HandQueries, seat: SeatQueries, legal: LegalActions) -> str:
     if seat.stack <= (legal.call_amount or 0):
         return "you do not have the chips to raise: call (all-in) or fold"
-    if state.variant == Variant.DRAW5 and state.raises >= state.setup.raise_cap:
+    if state.variant == DRAW5 and state.raises >= state.setup.raise_cap:
         return f"the betting is capped at {state.setup.raise_cap} bets and raises this round"
     if not may_raise(state, seat):
         return (
@@ -281,7 +295,7 @@ def _why_no_raise(state: HandQueries, seat: SeatQueries, legal: LegalActions) ->
 def _raise_to(batch: _Batch, state: HandQueries, index: int, to: int) -> None:
     seat = state.seats[index]
     added = to - seat.bet
-    if state.variant == Variant.NLHE:
+    if state.variant == NLHE:
         full = to - state.current_bet >= raise_threshold(state)
     else:
         full = 2 * (to - state.full_level) >= bet_size(state)
@@ -290,7 +304,7 @@ def _raise_to(batch: _Batch, state: HandQueries, index: int, to: int) -> None:
 
 def _discard(batch: _Batch, state: HandQueries, command: Discard) -> None:
     index = _seat_index(state, command.seat)
-    if state.street != Street.DRAW:
+    if state.street != DRAW:
         raise IllegalAction("WRONG_PHASE", "cards can only be discarded during the draw")
     if state.actor != index:
         raise IllegalAction(
@@ -332,14 +346,15 @@ def _show(batch: _Batch, state: HandQueries | None, command: ShowCards) -> None:
 def _settle(batch: _Batch) -> None:
     """Emit the automatic events until a seat must act or the hand is over."""
     while True:
-        s = batch.s
+        s = batch.work
+        assert s is not None
         if s.ended or s.actor is not None:
             return
         in_hand = [i for i, x in enumerate(s.seats) if not x.folded]
-        if s.street == Street.DRAW:
+        if s.street == DRAW:
             able = [i for i in in_hand if s.seats[i].stack > 0]
             if len(able) >= 2:
-                batch.emit(StreetStarted(Street.SECOND_BET))
+                batch.emit(StreetStarted(SECOND_BET))
                 continue
             _showdown(batch)
             return
@@ -351,8 +366,8 @@ def _settle(batch: _Batch) -> None:
             _showdown(batch)
             return
         nxt = NEXT_STREET[s.street]
-        if nxt == Street.DRAW:
-            batch.emit(StreetStarted(Street.DRAW))
+        if nxt == DRAW:
+            batch.emit(StreetStarted(DRAW))
             continue
         able = [i for i in in_hand if s.seats[i].stack > 0]
         if len(able) <= 1:
@@ -405,13 +420,13 @@ def _hand_value(s: HandQueries, index: int) -> int:
 def _showdown(batch: _Batch) -> None:
     s = batch.s
     order = _showdown_order(s)
-    batch.emit(StreetStarted(Street.SHOWDOWN))
+    batch.emit(StreetStarted(SHOWDOWN))
     s = batch.s
     pots = side_pots(s.seats, [x.ante for x in s.setup.seats])
     values = {i: _hand_value(s, i) for i in order}
     # Draw: "the remaining players show"; Hold'em: all hands are tabled once a
     # player is all-in (TDA), else a hand that cannot win may be mucked.
-    face_up = s.variant == Variant.DRAW5 or any(s.seats[i].stack == 0 for i in order)
+    face_up = s.variant == DRAW5 or any(s.seats[i].stack == 0 for i in order)
     best: dict[int, int] = {}
     for i in order:
         mine = [p for p, pot in enumerate(pots) if i in pot.eligible]

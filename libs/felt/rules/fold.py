@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from felt.rules.config import HandSetup, Variant
+from felt.rules.config import HandSetup, SeatSetup, Variant
 from felt.rules.events import (
     AntePosted,
     BetPlaced,
@@ -33,6 +33,12 @@ from felt.rules.events import (
     UncalledBetReturned,
 )
 from felt.rules.state import HandQueries, HandState, SeatQueries, SeatState
+
+# Enum members as module constants: reading ``Street.DRAW`` goes through the
+# enum metaclass and costs several times a global lookup, on every event.
+PREFLOP, FIRST_BET, DRAW = Street.PREFLOP, Street.FIRST_BET, Street.DRAW
+SHOWDOWN, COMPLETE = Street.SHOWDOWN, Street.COMPLETE
+NLHE = Variant.NLHE
 
 
 class WorkingSeat(SeatQueries):
@@ -136,9 +142,13 @@ class WorkingHand(HandQueries):
         return seat
 
     def write_seat(self, number: int) -> tuple[int, WorkingSeat]:
-        index = self.index_of(number)
-        assert index is not None, f"event for seat {number}, which is not dealt in"
-        return index, self.write(index)
+        """Index and writable seat of table seat ``number`` (events name dealt-in seats)."""
+        index = self._index[number]
+        seat = self.seats[index]
+        if type(seat) is not WorkingSeat:
+            seat = WorkingSeat(seat)
+            self.seats[index] = seat
+        return index, seat
 
     def freeze(self) -> HandState:
         seats = tuple(s.freeze() if type(s) is WorkingSeat else s for s in self.seats)
@@ -159,24 +169,45 @@ class WorkingHand(HandQueries):
         )
 
 
+def _fresh_seat(s: SeatSetup) -> WorkingSeat:
+    """A writable seat as dealt in, before forced bets (no snapshot to copy from)."""
+    x = WorkingSeat.__new__(WorkingSeat)
+    x.seat = s.seat
+    x.player_id = s.player_id
+    x.stack = s.stack
+    x.bet = x.committed = x.ante = x.matched = 0
+    x.hole = ()
+    x.folded = x.acted = x.shown = x.mucked = False
+    x.drawn = None
+    return x
+
+
 def start(setup: HandSetup) -> WorkingHand:
-    """The working copy of a hand that has just started."""
-    street = Street.PREFLOP if setup.variant == Variant.NLHE else Street.FIRST_BET
-    # The full big blind is the amount to call even when its poster is all-in for less.
-    to_call = max(s.blind for s in setup.seats)
-    hand = WorkingHand(HandState(setup, street, (), last_raise=setup.min_bet, current_bet=to_call))
+    """The working copy of a hand that has just started.
+
+    Built field by field rather than from a ``HandState`` snapshot: every
+    hand starts here, and constructing frozen snapshots only to copy them
+    was most of the cost of starting one.
+    """
+    hand = WorkingHand.__new__(WorkingHand)
+    hand.setup = setup
+    hand.street = PREFLOP if setup.variant == NLHE else FIRST_BET
     # Every seat is written by the forced bets and the deal: start them writable.
-    hand.seats = [
-        WorkingSeat(SeatState(seat=s.seat, player_id=s.player_id, stack=s.stack))
-        for s in setup.seats
-    ]
+    hand.seats = [_fresh_seat(s) for s in setup.seats]
+    hand.actor = hand.aggressor = None
+    # The full big blind is the amount to call even when its poster is all-in for less.
+    hand.current_bet = max([s.blind for s in setup.seats])
+    hand.last_raise = setup.min_bet
+    hand.full_level = hand.raises = hand.deck_pos = hand.awarded = 0
+    hand.board = ()
+    hand.ended = False
     hand._index = {s.seat: i for i, s in enumerate(setup.seats)}
     return hand
 
 
 def fold_into(hand: WorkingHand | None, event: Event) -> WorkingHand:
     """Fold ``event`` into ``hand`` in place (a ``HandStarted`` makes a new one)."""
-    handler = _FOLD.get(type(event))
+    handler = FOLD_HANDLERS.get(type(event))
     if handler is not None and hand is not None:
         handler(hand, event)
         return hand
@@ -262,7 +293,9 @@ def _hole(h: WorkingHand, e: HoleCardsDealt) -> None:
     index, x = h.write_seat(e.seat)
     cards = e.cards
     x.hole = cards if None not in cards else tuple(c for c in cards if c is not None)  # type: ignore[assignment]
-    _advance_deck(h, e.deck_positions)
+    positions = e.deck_positions  # _advance_deck, inlined: this runs for every seat dealt in
+    if positions and positions[-1] >= h.deck_pos:
+        h.deck_pos = positions[-1] + 1
     # Cards go out in dealing order: the last seat's completes the deal.
     if index == len(h.seats) - 1:
         h.actor = first_preflop_actor(h)
@@ -337,15 +370,15 @@ def _street(h: WorkingHand, e: StreetStarted) -> None:
     h.last_raise = h.setup.min_bet
     h.full_level = 0
     h.raises = 0
-    if e.street != Street.SHOWDOWN:
+    if e.street != SHOWDOWN:
         h.aggressor = None
     h.board = h.board + e.cards
     _advance_deck(h, e.deck_positions)
     h.actor = None
     last = len(h.seats) - 1
-    if e.street == Street.DRAW:
+    if e.street == DRAW:
         h.actor = next_drawer(h, last)
-    elif e.street != Street.SHOWDOWN:
+    elif e.street != SHOWDOWN:
         h.actor = next_actor(h, last)
 
 
@@ -372,11 +405,12 @@ def _awarded(h: WorkingHand, e: PotAwarded) -> None:
 
 def _ended(h: WorkingHand, e: HandEnded) -> None:
     h.ended = True
-    h.street = Street.COMPLETE
+    h.street = COMPLETE
     h.actor = None
 
 
-_FOLD: dict[type, Callable[[WorkingHand, Any], None]] = {
+# The in-place fold of each event type into a running hand (``HandStarted`` starts one).
+FOLD_HANDLERS: dict[type, Callable[[WorkingHand, Any], None]] = {
     AntePosted: _ante,
     BlindPosted: _blind,
     HoleCardsDealt: _hole,

@@ -17,13 +17,15 @@ Two things shape this module:
 * Exact chips. Felt plays integer chips, so decimal stakes (``0.25``,
   ``16.35``) are scaled by the smallest power of ten that makes every input
   amount an integer (reported as :attr:`PhhHand.scale`). Finishing stacks
-  are kept as exact fractions of scaled chips, because a split pot with an
-  odd chip is recorded as half chips (``10112.5``), which must be seen, not
-  scaled away.
+  are kept exact (an ``int``, or a ``Fraction`` when not a whole scaled
+  chip), because a split pot with an odd chip is recorded as half chips
+  (``10112.5``), which must be seen, not scaled away.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -71,11 +73,18 @@ class PhhError(ValueError):
 # ---------------------------------------------------------------------------
 # TOML (fast subset, tomllib for the rest)
 
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+# ``key = value`` on one line, the key bare; the value is checked by _value.
+_KEY_VALUE = re.compile(r"[ \t]*([A-Za-z0-9_-]+)[ \t]*=[ \t]*(.*)")
 _INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
 _DEC = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]+")
-_NUM = r"\s*-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?\s*"
-_NUMBER_LIST = re.compile(rf"{_NUM}(?:,{_NUM})*,?\s*")
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not a TOML number")
+
+
+_JSON_NUMBERS = json.JSONDecoder(parse_float=Decimal, parse_constant=_no_constants).raw_decode
+_NUMBER_TYPES = {int, Decimal}
 
 
 class _NotSimple(Exception):
@@ -127,16 +136,21 @@ def _value(text: str) -> Any:
         if len(inner) < 2 or inner[-1] != quote:
             raise _NotSimple
         parts = inner[1:-1].split(f"{quote}, {quote}")
-        for part in parts:
-            if "'" in part or '"' in part or "\\" in part:
-                raise _NotSimple
+        # No quote inside an item: the quotes are exactly the items' own.
+        other = "'" if quote == '"' else '"'
+        if inner.count(quote) != 2 * len(parts) or other in inner or "\\" in inner:
+            raise _NotSimple
         return parts
-    if not _NUMBER_LIST.fullmatch(inner):
+    # A list of numbers: JSON's number syntax is a subset of TOML's, with the
+    # same values, and its C scanner reads one far faster than Python could.
+    # Anything else JSON would accept (strings, true, NaN) goes to tomllib.
+    try:
+        numbers, end = _JSON_NUMBERS(text)
+    except ValueError:
+        raise _NotSimple from None
+    if end != len(text) or not set(map(type, numbers)) <= _NUMBER_TYPES:
         raise _NotSimple
-    items = inner.rstrip(", \t").split(",")  # TOML allows a trailing comma
-    if "." not in inner:
-        return [int(item) for item in items]
-    return [Decimal(item.strip()) if "." in item else int(item) for item in items]
+    return numbers
 
 
 def loads_toml(text: str) -> dict[str, Any]:
@@ -147,21 +161,24 @@ def loads_toml(text: str) -> dict[str, Any]:
     errors, which are raised as :class:`PhhError`.
     """
     out: dict[str, Any] = {}
+    key_value = _KEY_VALUE.fullmatch
     try:
         for raw in text.splitlines():
-            line = raw.strip()
-            if not line or line[0] == "#":
-                continue
-            key, sep, rest = line.partition("=")
-            key = key.strip()
-            if not sep or not _BARE_KEY.fullmatch(key) or key in out:
+            match = key_value(raw)
+            if match is None:
+                line = raw.strip()
+                if not line or line[0] == "#":
+                    continue
                 raise _NotSimple
-            rest = rest.strip()
+            key, rest = match.groups()
+            if key in out:
+                raise _NotSimple
             try:
+                # Trailing blanks make every value "not simple", so (.*) may keep them.
                 out[key] = _value(rest)
             except _NotSimple:
                 # e.g. a date/time or a trailing comment: let tomllib read the one line.
-                out[key] = tomllib.loads(line, parse_float=Decimal)[key]
+                out[key] = tomllib.loads(raw.strip(), parse_float=Decimal)[key]
     except (_NotSimple, tomllib.TOMLDecodeError, KeyError):
         try:
             return tomllib.loads(text, parse_float=Decimal)
@@ -234,7 +251,8 @@ def _split_action(text: str) -> list[str]:
     return (text if hash_at < 0 else text[:hash_at]).split()
 
 
-_ACTION_CACHE: dict[tuple[str, int], PhhAction] = {}
+# Parsed actions by scale, then text (see parse_action).
+_ACTION_CACHE: dict[int, dict[str, PhhAction]] = {}
 _ACTION_CACHE_LIMIT = 1 << 17
 
 
@@ -245,8 +263,10 @@ def parse_action(text: str, scale: int = 1, index: int | None = None) -> PhhActi
     recur across thousands of files, and actions are immutable. ``index``
     only serves error messages.
     """
-    key = (text, scale)
-    cached = _ACTION_CACHE.get(key)
+    cache = _ACTION_CACHE.get(scale)
+    if cache is None:
+        cache = _ACTION_CACHE[scale] = {}
+    cached = cache.get(text)
     if cached is not None:
         return cached
     where = f"action {index} {text!r}" if index is not None else repr(text)
@@ -255,10 +275,20 @@ def parse_action(text: str, scale: int = 1, index: int | None = None) -> PhhActi
     except PhhError as e:
         message = str(e)
         raise PhhError(message if message.startswith(where) else f"{where}: {message}") from None
-    if len(_ACTION_CACHE) >= _ACTION_CACHE_LIMIT:
-        _ACTION_CACHE.clear()
-    _ACTION_CACHE[key] = action
+    if len(cache) >= _ACTION_CACHE_LIMIT:
+        cache.clear()
+    cache[text] = action
     return action
+
+
+def _parse_actions(texts: list[str], scale: int) -> tuple[PhhAction, ...]:
+    """``parse_action`` over a hand's actions, looking all of them up in the cache at once."""
+    cache = _ACTION_CACHE.get(scale)
+    if cache is not None:
+        found = tuple(map(cache.get, texts))
+        if None not in found:
+            return found  # type: ignore[return-value]  # no None, checked
+    return tuple(parse_action(text, scale, i) for i, text in enumerate(texts))
 
 
 def _parse_action(text: str, scale: int, where: str) -> PhhAction:
@@ -314,13 +344,14 @@ def _scaled(value: Number, scale: int) -> int:
     return scaled
 
 
-def _exact(value: Number, scale: int) -> Fraction:
-    """``value * scale`` exactly (a recorded half chip stays a half)."""
+def _exact(value: Number, scale: int) -> int | Fraction:
+    """``value * scale`` exactly: an int for whole chips, a Fraction for a recorded half chip."""
     if isinstance(value, Decimal):
         if value == value.to_integral_value():
-            return Fraction(int(value) * scale)
-        return Fraction(value) * scale
-    return Fraction(value * scale)
+            return int(value) * scale
+        exact = Fraction(value) * scale
+        return exact.numerator if exact.denominator == 1 else exact
+    return value * scale
 
 
 def _decimals(value: Number) -> int:
@@ -343,8 +374,8 @@ class PhhHand:
     Per-player lists are in PHH order: ``p1`` is the first seat left of the
     button, the last player the button (heads-up, ``p1`` is the big blind but
     ``antes``/``blinds_or_straddles`` still list the small blind's first, as
-    PokerKit reads them). ``finishing_stacks`` are exact fractions of scaled
-    chips, so a recorded half chip shows as ``Fraction(20225, 2)``.
+    PokerKit reads them). ``finishing_stacks`` are exact amounts of scaled
+    chips: ints, except that a recorded half chip shows as ``Fraction(20225, 2)``.
     ``extra`` holds every other field as parsed.
     """
 
@@ -354,7 +385,7 @@ class PhhHand:
     blinds_or_straddles: tuple[int, ...]
     min_bet: int | None
     actions: tuple[PhhAction, ...]
-    finishing_stacks: tuple[Fraction, ...] | None
+    finishing_stacks: tuple[int | Fraction, ...] | None
     players: tuple[str, ...]
     scale: int = 1
     ante_trimming_status: bool = False
@@ -370,6 +401,10 @@ class PhhHand:
         if self.finishing_stacks is None:
             return ()
         return tuple(i for i, v in enumerate(self.finishing_stacks) if v.denominator != 1)
+
+
+_INT_ONLY = {int}
+_STR_ONLY = {str}
 
 
 def _is_amount(v: Any) -> bool:
@@ -388,11 +423,15 @@ def _numbers(data: Mapping[str, Any], key: str, count: int | None) -> list[Numbe
         return [raw] * count  # one amount for everyone, as PokerKit reads it
     if not isinstance(raw, list):
         raise PhhError(f"{key} must be a list of numbers, not {raw!r}")
-    out: list[Number] = []
-    for v in raw:
-        if not _is_amount(v):
-            raise PhhError(f"{key} holds {v!r}, which is not an amount")
-        out.append(v)
+    out: list[Number]
+    if set(map(type, raw)) <= _INT_ONLY:  # the usual all-int list (bools are not ints here)
+        out = list(raw)
+    else:
+        out = []
+        for v in raw:
+            if not _is_amount(v):
+                raise PhhError(f"{key} holds {v!r}, which is not an amount")
+            out.append(v)
     if count is not None:
         if len(out) > count:
             raise PhhError(f"{key} lists {len(out)} amounts for {count} players")
@@ -415,12 +454,15 @@ def from_mapping(data: Mapping[str, Any]) -> PhhHand:
     if min_bet_raw is not None and not _is_amount(min_bet_raw):
         raise PhhError(f"min_bet must be an amount, not {min_bet_raw!r}")
     action_texts = data.get("actions")
-    if not isinstance(action_texts, list) or not all(isinstance(a, str) for a in action_texts):
+    if not isinstance(action_texts, list) or not set(map(type, action_texts)) <= _STR_ONLY:
         raise PhhError("the 'actions' field is missing or not a list of strings")
 
     # Amounts in the actions decide the scale too (a bet of 0.75 at 1/2 stakes).
+    # Without a point or an exponent anywhere in them, every amount is whole.
     amounts: list[Number] = []
-    for i, text in enumerate(action_texts):
+    joined = "".join(action_texts)
+    fractional = "." in joined or "e" in joined or "E" in joined
+    for i, text in enumerate(action_texts if fractional else ()):
         if "cbr" in text:
             words = _split_action(text)
             if len(words) == 3 and words[1] == "cbr":
@@ -428,23 +470,27 @@ def from_mapping(data: Mapping[str, Any]) -> PhhHand:
     inputs = [*stacks_raw, *antes_raw, *blinds_raw, *amounts]
     if min_bet_raw is not None:
         inputs.append(min_bet_raw)
-    digits = max((_decimals(v) for v in inputs if type(v) is Decimal), default=0)
+    whole = set(map(type, inputs)) <= _INT_ONLY  # the usual case: no decimal anywhere
+    digits = 0 if whole else max((_decimals(v) for v in inputs if type(v) is Decimal), default=0)
     scale = 10**digits
 
     def scaled(values: list[Number]) -> tuple[int, ...]:
-        if digits == 0 and all(type(v) is int for v in values):
+        if whole:
             return tuple(values)  # type: ignore[arg-type]  # all ints, checked above
         return tuple(_scaled(v, scale) for v in values)
 
-    actions = tuple(parse_action(text, scale, i) for i, text in enumerate(action_texts))
-    finishing: tuple[Fraction, ...] | None = None
+    actions = _parse_actions(action_texts, scale)
+    finishing: tuple[int | Fraction, ...] | None = None
     if data.get("finishing_stacks") is not None:
         finishing_raw = _numbers(data, "finishing_stacks", None)
         if len(finishing_raw) != n:
             raise PhhError(f"finishing_stacks lists {len(finishing_raw)} stacks for {n} players")
-        finishing = tuple(_exact(v, scale) for v in finishing_raw)
+        if scale == 1 and set(map(type, finishing_raw)) <= _INT_ONLY:
+            finishing = tuple(finishing_raw)  # type: ignore[arg-type]  # all ints, checked
+        else:
+            finishing = tuple(_exact(v, scale) for v in finishing_raw)
     players_raw = data.get("players")
-    players = tuple(str(p) for p in players_raw) if isinstance(players_raw, list) else ()
+    players = tuple(map(str, players_raw)) if isinstance(players_raw, list) else ()
     return PhhHand(
         variant=variant,
         starting_stacks=scaled(stacks_raw),
@@ -467,10 +513,27 @@ def loads(text: str) -> PhhHand:
 
 def load(path: str | Path) -> PhhHand:
     """Parse a ``.phh`` file (UTF-8)."""
-    with open(path, "rb") as f:
-        data = f.read()
+    return loads(_text(_read(path)))
+
+
+def _read(path: str | Path) -> bytes:
+    """The file's bytes, read with bare system calls.
+
+    ``open()`` builds a buffered file object per call, which costs as much
+    as parsing a small hand; the verifier reads thousands of files.
+    """
+    fd = os.open(path, os.O_RDONLY)
     try:
-        text = data.decode()
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _text(data: bytes) -> str:
+    try:
+        return data.decode()
     except UnicodeDecodeError as e:
         raise PhhError(f"not UTF-8 text: {e}") from e
-    return loads(text)

@@ -55,7 +55,7 @@ from felt.rules.commands import Act, ActionKind, IllegalAction, StartHand
 from felt.rules.config import HandSetup, SeatSetup, Variant
 from felt.rules.engine import HandMachine
 from felt.rules.events import Event, PotAwarded
-from felt.rules.state import HandQueries, HandState
+from felt.rules.state import HandQueries
 
 __all__ = [
     "ReplayError",
@@ -73,6 +73,7 @@ __all__ = [
 ]
 
 HOLE_CARDS = 2
+FULL_DECK = frozenset(range(DECK_SIZE))
 MIN_SEATS, MAX_SEATS = 2, 9
 SUPPORTED_VARIANTS = frozenset({"NT"})
 
@@ -116,11 +117,13 @@ class Replayed:
 
     ``unknown`` are the players (0-based) whose hole cards the record does
     not reveal (filler cards were dealt); ``notes`` say how forced bets Felt
-    does not have were mapped.
+    does not have were mapped. ``state`` is read-only: it is the replay's own
+    working copy, not a frozen snapshot (freezing cost more than the few
+    questions a verdict asks of it).
     """
 
     setup: HandSetup
-    state: HandState
+    state: HandQueries
     events: list[Event] = field(default_factory=list)
     awards: list[PotAwarded] = field(default_factory=list)
     unknown: frozenset[int] = frozenset()
@@ -157,19 +160,13 @@ def _build(hand: PhhHand, hand_id: str = "phh") -> tuple[HandSetup, frozenset[in
         antes.reverse()
         blinds.reverse()
     notes: list[str] = []
-    if any(b < 0 for b in blinds):
+    if min(blinds) < 0:
         notes = _map_posts(hand, antes, blinds)
     deck, unknown = _deck(hand)
-    seats = tuple(
-        SeatSetup(
-            seat=i,
-            stack=hand.starting_stacks[i],
-            player_id=hand.players[i] if i < len(hand.players) else "",
-            ante=antes[i],
-            blind=blinds[i],
-        )
-        for i in range(n)
-    )
+    names = list(hand.players[:n])
+    names += [""] * (n - len(names))
+    # SeatSetup(seat, stack, player_id, ante, blind), positionally (this runs per file).
+    seats = tuple(map(SeatSetup, range(n), hand.starting_stacks, names, antes, blinds))
     setup = HandSetup(
         hand_id=hand_id,
         variant=Variant.NLHE,
@@ -227,16 +224,21 @@ def _deck(hand: PhhHand) -> tuple[tuple[Card, ...], frozenset[int]]:
     board: list[Card | None] = []
     shown: dict[int, tuple[Card | None, ...]] = {}
     for i, a in enumerate(hand.actions):
-        if a.op == "dh":
-            assert a.player is not None
-            if a.player >= n:
-                raise ReplayError(f"action {i} {a.text!r}: there is no {_seat_name(a.player)}")
-            holes[a.player].extend(a.cards)
-        elif a.op == "db":
+        op = a.op
+        if op == "dh":
+            player = a.player
+            assert player is not None
+            if player >= n:
+                raise ReplayError(f"action {i} {a.text!r}: there is no {_seat_name(player)}")
+            holes[player].extend(a.cards)
+        elif op == "db":
             board.extend(a.cards)
-        elif a.op == "sm" and a.cards and a.player is not None and a.player < n:
+        elif op == "sm" and a.cards and a.player is not None and a.player < n:
             shown.setdefault(a.player, a.cards)
+    unknown: list[int] = []
     for p, hole in enumerate(holes):
+        if len(hole) == HOLE_CARDS and None not in hole:
+            continue  # the usual case: both cards dealt face up in the record
         if len(hole) > HOLE_CARDS:
             raise ReplayError(f"{_seat_name(p)} is dealt {len(hole)} hole cards; NLHE deals 2")
         hole.extend([None] * (HOLE_CARDS - len(hole)))
@@ -244,20 +246,22 @@ def _deck(hand: PhhHand) -> tuple[tuple[Card, ...], frozenset[int]]:
         for r in range(HOLE_CARDS):
             if hole[r] is None:
                 hole[r] = next(revealed, None)
+        if None in hole:
+            unknown.append(p)
     if len(board) > 5:
         raise ReplayError(f"the record deals {len(board)} board cards; NLHE has 5")
-    slots: list[Card | None] = [holes[i][r] for r in range(HOLE_CARDS) for i in range(n)]
+    slots = [hole[r] for r in range(HOLE_CARDS) for hole in holes]
     slots += board
-    slots += [None] * (DECK_SIZE - len(slots))
-    used = [False] * DECK_SIZE
-    for c in slots:
-        if c is not None:
-            if used[c]:
-                raise ReplayError(f"card {card_str(c)} is dealt twice")
-            used[c] = True
-    spare = iter([c for c in range(DECK_SIZE) if not used[c]])
-    unknown = frozenset(p for p, hole in enumerate(holes) if None in hole)
-    return tuple(c if c is not None else next(spare) for c in slots), unknown
+    known = [c for c in slots if c is not None]
+    seen = set(known)
+    if len(seen) != len(known):
+        twice = next(c for k, c in enumerate(known) if c in known[:k])
+        raise ReplayError(f"card {card_str(twice)} is dealt twice")
+    # Unknown slots get the lowest unused cards, and the rest of the deck follows.
+    spare = iter(sorted(FULL_DECK.difference(seen)))
+    filled = [c if c is not None else next(spare) for c in slots]
+    filled.extend(spare)
+    return tuple(filled), frozenset(unknown)
 
 
 # ---------------------------------------------------------------------------
@@ -269,6 +273,14 @@ def _actor_hint(state: HandQueries) -> str:
     if state.ended:
         return "the hand is over"
     return f"{_seat_name(seat)} is to act" if seat is not None else "nobody is to act"
+
+
+# Commands are immutable: the amount-free ones are made once, not per action.
+_ACTS = {
+    (seat, kind): Act(seat, kind)
+    for seat in range(MAX_SEATS)
+    for kind in (ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL)
+}
 
 
 def replay_hand(hand: PhhHand, *, keep_events: bool = False) -> Replayed:
@@ -307,9 +319,9 @@ def replay_hand(hand: PhhHand, *, keep_events: bool = False) -> Replayed:
                 )
             if op == "cc":
                 x = state.seats[seat]
-                command = Act(seat, check if x.bet >= state.current_bet else call)
+                command = _ACTS[seat, check if x.bet >= state.current_bet else call]
             elif op == "f":
-                command = Act(seat, fold)
+                command = _ACTS[seat, fold]
             else:
                 amount = a.amount
                 assert amount is not None
@@ -356,7 +368,7 @@ def replay_hand(hand: PhhHand, *, keep_events: bool = False) -> Replayed:
             raise ReplayError(f"action {i} {a.text!r}: '{op}' is not an NLHE action")
         # "dh" was used to build the deck; "" is a comment.
     awards = [e for e in last if isinstance(e, PotAwarded)]
-    return Replayed(setup, machine.snapshot(), kept, awards, unknown, notes)
+    return Replayed(setup, state, kept, awards, unknown, notes)
 
 
 # ---------------------------------------------------------------------------

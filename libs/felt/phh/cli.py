@@ -23,11 +23,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from felt.phh.replay import VerifyResult
 
-__all__ = ["register", "run_export", "run_verify", "verify_files"]
+__all__ = ["jobs_for", "register", "run_export", "run_verify", "verify_files"]
 
 PARALLEL_MIN_FILES = 256
 """Below this many files one process is faster than starting workers."""
-CHUNK = 32
 
 
 def register(subparsers: Any) -> None:
@@ -69,7 +68,8 @@ def register(subparsers: Any) -> None:
     export.set_defaults(handler=run_export)
 
 
-def _jobs(requested: int, files: int) -> int:
+def jobs_for(requested: int, files: int) -> int:
+    """Worker processes for a run: as requested, else one per CPU for large runs."""
     if requested > 0:
         return requested
     if files < PARALLEL_MIN_FILES:
@@ -78,10 +78,17 @@ def _jobs(requested: int, files: int) -> int:
 
 
 def verify_files(files: Sequence[str], jobs: int = 1) -> Iterator[VerifyResult]:
-    """Verify ``files`` in order, in ``jobs`` worker processes when more than one."""
+    """Verify ``files`` in order, on ``jobs`` CPUs when more than one.
+
+    The files are cut into ``jobs`` contiguous shards: this process verifies
+    the first while ``jobs - 1`` worker processes verify the others, each
+    sending its results back in one message. So every CPU replays hands (a
+    pool that fed its workers in small chunks kept this process busy just
+    passing results on) and results still come out in file order.
+    """
     from felt.phh.replay import verify_file
 
-    if jobs <= 1 or len(files) < 2 * CHUNK:
+    if jobs <= 1 or len(files) < PARALLEL_MIN_FILES:
         yield from map(verify_file, files)
         return
     import multiprocessing
@@ -95,8 +102,21 @@ def verify_files(files: Sequence[str], jobs: int = 1) -> Iterator[VerifyResult]:
         context = multiprocessing.get_context("forkserver")
     else:
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    with context.Pool(jobs) as pool:
-        yield from pool.imap(verify_file, files, chunksize=CHUNK)
+    cuts = [len(files) * k // jobs for k in range(jobs + 1)]
+    with context.Pool(jobs - 1) as pool:
+        shards = [
+            pool.apply_async(_verify_shard, (files[cuts[k] : cuts[k + 1]],)) for k in range(1, jobs)
+        ]
+        yield from map(verify_file, files[: cuts[1]])
+        for shard in shards:
+            yield from shard.get()
+
+
+def _verify_shard(files: Sequence[str]) -> list[VerifyResult]:
+    """A worker's share of :func:`verify_files` (a module-level function, so it pickles)."""
+    from felt.phh.replay import verify_file
+
+    return list(map(verify_file, files))
 
 
 def run_verify(args: argparse.Namespace) -> int:
@@ -106,7 +126,7 @@ def run_verify(args: argparse.Namespace) -> int:
     files = list(iter_phh_files(args.paths))
     counts = dict.fromkeys(Status, 0)
     out = sys.stdout
-    for result in verify_files(files, _jobs(args.jobs, len(files))):
+    for result in verify_files(files, jobs_for(args.jobs, len(files))):
         counts[result.status] += 1
         if result.status == Status.FAILED:
             print(f"{result.path}: {result.reason}", file=out)

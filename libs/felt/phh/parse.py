@@ -286,7 +286,8 @@ def _parse_actions(texts: list[str], scale: int) -> tuple[PhhAction, ...]:
     cache = _ACTION_CACHE.get(scale)
     if cache is not None:
         found = tuple(map(cache.get, texts))
-        if None not in found:
+        # all(), not ``None not in``: that would call PhhAction.__eq__ on every action.
+        if all(found):
             return found  # type: ignore[return-value]  # no None, checked
     return tuple(parse_action(text, scale, i) for i, text in enumerate(texts))
 

@@ -306,6 +306,8 @@ def replay_hand(hand: PhhHand, *, keep_events: bool = False) -> Replayed:
     fold, check, call = ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL
     for i, a in enumerate(hand.actions):
         op = a.op
+        if op == "dh":
+            continue  # hole cards were used to build the deck
         if op == "cc" or op == "f" or op == "cbr":
             seat = a.player
             assert seat is not None
@@ -366,7 +368,7 @@ def replay_hand(hand: PhhHand, *, keep_events: bool = False) -> Replayed:
                 )
         elif op in ("sd", "pb"):
             raise ReplayError(f"action {i} {a.text!r}: '{op}' is not an NLHE action")
-        # "dh" was used to build the deck; "" is a comment.
+        # "" is a comment.
     awards = [e for e in last if isinstance(e, PotAwarded)]
     return Replayed(setup, state, kept, awards, unknown, notes)
 

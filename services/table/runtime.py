@@ -336,6 +336,12 @@ class TableRuntime:
                 self._resync_later(timedelta(0))
                 raise
             if result.duplicate:
+                if result.last_sequence > self.version:
+                    # The request was appended by another writer (another instance's timer
+                    # with the same request id) or by an attempt whose outcome we lost:
+                    # this cache is behind the stream. Reread it and rearm the timers.
+                    self.stale = True
+                    self._resync_later(timedelta(0))
                 return Outcome((), result.last_sequence, None, result.response, duplicate=True)
             self.state, self.version, self.last_event_at = state, last, now
             self.turn_started_at = turn_at

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import grpc
@@ -108,10 +110,14 @@ async def test_only_the_lease_holder_serves_a_table(table_env: Env) -> None:
     task.cancel()
     first.manager._task = None
     await table_env.redis.delete(f"table:{{{table_id}}}:lease")  # expired, as far as Redis knows
-    view = await table_env.eventually(
-        lambda: _answered(lambda: table_env.view(stub2, table_id, keys[0])),
-        "the second instance to adopt the table",
-    )
+
+    async def dealt() -> tpb.TableView | None:
+        # Adopted, with a hand to act in: the first instance may have stalled before dealing
+        # one, and then the second deals it after adopting the table.
+        view = await _answered(lambda: table_env.view(stub2, table_id, keys[0]))
+        return view if view is not None and view.hand.HasField("to_act") else None
+
+    view = await table_env.eventually(dealt, "the second instance to adopt the table and deal")
     await table_env.submit(stub2, table_id, keys[view.hand.to_act], CALL, view.table.sequence)
     length = await table_env.xlen(table_id)
     stale = first.manager.runtimes[table_id]
@@ -134,29 +140,60 @@ async def test_only_the_lease_holder_serves_a_table(table_env: Env) -> None:
     assert await table_env.xlen(table_id) == length
 
 
-async def test_a_stale_writer_gets_a_version_conflict_not_a_fork(table_env: Env) -> None:
+@contextlib.asynccontextmanager
+async def _two_writers(table_env: Env) -> AsyncIterator[tuple[TableRuntime, TableRuntime]]:
+    """Two runtimes of one table (one seated player), both loaded at the same version."""
     server = await table_env.start_server()
     stub = table_env.stub(server)
     table_id = await table_env.create_table(stub, table_env.nlhe(3))
     await table_env.seat_all(stub, table_id, 1)
     store = RedisEventStore(table_env.redis)
     one, two = TableRuntime(table_id, store), TableRuntime(table_id, store)
-    await one.load()
-    await two.load()
-    assert one.version == two.version
-    done = await one.run(SitOut(0), "one")
-    with pytest.raises(VersionConflict):
-        await two.run(LeaveSeat(0), "two")
-    stored = await table_env.stored(table_id)
-    assert len(stored) == done.sequence
-    assert [e.request_id for e in stored[-len(done.events) :]] == ["one"]
-    assert two.stale
-    # Rereading, it decides on the real state (seat 0 sits out) and appends after it.
-    left = await two.run(LeaveSeat(0), "two")
-    assert left.sequence == done.sequence + 1
-    assert [e.sequence for e in await table_env.stored(table_id)] == list(
-        range(1, left.sequence + 1)
-    )
+    try:
+        await one.load()
+        await two.load()
+        assert one.version == two.version
+        yield one, two
+    finally:
+        await one.stop()
+        await two.stop()
+        await store.aclose()
+
+
+async def test_a_stale_writer_gets_a_version_conflict_not_a_fork(table_env: Env) -> None:
+    async with _two_writers(table_env) as (one, two):
+        table_id = one.table_id
+        done = await one.run(SitOut(0), "one")
+        with pytest.raises(VersionConflict):
+            await two.run(LeaveSeat(0), "two")
+        stored = await table_env.stored(table_id)
+        assert len(stored) == done.sequence
+        assert [e.request_id for e in stored[-len(done.events) :]] == ["one"]
+        assert two.stale
+        # Rereading, it decides on the real state (seat 0 sits out) and appends after it.
+        left = await two.run(LeaveSeat(0), "two")
+        assert left.sequence == done.sequence + 1
+        assert [e.sequence for e in await table_env.stored(table_id)] == list(
+            range(1, left.sequence + 1)
+        )
+
+
+async def test_a_duplicate_written_by_another_writer_brings_the_cache_up_to_date(
+    table_env: Env,
+) -> None:
+    # Two instances' timers name the same request ("deal:<table>:<version>"): the second
+    # gets the first's answer as a duplicate, and must then reread what the first wrote
+    # (else it would serve an old table and arm no timer: the table would stall).
+    async with _two_writers(table_env) as (one, two):
+        done = await one.run(SitOut(0), "same-request")
+        again = await two.run(SitOut(0), "same-request")
+        assert again.duplicate and again.sequence == done.sequence
+        assert two.stale  # and a reread is on its way
+        await table_env.eventually(
+            lambda: asyncio.sleep(0, two.version == done.sequence or None),
+            "the second writer to reread the stream",
+        )
+        assert two.state == one.state
 
 
 class _LostReply(RedisEventStore):
@@ -205,3 +242,4 @@ async def test_an_append_with_an_unknown_outcome_is_reread_at_once(table_env: En
         assert keys[1].seat == 1
     finally:
         await runtime.stop()
+        await store.aclose()

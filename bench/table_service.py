@@ -432,6 +432,7 @@ async def main(args: argparse.Namespace) -> None:
     print(f"    reading the stream alone: {read_s:.2f} s ({count / read_s:,.0f} events/s)")
     fold_s = max(load_s - read_s, 1e-9)
     print(f"    so decoding and folding: {fold_s:.2f} s ({count / fold_s:,.0f} events/s)")
+    await store.aclose()
     await redis.flushdb()
     await redis.aclose()
 

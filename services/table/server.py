@@ -80,12 +80,15 @@ class RunningTableServer:
     health: health.aio.HealthServicer
     redis: Redis
     grace_s: float
+    store: RedisEventStore | None = None
 
     async def stop(self) -> None:
         """Stop taking calls, finish those in flight, then hand the tables back."""
         await self.health.enter_graceful_shutdown()
         await self.server.stop(self.grace_s)
         await self.manager.stop()
+        if self.store is not None:
+            await self.store.aclose()  # its own connection (the client is closed below)
         await self.redis.aclose()
         log.info("table_service_stopped", port=self.port)
 
@@ -116,7 +119,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     log.info("table_service_started", port=port, owner=manager.owner)
-    return RunningTableServer(server, port, manager, health_servicer, redis, config.grace_s)
+    return RunningTableServer(server, port, manager, health_servicer, redis, config.grace_s, store)
 
 
 async def serve(config: TableServerConfig, ready: asyncio.Event | None = None) -> None:

@@ -30,16 +30,19 @@ from felt.eventstore import (
 WAIT = 5.0  # seconds any single wait in these tests may take
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", "redis", "redis-py"])
 async def store(request: pytest.FixtureRequest) -> AsyncIterator[EventStore]:
+    """The in-memory store, and the Redis one with appends pipelined (the default) or not."""
     if request.param == "memory":
         yield MemoryEventStore()
         return
     redis_url: str = request.getfixturevalue("redis_url")
     client = aioredis.Redis.from_url(redis_url)
+    store = RedisEventStore(client, pipeline=request.param == "redis")
     try:
-        yield RedisEventStore(client)
+        yield store
     finally:
+        await store.aclose()
         await client.aclose()
 
 
@@ -55,7 +58,7 @@ async def new_table(request: pytest.FixtureRequest) -> AsyncIterator[Callable[[]
 
     yield make
     callspec = getattr(request.node, "callspec", None)
-    uses_redis = callspec is None or callspec.params.get("store") == "redis"
+    uses_redis = callspec is None or callspec.params.get("store") in ("redis", "redis-py")
     if uses_redis and made:
         client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
         try:
@@ -403,8 +406,8 @@ async def test_redis_layout(redis_url: str, new_table: Callable[[], str]) -> Non
     """Stream IDs are ``<sequence>-0`` and all keys carry the ``{table_id}`` hash tag."""
     t = new_table()
     client = aioredis.Redis.from_url(redis_url)
+    store = RedisEventStore(client)
     try:
-        store = RedisEventStore(client)
         await store.append(t, payloads("a", "b"), 0, request_id="r", response=b"x")
         assert events_key(t) == f"table:{{{t}}}:events"
         for key in (meta_key(t), requests_key(t), lease_key(t)):
@@ -415,4 +418,5 @@ async def test_redis_layout(redis_url: str, new_table: Callable[[], str]) -> Non
         assert await client.hget(meta_key(t), "version") == b"2"
         assert await client.hget(requests_key(t), "r") == b"1:2:x"
     finally:
+        await store.aclose()
         await client.aclose()

@@ -15,7 +15,10 @@ the Lua scripts below may touch them together):
 
 One append is ONE script call (``APPEND_LUA``): it looks up the request id,
 compares the version, XADDs every event with an explicit ID, bumps the version
-and records the request, all atomically. Redis 7.0 has no XADD idempotency
+and records the request, all atomically. Appends go ``EVALSHA`` over one
+pipelined connection of their own (``felt.eventstore.pipeline``: much cheaper
+than a redis-py command, and concurrent appends share writes), other
+commands through the redis-py client. Redis 7.0 has no XADD idempotency
 (IDMP), hence the requests hash. The scripts start with a ``#!lua`` shebang so
 Redis refuses them up front when out of memory, before any write (a script
 that fails half-way is not rolled back).
@@ -40,6 +43,7 @@ from felt.eventstore.base import (
     meta_key,
     requests_key,
 )
+from felt.eventstore.pipeline import RedisPipeline
 
 # KEYS: events, meta, requests. ARGV: expected_version, request_id ('' = none),
 # response blob, payload 1, payload 2, ...
@@ -127,6 +131,7 @@ return 0
 """
 
 _PAGE = 5000
+_KEY_CACHE = 10_000  # tables whose key names are kept
 
 
 def _text(value: bytes | str) -> str:
@@ -163,13 +168,20 @@ class RedisEventStore:
     """:class:`~felt.eventstore.base.EventStore` on Redis Streams.
 
     ``redis`` must return bytes (``decode_responses=False``, the default);
-    this store does not close it unless it made it (``from_url``).
+    this store does not close it unless it made it (``from_url``). Appends use
+    a connection of the store's own (see the module docstring), which
+    :meth:`aclose` closes.
     """
 
-    def __init__(self, redis: Redis, *, owns_client: bool = False) -> None:
+    def __init__(self, redis: Redis, *, owns_client: bool = False, pipeline: bool = True) -> None:
         self._redis = redis
         self._owns_client = owns_client
         self._append = redis.register_script(APPEND_LUA)
+        # Appends take the pipelined connection when it can reach the server like `redis`
+        # (``pipeline=False``: through `redis` itself).
+        self._pipeline = RedisPipeline.for_client(redis) if pipeline else None
+        self._append_sha = self._pipeline.script(APPEND_LUA) if self._pipeline else ""
+        self._keys: dict[str, list[str]] = {}
         self._trim = redis.register_script(TRIM_LUA)
         self._acquire = redis.register_script(ACQUIRE_LUA)
         self._renew = redis.register_script(RENEW_LUA)
@@ -180,6 +192,8 @@ class RedisEventStore:
         return cls(Redis.from_url(url), owns_client=True)
 
     async def aclose(self) -> None:
+        if self._pipeline is not None:
+            await self._pipeline.aclose()
         if self._owns_client:
             await self._redis.aclose()
 
@@ -192,16 +206,24 @@ class RedisEventStore:
         response: bytes = b"",
     ) -> AppendResult:
         check_append_args(events, expected_version)
-        keys = [events_key(table_id), meta_key(table_id), requests_key(table_id)]
+        keys = self._keys.get(table_id)
+        if keys is None:
+            keys = [events_key(table_id), meta_key(table_id), requests_key(table_id)]
+            if len(self._keys) >= _KEY_CACHE:
+                self._keys.pop(next(iter(self._keys)))
+            self._keys[table_id] = keys
         args: list[bytes | str | int] = [expected_version, request_id or "", response, *events]
-        reply = cast(list[bytes], await self._append(keys=keys, args=args))
-        status = _text(reply[0])
-        if status == "ok":
+        if self._pipeline is not None:
+            reply = await self._pipeline.run_script(self._append_sha, keys, args)
+        else:
+            reply = await self._append(keys=keys, args=args)
+        status = _bytes(reply[0])
+        if status == b"ok":
             return AppendResult(int(reply[1]), int(reply[2]), response)
-        if status == "dup":
+        if status == b"dup":
             first, last, original = _bytes(reply[1]).split(b":", 2)
             return AppendResult(int(first), int(last), original, duplicate=True)
-        if status == "conflict":
+        if status == b"conflict":
             raise VersionConflict(expected_version, int(reply[1]))
         raise RuntimeError(f"unexpected append reply {reply!r}")
 

@@ -234,6 +234,8 @@ class TableEnv:
             await runtime.stop()
         manager.runtimes.clear()
         await server.server.stop(0)
+        if server.store is not None:
+            await server.store.aclose()
         await server.redis.aclose()
         self.servers.remove(server)
 

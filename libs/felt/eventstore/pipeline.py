@@ -1,0 +1,284 @@
+"""One pipelined Redis connection for the event store's hot path (the append script).
+
+redis-py's asyncio client costs about 100 us of CPU per command on top of
+the round trip itself (checking a connection out of the pool and back, the
+retry wrapper, a stream reader, ...), which is as much as deciding and
+encoding an action. Appends need none of that: each is one self-contained,
+atomic script call, so they can share one connection. A call is written
+when its turn of the event loop ends (calls made in the same turn go out in
+one write), and Redis answers in order, so replies are matched to callers
+first-in, first-out.
+
+Semantics are redis-py's: a reply error raises ``redis.exceptions.ResponseError``;
+a lost or broken connection raises ``redis.exceptions.ConnectionError`` for
+every call in flight (whose outcome is then unknown) and the next call
+reconnects; no reply for ``socket_timeout`` seconds while calls are in flight
+raises ``redis.exceptions.TimeoutError`` for them and drops the connection.
+A caller that is cancelled leaves its call in the pipe (it may still run);
+its reply is discarded.
+
+Only plain TCP and Unix-socket clients are covered (``RedisPipeline.for_client``
+returns None for TLS or credential providers; the caller then goes through
+redis-py). Replies are RESP2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import hashlib
+from dataclasses import dataclass
+from typing import Any, cast
+
+import hiredis
+from redis.asyncio import Redis
+from redis.asyncio.connection import Connection, UnixDomainSocketConnection
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+Arg = bytes | str | int
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where and how to connect (taken from a redis-py client's connection settings)."""
+
+    host: str = "127.0.0.1"
+    port: int = 6379
+    path: str = ""  # a Unix socket instead of host and port
+    username: str | None = None
+    password: str | None = None
+    db: int = 0
+    connect_timeout: float | None = 5.0
+    timeout: float | None = 5.0
+
+
+def endpoint_of(redis: Redis) -> Endpoint | None:
+    """The endpoint of a redis-py client, or None if this module cannot connect like it."""
+    pool = getattr(redis, "connection_pool", None)
+    if pool is None:
+        return None
+    kwargs: dict[str, Any] = pool.connection_kwargs
+    if kwargs.get("credential_provider") is not None:
+        return None
+    timeout = kwargs.get("socket_timeout", 5.0)
+    connect_timeout = kwargs.get("socket_connect_timeout", timeout)
+    common = {
+        "username": kwargs.get("username"),
+        "password": kwargs.get("password"),
+        "db": int(kwargs.get("db", 0) or 0),
+        "connect_timeout": connect_timeout,
+        "timeout": timeout,
+    }
+    if pool.connection_class is Connection:
+        host = str(kwargs.get("host", "localhost"))
+        return Endpoint(host=host, port=int(kwargs.get("port", 6379)), **common)
+    if pool.connection_class is UnixDomainSocketConnection and kwargs.get("path"):
+        return Endpoint(path=str(kwargs["path"]), **common)
+    return None
+
+
+def pack(args: tuple[Arg, ...] | list[Arg]) -> bytes:
+    """A command in RESP (an array of bulk strings)."""
+    out = [b"*%d\r\n" % len(args)]
+    for arg in args:
+        if isinstance(arg, str):
+            arg = arg.encode()
+        elif not isinstance(arg, bytes):
+            arg = b"%d" % arg
+        out.append(b"$%d\r\n" % len(arg))
+        out.append(arg)
+        out.append(b"\r\n")
+    return b"".join(out)
+
+
+class _Protocol(asyncio.Protocol):
+    """The connection: writes batched per loop turn, replies handed out in order."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, timeout: float | None) -> None:
+        self.loop = loop
+        self.timeout = timeout
+        self.transport: asyncio.Transport | None = None
+        self.reader = hiredis.Reader(protocolError=RedisConnectionError, replyError=ResponseError)
+        self.waiters: collections.deque[asyncio.Future[Any]] = collections.deque()
+        self.outgoing: list[bytes] = []
+        self.closed = False
+        self.error: Exception | None = None
+        # The watchdog: when a reply last came (or the first call began waiting).
+        self.progress_at = 0.0
+        self.watchdog: asyncio.TimerHandle | None = None
+
+    # ------------------------------------------------------------------ asyncio
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's are not subclasses
+
+    def data_received(self, data: bytes) -> None:
+        reader = self.reader
+        waiters = self.waiters
+        try:
+            reader.feed(data)
+            while (reply := reader.gets()) is not False:
+                if not waiters:
+                    raise RedisConnectionError("Redis sent a reply nobody asked for")
+                future = waiters.popleft()
+                if future.done():  # its caller was cancelled
+                    continue
+                if isinstance(reply, ResponseError):
+                    future.set_exception(reply)
+                else:
+                    future.set_result(reply)
+        except RedisConnectionError as exc:  # a protocol error: the stream is unusable
+            self._fail(exc)
+            return
+        if waiters:
+            self.progress_at = self.loop.time()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._fail(RedisConnectionError(f"connection to Redis lost: {exc or 'closed'}"))
+
+    # ------------------------------------------------------------------ calls
+
+    def send(self, command: bytes) -> asyncio.Future[Any]:
+        if self.closed:
+            raise self.error or RedisConnectionError("connection to Redis closed")
+        future = self.loop.create_future()
+        if not self.waiters:
+            self.progress_at = self.loop.time()
+            if self.timeout and self.watchdog is None:
+                self.watchdog = self.loop.call_at(self.progress_at + self.timeout, self._watch)
+        self.waiters.append(future)
+        if not self.outgoing:
+            self.loop.call_soon(self._flush)
+        self.outgoing.append(command)
+        return future
+
+    def _flush(self) -> None:
+        outgoing = self.outgoing
+        if self.closed or not outgoing or self.transport is None:
+            outgoing.clear()
+            return
+        data = outgoing[0] if len(outgoing) == 1 else b"".join(outgoing)
+        outgoing.clear()
+        self.transport.write(data)
+
+    def _watch(self) -> None:
+        self.watchdog = None
+        if self.closed or not self.waiters or not self.timeout:
+            return
+        due = self.progress_at + self.timeout
+        if self.loop.time() >= due:
+            self._fail(RedisTimeoutError(f"no reply from Redis in {self.timeout} s"))
+        else:
+            self.watchdog = self.loop.call_at(due, self._watch)
+
+    def _fail(self, exc: Exception, *, abort: bool = True) -> None:
+        """Close the connection; every call still waiting gets ``exc``."""
+        if not self.closed:
+            self.closed = True
+            self.error = exc
+        if self.watchdog is not None:
+            self.watchdog.cancel()
+            self.watchdog = None
+        if abort and self.transport is not None:
+            self.transport.abort()
+        self.outgoing.clear()
+        while self.waiters:
+            future = self.waiters.popleft()
+            if not future.done():
+                future.set_exception(type(exc)(*exc.args))
+
+    def close(self) -> None:
+        """Close gracefully (what was written is still sent); calls waiting get an error."""
+        transport = self.transport
+        self._fail(RedisConnectionError("connection to Redis closed"), abort=False)
+        if transport is not None:
+            transport.close()
+
+
+class RedisPipeline:
+    """Redis commands pipelined over one connection, opened on first use and reopened as needed."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        self._protocol: _Protocol | None = None
+        self._connecting: asyncio.Future[_Protocol] | None = None
+        self._scripts: dict[str, bytes] = {}  # sha1 -> script
+
+    @classmethod
+    def for_client(cls, redis: Redis) -> RedisPipeline | None:
+        """A pipeline to the server ``redis`` talks to, if it is a plain TCP or Unix client."""
+        endpoint = endpoint_of(redis)
+        return cls(endpoint) if endpoint is not None else None
+
+    async def call(self, *args: Arg) -> Any:
+        """Run one command; its reply (bytes, int, list, ...) or ``ResponseError``."""
+        protocol = self._protocol
+        if protocol is None or protocol.closed or protocol.loop is not asyncio.get_running_loop():
+            protocol = await self._connect()
+        return await protocol.send(pack(args))
+
+    def script(self, body: str) -> str:
+        """Register a Lua script for :meth:`run_script`; returns its SHA-1."""
+        sha = hashlib.sha1(body.encode()).hexdigest()
+        self._scripts[sha] = body.encode()
+        return sha
+
+    async def run_script(self, sha: str, keys: list[str], args: list[Arg]) -> Any:
+        """``EVALSHA``, falling back to ``EVAL`` when Redis does not have the script (yet)."""
+        try:
+            return await self.call("EVALSHA", sha, len(keys), *keys, *args)
+        except ResponseError as exc:
+            if not str(exc).startswith("NOSCRIPT"):
+                raise
+        # Redis ran nothing: send the script itself (which also caches it).
+        return await self.call("EVAL", self._scripts[sha], len(keys), *keys, *args)
+
+    async def _connect(self) -> _Protocol:
+        if self._connecting is not None and not self._connecting.done():
+            return await asyncio.shield(self._connecting)
+        loop = asyncio.get_running_loop()
+        self._connecting = loop.create_future()
+        try:
+            protocol = await self._open(loop)
+        except BaseException as exc:
+            if isinstance(exc, Exception) and not isinstance(exc, RedisConnectionError):
+                error: BaseException = RedisConnectionError(f"cannot connect to Redis: {exc!r}")
+            else:
+                error = exc
+            self._connecting.set_exception(error)
+            self._connecting.exception()  # retrieved: other waiters may be none
+            raise error from exc
+        self._protocol = protocol
+        self._connecting.set_result(protocol)
+        return protocol
+
+    async def _open(self, loop: asyncio.AbstractEventLoop) -> _Protocol:
+        e = self.endpoint
+        protocol = _Protocol(loop, e.timeout)
+        async with asyncio.timeout(e.connect_timeout):
+            if e.path:
+                await loop.create_unix_connection(lambda: protocol, e.path)
+            else:
+                await loop.create_connection(lambda: protocol, e.host, e.port)
+            try:
+                hello: list[asyncio.Future[Any]] = []
+                if e.password is not None:
+                    auth: tuple[Arg, ...] = (
+                        ("AUTH", e.username, e.password) if e.username else ("AUTH", e.password)
+                    )
+                    hello.append(protocol.send(pack(auth)))
+                if e.db:
+                    hello.append(protocol.send(pack(("SELECT", e.db))))
+                for future in hello:
+                    await future
+            except BaseException:
+                protocol.close()
+                raise
+        return protocol
+
+    async def aclose(self) -> None:
+        if self._protocol is not None:
+            self._protocol.close()
+            self._protocol = None

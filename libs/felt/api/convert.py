@@ -170,44 +170,43 @@ def legal_from_proto(seat: int, street: Street, items: Sequence[tpb.LegalAction]
 
 def table_to_proto(state: TableState, sequence: int) -> tpb.Table:
     """A table's public state."""
+    msg = tpb.Table()
+    _fill_table(msg, state, sequence)
+    return msg
+
+
+def _fill_table(msg: tpb.Table, state: TableState, sequence: int) -> None:
+    """``table_to_proto`` into an empty message (built in place: no copies of sub-messages)."""
     config = state.config
     players = {p.seat: p for p in state.players}
     hand = state.hand if state.hand_running else None
     behind = {x.seat: x.stack for x in hand.seats} if hand is not None else {}
-    seats = []
+    msg.table_id = config.table_id
+    msg.name = config.name
+    msg.config.CopyFrom(_config_proto(config))
+    if state.closed:
+        msg.state = tpb.TABLE_STATE_CLOSED
+    elif hand is not None or state.can_start_hand():
+        msg.state = tpb.TABLE_STATE_PLAYING
+    else:
+        msg.state = tpb.TABLE_STATE_WAITING
+    msg.sequence = sequence
+    seats = msg.seats
     for number in range(config.seat_count):
         p = players.get(number)
         if p is None:
-            seats.append(tpb.Seat(seat=number, status=tpb.SEAT_STATUS_EMPTY))
+            seats.add(seat=number, status=tpb.SEAT_STATUS_EMPTY)
             continue
-        status = tpb.SEAT_STATUS_SITTING_OUT if p.sitting_out else tpb.SEAT_STATUS_SITTING_IN
-        stack = behind.get(number, p.stack)
-        seats.append(
-            tpb.Seat(
-                seat=number,
-                status=status,
-                player_id=p.player_id,
-                display_name=p.name,
-                stack=stack,
-                ai_level=ai_level_to_proto(p.ai_level),
-                consecutive_timeouts=p.timeouts,
-            )
+        seats.add(
+            seat=number,
+            status=tpb.SEAT_STATUS_SITTING_OUT if p.sitting_out else tpb.SEAT_STATUS_SITTING_IN,
+            player_id=p.player_id,
+            display_name=p.name,
+            stack=behind.get(number, p.stack),
+            ai_level=ai_level_to_proto(p.ai_level),
+            consecutive_timeouts=p.timeouts,
         )
-    if state.closed:
-        table_state = tpb.TABLE_STATE_CLOSED
-    elif state.hand_running or state.can_start_hand():
-        table_state = tpb.TABLE_STATE_PLAYING
-    else:
-        table_state = tpb.TABLE_STATE_WAITING
-    return tpb.Table(
-        table_id=config.table_id,
-        name=config.name,
-        config=_config_proto(config),
-        state=table_state,
-        sequence=sequence,
-        seats=seats,
-        hands_played=state.hands_played,
-    )
+    msg.hands_played = state.hands_played
 
 
 @functools.lru_cache(maxsize=4096)
@@ -217,59 +216,75 @@ def _config_proto(config: TableConfig) -> epb.TableConfig:
 
 
 def hand_view_to_proto(view: HandView, deadline: datetime | None) -> tpb.HandView:
-    msg = tpb.HandView(
-        hand_id=view.hand_id,
-        variant=variant_to_proto(view.variant),
-        button=view.button,
-        street=street_to_proto(view.street),
-        board=[_card(c) for c in view.board],
-        pots=[tpb.Pot(amount=p.amount, eligible=list(p.eligible)) for p in view.pots],
-        seats=[
-            tpb.HandSeat(
-                seat=s.seat,
-                stack=s.stack,
-                bet=s.bet,
-                committed=s.committed,
-                folded=s.folded,
-                all_in=s.all_in,
-                cards=[_card(c) for c in s.cards],
-                drawn_count=s.drawn or 0,
-            )
-            for s in view.seats
-        ],
-        current_bet=view.current_bet,
-        legal_actions=legal_to_proto(view.legal, _bet_of(view, view.viewer)),
-    )
+    msg = tpb.HandView()
+    _fill_hand_view(msg, view, deadline)
+    return msg
+
+
+def _fill_hand_view(msg: tpb.HandView, view: HandView, deadline: datetime | None) -> None:
+    """``hand_view_to_proto`` into an empty message (built in place)."""
+    msg.SetInParent()
+    msg.hand_id = view.hand_id
+    msg.variant = variant_to_proto(view.variant)
+    msg.button = view.button
+    msg.street = street_to_proto(view.street)
+    if view.board:
+        msg.board.extend([_CARDS[c] for c in view.board])
+    pots = msg.pots
+    for p in view.pots:
+        pots.add(amount=p.amount, eligible=p.eligible)
+    seats = msg.seats
+    viewer_bet = 0
+    for s in view.seats:
+        if s.seat == view.viewer:
+            viewer_bet = s.bet
+        seats.add(
+            seat=s.seat,
+            stack=s.stack,
+            bet=s.bet,
+            committed=s.committed,
+            folded=s.folded,
+            all_in=s.all_in,
+            cards=[_HIDDEN if c is None else _CARDS[c] for c in s.cards],
+            drawn_count=s.drawn or 0,
+        )
+    msg.current_bet = view.current_bet
+    if view.legal is not None:
+        msg.legal_actions.extend(legal_to_proto(view.legal, viewer_bet))
     if view.actor is not None:
         msg.to_act = view.actor
         if deadline is not None:
             msg.action_deadline.FromDatetime(deadline)
-    return msg
 
 
+# Card messages, shared (repeated fields copy them): ``card_to_proto`` without the building.
 _CARDS = tuple(epb.Card(code=c) for c in range(52))
 _HIDDEN = epb.Card(hidden=True)
-
-
-def _card(card: int | None) -> epb.Card:
-    """A card's message, shared (fields copy it): ``card_to_proto`` without the building."""
-    return _HIDDEN if card is None else _CARDS[card]
-
-
-def _bet_of(view: HandView, seat: int | None) -> int:
-    return next((s.bet for s in view.seats if s.seat == seat), 0)
 
 
 def table_view_to_proto(
     state: TableState, viewer: int | None, sequence: int, deadline: datetime | None = None
 ) -> tpb.TableView:
     """What ``viewer`` (a seat, or None for a spectator) may see of the table now."""
-    msg = tpb.TableView(table=table_to_proto(state, sequence))
+    msg = tpb.TableView()
+    fill_table_view(msg, state, viewer, sequence, deadline)
+    return msg
+
+
+def fill_table_view(
+    msg: tpb.TableView,
+    state: TableState,
+    viewer: int | None,
+    sequence: int,
+    deadline: datetime | None = None,
+) -> None:
+    """``table_view_to_proto`` into an empty message, e.g. a response's field (no copy)."""
+    msg.SetInParent()
+    _fill_table(msg.table, state, sequence)
     if viewer is not None:
         msg.viewer_seat = viewer
     if state.hand is not None:
-        msg.hand.CopyFrom(hand_view_to_proto(view_for(state.hand, viewer), deadline))
-    return msg
+        _fill_hand_view(msg.hand, view_for(state.hand, viewer), deadline)
 
 
 def hand_view_from_proto(msg: tpb.HandView, viewer: int | None, state: tpb.Table) -> HandView:

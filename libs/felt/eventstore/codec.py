@@ -18,6 +18,7 @@ from typing import Any
 
 from google.protobuf.duration_pb2 import Duration
 from google.protobuf.message import DecodeError
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from felt.cards import Card
 from felt.rules.config import HandSetup, SeatSetup, Variant
@@ -55,6 +56,7 @@ __all__ = [
     "card_to_proto",
     "decode_event",
     "encode_event",
+    "encode_stored",
     "from_stored_event",
     "hand_setup_from_proto",
     "hand_setup_to_proto",
@@ -209,13 +211,10 @@ def _known_cards(msgs: Any, what: str) -> tuple[Card, ...]:
     return tuple(result)
 
 
-def _cards_pb(cards: tuple[MaybeCard, ...]) -> list[pb.Card]:
-    return [card_to_proto(c) for c in cards]
-
-
 def hand_setup_to_proto(setup: HandSetup) -> pb.HandSetup:
     for c in setup.deck:
-        card_to_proto(c)  # range check
+        if c is not None and not 0 <= c < 52:  # card_to_proto's range check
+            raise CodecError(f"{c} is not a card number (0..51)")
     return pb.HandSetup(
         hand_id=setup.hand_id,
         variant=variant_to_proto(setup.variant),
@@ -302,111 +301,194 @@ def table_config_from_proto(msg: pb.TableConfig, table_id: str, name: str) -> te
 # ------------------------------------------------------------------ events
 
 
+# Card messages, shared (repeated fields copy them): what ``card_to_proto`` builds.
+_CARD_PB = tuple(pb.Card(code=c) for c in range(52))
+_HIDDEN_PB = pb.Card(hidden=True)
+
+
+def _card_list(cards: tuple[MaybeCard, ...]) -> list[pb.Card]:
+    """``card_to_proto`` of each card, as shared messages."""
+    out = []
+    for c in cards:
+        if c is None:
+            out.append(_HIDDEN_PB)
+        elif 0 <= c < 52:
+            out.append(_CARD_PB[c])
+        else:
+            raise CodecError(f"{c} is not a card number (0..51)")
+    return out
+
+
+# One filler per event class: sets the event's field of a StoredEvent in place (no
+# message built and copied), found by the event's type instead of a chain of matches.
+
+
+def _hand_started(stored: pb.StoredEvent, e: HandStarted) -> None:
+    stored.hand_started.setup.CopyFrom(hand_setup_to_proto(e.setup))
+
+
+def _ante_posted(stored: pb.StoredEvent, e: AntePosted) -> None:
+    m = stored.ante_posted
+    m.seat, m.amount, m.all_in = e.seat, e.amount, e.all_in
+
+
+def _blind_posted(stored: pb.StoredEvent, e: BlindPosted) -> None:
+    m = stored.blind_posted
+    m.seat, m.amount, m.all_in = e.seat, e.amount, e.all_in
+
+
+def _hole_cards_dealt(stored: pb.StoredEvent, e: HoleCardsDealt) -> None:
+    m = stored.hole_cards_dealt
+    m.seat = e.seat
+    m.cards.extend(_card_list(e.cards))
+    m.deck_positions.extend(e.deck_positions)
+
+
+def _player_folded(stored: pb.StoredEvent, e: PlayerFolded) -> None:
+    stored.player_folded.seat = e.seat
+
+
+def _player_checked(stored: pb.StoredEvent, e: PlayerChecked) -> None:
+    stored.player_checked.seat = e.seat
+
+
+def _player_called(stored: pb.StoredEvent, e: PlayerCalled) -> None:
+    m = stored.player_called
+    m.seat, m.amount, m.all_in = e.seat, e.amount, e.all_in
+
+
+def _bet_placed(stored: pb.StoredEvent, e: BetPlaced) -> None:
+    m = stored.bet_placed
+    m.seat, m.to, m.amount, m.all_in, m.full = e.seat, e.to, e.amount, e.all_in, e.full
+
+
+def _cards_drawn(stored: pb.StoredEvent, e: CardsDrawn) -> None:
+    m = stored.cards_drawn
+    m.seat = e.seat
+    m.discarded.extend(_card_list(e.discarded))
+    m.drawn.extend(_card_list(e.drawn))
+    m.deck_positions.extend(e.deck_positions)
+
+
+def _street_started(stored: pb.StoredEvent, e: StreetStarted) -> None:
+    m = stored.street_started
+    m.street = street_to_proto(e.street)
+    m.cards.extend(_card_list(e.cards))
+    m.deck_positions.extend(e.deck_positions)
+
+
+def _uncalled_bet_returned(stored: pb.StoredEvent, e: UncalledBetReturned) -> None:
+    m = stored.uncalled_bet_returned
+    m.seat, m.amount = e.seat, e.amount
+
+
+def _cards_shown(stored: pb.StoredEvent, e: CardsShown) -> None:
+    m = stored.cards_shown
+    m.seat = e.seat
+    m.cards.extend(_card_list(e.cards))
+    m.voluntary = e.voluntary
+
+
+def _cards_mucked(stored: pb.StoredEvent, e: CardsMucked) -> None:
+    stored.cards_mucked.seat = e.seat
+
+
+def _pot_awarded(stored: pb.StoredEvent, e: PotAwarded) -> None:
+    m = stored.pot_awarded
+    m.index, m.amount = e.index, e.amount
+    m.eligible.extend(e.eligible)
+    for seat, amount in e.shares:
+        m.shares.add(seat=seat, amount=amount)
+    m.hand = e.hand
+
+
+def _hand_ended(stored: pb.StoredEvent, e: HandEnded) -> None:
+    m = stored.hand_ended
+    m.SetInParent()
+    for seat, stack in e.stacks:
+        m.stacks.add(seat=seat, stack=stack)
+
+
+def _table_created(stored: pb.StoredEvent, e: te.TableCreated) -> None:
+    m = stored.table_created
+    m.table_id, m.name = e.config.table_id, e.config.name
+    m.config.CopyFrom(table_config_to_proto(e.config))
+
+
+def _player_seated(stored: pb.StoredEvent, e: te.PlayerSeated) -> None:
+    m = stored.player_seated
+    m.seat, m.player_id, m.display_name, m.stack = e.seat, e.player_id, e.name, e.stack
+    m.ai_level = ai_level_to_proto(e.ai_level)
+    m.token_hash = e.token_hash
+
+
+def _player_left(stored: pb.StoredEvent, e: te.PlayerLeft) -> None:
+    m = stored.player_left
+    m.seat, m.stack = e.seat, e.stack
+
+
+def _player_sat_out(stored: pb.StoredEvent, e: te.PlayerSatOut) -> None:
+    m = stored.player_sat_out
+    m.seat, m.reason = e.seat, _sit_out_reason_to_proto(e.reason)
+
+
+def _player_sat_in(stored: pb.StoredEvent, e: te.PlayerSatIn) -> None:
+    stored.player_sat_in.seat = e.seat
+
+
+def _chips_added(stored: pb.StoredEvent, e: te.ChipsAdded) -> None:
+    m = stored.chips_added
+    m.seat, m.amount = e.seat, e.amount
+
+
+def _action_timed_out(stored: pb.StoredEvent, e: te.ActionTimedOut) -> None:
+    stored.action_timed_out.seat = e.seat
+
+
+def _deck_committed(stored: pb.StoredEvent, e: te.DeckCommitted) -> None:
+    m = stored.deck_committed
+    m.hand_id, m.root, m.leaf_count, m.seed = e.hand_id, e.root, e.leaf_count, e.seed
+
+
+def _table_closed(stored: pb.StoredEvent, e: te.TableClosed) -> None:
+    stored.table_closed.reason = e.reason
+
+
+_FILLERS: dict[type, Any] = {
+    HandStarted: _hand_started,
+    AntePosted: _ante_posted,
+    BlindPosted: _blind_posted,
+    HoleCardsDealt: _hole_cards_dealt,
+    PlayerFolded: _player_folded,
+    PlayerChecked: _player_checked,
+    PlayerCalled: _player_called,
+    BetPlaced: _bet_placed,
+    CardsDrawn: _cards_drawn,
+    StreetStarted: _street_started,
+    UncalledBetReturned: _uncalled_bet_returned,
+    CardsShown: _cards_shown,
+    CardsMucked: _cards_mucked,
+    PotAwarded: _pot_awarded,
+    HandEnded: _hand_ended,
+    te.TableCreated: _table_created,
+    te.PlayerSeated: _player_seated,
+    te.PlayerLeft: _player_left,
+    te.PlayerSatOut: _player_sat_out,
+    te.PlayerSatIn: _player_sat_in,
+    te.ChipsAdded: _chips_added,
+    te.ActionTimedOut: _action_timed_out,
+    te.DeckCommitted: _deck_committed,
+    te.TableClosed: _table_closed,
+}
+
+
 def _fill(stored: pb.StoredEvent, event: AnyEvent) -> None:
-    match event:
-        case HandStarted(setup=setup):
-            stored.hand_started.setup.CopyFrom(hand_setup_to_proto(setup))
-        case AntePosted(seat=seat, amount=amount, all_in=all_in):
-            stored.ante_posted.CopyFrom(pb.AntePosted(seat=seat, amount=amount, all_in=all_in))
-        case BlindPosted(seat=seat, amount=amount, all_in=all_in):
-            stored.blind_posted.CopyFrom(pb.BlindPosted(seat=seat, amount=amount, all_in=all_in))
-        case HoleCardsDealt(seat=seat, cards=cards, deck_positions=positions):
-            stored.hole_cards_dealt.CopyFrom(
-                pb.HoleCardsDealt(seat=seat, cards=_cards_pb(cards), deck_positions=positions)
-            )
-        case PlayerFolded(seat=seat):
-            stored.player_folded.CopyFrom(pb.PlayerFolded(seat=seat))
-        case PlayerChecked(seat=seat):
-            stored.player_checked.CopyFrom(pb.PlayerChecked(seat=seat))
-        case PlayerCalled(seat=seat, amount=amount, all_in=all_in):
-            stored.player_called.CopyFrom(pb.PlayerCalled(seat=seat, amount=amount, all_in=all_in))
-        case BetPlaced(seat=seat, to=to, amount=amount, all_in=all_in, full=full):
-            stored.bet_placed.CopyFrom(
-                pb.BetPlaced(seat=seat, to=to, amount=amount, all_in=all_in, full=full)
-            )
-        case CardsDrawn(seat=seat, discarded=discarded, drawn=drawn, deck_positions=positions):
-            stored.cards_drawn.CopyFrom(
-                pb.CardsDrawn(
-                    seat=seat,
-                    discarded=_cards_pb(discarded),
-                    drawn=_cards_pb(drawn),
-                    deck_positions=positions,
-                )
-            )
-        case StreetStarted(street=street, cards=cards, deck_positions=positions):
-            stored.street_started.CopyFrom(
-                pb.StreetStarted(
-                    street=street_to_proto(street), cards=_cards_pb(cards), deck_positions=positions
-                )
-            )
-        case UncalledBetReturned(seat=seat, amount=amount):
-            stored.uncalled_bet_returned.CopyFrom(pb.UncalledBetReturned(seat=seat, amount=amount))
-        case CardsShown(seat=seat, cards=cards, voluntary=voluntary):
-            stored.cards_shown.CopyFrom(
-                pb.CardsShown(seat=seat, cards=_cards_pb(cards), voluntary=voluntary)
-            )
-        case CardsMucked(seat=seat):
-            stored.cards_mucked.CopyFrom(pb.CardsMucked(seat=seat))
-        case PotAwarded(index=index, amount=amount, eligible=eligible, shares=shares, hand=hand):
-            stored.pot_awarded.CopyFrom(
-                pb.PotAwarded(
-                    index=index,
-                    amount=amount,
-                    eligible=eligible,
-                    shares=[pb.PotShare(seat=s, amount=a) for s, a in shares],
-                    hand=hand,
-                )
-            )
-        case HandEnded(stacks=stacks):
-            stored.hand_ended.CopyFrom(
-                pb.HandEnded(stacks=[pb.SeatStack(seat=s, stack=st) for s, st in stacks])
-            )
-        case te.TableCreated(config=config):
-            stored.table_created.CopyFrom(
-                pb.TableCreated(
-                    table_id=config.table_id,
-                    name=config.name,
-                    config=table_config_to_proto(config),
-                )
-            )
-        case te.PlayerSeated(
-            seat=seat,
-            player_id=player_id,
-            name=name,
-            stack=stack,
-            token_hash=token_hash,
-            ai_level=ai_level,
-        ):
-            stored.player_seated.CopyFrom(
-                pb.PlayerSeated(
-                    seat=seat,
-                    player_id=player_id,
-                    display_name=name,
-                    stack=stack,
-                    ai_level=ai_level_to_proto(ai_level),
-                    token_hash=token_hash,
-                )
-            )
-        case te.PlayerLeft(seat=seat, stack=stack):
-            stored.player_left.CopyFrom(pb.PlayerLeft(seat=seat, stack=stack))
-        case te.PlayerSatOut(seat=seat, reason=reason):
-            stored.player_sat_out.CopyFrom(
-                pb.PlayerSatOut(seat=seat, reason=_sit_out_reason_to_proto(reason))
-            )
-        case te.PlayerSatIn(seat=seat):
-            stored.player_sat_in.CopyFrom(pb.PlayerSatIn(seat=seat))
-        case te.ChipsAdded(seat=seat, amount=amount):
-            stored.chips_added.CopyFrom(pb.ChipsAdded(seat=seat, amount=amount))
-        case te.ActionTimedOut(seat=seat):
-            stored.action_timed_out.CopyFrom(pb.ActionTimedOut(seat=seat))
-        case te.DeckCommitted(hand_id=hand_id, root=root, leaf_count=leaf_count, seed=seed):
-            stored.deck_committed.CopyFrom(
-                pb.DeckCommitted(hand_id=hand_id, root=root, leaf_count=leaf_count, seed=seed)
-            )
-        case te.TableClosed(reason=reason):
-            stored.table_closed.CopyFrom(pb.TableClosed(reason=reason))
-        case _:
+    filler = _FILLERS.get(type(event))
+    if filler is None:  # a subclass of an event class, or not an event at all
+        filler = next((f for t, f in _FILLERS.items() if isinstance(event, t)), None)
+        if filler is None:
             raise CodecError(f"cannot store {type(event).__name__}: not an event")
+    filler(stored, event)
 
 
 def _event_from(stored: pb.StoredEvent) -> AnyEvent:
@@ -518,6 +600,24 @@ def to_stored_event(event: AnyEvent, meta: EventMeta) -> pb.StoredEvent:
         stored.recorded_at.FromDatetime(meta.recorded_at)
     _fill(stored, event)
     return stored
+
+
+def encode_stored(
+    event: AnyEvent,
+    table_id: str,
+    sequence: int,
+    request_id: str,
+    hand_id: str,
+    recorded_at: Timestamp | None,
+) -> bytes:
+    """``encode_event`` with the envelope's fields given one by one (the append's hot path)."""
+    stored = pb.StoredEvent(
+        sequence=sequence, request_id=request_id, table_id=table_id, hand_id=hand_id
+    )
+    if recorded_at is not None:
+        stored.recorded_at.CopyFrom(recorded_at)
+    _fill(stored, event)
+    return stored.SerializeToString(deterministic=True)
 
 
 def from_stored_event(stored: pb.StoredEvent) -> tuple[AnyEvent, EventMeta]:

@@ -42,6 +42,30 @@ def salt_for(seed: bytes, position: int) -> bytes:
     return hmac.digest(seed, b"salt" + position.to_bytes(2, "big"), "sha256")
 
 
+_IPAD = bytes(b ^ 0x36 for b in range(256))
+_OPAD = bytes(b ^ 0x5C for b in range(256))
+
+
+def _salts(seed: bytes, count: int) -> list[bytes]:
+    """``salt_for`` of positions ``0..count-1``, twice as fast for a whole deck.
+
+    The same HMAC-SHA256 (RFC 2104), with the keyed inner and outer states
+    computed once per seed and copied for each position, instead of keying
+    a new HMAC every time.
+    """
+    key = (seed if len(seed) <= 64 else hashlib.sha256(seed).digest()).ljust(64, b"\0")
+    inner = hashlib.sha256(key.translate(_IPAD))
+    outer = hashlib.sha256(key.translate(_OPAD))
+    salts = []
+    for position in range(count):
+        h = inner.copy()
+        h.update(b"salt" + position.to_bytes(2, "big"))
+        o = outer.copy()
+        o.update(h.digest())
+        salts.append(o.digest())
+    return salts
+
+
 def leaf_hash(position: int, card: Card, salt: bytes) -> bytes:
     return hashlib.sha256(LEAF_TAG + bytes((position, card)) + salt).digest()
 
@@ -55,7 +79,10 @@ def _levels(leaves: list[bytes]) -> list[list[bytes]]:
     levels = [leaves]
     while len(levels[-1]) > 1:
         current = levels[-1]
-        nxt = [_node(current[i], current[i + 1]) for i in range(0, len(current) - 1, 2)]
+        nxt = [  # _node, inlined
+            hashlib.sha256(NODE_TAG + current[i] + current[i + 1]).digest()
+            for i in range(0, len(current) - 1, 2)
+        ]
         if len(current) % 2:
             nxt.append(current[-1])
         levels.append(nxt)
@@ -63,7 +90,11 @@ def _levels(leaves: list[bytes]) -> list[list[bytes]]:
 
 
 def _leaves(seed: bytes, deck: Sequence[Card]) -> list[bytes]:
-    return [leaf_hash(i, c, salt_for(seed, i)) for i, c in enumerate(deck)]
+    salts = _salts(seed, len(deck))
+    return [
+        hashlib.sha256(LEAF_TAG + bytes((i, c)) + salt).digest()  # leaf_hash, inlined
+        for i, (c, salt) in enumerate(zip(deck, salts, strict=True))
+    ]
 
 
 def commit_deck(seed: bytes, deck: Sequence[Card]) -> tuple[str, int]:

@@ -31,9 +31,8 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from felt.eventstore import AppendResult, EventStore, VersionConflict
 from felt.eventstore.codec import (
     CodecError,
-    EventMeta,
+    encode_stored,
     from_stored_event,
-    to_stored_event,
     variant_from_proto,
 )
 from felt.rules.commands import IllegalAction
@@ -300,8 +299,7 @@ class TableRuntime:
             cmd = command(self.state) if callable(command) else command
             before = self.state
             state, events = execute_table(before, cmd)
-            recorded = Timestamp()
-            recorded.FromDatetime(now)
+            recorded = _timestamp(now)
             version = self.version
             turn_at = self.turn_started_at
             decks: list[int] = []
@@ -315,11 +313,9 @@ class TableRuntime:
                 if starts_turn(event):
                     turn_at = now
                 self._track(event, sequence, decks, hands, seated)
-                message = to_stored_event(
-                    event, EventMeta(self.table_id, sequence, None, request_id, hand_id)
+                payloads.append(
+                    encode_stored(event, self.table_id, sequence, request_id, hand_id, recorded)
                 )
-                message.recorded_at.CopyFrom(recorded)
-                payloads.append(message.SerializeToString(deterministic=True))
             last = version + len(events)
             response = (
                 respond(state, last, _deadline(state, turn_at)) if respond is not None else None
@@ -502,6 +498,15 @@ class TableRuntime:
                 self._resync_later(self.timing.retry_delay)
 
         self._timer = self._spawn(resync())
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _timestamp(moment: datetime) -> Timestamp:
+    """``Timestamp.FromDatetime`` (a naive datetime is UTC), without its detour through timegm."""
+    since = moment - (_EPOCH if moment.tzinfo is not None else _EPOCH.replace(tzinfo=None))
+    return Timestamp(seconds=since.days * 86_400 + since.seconds, nanos=since.microseconds * 1000)
 
 
 def _close_time(state: TableState) -> datetime | None:

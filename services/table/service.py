@@ -34,11 +34,12 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from grpc_status import rpc_status  # type: ignore[import-untyped]
 from redis.exceptions import RedisError
-from structlog.contextvars import bind_contextvars, bound_contextvars, unbind_contextvars
+from structlog.contextvars import bind_contextvars, bound_contextvars, reset_contextvars
 
 from felt.api.convert import (
     BadAction,
     action_from_proto,
+    fill_table_view,
     proof_to_proto,
     redacted_stored_event,
     table_to_proto,
@@ -195,14 +196,19 @@ class TableService(rpc.TableServiceServicer):
     # ------------------------------------------------------------------ plumbing
 
     async def _runtime(self, table_id: str) -> TableRuntime:
-        _check_table_id(table_id)
-        try:
-            runtime = await self.manager.get(table_id)
-        except TableNotFound:
-            raise _Abort(grpc.StatusCode.NOT_FOUND, f"table {table_id} does not exist") from None
-        except NotOwner:
-            raise _unavailable(table_id) from None
-        await runtime.refresh()
+        runtime = self.manager.runtimes.get(table_id)  # the usual case: a table run here
+        if runtime is None:
+            _check_table_id(table_id)
+            try:
+                runtime = await self.manager.get(table_id)
+            except TableNotFound:
+                raise _Abort(
+                    grpc.StatusCode.NOT_FOUND, f"table {table_id} does not exist"
+                ) from None
+            except NotOwner:
+                raise _unavailable(table_id) from None
+        if runtime.stale:
+            await runtime.refresh()
         hand = runtime.state.hand if runtime.state is not None else None
         if hand is not None:
             bind_contextvars(hand_id=hand.setup.hand_id)
@@ -304,28 +310,32 @@ class TableService(rpc.TableServiceServicer):
     async def _guard(
         self, context: Context, call: Awaitable[M], table_id: str, seat: int | None = None
     ) -> M:
-        with bound_contextvars(**_log_context(table_id, seat)):
-            try:
-                return await call
-            except _Abort as exc:
-                log.info(
-                    "request_refused", code=exc.code.name, reason=exc.reason, detail=exc.message
-                )
-                await _fail(context, exc)
-            except (RedisError, OSError) as exc:
-                log.warning("storage_unavailable", error=repr(exc))
-                await _fail(
-                    context,
-                    _Abort(
-                        grpc.StatusCode.UNAVAILABLE,
-                        "the table's storage is unreachable; retry shortly",
-                    ),
-                )
-            except Exception:
-                log.exception("request_failed")
-                await _fail(context, _Abort(grpc.StatusCode.INTERNAL, "internal error"))
-            finally:
-                unbind_contextvars("hand_id")
+        # The call's log context, reset afterwards with the tokens (structlog's
+        # `bound_contextvars` does the same but copies the whole context twice a call).
+        # `hand_id` starts unbound (`...`); `_runtime` binds it once the table is known.
+        if seat is None:
+            tokens = bind_contextvars(table_id=table_id, hand_id=...)
+        else:
+            tokens = bind_contextvars(table_id=table_id, seat=seat, hand_id=...)
+        try:
+            return await call
+        except _Abort as exc:
+            log.info("request_refused", code=exc.code.name, reason=exc.reason, detail=exc.message)
+            await _fail(context, exc)
+        except (RedisError, OSError) as exc:
+            log.warning("storage_unavailable", error=repr(exc))
+            await _fail(
+                context,
+                _Abort(
+                    grpc.StatusCode.UNAVAILABLE,
+                    "the table's storage is unreachable; retry shortly",
+                ),
+            )
+        except Exception:
+            log.exception("request_failed")
+            await _fail(context, _Abort(grpc.StatusCode.INTERNAL, "internal error"))
+        finally:
+            reset_contextvars(**tokens)
         raise AssertionError("unreachable")  # pragma: no cover - _fail raises
 
     # ------------------------------------------------------------------ tables
@@ -553,8 +563,9 @@ class TableService(rpc.TableServiceServicer):
             def respond(
                 state: TableState, seq: int, deadline: datetime | None
             ) -> pb.SubmitActionResponse:
-                view = table_view_to_proto(state, request.seat, seq, deadline)
-                return pb.SubmitActionResponse(sequence=seq, view=view)
+                response = pb.SubmitActionResponse(sequence=seq)
+                fill_table_view(response.view, state, request.seat, seq, deadline)
+                return response
 
             return await self._seat_call(
                 context,
@@ -618,10 +629,11 @@ class TableService(rpc.TableServiceServicer):
                 context, request.table_id, request.HasField("seat"), request.seat
             )
             assert runtime.state is not None
-            view = table_view_to_proto(
-                runtime.state, viewer, runtime.version, runtime.action_deadline()
+            response = pb.GetTableViewResponse()
+            fill_table_view(
+                response.view, runtime.state, viewer, runtime.version, runtime.action_deadline()
             )
-            return pb.GetTableViewResponse(view=view)
+            return response
 
         return await self._guard(context, run(), request.table_id, _seat_of(request))
 

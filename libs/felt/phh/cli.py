@@ -3,8 +3,9 @@
 ``verify`` replays hand histories through Felt's rules core and prints one
 line per failing file, then ``N passed, M failed`` (``, K skipped`` when
 files of other variants were found); it exits 0 only when nothing failed.
-Thousands of files are verified in worker processes (``--jobs``), since each
-hand is independent and the replay is CPU-bound.
+Thousands of files are verified on every CPU (this process and ``--jobs`` - 1
+workers, each on its own shard), since each hand is independent and the
+replay is CPU-bound.
 
 ``export`` replays one PHH file through Felt and writes the hand back as
 Felt played it (its events as PHH, amounts in the file's own units), in full

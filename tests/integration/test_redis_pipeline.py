@@ -163,6 +163,45 @@ async def test_a_closed_pipe_fails_calls_in_flight(pipe: RedisPipeline, key: str
         await asyncio.wait_for(blocked, WAIT)
 
 
+async def test_a_closed_pipe_does_not_reconnect(pipe: RedisPipeline) -> None:
+    assert await pipe.call("PING") == b"PONG"
+    await pipe.aclose()
+    with pytest.raises(RedisConnectionError, match="closed"):
+        await pipe.call("PING")
+
+
+async def test_a_caller_cancelled_while_connecting_leaves_the_others_connected(
+    client: aioredis.Redis,
+) -> None:
+    endpoint = endpoint_of(client)
+    assert endpoint is not None
+    pipe = RedisPipeline(endpoint)
+    try:
+        first = asyncio.ensure_future(pipe.call("ECHO", "first"))
+        second = asyncio.ensure_future(pipe.call("ECHO", "second"))
+        await asyncio.sleep(0)  # both wait for the one connect
+        first.cancel()
+        assert await asyncio.wait_for(second, WAIT) == b"second"
+        with pytest.raises(asyncio.CancelledError):
+            await first
+        assert await pipe.call("PING") == b"PONG"
+    finally:
+        await pipe.aclose()
+
+
+async def test_a_wrong_password_is_a_connection_error_with_the_servers_reason(
+    client: aioredis.Redis,
+) -> None:
+    endpoint = endpoint_of(client)
+    assert endpoint is not None
+    pipe = RedisPipeline(dataclasses.replace(endpoint, password="not-the-password"))
+    try:
+        with pytest.raises(RedisConnectionError, match="AUTH"):
+            await pipe.call("PING")
+    finally:
+        await pipe.aclose()
+
+
 def test_encode_stored_is_encode_event() -> None:
     """The append's encoder writes the same bytes as the general one."""
     at = datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=UTC)

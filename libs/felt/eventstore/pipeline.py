@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import hashlib
 from dataclasses import dataclass
 from typing import Any, cast
@@ -197,14 +198,23 @@ class _Protocol(asyncio.Protocol):
             transport.close()
 
 
+def _retrieved(task: asyncio.Task[Any]) -> None:
+    """Mark a connect's failure as seen: its callers may all have been cancelled."""
+    if not task.cancelled():
+        task.exception()
+
+
 class RedisPipeline:
     """Redis commands pipelined over one connection, opened on first use and reopened as needed."""
 
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
         self._protocol: _Protocol | None = None
-        self._connecting: asyncio.Future[_Protocol] | None = None
+        # The connection being opened, in a task of its own: a caller cancelled while
+        # waiting for it must not cancel the connect for the others waiting too.
+        self._connecting: asyncio.Task[_Protocol] | None = None
         self._scripts: dict[str, bytes] = {}  # sha1 -> script
+        self._closed = False
 
     @classmethod
     def for_client(cls, redis: Redis) -> RedisPipeline | None:
@@ -236,49 +246,72 @@ class RedisPipeline:
         return await self.call("EVAL", self._scripts[sha], len(keys), *keys, *args)
 
     async def _connect(self) -> _Protocol:
-        if self._connecting is not None and not self._connecting.done():
-            return await asyncio.shield(self._connecting)
+        if self._closed:
+            raise RedisConnectionError("the event store's Redis connection is closed")
         loop = asyncio.get_running_loop()
-        self._connecting = loop.create_future()
-        try:
-            protocol = await self._open(loop)
-        except BaseException as exc:
-            if isinstance(exc, Exception) and not isinstance(exc, RedisConnectionError):
-                error: BaseException = RedisConnectionError(f"cannot connect to Redis: {exc!r}")
-            else:
-                error = exc
-            self._connecting.set_exception(error)
-            self._connecting.exception()  # retrieved: other waiters may be none
-            raise error from exc
+        old = self._protocol
+        if old is not None and old.loop is not loop:
+            # Used from another event loop now (tests, a restarted loop): that
+            # connection belongs to the old loop; drop it rather than leak it.
+            self._protocol = None
+            with contextlib.suppress(Exception):
+                old.close()
+        task = self._connecting
+        if task is None or task.done() or task.get_loop() is not loop:
+            task = self._connecting = loop.create_task(self._open_and_keep(loop))
+            task.add_done_callback(_retrieved)
+        # Every caller waits through a shield: cancelling one leaves the connect running.
+        return await asyncio.shield(task)
+
+    async def _open_and_keep(self, loop: asyncio.AbstractEventLoop) -> _Protocol:
+        """Open a connection and make it the current one (even if every caller gave up)."""
+        protocol = await self._open(loop)
+        if self._closed:  # closed while connecting
+            protocol.close()
+            raise RedisConnectionError("the event store's Redis connection is closed")
         self._protocol = protocol
-        self._connecting.set_result(protocol)
         return protocol
 
     async def _open(self, loop: asyncio.AbstractEventLoop) -> _Protocol:
         e = self.endpoint
         protocol = _Protocol(loop, e.timeout)
-        async with asyncio.timeout(e.connect_timeout):
-            if e.path:
-                await loop.create_unix_connection(lambda: protocol, e.path)
-            else:
-                await loop.create_connection(lambda: protocol, e.host, e.port)
-            try:
+        try:
+            async with asyncio.timeout(e.connect_timeout):
+                if e.path:
+                    await loop.create_unix_connection(lambda: protocol, e.path)
+                else:
+                    await loop.create_connection(lambda: protocol, e.host, e.port)
+                # As redis-py: AUTH when a username or a password is set.
                 hello: list[asyncio.Future[Any]] = []
-                if e.password is not None:
+                if e.username or e.password:
                     auth: tuple[Arg, ...] = (
-                        ("AUTH", e.username, e.password) if e.username else ("AUTH", e.password)
+                        ("AUTH", e.username, e.password or "")
+                        if e.username
+                        else ("AUTH", e.password or "")
                     )
                     hello.append(protocol.send(pack(auth)))
                 if e.db:
                     hello.append(protocol.send(pack(("SELECT", e.db))))
-                for future in hello:
-                    await future
-            except BaseException:
-                protocol.close()
+                # Wait for every answer (none left unread), then report the first error.
+                answers = await asyncio.gather(*hello, return_exceptions=True)
+                for answer in answers:
+                    if isinstance(answer, BaseException):
+                        raise answer
+        except BaseException as exc:
+            protocol.close()
+            if isinstance(exc, RedisConnectionError) or not isinstance(exc, Exception):
                 raise
+            raise RedisConnectionError(f"cannot connect to Redis: {exc}") from exc
         return protocol
 
     async def aclose(self) -> None:
+        """Close the connection; later calls fail instead of reconnecting."""
+        self._closed = True
+        task, self._connecting = self._connecting, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
         if self._protocol is not None:
             self._protocol.close()
             self._protocol = None

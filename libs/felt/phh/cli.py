@@ -89,7 +89,7 @@ def verify_files(files: Sequence[str], jobs: int = 1) -> Iterator[VerifyResult]:
     """
     from felt.phh.replay import verify_file
 
-    if jobs <= 1 or len(files) < PARALLEL_MIN_FILES:
+    if jobs <= 1 or len(files) < 2 * jobs:
         yield from map(verify_file, files)
         return
     import multiprocessing

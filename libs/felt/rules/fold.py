@@ -143,7 +143,10 @@ class WorkingHand(HandQueries):
 
     def write_seat(self, number: int) -> tuple[int, WorkingSeat]:
         """Index and writable seat of table seat ``number`` (events name dealt-in seats)."""
-        index = self._index[number]
+        try:
+            index = self._index[number]
+        except KeyError:
+            raise AssertionError(f"event for seat {number}, which is not dealt in") from None
         seat = self.seats[index]
         if type(seat) is not WorkingSeat:
             seat = WorkingSeat(seat)

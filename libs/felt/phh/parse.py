@@ -293,12 +293,15 @@ def clear_action_cache() -> None:
 def _parse_actions(texts: list[str], scale: int) -> tuple[PhhAction, ...]:
     """``parse_action`` over a hand's actions, looking all of them up in the cache at once."""
     cache = _ACTION_CACHE.get(scale)
-    if cache is not None:
-        found = tuple(map(cache.get, texts))
-        # all(), not ``None not in``: that would call PhhAction.__eq__ on every action.
-        if all(found):
-            return found  # type: ignore[return-value]  # no None, checked
-    return tuple(parse_action(text, scale, i) for i, text in enumerate(texts))
+    if cache is None:
+        return tuple(parse_action(text, scale, i) for i, text in enumerate(texts))
+    found = list(map(cache.get, texts))
+    # all(), not ``None not in``: that would call PhhAction.__eq__ on every action.
+    if not all(found):
+        for i, action in enumerate(found):
+            if action is None:  # parse only what the cache does not hold
+                found[i] = parse_action(texts[i], scale, i)
+    return tuple(found)  # type: ignore[arg-type]  # every None was replaced
 
 
 def _where(text: str, index: int | None) -> str:

@@ -466,34 +466,34 @@ def replay(events: Iterable[Event], state: HandState | None = None) -> HandState
     return work.freeze()
 
 
-class HandMachine:
+class HandMachine(_Batch):
     """A hand played command by command on one working copy, frozen only on request.
 
     The same rules as :func:`execute`, without a snapshot per command: for
-    replaying many hands fast (``felt phh verify``). ``state`` is read-only
-    for callers; a refused command raises :class:`IllegalAction` and leaves
-    it unchanged.
+    replaying many hands fast (``felt phh verify``). It is its own batch (a
+    new events list per command, the same working copy throughout). ``state``
+    is read-only for callers; a refused command raises :class:`IllegalAction`
+    and leaves it unchanged (every check runs before the first event).
     """
 
-    __slots__ = ("_work",)
+    __slots__ = ()
 
     def __init__(self, state: HandState | None = None) -> None:
-        self._work = None if state is None else WorkingHand(state)
+        super().__init__(None if state is None else WorkingHand(state))
 
     @property
     def state(self) -> HandQueries | None:
-        return self._work
+        return self.work
 
     def execute(self, command: Command) -> list[Event]:
-        batch = _Batch(self._work)
-        _run(batch, command)
-        self._work = batch.work
-        return batch.events
+        self.events = []
+        _run(self, command)
+        return self.events
 
     def snapshot(self) -> HandState:
-        if self._work is None:
+        if self.work is None:
             raise ValueError("no hand has started")
-        return self._work.freeze()
+        return self.work.freeze()
 
 
 __all__ = [

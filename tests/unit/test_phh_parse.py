@@ -220,6 +220,22 @@ def test_actions() -> None:
     assert parse_cards("tC") == cards("Tc")
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["d dh p1 AcKd", "d dh p9 2h2d", "d dh p3 tCkD", "d dh p1 Ac??", "d dh p12 AcKd",
+     "d dh p4 AcKd#x", "d dh p1 AcKdQh"],
+)  # fmt: skip
+def test_hole_card_deals_read_alike_on_every_path(text: str) -> None:
+    # The common 'd dh pN XxYy' shape has a fast path; the general one must agree with it.
+    words = text.split("#")[0].split()
+    dealt = parse_action(text)
+    assert (dealt.op, dealt.player, dealt.cards) == (
+        "dh",
+        int(words[2][1:]) - 1,
+        parse_cards(words[3]),
+    )
+
+
 def test_actions_are_cached_and_shared() -> None:
     assert parse_action("p3 cbr 225") is parse_action("p3 cbr 225")
     assert parse_action("p3 cbr 2.25", 100).amount == 225

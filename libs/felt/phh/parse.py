@@ -310,6 +310,11 @@ def _where(text: str, index: int | None) -> str:
 
 
 def _parse_action(text: str, scale: int, index: int | None) -> PhhAction:
+    if len(text) == 12 and text.startswith("d dh p") and text[7] == " " and text[6] in "123456789":
+        # 'd dh p3 AcKd': most distinct actions in a corpus are hole-card deals like this.
+        first, second = _CARD_CODES.get(text[8:10]), _CARD_CODES.get(text[10:])
+        if first is not None and second is not None:
+            return PhhAction(text, "dh", int(text[6]) - 1, (first, second))
     words = text.split() if "#" not in text else _split_action(text)
     if not words:
         return PhhAction(text, "")

@@ -444,10 +444,10 @@ def verify_hand(hand: PhhHand, path: str = "") -> VerifyResult:
     """Replay one parsed hand and judge it."""
     try:
         replayed = replay_hand(hand)
-    except Unsupported as e:
-        return VerifyResult(path, Status.SKIPPED, str(e), scale=hand.scale)
-    except ReplayError as e:
-        return VerifyResult(path, Status.FAILED, str(e), scale=hand.scale)
+    except Unsupported as skipped:  # distinct names: one variable per exception type
+        return VerifyResult(path, Status.SKIPPED, str(skipped), scale=hand.scale)
+    except ReplayError as failed:
+        return VerifyResult(path, Status.FAILED, str(failed), scale=hand.scale)
     state = replayed.state
     stacks = tuple(x.stack for x in state.seats) if state.ended else None
     why = compare_stacks(hand, replayed)
@@ -468,10 +468,11 @@ def verify_file(path: str | Path) -> VerifyResult:
     name = str(path)
     try:
         hand = load(path)
-    except OSError as e:
-        return VerifyResult(name, Status.FAILED, f"cannot read: {e.strerror or e}")
-    except PhhError as e:
-        return VerifyResult(name, Status.FAILED, f"cannot parse: {e}")
+    except OSError as unreadable:  # distinct names: one variable per exception type
+        why = unreadable.strerror or unreadable
+        return VerifyResult(name, Status.FAILED, f"cannot read: {why}")
+    except PhhError as unparsable:
+        return VerifyResult(name, Status.FAILED, f"cannot parse: {unparsable}")
     return verify_hand(hand, name)
 
 

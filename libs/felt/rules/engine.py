@@ -43,7 +43,7 @@ from felt.rules.events import (
     StreetStarted,
     UncalledBetReturned,
 )
-from felt.rules.fold import FOLD_HANDLERS, WorkingHand, fold_into
+from felt.rules.fold import FOLD_HANDLERS, WorkingHand, WorkingSeat, fold_into, working_copy
 from felt.rules.legal import (
     MAX_DISCARD,
     LegalActions,
@@ -53,7 +53,7 @@ from felt.rules.legal import (
     raise_threshold,
 )
 from felt.rules.pots import side_pots, split
-from felt.rules.state import HandQueries, HandState, SeatQueries
+from felt.rules.state import HandQueries, HandState
 
 SEAT_LIMITS = {Variant.NLHE: (2, 9), Variant.DRAW5: (2, 6)}
 HOLE_CARDS = {Variant.NLHE: 2, Variant.DRAW5: 5}
@@ -85,7 +85,7 @@ def decide(state: HandState | None, command: Command) -> list[Event]:
 
 def execute(state: HandState | None, command: Command) -> tuple[HandState, list[Event]]:
     """``decide`` that also returns the state after its events (saves re-folding them)."""
-    batch = _Batch(None if state is None else WorkingHand(state))
+    batch = _Batch(None if state is None else working_copy(state))
     _run(batch, command)
     assert batch.work is not None
     return batch.work.freeze(), batch.events
@@ -133,13 +133,13 @@ class _Batch:
             self.work = fold_into(work, event)
 
 
-def _running(state: HandQueries | None) -> HandQueries:
+def _running(state: WorkingHand | None) -> WorkingHand:
     if state is None or state.ended:
         raise IllegalAction("HAND_NOT_RUNNING", "no hand is in progress")
     return state
 
 
-def _seat_index(state: HandQueries, seat: int) -> int:
+def _seat_index(state: WorkingHand, seat: int) -> int:
     index = state.index_of(seat)
     if index is None:
         raise IllegalAction("UNKNOWN_SEAT", f"seat {seat} is not dealt into this hand")
@@ -209,7 +209,7 @@ def _start(batch: _Batch, setup: HandSetup) -> None:
     _settle(batch)
 
 
-def _act(batch: _Batch, state: HandQueries, command: Act) -> None:
+def _act(batch: _Batch, state: WorkingHand, command: Act) -> None:
     index = _seat_index(state, command.seat)
     if state.street == DRAW:
         raise IllegalAction("WRONG_PHASE", "it is the draw: discard 0 to 3 cards instead")
@@ -277,7 +277,7 @@ def _act(batch: _Batch, state: HandQueries, command: Act) -> None:
     _settle(batch)
 
 
-def _why_no_raise(state: HandQueries, seat: SeatQueries, legal: LegalActions) -> str:
+def _why_no_raise(state: WorkingHand, seat: WorkingSeat, legal: LegalActions) -> str:
     if seat.stack <= (legal.call_amount or 0):
         return "you do not have the chips to raise: call (all-in) or fold"
     if state.variant == DRAW5 and state.raises >= state.setup.raise_cap:
@@ -290,7 +290,7 @@ def _why_no_raise(state: HandQueries, seat: SeatQueries, legal: LegalActions) ->
     return "every other player is all-in: call or fold"
 
 
-def _raise_to(batch: _Batch, state: HandQueries, index: int, to: int) -> None:
+def _raise_to(batch: _Batch, state: WorkingHand, index: int, to: int) -> None:
     seat = state.seats[index]
     added = to - seat.bet
     if state.variant == NLHE:
@@ -300,7 +300,7 @@ def _raise_to(batch: _Batch, state: HandQueries, index: int, to: int) -> None:
     batch.emit(BetPlaced(seat.seat, to, added, added == seat.stack, full))
 
 
-def _discard(batch: _Batch, state: HandQueries, command: Discard) -> None:
+def _discard(batch: _Batch, state: WorkingHand, command: Discard) -> None:
     index = _seat_index(state, command.seat)
     if state.street != DRAW:
         raise IllegalAction("WRONG_PHASE", "cards can only be discarded during the draw")
@@ -328,7 +328,7 @@ def _discard(batch: _Batch, state: HandQueries, command: Discard) -> None:
     _settle(batch)
 
 
-def _show(batch: _Batch, state: HandQueries | None, command: ShowCards) -> None:
+def _show(batch: _Batch, state: WorkingHand | None, command: ShowCards) -> None:
     if state is None or not state.ended:
         raise IllegalAction("HAND_RUNNING", "cards can be shown voluntarily once the hand is over")
     seat = state.seats[_seat_index(state, command.seat)]
@@ -404,14 +404,14 @@ def _end(batch: _Batch) -> None:
     batch.emit(HandEnded(tuple((x.seat, x.stack) for x in batch.s.seats)))
 
 
-def _showdown_order(s: HandQueries) -> list[int]:
+def _showdown_order(s: WorkingHand) -> list[int]:
     """Last aggressor of the final round first, else first left of the button; then clockwise."""
     n = len(s.seats)
     start = s.aggressor if s.aggressor is not None and not s.seats[s.aggressor].folded else 0
     return [(start + k) % n for k in range(n) if not s.seats[(start + k) % n].folded]
 
 
-def _hand_value(s: HandQueries, index: int) -> int:
+def _hand_value(s: WorkingHand, index: int) -> int:
     return evaluate(s.seats[index].hole + s.board)
 
 
@@ -453,12 +453,12 @@ def _showdown(batch: _Batch) -> None:
 
 def apply(state: HandState | None, event: Event) -> HandState:
     """Fold one event into the state. Events are trusted: they were decided already."""
-    return fold_into(None if state is None else WorkingHand(state), event).freeze()
+    return fold_into(None if state is None else working_copy(state), event).freeze()
 
 
 def replay(events: Iterable[Event], state: HandState | None = None) -> HandState:
     """Rebuild a hand from its events alone."""
-    work = None if state is None else WorkingHand(state)
+    work = None if state is None else working_copy(state)
     for event in events:
         work = fold_into(work, event)
     if work is None:
@@ -479,7 +479,7 @@ class HandMachine(_Batch):
     __slots__ = ()
 
     def __init__(self, state: HandState | None = None) -> None:
-        super().__init__(None if state is None else WorkingHand(state))
+        super().__init__(None if state is None else working_copy(state))
 
     @property
     def state(self) -> HandQueries | None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from felt.rules.config import HandSetup, SeatSetup, Variant
+from felt.cards import Card
+from felt.rules.config import HandSetup, Variant
 from felt.rules.events import (
     AntePosted,
     BetPlaced,
@@ -41,39 +42,65 @@ SHOWDOWN, COMPLETE = Street.SHOWDOWN, Street.COMPLETE
 NLHE = Variant.NLHE
 
 
-class WorkingSeat(SeatQueries):
-    """A seat being changed; frozen back into a :class:`SeatState`."""
+class WorkingSeat:
+    """A seat being changed (a :class:`SeatQueries`); frozen back into a :class:`SeatState`.
 
-    __slots__ = (
-        "acted",
-        "ante",
-        "bet",
-        "committed",
-        "drawn",
-        "folded",
-        "hole",
-        "matched",
-        "mucked",
-        "player_id",
-        "seat",
-        "shown",
-        "stack",
-    )
+    Not a subclass of the protocol: the working copies are compiled (mypyc) to
+    native classes with fixed attribute slots, which is most of the replay speed.
+    """
 
-    def __init__(self, s: SeatQueries) -> None:
-        self.seat = s.seat
-        self.player_id = s.player_id
-        self.stack = s.stack
-        self.bet = s.bet
-        self.committed = s.committed
-        self.ante = s.ante
-        self.hole = s.hole
-        self.folded = s.folded
-        self.acted = s.acted
-        self.matched = s.matched
-        self.drawn = s.drawn
-        self.shown = s.shown
-        self.mucked = s.mucked
+    seat: int
+    player_id: str
+    stack: int
+    bet: int
+    committed: int
+    ante: int
+    hole: tuple[Card, ...]
+    folded: bool
+    acted: bool
+    matched: int
+    drawn: int | None
+    shown: bool
+    mucked: bool
+
+    def __init__(
+        self,
+        seat: int,
+        player_id: str,
+        stack: int,
+        bet: int = 0,
+        committed: int = 0,
+        ante: int = 0,
+        hole: tuple[Card, ...] = (),
+        folded: bool = False,
+        acted: bool = False,
+        matched: int = 0,
+        drawn: int | None = None,
+        shown: bool = False,
+        mucked: bool = False,
+    ) -> None:
+        self.seat = seat
+        self.player_id = player_id
+        self.stack = stack
+        self.bet = bet
+        self.committed = committed
+        self.ante = ante
+        self.hole = hole
+        self.folded = folded
+        self.acted = acted
+        self.matched = matched
+        self.drawn = drawn
+        self.shown = shown
+        self.mucked = mucked
+
+    @property
+    def all_in(self) -> bool:
+        """Still in the hand with no chips behind (as :class:`SeatQueries`)."""
+        return self.stack == 0 and not self.folded
+
+    @property
+    def in_hand(self) -> bool:
+        return not self.folded
 
     def freeze(self) -> SeatState:
         return SeatState(
@@ -93,72 +120,115 @@ class WorkingSeat(SeatQueries):
         )
 
 
-class WorkingHand(HandQueries):
-    """A hand being changed in place. Seats are frozen ``SeatState`` until first written."""
-
-    __slots__ = (
-        "_index",
-        "actor",
-        "aggressor",
-        "awarded",
-        "board",
-        "current_bet",
-        "deck_pos",
-        "ended",
-        "full_level",
-        "last_raise",
-        "raises",
-        "seats",
-        "setup",
-        "street",
+def _working_seat(s: SeatQueries) -> WorkingSeat:
+    return WorkingSeat(
+        s.seat,
+        s.player_id,
+        s.stack,
+        s.bet,
+        s.committed,
+        s.ante,
+        s.hole,
+        s.folded,
+        s.acted,
+        s.matched,
+        s.drawn,
+        s.shown,
+        s.mucked,
     )
-    seats: list[SeatQueries]
 
-    def __init__(self, s: HandQueries) -> None:
-        self.setup = s.setup
-        self.street = s.street
-        self.seats = list(s.seats)
-        self.actor = s.actor
-        self.current_bet = s.current_bet
-        self.last_raise = s.last_raise
-        self.full_level = s.full_level
-        self.raises = s.raises
-        self.aggressor = s.aggressor
-        self.board = s.board
-        self.deck_pos = s.deck_pos
-        self.awarded = s.awarded
-        self.ended = s.ended
-        self._index = {x.seat: i for i, x in enumerate(self.seats)}
+
+class WorkingHand:
+    """A hand being changed in place (a :class:`HandQueries`), frozen on request.
+
+    Every seat is a :class:`WorkingSeat` from the start (copying six or nine
+    seats once is cheaper than checking on every write whether one was copied).
+    """
+
+    setup: HandSetup
+    street: Street
+    seats: list[WorkingSeat]
+    actor: int | None
+    current_bet: int
+    last_raise: int
+    full_level: int
+    raises: int
+    aggressor: int | None
+    board: tuple[Card, ...]
+    deck_pos: int
+    awarded: int
+    ended: bool
+    _index: dict[int, int]
+
+    def __init__(
+        self,
+        setup: HandSetup,
+        street: Street,
+        seats: list[WorkingSeat],
+        actor: int | None = None,
+        current_bet: int = 0,
+        last_raise: int = 0,
+        full_level: int = 0,
+        raises: int = 0,
+        aggressor: int | None = None,
+        board: tuple[Card, ...] = (),
+        deck_pos: int = 0,
+        awarded: int = 0,
+        ended: bool = False,
+    ) -> None:
+        self.setup = setup
+        self.street = street
+        self.seats = seats
+        self.actor = actor
+        self.current_bet = current_bet
+        self.last_raise = last_raise
+        self.full_level = full_level
+        self.raises = raises
+        self.aggressor = aggressor
+        self.board = board
+        self.deck_pos = deck_pos
+        self.awarded = awarded
+        self.ended = ended
+        self._index = {x.seat: i for i, x in enumerate(seats)}
+
+    # The queries of HandQueries (the protocol's own bodies serve its subclasses).
+
+    @property
+    def variant(self) -> Variant:
+        return self.setup.variant
+
+    @property
+    def pot(self) -> int:
+        """Chips in the middle (all rounds, current bets included) not yet awarded."""
+        return sum([s.committed for s in self.seats]) - self.awarded
+
+    @property
+    def actor_seat(self) -> int | None:
+        return None if self.actor is None else self.seats[self.actor].seat
 
     def index_of(self, seat: int) -> int | None:
         return self._index.get(seat)
 
+    def seat_state(self, seat: int) -> WorkingSeat | None:
+        i = self._index.get(seat)
+        return None if i is None else self.seats[i]
+
     def write(self, index: int) -> WorkingSeat:
-        """The seat at ``index``, made writable (copied from its snapshot once)."""
-        seat = self.seats[index]
-        if type(seat) is not WorkingSeat:
-            seat = WorkingSeat(seat)
-            self.seats[index] = seat
-        return seat
+        """The seat at ``index``, to change."""
+        return self.seats[index]
 
     def write_seat(self, number: int) -> tuple[int, WorkingSeat]:
-        """Index and writable seat of table seat ``number`` (events name dealt-in seats)."""
-        try:
-            index = self._index[number]
-        except KeyError:
-            raise AssertionError(f"event for seat {number}, which is not dealt in") from None
-        seat = self.seats[index]
-        if type(seat) is not WorkingSeat:
-            seat = WorkingSeat(seat)
-            self.seats[index] = seat
-        return index, seat
+        """Index and seat of table seat ``number`` (events name dealt-in seats)."""
+        index = self._index.get(number)
+        if index is None:
+            raise AssertionError(f"event for seat {number}, which is not dealt in")
+        return index, self.seats[index]
 
     def freeze(self) -> HandState:
-        seats = tuple(s.freeze() if type(s) is WorkingSeat else s for s in self.seats)
         return HandState(
             self.setup,
             self.street,
-            seats,  # type: ignore[arg-type]
+            tuple([s.freeze() for s in self.seats]),
             self.actor,
             self.current_bet,
             self.last_raise,
@@ -172,40 +242,35 @@ class WorkingHand(HandQueries):
         )
 
 
-def _fresh_seat(s: SeatSetup) -> WorkingSeat:
-    """A writable seat as dealt in, before forced bets (no snapshot to copy from)."""
-    x = WorkingSeat.__new__(WorkingSeat)
-    x.seat = s.seat
-    x.player_id = s.player_id
-    x.stack = s.stack
-    x.bet = x.committed = x.ante = x.matched = 0
-    x.hole = ()
-    x.folded = x.acted = x.shown = x.mucked = False
-    x.drawn = None
-    return x
+def working_copy(s: HandQueries) -> WorkingHand:
+    """A working copy of a hand snapshot (or of another working copy)."""
+    return WorkingHand(
+        s.setup,
+        s.street,
+        [_working_seat(x) for x in s.seats],
+        s.actor,
+        s.current_bet,
+        s.last_raise,
+        s.full_level,
+        s.raises,
+        s.aggressor,
+        s.board,
+        s.deck_pos,
+        s.awarded,
+        s.ended,
+    )
 
 
 def start(setup: HandSetup) -> WorkingHand:
-    """The working copy of a hand that has just started.
-
-    Built field by field rather than from a ``HandState`` snapshot: every
-    hand starts here, and constructing frozen snapshots only to copy them
-    was most of the cost of starting one.
-    """
-    hand = WorkingHand.__new__(WorkingHand)
-    hand.setup = setup
-    hand.street = PREFLOP if setup.variant == NLHE else FIRST_BET
-    # Every seat is written by the forced bets and the deal: start them writable.
-    hand.seats = [_fresh_seat(s) for s in setup.seats]
-    hand.actor = hand.aggressor = None
-    # The full big blind is the amount to call even when its poster is all-in for less.
-    hand.current_bet = max([s.blind for s in setup.seats])
-    hand.last_raise = setup.min_bet
-    hand.full_level = hand.raises = hand.deck_pos = hand.awarded = 0
-    hand.board = ()
-    hand.ended = False
-    hand._index = {s.seat: i for i, s in enumerate(setup.seats)}
-    return hand
+    """The working copy of a hand that has just started (no snapshot to copy from)."""
+    return WorkingHand(
+        setup,
+        PREFLOP if setup.variant == NLHE else FIRST_BET,
+        [WorkingSeat(s.seat, s.player_id, s.stack) for s in setup.seats],
+        # The full big blind is the amount to call even when its poster is all-in for less.
+        current_bet=max([s.blind for s in setup.seats]),
+        last_raise=setup.min_bet,
+    )
 
 
 def fold_into(hand: WorkingHand | None, event: Event) -> WorkingHand:
@@ -221,7 +286,7 @@ def fold_into(hand: WorkingHand | None, event: Event) -> WorkingHand:
     raise AssertionError("a hand starts with HandStarted")
 
 
-def next_actor(hand: HandQueries, after: int) -> int | None:
+def next_actor(hand: WorkingHand, after: int) -> int | None:
     """The next seat clockwise after ``after`` that owes a decision this round.
 
     A seat owes one when it is in the hand with chips behind and has not
@@ -253,7 +318,7 @@ def next_actor(hand: HandQueries, after: int) -> int | None:
     return None
 
 
-def next_drawer(hand: HandQueries, after: int) -> int | None:
+def next_drawer(hand: WorkingHand, after: int) -> int | None:
     n = len(hand.seats)
     for k in range(1, n + 1):
         x = hand.seats[(after + k) % n]
@@ -262,7 +327,7 @@ def next_drawer(hand: HandQueries, after: int) -> int | None:
     return None
 
 
-def first_preflop_actor(hand: HandQueries) -> int | None:
+def first_preflop_actor(hand: WorkingHand) -> int | None:
     """Left of the largest blind (big blind or straddle); left of the button without blinds."""
     blinds = [s.blind for s in hand.setup.seats]
     top = max(blinds)

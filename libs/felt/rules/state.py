@@ -12,14 +12,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from felt.cards import Card
 from felt.rules.config import HandSetup, Variant
 from felt.rules.events import Street
 
 
-class SeatQueries:
-    """Read-only questions about a seat, common to snapshots and working copies."""
+class SeatQueries(Protocol):
+    """Read-only questions about a seat, common to snapshots and working copies.
+
+    A protocol, so that the engine's working copies (``felt.rules.fold``) can be
+    compiled classes of their own rather than subclasses of this one.
+    """
 
     __slots__ = ()
     seat: int
@@ -77,13 +82,12 @@ class SeatState(SeatQueries):
 SEAT_FIELDS = tuple(SeatState.__dataclass_fields__)
 
 
-class HandQueries:
-    """Read-only questions about a hand, common to snapshots and working copies."""
+class HandQueries(Protocol):
+    """Read-only questions about a hand, common to snapshots and working copies (a protocol)."""
 
     __slots__ = ()
     setup: HandSetup
     street: Street
-    seats: Sequence[SeatQueries]
     actor: int | None
     current_bet: int
     last_raise: int
@@ -94,6 +98,11 @@ class HandQueries:
     deck_pos: int
     awarded: int
     ended: bool
+
+    @property
+    def seats(self) -> Sequence[SeatQueries]:
+        """Dealt-in seats in dealing order."""
+        ...
 
     @property
     def variant(self) -> Variant:

@@ -11,8 +11,10 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 STAMP  := $(VENV)/.install.stamp
 
-# Re-install when the project's metadata or the native extension's sources change.
-INSTALL_DEPS := pyproject.toml setup.py $(wildcard libs/felt/native/*.c libs/felt/native/*.h)
+# Re-install when the project's metadata or native code changes, including the rules modules
+# that setup.py compiles with mypyc (an edit to them needs a rebuild to take effect).
+INSTALL_DEPS := pyproject.toml setup.py $(wildcard libs/felt/native/*.c libs/felt/native/*.h) \
+	libs/felt/rules/engine.py libs/felt/rules/fold.py libs/felt/rules/legal.py libs/felt/rules/pots.py
 
 PYTEST_ARGS ?=
 # mypy checks these directories (config in pyproject.toml), each once it holds Python code.

@@ -2,9 +2,10 @@
 
 ``apply`` must return a new immutable state for every event, but copying a
 whole hand per event made replay slow. So events are folded into a mutable
-working copy (:class:`WorkingHand`) whose seats are copied on first write,
-and the copy is frozen into a :class:`HandState` once, when a caller needs
-a snapshot. Only the engine holds working copies; nothing else mutates state.
+working copy (:class:`WorkingHand`, its seats :class:`WorkingSeat`), which is
+frozen into a :class:`HandState` once, when a caller needs a snapshot. Only
+the engine holds working copies; nothing else mutates state. This module is
+compiled with mypyc (see setup.py): the working copies are native classes.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@
   through the engine in a debugger; the code behaves the same either way.
 """
 
+import glob
 import os
 
 from setuptools import Extension, setup
@@ -29,5 +30,11 @@ if os.environ.get("FELT_PURE_PYTHON", "") in ("", "0"):
     from mypyc.build import mypycify
 
     extensions += mypycify(COMPILED, opt_level="3", group_name="felt_rules_native")
+else:
+    # An editable install builds in place: drop earlier compiled modules, which would
+    # otherwise still shadow the sources.
+    for source in COMPILED:
+        for built in glob.glob(source.removesuffix(".py") + ".*.so"):
+            os.remove(built)
 
 setup(ext_modules=extensions)

@@ -1,0 +1,31 @@
+"""The stale-build check of the mypyc-compiled rules modules (``felt.rules.compiled``)."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import os
+from pathlib import Path
+
+from felt.rules.compiled import stale_modules
+
+SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
+
+
+def _touch(path: Path, mtime: float) -> None:
+    path.write_text("")
+    os.utime(path, (mtime, mtime))
+
+
+def test_a_source_edited_after_its_build_is_stale(tmp_path: Path) -> None:
+    _touch(tmp_path / "engine.py", 2_000)
+    _touch(tmp_path / f"engine{SUFFIX}", 1_000)
+    _touch(tmp_path / "fold.py", 1_000)
+    _touch(tmp_path / f"fold{SUFFIX}", 2_000)
+    _touch(tmp_path / "legal.py", 2_000)  # not compiled: pure Python is never stale
+    assert stale_modules(tmp_path, ("engine", "fold", "legal")) == ["engine"]
+
+
+def test_the_installed_build_is_current() -> None:
+    import felt.rules
+
+    assert stale_modules(Path(felt.rules.__file__).parent) == []

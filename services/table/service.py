@@ -196,19 +196,14 @@ class TableService(rpc.TableServiceServicer):
     # ------------------------------------------------------------------ plumbing
 
     async def _runtime(self, table_id: str) -> TableRuntime:
-        runtime = self.manager.runtimes.get(table_id)  # the usual case: a table run here
-        if runtime is None:
-            _check_table_id(table_id)
-            try:
-                runtime = await self.manager.get(table_id)
-            except TableNotFound:
-                raise _Abort(
-                    grpc.StatusCode.NOT_FOUND, f"table {table_id} does not exist"
-                ) from None
-            except NotOwner:
-                raise _unavailable(table_id) from None
-        if runtime.stale:
-            await runtime.refresh()
+        _check_table_id(table_id)
+        try:
+            runtime = await self.manager.get(table_id)  # at once for a table run here
+        except TableNotFound:
+            raise _Abort(grpc.StatusCode.NOT_FOUND, f"table {table_id} does not exist") from None
+        except NotOwner:
+            raise _unavailable(table_id) from None
+        await runtime.refresh()  # rereads the stream only if the cache may be behind
         hand = runtime.state.hand if runtime.state is not None else None
         if hand is not None:
             bind_contextvars(hand_id=hand.setup.hand_id)

@@ -61,7 +61,7 @@ run: install
 
 bench: install
 	@mkdir -p bench/out
-	@shopt -s nullglob; files=(bench/*.py); \
+	@shopt -s nullglob; files=(bench/[!_]*.py); \
 	if [ $${#files[@]} -eq 0 ]; then echo "no bench/*.py yet"; exit 0; fi; \
 	for f in "$${files[@]}"; do echo "== $$f"; $(PY) "$$f"; done
 

@@ -33,7 +33,6 @@ import argparse
 import asyncio
 import os
 import re
-import signal
 import sys
 import threading
 import time
@@ -43,30 +42,21 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import grpc
+from _support import CLOCK_TICKS, Child, bench_redis_url, cpu_seconds, spawn
 from redis.asyncio import Redis
 
-from felt.devserver import ensure_redis
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import ai_pb2
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 
-REPO = Path(__file__).resolve().parents[1]
 ADMIN_TOKEN = "bench-admin"
 AI_TOKEN = "bench-ai"
 STREAM = "felt:ai:decisions"  # the table service's default; this DB is the benchmark's own
 GROUP = "ai-workers"
 LEVELS = (epb.AI_LEVEL_EASY, epb.AI_LEVEL_NORMAL, epb.AI_LEVEL_HARD)
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds a process has used (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
 def machine_busy_seconds() -> float:
@@ -84,49 +74,7 @@ async def redis_cpu(redis: Redis) -> float:
 # ------------------------------------------------------------------ processes
 
 
-@dataclass
-class Proc:
-    """A child process and the port it announced on its first line of output."""
-
-    name: str
-    process: asyncio.subprocess.Process
-    port: int
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    async def stop(self) -> int:
-        if self.process.returncode is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(self.process.wait(), 30)
-            except TimeoutError:
-                self.process.kill()
-                await self.process.wait()
-        return int(self.process.returncode or 0)
-
-
-async def spawn(name: str, module: str, env: dict[str, str], port_pattern: str) -> Proc:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        module,
-        cwd=REPO,
-        env={**os.environ, **env},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    assert process.stdout is not None
-    line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
-    match = re.search(port_pattern, line)
-    if match is None:
-        process.kill()
-        raise RuntimeError(f"{name} did not start: {line!r}")
-    return Proc(name, process, int(match.group(1)))
-
-
-async def start_workers(count: int, redis_url: str, target: str, log_level: str) -> list[Proc]:
+async def start_workers(count: int, redis_url: str, target: str, log_level: str) -> list[Child]:
     env = {
         "REDIS_URL": redis_url,
         "FELT_TABLE_TARGET": target,
@@ -139,7 +87,7 @@ async def start_workers(count: int, redis_url: str, target: str, log_level: str)
     return list(
         await asyncio.gather(
             *(
-                spawn(f"worker-{i}", "services.ai_worker", env, r"metrics port (\d+)")
+                spawn(f"worker-{i}", ["-m", "services.ai_worker"], env, r"metrics port (\d+)")
                 for i in range(count)
             )
         )
@@ -157,7 +105,7 @@ def _scrape(port: int) -> Counter[str]:
     return counts
 
 
-async def decisions(workers: list[Proc]) -> list[Counter[str]]:
+async def decisions(workers: list[Child]) -> list[Counter[str]]:
     return list(await asyncio.gather(*(asyncio.to_thread(_scrape, w.port) for w in workers)))
 
 
@@ -258,7 +206,7 @@ async def end_to_end(
     await redis.xgroup_create(STREAM, GROUP, id="$", mkstream=True)
     table = await spawn(
         "table-service",
-        "services.table.server",
+        ["-m", "services.table.server"],
         {
             "REDIS_URL": redis_url,
             "FELT_TABLE_ADDR": "127.0.0.1:0",
@@ -291,7 +239,7 @@ async def end_to_end(
 
 
 async def measure_window(
-    redis: Redis, workers: list[Proc], others: dict[str, int], seconds: float
+    redis: Redis, workers: list[Child], others: dict[str, int], seconds: float
 ) -> Result:
     before = await decisions(workers)
     cpu0 = {w.pid: cpu_seconds(w.pid) for w in workers} | {
@@ -426,14 +374,8 @@ def report(title: str, rounds: list[list[Result]], note: str) -> tuple[float, fl
     return ratio, efficiency
 
 
-def redis_url_for_bench() -> str:
-    parts = urlsplit(ensure_redis())
-    db = os.environ.get("FELT_BENCH_AI_REDIS_DB", "11")
-    return urlunsplit(parts._replace(path=f"/{db}"))
-
-
 async def main(args: argparse.Namespace) -> int:
-    url = redis_url_for_bench()
+    url = bench_redis_url("FELT_BENCH_AI_REDIS_DB", "11")
     redis = Redis.from_url(url)
     await redis.flushdb()
     print(

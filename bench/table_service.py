@@ -33,14 +33,12 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import grpc
+from _support import Child, bench_redis_url, spawn
 from redis.asyncio import Redis
 from redis.utils import HIREDIS_AVAILABLE
 
-from felt.devserver import ensure_redis
 from felt.eventstore import RedisEventStore
 from felt.eventstore.codec import EventMeta, encode_event
 from felt.rules.commands import Act, ActionKind
@@ -61,8 +59,8 @@ from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.table.runtime import TableRuntime, hand_ids
 
-REPO = Path(__file__).resolve().parents[1]
 PING_METHOD = "/bench.Ping/Ping"
+PORT_LINE = r"listening on port (\d+)"  # both servers' first line of output
 CHECK = tpb.Action(check=tpb.Action.Check())
 CALL = tpb.Action(call=tpb.Action.Call())
 
@@ -93,42 +91,6 @@ def serve_ping() -> None:
 
 
 # ------------------------------------------------------------------ processes
-
-
-@dataclass
-class Process:
-    process: asyncio.subprocess.Process
-    port: int
-
-    def cpu_seconds(self) -> float:
-        """CPU time (user + system) the process has used so far."""
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    async def stop(self) -> None:
-        if self.process.returncode is None:
-            self.process.terminate()
-            try:
-                await asyncio.wait_for(self.process.wait(), 15)
-            except TimeoutError:
-                self.process.kill()
-                await self.process.wait()
-
-
-async def spawn(args: list[str], env: dict[str, str]) -> Process:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        *args,
-        cwd=REPO,
-        env={**os.environ, **env},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
-    assert process.stdout is not None
-    line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
-    if "listening on port" not in line:
-        raise RuntimeError(f"{args} did not start: {line!r}")
-    return Process(process, int(line.rsplit(" ", 1)[1]))
 
 
 # ------------------------------------------------------------------ measuring
@@ -163,7 +125,7 @@ class Stats:
 Loop = Callable[[int, Stats, float], Awaitable[None]]
 
 
-async def measure(server: Process, clients: int, seconds: float, loop: Loop, stats: Stats) -> None:
+async def measure(server: Child, clients: int, seconds: float, loop: Loop, stats: Stats) -> None:
     """Run ``clients`` loops for ``seconds`` and add what they saw (and the server's CPU)."""
     cpu = server.cpu_seconds()
     start = time.perf_counter()
@@ -173,7 +135,7 @@ async def measure(server: Process, clients: int, seconds: float, loop: Loop, sta
 
 
 async def compare(
-    clients: int, seconds: float, slices: int, a: tuple[Process, Loop], b: tuple[Process, Loop]
+    clients: int, seconds: float, slices: int, a: tuple[Child, Loop], b: tuple[Child, Loop]
 ) -> tuple[Stats, Stats]:
     """Measure two servers in alternating slices, so that both see the same background load."""
     for server, loop in (a, b):  # warm-up
@@ -374,14 +336,8 @@ async def rebuild(store: RedisEventStore, events: int) -> tuple[int, float, floa
 # ------------------------------------------------------------------ main
 
 
-def bench_redis_url() -> str:
-    parts = urlsplit(ensure_redis())
-    db = os.environ.get("FELT_BENCH_REDIS_DB", "12")
-    return urlunsplit(parts._replace(path=f"/{db}"))
-
-
 async def main(args: argparse.Namespace) -> None:
-    url = bench_redis_url()
+    url = bench_redis_url("FELT_BENCH_REDIS_DB", "12")
     redis = Redis.from_url(url)
     await redis.flushdb()
     counts = [int(c) for c in args.clients.split(",")]
@@ -391,8 +347,9 @@ async def main(args: argparse.Namespace) -> None:
         f"in {args.slices} slices alternating with the ping"
     )
     print(f"redis-py reply parser: {parser}; load average {os.getloadavg()[0]:.2f}")
-    ping = await spawn([__file__, "--ping-server"], {})
+    ping = await spawn("ping server", [__file__, "--ping-server"], {}, PORT_LINE)
     service = await spawn(
+        "table service",
         ["-m", "services.table.server"],
         {
             "REDIS_URL": url,
@@ -400,6 +357,7 @@ async def main(args: argparse.Namespace) -> None:
             "FELT_BETWEEN_HANDS_MS": "0",
             "FELT_TOKEN_SECRET": "bench-secret",
         },
+        PORT_LINE,
     )
     ratios: dict[int, tuple[float, float]] = {}
     try:

@@ -21,6 +21,10 @@ from felt.rules.engine import execute, replay
 from felt.rules.events import CardsShown, Event, HandEnded, PotAwarded, Street
 from felt.rules.legal import LegalActions, legal_actions
 
+# Short names for the action kinds the hands are written with.
+FOLD, CHECK, CALL = ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL
+BET, RAISE, ALL_IN = ActionKind.BET, ActionKind.RAISE, ActionKind.ALL_IN
+
 
 def deck_for(holes: Sequence[str], *after: str) -> tuple[Card, ...]:
     """A deck dealing ``holes[i]`` to dealing index ``i``, then the cards of ``after`` in order.

@@ -15,7 +15,7 @@ import pytest
 
 from felt.cards import Card, cards
 from felt.evaluator import describe
-from felt.rules.commands import Act, ActionKind, Discard, IllegalAction, StartHand
+from felt.rules.commands import Act, Discard, IllegalAction, StartHand
 from felt.rules.config import HandSetup, SeatSetup, Variant
 from felt.rules.engine import execute
 from felt.rules.events import (
@@ -35,11 +35,18 @@ from felt.rules.events import (
     StreetStarted,
 )
 from felt.rules.legal import LegalActions
-from tests.unit.rules.hands import Game, deck_for, pots, value
-
-FOLD, CHECK, CALL = ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL
-BET, RAISE, ALL_IN = ActionKind.BET, ActionKind.RAISE, ActionKind.ALL_IN
-
+from tests.unit.rules.hands import (
+    ALL_IN,
+    BET,
+    CALL,
+    CHECK,
+    FOLD,
+    RAISE,
+    Game,
+    deck_for,
+    pots,
+    value,
+)
 
 # ---------------------------------------------------------------------------
 # helpers

@@ -17,7 +17,6 @@ from felt.cards import cards
 from felt.evaluator import describe
 from felt.rules.commands import (
     Act,
-    ActionKind,
     IllegalAction,
     ShowCards,
     StartHand,
@@ -42,11 +41,19 @@ from felt.rules.events import (
     UncalledBetReturned,
 )
 from felt.rules.legal import LegalActions
-from tests.unit.rules.hands import Game, deck_for, pots, shown, value
-
-FOLD, CHECK, CALL = ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL
-BET, RAISE, ALL_IN = ActionKind.BET, ActionKind.RAISE, ActionKind.ALL_IN
-
+from tests.unit.rules.hands import (
+    ALL_IN,
+    BET,
+    CALL,
+    CHECK,
+    FOLD,
+    RAISE,
+    Game,
+    deck_for,
+    pots,
+    shown,
+    value,
+)
 
 # ---------------------------------------------------------------------------
 # helpers

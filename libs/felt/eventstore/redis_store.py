@@ -131,7 +131,6 @@ return 0
 """
 
 _PAGE = 5000
-_KEY_CACHE = 10_000  # tables whose key names are kept
 
 
 def _text(value: bytes | str) -> str:
@@ -181,7 +180,6 @@ class RedisEventStore:
         # (``pipeline=False``: through `redis` itself).
         self._pipeline = RedisPipeline.for_client(redis) if pipeline else None
         self._append_sha = self._pipeline.script(APPEND_LUA) if self._pipeline else ""
-        self._keys: dict[str, list[str]] = {}
         self._trim = redis.register_script(TRIM_LUA)
         self._acquire = redis.register_script(ACQUIRE_LUA)
         self._renew = redis.register_script(RENEW_LUA)
@@ -206,12 +204,7 @@ class RedisEventStore:
         response: bytes = b"",
     ) -> AppendResult:
         check_append_args(events, expected_version)
-        keys = self._keys.get(table_id)
-        if keys is None:
-            keys = [events_key(table_id), meta_key(table_id), requests_key(table_id)]
-            if len(self._keys) >= _KEY_CACHE:
-                self._keys.pop(next(iter(self._keys)))
-            self._keys[table_id] = keys
+        keys = [events_key(table_id), meta_key(table_id), requests_key(table_id)]
         args: list[bytes | str | int] = [expected_version, request_id or "", response, *events]
         if self._pipeline is not None:
             reply = await self._pipeline.run_script(self._append_sha, keys, args)

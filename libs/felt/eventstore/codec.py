@@ -176,12 +176,16 @@ def street_from_proto(value: pb.Street.ValueType) -> Street:
         raise CodecError(f"unknown street {value}") from None
 
 
+def _check_card(card: Card) -> None:
+    if not 0 <= card < 52:
+        raise CodecError(f"{card} is not a card number (0..51)")
+
+
 def card_to_proto(card: MaybeCard) -> pb.Card:
     """A card, or ``None`` (hidden in a redacted copy), as a ``poker.events.v1.Card``."""
     if card is None:
         return pb.Card(hidden=True)
-    if not 0 <= card < 52:
-        raise CodecError(f"{card} is not a card number (0..51)")
+    _check_card(card)
     return pb.Card(code=card)
 
 
@@ -213,8 +217,7 @@ def _known_cards(msgs: Any, what: str) -> tuple[Card, ...]:
 
 def hand_setup_to_proto(setup: HandSetup) -> pb.HandSetup:
     for c in setup.deck:
-        if c is not None and not 0 <= c < 52:  # card_to_proto's range check
-            raise CodecError(f"{c} is not a card number (0..51)")
+        _check_card(c)
     return pb.HandSetup(
         hand_id=setup.hand_id,
         variant=variant_to_proto(setup.variant),
@@ -312,10 +315,9 @@ def _card_list(cards: tuple[MaybeCard, ...]) -> list[pb.Card]:
     for c in cards:
         if c is None:
             out.append(_HIDDEN_PB)
-        elif 0 <= c < 52:
-            out.append(_CARD_PB[c])
         else:
-            raise CodecError(f"{c} is not a card number (0..51)")
+            _check_card(c)
+            out.append(_CARD_PB[c])
     return out
 
 

@@ -17,6 +17,7 @@ from felt.eventstore.codec import (
     EventMeta,
     ai_level_to_proto,
     card_from_proto,
+    card_messages,
     street_from_proto,
     street_to_proto,
     table_config_to_proto,
@@ -229,7 +230,7 @@ def _fill_hand_view(msg: tpb.HandView, view: HandView, deadline: datetime | None
     msg.button = view.button
     msg.street = street_to_proto(view.street)
     if view.board:
-        msg.board.extend([_CARDS[c] for c in view.board])
+        msg.board.extend(card_messages(view.board))
     pots = msg.pots
     for p in view.pots:
         pots.add(amount=p.amount, eligible=p.eligible)
@@ -245,7 +246,7 @@ def _fill_hand_view(msg: tpb.HandView, view: HandView, deadline: datetime | None
             committed=s.committed,
             folded=s.folded,
             all_in=s.all_in,
-            cards=[_HIDDEN if c is None else _CARDS[c] for c in s.cards],
+            cards=card_messages(s.cards),
             drawn_count=s.drawn or 0,
         )
     msg.current_bet = view.current_bet
@@ -255,11 +256,6 @@ def _fill_hand_view(msg: tpb.HandView, view: HandView, deadline: datetime | None
         msg.to_act = view.actor
         if deadline is not None:
             msg.action_deadline.FromDatetime(deadline)
-
-
-# Card messages, shared (repeated fields copy them): ``card_to_proto`` without the building.
-_CARDS = tuple(epb.Card(code=c) for c in range(52))
-_HIDDEN = epb.Card(hidden=True)
 
 
 def table_view_to_proto(

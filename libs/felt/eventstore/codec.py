@@ -12,6 +12,7 @@ never be hidden (board cards, shown cards, the deck) refuse it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -53,6 +54,7 @@ __all__ = [
     "ai_level_from_proto",
     "ai_level_to_proto",
     "card_from_proto",
+    "card_messages",
     "card_to_proto",
     "decode_event",
     "encode_event",
@@ -309,8 +311,9 @@ _CARD_PB = tuple(pb.Card(code=c) for c in range(52))
 _HIDDEN_PB = pb.Card(hidden=True)
 
 
-def _card_list(cards: tuple[MaybeCard, ...]) -> list[pb.Card]:
-    """``card_to_proto`` of each card, as shared messages."""
+def card_messages(cards: Sequence[MaybeCard]) -> list[pb.Card]:
+    """``card_to_proto`` of each card, as shared messages: only for a repeated field
+    (which copies them), never to change."""
     out = []
     for c in cards:
         if c is None:
@@ -342,7 +345,7 @@ def _blind_posted(stored: pb.StoredEvent, e: BlindPosted) -> None:
 def _hole_cards_dealt(stored: pb.StoredEvent, e: HoleCardsDealt) -> None:
     m = stored.hole_cards_dealt
     m.seat = e.seat
-    m.cards.extend(_card_list(e.cards))
+    m.cards.extend(card_messages(e.cards))
     m.deck_positions.extend(e.deck_positions)
 
 
@@ -367,15 +370,15 @@ def _bet_placed(stored: pb.StoredEvent, e: BetPlaced) -> None:
 def _cards_drawn(stored: pb.StoredEvent, e: CardsDrawn) -> None:
     m = stored.cards_drawn
     m.seat = e.seat
-    m.discarded.extend(_card_list(e.discarded))
-    m.drawn.extend(_card_list(e.drawn))
+    m.discarded.extend(card_messages(e.discarded))
+    m.drawn.extend(card_messages(e.drawn))
     m.deck_positions.extend(e.deck_positions)
 
 
 def _street_started(stored: pb.StoredEvent, e: StreetStarted) -> None:
     m = stored.street_started
     m.street = street_to_proto(e.street)
-    m.cards.extend(_card_list(e.cards))
+    m.cards.extend(card_messages(e.cards))
     m.deck_positions.extend(e.deck_positions)
 
 
@@ -387,7 +390,7 @@ def _uncalled_bet_returned(stored: pb.StoredEvent, e: UncalledBetReturned) -> No
 def _cards_shown(stored: pb.StoredEvent, e: CardsShown) -> None:
     m = stored.cards_shown
     m.seat = e.seat
-    m.cards.extend(_card_list(e.cards))
+    m.cards.extend(card_messages(e.cards))
     m.voluntary = e.voluntary
 
 

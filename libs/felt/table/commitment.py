@@ -42,27 +42,18 @@ def salt_for(seed: bytes, position: int) -> bytes:
     return hmac.digest(seed, b"salt" + position.to_bytes(2, "big"), "sha256")
 
 
-_IPAD = bytes(b ^ 0x36 for b in range(256))
-_OPAD = bytes(b ^ 0x5C for b in range(256))
-
-
 def _salts(seed: bytes, count: int) -> list[bytes]:
-    """``salt_for`` of positions ``0..count-1``, twice as fast for a whole deck.
+    """``salt_for`` of positions ``0..count-1`` for a whole deck.
 
-    The same HMAC-SHA256 (RFC 2104), with the keyed inner and outer states
-    computed once per seed and copied for each position, instead of keying
-    a new HMAC every time.
+    The HMAC is keyed once per seed and copied for each position (``hmac``'s
+    own ``copy``), instead of keying a new HMAC every time.
     """
-    key = (seed if len(seed) <= 64 else hashlib.sha256(seed).digest()).ljust(64, b"\0")
-    inner = hashlib.sha256(key.translate(_IPAD))
-    outer = hashlib.sha256(key.translate(_OPAD))
+    keyed = hmac.new(seed, digestmod="sha256")
     salts = []
     for position in range(count):
-        h = inner.copy()
+        h = keyed.copy()
         h.update(b"salt" + position.to_bytes(2, "big"))
-        o = outer.copy()
-        o.update(h.digest())
-        salts.append(o.digest())
+        salts.append(h.digest())
     return salts
 
 

@@ -214,10 +214,6 @@ class WorkingHand:
         i = self._index.get(seat)
         return None if i is None else self.seats[i]
 
-    def write(self, index: int) -> WorkingSeat:
-        """The seat at ``index``, to change."""
-        return self.seats[index]
-
     def write_seat(self, number: int) -> tuple[int, WorkingSeat]:
         """Index and seat of table seat ``number`` (events name dealt-in seats)."""
         index = self._index.get(number)
@@ -396,19 +392,16 @@ def _call(h: WorkingHand, e: PlayerCalled) -> None:
 
 
 def _bet(h: WorkingHand, e: BetPlaced) -> None:
-    index = h.index_of(e.seat)
-    assert index is not None
+    index, x = h.write_seat(e.seat)
     if e.full:
         h.last_raise = max(e.to - h.current_bet, h.last_raise)
         h.full_level = e.to
         h.raises += 1
         # A full bet or raise reopens the betting to everyone else.
-        for i, o in enumerate(h.seats):
-            if o.acted:
-                h.write(i).acted = False
+        for o in h.seats:
+            o.acted = False
     h.current_bet = max(h.current_bet, e.to)
     h.aggressor = index
-    x = h.write(index)
     x.stack -= e.amount
     x.bet = e.to
     x.committed += e.amount
@@ -428,12 +421,10 @@ def _drawn(h: WorkingHand, e: CardsDrawn) -> None:
 
 
 def _street(h: WorkingHand, e: StreetStarted) -> None:
-    for i, x in enumerate(h.seats):
-        if x.bet or x.acted or x.matched:
-            w = h.write(i)
-            w.bet = 0
-            w.acted = False
-            w.matched = 0
+    for x in h.seats:
+        x.bet = 0
+        x.acted = False
+        x.matched = 0
     h.street = e.street
     h.current_bet = 0
     h.last_raise = h.setup.min_bet

@@ -11,17 +11,13 @@ from felt.rules.events import BlindPosted, HandStarted
 from felt.table.aggregate import (
     CreateTable,
     LeaveSeat,
-    PlayHand,
     SeatPlayer,
     StartNextHand,
-    TableCommand,
     TableState,
-    apply_event,
-    decide_table,
-    passive_action,
 )
 from felt.table.events import TableConfig
 from felt.table.positions import Positions, dealing_order, next_positions
+from tests.unit.table.tables import play_out, run
 
 NLHE = Variant.NLHE
 
@@ -87,13 +83,6 @@ def test_a_hand_needs_two_players() -> None:
 # --------------------------------------------------------------------------- through the table
 
 
-def run(state: TableState | None, command: TableCommand) -> TableState:
-    for event in decide_table(state, command):
-        state = apply_event(state, event)
-    assert state is not None
-    return state
-
-
 def blinds_of(state: TableState) -> dict[int, int]:
     return {e.seat: e.amount for e in state.hand_events if isinstance(e, BlindPosted)}
 
@@ -109,9 +98,7 @@ def test_table_posts_only_live_blinds_and_deals_newcomers_from_the_next_hand() -
     state = run(state, SeatPlayer(5, "p5", "P5", 1000, "h"))
     assert state.hand is not None and state.hand.seat_state(5) is None
     # Play the hand out passively; then the last big blind (seat 2) leaves.
-    while state.hand_running:
-        assert state.hand is not None
-        state = run(state, PlayHand(passive_action(state.hand)))
+    state = play_out(state)
     state = run(state, LeaveSeat(2))
     state = run(state, StartNextHand(b"2" * 32))
     started = next(e for e in state.hand_events if isinstance(e, HandStarted))

@@ -1,0 +1,28 @@
+"""Helpers for driving a table through its pure core in unit tests."""
+
+from __future__ import annotations
+
+from felt.table.aggregate import (
+    PlayHand,
+    TableCommand,
+    TableState,
+    apply_event,
+    decide_table,
+    passive_action,
+)
+
+
+def run(state: TableState | None, command: TableCommand) -> TableState:
+    """Decide ``command`` and fold its events."""
+    for event in decide_table(state, command):
+        state = apply_event(state, event)
+    assert state is not None
+    return state
+
+
+def play_out(state: TableState) -> TableState:
+    """Play the running hand to its end with every seat passive (check, else fold; stand pat)."""
+    while state.hand_running:
+        assert state.hand is not None
+        state = run(state, PlayHand(passive_action(state.hand)))
+    return state

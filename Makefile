@@ -11,10 +11,11 @@ BIN    := $(VENV)/bin
 PY     := $(BIN)/python
 STAMP  := $(VENV)/.install.stamp
 
-# Re-install when the project's metadata or native code changes, including the rules modules
-# that setup.py compiles with mypyc (an edit to them needs a rebuild to take effect).
+# Re-install when the project's metadata or native code changes, including the modules that
+# setup.py compiles with mypyc (an edit to them needs a rebuild to take effect); felt.compiled
+# lists those and prints their paths when run.
 INSTALL_DEPS := pyproject.toml setup.py $(wildcard libs/felt/native/*.c libs/felt/native/*.h) \
-	libs/felt/rules/engine.py libs/felt/rules/fold.py libs/felt/rules/legal.py libs/felt/rules/pots.py
+	libs/felt/compiled.py $(shell $(PYTHON) libs/felt/compiled.py)
 
 PYTEST_ARGS ?=
 # mypy checks these directories (config in pyproject.toml), each once it holds Python code.

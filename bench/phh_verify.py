@@ -14,10 +14,13 @@ Not a test. In one run it times, over the same list of files:
   command runs. PokerKit has no parallel replay, so its figure stays the
   one-process baseline; both ratios are printed.
 
-Each timing is the best of ``--repeat`` runs (default 3), the least
-disturbed by other load. It prints wall and CPU time, hands per second and
-the speed-ups (the target is at least 10x). ``--profile`` adds a cProfile
-summary of Felt's run, which is where to look for what to optimise.
+Each timing is the best of ``--repeat`` rounds (default 3), the least
+disturbed by other load; a round times each run once, in turn, so a slow
+spell of a shared machine hits all of them alike. It prints wall and CPU
+time, hands per second and the speed-ups (the target is at least 10x).
+``--profile`` adds a cProfile summary of Felt's run; it cannot see inside
+the compiled modules (``felt.compiled``), for which ``perf record -g`` on
+this script shows where the time goes.
 
     .venv/bin/python bench/phh_verify.py [PATH ...] [--jobs N] [--repeat 3] [--profile]
 """
@@ -87,16 +90,23 @@ def pokerkit_iterate(path: str) -> bool:
     return True
 
 
-def timed(run: Callable[[], Counter[str]], repeat: int) -> tuple[float, float, Counter[str]]:
-    """Best wall and CPU time of ``repeat`` runs (the least disturbed by other load)."""
-    best_wall = best_cpu = float("inf")
-    counts: Counter[str] = Counter()
+def timed_rounds(
+    runs: dict[str, Callable[[], Counter[str]]], repeat: int
+) -> dict[str, tuple[float, float, Counter[str]]]:
+    """Best wall and CPU time of each run over ``repeat`` rounds.
+
+    A round runs each once, in turn, so a slow spell of a shared machine
+    falls on all of them alike rather than on whichever was timed then.
+    """
+    best: dict[str, tuple[float, float, Counter[str]]] = {}
     for _ in range(max(1, repeat)):
-        wall, cpu = time.perf_counter(), time.process_time()
-        counts = run()
-        best_wall = min(best_wall, time.perf_counter() - wall)
-        best_cpu = min(best_cpu, time.process_time() - cpu)
-    return best_wall, best_cpu, counts
+        for name, run in runs.items():
+            wall, cpu = time.perf_counter(), time.process_time()
+            counts = run()
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            old_wall, old_cpu, _ = best.get(name, (wall, cpu, counts))
+            best[name] = (min(wall, old_wall), min(cpu, old_cpu), counts)
+    return best
 
 
 def report(name: str, files: int, wall: float, cpu: float, counts: Counter[str]) -> None:
@@ -115,7 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0,
         help="also time Felt on N CPUs (default: as `felt phh verify` runs, one per CPU)",
     )
-    parser.add_argument("--repeat", type=int, default=3, help="runs per timing (the best counts)")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="rounds, each timing every run once (the best counts)"
+    )
     parser.add_argument("--lenient", action="store_true", help="also time PokerKit's iterator")
     parser.add_argument("--profile", action="store_true", help="cProfile Felt's run")
     args = parser.parse_args(argv)
@@ -133,15 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     version = importlib.metadata.version("pokerkit")
     print(f"{len(files)} files, Python {sys.version.split()[0]}, pokerkit {version}")
 
-    def run_pokerkit(replay: Callable[[str], bool]) -> Callable[[], Counter[str]]:
-        return lambda: Counter("ok" if replay(p) else "refused" for p in files)
-
-    pk_wall, pk_cpu, pk_counts = timed(run_pokerkit(pokerkit_strict), args.repeat)
-    report("pokerkit strict (baseline)", len(files), pk_wall, pk_cpu, pk_counts)
-    if args.lenient:
-        report("pokerkit iterate", len(files), *timed(run_pokerkit(pokerkit_iterate), args.repeat))
-
     jobs = args.jobs or jobs_for(0, len(files))
+
+    def pokerkit(replay: Callable[[str], bool]) -> Callable[[], Counter[str]]:
+        return lambda: Counter("ok" if replay(p) else "refused" for p in files)
 
     def run_felt() -> Counter[str]:
         clear_action_cache()  # every run starts cold, as `felt phh verify` does
@@ -151,13 +158,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         clear_action_cache()  # before the workers fork, so they start cold too
         return Counter(str(r.status) for r in verify_files(files, jobs))
 
-    felt_wall, felt_cpu, felt_counts = timed(run_felt, args.repeat)
+    runs = {"pokerkit": pokerkit(pokerkit_strict), "felt": run_felt}
+    if jobs > 1:
+        runs["command"] = run_command
+    if args.lenient:
+        runs["lenient"] = pokerkit(pokerkit_iterate)
+    best = timed_rounds(runs, args.repeat)
+
+    pk_wall, pk_cpu, pk_counts = best["pokerkit"]
+    report("pokerkit strict (baseline)", len(files), pk_wall, pk_cpu, pk_counts)
+    if args.lenient:
+        report("pokerkit iterate", len(files), *best["lenient"])
+    felt_wall, felt_cpu, felt_counts = best["felt"]
     report("felt verify (1 process)", len(files), felt_wall, felt_cpu, felt_counts)
     print(
         f"speed-up: {pk_wall / felt_wall:.1f}x wall, {pk_cpu / felt_cpu:.1f}x cpu (target >= 10x)"
     )
     if jobs > 1:
-        wall, _, counts = timed(run_command, args.repeat)
+        wall, _, counts = best["command"]
         print(
             f"{f'felt verify ({jobs} CPUs)':<26} {wall:8.3f} s wall "
             f"{len(files) / wall:27.0f} hands/s   "

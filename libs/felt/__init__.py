@@ -1,3 +1,7 @@
 """Felt: an event-sourced poker backend. ``felt.rules`` is the pure rules core."""
 
+from felt.compiled import warn_if_stale
+
 __version__ = "0.1.0"
+
+warn_if_stale()

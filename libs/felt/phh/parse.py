@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from felt.cards import RANKS, SUITS, Card
+from felt.record import Record
 
 __all__ = [
     "PhhAction",
@@ -221,8 +222,8 @@ def parse_cards(text: str) -> tuple[MaybeCard, ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True, slots=True)
-class PhhAction:
+@dataclass(frozen=True, slots=True, init=False)
+class PhhAction(Record):
     """One entry of the ``actions`` array (its position there is its index).
 
     ``op`` is the PHH code: ``dh`` (deal hole), ``db`` (deal board), ``f``,
@@ -239,6 +240,20 @@ class PhhAction:
     player: int | None = None
     cards: tuple[MaybeCard, ...] = ()
     amount: int | None = None
+
+    def __init__(
+        self,
+        text: str,
+        op: str,
+        player: int | None = None,
+        cards: tuple[MaybeCard, ...] = (),
+        amount: int | None = None,
+    ) -> None:
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "op", op)
+        object.__setattr__(self, "player", player)
+        object.__setattr__(self, "cards", cards)
+        object.__setattr__(self, "amount", amount)
 
 
 _PLAYER_OPS = frozenset({"f", "cc", "cbr", "sm", "sd", "pb"})
@@ -393,8 +408,8 @@ def _decimals(value: Number) -> int:
 # the hand
 
 
-@dataclass(frozen=True, slots=True)
-class PhhHand:
+@dataclass(frozen=True, slots=True, init=False)
+class PhhHand(Record):
     """A PHH hand with amounts in integer chips (input amounts x ``scale``).
 
     Per-player lists are in PHH order: ``p1`` is the first seat left of the
@@ -416,6 +431,32 @@ class PhhHand:
     scale: int = 1
     ante_trimming_status: bool = False
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __init__(
+        self,
+        variant: str,
+        starting_stacks: tuple[int, ...],
+        antes: tuple[int, ...],
+        blinds_or_straddles: tuple[int, ...],
+        min_bet: int | None,
+        actions: tuple[PhhAction, ...],
+        finishing_stacks: tuple[int | Fraction, ...] | None,
+        players: tuple[str, ...],
+        scale: int = 1,
+        ante_trimming_status: bool = False,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        object.__setattr__(self, "variant", variant)
+        object.__setattr__(self, "starting_stacks", starting_stacks)
+        object.__setattr__(self, "antes", antes)
+        object.__setattr__(self, "blinds_or_straddles", blinds_or_straddles)
+        object.__setattr__(self, "min_bet", min_bet)
+        object.__setattr__(self, "actions", actions)
+        object.__setattr__(self, "finishing_stacks", finishing_stacks)
+        object.__setattr__(self, "players", players)
+        object.__setattr__(self, "scale", scale)
+        object.__setattr__(self, "ante_trimming_status", ante_trimming_status)
+        object.__setattr__(self, "extra", {} if extra is None else extra)
 
     @property
     def player_count(self) -> int:

@@ -51,6 +51,7 @@ from pathlib import Path
 
 from felt.cards import DECK_SIZE, Card, card_str
 from felt.phh.parse import PhhError, PhhHand, load
+from felt.record import Record
 from felt.rules.commands import Act, ActionKind, IllegalAction, StartHand
 from felt.rules.config import HandSetup, SeatSetup, Variant
 from felt.rules.engine import HandMachine
@@ -86,8 +87,8 @@ class Status(StrEnum):
     SKIPPED = "skipped"
 
 
-@dataclass(frozen=True, slots=True)
-class VerifyResult:
+@dataclass(frozen=True, slots=True, init=False)
+class VerifyResult(Record):
     """The verdict on one file.
 
     ``reason`` says precisely why a file failed or was skipped; for a pass
@@ -101,6 +102,20 @@ class VerifyResult:
     reason: str = ""
     stacks: tuple[int, ...] | None = None
     scale: int = 1
+
+    def __init__(
+        self,
+        path: str,
+        status: Status,
+        reason: str = "",
+        stacks: tuple[int, ...] | None = None,
+        scale: int = 1,
+    ) -> None:
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "status", status)
+        object.__setattr__(self, "reason", reason)
+        object.__setattr__(self, "stacks", stacks)
+        object.__setattr__(self, "scale", scale)
 
 
 class ReplayError(Exception):

@@ -13,7 +13,6 @@ from felt.rules.commands import (
     ShowCards,
     StartHand,
 )
-from felt.rules.compiled import warn_if_stale
 from felt.rules.config import HandSetup, SeatSetup, Variant
 from felt.rules.engine import apply, decide, execute, replay
 from felt.rules.legal import LegalActions, legal_actions
@@ -43,5 +42,3 @@ __all__ = [
     "replay",
     "view_for",
 ]
-
-warn_if_stale()

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from felt.cards import Card
+from felt.record import Record
 from felt.rules.config import HandSetup
 
 
@@ -25,33 +26,48 @@ class ActionKind(StrEnum):
     ALL_IN = "ALL_IN"
 
 
-@dataclass(frozen=True, slots=True)
-class StartHand:
+@dataclass(frozen=True, slots=True, init=False)
+class StartHand(Record):
     setup: HandSetup
 
+    def __init__(self, setup: HandSetup) -> None:
+        object.__setattr__(self, "setup", setup)
 
-@dataclass(frozen=True, slots=True)
-class Act:
+
+@dataclass(frozen=True, slots=True, init=False)
+class Act(Record):
     """A betting action by ``seat``; ``amount`` is the raise-to total for BET/RAISE."""
 
     seat: int
     kind: ActionKind
     amount: int = 0
 
+    def __init__(self, seat: int, kind: ActionKind, amount: int = 0) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "amount", amount)
 
-@dataclass(frozen=True, slots=True)
-class Discard:
+
+@dataclass(frozen=True, slots=True, init=False)
+class Discard(Record):
     """Draw: ``seat`` throws away ``cards`` (0 to 3 of its own) and draws as many."""
 
     seat: int
     cards: tuple[Card, ...]
 
+    def __init__(self, seat: int, cards: tuple[Card, ...]) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "cards", cards)
 
-@dataclass(frozen=True, slots=True)
-class ShowCards:
+
+@dataclass(frozen=True, slots=True, init=False)
+class ShowCards(Record):
     """After the hand, ``seat`` (dealt in, cards not yet shown) shows its hand."""
 
     seat: int
+
+    def __init__(self, seat: int) -> None:
+        object.__setattr__(self, "seat", seat)
 
 
 Command = StartHand | Act | Discard | ShowCards

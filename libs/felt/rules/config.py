@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from felt.cards import Card
+from felt.record import Record
 
 
 class Variant(StrEnum):
@@ -21,8 +22,8 @@ class Variant(StrEnum):
     DRAW5 = "DRAW5"
 
 
-@dataclass(frozen=True, slots=True)
-class SeatSetup:
+@dataclass(frozen=True, slots=True, init=False)
+class SeatSetup(Record):
     """One seat dealt into a hand.
 
     ``ante`` and ``blind`` are what the seat is obliged to post; it posts less
@@ -36,9 +37,18 @@ class SeatSetup:
     ante: int = 0
     blind: int = 0
 
+    def __init__(
+        self, seat: int, stack: int, player_id: str = "", ante: int = 0, blind: int = 0
+    ) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "stack", stack)
+        object.__setattr__(self, "player_id", player_id)
+        object.__setattr__(self, "ante", ante)
+        object.__setattr__(self, "blind", blind)
 
-@dataclass(frozen=True, slots=True)
-class HandSetup:
+
+@dataclass(frozen=True, slots=True, init=False)
+class HandSetup(Record):
     """Everything a hand needs before the first card.
 
     ``seats`` are in dealing order: clockwise starting with the first seat left
@@ -61,3 +71,27 @@ class HandSetup:
     big_bet: int = 0
     raise_cap: int = 4
     allow_all_in: bool = True
+
+    def __init__(
+        self,
+        hand_id: str,
+        variant: Variant,
+        button: int,
+        seats: tuple[SeatSetup, ...],
+        deck: tuple[Card, ...],
+        min_bet: int = 0,
+        small_bet: int = 0,
+        big_bet: int = 0,
+        raise_cap: int = 4,
+        allow_all_in: bool = True,
+    ) -> None:
+        object.__setattr__(self, "hand_id", hand_id)
+        object.__setattr__(self, "variant", variant)
+        object.__setattr__(self, "button", button)
+        object.__setattr__(self, "seats", seats)
+        object.__setattr__(self, "deck", deck)
+        object.__setattr__(self, "min_bet", min_bet)
+        object.__setattr__(self, "small_bet", small_bet)
+        object.__setattr__(self, "big_bet", big_bet)
+        object.__setattr__(self, "raise_cap", raise_cap)
+        object.__setattr__(self, "allow_all_in", allow_all_in)

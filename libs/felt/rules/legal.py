@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from felt.record import Record
 from felt.rules.config import Variant
 from felt.rules.events import Street
 from felt.rules.state import HandQueries, SeatQueries
@@ -19,8 +20,8 @@ BETTING_STREETS = frozenset(
 MAX_DISCARD = 3
 
 
-@dataclass(frozen=True, slots=True)
-class LegalActions:
+@dataclass(frozen=True, slots=True, init=False)
+class LegalActions(Record):
     """The choices of ``seat``.
 
     ``call_amount`` is the chips a call adds (``None`` when there is nothing
@@ -43,6 +44,32 @@ class LegalActions:
     bet: bool = False
     all_in_to: int | None = None
     max_discard: int | None = None
+
+    def __init__(
+        self,
+        seat: int,
+        street: Street,
+        can_fold: bool = False,
+        can_check: bool = False,
+        call_amount: int | None = None,
+        call_is_all_in: bool = False,
+        min_raise_to: int | None = None,
+        max_raise_to: int | None = None,
+        bet: bool = False,
+        all_in_to: int | None = None,
+        max_discard: int | None = None,
+    ) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "street", street)
+        object.__setattr__(self, "can_fold", can_fold)
+        object.__setattr__(self, "can_check", can_check)
+        object.__setattr__(self, "call_amount", call_amount)
+        object.__setattr__(self, "call_is_all_in", call_is_all_in)
+        object.__setattr__(self, "min_raise_to", min_raise_to)
+        object.__setattr__(self, "max_raise_to", max_raise_to)
+        object.__setattr__(self, "bet", bet)
+        object.__setattr__(self, "all_in_to", all_in_to)
+        object.__setattr__(self, "max_discard", max_discard)
 
     @property
     def can_raise(self) -> bool:

@@ -1,4 +1,4 @@
-"""The stale-build check of the mypyc-compiled rules modules (``felt.rules.compiled``)."""
+"""The list of mypyc-compiled modules and its stale-build check (``felt.compiled``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import importlib.machinery
 import os
 from pathlib import Path
 
-from felt.rules.compiled import stale_modules
+import felt
+from felt.compiled import COMPILED_MODULES, PACKAGE, stale_modules
 
 SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
 
@@ -26,6 +27,10 @@ def test_a_source_edited_after_its_build_is_stale(tmp_path: Path) -> None:
 
 
 def test_the_installed_build_is_current() -> None:
-    import felt.rules
+    assert stale_modules() == []
 
-    assert stale_modules(Path(felt.rules.__file__).parent) == []
+
+def test_every_listed_module_exists() -> None:
+    assert Path(felt.__file__).parent == PACKAGE
+    for name in COMPILED_MODULES:
+        assert (PACKAGE / f"{name}.py").is_file(), name

@@ -1,0 +1,31 @@
+"""``Record``: the base of Felt's immutable value classes (events, commands, setups).
+
+Those classes are frozen dataclasses for equality, hashing, ``repr``,
+``dataclasses.replace`` and ``fields``, but each spells out its
+``__init__`` with ``object.__setattr__``. Why: the modules that define them
+are compiled with mypyc (see ``setup.py``), which turns such an ``__init__``
+into direct native stores, about ten times cheaper than the ``__init__``
+that ``dataclasses`` generates (an interpreted function, even in a compiled
+module); replaying a hand builds a few dozen of them. Uncompiled, the same
+code behaves the same, at the dataclass's usual speed.
+``tests/unit/test_records.py`` checks every such ``__init__`` against its
+fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+__all__ = ["Record"]
+
+
+class Record:
+    """Base of a frozen dataclass whose ``__init__`` is written out (see the module docstring)."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Pickling and copying rebuild through __init__: a compiled frozen class
+        # cannot have its attributes set one by one afterwards.
+        return (type(self), tuple(getattr(self, f.name) for f in fields(self)))  # type: ignore[arg-type]

@@ -35,9 +35,10 @@ COMPILED_MODULES = (
 
 
 def stale_modules(
-    directory: Path = PACKAGE, names: tuple[str, ...] = COMPILED_MODULES
+    directory: Path | None = None, names: tuple[str, ...] = COMPILED_MODULES
 ) -> list[str]:
     """Modules under ``directory`` whose compiled build is older than their source."""
+    directory = PACKAGE if directory is None else directory
     stale = []
     for name in names:
         source = directory / f"{name}.py"
@@ -52,8 +53,20 @@ def stale_modules(
     return stale
 
 
+def _in_source_checkout() -> bool:
+    """True when ``felt`` runs from the repository (an editable install): ``libs/felt``.
+
+    Only there can a source be edited after its build. An installed wheel
+    unpacks each ``.py`` beside its ``.so`` in whatever order, so comparing
+    their times would warn for nothing.
+    """
+    return PACKAGE.parent.name == "libs" and (PACKAGE.parent.parent / "setup.py").is_file()
+
+
 def warn_if_stale() -> None:
     """Warn (once, at import) when an edited compiled module is shadowed by an old build."""
+    if not _in_source_checkout():
+        return
     stale = stale_modules()
     if stale:
         warnings.warn(

@@ -58,7 +58,7 @@ async def new_table(request: pytest.FixtureRequest) -> AsyncIterator[Callable[[]
 
     yield make
     callspec = getattr(request.node, "callspec", None)
-    uses_redis = callspec is None or callspec.params.get("store") in ("redis", "redis-py")
+    uses_redis = callspec is None or callspec.params.get("store", "redis") != "memory"
     if uses_redis and made:
         client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
         try:
@@ -417,6 +417,30 @@ async def test_redis_layout(redis_url: str, new_table: Callable[[], str]) -> Non
         assert entries[0][1] == {b"e": b"a", b"r": b"r"}
         assert await client.hget(meta_key(t), "version") == b"2"
         assert await client.hget(requests_key(t), "r") == b"1:2:x"
+    finally:
+        await store.aclose()
+        await client.aclose()
+
+
+@pytest.mark.parametrize("pipelined", [True, False], ids=["pipelined", "redis-py"])
+async def test_entries_are_read_by_field_name(
+    redis_url: str, new_table: Callable[[], str], pipelined: bool
+) -> None:
+    """Both read paths find ``e`` and ``r`` wherever they are in an entry, as XADD allows."""
+    t = new_table()
+    client = aioredis.Redis.from_url(redis_url)
+    store = RedisEventStore(client, pipeline=pipelined)
+    try:
+        await client.xadd(events_key(t), {"r": "req", "e": b"first", "x": "other"}, id="1-0")
+        await client.xadd(events_key(t), {"e": b"second"}, id="2-0")
+        await client.xadd(events_key(t), {"e": b"third", "r": "req-3"}, id="3-0")
+        await client.hset(meta_key(t), "version", 3)
+        records = await store.read(t)
+        assert [(r.sequence, r.payload, r.request_id) for r in records] == [
+            (1, b"first", "req"),
+            (2, b"second", None),
+            (3, b"third", "req-3"),
+        ]
     finally:
         await store.aclose()
         await client.aclose()

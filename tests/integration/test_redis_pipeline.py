@@ -93,6 +93,34 @@ async def test_an_error_reply_raises_and_the_pipe_goes_on(pipe: RedisPipeline, k
     assert await pipe.call("GET", key) == b"text"
 
 
+async def test_a_transaction_runs_its_commands_together(pipe: RedisPipeline, key: str) -> None:
+    """Concurrent calls never land inside another caller's MULTI/EXEC block."""
+
+    async def pair() -> list[int]:
+        return await pipe.transaction(("INCR", key), ("GET", key))
+
+    results = await asyncio.gather(
+        *(pair() if k % 3 == 0 else pipe.call("INCR", key) for k in range(300))
+    )
+    pairs = [r for r in results if isinstance(r, list)]
+    assert len(pairs) == 100
+    for counted, read in pairs:
+        assert read == str(counted).encode()  # nothing ran between the two
+    assert await pipe.call("GET", key) == b"300"
+
+
+async def test_a_refused_transaction_raises_and_the_pipe_goes_on(
+    pipe: RedisPipeline, key: str
+) -> None:
+    await pipe.call("SET", key, "text")
+    with pytest.raises(ResponseError, match="wrong number of arguments"):  # refused when queued
+        await pipe.transaction(("SET", key, "other"), ("GET",))
+    assert await pipe.call("GET", key) == b"text"  # nothing of the block ran
+    with pytest.raises(ResponseError, match="not an integer"):  # refused when executed
+        await pipe.transaction(("INCR", key), ("GET", key))
+    assert await pipe.transaction(("APPEND", key, "!"), ("GET", key)) == [5, b"text!"]
+
+
 async def test_scripts_are_sent_again_after_a_script_flush(
     pipe: RedisPipeline, client: aioredis.Redis, key: str
 ) -> None:

@@ -229,6 +229,29 @@ class RedisPipeline:
             protocol = await self._connect()
         return await protocol.send(pack(args))
 
+    async def transaction(self, *commands: tuple[Arg, ...]) -> list[Any]:
+        """Run ``commands`` in one ``MULTI``/``EXEC``; their replies, in order.
+
+        The whole block is queued in one go, with no await in between, so no
+        other caller's command can land inside it. A command Redis refuses
+        raises ``ResponseError`` (the first one, when several fail).
+        """
+        protocol = self._protocol
+        if protocol is None or protocol.closed or protocol.loop is not asyncio.get_running_loop():
+            protocol = await self._connect()
+        block = [("MULTI",), *commands, ("EXEC",)]
+        futures = [protocol.send(pack(command)) for command in block]
+        replies = await asyncio.gather(*futures, return_exceptions=True)
+        # A refusal while queueing (replies[1:-1]) explains the EXECABORT that follows it.
+        for reply in replies:
+            if isinstance(reply, BaseException):
+                raise reply
+        executed = cast("list[Any]", replies[-1])
+        for reply in executed:
+            if isinstance(reply, ResponseError):
+                raise reply
+        return executed
+
     def script(self, body: str) -> str:
         """Register a Lua script for :meth:`run_script`; returns its SHA-1."""
         sha = hashlib.sha1(body.encode()).hexdigest()

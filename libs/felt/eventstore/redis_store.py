@@ -17,8 +17,10 @@ One append is ONE script call (``APPEND_LUA``): it looks up the request id,
 compares the version, XADDs every event with an explicit ID, bumps the version
 and records the request, all atomically. Appends go ``EVALSHA`` over one
 pipelined connection of their own (``felt.eventstore.pipeline``: much cheaper
-than a redis-py command, and concurrent appends share writes), other
-commands through the redis-py client. Redis 7.0 has no XADD idempotency
+than a redis-py command, and concurrent appends share writes), and so do
+reads (``MULTI``/``XRANGE``/``EXEC``, which is how a table is rebuilt); the
+blocking ``XREAD`` of subscriptions and the rare commands go through the
+redis-py client. Redis 7.0 has no XADD idempotency
 (IDMP), hence the requests hash. The scripts start with a ``#!lua`` shebang so
 Redis refuses them up front when out of memory, before any write (a script
 that fails half-way is not rolled back).
@@ -131,6 +133,9 @@ return 0
 """
 
 _PAGE = 5000
+# Pages read over the shared pipelined connection are smaller, so that an append
+# queued behind one waits little (and 500 reads fastest here anyway).
+_PIPELINED_PAGE = 500
 
 
 def _text(value: bytes | str) -> str:
@@ -156,6 +161,18 @@ def _record(entry_id: bytes | str, fields: dict[Any, Any]) -> StoredRecord:
     if payload is None:
         raise ValueError(f"stream entry {_text(entry_id)} has no payload")
     return StoredRecord(sequence, _bytes(payload), None if rid is None else _text(rid))
+
+
+def _raw_record(entry_id: bytes, fields: list[bytes]) -> StoredRecord:
+    """:func:`_record` of an entry as the pipelined connection reads it (fields flat)."""
+    # The append script writes ``e`` then, if any, ``r``: read those directly (a
+    # rebuild reads every entry of the stream); anything else the general way.
+    size = len(fields)
+    if size >= 2 and fields[0] == b"e" and (size == 2 or (size == 4 and fields[2] == b"r")):
+        sequence = int(entry_id[: entry_id.index(b"-")])
+        return StoredRecord(sequence, fields[1], fields[3].decode() if size == 4 else None)
+    pairs = iter(fields)
+    return _record(entry_id, dict(zip(pairs, pairs, strict=True)))
 
 
 def _check_contiguous(after: int, records: list[StoredRecord]) -> None:
@@ -223,17 +240,14 @@ class RedisEventStore:
     async def read(
         self, table_id: str, from_sequence: int = 0, count: int | None = None
     ) -> list[StoredRecord]:
-        key = events_key(table_id)
         records: list[StoredRecord] = []
         after = from_sequence
+        most = _PAGE if self._pipeline is None else _PIPELINED_PAGE
         while count is None or len(records) < count:
-            page = _PAGE if count is None else min(_PAGE, count - len(records))
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.hget(meta_key(table_id), "version")
-                pipe.xrange(key, min=f"{after + 1}-0", max="+", count=page)
-                raw_version, entries = await pipe.execute()
-            batch = [_record(entry_id, fields) for entry_id, fields in entries]
-            version = int(raw_version or 0)
+            page = most if count is None else min(most, count - len(records))
+            # The version and the page in one transaction: together they tell a
+            # trimmed stream from one that has nothing more.
+            version, batch = await self._read_page(table_id, after, page)
             if not batch:
                 if version > after:  # events exist past `after` but none is retained
                     raise EventsTrimmed(after, version + 1)
@@ -244,6 +258,22 @@ class RedisEventStore:
             if len(batch) < page:
                 break
         return records
+
+    async def _read_page(
+        self, table_id: str, after: int, page: int
+    ) -> tuple[int, list[StoredRecord]]:
+        """The table's version and up to ``page`` records after ``after``, atomically."""
+        version_of = ("HGET", meta_key(table_id), "version")
+        entries_of = ("XRANGE", events_key(table_id), f"{after + 1}-0", "+", "COUNT", page)
+        if self._pipeline is not None:
+            # Replies straight from hiredis: about 4x cheaper than redis-py's stream parsing.
+            raw_version, raw = await self._pipeline.transaction(version_of, entries_of)
+            return int(raw_version or 0), [_raw_record(i, fields) for i, fields in raw]
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.execute_command(*version_of)
+            pipe.xrange(events_key(table_id), min=f"{after + 1}-0", max="+", count=page)
+            raw_version, entries = await pipe.execute()
+        return int(raw_version or 0), [_record(i, fields) for i, fields in entries]
 
     async def subscribe(
         self, table_id: str, from_sequence: int = 0, *, block_ms: int = 5000

@@ -80,35 +80,57 @@ def _levels(leaves: list[bytes]) -> list[list[bytes]]:
     return levels
 
 
-def _leaves(seed: bytes, deck: Sequence[Card]) -> list[bytes]:
-    salts = _salts(seed, len(deck))
-    return [
-        hashlib.sha256(LEAF_TAG + bytes((i, c)) + salt).digest()  # leaf_hash, inlined
-        for i, (c, salt) in enumerate(zip(deck, salts, strict=True))
-    ]
+@dataclass(frozen=True, slots=True)
+class DeckTree:
+    """The Merkle tree of one hand's deck, built once and opened as often as needed.
+
+    Building it costs a hundred-odd hashes; a hand opens cards several times
+    for every viewer (hole cards, each street, the showdown), so whoever
+    opens cards repeatedly keeps the tree (``ProofTracker`` does, per hand).
+    """
+
+    deck: tuple[Card, ...]
+    salts: tuple[bytes, ...]
+    levels: tuple[list[bytes], ...]
+
+    @classmethod
+    def build(cls, seed: bytes, deck: Sequence[Card]) -> DeckTree:
+        salts = _salts(seed, len(deck))
+        leaves = [
+            hashlib.sha256(LEAF_TAG + bytes((i, c)) + salt).digest()  # leaf_hash, inlined
+            for i, (c, salt) in enumerate(zip(deck, salts, strict=True))
+        ]
+        return cls(tuple(deck), tuple(salts), tuple(_levels(leaves)))
+
+    @property
+    def root(self) -> str:
+        """The commitment: the root's hash, in hex."""
+        return self.levels[-1][0].hex()
+
+    def open(self, positions: Sequence[int]) -> list[CardOpening]:
+        """Openings for the cards at ``positions`` (for one seat, or public ones)."""
+        openings = []
+        for position in positions:
+            proof: list[tuple[str, bool]] = []
+            index = position
+            for level in self.levels[:-1]:
+                sibling = index ^ 1
+                if sibling < len(level):
+                    proof.append((level[sibling].hex(), sibling > index))
+                index //= 2
+            salt = self.salts[position].hex()
+            openings.append(CardOpening(position, self.deck[position], salt, tuple(proof)))
+        return openings
 
 
 def commit_deck(seed: bytes, deck: Sequence[Card]) -> tuple[str, int]:
     """The hex Merkle root committing to ``deck`` (and how many leaves it has)."""
-    return _levels(_leaves(seed, deck))[-1][0].hex(), len(deck)
+    return DeckTree.build(seed, deck).root, len(deck)
 
 
 def open_cards(seed: bytes, deck: Sequence[Card], positions: Sequence[int]) -> list[CardOpening]:
-    """Openings for the cards at ``positions`` (for one seat, or public ones)."""
-    levels = _levels(_leaves(seed, deck))
-    openings = []
-    for position in positions:
-        proof: list[tuple[str, bool]] = []
-        index = position
-        for level in levels[:-1]:
-            sibling = index ^ 1
-            if sibling < len(level):
-                proof.append((level[sibling].hex(), sibling > index))
-            index //= 2
-        openings.append(
-            CardOpening(position, deck[position], salt_for(seed, position).hex(), tuple(proof))
-        )
-    return openings
+    """Openings for the cards at ``positions`` (builds the tree: see :class:`DeckTree`)."""
+    return DeckTree.build(seed, deck).open(positions)
 
 
 def verify_opening(root: str, opening: CardOpening) -> bool:

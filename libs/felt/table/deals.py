@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from felt.cards import Card, card_str
 from felt.rules.events import CardsDrawn, CardsShown, HandStarted, HoleCardsDealt, StreetStarted
-from felt.table.commitment import CardOpening, open_cards, verify_opening
+from felt.table.commitment import CardOpening, DeckTree, verify_opening
 from felt.table.events import AnyEvent, DeckCommitted
 
 
@@ -26,14 +26,16 @@ class ProofTracker:
     seed: bytes = b""
     deck: tuple[Card, ...] = ()
     positions: dict[Card, int] = field(default_factory=dict)
+    # The hand's Merkle tree, built at its first opening and kept for the others.
+    tree: DeckTree | None = None
 
     def openings(self, event: AnyEvent) -> list[CardOpening]:
         """Proofs for the cards ``event`` reveals to the viewer (call for every event, in order)."""
         if isinstance(event, DeckCommitted):
-            self.seed, self.deck, self.positions = event.seed, (), {}
+            self.seed, self.deck, self.positions, self.tree = event.seed, (), {}, None
             return []
         if isinstance(event, HandStarted):
-            self.deck = event.setup.deck
+            self.deck, self.tree = event.setup.deck, None
             return []
         if not self.seed or not self.deck:
             return []
@@ -50,7 +52,11 @@ class ProofTracker:
             reveal = event.deck_positions
         elif isinstance(event, CardsShown) and event.seat != self.viewer:
             reveal = [self.positions[c] for c in event.cards if c in self.positions]
-        return open_cards(self.seed, self.deck, reveal) if reveal else []
+        if not reveal:
+            return []
+        if self.tree is None:
+            self.tree = DeckTree.build(self.seed, self.deck)
+        return self.tree.open(reveal)
 
     def _remember(self, cards: Iterable[Card | None], positions: Iterable[int]) -> None:
         for c, p in zip(cards, positions, strict=True):

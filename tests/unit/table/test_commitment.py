@@ -7,6 +7,7 @@ import hmac
 
 from felt.cards import shuffled_deck
 from felt.table.commitment import (
+    DeckTree,
     _salts,
     commit_deck,
     leaf_hash,
@@ -46,3 +47,39 @@ def test_commitments_and_openings() -> None:
         assert (root, leaves) == (_reference_root(seed, deck), 52)
         for opening in open_cards(seed, deck, [0, 1, 25, 51]):
             assert verify_opening(root, opening)
+
+
+def test_a_kept_tree_opens_as_a_fresh_one() -> None:
+    """``DeckTree`` (kept per hand by ProofTracker) gives the openings ``open_cards`` gives."""
+    seed = hashlib.sha256(b"kept").digest()
+    deck = shuffled_deck(seed)
+    tree = DeckTree.build(seed, deck)
+    assert tree.root == commit_deck(seed, deck)[0]
+    for positions in ([0], [1, 2], list(range(52)), [51, 0]):
+        assert tree.open(positions) == open_cards(seed, deck, positions)
+    assert [o.salt for o in tree.open([7])] == [salt_for(seed, 7).hex()]
+
+
+def test_the_proof_tracker_keeps_one_tree_per_hand() -> None:
+    from felt.rules.config import HandSetup, SeatSetup, Variant
+    from felt.rules.events import HandStarted, HoleCardsDealt, Street, StreetStarted
+    from felt.table.deals import ProofTracker
+    from felt.table.events import DeckCommitted
+
+    tracker = ProofTracker(viewer=0)
+    for hand in range(2):
+        seed = hashlib.sha256(b"hand" + bytes([hand])).digest()
+        deck = shuffled_deck(seed)
+        root = commit_deck(seed, deck)[0]
+        setup = HandSetup(f"h{hand}", Variant.NLHE, 1, (SeatSetup(0, 100), SeatSetup(1, 100)), deck)
+        assert tracker.openings(DeckCommitted(f"h{hand}", root, 52, seed)) == []
+        assert tracker.openings(HandStarted(setup)) == []
+        assert tracker.tree is None  # built at the first opening
+        mine = tracker.openings(HoleCardsDealt(0, deck[0:1] + deck[2:3], (0, 2)))
+        tree = tracker.tree
+        assert tree is not None and tree.root == root
+        assert [o.card for o in mine] == [deck[0], deck[2]]
+        assert tracker.openings(HoleCardsDealt(1, deck[1:2] + deck[3:4], (1, 3))) == []
+        flop = tracker.openings(StreetStarted(Street.FLOP, deck[4:7], (4, 5, 6)))
+        assert tracker.tree is tree  # the same tree, not rebuilt
+        assert all(verify_opening(root, o) for o in mine + flop)

@@ -9,13 +9,20 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 PY     := $(BIN)/python
-STAMP  := $(VENV)/.install.stamp
+# A compiled install and a pure one (FELT_PURE_PYTHON=1, see setup.py) have stamps of their
+# own, so switching between them reinstalls.
+BUILD_KIND := $(if $(filter-out 0,$(FELT_PURE_PYTHON)),pure,compiled)
+STAMP  := $(VENV)/.install-$(BUILD_KIND).stamp
 
 # Re-install when the project's metadata or native code changes, including the modules that
 # setup.py compiles with mypyc (an edit to them needs a rebuild to take effect); felt.compiled
-# lists those and prints their paths when run.
+# lists those and prints their paths when run (-P: without libs/felt/ on sys.path).
+COMPILED_SOURCES := $(shell $(PYTHON) -P libs/felt/compiled.py)
+ifeq ($(strip $(COMPILED_SOURCES)),)
+$(error $(PYTHON) could not list the compiled modules (libs/felt/compiled.py): Felt needs Python >= 3.11)
+endif
 INSTALL_DEPS := pyproject.toml setup.py $(wildcard libs/felt/native/*.c libs/felt/native/*.h) \
-	libs/felt/compiled.py $(shell $(PYTHON) libs/felt/compiled.py)
+	libs/felt/compiled.py $(COMPILED_SOURCES)
 
 PYTEST_ARGS ?=
 # mypy checks these directories (config in pyproject.toml), each once it holds Python code.
@@ -43,6 +50,7 @@ $(STAMP): $(INSTALL_DEPS)
 		$(PYTHON) -m venv $(VENV); \
 	fi
 	$(PY) -m pip install --disable-pip-version-check -q -e '.[dev]'
+	@rm -f $(VENV)/.install*.stamp
 	@touch $@
 
 test: install

@@ -10,6 +10,12 @@ module); replaying a hand builds a few dozen of them. Uncompiled, the same
 code behaves the same, at the dataclass's usual speed.
 ``tests/unit/test_records.py`` checks every such ``__init__`` against its
 fields.
+
+Two things only the compiled build enforces: argument types (``Act(1,
+"FOLD")`` raises ``TypeError``; mypy refuses it in both) and that these
+classes are final (a class in an uncompiled module cannot subclass them).
+Nothing here relies on either; write well-typed code and add new value
+classes to a compiled module.
 """
 
 from __future__ import annotations

@@ -444,3 +444,26 @@ async def test_entries_are_read_by_field_name(
     finally:
         await store.aclose()
         await client.aclose()
+
+
+async def test_a_read_cut_off_by_a_lost_connection_is_tried_again(
+    redis_url: str, new_table: Callable[[], str]
+) -> None:
+    """Reads change nothing, so the pipelined store retries one on a new connection."""
+    t = new_table()
+    client = aioredis.Redis.from_url(redis_url)
+    store = RedisEventStore(client)
+    try:
+        await store.append(t, payloads("a", "b", "c"), 0)
+        pipe = store._pipeline
+        assert pipe is not None and pipe._protocol is not None
+        first = pipe._protocol
+        reading = asyncio.create_task(store.read(t))
+        await asyncio.sleep(0)  # the read is queued on the connection...
+        assert first.waiters and first.transport is not None
+        first.transport.abort()  # ...which drops before the reply
+        assert [r.payload for r in await asyncio.wait_for(reading, WAIT)] == [b"a", b"b", b"c"]
+        assert first.closed and pipe._protocol is not first
+    finally:
+        await store.aclose()
+        await client.aclose()

@@ -1,13 +1,15 @@
-"""One pipelined Redis connection for the event store's hot path (the append script).
+"""One pipelined Redis connection for the event store's hot path (appends and reads).
 
 redis-py's asyncio client costs about 100 us of CPU per command on top of
 the round trip itself (checking a connection out of the pool and back, the
 retry wrapper, a stream reader, ...), which is as much as deciding and
-encoding an action. Appends need none of that: each is one self-contained,
-atomic script call, so they can share one connection. A call is written
-when its turn of the event loop ends (calls made in the same turn go out in
-one write), and Redis answers in order, so replies are matched to callers
-first-in, first-out.
+encoding an action, and its stream replies go through Python parsing.
+Appends and reads need none of that: an append is one self-contained,
+atomic script call, a read one ``MULTI``/``EXEC`` block
+(:meth:`RedisPipeline.transaction`), so they can share one connection. A
+call is written when its turn of the event loop ends (calls made in the
+same turn go out in one write), and Redis answers in order, so replies are
+matched to callers first-in, first-out.
 
 Semantics are redis-py's: a reply error raises ``redis.exceptions.ResponseError``;
 a lost or broken connection raises ``redis.exceptions.ConnectionError`` for

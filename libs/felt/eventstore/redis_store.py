@@ -32,6 +32,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any, cast
 
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from felt.eventstore.base import (
     AppendResult,
@@ -184,17 +185,17 @@ class RedisEventStore:
     """:class:`~felt.eventstore.base.EventStore` on Redis Streams.
 
     ``redis`` must return bytes (``decode_responses=False``, the default);
-    this store does not close it unless it made it (``from_url``). Appends use
-    a connection of the store's own (see the module docstring), which
-    :meth:`aclose` closes.
+    this store does not close it unless it made it (``from_url``). Appends and
+    reads use a connection of the store's own (see the module docstring),
+    which :meth:`aclose` closes.
     """
 
     def __init__(self, redis: Redis, *, owns_client: bool = False, pipeline: bool = True) -> None:
         self._redis = redis
         self._owns_client = owns_client
         self._append = redis.register_script(APPEND_LUA)
-        # Appends take the pipelined connection when it can reach the server like `redis`
-        # (``pipeline=False``: through `redis` itself).
+        # Appends and reads take the pipelined connection when it can reach the server like
+        # `redis` (``pipeline=False``: through `redis` itself).
         self._pipeline = RedisPipeline.for_client(redis) if pipeline else None
         self._append_sha = self._pipeline.script(APPEND_LUA) if self._pipeline else ""
         self._trim = redis.register_script(TRIM_LUA)
@@ -267,7 +268,12 @@ class RedisEventStore:
         entries_of = ("XRANGE", events_key(table_id), f"{after + 1}-0", "+", "COUNT", page)
         if self._pipeline is not None:
             # Replies straight from hiredis: about 4x cheaper than redis-py's stream parsing.
-            raw_version, raw = await self._pipeline.transaction(version_of, entries_of)
+            try:
+                raw_version, raw = await self._pipeline.transaction(version_of, entries_of)
+            except RedisConnectionError:
+                # A read changes nothing, so it is safe to try once more on a new
+                # connection (redis-py's client retries like this on its own).
+                raw_version, raw = await self._pipeline.transaction(version_of, entries_of)
             return int(raw_version or 0), [_raw_record(i, fields) for i, fields in raw]
         async with self._redis.pipeline(transaction=True) as pipe:
             pipe.execute_command(*version_of)

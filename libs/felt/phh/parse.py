@@ -417,7 +417,8 @@ class PhhHand(Record):
     ``antes``/``blinds_or_straddles`` still list the small blind's first, as
     PokerKit reads them). ``finishing_stacks`` are exact amounts of scaled
     chips: ints, except that a recorded half chip shows as ``Fraction(20225, 2)``.
-    ``extra`` holds every other field as parsed.
+    ``extra`` holds every other field as parsed (``None`` given to the
+    constructor stands for an empty mapping).
     """
 
     variant: str

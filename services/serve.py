@@ -40,19 +40,6 @@ DEMO_TABLES = {
 DEMO_BOTS = (epb.AI_LEVEL_HARD, epb.AI_LEVEL_NORMAL, epb.AI_LEVEL_EASY)
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser(
-        "serve",
-        help="run the table service and AI workers in one process (development)",
-        description=__doc__,
-    )
-    p.add_argument("--workers", type=int, default=2, help="AI workers in this process")
-    p.add_argument(
-        "--no-demo", dest="demo", action="store_false", help="do not open the demo tables"
-    )
-    p.set_defaults(handler=run)
-
-
 def run(args: argparse.Namespace) -> int:
     from felt.logging import configure_logging
 

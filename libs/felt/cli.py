@@ -19,10 +19,10 @@ __all__ = ["SUBCOMMAND_MODULES", "build_parser", "main"]
 
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "felt.phh.cli",
-    "felt.client.verify_hand",
+    "felt.client.verify_hand_cli",
     "services.table.cli",
     "felt.bots.ladder_cli",
-    "services.serve",
+    "services.serve_cli",
     "services.ai_worker.cli",
 )
 """Modules whose ``register(subparsers)`` adds a subcommand, in help order."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import grpc
 from google.protobuf import json_format
@@ -47,22 +46,6 @@ def fetch_history(
             request, metadata=metadata, timeout=10
         )
         return response
-
-
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser(
-        "verify-hand",
-        help="check a hand's cards against the deck commitment made before it",
-        description=__doc__,
-    )
-    p.add_argument("--target", default="127.0.0.1:50051", help="table service host:port")
-    p.add_argument("--table", help="table id")
-    p.add_argument("--hand", default="", help="hand id (default: the latest hand)")
-    p.add_argument("--seat", type=int, help="your seat (needs --token); omit as a spectator")
-    p.add_argument("--token", default="", help="your seat token")
-    p.add_argument("--file", type=Path, help="verify a history saved with --save instead")
-    p.add_argument("--save", type=Path, help="also save the fetched history as JSON")
-    p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,37 @@
+"""The ``felt`` command line: every subcommand registers without loading the services."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from felt.cli import SUBCOMMAND_MODULES, build_parser
+
+COMMANDS = {"phh", "verify-hand", "table-service", "ladder", "serve", "ai-worker"}
+
+
+def test_every_subcommand_is_registered() -> None:
+    parser = build_parser()
+    choices = next(
+        a.choices for a in parser._actions if a.dest == "command" and a.choices is not None
+    )
+    assert set(choices) == COMMANDS
+    assert len(SUBCOMMAND_MODULES) == len(COMMANDS)
+
+
+def test_building_the_parser_loads_no_server_code() -> None:
+    """``felt phh verify`` and ``felt --help`` must not pay for gRPC, Redis or the services.
+
+    Checked in a new interpreter: this test process has imported them already.
+    """
+    heavy = ["grpc", "redis", "google.protobuf", "services.serve", "felt.client.verify_hand"]
+    code = (
+        "import sys\n"
+        "from felt.cli import build_parser\n"
+        "build_parser()\n"
+        f"print(','.join(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert loaded == ""

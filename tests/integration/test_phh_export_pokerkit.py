@@ -33,16 +33,15 @@ import multiprocessing
 import os
 import random
 import time
-import warnings
 from collections import Counter
 from collections.abc import Sequence
 
 import pokerkit
 import pytest
-from pokerkit.notation import parse_action
 
 from felt.cards import deck_from_rng
 from felt.phh.export import export_phh
+from felt.phh.oracle import load_history, strict_replay
 from felt.phh.parse import loads
 from felt.phh.replay import Status, verify_hand
 from felt.rules.commands import Act, ActionKind, Command, ShowCards, StartHand
@@ -148,34 +147,8 @@ def play(rng: random.Random, setup: HandSetup) -> tuple[HandState, list[Event]]:
 
 
 def pokerkit_strict(text: str) -> pokerkit.State:
-    """Replay PHH text in PokerKit, applying every action in order and repairing nothing.
-
-    Only what PHH leaves implicit is done between actions: burning a card
-    before each board card (Felt deals none, PokerKit wants one). After the
-    last action the hand is finished the way PokerKit's own iterator does.
-    """
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        history = pokerkit.HandHistory.loads(text)
-    state = history.create_state()
-    for action in history.actions:
-        while state.can_burn_card():
-            state.burn_card("??")
-        parse_action(state, action, history.parse_value)
-    while state.status:
-        if state.can_burn_card():
-            state.burn_card("??")
-        elif state.can_show_or_muck_hole_cards():
-            state.show_or_muck_hole_cards()
-        elif state.can_kill_hand():
-            state.kill_hand()
-        elif state.can_push_chips():
-            state.push_chips()
-        elif state.can_pull_chips():
-            state.pull_chips()
-        else:
-            break
-    return state
+    """Replay PHH text in PokerKit strictly (``felt.phh.oracle``)."""
+    return strict_replay(load_history(text))
 
 
 def odd_chip_pots(events: Sequence[Event]) -> list[PotAwarded]:

@@ -35,3 +35,12 @@ def test_building_the_parser_loads_no_server_code() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert loaded == ""
+
+
+def test_a_subcommand_runs_its_program_when_called() -> None:
+    """The light registration still reaches the real program (imported when the command runs)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "felt.cli", "verify-hand"], capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert "verify-hand: --table is required (or --file)" in done.stderr

@@ -28,6 +28,7 @@ COMPILED_MODULES = (
     "rules/fold",
     "rules/legal",
     "rules/pots",
+    "rules/views",
     "phh/parse",
     "phh/replay",
 )

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from felt.cards import Card
+from felt.record import Record
 from felt.rules.config import Variant
 from felt.rules.events import (
     CardsDrawn,
@@ -59,8 +60,8 @@ def revealed_cards(events: Iterable[Event]) -> dict[int, tuple[Card, ...]]:
     return {e.seat: e.cards for e in events if isinstance(e, CardsShown)}
 
 
-@dataclass(frozen=True, slots=True)
-class SeatView:
+@dataclass(frozen=True, slots=True, init=False)
+class SeatView(Record):
     """One seat as the viewer sees it. ``cards`` holds ``None`` for hidden cards."""
 
     seat: int
@@ -75,15 +76,45 @@ class SeatView:
     mucked: bool
     drawn: int | None
 
+    def __init__(
+        self,
+        seat: int,
+        player_id: str,
+        stack: int,
+        bet: int,
+        committed: int,
+        folded: bool,
+        all_in: bool,
+        cards: tuple[MaybeCard, ...],
+        shown: bool,
+        mucked: bool,
+        drawn: int | None,
+    ) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "player_id", player_id)
+        object.__setattr__(self, "stack", stack)
+        object.__setattr__(self, "bet", bet)
+        object.__setattr__(self, "committed", committed)
+        object.__setattr__(self, "folded", folded)
+        object.__setattr__(self, "all_in", all_in)
+        object.__setattr__(self, "cards", cards)
+        object.__setattr__(self, "shown", shown)
+        object.__setattr__(self, "mucked", mucked)
+        object.__setattr__(self, "drawn", drawn)
 
-@dataclass(frozen=True, slots=True)
-class PotView:
+
+@dataclass(frozen=True, slots=True, init=False)
+class PotView(Record):
     amount: int
     eligible: tuple[int, ...]
 
+    def __init__(self, amount: int, eligible: tuple[int, ...]) -> None:
+        object.__setattr__(self, "amount", amount)
+        object.__setattr__(self, "eligible", eligible)
 
-@dataclass(frozen=True, slots=True)
-class HandView:
+
+@dataclass(frozen=True, slots=True, init=False)
+class HandView(Record):
     """A redacted snapshot of a hand for ``viewer`` (a seat number, or None)."""
 
     hand_id: str
@@ -104,6 +135,46 @@ class HandView:
     actor: int | None
     legal: LegalActions | None
     ended: bool
+
+    def __init__(
+        self,
+        hand_id: str,
+        variant: Variant,
+        viewer: int | None,
+        street: Street,
+        button: int,
+        seats: tuple[SeatView, ...],
+        board: tuple[Card, ...],
+        pot: int,
+        pots: tuple[PotView, ...],
+        current_bet: int,
+        min_bet: int,
+        small_bet: int,
+        big_bet: int,
+        raise_cap: int,
+        raises: int,
+        actor: int | None,
+        legal: LegalActions | None,
+        ended: bool,
+    ) -> None:
+        object.__setattr__(self, "hand_id", hand_id)
+        object.__setattr__(self, "variant", variant)
+        object.__setattr__(self, "viewer", viewer)
+        object.__setattr__(self, "street", street)
+        object.__setattr__(self, "button", button)
+        object.__setattr__(self, "seats", seats)
+        object.__setattr__(self, "board", board)
+        object.__setattr__(self, "pot", pot)
+        object.__setattr__(self, "pots", pots)
+        object.__setattr__(self, "current_bet", current_bet)
+        object.__setattr__(self, "min_bet", min_bet)
+        object.__setattr__(self, "small_bet", small_bet)
+        object.__setattr__(self, "big_bet", big_bet)
+        object.__setattr__(self, "raise_cap", raise_cap)
+        object.__setattr__(self, "raises", raises)
+        object.__setattr__(self, "actor", actor)
+        object.__setattr__(self, "legal", legal)
+        object.__setattr__(self, "ended", ended)
 
     def seat(self, number: int) -> SeatView:
         for s in self.seats:

@@ -29,6 +29,9 @@ COMPILED_MODULES = (
     "rules/legal",
     "rules/pots",
     "rules/views",
+    "table/events",
+    "table/positions",
+    "table/aggregate",
     "phh/parse",
     "phh/replay",
 )

@@ -45,16 +45,30 @@ RECORDS = _records()
 each_record = pytest.mark.parametrize("cls", RECORDS, ids=lambda c: c.__name__)
 
 
+class NoSample(AssertionError):
+    """``_value`` cannot make a value of this type."""
+
+
 def _value(kind: Any, k: int) -> Any:
     """A value of type ``kind``, different for each ``k`` where the type allows."""
     if typing.get_origin(kind) in (typing.Union, types.UnionType):
-        return _value(next(a for a in typing.get_args(kind) if a is not type(None)), k)
+        options = typing.get_args(kind)
+        try:
+            return _value(next(a for a in options if a is not type(None)), k)
+        except NoSample:
+            if type(None) in options:
+                return None  # e.g. a hand state: the optional field is left empty
+            raise
     if kind is bool:
         return k % 2 == 1
     if kind is int:
         return 1000 + k
     if kind is str:
         return f"value {k}"
+    if kind is bytes:
+        return f"bytes {k}".encode()
+    if kind is float:
+        return k + 0.5
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
         members = list(kind)
         return members[k % len(members)]
@@ -64,7 +78,7 @@ def _value(kind: Any, k: int) -> Any:
         return {"key": k}
     if isinstance(kind, type) and issubclass(kind, Record):
         return _sample(kind, 100 * (k + 1))
-    raise AssertionError(f"no sample value for {kind!r}: extend _value")
+    raise NoSample(f"no sample value for {kind!r}: extend _value")
 
 
 def _hints(cls: RecordClass) -> dict[str, Any]:

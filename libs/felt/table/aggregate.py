@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeGuard
 
 from felt.cards import shuffled_deck
+from felt.record import Record
 from felt.rules.commands import Act, ActionKind, Discard, IllegalAction, ShowCards, StartHand
 from felt.rules.config import HandSetup, SeatSetup, Variant
 from felt.rules.engine import apply as apply_hand
@@ -62,8 +63,8 @@ SEAT_RANGE = {Variant.NLHE: (2, 9), Variant.DRAW5: (2, 6)}
 AI_LEVELS = ("", "easy", "normal", "hard")
 
 
-@dataclass(frozen=True, slots=True)
-class Player:
+@dataclass(frozen=True, slots=True, init=False)
+class Player(Record):
     seat: int
     player_id: str
     name: str
@@ -76,6 +77,30 @@ class Player:
     # Why the seat sits out ("requested", "timeouts", "leaving"); empty while sitting in.
     sit_out_reason: str = ""
 
+    def __init__(
+        self,
+        seat: int,
+        player_id: str,
+        name: str,
+        stack: int,
+        token_hash: str,
+        ai_level: str = "",
+        sitting_out: bool = False,
+        leaving: bool = False,
+        timeouts: int = 0,
+        sit_out_reason: str = "",
+    ) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "player_id", player_id)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "stack", stack)
+        object.__setattr__(self, "token_hash", token_hash)
+        object.__setattr__(self, "ai_level", ai_level)
+        object.__setattr__(self, "sitting_out", sitting_out)
+        object.__setattr__(self, "leaving", leaving)
+        object.__setattr__(self, "timeouts", timeouts)
+        object.__setattr__(self, "sit_out_reason", sit_out_reason)
+
     @property
     def away(self) -> bool:
         """Played passively (check, else fold) in the running hand: gone, or timed out.
@@ -86,8 +111,8 @@ class Player:
         return self.leaving or (self.sitting_out and self.sit_out_reason == "timeouts")
 
 
-@dataclass(frozen=True, slots=True)
-class TableState:
+@dataclass(frozen=True, slots=True, init=False)
+class TableState(Record):
     """The fold of a table's events. ``hand_events`` are the current (or last) hand's."""
 
     config: TableConfig
@@ -99,6 +124,28 @@ class TableState:
     commitment: DeckCommitted | None = None
     closed: bool = False
     timing_out: int | None = None
+
+    def __init__(
+        self,
+        config: TableConfig,
+        players: tuple[Player, ...] = (),
+        hand: HandState | None = None,
+        hand_events: tuple[HandEvent, ...] = (),
+        hands_played: int = 0,
+        positions: Positions | None = None,
+        commitment: DeckCommitted | None = None,
+        closed: bool = False,
+        timing_out: int | None = None,
+    ) -> None:
+        object.__setattr__(self, "config", config)
+        object.__setattr__(self, "players", players)
+        object.__setattr__(self, "hand", hand)
+        object.__setattr__(self, "hand_events", hand_events)
+        object.__setattr__(self, "hands_played", hands_played)
+        object.__setattr__(self, "positions", positions)
+        object.__setattr__(self, "commitment", commitment)
+        object.__setattr__(self, "closed", closed)
+        object.__setattr__(self, "timing_out", timing_out)
 
     def player(self, seat: int) -> Player | None:
         for p in self.players:
@@ -138,13 +185,16 @@ class TableState:
 # commands
 
 
-@dataclass(frozen=True, slots=True)
-class CreateTable:
+@dataclass(frozen=True, slots=True, init=False)
+class CreateTable(Record):
     config: TableConfig
 
+    def __init__(self, config: TableConfig) -> None:
+        object.__setattr__(self, "config", config)
 
-@dataclass(frozen=True, slots=True)
-class SeatPlayer:
+
+@dataclass(frozen=True, slots=True, init=False)
+class SeatPlayer(Record):
     seat: int
     player_id: str
     name: str
@@ -152,52 +202,87 @@ class SeatPlayer:
     token_hash: str
     ai_level: str = ""
 
+    def __init__(
+        self, seat: int, player_id: str, name: str, stack: int, token_hash: str, ai_level: str = ""
+    ) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "player_id", player_id)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "stack", stack)
+        object.__setattr__(self, "token_hash", token_hash)
+        object.__setattr__(self, "ai_level", ai_level)
 
-@dataclass(frozen=True, slots=True)
-class LeaveSeat:
+
+@dataclass(frozen=True, slots=True, init=False)
+class LeaveSeat(Record):
     seat: int
 
+    def __init__(self, seat: int) -> None:
+        object.__setattr__(self, "seat", seat)
 
-@dataclass(frozen=True, slots=True)
-class SitOut:
+
+@dataclass(frozen=True, slots=True, init=False)
+class SitOut(Record):
     seat: int
 
+    def __init__(self, seat: int) -> None:
+        object.__setattr__(self, "seat", seat)
 
-@dataclass(frozen=True, slots=True)
-class SitIn:
+
+@dataclass(frozen=True, slots=True, init=False)
+class SitIn(Record):
     seat: int
 
+    def __init__(self, seat: int) -> None:
+        object.__setattr__(self, "seat", seat)
 
-@dataclass(frozen=True, slots=True)
-class AddChips:
+
+@dataclass(frozen=True, slots=True, init=False)
+class AddChips(Record):
     seat: int
     amount: int
 
+    def __init__(self, seat: int, amount: int) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "amount", amount)
 
-@dataclass(frozen=True, slots=True)
-class StartNextHand:
+
+@dataclass(frozen=True, slots=True, init=False)
+class StartNextHand(Record):
     """Deal the next hand from the deck that ``seed`` (32 secure random bytes) fixes."""
 
     seed: bytes
 
+    def __init__(self, seed: bytes) -> None:
+        object.__setattr__(self, "seed", seed)
 
-@dataclass(frozen=True, slots=True)
-class PlayHand:
+
+@dataclass(frozen=True, slots=True, init=False)
+class PlayHand(Record):
     """A seat's move in the running hand (Act, Discard, or ShowCards after it)."""
 
     command: Act | Discard | ShowCards
 
+    def __init__(self, command: Act | Discard | ShowCards) -> None:
+        object.__setattr__(self, "command", command)
 
-@dataclass(frozen=True, slots=True)
-class TimeOut:
+
+@dataclass(frozen=True, slots=True, init=False)
+class TimeOut(Record):
     """The action clock of ``seat`` ran out: check if possible, else fold (or stand pat)."""
 
     seat: int
 
+    def __init__(self, seat: int) -> None:
+        object.__setattr__(self, "seat", seat)
 
-@dataclass(frozen=True, slots=True)
-class CloseTable:
+
+@dataclass(frozen=True, slots=True, init=False)
+class CloseTable(Record):
     reason: str = ""
+
+    def __init__(self, reason: str = "") -> None:
+        object.__setattr__(self, "reason", reason)
 
 
 TableCommand = (

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from felt.record import Record
 from felt.rules.config import Variant
 from felt.rules.events import Event as HandEvent
 
 
-@dataclass(frozen=True, slots=True)
-class TableConfig:
+@dataclass(frozen=True, slots=True, init=False)
+class TableConfig(Record):
     """How a table plays. NLHE uses blinds/ante; Draw uses ante and fixed bets.
 
     ``action_timeout_ms`` is the action clock (0 disables it); after
@@ -39,14 +40,51 @@ class TableConfig:
     close_at_ms: int = 0
     name: str = ""
 
+    def __init__(
+        self,
+        table_id: str,
+        variant: Variant,
+        seat_count: int,
+        small_blind: int = 0,
+        big_blind: int = 0,
+        ante: int = 0,
+        small_bet: int = 0,
+        big_bet: int = 0,
+        raise_cap: int = 4,
+        allow_all_in: bool = True,
+        action_timeout_ms: int = 30_000,
+        max_timeouts: int = 2,
+        hand_limit: int = 0,
+        close_at_ms: int = 0,
+        name: str = "",
+    ) -> None:
+        object.__setattr__(self, "table_id", table_id)
+        object.__setattr__(self, "variant", variant)
+        object.__setattr__(self, "seat_count", seat_count)
+        object.__setattr__(self, "small_blind", small_blind)
+        object.__setattr__(self, "big_blind", big_blind)
+        object.__setattr__(self, "ante", ante)
+        object.__setattr__(self, "small_bet", small_bet)
+        object.__setattr__(self, "big_bet", big_bet)
+        object.__setattr__(self, "raise_cap", raise_cap)
+        object.__setattr__(self, "allow_all_in", allow_all_in)
+        object.__setattr__(self, "action_timeout_ms", action_timeout_ms)
+        object.__setattr__(self, "max_timeouts", max_timeouts)
+        object.__setattr__(self, "hand_limit", hand_limit)
+        object.__setattr__(self, "close_at_ms", close_at_ms)
+        object.__setattr__(self, "name", name)
 
-@dataclass(frozen=True, slots=True)
-class TableCreated:
+
+@dataclass(frozen=True, slots=True, init=False)
+class TableCreated(Record):
     config: TableConfig
 
+    def __init__(self, config: TableConfig) -> None:
+        object.__setattr__(self, "config", config)
 
-@dataclass(frozen=True, slots=True)
-class PlayerSeated:
+
+@dataclass(frozen=True, slots=True, init=False)
+class PlayerSeated(Record):
     """A player took ``seat`` with ``stack`` chips. ``token_hash`` authenticates it.
 
     ``ai_level`` is ``"easy"``, ``"normal"`` or ``"hard"`` for an AI seat,
@@ -60,43 +98,71 @@ class PlayerSeated:
     token_hash: str
     ai_level: str = ""
 
+    def __init__(
+        self, seat: int, player_id: str, name: str, stack: int, token_hash: str, ai_level: str = ""
+    ) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "player_id", player_id)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "stack", stack)
+        object.__setattr__(self, "token_hash", token_hash)
+        object.__setattr__(self, "ai_level", ai_level)
 
-@dataclass(frozen=True, slots=True)
-class PlayerLeft:
+
+@dataclass(frozen=True, slots=True, init=False)
+class PlayerLeft(Record):
     """The player gave up ``seat`` and took ``stack`` chips with them."""
 
     seat: int
     stack: int
 
+    def __init__(self, seat: int, stack: int) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "stack", stack)
 
-@dataclass(frozen=True, slots=True)
-class PlayerSatOut:
+
+@dataclass(frozen=True, slots=True, init=False)
+class PlayerSatOut(Record):
     """``seat`` is not dealt in from the next hand; ``reason``: requested, timeouts, leaving."""
 
     seat: int
     reason: str = "requested"
 
+    def __init__(self, seat: int, reason: str = "requested") -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "reason", reason)
 
-@dataclass(frozen=True, slots=True)
-class PlayerSatIn:
+
+@dataclass(frozen=True, slots=True, init=False)
+class PlayerSatIn(Record):
     seat: int
 
+    def __init__(self, seat: int) -> None:
+        object.__setattr__(self, "seat", seat)
 
-@dataclass(frozen=True, slots=True)
-class ChipsAdded:
+
+@dataclass(frozen=True, slots=True, init=False)
+class ChipsAdded(Record):
     seat: int
     amount: int
 
+    def __init__(self, seat: int, amount: int) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "amount", amount)
 
-@dataclass(frozen=True, slots=True)
-class ActionTimedOut:
+
+@dataclass(frozen=True, slots=True, init=False)
+class ActionTimedOut(Record):
     """``seat``'s action clock ran out; the hand event that follows checks or folds for it."""
 
     seat: int
 
+    def __init__(self, seat: int) -> None:
+        object.__setattr__(self, "seat", seat)
 
-@dataclass(frozen=True, slots=True)
-class DeckCommitted:
+
+@dataclass(frozen=True, slots=True, init=False)
+class DeckCommitted(Record):
     """A hand's deck order was fixed before any card: a Merkle root over salted card hashes.
 
     ``seed`` is the secret the deck order and the per-position salts derive
@@ -109,10 +175,19 @@ class DeckCommitted:
     leaf_count: int
     seed: bytes = b""
 
+    def __init__(self, hand_id: str, root: str, leaf_count: int, seed: bytes = b"") -> None:
+        object.__setattr__(self, "hand_id", hand_id)
+        object.__setattr__(self, "root", root)
+        object.__setattr__(self, "leaf_count", leaf_count)
+        object.__setattr__(self, "seed", seed)
 
-@dataclass(frozen=True, slots=True)
-class TableClosed:
+
+@dataclass(frozen=True, slots=True, init=False)
+class TableClosed(Record):
     reason: str = ""
+
+    def __init__(self, reason: str = "") -> None:
+        object.__setattr__(self, "reason", reason)
 
 
 TableEvent = (

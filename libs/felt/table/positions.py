@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from felt.record import Record
 from felt.rules.config import Variant
 
 
-@dataclass(frozen=True, slots=True)
-class Positions:
+@dataclass(frozen=True, slots=True, init=False)
+class Positions(Record):
     """Seat numbers of the button, small blind and big blind for one hand.
 
     ``small_blind`` names a position even when no one posts there (a dead
@@ -27,6 +28,13 @@ class Positions:
     button: int
     small_blind: int | None = None
     big_blind: int | None = None
+
+    def __init__(
+        self, button: int, small_blind: int | None = None, big_blind: int | None = None
+    ) -> None:
+        object.__setattr__(self, "button", button)
+        object.__setattr__(self, "small_blind", small_blind)
+        object.__setattr__(self, "big_blind", big_blind)
 
 
 def next_seat(seat: int, active: Sequence[int], seat_count: int) -> int:

@@ -11,11 +11,13 @@ code behaves the same, at the dataclass's usual speed.
 ``tests/unit/test_records.py`` checks every such ``__init__`` against its
 fields.
 
-Two things only the compiled build enforces: argument types (``Act(1,
-"FOLD")`` raises ``TypeError``; mypy refuses it in both) and that these
-classes are final (a class in an uncompiled module cannot subclass them).
-Nothing here relies on either; write well-typed code and add new value
-classes to a compiled module.
+What only the compiled build enforces: argument types (``Act(1, "FOLD")``
+raises ``TypeError``, a ``bool`` given for an ``int`` becomes an ``int``;
+mypy refuses both either way), that these classes are final (a subclass in
+an uncompiled module can be defined but not instantiated), and that
+functions of a compiled module cannot be patched (compiled callers ignore a
+``setattr`` on the module). Nothing here relies on any of that: write
+well-typed code, and add new value classes to a compiled module.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any, TypeGuard
+from typing import TypeGuard
 
 from felt.cards import shuffled_deck
 from felt.record import Record
@@ -581,8 +581,37 @@ def apply_event(state: TableState | None, event: AnyEvent) -> TableState:
     return _apply_hand_event(state, event)
 
 
-def _update(state: TableState, seat: int, **changes: Any) -> TableState:
-    players = tuple(replace(p, **changes) if p.seat == seat else p for p in state.players)
+def _update(
+    state: TableState,
+    seat: int,
+    *,
+    stack: int | None = None,
+    sitting_out: bool | None = None,
+    leaving: bool | None = None,
+    timeouts: int | None = None,
+    sit_out_reason: str | None = None,
+) -> TableState:
+    """``state`` with the given fields of ``seat``'s player changed (None: unchanged).
+
+    Typed parameters rather than ``**changes`` for ``replace``, so mypy checks
+    every value (the compiled ``Player`` would refuse a wrong one only at run time).
+    """
+
+    def changed(p: Player) -> Player:
+        return Player(
+            p.seat,
+            p.player_id,
+            p.name,
+            p.stack if stack is None else stack,
+            p.token_hash,
+            p.ai_level,
+            p.sitting_out if sitting_out is None else sitting_out,
+            p.leaving if leaving is None else leaving,
+            p.timeouts if timeouts is None else timeouts,
+            p.sit_out_reason if sit_out_reason is None else sit_out_reason,
+        )
+
+    players = tuple(changed(p) if p.seat == seat else p for p in state.players)
     return replace(state, players=players)
 
 

@@ -226,9 +226,7 @@ class RedisPipeline:
 
     async def call(self, *args: Arg) -> Any:
         """Run one command; its reply (bytes, int, list, ...) or ``ResponseError``."""
-        protocol = self._protocol
-        if protocol is None or protocol.closed or protocol.loop is not asyncio.get_running_loop():
-            protocol = await self._connect()
+        protocol = await self._ready()
         return await protocol.send(pack(args))
 
     async def transaction(self, *commands: tuple[Arg, ...]) -> list[Any]:
@@ -238,9 +236,7 @@ class RedisPipeline:
         other caller's command can land inside it. A command Redis refuses
         raises ``ResponseError`` (the first one, when several fail).
         """
-        protocol = self._protocol
-        if protocol is None or protocol.closed or protocol.loop is not asyncio.get_running_loop():
-            protocol = await self._connect()
+        protocol = await self._ready()
         block = [("MULTI",), *commands, ("EXEC",)]
         futures = [protocol.send(pack(command)) for command in block]
         replies = await asyncio.gather(*futures, return_exceptions=True)
@@ -269,6 +265,13 @@ class RedisPipeline:
                 raise
         # Redis ran nothing: send the script itself (which also caches it).
         return await self.call("EVAL", self._scripts[sha], len(keys), *keys, *args)
+
+    async def _ready(self) -> _Protocol:
+        """The open connection of this event loop, (re)connecting when there is none."""
+        protocol = self._protocol
+        if protocol is None or protocol.closed or protocol.loop is not asyncio.get_running_loop():
+            protocol = await self._connect()
+        return protocol
 
     async def _connect(self) -> _Protocol:
         if self._closed:

@@ -277,7 +277,7 @@ class RedisEventStore:
             return int(raw_version or 0), [_raw_record(i, fields) for i, fields in raw]
         async with self._redis.pipeline(transaction=True) as pipe:
             pipe.execute_command(*version_of)
-            pipe.xrange(events_key(table_id), min=f"{after + 1}-0", max="+", count=page)
+            pipe.execute_command(*entries_of)  # parsed by redis-py's XRANGE callback
             raw_version, entries = await pipe.execute()
         return int(raw_version or 0), [_record(i, fields) for i, fields in entries]
 

@@ -12,6 +12,7 @@ are never published.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 from collections.abc import Sequence
@@ -84,14 +85,14 @@ def _levels(leaves: list[bytes]) -> list[list[bytes]]:
 class DeckTree:
     """The Merkle tree of one hand's deck, built once and opened as often as needed.
 
-    Building it costs a hundred-odd hashes; a hand opens cards several times
-    for every viewer (hole cards, each street, the showdown), so whoever
-    opens cards repeatedly keeps the tree (``ProofTracker`` does, per hand).
+    Building it costs a hundred-odd hashes, and a hand needs it many times:
+    its commitment, then openings for every viewer (hole cards, each street,
+    the showdown). :func:`deck_tree` builds each hand's tree once for all of them.
     """
 
     deck: tuple[Card, ...]
     salts: tuple[bytes, ...]
-    levels: tuple[list[bytes], ...]
+    levels: tuple[tuple[bytes, ...], ...]
 
     @classmethod
     def build(cls, seed: bytes, deck: Sequence[Card]) -> DeckTree:
@@ -100,7 +101,7 @@ class DeckTree:
             hashlib.sha256(LEAF_TAG + bytes((i, c)) + salt).digest()  # leaf_hash, inlined
             for i, (c, salt) in enumerate(zip(deck, salts, strict=True))
         ]
-        return cls(tuple(deck), tuple(salts), tuple(_levels(leaves)))
+        return cls(tuple(deck), tuple(salts), tuple(map(tuple, _levels(leaves))))
 
     @property
     def root(self) -> str:
@@ -123,14 +124,24 @@ class DeckTree:
         return openings
 
 
+@functools.lru_cache(maxsize=256)
+def deck_tree(seed: bytes, deck: tuple[Card, ...]) -> DeckTree:
+    """The tree of a hand's deck, built once for its commitment and every viewer's openings.
+
+    The last few hundred hands' trees are kept (a few KB each), enough for
+    every table a server runs to have its current hand's.
+    """
+    return DeckTree.build(seed, deck)
+
+
 def commit_deck(seed: bytes, deck: Sequence[Card]) -> tuple[str, int]:
     """The hex Merkle root committing to ``deck`` (and how many leaves it has)."""
-    return DeckTree.build(seed, deck).root, len(deck)
+    return deck_tree(seed, tuple(deck)).root, len(deck)
 
 
 def open_cards(seed: bytes, deck: Sequence[Card], positions: Sequence[int]) -> list[CardOpening]:
-    """Openings for the cards at ``positions`` (builds the tree: see :class:`DeckTree`)."""
-    return DeckTree.build(seed, deck).open(positions)
+    """Openings for the cards at ``positions`` (for one seat, or public ones)."""
+    return deck_tree(seed, tuple(deck)).open(positions)
 
 
 def verify_opening(root: str, opening: CardOpening) -> bool:

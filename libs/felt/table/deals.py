@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from felt.cards import Card, card_str
 from felt.rules.events import CardsDrawn, CardsShown, HandStarted, HoleCardsDealt, StreetStarted
-from felt.table.commitment import CardOpening, DeckTree, verify_opening
+from felt.table.commitment import CardOpening, open_cards, verify_opening
 from felt.table.events import AnyEvent, DeckCommitted
 
 
@@ -26,16 +26,14 @@ class ProofTracker:
     seed: bytes = b""
     deck: tuple[Card, ...] = ()
     positions: dict[Card, int] = field(default_factory=dict)
-    # The hand's Merkle tree, built at its first opening and kept for the others.
-    tree: DeckTree | None = None
 
     def openings(self, event: AnyEvent) -> list[CardOpening]:
         """Proofs for the cards ``event`` reveals to the viewer (call for every event, in order)."""
         if isinstance(event, DeckCommitted):
-            self.seed, self.deck, self.positions, self.tree = event.seed, (), {}, None
+            self.seed, self.deck, self.positions = event.seed, (), {}
             return []
         if isinstance(event, HandStarted):
-            self.deck, self.tree = event.setup.deck, None
+            self.deck = event.setup.deck
             return []
         if not self.seed or not self.deck:
             return []
@@ -52,11 +50,7 @@ class ProofTracker:
             reveal = event.deck_positions
         elif isinstance(event, CardsShown) and event.seat != self.viewer:
             reveal = [self.positions[c] for c in event.cards if c in self.positions]
-        if not reveal:
-            return []
-        if self.tree is None:
-            self.tree = DeckTree.build(self.seed, self.deck)
-        return self.tree.open(reveal)
+        return open_cards(self.seed, self.deck, reveal) if reveal else []
 
     def _remember(self, cards: Iterable[Card | None], positions: Iterable[int]) -> None:
         for c, p in zip(cards, positions, strict=True):

@@ -10,6 +10,7 @@ from felt.table.commitment import (
     DeckTree,
     _salts,
     commit_deck,
+    deck_tree,
     leaf_hash,
     open_cards,
     salt_for,
@@ -50,36 +51,44 @@ def test_commitments_and_openings() -> None:
 
 
 def test_a_kept_tree_opens_as_a_fresh_one() -> None:
-    """``DeckTree`` (kept per hand by ProofTracker) gives the openings ``open_cards`` gives."""
+    """``deck_tree`` (each hand's tree, built once) opens as a tree built afresh."""
     seed = hashlib.sha256(b"kept").digest()
     deck = shuffled_deck(seed)
-    tree = DeckTree.build(seed, deck)
-    assert tree.root == commit_deck(seed, deck)[0]
+    fresh = DeckTree.build(seed, deck)
+    assert fresh.root == commit_deck(seed, deck)[0] == _reference_root(seed, deck)
     for positions in ([0], [1, 2], list(range(52)), [51, 0]):
-        assert tree.open(positions) == open_cards(seed, deck, positions)
-    assert [o.salt for o in tree.open([7])] == [salt_for(seed, 7).hex()]
+        assert open_cards(seed, deck, positions) == fresh.open(positions)
+    assert [o.salt for o in fresh.open([7])] == [salt_for(seed, 7).hex()]
 
 
-def test_the_proof_tracker_keeps_one_tree_per_hand() -> None:
+def test_a_hand_builds_its_tree_once_for_all_viewers() -> None:
     from felt.rules.config import HandSetup, SeatSetup, Variant
     from felt.rules.events import HandStarted, HoleCardsDealt, Street, StreetStarted
     from felt.table.deals import ProofTracker
-    from felt.table.events import DeckCommitted
+    from felt.table.events import AnyEvent, DeckCommitted
 
-    tracker = ProofTracker(viewer=0)
+    trackers = [ProofTracker(viewer=0), ProofTracker(viewer=1), ProofTracker(viewer=None)]
     for hand in range(2):
         seed = hashlib.sha256(b"hand" + bytes([hand])).digest()
         deck = shuffled_deck(seed)
+        built, reused = deck_tree.cache_info().misses, deck_tree.cache_info().hits
         root = commit_deck(seed, deck)[0]
         setup = HandSetup(f"h{hand}", Variant.NLHE, 1, (SeatSetup(0, 100), SeatSetup(1, 100)), deck)
-        assert tracker.openings(DeckCommitted(f"h{hand}", root, 52, seed)) == []
-        assert tracker.openings(HandStarted(setup)) == []
-        assert tracker.tree is None  # built at the first opening
-        mine = tracker.openings(HoleCardsDealt(0, deck[0:1] + deck[2:3], (0, 2)))
-        tree = tracker.tree
-        assert tree is not None and tree.root == root
-        assert [o.card for o in mine] == [deck[0], deck[2]]
-        assert tracker.openings(HoleCardsDealt(1, deck[1:2] + deck[3:4], (1, 3))) == []
-        flop = tracker.openings(StreetStarted(Street.FLOP, deck[4:7], (4, 5, 6)))
-        assert tracker.tree is tree  # the same tree, not rebuilt
-        assert all(verify_opening(root, o) for o in mine + flop)
+        events: list[AnyEvent] = [
+            DeckCommitted(f"h{hand}", root, 52, seed),
+            HandStarted(setup),
+            HoleCardsDealt(0, deck[0:1] + deck[2:3], (0, 2)),
+            HoleCardsDealt(1, deck[1:2] + deck[3:4], (1, 3)),
+            StreetStarted(Street.FLOP, deck[4:7], (4, 5, 6)),
+        ]
+        seen = [[o for e in events for o in t.openings(e)] for t in trackers]
+        assert [[o.card for o in s] for s in seen] == [
+            [deck[0], deck[2], *deck[4:7]],
+            [deck[1], deck[3], *deck[4:7]],
+            list(deck[4:7]),
+        ]
+        assert all(verify_opening(root, o) for s in seen for o in s)
+        # One tree, built for the commitment; the five openings (two per seat, the
+        # spectator's flop) all reuse it.
+        assert deck_tree.cache_info().misses == built + 1
+        assert deck_tree.cache_info().hits == reused + 5

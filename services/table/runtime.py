@@ -35,6 +35,7 @@ from felt.eventstore.codec import (
     from_stored_event,
     variant_from_proto,
 )
+from felt.idempotency import RequestKey, server_key
 from felt.rules.commands import IllegalAction
 from felt.rules.events import HandEnded, HandStarted
 from felt.table.aggregate import (
@@ -271,14 +272,15 @@ class TableRuntime:
     async def run(
         self,
         command: CommandSource,
-        request_id: str,
+        request: RequestKey,
         respond: ResponseBuilder | None = None,
         expected_version: int | None = None,
         authorize: Callable[[TableState | None], None] | None = None,
     ) -> Outcome:
         """Decide, append atomically, then fold.
 
-        Raises ``IllegalAction``, ``VersionConflict``, ``LeaseLost`` or
+        Raises ``IllegalAction``, ``VersionConflict``, ``LeaseLost``,
+        ``RequestReused`` (``request``'s key already answered other content) or
         whatever ``authorize`` raises; each changes nothing. ``authorize`` and
         a callable ``command`` see the state under the table's lock, so no
         other command slips in between the check and the append.
@@ -314,7 +316,7 @@ class TableRuntime:
                     turn_at = now
                 self._track(event, sequence, decks, hands, seated)
                 payloads.append(
-                    encode_stored(event, self.table_id, sequence, request_id, hand_id, recorded)
+                    encode_stored(event, self.table_id, sequence, request.key, hand_id, recorded)
                 )
             last = version + len(events)
             response = (
@@ -323,7 +325,7 @@ class TableRuntime:
             blob = response.SerializeToString() if response is not None else b""
             try:
                 result: AppendResult = await self.store.append(
-                    self.table_id, payloads, version, request_id, blob
+                    self.table_id, payloads, version, request.key, request.seal(blob)
                 )
             except BaseException:
                 # A conflict, or an outcome we cannot know (cancelled, connection lost):
@@ -338,7 +340,8 @@ class TableRuntime:
                     # this cache is behind the stream. Reread it and rearm the timers.
                     self.stale = True
                     self._resync_later(timedelta(0))
-                return Outcome((), result.last_sequence, None, result.response, duplicate=True)
+                first = request.open(result.response)
+                return Outcome((), result.last_sequence, None, first, duplicate=True)
             self.state, self.version, self.last_event_at = state, last, now
             self.turn_started_at = turn_at
             self.deck_sequences.extend(decks)
@@ -457,9 +460,10 @@ class TableRuntime:
                 hand_id=hand.setup.hand_id if hand is not None else "",
                 seat=hand.actor_seat if hand is not None and kind != "deal" else None,
             )
-            request_id = f"{kind}:{self.table_id}:{version}"
             try:
-                await self.run(command, request_id, expected_version=version)
+                await self.run(
+                    command, server_key(kind, self.table_id, version), expected_version=version
+                )
             except VersionConflict:
                 # Only a stale cache gets here (every append reschedules): reread it.
                 self._resync_later(timedelta(0))

@@ -52,6 +52,14 @@ from felt.eventstore.codec import (
     decode_event,
     table_config_from_proto,
 )
+from felt.idempotency import (
+    ADMIN_PRINCIPAL,
+    RequestKey,
+    RequestReused,
+    ai_principal,
+    client_key,
+    seat_principal,
+)
 from felt.rules.commands import IllegalAction, ShowCards
 from felt.table.aggregate import (
     AddChips,
@@ -121,6 +129,17 @@ class _Credential:
     token_hash: str
     ai: bool = False
 
+    @property
+    def principal(self) -> str:
+        """Who calls, for idempotency keys: the AI workers for this seat, or this very token."""
+        return ai_principal(self.seat) if self.ai else seat_principal(self.seat, self.token_hash)
+
+
+def _request_key(principal: str, request: Any) -> RequestKey:
+    """``request``'s idempotency key, its ``request_id`` checked first."""
+    _require_request_id(request.request_id)
+    return client_key(principal, request)
+
 
 def _check_table_id(table_id: str) -> str:
     if not TABLE_ID.match(table_id):
@@ -159,6 +178,8 @@ def _refusal(exc: Exception) -> _Abort:
     """The status a refused command gets."""
     if isinstance(exc, _Abort):
         return exc
+    if isinstance(exc, RequestReused):
+        return _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "REQUEST_ID_REUSED")
     if isinstance(exc, IllegalAction):
         return _Abort(_CODE_STATUS.get(exc.code, _PRECONDITION), exc.message, exc.code)
     if isinstance(exc, VersionConflict):
@@ -174,6 +195,14 @@ def _refusal(exc: Exception) -> _Abort:
             "this table-service instance is handing the table over; retry shortly",
         )
     raise exc
+
+
+def _first_answer(request: RequestKey, stored: bytes) -> bytes:
+    """The first answer to ``request``; a refusal if its id was used for other content."""
+    try:
+        return request.open(stored)
+    except RequestReused as exc:
+        raise _refusal(exc) from None
 
 
 def _unavailable(table_id: str) -> _Abort:
@@ -275,7 +304,7 @@ class TableService(rpc.TableServiceServicer):
         self,
         runtime: TableRuntime,
         command: CommandSource,
-        request_id: str,
+        request: RequestKey,
         respond: Respond[M],
         response_type: type[M],
         expected: int | None = None,
@@ -288,15 +317,15 @@ class TableService(rpc.TableServiceServicer):
                 self._occupant(state, credential)
 
         try:
-            outcome = await runtime.run(command, request_id, respond, expected, authorize)
+            outcome = await runtime.run(command, request, respond, expected, authorize)
         except (IllegalAction, VersionConflict, _Abort) as exc:
             # Refused on today's state: perhaps because this very request already went
             # through (a retry after the table moved on). Then it gets its first answer.
-            earlier = await runtime.store.request_result(runtime.table_id, request_id)
+            earlier = await runtime.store.request_result(runtime.table_id, request.key)
             if earlier is not None:
-                return response_type.FromString(earlier.response)
+                return response_type.FromString(_first_answer(request, earlier.response))
             raise _refusal(exc) from None
-        except LeaseLost as exc:
+        except (LeaseLost, RequestReused) as exc:
             raise _refusal(exc) from None
         if outcome.duplicate or outcome.response is None:
             return response_type.FromString(outcome.stored)
@@ -340,9 +369,10 @@ class TableService(rpc.TableServiceServicer):
     ) -> pb.CreateTableResponse:
         async def run() -> pb.CreateTableResponse:
             self._require_admin(context)
-            request_id = _require_request_id(request.request_id)
+            key = _request_key(ADMIN_PRINCIPAL, request)
             table_id = (
-                request.table_id or f"t-{hashlib.sha256(request_id.encode()).hexdigest()[:12]}"
+                request.table_id
+                or f"t-{hashlib.sha256(request.request_id.encode()).hexdigest()[:12]}"
             )
             _check_table_id(table_id)
             if not request.HasField("config"):
@@ -353,9 +383,10 @@ class TableService(rpc.TableServiceServicer):
                 raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
             existing = self.manager.runtimes.get(table_id)
             if existing is None and await self.manager.redis.sismember(TABLES_KEY, table_id):
-                earlier = await self.manager.store.request_result(table_id, request_id)
+                earlier = await self.manager.store.request_result(table_id, key.key)
                 if earlier is not None:
-                    return pb.CreateTableResponse.FromString(earlier.response)
+                    first = _first_answer(key, earlier.response)
+                    return pb.CreateTableResponse.FromString(first)
                 raise _Abort(grpc.StatusCode.ALREADY_EXISTS, f"table {table_id} already exists")
             try:
                 runtime = existing or await self.manager.register(table_id)
@@ -367,7 +398,7 @@ class TableService(rpc.TableServiceServicer):
                 response = await self._mutate(
                     runtime,
                     CreateTable(config),
-                    request_id,
+                    key,
                     lambda state, seq, _: pb.CreateTableResponse(table=table_to_proto(state, seq)),
                     pb.CreateTableResponse,
                 )
@@ -393,7 +424,7 @@ class TableService(rpc.TableServiceServicer):
     ) -> pb.SeatPlayerResponse:
         async def run() -> pb.SeatPlayerResponse:
             self._require_admin(context)
-            request_id = _require_request_id(request.request_id)
+            key = _request_key(ADMIN_PRINCIPAL, request)
             if not request.player_id:
                 raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, "player_id is required")
             try:
@@ -407,7 +438,7 @@ class TableService(rpc.TableServiceServicer):
             expires = int(time.time()) + ttl if ttl else 0
             # The token is derived from the request id, so a retry gets the same
             # token back although only its hash is ever stored.
-            nonce = request_nonce(secret, table_id, request_id)
+            nonce = request_nonce(secret, table_id, request.request_id)
             chosen: list[int] = []
 
             def make(state: TableState | None) -> TableCommand:
@@ -433,7 +464,7 @@ class TableService(rpc.TableServiceServicer):
                     out.seat_token_expire_time.FromSeconds(expires)
                 return out
 
-            response = await self._mutate(runtime, make, request_id, respond, pb.SeatPlayerResponse)
+            response = await self._mutate(runtime, make, key, respond, pb.SeatPlayerResponse)
             # Fresh or retried: the same claim and nonce give the same token.
             claim = SeatClaim(
                 table_id, response.seat, request.player_id, response.seat_token_expire_time.seconds
@@ -446,19 +477,18 @@ class TableService(rpc.TableServiceServicer):
     async def _seat_call(
         self,
         context: Context,
-        table_id: str,
-        seat: int,
-        request_id: str,
+        request: Any,
         command: CommandSource,
         respond: Respond[M],
         response_type: type[M],
         expected: int | None = None,
     ) -> M:
-        _require_request_id(request_id)
-        runtime = await self._runtime(table_id)
-        credential = self._credential(context, table_id, seat)
+        """A seat's mutating call: ``request`` names the table, the seat and the request id."""
+        runtime = await self._runtime(request.table_id)
+        credential = self._credential(context, request.table_id, request.seat)
+        key = _request_key(credential.principal, request)
         return await self._mutate(
-            runtime, command, request_id, respond, response_type, expected, credential
+            runtime, command, key, respond, response_type, expected, credential
         )
 
     async def LeaveSeat(
@@ -483,9 +513,7 @@ class TableService(rpc.TableServiceServicer):
             context,
             self._seat_call(
                 context,
-                request.table_id,
-                seat,
-                request.request_id,
+                request,
                 make,
                 respond,
                 pb.LeaveSeatResponse,
@@ -499,9 +527,7 @@ class TableService(rpc.TableServiceServicer):
             context,
             self._seat_call(
                 context,
-                request.table_id,
-                request.seat,
-                request.request_id,
+                request,
                 SitOut(request.seat),
                 lambda state, seq, _: pb.SitOutResponse(sequence=seq),
                 pb.SitOutResponse,
@@ -515,9 +541,7 @@ class TableService(rpc.TableServiceServicer):
             context,
             self._seat_call(
                 context,
-                request.table_id,
-                request.seat,
-                request.request_id,
+                request,
                 SitIn(request.seat),
                 lambda state, seq, _: pb.SitInResponse(sequence=seq),
                 pb.SitInResponse,
@@ -535,9 +559,7 @@ class TableService(rpc.TableServiceServicer):
             context,
             self._seat_call(
                 context,
-                request.table_id,
-                request.seat,
-                request.request_id,
+                request,
                 AddChips(request.seat, request.amount),
                 respond,
                 pb.AddChipsResponse,
@@ -564,9 +586,7 @@ class TableService(rpc.TableServiceServicer):
 
             return await self._seat_call(
                 context,
-                request.table_id,
-                request.seat,
-                request.request_id,
+                request,
                 PlayHand(command),
                 respond,
                 pb.SubmitActionResponse,
@@ -592,9 +612,7 @@ class TableService(rpc.TableServiceServicer):
             context,
             self._seat_call(
                 context,
-                request.table_id,
-                request.seat,
-                request.request_id,
+                request,
                 make,
                 lambda state, seq, _: pb.ShowCardsResponse(sequence=seq),
                 pb.ShowCardsResponse,

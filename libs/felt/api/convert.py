@@ -346,7 +346,12 @@ def redact_event(event: AnyEvent, viewer: int | None) -> AnyEvent:
 
 
 def redacted_stored_event(event: AnyEvent, meta: EventMeta, viewer: int | None) -> epb.StoredEvent:
-    return to_stored_event(redact_event(event, viewer), meta)
+    """``event`` as ``viewer`` may see it, in an envelope without request ids or keys.
+
+    A request id shown to others could be replayed by them (``felt.idempotency``).
+    """
+    public = EventMeta(meta.table_id, meta.sequence, meta.recorded_at, hand_id=meta.hand_id)
+    return to_stored_event(redact_event(event, viewer), public)
 
 
 def proof_to_proto(opening: CardOpening) -> tpb.CardProof:

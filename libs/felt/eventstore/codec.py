@@ -85,6 +85,7 @@ class EventMeta:
     recorded_at: datetime | None = None
     request_id: str = ""
     hand_id: str = ""
+    request_key: str = ""
 
 
 # ------------------------------------------------------------------ scalars
@@ -600,6 +601,7 @@ def to_stored_event(event: AnyEvent, meta: EventMeta) -> pb.StoredEvent:
         request_id=meta.request_id,
         table_id=meta.table_id,
         hand_id=meta.hand_id,
+        request_key=meta.request_key,
     )
     if meta.recorded_at is not None:
         stored.recorded_at.FromDatetime(meta.recorded_at)
@@ -611,13 +613,13 @@ def encode_stored(
     event: AnyEvent,
     table_id: str,
     sequence: int,
-    request_id: str,
+    request_key: str,
     hand_id: str,
     recorded_at: Timestamp | None,
 ) -> bytes:
     """``encode_event`` with the envelope's fields given one by one (the append's hot path)."""
     stored = pb.StoredEvent(
-        sequence=sequence, request_id=request_id, table_id=table_id, hand_id=hand_id
+        sequence=sequence, table_id=table_id, hand_id=hand_id, request_key=request_key
     )
     if recorded_at is not None:
         stored.recorded_at.CopyFrom(recorded_at)
@@ -636,6 +638,7 @@ def from_stored_event(stored: pb.StoredEvent) -> tuple[AnyEvent, EventMeta]:
         recorded_at=recorded_at,
         request_id=stored.request_id,
         hand_id=stored.hand_id,
+        request_key=stored.request_key,
     )
     return _event_from(stored), meta
 

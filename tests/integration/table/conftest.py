@@ -25,11 +25,14 @@ from typing import Any, TypeVar
 import grpc
 import pytest
 import redis.asyncio as redis_async_lib
+from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
 from felt.eventstore import RedisEventStore, events_key, lease_key, requests_key
 from felt.eventstore.codec import from_stored_event
+from felt.idempotency import client_key, seat_principal
 from felt.table.aggregate import replay_table
+from felt.tokens import token_hash
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
@@ -178,7 +181,10 @@ class Watcher:
 
 @dataclass
 class PlayLog:
-    """What :meth:`TableEnv.play` submitted: (seat, request_id, action) in order."""
+    """What :meth:`TableEnv.play` submitted: (seat, request key, action) in order.
+
+    The request key is what the stream records as the events' ``request_key``.
+    """
 
     actions: list[tuple[int, str, tpb.Action]] = field(default_factory=list)
     discards: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
@@ -362,8 +368,25 @@ class TableEnv:
         )
         return [epb.StoredEvent.FromString(fields[b"e"]) for _, fields in entries]
 
-    async def recorded(self, table_id: str, request_id: str) -> bool:
-        return bool(await self.redis.hexists(requests_key(table_id), request_id))
+    async def recorded(self, table_id: str, request_key: str) -> bool:
+        return bool(await self.redis.hexists(requests_key(table_id), request_key))
+
+    @staticmethod
+    def submit_request(
+        table_id: str, seat: SeatKey, action: tpb.Action, expected: int = 0, request_id: str = ""
+    ) -> pb.SubmitActionRequest:
+        return pb.SubmitActionRequest(
+            table_id=table_id,
+            seat=seat.seat,
+            request_id=request_id or uuid.uuid4().hex,
+            expected_sequence=expected,
+            action=action,
+        )
+
+    @staticmethod
+    def request_key(seat: SeatKey, request: Message) -> str:
+        """The key the stream records ``seat``'s ``request`` under (``felt.idempotency``)."""
+        return client_key(seat_principal(seat.seat, token_hash(seat.token)), request).key
 
     async def lease_owner(self, table_id: str) -> str | None:
         raw: bytes | None = await self.redis.get(lease_key(table_id))  # type: ignore[assignment]
@@ -379,14 +402,7 @@ class TableEnv:
         request_id: str = "",
     ) -> pb.SubmitActionResponse:
         return await stub.SubmitAction(
-            pb.SubmitActionRequest(
-                table_id=table_id,
-                seat=seat.seat,
-                request_id=request_id or uuid.uuid4().hex,
-                expected_sequence=expected,
-                action=action,
-            ),
-            metadata=seat.md,
+            self.submit_request(table_id, seat, action, expected, request_id), metadata=seat.md
         )
 
     async def act(
@@ -453,16 +469,14 @@ class TableEnv:
                     if mine.table.sequence != view.table.sequence:
                         continue
                     action = policy(mine, rng)
-                    request_id = uuid.uuid4().hex
+                    request = self.submit_request(table_id, key, action, mine.table.sequence)
                     try:
-                        await self.submit(
-                            stub, table_id, key, action, mine.table.sequence, request_id
-                        )
+                        await stub.SubmitAction(request, metadata=key.md)
                     except grpc.aio.AioRpcError as err:
                         if err.code() == grpc.StatusCode.ABORTED:
                             continue  # a timer moved the table on: decide again
                         raise
-                    log.actions.append((key.seat, request_id, action))
+                    log.actions.append((key.seat, self.request_key(key, request), action))
                     if action.HasField("discard"):
                         log.discards.append((key.seat, tuple(action.discard.cards)))
                     continue

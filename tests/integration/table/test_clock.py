@@ -46,7 +46,9 @@ async def test_idle_seats_are_checked_folded_then_sat_out(table_env: Env) -> Non
     assert called.view.hand.to_act == 1
     deadline = called.view.hand.action_deadline.ToMilliseconds()
     first = await watcher.wait_event("action_timed_out", seat=1)
-    assert first.request_id.startswith("timeout:") and first.hand_id.endswith(":1")
+    assert first.hand_id.endswith(":1")
+    stored = await table_env.stored(first.table_id)
+    assert stored[first.sequence - 1].request_key.startswith("s/timeout/")
     assert first.recorded_at.ToMilliseconds() >= deadline
     assert (await _after(watcher, first)).player_checked.seat == 1
     table = (await stub.GetTable(pb.GetTableRequest(table_id=table_id))).table

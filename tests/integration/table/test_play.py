@@ -109,8 +109,8 @@ async def test_a_game_of_several_hands_end_to_end(
     # Sequences are consecutive and every client action is in the stream exactly once.
     assert [e.sequence for e in stored] == list(range(1, len(stored) + 1))
     seat_actions = ("player_folded", "player_checked", "player_called", "bet_placed", "cards_drawn")
-    acted = [e.request_id for e in stored if e.WhichOneof("event") in seat_actions]
-    assert acted == [rid for _, rid, _ in log.actions], "actions lost, doubled or reordered"
+    acted = [e.request_key for e in stored if e.WhichOneof("event") in seat_actions]
+    assert acted == [key for _, key, _ in log.actions], "actions lost, doubled or reordered"
     if variant == "draw":
         drawn = [from_stored_event(e)[0] for e in stored if e.HasField("cards_drawn")]
         got = [(d.seat, tuple(d.discarded)) for d in drawn if isinstance(d, CardsDrawn)]

@@ -13,6 +13,7 @@ import grpc
 import pytest
 
 from felt.eventstore import RedisEventStore, VersionConflict
+from felt.idempotency import server_key
 from felt.rules.commands import Act, ActionKind
 from felt.table.aggregate import LeaveSeat, PlayHand, SitOut
 from poker.v1 import table_pb2 as tpb
@@ -72,11 +73,13 @@ async def test_a_crashed_owner_table_is_taken_over_and_finished(table_env: Env) 
     # Nobody acts: the new owner's timers time the seats out and finish the hand.
     watcher = table_env.watch(stub2, table_id, from_sequence=acted.sequence)
     timed_out = await watcher.wait_event("action_timed_out")
-    assert timed_out.request_id.startswith("timeout:")
     await watcher.wait_event("hand_ended", timeout=30)
     stored = await table_env.stored(table_id)
+    assert stored[timed_out.sequence - 1].request_key.startswith("s/timeout/")
     assert [e.sequence for e in stored] == list(range(1, len(stored) + 1))
-    assert len([e for e in stored if e.request_id == rid and e.HasField("player_called")]) == 1
+    request = table_env.submit_request(table_id, keys[actor], CALL, view.table.sequence, rid)
+    key = table_env.request_key(keys[actor], request)
+    assert len([e for e in stored if e.request_key == key and e.HasField("player_called")]) == 1
     hand_end = next(e for e in stored if e.HasField("hand_ended"))
     assert sum(s.stack for s in hand_end.hand_ended.stacks) == 3000
 
@@ -163,15 +166,15 @@ async def _two_writers(table_env: Env) -> AsyncIterator[tuple[TableRuntime, Tabl
 async def test_a_stale_writer_gets_a_version_conflict_not_a_fork(table_env: Env) -> None:
     async with _two_writers(table_env) as (one, two):
         table_id = one.table_id
-        done = await one.run(SitOut(0), "one")
+        done = await one.run(SitOut(0), server_key("test", table_id, 1))
         with pytest.raises(VersionConflict):
-            await two.run(LeaveSeat(0), "two")
+            await two.run(LeaveSeat(0), server_key("test", table_id, 2))
         stored = await table_env.stored(table_id)
         assert len(stored) == done.sequence
-        assert [e.request_id for e in stored[-len(done.events) :]] == ["one"]
+        assert [e.request_key for e in stored[-len(done.events) :]] == [f"s/test/{table_id}/1"]
         assert two.stale
         # Rereading, it decides on the real state (seat 0 sits out) and appends after it.
-        left = await two.run(LeaveSeat(0), "two")
+        left = await two.run(LeaveSeat(0), server_key("test", table_id, 2))
         assert left.sequence == done.sequence + 1
         assert [e.sequence for e in await table_env.stored(table_id)] == list(
             range(1, left.sequence + 1)
@@ -185,8 +188,9 @@ async def test_a_duplicate_written_by_another_writer_brings_the_cache_up_to_date
     # gets the first's answer as a duplicate, and must then reread what the first wrote
     # (else it would serve an old table and arm no timer: the table would stall).
     async with _two_writers(table_env) as (one, two):
-        done = await one.run(SitOut(0), "same-request")
-        again = await two.run(SitOut(0), "same-request")
+        same = server_key("deal", one.table_id, one.version)
+        done = await one.run(SitOut(0), same)
+        again = await two.run(SitOut(0), same)
         assert again.duplicate and again.sequence == done.sequence
         assert two.stale  # and a reread is on its way
         await table_env.eventually(
@@ -225,8 +229,9 @@ async def test_an_append_with_an_unknown_outcome_is_reread_at_once(table_env: En
         actor = runtime.state.hand.actor_seat
         assert actor == 0
         store.lose = True
+        lost = server_key("test", table_id, runtime.version)
         with pytest.raises(ConnectionError):
-            await runtime.run(PlayHand(Act(actor, ActionKind.CALL)), "lost", None, runtime.version)
+            await runtime.run(PlayHand(Act(actor, ActionKind.CALL)), lost, None, runtime.version)
         # The call went through; the runtime rereads the stream by itself, and a retry
         # of the same request is recognised.
         length = await table_env.xlen(table_id)
@@ -238,7 +243,7 @@ async def test_an_append_with_an_unknown_outcome_is_reread_at_once(table_env: En
         assert runtime.state is not None and runtime.state.hand is not None
         assert runtime.state.hand.actor_seat == 1
         # (The service answers a retry from the request's record: deciding again refuses it.)
-        assert await store.request_result(table_id, "lost") is not None
+        assert await store.request_result(table_id, lost.key) is not None
         assert keys[1].seat == 1
     finally:
         await runtime.stop()

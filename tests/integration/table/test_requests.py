@@ -57,12 +57,16 @@ async def test_two_decisions_on_one_sequence_exactly_one_wins(table_env: Env) ->
     assert losses[0].code() == grpc.StatusCode.ABORTED
     assert table_env.error_reason(losses[0]) == "STALE_SEQUENCE"
     assert "sequence" in (losses[0].details() or "")
-    loser = ids[1] if isinstance(results[0], pb.SubmitActionResponse) else ids[0]
-    assert not await table_env.recorded(table_id, loser)
+    requests = [
+        table_env.submit_request(table_id, keys[0], action, seq, rid)
+        for action, rid in zip((CALL, FOLD), ids, strict=True)
+    ]
+    won = 0 if isinstance(results[0], pb.SubmitActionResponse) else 1
+    assert not await table_env.recorded(table_id, table_env.request_key(keys[0], requests[1 - won]))
     stored = await table_env.stored(table_id)
     assert len(stored) == wins[0].sequence
     new = stored[before:]
-    assert {e.request_id for e in new} == {ids[0] if loser == ids[1] else ids[1]}
+    assert {e.request_key for e in new} == {table_env.request_key(keys[0], requests[won])}
     actions = [e.WhichOneof("event") for e in new]
     assert actions[0] in ("player_called", "player_folded")
     assert len([a for a in actions if a in ("player_called", "player_folded")]) == 1
@@ -79,12 +83,16 @@ async def test_a_retried_request_gets_the_same_answer_and_appends_nothing(table_
     assert again.SerializeToString() == first.SerializeToString()
     assert await table_env.xlen(table_id) == length
 
-    # The table moves on; the retry (even without an expected sequence) still gets the
-    # original answer, and nothing is decided again.
+    # The table moves on; the retry still gets the original answer, and nothing is decided
+    # again. The same id with other content (here: no expected sequence) is refused.
     await table_env.submit(stub, table_id, keys[1], CHECK, first.sequence)
     length = await table_env.xlen(table_id)
-    late = await table_env.submit(stub, table_id, keys[0], CALL, 0, rid)
+    late = await table_env.submit(stub, table_id, keys[0], CALL, view.table.sequence, rid)
     assert late.SerializeToString() == first.SerializeToString()
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await table_env.submit(stub, table_id, keys[0], CALL, 0, rid)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert table_env.error_reason(refused.value) == "REQUEST_ID_REUSED"
     assert await table_env.xlen(table_id) == length
     # A retry that races the original on another connection is answered the same way.
     rid2 = uuid.uuid4().hex
@@ -98,7 +106,9 @@ async def test_a_retried_request_gets_the_same_answer_and_appends_nothing(table_
     )
     assert both[0].SerializeToString() == both[1].SerializeToString()
     stored = await table_env.stored(table_id)
-    assert len([e for e in stored if e.request_id == rid2 and e.HasField("player_checked")]) == 1
+    rid2_key = table_env.request_key(key, table_env.submit_request(table_id, key, CHECK, seq, rid2))
+    checks = [e for e in stored if e.request_key == rid2_key and e.HasField("player_checked")]
+    assert len(checks) == 1
 
 
 async def test_seat_player_and_create_table_retries(table_env: Env) -> None:

@@ -1070,6 +1070,7 @@ class StoredEvent(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     TABLE_ID_FIELD_NUMBER: _builtins.int
     HAND_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_KEY_FIELD_NUMBER: _builtins.int
     HAND_STARTED_FIELD_NUMBER: _builtins.int
     ANTE_POSTED_FIELD_NUMBER: _builtins.int
     BLIND_POSTED_FIELD_NUMBER: _builtins.int
@@ -1097,10 +1098,17 @@ class StoredEvent(_message.Message):
     sequence: _builtins.int
     """1-based position in the table's stream; consecutive, never reused."""
     request_id: _builtins.str
-    """The request that caused the event (empty for timer-driven events)."""
+    """The client's request id, as written before request keys existed (empty in
+    events written since: a raw id shown to others could be replayed by them).
+    """
     table_id: _builtins.str
     hand_id: _builtins.str
     """The hand the event belongs to (empty for table events between hands)."""
+    request_key: _builtins.str
+    """The idempotency key of the request that caused the event: `c/<hash>` of
+    (caller, call, request id) for a client's request, `s/<kind>/<table>/<n>`
+    for the server's own (timers, deals). Kept for audits; never sent to clients.
+    """
     @_builtins.property
     def recorded_at(self) -> _timestamp_pb2.Timestamp:
         """When the service recorded the event."""
@@ -1161,6 +1169,7 @@ class StoredEvent(_message.Message):
         request_id: _builtins.str = ...,
         table_id: _builtins.str = ...,
         hand_id: _builtins.str = ...,
+        request_key: _builtins.str = ...,
         hand_started: Global___HandStarted | None = ...,
         ante_posted: Global___AntePosted | None = ...,
         blind_posted: Global___BlindPosted | None = ...,
@@ -1188,7 +1197,7 @@ class StoredEvent(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action_timed_out", b"action_timed_out", "ante_posted", b"ante_posted", "bet_placed", b"bet_placed", "blind_posted", b"blind_posted", "cards_drawn", b"cards_drawn", "cards_mucked", b"cards_mucked", "cards_shown", b"cards_shown", "chips_added", b"chips_added", "deck_committed", b"deck_committed", "event", b"event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "hole_cards_dealt", b"hole_cards_dealt", "player_called", b"player_called", "player_checked", b"player_checked", "player_folded", b"player_folded", "player_left", b"player_left", "player_sat_in", b"player_sat_in", "player_sat_out", b"player_sat_out", "player_seated", b"player_seated", "pot_awarded", b"pot_awarded", "recorded_at", b"recorded_at", "street_started", b"street_started", "table_closed", b"table_closed", "table_created", b"table_created", "uncalled_bet_returned", b"uncalled_bet_returned"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_timed_out", b"action_timed_out", "ante_posted", b"ante_posted", "bet_placed", b"bet_placed", "blind_posted", b"blind_posted", "cards_drawn", b"cards_drawn", "cards_mucked", b"cards_mucked", "cards_shown", b"cards_shown", "chips_added", b"chips_added", "deck_committed", b"deck_committed", "event", b"event", "hand_ended", b"hand_ended", "hand_id", b"hand_id", "hand_started", b"hand_started", "hole_cards_dealt", b"hole_cards_dealt", "player_called", b"player_called", "player_checked", b"player_checked", "player_folded", b"player_folded", "player_left", b"player_left", "player_sat_in", b"player_sat_in", "player_sat_out", b"player_sat_out", "player_seated", b"player_seated", "pot_awarded", b"pot_awarded", "recorded_at", b"recorded_at", "request_id", b"request_id", "sequence", b"sequence", "street_started", b"street_started", "table_closed", b"table_closed", "table_created", b"table_created", "table_id", b"table_id", "uncalled_bet_returned", b"uncalled_bet_returned"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_timed_out", b"action_timed_out", "ante_posted", b"ante_posted", "bet_placed", b"bet_placed", "blind_posted", b"blind_posted", "cards_drawn", b"cards_drawn", "cards_mucked", b"cards_mucked", "cards_shown", b"cards_shown", "chips_added", b"chips_added", "deck_committed", b"deck_committed", "event", b"event", "hand_ended", b"hand_ended", "hand_id", b"hand_id", "hand_started", b"hand_started", "hole_cards_dealt", b"hole_cards_dealt", "player_called", b"player_called", "player_checked", b"player_checked", "player_folded", b"player_folded", "player_left", b"player_left", "player_sat_in", b"player_sat_in", "player_sat_out", b"player_sat_out", "player_seated", b"player_seated", "pot_awarded", b"pot_awarded", "recorded_at", b"recorded_at", "request_id", b"request_id", "request_key", b"request_key", "sequence", b"sequence", "street_started", b"street_started", "table_closed", b"table_closed", "table_created", b"table_created", "table_id", b"table_id", "uncalled_bet_returned", b"uncalled_bet_returned"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["hand_started", "ante_posted", "blind_posted", "hole_cards_dealt", "player_folded", "player_checked", "player_called", "bet_placed", "cards_drawn", "street_started", "uncalled_bet_returned", "cards_shown", "cards_mucked", "pot_awarded", "hand_ended", "table_created", "player_seated", "player_left", "player_sat_out", "player_sat_in", "chips_added", "action_timed_out", "deck_committed", "table_closed"]  # noqa: Y015
     _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015

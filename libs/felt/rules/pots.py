@@ -16,8 +16,16 @@ class Pot:
     eligible: tuple[int, ...]
 
 
-def side_pots(seats: Sequence[SeatQueries], antes_due: Sequence[int] | None = None) -> list[Pot]:
+def side_pots(
+    seats: Sequence[SeatQueries],
+    antes_due: Sequence[int] | None = None,
+    collected_only: bool = False,
+) -> list[Pot]:
     """Main pot first, then side pots, by eligible contribution.
+
+    With ``collected_only``, the chips still in front of the seats (this
+    round's bets) are left out: the pots as they stand in the middle, which
+    is what a player sees before the round's bets are gathered in.
 
     Antes are dead money and go to the main pot, which every seat still in
     the hand can win (as PokerKit with ``ante_trimming_status = false``: with
@@ -34,7 +42,7 @@ def side_pots(seats: Sequence[SeatQueries], antes_due: Sequence[int] | None = No
     """
     due = antes_due if antes_due is not None else [s.ante for s in seats]
     antes = [s.ante for s in seats]
-    live = [s.committed - s.ante for s in seats]
+    live = [s.committed - s.ante - (s.bet if collected_only else 0) for s in seats]
     short = {i for i, s in enumerate(seats) if not s.folded and s.ante < due[i]}
     pots: list[Pot] = []
 

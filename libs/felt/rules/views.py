@@ -208,7 +208,7 @@ def view_for(state: HandQueries, viewer: int | None) -> HandView:
         if state.ended
         else tuple(
             PotView(p.amount, tuple(state.seats[i].seat for i in p.eligible))
-            for p in side_pots(state.seats, [x.ante for x in state.setup.seats])
+            for p in side_pots(state.seats, [x.ante for x in state.setup.seats], True)
         )
     )
     legal = legal_actions(state) if viewer is not None and state.actor_seat == viewer else None

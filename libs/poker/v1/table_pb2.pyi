@@ -261,7 +261,9 @@ class HandView(_message.Message):
 
     @_builtins.property
     def pots(self) -> _containers.RepeatedCompositeFieldContainer[Global___Pot]:
-        """Pots collected from earlier rounds, main pot first."""
+        """Pots collected from earlier rounds, main pot first. This round's bets
+        are not in them yet (see `HandSeat.bet`); nor is a bet's unmatched part.
+        """
 
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___HandSeat]:

@@ -41,6 +41,7 @@ from felt.rules.events import (
     UncalledBetReturned,
 )
 from felt.rules.legal import LegalActions
+from felt.rules.views import view_for
 from tests.unit.rules.hands import (
     ALL_IN,
     BET,
@@ -699,3 +700,27 @@ def test_replay_rebuilds_the_live_state() -> None:
     g = _river_showdown(river_bettor=3)
     assert replay(g.log) == g.state
     assert shown(g.log)[0] == 3  # the river bettor shows first
+
+
+def test_a_views_pots_are_those_collected_from_earlier_rounds() -> None:
+    # HandView.pots (poker.v1.HandView.pots): what lies in the middle, main pot first;
+    # this round's bets stay in front of the seats and are not a pot yet, and the unmatched
+    # part of a bet is never a pot of its own.
+    holes = ["5c5d", "KcKd", "AcAd", "QcQd"]
+    g = Game(nlhe(1000, 1000, 200, 500, holes=holes, board="2h7s9dTh3c"))
+
+    def pots() -> list[tuple[int, tuple[int, ...]]]:
+        return [(p.amount, p.eligible) for p in view_for(g.state, None).pots]
+
+    assert pots() == []  # only the blinds, in front of seats 1 and 2
+    g.act(3, ALL_IN)
+    g.act(4, ALL_IN)
+    assert pots() == []  # 500 from seat 4 faces 200 from seat 3: still bets, not pots
+    g.act(1, CALL)
+    g.act(2, CALL)
+    # The flop: the round's bets are gathered into a main pot (seats 1-4) and a side pot.
+    assert g.street() == Street.FLOP
+    assert pots() == [(800, (1, 2, 3, 4)), (900, (1, 2, 4))]
+    g.act(1, BET, 300)
+    assert pots() == [(800, (1, 2, 3, 4)), (900, (1, 2, 4))]  # seat 1's bet is in front
+    assert view_for(g.state, None).pot == 2000  # the total still counts every chip in

@@ -409,7 +409,10 @@ class TableRuntime:
             player = state.player(seat)
             if player is not None and player.away:
                 self._after(
-                    self.timing.passive_delay, version, PlayHand(passive_action(hand)), "auto"
+                    self.timing.passive_delay,
+                    version,
+                    PlayHand(passive_action(hand, player.leaving)),
+                    "auto",
                 )
                 return
             deadline = self.action_deadline()

@@ -70,7 +70,22 @@ class ShowCards(Record):
         object.__setattr__(self, "seat", seat)
 
 
-Command = StartHand | Act | Discard | ShowCards
+@dataclass(frozen=True, slots=True, init=False)
+class Forfeit(Record):
+    """``seat``'s player left the table: its cards are folded at its turn, bet or no bet.
+
+    Not a player's action (a player who may check cannot fold, ``CANNOT_FOLD``):
+    the table plays it for a seat whose occupant has gone, so that nobody wins
+    a pot by checking it down while away.
+    """
+
+    seat: int
+
+    def __init__(self, seat: int) -> None:
+        object.__setattr__(self, "seat", seat)
+
+
+Command = StartHand | Act | Discard | ShowCards | Forfeit
 
 
 class IllegalAction(Exception):

@@ -19,6 +19,7 @@ from felt.rules.commands import (
     ActionKind,
     Command,
     Discard,
+    Forfeit,
     IllegalAction,
     ShowCards,
     StartHand,
@@ -101,6 +102,8 @@ def _run(batch: _Batch, command: Command) -> None:
         _discard(batch, _running(state), command)
     elif isinstance(command, ShowCards):
         _show(batch, state, command)
+    elif isinstance(command, Forfeit):
+        _forfeit(batch, _running(state), command)
     else:  # pragma: no cover - the Command union is closed
         raise IllegalAction("BAD_COMMAND", f"unknown command {command!r}")
 
@@ -209,17 +212,29 @@ def _start(batch: _Batch, setup: HandSetup) -> None:
     _settle(batch)
 
 
-def _act(batch: _Batch, state: WorkingHand, command: Act) -> None:
-    index = _seat_index(state, command.seat)
+def _betting_turn(state: WorkingHand, seat: int) -> int:
+    """The index of ``seat``, which must be to act in a betting round."""
+    index = _seat_index(state, seat)
     if state.street == DRAW:
         raise IllegalAction("WRONG_PHASE", "it is the draw: discard 0 to 3 cards instead")
     if state.actor != index:
         turn = state.actor_seat
         raise IllegalAction(
             "NOT_YOUR_TURN",
-            f"it is not seat {command.seat}'s turn"
+            f"it is not seat {seat}'s turn"
             + (f"; seat {turn} is to act" if turn is not None else ""),
         )
+    return index
+
+
+def _forfeit(batch: _Batch, state: WorkingHand, command: Forfeit) -> None:
+    _betting_turn(state, command.seat)
+    batch.emit(PlayerFolded(command.seat))
+    _settle(batch)
+
+
+def _act(batch: _Batch, state: WorkingHand, command: Act) -> None:
+    index = _betting_turn(state, command.seat)
     seat = state.seats[index]
     kind = command.kind
     # Fold, check and call (most actions) need only the amount to call.

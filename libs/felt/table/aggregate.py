@@ -15,7 +15,15 @@ from typing import TypeGuard
 
 from felt.cards import shuffled_deck
 from felt.record import Record
-from felt.rules.commands import Act, ActionKind, Discard, IllegalAction, ShowCards, StartHand
+from felt.rules.commands import (
+    Act,
+    ActionKind,
+    Discard,
+    Forfeit,
+    IllegalAction,
+    ShowCards,
+    StartHand,
+)
 from felt.rules.config import HandSetup, SeatSetup, Variant
 from felt.rules.engine import apply as apply_hand
 from felt.rules.engine import execute
@@ -259,11 +267,14 @@ class StartNextHand(Record):
 
 @dataclass(frozen=True, slots=True, init=False)
 class PlayHand(Record):
-    """A seat's move in the running hand (Act, Discard, or ShowCards after it)."""
+    """A move in the running hand: a seat's Act, Discard or ShowCards (after it), or a Forfeit.
 
-    command: Act | Discard | ShowCards
+    ``Forfeit`` is never a client's: the table plays it for a seat whose player left.
+    """
 
-    def __init__(self, command: Act | Discard | ShowCards) -> None:
+    command: Act | Discard | ShowCards | Forfeit
+
+    def __init__(self, command: Act | Discard | ShowCards | Forfeit) -> None:
         object.__setattr__(self, "command", command)
 
 
@@ -484,7 +495,7 @@ def _start_hand(state: TableState, seed: bytes) -> tuple[list[AnyEvent], HandSta
 
 
 def _play(
-    state: TableState, command: Act | Discard | ShowCards
+    state: TableState, command: Act | Discard | ShowCards | Forfeit
 ) -> tuple[list[AnyEvent], HandState]:
     if state.hand is None:
         raise _refuse("HAND_NOT_RUNNING", "no hand has been dealt yet")
@@ -511,14 +522,20 @@ def _time_out(state: TableState, seat: int) -> tuple[list[AnyEvent], HandState]:
     return events, after
 
 
-def passive_action(hand: HandState) -> Act | Discard:
-    """What a seat that does not act does: stand pat in the draw, check, or fold."""
+def passive_action(hand: HandState, gone: bool = False) -> Act | Discard | Forfeit:
+    """What a seat that does not act does: stand pat in the draw, check, or fold.
+
+    A seat whose player has ``gone`` (left the table) folds at its turn even when it
+    could check, as ``LeaveSeat`` promises: an absent player wins no pot.
+    """
     seat = hand.actor_seat
     assert seat is not None
     legal = legal_actions(hand)
     assert legal is not None
     if legal.max_discard is not None:
         return Discard(seat, ())
+    if gone:
+        return Forfeit(seat)
     return Act(seat, ActionKind.CHECK if legal.can_check else ActionKind.FOLD)
 
 

@@ -11,8 +11,12 @@ Conventions
   SeatPlayer) take an admin token. A wrong or missing token is
   UNAUTHENTICATED; a token for another seat is PERMISSION_DENIED.
 - Every mutating call carries a client-generated `request_id` (a UUID). A
-  retry with the same id returns the original response and changes nothing.
-  Reusing an id for a different request is undefined: never do it.
+  retry of the same request with the same id returns the original response
+  and changes nothing. An id belongs to its caller (the seat token, the AI
+  workers, the admin) and to one call: the same id from another caller or
+  to another RPC is a new request. The same id from the same caller to the
+  same RPC with other content is INVALID_ARGUMENT (reason
+  REQUEST_ID_REUSED). Events never show request ids.
 - Errors: a refused action is FAILED_PRECONDITION with a
   `google.rpc.ErrorInfo` whose `reason` is the rules code (NOT_YOUR_TURN,
   BELOW_MIN_RAISE, ...); a stale `expected_sequence` is ABORTED (re-read

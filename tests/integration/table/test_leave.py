@@ -1,0 +1,39 @@
+"""LeaveSeat over gRPC: the seat to act has its cards folded (issue #9, item 12)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from poker.v1 import table_pb2 as tpb
+from poker.v1 import table_service_pb2 as pb
+
+Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
+
+
+async def test_leaving_when_to_act_folds_instead_of_checking_it_down(table_env: Env) -> None:
+    server = await table_env.start_server()
+    stub = table_env.stub(server)
+    table_id = await table_env.create_table(stub, table_env.nlhe(2, clock_ms=60_000))
+    keys = await table_env.seat_all(stub, table_id, 2)
+    watcher = table_env.watch(stub, table_id)
+    await watcher.wait_event("hole_cards_dealt", seat=1)
+    view = await table_env.view(stub, table_id, keys[0])
+    button = view.hand.to_act
+    big_blind = 1 - button
+    called = await table_env.submit(
+        stub, table_id, keys[button], tpb.Action(call=tpb.Action.Call()), view.table.sequence
+    )
+    # The big blind may check; it leaves instead.
+    assert called.view.hand.to_act == big_blind
+    left = await stub.LeaveSeat(
+        pb.LeaveSeatRequest(table_id=table_id, seat=big_blind, request_id="bye"),
+        metadata=keys[big_blind].md,
+    )
+    folded = await watcher.wait_event("player_folded", seat=big_blind)
+    assert folded.sequence > left.sequence
+    gone = await watcher.wait_event("player_left", seat=big_blind)
+    ended = next(e for e in watcher.events if e.HasField("hand_ended"))
+    stacks = {s.seat: s.stack for s in ended.hand_ended.stacks}
+    assert gone.player_left.stack == stacks[big_blind] == left.stack
+    assert not any(e.HasField("player_checked") for e in watcher.events)
+    await table_env.check_rebuild(server, table_id)

@@ -378,16 +378,15 @@ class TableEnv:
         expected: int = 0,
         request_id: str = "",
     ) -> pb.SubmitActionResponse:
-        return await stub.SubmitAction(
-            pb.SubmitActionRequest(
-                table_id=table_id,
-                seat=seat.seat,
-                request_id=request_id or uuid.uuid4().hex,
-                expected_sequence=expected,
-                action=action,
-            ),
-            metadata=seat.md,
+        request = pb.SubmitActionRequest(
+            table_id=table_id,
+            seat=seat.seat,
+            request_id=request_id or uuid.uuid4().hex,
+            action=action,
         )
+        if expected:  # 0: unset, no check
+            request.expected_sequence = expected
+        return await stub.SubmitAction(request, metadata=seat.md)
 
     async def act(
         self,

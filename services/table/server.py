@@ -10,6 +10,9 @@ in development, CI and a cluster:
 ``FELT_AI_TOKEN``        bearer token AI workers act with for AI seats
 ``FELT_BETWEEN_HANDS_MS`` pause between hands (default 2000)
 ``FELT_LEASE_TTL_MS``    table lease TTL (default 5000); a crashed owner's tables move after it
+
+A request message may be at most 64 KiB (``felt.api.limits.MAX_REQUEST_BYTES``); a bigger
+one is RESOURCE_EXHAUSTED before it is parsed.
 """
 
 from __future__ import annotations

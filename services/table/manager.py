@@ -5,19 +5,29 @@ renews. An instance adopts any registered table whose lease is free (its
 owner stopped or crashed), rebuilds it from its stream and carries on, timers
 included. Losing a lease stops the table here at once; and should a stale
 owner still try to write, the version-checked append refuses it.
+
+A table whose stream cannot be folded, or whose state cannot be driven (a
+timer cannot be armed), is quarantined rather than retried: it is recorded
+in the Redis hash ``felt:tables:quarantined`` (table id -> JSON with the
+reason), logged as ``table_quarantined``, its lease released, and every call
+to it refused with FAILED_PRECONDITION ``TABLE_QUARANTINED``. The service
+and every other table keep running; no instance adopts it again until an
+operator has repaired the stream and deleted its entry (``HDEL``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 import structlog
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from felt.api.convert import legal_to_proto, redacted_stored_event, table_view_to_proto
 from felt.eventstore import EventStore
@@ -25,11 +35,19 @@ from felt.eventstore.codec import EventMeta, ai_level_to_proto
 from felt.rules.legal import legal_actions
 from felt.table.aggregate import TableState
 from poker.v1 import ai_pb2
-from services.table.runtime import Clock, TableRuntime, Timing, utc_now
+from services.table.runtime import (
+    Clock,
+    TableQuarantined,
+    TableRuntime,
+    Timing,
+    fault_reason,
+    utc_now,
+)
 
 log = structlog.get_logger("felt.table")
 
 TABLES_KEY = "felt:tables"
+QUARANTINE_KEY = "felt:tables:quarantined"
 AI_STREAM = "felt:ai:decisions"
 
 
@@ -55,6 +73,7 @@ class TableManager:
     _loading: dict[str, asyncio.Lock] = field(default_factory=dict)
     _task: asyncio.Task[None] | None = None
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
+    _quarantining: set[asyncio.Task[None]] = field(default_factory=set)
 
     async def start(self) -> None:
         await self._maintain_once()
@@ -128,14 +147,21 @@ class TableManager:
                 return runtime
             if not await self.redis.sismember(TABLES_KEY, table_id):
                 raise TableNotFound(table_id)
+            held = await self.redis.hget(QUARANTINE_KEY, table_id)
+            if held is not None:
+                raise TableQuarantined(table_id, _recorded_reason(held))
             runtime = self._new_runtime(table_id)
             if not await self._acquire(runtime):
                 raise NotOwner(table_id)
             try:
                 await runtime.load()
-            except BaseException:
+            except (RedisError, OSError, asyncio.CancelledError):
                 await self.store.release_lease(table_id, self.owner)
                 raise
+            except Exception as exc:  # a stream that cannot be folded: never a crash loop
+                reason = fault_reason(exc)
+                await self._quarantine(runtime, reason)
+                raise TableQuarantined(table_id, reason) from exc
             if runtime.state is None:
                 await self.store.release_lease(table_id, self.owner)
                 raise TableNotFound(table_id)
@@ -143,13 +169,58 @@ class TableManager:
                 raise NotOwner(table_id)
             self.runtimes[table_id] = runtime
             runtime.start()
+            if runtime.fault:  # its timers could not be armed (``on_fault`` quarantines it)
+                raise TableQuarantined(table_id, runtime.fault)
             log.info("table_adopted", table_id=table_id, owner=self.owner, version=runtime.version)
             return runtime
 
     def _new_runtime(self, table_id: str) -> TableRuntime:
         return TableRuntime(
-            table_id, self.store, clock=self.clock, timing=self.timing, on_ai_turn=self.ask_ai
+            table_id,
+            self.store,
+            clock=self.clock,
+            timing=self.timing,
+            on_ai_turn=self.ask_ai,
+            on_fault=self._faulted,
         )
+
+    def _faulted(self, runtime: TableRuntime, reason: str) -> None:
+        """A running table's state cannot be driven: quarantine it (in the background)."""
+        task = asyncio.get_running_loop().create_task(self._quarantine(runtime, reason))
+        self._quarantining.add(task)
+        task.add_done_callback(self._quarantining.discard)
+
+    async def _quarantine(self, runtime: TableRuntime, reason: str) -> None:
+        """Take the table out of service here and everywhere, and say why (log and Redis)."""
+        table_id = runtime.table_id
+        log.error(
+            "table_quarantined",
+            table_id=table_id,
+            owner=self.owner,
+            version=runtime.version,
+            reason=reason,
+            hint=f"repair its stream, then HDEL {QUARANTINE_KEY} {table_id}",
+        )
+        if self.runtimes.get(table_id) is runtime:
+            del self.runtimes[table_id]
+        record = {
+            "reason": reason,
+            "version": runtime.version,
+            "owner": self.owner,
+            "time": datetime.now(UTC).isoformat(),
+        }
+        try:
+            await self.redis.hset(QUARANTINE_KEY, table_id, json.dumps(record))
+        except (RedisError, OSError) as exc:  # still refused here; others find out themselves
+            log.warning("quarantine_not_recorded", table_id=table_id, error=repr(exc))
+        await runtime.stop(grace_s=1.0)
+        with contextlib.suppress(RedisError, OSError):
+            await self.store.release_lease(table_id, self.owner)
+
+    async def quarantined(self) -> dict[str, dict[str, object]]:
+        """The quarantined tables and why (what an operator reads with ``HGETALL``)."""
+        raw = await self.redis.hgetall(QUARANTINE_KEY)
+        return {_text(k): json.loads(v) for k, v in raw.items()}
 
     async def _maintain(self) -> None:
         while not self._stopping.is_set():
@@ -171,12 +242,13 @@ class TableManager:
                     del self.runtimes[table_id]
         if not self.adopt:
             return
+        held = {_text(k) for k in await self.redis.hkeys(QUARANTINE_KEY)}
         for raw in await self.redis.smembers(TABLES_KEY):
-            table_id = raw.decode() if isinstance(raw, bytes) else str(raw)
-            if table_id in self.runtimes:
+            table_id = _text(raw)
+            if table_id in self.runtimes or table_id in held:
                 continue
             if await self.store.lease_owner(table_id) is None:
-                with contextlib.suppress(NotOwner, TableNotFound):
+                with contextlib.suppress(NotOwner, TableNotFound, TableQuarantined):
                     await self.get(table_id)
 
     async def ask_ai(
@@ -222,3 +294,16 @@ class TableManager:
             approximate=True,
         )
         log.info("ai_decision_requested", table_id=runtime.table_id, seat=seat, version=version)
+
+
+def _text(raw: bytes | str) -> str:
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+def _recorded_reason(raw: bytes | str) -> str:
+    """The reason in a quarantine record (the raw text if an operator wrote something else)."""
+    text = _text(raw)
+    try:
+        return str(json.loads(text)["reason"])
+    except (ValueError, KeyError, TypeError):
+        return text[:300]

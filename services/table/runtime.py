@@ -27,6 +27,7 @@ from typing import Any
 import structlog
 from google.protobuf.message import DecodeError, Message
 from google.protobuf.timestamp_pb2 import Timestamp
+from redis.exceptions import RedisError
 
 from felt.eventstore import AppendResult, EventStore, VersionConflict
 from felt.eventstore.codec import (
@@ -74,6 +75,8 @@ ResponseBuilder = Callable[[TableState, int, datetime | None], Message]
 CommandSource = TableCommand | Callable[[TableState | None], TableCommand]
 # Publishes an AI decision request: (runtime, state, version, action deadline).
 AiHook = Callable[["TableRuntime", TableState, int, datetime | None], Awaitable[None]]
+# Told when the table's state cannot be driven (the runtime has stopped itself): (runtime, why).
+FaultHook = Callable[["TableRuntime", str], None]
 
 _TABLE_EVENTS: tuple[type, ...] = TableEvent.__args__
 
@@ -97,6 +100,25 @@ def utc_now() -> datetime:
 
 class LeaseLost(Exception):
     """This instance's lease on the table may have run out: it must not write."""
+
+
+class TableQuarantined(Exception):
+    """The table's stored state cannot be loaded or driven: it is out of service.
+
+    Nothing a client sends can cause this once ``felt.api.limits`` checks the
+    requests; a stream written under older bounds, by a bug or by hand can.
+    The table stops (its timers, and every call to it) until an operator
+    repairs it; the other tables keep running.
+    """
+
+    def __init__(self, table_id: str, reason: str) -> None:
+        super().__init__(f"table {table_id} is quarantined: {reason}")
+        self.table_id, self.reason = table_id, reason
+
+
+def fault_reason(exc: BaseException) -> str:
+    """What went wrong, for the quarantine record and the callers (bounded)."""
+    return f"{type(exc).__name__}: {exc}"[:300]
 
 
 def hand_ids(before: TableState | None, events: list[AnyEvent]) -> list[str]:
@@ -167,6 +189,9 @@ class TableRuntime:
     clock: Clock = utc_now
     timing: Timing = field(default_factory=Timing)
     on_ai_turn: AiHook | None = None
+    on_fault: FaultHook | None = None
+    # Why the table cannot be driven ("" while it can): see TableQuarantined.
+    fault: str = ""
     state: TableState | None = None
     version: int = 0
     last_event_at: datetime | None = None
@@ -289,8 +314,10 @@ class TableRuntime:
         the stream itself.
         """
         async with self._lock:
+            if self.fault:
+                raise TableQuarantined(self.table_id, self.fault)
             if self.stale:
-                await self.load()
+                await self._reload()
             if time.monotonic() >= self.lease_expires:
                 raise LeaseLost(self.table_id)
             if authorize is not None:
@@ -395,7 +422,34 @@ class TableRuntime:
         task.add_done_callback(self._tasks.discard)
         return task
 
+    async def _reload(self) -> None:
+        """``load``; a stream that cannot be folded faults the table (storage errors pass)."""
+        try:
+            await self.load()
+        except (RedisError, OSError):
+            raise
+        except Exception as exc:
+            self._faulted(exc)
+            raise TableQuarantined(self.table_id, self.fault) from exc
+
+    def _faulted(self, exc: BaseException) -> None:
+        """The table's state cannot be driven: stop its timers and tell the manager."""
+        if self.fault:
+            return
+        self.fault = fault_reason(exc)
+        self._closed = True
+        log.error("table_faulted", table_id=self.table_id, version=self.version, error=self.fault)
+        if self.on_fault is not None:
+            self.on_fault(self, self.fault)
+
     def _schedule(self) -> None:
+        """Arm the table's next timer; a state that cannot be driven faults the table."""
+        try:
+            self._arm()
+        except Exception as exc:  # e.g. a deadline out of datetime's range
+            self._faulted(exc)
+
+    def _arm(self) -> None:
         if self._timer is not None and self._timer is not asyncio.current_task():
             self._timer.cancel()
         self._timer = None
@@ -482,10 +536,12 @@ class TableRuntime:
 
     async def refresh(self) -> None:
         """Reread the stream if the cache may be behind it (before serving a read)."""
+        if self.fault:
+            raise TableQuarantined(self.table_id, self.fault)
         if self.stale:
             async with self._lock:
                 if self.stale:
-                    await self.load()
+                    await self._reload()
 
     def _resync_later(self, delay: timedelta) -> None:
         if self._closed:
@@ -498,8 +554,10 @@ class TableRuntime:
             try:
                 async with self._lock:
                     if self.stale:
-                        await self.load()
+                        await self._reload()
                     self._schedule()
+            except TableQuarantined:
+                pass  # faulted: the manager quarantines it
             except Exception:
                 log.exception("table_resync_failed", table_id=self.table_id)
                 self._resync_later(self.timing.retry_delay)

@@ -10,6 +10,9 @@ in development, CI and a cluster:
 ``FELT_AI_TOKEN``        bearer token AI workers act with for AI seats
 ``FELT_BETWEEN_HANDS_MS`` pause between hands (default 2000)
 ``FELT_LEASE_TTL_MS``    table lease TTL (default 5000); a crashed owner's tables move after it
+
+A request message may be at most 64 KiB (``felt.api.limits.MAX_REQUEST_BYTES``); a bigger
+one is RESOURCE_EXHAUSTED before it is parsed.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from grpc_health.v1 import (  # type: ignore[import-untyped]
 from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 from redis.asyncio import Redis
 
+from felt.api.limits import MAX_REQUEST_BYTES
 from felt.eventstore import RedisEventStore
 from poker.v1 import table_service_pb2, table_service_pb2_grpc
 from services.table.manager import AI_STREAM, TableManager
@@ -39,6 +43,9 @@ from services.table.service import Secrets, TableService
 
 log = structlog.get_logger("felt.table")
 
+# No request is anywhere near this (felt.api.limits bounds every field); a bigger one is
+# refused with RESOURCE_EXHAUSTED before it is even parsed.
+_SERVER_OPTIONS = [("grpc.max_receive_message_length", MAX_REQUEST_BYTES)]
 SERVICE_NAME = table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name
 DEV_SECRET = b"felt-development-secret-do-not-use-in-production"
 
@@ -104,7 +111,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         timing=Timing(between_hands=timedelta(milliseconds=config.between_hands_ms)),
         ai_stream=config.ai_stream,
     )
-    server = grpc.aio.server()
+    server = grpc.aio.server(options=_SERVER_OPTIONS)
     table_service_pb2_grpc.add_TableServiceServicer_to_server(
         TableService(manager, config.secrets), server
     )

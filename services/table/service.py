@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TypeVar, cast
 
 import grpc
@@ -36,6 +35,7 @@ from grpc_status import rpc_status  # type: ignore[import-untyped]
 from redis.exceptions import RedisError
 from structlog.contextvars import bind_contextvars, bound_contextvars, reset_contextvars
 
+from felt.api import limits
 from felt.api.convert import (
     BadAction,
     action_from_proto,
@@ -78,11 +78,10 @@ from felt.tokens import SeatClaim, TokenError, issue_token, request_nonce, token
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.table.manager import TABLES_KEY, NotOwner, TableManager, TableNotFound
-from services.table.runtime import CommandSource, LeaseLost, TableRuntime
+from services.table.runtime import CommandSource, LeaseLost, TableQuarantined, TableRuntime
 
 log = structlog.get_logger("felt.table")
 
-TABLE_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 M = TypeVar("M", bound=Message)
 _VERIFIED_TOKENS = 10_000  # how many verified tokens to remember
 Context = grpc.aio.ServicerContext[Any, Any]
@@ -141,22 +140,23 @@ def _request_key(principal: str, request: Any) -> RequestKey:
     return client_key(principal, request)
 
 
+def _invalid(exc: limits.LimitError) -> _Abort:
+    """A value out of its bounds (``felt.api.limits``): INVALID_ARGUMENT, never the value."""
+    return _Abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message, exc.reason)
+
+
 def _check_table_id(table_id: str) -> str:
-    if not TABLE_ID.match(table_id):
-        raise _Abort(
-            grpc.StatusCode.INVALID_ARGUMENT,
-            "table_id must be 1-63 characters of a-z, 0-9 and '-', starting with a letter or digit",
-        )
-    return table_id
+    try:
+        return limits.check_table_id(table_id)
+    except limits.LimitError as exc:
+        raise _invalid(exc) from None
 
 
 def _require_request_id(request_id: str) -> str:
-    if not request_id or len(request_id) > 128:
-        raise _Abort(
-            grpc.StatusCode.INVALID_ARGUMENT,
-            "request_id is required (a client-generated unique id, at most 128 characters)",
-        )
-    return request_id
+    try:
+        return limits.check_request_id(request_id)
+    except limits.LimitError as exc:
+        raise _invalid(exc) from None
 
 
 def _bearer(context: Context) -> str:
@@ -205,6 +205,15 @@ def _first_answer(request: RequestKey, stored: bytes) -> bytes:
         raise _refusal(exc) from None
 
 
+def _quarantined(exc: TableQuarantined) -> _Abort:
+    return _Abort(
+        grpc.StatusCode.FAILED_PRECONDITION,
+        f"table {exc.table_id} is quarantined: its stored state cannot be applied "
+        f"({exc.reason}); an operator has to repair it",
+        "TABLE_QUARANTINED",
+    )
+
+
 def _unavailable(table_id: str) -> _Abort:
     return _Abort(
         grpc.StatusCode.UNAVAILABLE,
@@ -232,7 +241,12 @@ class TableService(rpc.TableServiceServicer):
             raise _Abort(grpc.StatusCode.NOT_FOUND, f"table {table_id} does not exist") from None
         except NotOwner:
             raise _unavailable(table_id) from None
-        await runtime.refresh()  # rereads the stream only if the cache may be behind
+        except TableQuarantined as exc:
+            raise _quarantined(exc) from None
+        try:
+            await runtime.refresh()  # rereads the stream only if the cache may be behind
+        except TableQuarantined as exc:
+            raise _quarantined(exc) from None
         hand = runtime.state.hand if runtime.state is not None else None
         if hand is not None:
             bind_contextvars(hand_id=hand.setup.hand_id)
@@ -337,13 +351,20 @@ class TableService(rpc.TableServiceServicer):
         # The call's log context, reset afterwards with the tokens (structlog's
         # `bound_contextvars` does the same but copies the whole context twice a call).
         # `hand_id` starts unbound (`...`); `_runtime` binds it once the table is known.
+        table_id = table_id[: limits.LOGGED_ID_MAX]  # unchecked yet: log no megabytes
         if seat is None:
             tokens = bind_contextvars(table_id=table_id, hand_id=...)
         else:
             tokens = bind_contextvars(table_id=table_id, seat=seat, hand_id=...)
         try:
             return await call
-        except _Abort as exc:
+        except (_Abort, limits.LimitError, TableQuarantined) as refused:
+            if isinstance(refused, limits.LimitError):
+                exc = _invalid(refused)
+            elif isinstance(refused, TableQuarantined):
+                exc = _quarantined(refused)
+            else:
+                exc = refused
             log.info("request_refused", code=exc.code.name, reason=exc.reason, detail=exc.message)
             await _fail(context, exc)
         except (RedisError, OSError) as exc:
@@ -377,8 +398,10 @@ class TableService(rpc.TableServiceServicer):
             _check_table_id(table_id)
             if not request.HasField("config"):
                 raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, "config is required")
+            name = limits.clean_table_name(request.name)
+            limits.check_table_config(request.config, datetime.now(UTC))
             try:
-                config = table_config_from_proto(request.config, table_id, request.name)
+                config = table_config_from_proto(request.config, table_id, name)
             except ValueError as exc:
                 raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
             existing = self.manager.runtimes.get(table_id)
@@ -425,8 +448,9 @@ class TableService(rpc.TableServiceServicer):
         async def run() -> pb.SeatPlayerResponse:
             self._require_admin(context)
             key = _request_key(ADMIN_PRINCIPAL, request)
-            if not request.player_id:
-                raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, "player_id is required")
+            limits.check_player_id(request.player_id)
+            display_name = limits.clean_display_name(request.display_name)
+            limits.check_amount(request.stack, "stack")
             try:
                 ai_level = ai_level_from_proto(request.ai_level)
             except CodecError as exc:
@@ -444,6 +468,10 @@ class TableService(rpc.TableServiceServicer):
             def make(state: TableState | None) -> TableCommand:
                 if state is None:
                     raise _Abort(grpc.StatusCode.NOT_FOUND, f"table {table_id} does not exist")
+                try:
+                    limits.check_chips_added(state, request.stack)
+                except limits.LimitError as exc:
+                    raise _invalid(exc) from None
                 seat = request.seat if request.HasField("seat") else _free_seat(state)
                 chosen.append(seat)
                 token = issue_token(
@@ -452,7 +480,7 @@ class TableService(rpc.TableServiceServicer):
                 return SeatPlayer(
                     seat,
                     request.player_id,
-                    request.display_name,
+                    display_name,
                     request.stack,
                     token_hash(token),
                     ai_level,
@@ -555,12 +583,20 @@ class TableService(rpc.TableServiceServicer):
             player = state.player(request.seat)
             return pb.AddChipsResponse(stack=player.stack if player else 0, sequence=seq)
 
+        def make(state: TableState | None) -> TableCommand:
+            try:
+                if state is not None:
+                    limits.check_chips_added(state, request.amount)
+            except limits.LimitError as exc:
+                raise _invalid(exc) from None
+            return AddChips(request.seat, request.amount)
+
         return await self._guard(
             context,
             self._seat_call(
                 context,
                 request,
-                AddChips(request.seat, request.amount),
+                make,
                 respond,
                 pb.AddChipsResponse,
             ),
@@ -576,6 +612,15 @@ class TableService(rpc.TableServiceServicer):
                 command = action_from_proto(request.seat, request.action)
             except BadAction as exc:
                 raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "BAD_ACTION") from None
+            # Unset: no check. Set: the table must be at it (0 never is: a mistake).
+            expected = request.expected_sequence if request.HasField("expected_sequence") else None
+            if expected == 0:
+                raise _Abort(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "expected_sequence 0 is no table's sequence: set the sequence of the view "
+                    "the action was decided on, or leave it unset to skip the check",
+                    "BAD_SEQUENCE",
+                )
 
             def respond(
                 state: TableState, seq: int, deadline: datetime | None
@@ -590,7 +635,7 @@ class TableService(rpc.TableServiceServicer):
                 PlayHand(command),
                 respond,
                 pb.SubmitActionResponse,
-                request.expected_sequence or None,
+                expected,
             )
 
         return await self._guard(context, run(), request.table_id, request.seat)
@@ -599,6 +644,10 @@ class TableService(rpc.TableServiceServicer):
         self, request: pb.ShowCardsRequest, context: Context
     ) -> pb.ShowCardsResponse:
         def make(state: TableState | None) -> TableCommand:
+            try:
+                limits.check_hand_id(request.hand_id)
+            except limits.LimitError as exc:
+                raise _invalid(exc) from None
             hand = state.hand if state is not None else None
             if request.hand_id and hand is not None and hand.setup.hand_id != request.hand_id:
                 raise _Abort(
@@ -734,6 +783,7 @@ class TableService(rpc.TableServiceServicer):
         self, request: pb.GetHandHistoryRequest, context: Context
     ) -> pb.GetHandHistoryResponse:
         async def run() -> pb.GetHandHistoryResponse:
+            limits.check_hand_id(request.hand_id)
             runtime, viewer = await self._viewer(
                 context, request.table_id, request.HasField("seat"), request.seat
             )
@@ -773,6 +823,7 @@ class TableService(rpc.TableServiceServicer):
 
 def _log_context(table_id: str, seat: int | None) -> dict[str, Any]:
     """What a call's log lines carry (``hand_id`` is added once the table is known)."""
+    table_id = table_id[: limits.LOGGED_ID_MAX]  # unchecked yet: log no megabytes
     return {"table_id": table_id} if seat is None else {"table_id": table_id, "seat": seat}
 
 

@@ -241,5 +241,5 @@ def test_encode_stored_is_encode_event() -> None:
         PlayerSeated(0, "p", "P", 100, "h" * 64, "easy"),
     ):
         for recorded, ts in ((None, None), (at, stamp)):
-            meta = EventMeta("t", 7, recorded, "r", "h")
+            meta = EventMeta("t", 7, recorded, hand_id="h", request_key="r")
             assert encode_stored(event, "t", 7, "r", "h", ts) == encode_event(event, meta)

@@ -13,6 +13,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TypeGuard, get_args
 
+from felt.api.limits import CHIP_CAP, DISCARDS_MAX
 from felt.eventstore.codec import (
     EventMeta,
     ai_level_to_proto,
@@ -72,15 +73,17 @@ def action_from_proto(seat: int, action: tpb.Action) -> Act | Discard:
     if kind == "all_in":
         return Act(seat, ActionKind.ALL_IN)
     if kind == "bet_to":
-        if action.bet_to.amount <= 0:
-            raise BadAction("bet_to.amount must be a positive number of chips")
+        if not 0 < action.bet_to.amount <= CHIP_CAP:
+            raise BadAction(f"bet_to.amount must be 1 to {CHIP_CAP:,} chips")
         return Act(seat, ActionKind.BET, action.bet_to.amount)
     if kind == "raise_to":
-        if action.raise_to.amount <= 0:
-            raise BadAction("raise_to.amount must be a positive number of chips")
+        if not 0 < action.raise_to.amount <= CHIP_CAP:
+            raise BadAction(f"raise_to.amount must be 1 to {CHIP_CAP:,} chips")
         return Act(seat, ActionKind.RAISE, action.raise_to.amount)
     if kind == "discard":
         cards = tuple(action.discard.cards)
+        if len(cards) > DISCARDS_MAX or len(set(cards)) != len(cards):
+            raise BadAction(f"discard.cards names at most {DISCARDS_MAX} cards, each once")
         if any(c > 51 for c in cards):
             raise BadAction("discard.cards holds a number that is not a card (0..51)")
         return Discard(seat, cards)

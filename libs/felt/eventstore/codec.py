@@ -284,16 +284,24 @@ def table_config_to_proto(config: te.TableConfig) -> pb.TableConfig:
 
 
 def table_config_from_proto(msg: pb.TableConfig, table_id: str, name: str) -> te.TableConfig:
+    """The domain config of a ``TableConfig``, with the defaults the message documents.
+
+    Decodes stored configs too, so it checks no bounds (``felt.api.limits`` does,
+    for a new table's request): a table created under older bounds still loads.
+    """
     clock: Duration = msg.action_clock
+    variant = variant_from_proto(msg.variant)
+    # RULES.md: Draw's big bet defaults to twice the small bet.
+    big_bet = msg.big_bet or (2 * msg.small_bet if variant == Variant.DRAW5 else 0)
     return te.TableConfig(
         table_id=table_id,
-        variant=variant_from_proto(msg.variant),
+        variant=variant,
         seat_count=msg.seat_count,
         small_blind=msg.small_blind,
         big_blind=msg.big_blind,
         ante=msg.ante,
         small_bet=msg.small_bet,
-        big_bet=msg.big_bet,
+        big_bet=big_bet,
         raise_cap=msg.raise_cap or 4,
         allow_all_in=msg.allow_all_in if msg.HasField("allow_all_in") else True,
         action_timeout_ms=clock.ToMilliseconds() if msg.HasField("action_clock") else 0,

@@ -323,8 +323,13 @@ def _validate_config(config: TableConfig) -> None:
             raise _refuse("BAD_CONFIG", "blinds must be positive with small <= big")
     elif config.small_bet <= 0 or config.big_bet <= 0 or config.raise_cap < 1:
         raise _refuse("BAD_CONFIG", "Draw needs positive small and big bets and a raise cap >= 1")
-    if config.ante < 0 or config.action_timeout_ms < 0 or config.max_timeouts < 0:
-        raise _refuse("BAD_CONFIG", "ante, action clock and time-out limit cannot be negative")
+    elif config.ante <= 0:
+        # RULES.md, Five-Card Draw setup: "Every player posts the same virtual ante."
+        raise _refuse("BAD_CONFIG", "Draw needs a positive ante: every player posts it")
+    if min(config.ante, config.action_timeout_ms, config.max_timeouts, config.hand_limit) < 0:
+        raise _refuse(
+            "BAD_CONFIG", "ante, action clock, time-out limit and hand limit cannot be negative"
+        )
 
 
 def _seated(state: TableState, seat: int) -> Player:

@@ -20,7 +20,10 @@ Conventions
 - Errors: a refused action is FAILED_PRECONDITION with a
   `google.rpc.ErrorInfo` whose `reason` is the rules code (NOT_YOUR_TURN,
   BELOW_MIN_RAISE, ...); a stale `expected_sequence` is ABORTED (re-read
-  and decide again); an unknown table is NOT_FOUND.
+  and decide again); an unknown table is NOT_FOUND; a value out of its
+  documented range (README "Limits") is INVALID_ARGUMENT; a table whose
+  stored state cannot be applied is FAILED_PRECONDITION with reason
+  TABLE_QUARANTINED until an operator repairs it.
 
 Versioning: never reuse or renumber field numbers (reserve removed ones);
 a field whose meaning changes is a new field or message.
@@ -412,6 +415,11 @@ class SubmitActionRequest(_message.Message):
     expected_sequence: _builtins.int
     """The table sequence the action was decided on (from a view or event). If
     the table has moved on, the call fails with ABORTED and nothing changes.
+    Unset: the action is taken on whatever the table's state is then (no
+    check; it is still refused if it is not legal then). Set, it is checked,
+    and 0 (a sequence no table is ever at) is INVALID_ARGUMENT. Clients
+    should always set it. (It was a plain field where 0 meant "no check";
+    `optional` keeps the wire format, and an old client's 0 was never sent.)
     """
     @_builtins.property
     def action(self) -> _table_pb2.Action: ...
@@ -421,14 +429,16 @@ class SubmitActionRequest(_message.Message):
         table_id: _builtins.str = ...,
         seat: _builtins.int = ...,
         request_id: _builtins.str = ...,
-        expected_sequence: _builtins.int = ...,
+        expected_sequence: _builtins.int | None = ...,
         action: _table_pb2.Action | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_sequence", b"_expected_sequence", "action", b"action", "expected_sequence", b"expected_sequence"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "expected_sequence", b"expected_sequence", "request_id", b"request_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_sequence", b"_expected_sequence", "action", b"action", "expected_sequence", b"expected_sequence", "request_id", b"request_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__expected_sequence: _TypeAlias = _typing.Literal["expected_sequence"]  # noqa: Y015
+    _WhichOneofArgType__expected_sequence: _TypeAlias = _typing.Literal["_expected_sequence", b"_expected_sequence"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__expected_sequence) -> _WhichOneofReturnType__expected_sequence | None: ...
 
 Global___SubmitActionRequest: _TypeAlias = SubmitActionRequest  # noqa: Y015
 

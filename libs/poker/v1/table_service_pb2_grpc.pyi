@@ -20,7 +20,10 @@ Conventions
 - Errors: a refused action is FAILED_PRECONDITION with a
   `google.rpc.ErrorInfo` whose `reason` is the rules code (NOT_YOUR_TURN,
   BELOW_MIN_RAISE, ...); a stale `expected_sequence` is ABORTED (re-read
-  and decide again); an unknown table is NOT_FOUND.
+  and decide again); an unknown table is NOT_FOUND; a value out of its
+  documented range (README "Limits") is INVALID_ARGUMENT; a table whose
+  stored state cannot be applied is FAILED_PRECONDITION with reason
+  TABLE_QUARANTINED until an operator repairs it.
 
 Versioning: never reuse or renumber field numbers (reserve removed ones);
 a field whose meaning changes is a new field or message.

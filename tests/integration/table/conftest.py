@@ -375,13 +375,15 @@ class TableEnv:
     def submit_request(
         table_id: str, seat: SeatKey, action: tpb.Action, expected: int = 0, request_id: str = ""
     ) -> pb.SubmitActionRequest:
-        return pb.SubmitActionRequest(
+        request = pb.SubmitActionRequest(
             table_id=table_id,
             seat=seat.seat,
             request_id=request_id or uuid.uuid4().hex,
-            expected_sequence=expected,
             action=action,
         )
+        if expected:  # 0: unset, no check
+            request.expected_sequence = expected
+        return request
 
     @staticmethod
     def request_key(seat: SeatKey, request: Message) -> str:
@@ -401,9 +403,8 @@ class TableEnv:
         expected: int = 0,
         request_id: str = "",
     ) -> pb.SubmitActionResponse:
-        return await stub.SubmitAction(
-            self.submit_request(table_id, seat, action, expected, request_id), metadata=seat.md
-        )
+        request = self.submit_request(table_id, seat, action, expected, request_id)
+        return await stub.SubmitAction(request, metadata=seat.md)
 
     async def act(
         self,

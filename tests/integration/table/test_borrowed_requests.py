@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import grpc
-import pytest
 
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import ai_pb2
@@ -121,30 +120,71 @@ async def test_an_ai_decisions_request_id_reads_nothing_for_a_human(table_env: E
         assert mine.code() == grpc.StatusCode.FAILED_PRECONDITION
 
 
-@pytest.mark.parametrize("kind", ["deal", "ai", "timeout"])
-async def test_the_servers_own_ids_cannot_be_squatted(table_env: Env, kind: str) -> None:
-    """A client that takes the ids the server will use next does not stall the table."""
+async def test_the_next_deals_id_cannot_be_squatted(table_env: Env) -> None:
+    """Before: an AddChips with the next deal's id made the deal a duplicate: no more hands."""
     server = await table_env.start_server()
     stub = table_env.stub(server)
-    config = table_env.nlhe(2, clock_ms=300)
-    config.max_hands = 2
-    table_id = await table_env.create_table(stub, config)
-    keys = await table_env.seat_all(stub, table_id, 2)
+    table_id = await table_env.create_table(stub, table_env.nlhe(2))
+    first = await table_env.seat(stub, table_id, 0)  # alone: no hand is dealt yet
     version = await table_env.xlen(table_id)
-    # Squat the next ids of every kind the server has used (old and new spellings), with a
-    # call that succeeds (AddChips) and one that is refused (an out-of-turn check).
-    for n in range(version, version + 12):
-        for rid in (f"{kind}:{table_id}:{n}", f"s/{kind}/{table_id}/{n}"):
-            chips = pb.AddChipsRequest(table_id=table_id, seat=1, request_id=rid, amount=1)
-            await stub.AddChips(chips, metadata=keys[1].md)
-    # Both hands are dealt, timed out and finished by the server's own timers.
-    watcher = table_env.watch(stub, table_id, from_sequence=1)
-    await watcher.wait(
-        lambda: sum(e.HasField("hand_ended") for e in watcher.events) >= 2,
-        "two hands to be played to the end",
-        timeout=30,
+    # Two chip top-ups, then the second player: the deal is then at version + 3. Take its
+    # id first, in the old spelling and in the new one.
+    for rid in (f"deal:{table_id}:{version + 3}", f"s/deal/{table_id}/{version + 3}"):
+        chips = pb.AddChipsRequest(table_id=table_id, seat=0, request_id=rid, amount=1)
+        await stub.AddChips(chips, metadata=first.md)
+    await table_env.seat(stub, table_id, 1)
+    assert await table_env.xlen(table_id) == version + 3
+    dealt = await table_env.watch(stub, table_id, from_sequence=1).wait_event("hand_started")
+    stored = await table_env.stored(table_id)
+    assert stored[dealt.sequence - 1].request_key == f"s/deal/{table_id}/{version + 3}"
+
+
+async def _button_calls_with(env: Env, rid_for: Any, clock_ms: int, ai: bool) -> tuple[Any, ...]:
+    """Heads-up, seat 0 human; the button calls with the id ``rid_for(version after it)``."""
+    server = await env.start_server()
+    stub = env.stub(server)
+    table_id = await env.create_table(stub, env.nlhe(2, clock_ms=clock_ms))
+    human = await env.seat(stub, table_id, 0)
+    if ai:
+        await env.seat(stub, table_id, 1, ai_level=epb.AI_LEVEL_EASY)
+    else:
+        await env.seat(stub, table_id, 1)
+    watcher = env.watch(stub, table_id, from_sequence=1)
+    await watcher.wait_event("hole_cards_dealt", seat=1)
+    view = await env.view(stub, table_id, human)
+    assert view.hand.to_act == 0  # heads-up: the button (seat 0 dealt first) acts first
+    rid = rid_for(table_id, view.table.sequence + 1)
+    called = await env.submit(stub, table_id, human, CALL, view.table.sequence, rid)
+    assert called.sequence == view.table.sequence + 1
+    return stub, table_id, called, watcher, rid
+
+
+async def test_the_next_ai_decisions_id_cannot_be_squatted(table_env: Env) -> None:
+    """Before: the AI's answer with that id was taken as a duplicate and the table stalled."""
+    stub, table_id, called, _, rid = await _button_calls_with(
+        table_env, lambda t, n: f"ai:{t}:{n}", 30_000, ai=True
     )
-    assert any(e.HasField("action_timed_out") for e in watcher.events)
+    reply = await table_env.redis.xread({table_env.ai_stream: "0-0"}, count=1, block=20_000)
+    decision = ai_pb2.DecisionRequest.FromString(reply[0][1][0][1][b"payload"])
+    assert decision.request_id == rid  # the human used the very id the AI answers with
+    answer = pb.SubmitActionRequest(
+        table_id=table_id,
+        seat=1,
+        request_id=decision.request_id,
+        expected_sequence=decision.expected_sequence,
+        action=CHECK,
+    )
+    checked = await stub.SubmitAction(answer, metadata=table_env.ai_md)
+    assert checked.sequence > called.sequence and checked.view.viewer_seat == 1
+
+
+async def test_the_next_timers_id_cannot_be_squatted(table_env: Env) -> None:
+    """Before: the clock's time-out was taken as a duplicate and the seat to act never timed out."""
+    _, _, called, watcher, _ = await _button_calls_with(
+        table_env, lambda t, n: f"timeout:{t}:{n}", 300, ai=False
+    )
+    timed_out = await watcher.wait_event("action_timed_out", seat=1)
+    assert timed_out.sequence == called.sequence + 1
 
 
 async def test_leave_seat_with_a_submit_action_id_leaves(table_env: Env) -> None:

@@ -169,10 +169,10 @@ async def test_a_stale_writer_gets_a_version_conflict_not_a_fork(table_env: Env)
         done = await one.run(SitOut(0), server_key("test", table_id, 1))
         with pytest.raises(VersionConflict):
             await two.run(LeaveSeat(0), server_key("test", table_id, 2))
+        assert two.stale  # (checked at once: a reread is already on its way)
         stored = await table_env.stored(table_id)
         assert len(stored) == done.sequence
         assert [e.request_key for e in stored[-len(done.events) :]] == [f"s/test/{table_id}/1"]
-        assert two.stale
         # Rereading, it decides on the real state (seat 0 sits out) and appends after it.
         left = await two.run(LeaveSeat(0), server_key("test", table_id, 2))
         assert left.sequence == done.sequence + 1

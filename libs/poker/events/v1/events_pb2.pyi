@@ -207,7 +207,9 @@ class TableConfig(_message.Message):
     ante: _builtins.int
     """Ante every dealt-in seat posts (NLHE optional, DRAW5 required)."""
     small_bet: _builtins.int
-    """DRAW5 fixed bet sizes of the first and second betting round."""
+    """DRAW5 fixed bet sizes of the first and second betting round (big_bet
+    unset or 0: twice the small bet). Every amount is at most 10^12 chips.
+    """
     big_bet: _builtins.int
     raise_cap: _builtins.int
     """DRAW5: full bets and raises allowed per round (unset or 0: 4, a bet and
@@ -216,18 +218,21 @@ class TableConfig(_message.Message):
     allow_all_in: _builtins.bool
     """DRAW5: virtual all-in (short calls and side pots) enabled (unset: true)."""
     max_consecutive_timeouts: _builtins.int
-    """Consecutive timeouts after which a seat is sat out (0 = never)."""
+    """Consecutive timeouts after which a seat is sat out (0 = never; at most 100)."""
     max_hands: _builtins.int
-    """Hands after which the table closes (0 = no limit)."""
+    """Hands after which the table closes (0 = no limit; at most 1,000,000)."""
     @_builtins.property
     def action_clock(self) -> _duration_pb2.Duration:
         """Time a seat has to act before it is timed out (it checks, else folds).
-        Unset or zero: no action clock. Millisecond precision.
+        Unset or zero: no action clock; else 100 ms to one day. Millisecond
+        precision.
         """
 
     @_builtins.property
     def close_time(self) -> _timestamp_pb2.Timestamp:
-        """When the table closes (after the hand running then); unset: never."""
+        """When the table closes (after the hand running then); unset: never. At
+        most ten years ahead.
+        """
 
     def __init__(
         self,

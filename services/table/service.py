@@ -77,6 +77,7 @@ log = structlog.get_logger("felt.table")
 TABLE_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 M = TypeVar("M", bound=Message)
 _VERIFIED_TOKENS = 10_000  # how many verified tokens to remember
+DEFAULT_TOKEN_TTL_S = 86_400  # seat tokens live a day unless configured (FELT_SEAT_TOKEN_TTL_S)
 Context = grpc.aio.ServicerContext[Any, Any]
 Respond = Callable[[TableState, int, datetime | None], M]
 
@@ -105,12 +106,16 @@ class _Abort(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Secrets:
-    """Shared secrets: token signing, and the credentials of admins and AI workers."""
+    """Shared secrets: token signing, and the credentials of admins and AI workers.
+
+    ``token_ttl_s`` is the lifetime of the seat tokens issued here (0: they never
+    expire, which only tokens minted elsewhere with the secret may want).
+    """
 
     token_secret: bytes
     admin_token: str = ""
     ai_token: str = ""
-    token_ttl_s: int = 0
+    token_ttl_s: int = DEFAULT_TOKEN_TTL_S
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,7 +68,7 @@ class Processes:
             "REDIS_URL": self.redis_url,
             "FELT_TABLE_ADDR": "127.0.0.1:0",
             "FELT_ADMIN_TOKEN": "e2e-admin",
-            "FELT_TOKEN_SECRET": "e2e-secret-0123456789",
+            "FELT_TOKEN_SECRET": "e2e-secret-0123456789abcdef0123456789",
             "FELT_LEASE_TTL_MS": str(LEASE_TTL_MS),
             "FELT_BETWEEN_HANDS_MS": "50",
         }

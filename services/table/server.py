@@ -13,6 +13,11 @@ in development, CI and a cluster:
 ``FELT_INSTANCE_ID``     this instance's lease identity (default ``<hostname>:<port>``)
 ``FELT_BETWEEN_HANDS_MS`` pause between hands (default 2000)
 ``FELT_LEASE_TTL_MS``    table lease TTL (default 5000); a crashed owner's tables move after it
+``FELT_WATCH_MAX_STREAMS`` ``WatchTable`` streams in this instance (default 1000)
+``FELT_WATCH_MAX_PER_PEER`` ``WatchTable`` streams per client connection (default 16)
+``FELT_WATCH_BUFFER``    events a watcher may fall behind before it is dropped (default 512)
+``FELT_WATCH_REPLAYS``   watchers reading history at once (default 4)
+``FELT_WATCH_PAGE``      events per history read (default 200)
 
 Production mode (the default) refuses to start without a token secret of at
 least 32 bytes (and never with the development secret) or without an admin
@@ -55,6 +60,7 @@ from services.grpc_server import PortInUse, aio_server, bind
 from services.table.manager import AI_STREAM, TableManager
 from services.table.runtime import Timing
 from services.table.service import DEFAULT_TOKEN_TTL_S, Secrets, TableService
+from services.table.watch import WatchHub, WatchLimits
 
 log = structlog.get_logger("felt.table")
 
@@ -83,6 +89,7 @@ class TableServerConfig:
     dev_mode: bool = False
     # The lease owner name; empty: "<hostname>:<bound port>" (see the module docstring).
     instance_id: str = ""
+    watch: WatchLimits = field(default_factory=WatchLimits)
 
     @classmethod
     def from_env(
@@ -108,6 +115,7 @@ class TableServerConfig:
             lease_ttl_ms=_int(env, "FELT_LEASE_TTL_MS", 5000, 100, 600_000),
             dev_mode=dev,
             instance_id=env.get("FELT_INSTANCE_ID", "").strip(),
+            watch=_watch_limits(env),
         )
 
     def check(self) -> None:
@@ -142,6 +150,13 @@ class TableServerConfig:
         log.info("production_mode", token_ttl_s=self.secrets.token_ttl_s)
 
 
+def _watch_limits(env: Mapping[str, str]) -> WatchLimits:
+    try:
+        return WatchLimits.from_env(env)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
     """An integer setting within [low, high]; :class:`ConfigError` names it otherwise."""
     raw = env.get(name, "").strip()
@@ -165,11 +180,14 @@ class RunningTableServer:
     redis: Redis
     grace_s: float
     store: RedisEventStore | None = None
+    watches: WatchHub | None = None
 
     async def stop(self) -> None:
         """Stop taking calls, finish those in flight, then hand the tables back."""
         await self.health.enter_graceful_shutdown()
         await self.server.stop(self.grace_s)
+        if self.watches is not None:
+            await self.watches.aclose()
         await self.manager.stop()
         if self.store is not None:
             await self.store.aclose()  # its own connection (the client is closed below)
@@ -196,9 +214,8 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         timing=Timing(between_hands=timedelta(milliseconds=config.between_hands_ms)),
         ai_stream=config.ai_stream,
     )
-    table_service_pb2_grpc.add_TableServiceServicer_to_server(
-        TableService(manager, config.secrets), server
-    )
+    service = TableService(manager, config.secrets, config.watch)
+    table_service_pb2_grpc.add_TableServiceServicer_to_server(service, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
@@ -209,7 +226,9 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     log.info("table_service_started", port=port, owner=manager.owner)
-    return RunningTableServer(server, port, manager, health_servicer, redis, config.grace_s, store)
+    return RunningTableServer(
+        server, port, manager, health_servicer, redis, config.grace_s, store, service.watches
+    )
 
 
 def _instance_id(address: str, port: int) -> str:

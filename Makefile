@@ -66,7 +66,7 @@ lint: install proto-lint proto-check
 # Redis comes from REDIS_URL, else felt.devserver starts a private redis-server for the
 # lifetime of the command (and stops it when `felt serve` exits).
 run: install
-	$(PY) -m felt.devserver -- $(BIN)/felt serve
+	$(PY) -m felt.devserver -- $(BIN)/felt serve --dev
 
 bench: install
 	@mkdir -p bench/out

@@ -51,6 +51,7 @@ from poker.events.v1 import events_pb2 as epb
 from poker.v1 import ai_pb2
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
+from services.grpc_server import bind, server_options
 
 ADMIN_TOKEN = "bench-admin"
 AI_TOKEN = "bench-ai"
@@ -281,9 +282,9 @@ async def worker_side(
 ) -> list[Result]:
     """Step 2 (one round: 1 worker, then 2): the pipeline against the sink, pre-filled stream."""
     sink = Sink()
-    server = grpc.server(ThreadPoolExecutor(4))
+    server = grpc.server(ThreadPoolExecutor(4), options=server_options())
     server.add_generic_rpc_handlers((sink.handler(),))
-    port = server.add_insecure_port("127.0.0.1:0")
+    port = bind(server, "127.0.0.1:0")
     server.start()
     results = []
     try:

@@ -57,6 +57,7 @@ from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
+from services.grpc_server import aio_server, bind
 from services.table.runtime import TableRuntime, hand_ids
 
 PING_METHOD = "/bench.Ping/Ping"
@@ -77,12 +78,12 @@ def serve_ping() -> None:
         async def ping(request: bytes, context: grpc.aio.ServicerContext[bytes, bytes]) -> bytes:
             return answer
 
-        server = grpc.aio.server()
+        server = aio_server()
         handler = grpc.method_handlers_generic_handler(
             "bench.Ping", {"Ping": grpc.unary_unary_rpc_method_handler(ping)}
         )
         server.add_generic_rpc_handlers((handler,))
-        port = server.add_insecure_port("127.0.0.1:0")
+        port = bind(server, "127.0.0.1:0")
         await server.start()
         print(f"ping listening on port {port}", flush=True)
         await server.wait_for_termination()
@@ -356,6 +357,7 @@ async def main(args: argparse.Namespace) -> None:
             "FELT_TABLE_ADDR": "127.0.0.1:0",
             "FELT_BETWEEN_HANDS_MS": "0",
             "FELT_TOKEN_SECRET": "bench-secret",
+            "FELT_DEV_MODE": "1",  # short secret, admin calls open: a throw-away bench
         },
         PORT_LINE,
     )

@@ -3,9 +3,22 @@
 A table service and a few AI workers share one event loop and one Redis
 (``REDIS_URL``; ``make run`` starts a private one when it is unset). With
 ``--demo`` (the default) it also opens two tables where AI players of all
-three levels play, one of each game, with a free seat to join. In production
-the same pieces run as separate processes (``felt table-service``,
+three levels play, one of each game, with a free seat to join; each has an
+action clock, so a visitor who sits down and walks away is timed out (and sat
+out after a few time-outs) instead of freezing the table. In production the
+same pieces run as separate processes (``felt table-service``,
 ``felt ai-worker``), scaled independently; see ``deploy/``.
+
+``felt serve`` is for development but is no exception to the table service's
+rule: without ``FELT_TOKEN_SECRET`` and ``FELT_ADMIN_TOKEN`` it starts only
+in development mode, asked for with ``--dev`` (what ``make run`` does) or
+``FELT_DEV_MODE=1``.
+
+After a quick restart (a crash, ``kill -9``) on the same Redis the demo
+tables are still leased to the previous process. The instance id (host name
+and port, see ``services.table.server``) is the same, so the new process
+takes its own leases back at once; with another id it waits for them to
+expire: the demo set-up retries ``UNAVAILABLE`` for a bounded time.
 """
 
 from __future__ import annotations
@@ -16,25 +29,47 @@ import dataclasses
 import os
 import secrets
 import signal
-import uuid
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import TypeVar
 
 import grpc
 import structlog
+from google.protobuf.duration_pb2 import Duration
 
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.ai_worker.worker import AiWorker, WorkerConfig
-from services.table.server import TableServerConfig, start_table_server
+from services.grpc_server import PortInUse
+from services.table.server import ConfigError, TableServerConfig, start_table_server
 
 log = structlog.get_logger("felt.serve")
+T = TypeVar("T")
 
+# Demo seats have this long to act (bots answer in well under a second), and a seat
+# that times out this many hands in a row is sat out, so the bots play on.
+DEMO_ACTION_CLOCK = Duration(seconds=20)
+DEMO_MAX_TIMEOUTS = 2
 DEMO_TABLES = {
     "demo-holdem": epb.TableConfig(
-        variant=epb.VARIANT_NLHE, seat_count=6, small_blind=5, big_blind=10
+        variant=epb.VARIANT_NLHE,
+        seat_count=6,
+        small_blind=5,
+        big_blind=10,
+        action_clock=DEMO_ACTION_CLOCK,
+        max_consecutive_timeouts=DEMO_MAX_TIMEOUTS,
     ),
     "demo-draw": epb.TableConfig(
-        variant=epb.VARIANT_DRAW5, seat_count=5, ante=1, small_bet=10, big_bet=20
+        variant=epb.VARIANT_DRAW5,
+        seat_count=5,
+        ante=1,
+        small_bet=10,
+        big_bet=20,
+        action_clock=DEMO_ACTION_CLOCK,
+        max_consecutive_timeouts=DEMO_MAX_TIMEOUTS,
     ),
 }
 DEMO_BOTS = (epb.AI_LEVEL_HARD, epb.AI_LEVEL_NORMAL, epb.AI_LEVEL_EASY)
@@ -44,14 +79,18 @@ def run(args: argparse.Namespace) -> int:
     from felt.logging import configure_logging
 
     configure_logging(json=False)
-    return asyncio.run(serve_all(args.workers, args.demo))
+    try:
+        return asyncio.run(serve_all(args.workers, args.demo, dev=args.dev))
+    except (ConfigError, PortInUse) as exc:
+        print(f"felt serve: {exc}", file=sys.stderr, flush=True)
+        return 2
 
 
-async def serve_all(workers: int, demo: bool) -> int:
+async def serve_all(workers: int, demo: bool, *, dev: bool = False) -> int:
     """Run until SIGTERM/SIGINT; then drain the workers and stop the table service."""
     # The AI token only has to be shared inside this process unless one is given.
     ai_token = os.environ.get("FELT_AI_TOKEN") or secrets.token_urlsafe(24)
-    config = TableServerConfig.from_env()
+    config = TableServerConfig.from_env(dev=dev)
     config.secrets = dataclasses.replace(config.secrets, ai_token=ai_token)
     table = await start_table_server(config)
     target = f"127.0.0.1:{table.port}"
@@ -70,7 +109,10 @@ async def serve_all(workers: int, demo: bool) -> int:
     for worker in pool:
         await worker.start()
     if demo:
-        await open_demo_tables(target, config.secrets.admin_token)
+        # The previous owner's leases (if it crashed under another id) expire within a TTL.
+        await open_demo_tables(
+            target, config.secrets.admin_token, patience_s=3 * config.lease_ttl_ms / 1000 + 5
+        )
     print(
         f"Felt is running: table service on {target} (gRPC, reflection on), "
         f"{len(pool)} AI workers. Ctrl-C stops it.",
@@ -89,37 +131,54 @@ async def serve_all(workers: int, demo: bool) -> int:
     return 0
 
 
-async def open_demo_tables(target: str, admin_token: str) -> None:
-    """Open (or find, after a restart) the demo tables and seat AI players at them."""
+async def open_demo_tables(target: str, admin_token: str, patience_s: float = 20.0) -> None:
+    """Open (or find, after a restart) the demo tables and seat AI players at them.
+
+    Idempotent: fixed request ids and player ids, so a restart on the same Redis
+    gets the first answers back. A table still leased to a previous process
+    answers ``UNAVAILABLE`` until its lease is ours or has expired: each call is
+    retried for up to ``patience_s``.
+    """
     metadata = (("authorization", f"Bearer {admin_token}"),) if admin_token else ()
     async with grpc.aio.insecure_channel(target) as channel:
         stub = rpc.TableServiceStub(channel)
         for table_id, table_config in DEMO_TABLES.items():
+            create = pb.CreateTableRequest(
+                table_id=table_id,
+                name=table_id,
+                config=table_config,
+                request_id=f"demo-create-{table_id}",
+            )
             try:
-                await stub.CreateTable(
-                    pb.CreateTableRequest(
-                        table_id=table_id,
-                        name=table_id,
-                        config=table_config,
-                        request_id=f"demo-create-{table_id}",
-                    ),
-                    metadata=metadata,
-                )
+                await _patiently(partial(stub.CreateTable, create, metadata=metadata), patience_s)
             except grpc.aio.AioRpcError as exc:
                 if exc.code() != grpc.StatusCode.ALREADY_EXISTS:
                     raise
                 continue  # kept from an earlier run (same Redis): its players are there
             for level in DEMO_BOTS:
                 name = epb.AiLevel.Name(level).removeprefix("AI_LEVEL_").lower()
-                await stub.SeatPlayer(
-                    pb.SeatPlayerRequest(
-                        table_id=table_id,
-                        player_id=f"bot-{name}-{uuid.uuid4().hex[:6]}",
-                        display_name=f"{name.capitalize()} bot",
-                        stack=1000,
-                        ai_level=level,
-                        request_id=f"demo-seat-{table_id}-{name}",
-                    ),
-                    metadata=metadata,
+                request = pb.SeatPlayerRequest(
+                    table_id=table_id,
+                    player_id=f"bot-{name}-{table_id}",
+                    display_name=f"{name.capitalize()} bot",
+                    stack=1000,
+                    ai_level=level,
+                    request_id=f"demo-seat-{table_id}-{name}",
                 )
+                await _patiently(partial(stub.SeatPlayer, request, metadata=metadata), patience_s)
             log.info("demo_table_opened", table_id=table_id)
+
+
+async def _patiently(call: Callable[[], Awaitable[T]], patience_s: float) -> T:
+    """``call()``, retried while it answers ``UNAVAILABLE`` (a lease changing hands)."""
+    deadline = time.monotonic() + patience_s
+    delay = 0.1
+    while True:
+        try:
+            return await call()
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() != grpc.StatusCode.UNAVAILABLE or time.monotonic() > deadline:
+                raise
+            log.info("demo_table_busy", detail=exc.details(), retry_in_s=delay)
+        await asyncio.sleep(delay)
+        delay = min(1.0, delay * 2)

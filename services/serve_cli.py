@@ -22,6 +22,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--no-demo", dest="demo", action="store_false", help="do not open the demo tables"
     )
+    p.add_argument(
+        "--dev",
+        action="store_true",
+        help="development mode (also FELT_DEV_MODE=1): the public development token secret "
+        "and open admin calls; without it FELT_TOKEN_SECRET and FELT_ADMIN_TOKEN are required",
+    )
     p.set_defaults(handler=run)
 
 

@@ -2,7 +2,8 @@
 
 Each table is owned by one instance at a time through a lease that the owner
 renews. An instance adopts any registered table whose lease is free (its
-owner stopped or crashed), rebuilds it from its stream and carries on, timers
+owner stopped or crashed) or already names it (it was restarted under the
+same instance id), rebuilds it from its stream and carries on, timers
 included. Losing a lease stops the table here at once; and should a stale
 owner still try to write, the version-checked append refuses it.
 
@@ -247,7 +248,8 @@ class TableManager:
             table_id = _text(raw)
             if table_id in self.runtimes or table_id in held:
                 continue
-            if await self.store.lease_owner(table_id) is None:
+            # Free, or still ours from before a restart (same instance id): take it now.
+            if await self.store.lease_owner(table_id) in (None, self.owner):
                 with contextlib.suppress(NotOwner, TableNotFound, TableQuarantined):
                     await self.get(table_id)
 

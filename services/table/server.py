@@ -5,11 +5,31 @@ in development, CI and a cluster:
 
 ``REDIS_URL``            event store and AI stream (required)
 ``FELT_TABLE_ADDR``      listen address, default ``127.0.0.1:50051`` (``:0`` picks a port)
-``FELT_TOKEN_SECRET``    HMAC secret for seat tokens (shared with the lobby)
-``FELT_ADMIN_TOKEN``     bearer token for admin calls (unset: admin calls are open, dev only)
+``FELT_TOKEN_SECRET``    HMAC secret for seat tokens (shared with the lobby), at least 32 bytes
+``FELT_ADMIN_TOKEN``     bearer token for admin calls
 ``FELT_AI_TOKEN``        bearer token AI workers act with for AI seats
+``FELT_SEAT_TOKEN_TTL_S`` lifetime of the seat tokens issued (default 86400, one day)
+``FELT_DEV_MODE``        ``1``: development mode (see below; ``felt serve --dev`` sets it)
+``FELT_INSTANCE_ID``     this instance's lease identity (default ``<hostname>:<port>``)
 ``FELT_BETWEEN_HANDS_MS`` pause between hands (default 2000)
 ``FELT_LEASE_TTL_MS``    table lease TTL (default 5000); a crashed owner's tables move after it
+``FELT_WATCH_MAX_STREAMS`` ``WatchTable`` streams in this instance (default 1000)
+``FELT_WATCH_MAX_PER_PEER`` ``WatchTable`` streams per client connection (default 16)
+``FELT_WATCH_BUFFER``    events a watcher may fall behind before it is dropped (default 512)
+``FELT_WATCH_REPLAYS``   watchers reading history at once (default 4)
+``FELT_WATCH_PAGE``      events per history read (default 200)
+
+Production mode (the default) refuses to start without a token secret of at
+least 32 bytes (and never with the development secret) or without an admin
+token: anyone who knows the secret can mint every seat's token, and the
+development secret is public. Development mode must be asked for; it fills
+in the development secret and leaves admin calls open, and says so in the log.
+
+The instance id is what a table's lease names as its owner. The default,
+host name and bound port, survives a restart of the process (the port is
+bound exclusively, so no two live instances share it): an instance killed
+and restarted at once recognises its own leases and takes its tables back
+without waiting for them to expire.
 
 A request message may be at most 64 KiB (``felt.api.limits.MAX_REQUEST_BYTES``); a bigger
 one is RESOURCE_EXHAUSTED before it is parsed.
@@ -21,6 +41,9 @@ import asyncio
 import gc
 import os
 import signal
+import socket
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -37,17 +60,26 @@ from redis.asyncio import Redis
 from felt.api.limits import MAX_REQUEST_BYTES
 from felt.eventstore import RedisEventStore
 from poker.v1 import table_service_pb2, table_service_pb2_grpc
+from services.grpc_server import PortInUse, aio_server, bind
 from services.table.manager import AI_STREAM, TableManager
 from services.table.runtime import Timing
-from services.table.service import Secrets, TableService
+from services.table.service import DEFAULT_TOKEN_TTL_S, Secrets, TableService
+from services.table.watch import WatchHub, WatchLimits
 
 log = structlog.get_logger("felt.table")
 
 # No request is anywhere near this (felt.api.limits bounds every field); a bigger one is
 # refused with RESOURCE_EXHAUSTED before it is even parsed.
-_SERVER_OPTIONS = [("grpc.max_receive_message_length", MAX_REQUEST_BYTES)]
+_SERVER_OPTIONS = (("grpc.max_receive_message_length", MAX_REQUEST_BYTES),)
 SERVICE_NAME = table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name
 DEV_SECRET = b"felt-development-secret-do-not-use-in-production"
+MIN_SECRET_BYTES = 32
+MAX_TOKEN_TTL_S = 30 * 86_400
+_TRUE = ("1", "true", "yes", "on")
+
+
+class ConfigError(ValueError):
+    """The configuration is unsafe or malformed: the service refuses to start (say why)."""
 
 
 @dataclass
@@ -60,23 +92,90 @@ class TableServerConfig:
     grace_s: float = 5.0
     # Where AI decision requests go (AI workers read the same stream; tests use their own).
     ai_stream: str = AI_STREAM
+    # Development mode: the development secret and open admin calls are allowed.
+    dev_mode: bool = False
+    # The lease owner name; empty: "<hostname>:<bound port>" (see the module docstring).
+    instance_id: str = ""
+    watch: WatchLimits = field(default_factory=WatchLimits)
 
     @classmethod
-    def from_env(cls) -> TableServerConfig:
-        secret = os.environ.get("FELT_TOKEN_SECRET", "").encode()
-        if not secret:
-            log.warning("insecure_token_secret", hint="set FELT_TOKEN_SECRET in production")
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, *, dev: bool = False
+    ) -> TableServerConfig:
+        """The configuration from the environment; ``dev`` (or ``FELT_DEV_MODE=1``) asks for
+        development mode. Raises :class:`ConfigError` on a malformed value."""
+        env = os.environ if environ is None else environ
+        dev = dev or env.get("FELT_DEV_MODE", "").strip().lower() in _TRUE
+        secret = env.get("FELT_TOKEN_SECRET", "").encode()
+        if not secret and dev:
             secret = DEV_SECRET
-        admin = os.environ.get("FELT_ADMIN_TOKEN", "")
-        if not admin:
-            log.warning("admin_calls_open", hint="set FELT_ADMIN_TOKEN in production")
         return cls(
-            redis_url=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
-            address=os.environ.get("FELT_TABLE_ADDR", "127.0.0.1:50051"),
-            secrets=Secrets(secret, admin, os.environ.get("FELT_AI_TOKEN", "")),
-            between_hands_ms=int(os.environ.get("FELT_BETWEEN_HANDS_MS", "2000")),
-            lease_ttl_ms=int(os.environ.get("FELT_LEASE_TTL_MS", "5000")),
+            redis_url=env.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
+            address=env.get("FELT_TABLE_ADDR", "127.0.0.1:50051"),
+            secrets=Secrets(
+                secret,
+                env.get("FELT_ADMIN_TOKEN", ""),
+                env.get("FELT_AI_TOKEN", ""),
+                _int(env, "FELT_SEAT_TOKEN_TTL_S", DEFAULT_TOKEN_TTL_S, 60, MAX_TOKEN_TTL_S),
+            ),
+            between_hands_ms=_int(env, "FELT_BETWEEN_HANDS_MS", 2000, 0, 3_600_000),
+            lease_ttl_ms=_int(env, "FELT_LEASE_TTL_MS", 5000, 100, 600_000),
+            dev_mode=dev,
+            instance_id=env.get("FELT_INSTANCE_ID", "").strip(),
+            watch=_watch_limits(env),
         )
+
+    def check(self) -> None:
+        """Refuse an unsafe configuration outside development mode; log the mode either way."""
+        secret, admin = self.secrets.token_secret, self.secrets.admin_token
+        if self.dev_mode:
+            log.warning(
+                "development_mode",
+                insecure_secret=secret == DEV_SECRET,
+                admin_calls_open=not admin,
+                hint="never expose a development-mode table service; unset FELT_DEV_MODE",
+            )
+            return
+        problems = []
+        if secret == DEV_SECRET:
+            problems.append("FELT_TOKEN_SECRET is the public development secret")
+        elif len(secret) < MIN_SECRET_BYTES:
+            problems.append(
+                f"FELT_TOKEN_SECRET must be at least {MIN_SECRET_BYTES} bytes "
+                f"(it has {len(secret)}); e.g. `openssl rand -base64 48`"
+            )
+        if not admin:
+            problems.append("FELT_ADMIN_TOKEN is unset (admin calls would be open to anyone)")
+        if not 0 < self.secrets.token_ttl_s <= MAX_TOKEN_TTL_S:
+            problems.append(f"the seat token lifetime must be 1 s to {MAX_TOKEN_TTL_S} s")
+        if problems:
+            raise ConfigError(
+                "refusing to start in production mode: "
+                + "; ".join(problems)
+                + ". For development only, set FELT_DEV_MODE=1 (or run `felt serve --dev`)."
+            )
+        log.info("production_mode", token_ttl_s=self.secrets.token_ttl_s)
+
+
+def _watch_limits(env: Mapping[str, str]) -> WatchLimits:
+    try:
+        return WatchLimits.from_env(env)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    """An integer setting within [low, high]; :class:`ConfigError` names it otherwise."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer, not {raw!r}") from None
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be between {low} and {high}, not {value}")
+    return value
 
 
 @dataclass
@@ -88,11 +187,14 @@ class RunningTableServer:
     redis: Redis
     grace_s: float
     store: RedisEventStore | None = None
+    watches: WatchHub | None = None
 
     async def stop(self) -> None:
         """Stop taking calls, finish those in flight, then hand the tables back."""
         await self.health.enter_graceful_shutdown()
         await self.server.stop(self.grace_s)
+        if self.watches is not None:
+            await self.watches.aclose()
         await self.manager.stop()
         if self.store is not None:
             await self.store.aclose()  # its own connection (the client is closed below)
@@ -101,32 +203,46 @@ class RunningTableServer:
 
 
 async def start_table_server(config: TableServerConfig) -> RunningTableServer:
-    """Start serving (tests use this with address ``127.0.0.1:0``)."""
+    """Start serving (tests use this with address ``127.0.0.1:0``).
+
+    Raises :class:`ConfigError` for an unsafe configuration and :class:`PortInUse`
+    when the address is taken, before touching any table.
+    """
+    config.check()
+    server = aio_server(*_SERVER_OPTIONS)
+    port = bind(server, config.address)  # first: the instance id may name the port
     redis = Redis.from_url(config.redis_url)
     store = RedisEventStore(redis)
     manager = TableManager(
         store,
         redis,
+        owner=config.instance_id or _instance_id(config.address, port),
         lease_ttl_ms=config.lease_ttl_ms,
         timing=Timing(between_hands=timedelta(milliseconds=config.between_hands_ms)),
         ai_stream=config.ai_stream,
     )
-    server = grpc.aio.server(options=_SERVER_OPTIONS)
-    table_service_pb2_grpc.add_TableServiceServicer_to_server(
-        TableService(manager, config.secrets), server
-    )
+    service = TableService(manager, config.secrets, config.watch)
+    table_service_pb2_grpc.add_TableServiceServicer_to_server(service, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
-    port = server.add_insecure_port(config.address)
     await server.start()
     await manager.start()
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     log.info("table_service_started", port=port, owner=manager.owner)
-    return RunningTableServer(server, port, manager, health_servicer, redis, config.grace_s, store)
+    return RunningTableServer(
+        server, port, manager, health_servicer, redis, config.grace_s, store, service.watches
+    )
+
+
+def _instance_id(address: str, port: int) -> str:
+    """``table-<hostname>-<listen host>:<port>``: the same after a restart, unique among live
+    instances (two cannot bind one port exclusively)."""
+    host = address.rsplit(":", 1)[0] if ":" in address else address
+    return f"table-{socket.gethostname()}-{host}:{port}"
 
 
 async def serve(config: TableServerConfig, ready: asyncio.Event | None = None) -> None:
@@ -155,11 +271,22 @@ def _tune_gc() -> None:
     gc.set_threshold(20_000, 20, 20)
 
 
+def run_service(*, dev: bool = False) -> int:
+    """``felt table-service``: serve until stopped; 2 with a message for a refused start."""
+    try:
+        asyncio.run(serve(TableServerConfig.from_env(dev=dev)))
+    except (ConfigError, PortInUse) as exc:
+        log.error("table_service_refused_to_start", error=str(exc))
+        print(f"felt table-service: {exc}", file=sys.stderr, flush=True)
+        return 2
+    return 0
+
+
 def main() -> None:
     from felt.logging import configure_logging
 
     configure_logging(json=True)
-    asyncio.run(serve(TableServerConfig.from_env()))
+    sys.exit(run_service())
 
 
 if __name__ == "__main__":

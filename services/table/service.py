@@ -25,6 +25,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, TypeVar, cast
 
 import grpc
@@ -79,11 +80,13 @@ from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.table.manager import TABLES_KEY, NotOwner, TableManager, TableNotFound
 from services.table.runtime import CommandSource, LeaseLost, TableQuarantined, TableRuntime
+from services.table.watch import FellBehind, WatchHub, WatchLimits
 
 log = structlog.get_logger("felt.table")
 
 M = TypeVar("M", bound=Message)
 _VERIFIED_TOKENS = 10_000  # how many verified tokens to remember
+DEFAULT_TOKEN_TTL_S = 86_400  # seat tokens live a day unless configured (FELT_SEAT_TOKEN_TTL_S)
 Context = grpc.aio.ServicerContext[Any, Any]
 Respond = Callable[[TableState, int, datetime | None], M]
 
@@ -112,12 +115,16 @@ class _Abort(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Secrets:
-    """Shared secrets: token signing, and the credentials of admins and AI workers."""
+    """Shared secrets: token signing, and the credentials of admins and AI workers.
+
+    ``token_ttl_s`` is the lifetime of the seat tokens issued here (0: they never
+    expire, which only tokens minted elsewhere with the secret may want).
+    """
 
     token_secret: bytes
     admin_token: str = ""
     ai_token: str = ""
-    token_ttl_s: int = 0
+    token_ttl_s: int = DEFAULT_TOKEN_TTL_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +221,15 @@ def _quarantined(exc: TableQuarantined) -> _Abort:
     )
 
 
+# A watcher dropped for reading too slowly (it resumes from the last event it got).
+_TOO_SLOW = _Abort(
+    grpc.StatusCode.RESOURCE_EXHAUSTED,
+    "this watch fell too far behind the table (read faster); watch again with "
+    "from_sequence set to the last event received",
+    "WATCH_TOO_SLOW",
+)
+
+
 def _unavailable(table_id: str) -> _Abort:
     return _Abort(
         grpc.StatusCode.UNAVAILABLE,
@@ -224,9 +240,12 @@ def _unavailable(table_id: str) -> _Abort:
 class TableService(rpc.TableServiceServicer):
     """The gRPC face of the tables this instance owns."""
 
-    def __init__(self, manager: TableManager, secrets: Secrets) -> None:
+    def __init__(
+        self, manager: TableManager, secrets: Secrets, watch_limits: WatchLimits | None = None
+    ) -> None:
         self.manager = manager
         self.secrets = secrets
+        self.watches = WatchHub(manager.store, watch_limits)
         # Tokens whose signature checked out (verifying is a JSON parse and two hashes):
         # token -> (claim, hash). Expiry is still checked on every use.
         self._verified: dict[str, tuple[SeatClaim, str]] = {}
@@ -708,8 +727,19 @@ class TableService(rpc.TableServiceServicer):
         down (a resume from earlier shows the earlier occupant's hand as a
         spectator), and its stream ends after the occupant's ``PlayerLeft``:
         the token is void from then on.
+
+        Streams are capped per connection and per service, share one tail of the
+        table's stream, and are dropped if they fall too far behind
+        (``services.table.watch``).
         """
-        with bound_contextvars(**_log_context(request.table_id, _seat_of(request))):
+        with (
+            bound_contextvars(**_log_context(request.table_id, _seat_of(request))),
+            self.watches.admission(context.peer()) as refusal,
+        ):
+            if refusal:
+                log.info("watch_refused", detail=refusal)
+                await _fail(context, _Abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refusal))
+                return
             try:
                 runtime, viewer = await self._viewer(
                     context, request.table_id, request.HasField("seat"), request.seat
@@ -750,9 +780,10 @@ class TableService(rpc.TableServiceServicer):
                 except EventsTrimmed:
                     pass  # an archived hand: its cards come without proofs
             try:
-                async for record in runtime.store.subscribe(runtime.table_id, start):
-                    event, meta = decode_event(record.payload)
-                    as_seat = viewer if record.sequence > seated_since else None
+                async for sequence, event, meta in self.watches.events(
+                    runtime.table_id, start, runtime.version, partial(_fail, context, _TOO_SLOW)
+                ):
+                    as_seat = viewer if sequence > seated_since else None
                     tracker.viewer = as_seat
                     proofs = tracker.openings(event)
                     yield pb.WatchTableResponse(
@@ -761,6 +792,9 @@ class TableService(rpc.TableServiceServicer):
                     )
                     if isinstance(event, PlayerLeft) and event.seat == as_seat:
                         return  # the seat's token is void now
+            except FellBehind as exc:
+                log.info("watcher_fell_behind", last_sent=exc.last_sent)
+                await _fail(context, _TOO_SLOW)
             except EventsTrimmed:
                 await _fail(
                     context,

@@ -28,6 +28,8 @@ import pytest
 import redis.asyncio as redis_async_lib
 
 from felt.eventstore import events_key, lease_key
+from felt.idempotency import client_key, seat_principal
+from felt.tokens import token_hash
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
@@ -68,7 +70,7 @@ class Processes:
             "REDIS_URL": self.redis_url,
             "FELT_TABLE_ADDR": "127.0.0.1:0",
             "FELT_ADMIN_TOKEN": "e2e-admin",
-            "FELT_TOKEN_SECRET": "e2e-secret-0123456789",
+            "FELT_TOKEN_SECRET": "e2e-secret-0123456789abcdef0123456789",
             "FELT_LEASE_TTL_MS": str(LEASE_TTL_MS),
             "FELT_BETWEEN_HANDS_MS": "50",
         }
@@ -159,7 +161,9 @@ class Client:
     def __init__(self, target: str, table_id: str, players: dict[int, Player]) -> None:
         self.table_id = table_id
         self.players = players
-        self.submitted: list[str] = []  # request ids of accepted actions, in order
+        # The request keys (felt.idempotency) of accepted actions, in order: what the stream
+        # records as each action's request_key.
+        self.submitted: list[str] = []
         self.rng = random.Random(11)
         self.connect(target)
 
@@ -189,7 +193,9 @@ class Client:
 
     async def send(self, request: pb.SubmitActionRequest) -> pb.SubmitActionResponse:
         response = await self.stub.SubmitAction(request, metadata=self.players[request.seat].md)
-        self.submitted.append(request.request_id)
+        player = self.players[request.seat]
+        principal = seat_principal(player.seat, token_hash(player.token))
+        self.submitted.append(client_key(principal, request).key)
         return response
 
     async def act(self) -> pb.SubmitActionResponse:
@@ -246,7 +252,7 @@ async def test_sigkill_mid_hand_then_restart_finishes_the_hand(
     )
     stored = [epb.StoredEvent.FromString(fields[b"e"]) for _, fields in entries]
     assert [e.sequence for e in stored] == list(range(1, len(stored) + 1))
-    acted = [e.request_id for e in stored if e.WhichOneof("event") in SEAT_ACTIONS]
+    acted = [e.request_key for e in stored if e.WhichOneof("event") in SEAT_ACTIONS]
     assert acted == client.submitted, "an action was lost or doubled"
     hands = [e for e in stored if e.HasField("hand_ended")]
     assert len(hands) >= 3

@@ -290,11 +290,16 @@ class RedisEventStore:
         socket_timeout = self._redis.connection_pool.connection_kwargs.get("socket_timeout", 5.0)
         if socket_timeout:
             block_ms = max(1, min(block_ms, int(socket_timeout * 1000 * 0.8)))
-        # Catch up with XRANGE first: it detects events trimmed before we started.
+        # Catch up with XRANGE first: it detects events trimmed before we started. One page
+        # at a time, so that a long history is never held in memory at once.
         after = from_sequence
-        for record in await self.read(table_id, after):
-            yield record
-            after = record.sequence
+        while True:
+            page = await self.read(table_id, after, _PIPELINED_PAGE)
+            for record in page:
+                yield record
+                after = record.sequence
+            if len(page) < _PIPELINED_PAGE:
+                break
         while True:
             reply = cast(
                 "list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None",

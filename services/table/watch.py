@@ -1,0 +1,322 @@
+"""``WatchTable`` with limits: admission caps, one shared tail per table, bounded replays.
+
+Each watcher used to run its own ``XREAD BLOCK`` and read its whole history in
+one list, so a few hundred anonymous watchers from sequence 1 held hundreds of
+Redis connections and megabytes each, and their catch-up reads queued ahead
+of the live tables' appends. Here:
+
+* **Admission.** At most ``max_streams`` watch streams in the service and
+  ``max_per_peer`` per connection (gRPC peer); past either the call is
+  ``RESOURCE_EXHAUSTED`` before anything is read.
+* **One tail per table.** A :class:`TableFeed` follows the table's stream
+  once (one blocking read, each record decoded once) and hands every record
+  to its watchers' buffers. The feed stops when its last watcher leaves.
+* **Bounded buffers.** A watcher's buffer holds at most ``buffer`` records.
+  A watcher that falls that far behind (its client reads too slowly) is
+  dropped: its buffer is freed at once, its call ends ``RESOURCE_EXHAUSTED``
+  (ended from outside the handler if that is stuck writing to a client that
+  does not read), and the feed and the other watchers go on untouched.
+* **History in pages.** A watcher that starts behind the feed reads the gap
+  in pages of ``page`` records, at most ``replays`` watchers at a time (a
+  semaphore taken per page, never while writing to the client), yielding to
+  the event loop between pages, and joins the feed once caught up. A replay
+  holds one page in memory, so memory goes back down when watchers leave.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+import structlog
+
+from felt.eventstore import EventStore, EventsTrimmed
+from felt.eventstore.codec import EventMeta, decode_event
+from felt.table.events import AnyEvent
+
+log = structlog.get_logger("felt.table")
+
+
+@dataclass(frozen=True, slots=True)
+class WatchLimits:
+    """The limits of ``WatchTable`` (environment: ``FELT_WATCH_*``, see :meth:`from_env`)."""
+
+    max_streams: int = 1000  # watch streams in this service
+    max_per_peer: int = 16  # watch streams per client connection
+    buffer: int = 512  # records a watcher may fall behind its table before it is dropped
+    replays: int = 4  # watchers reading history at the same time
+    page: int = 200  # records per history read
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> WatchLimits:
+        """``FELT_WATCH_MAX_STREAMS``, ``FELT_WATCH_MAX_PER_PEER``, ``FELT_WATCH_BUFFER``,
+        ``FELT_WATCH_REPLAYS``, ``FELT_WATCH_PAGE``; unset ones keep their defaults."""
+        values = {}
+        for name, low, high in (
+            ("max_streams", 1, 1_000_000),
+            ("max_per_peer", 1, 1_000_000),
+            ("buffer", 8, 1_000_000),
+            ("replays", 1, 1_000),
+            ("page", 10, 5_000),
+        ):
+            key = f"FELT_WATCH_{name.upper()}"
+            raw = env.get(key, "").strip()
+            if not raw:
+                continue
+            try:
+                value = int(raw)
+            except ValueError:
+                raise ValueError(f"{key} must be an integer, not {raw!r}") from None
+            if not low <= value <= high:
+                raise ValueError(f"{key} must be between {low} and {high}, not {value}")
+            values[name] = value
+        return cls(**values)
+
+
+class WatchClosed(ConnectionError):
+    """The table service is stopping (an ``OSError``: the call ends ``UNAVAILABLE``)."""
+
+
+class FellBehind(Exception):
+    """The watcher's client read too slowly: it was dropped."""
+
+    def __init__(self, last_sent: int) -> None:
+        super().__init__(last_sent)
+        self.last_sent = last_sent
+
+
+# One decoded record, shared by every watcher of the table.
+Item = tuple[int, AnyEvent, EventMeta]
+
+
+# Ends a watch call from outside its handler (its status to the client; see _Subscriber.drop).
+EndCall = Callable[[], Awaitable[None]]
+_ending: set[asyncio.Task[None]] = set()  # end-call tasks in flight (a reference each)
+
+
+class _Subscriber:
+    """One watcher's place at a feed: its buffer, and how to wake or drop it."""
+
+    __slots__ = ("dropped", "end_call", "ended", "error", "items", "limit", "waiting", "wake")
+
+    def __init__(self, limit: int, end_call: EndCall | None) -> None:
+        self.items: deque[Item] = deque()
+        self.wake = asyncio.Event()
+        self.dropped = False
+        self.ended = False
+        self.error: BaseException | None = None
+        self.waiting = False
+        self.limit = limit
+        self.end_call = end_call
+
+    def push(self, item: Item) -> bool:
+        """Buffer ``item``; False (and dropped) if the buffer is full."""
+        if len(self.items) >= self.limit:
+            self.drop()
+            return False
+        self.items.append(item)
+        self.wake.set()
+        return True
+
+    def drop(self) -> None:
+        self.dropped = True
+        self.items.clear()  # the memory goes back at once
+        self.wake.set()
+        if not self.waiting and self.end_call is not None:
+            # Not waiting for records: stuck writing to a client that does not read. Its
+            # handler cannot end the call, so end it from here: gRPC sends the status at
+            # once (a cancelled handler task would leave the call open).
+            self.ended = True
+            task = asyncio.get_running_loop().create_task(_end(self.end_call))
+            _ending.add(task)
+            task.add_done_callback(_ending.discard)
+
+    def fail(self, error: BaseException) -> None:
+        self.error = error
+        self.wake.set()
+
+
+async def _end(end_call: EndCall) -> None:
+    with contextlib.suppress(Exception):  # gRPC's AbortError: the call is over, as wanted
+        await end_call()
+
+
+@dataclass(eq=False)
+class TableFeed:
+    """Follows one table's stream once for all of its watchers on this instance."""
+
+    table_id: str
+    store: EventStore
+    position: int  # the last sequence handed to the subscribers
+    subscribers: set[_Subscriber] = field(default_factory=set)
+    task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        try:
+            handed = 0
+            async for record in self.store.subscribe(self.table_id, self.position):
+                if not self.subscribers:
+                    return  # the last watcher left (and a cancellation got lost)
+                event, meta = decode_event(record.payload)
+                self.position = record.sequence
+                item = (record.sequence, event, meta)
+                for subscriber in list(self.subscribers):
+                    if not subscriber.push(item):
+                        self.subscribers.discard(subscriber)
+                        log.info("watcher_dropped", table_id=self.table_id, at=record.sequence)
+                handed += 1
+                if handed % 100 == 0:
+                    await asyncio.sleep(0)  # a big batch does not hold up the other tables
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # storage down, trimmed, undecodable: tell every watcher
+            for subscriber in self.subscribers:
+                subscriber.fail(exc)
+            self.subscribers.clear()
+            if not isinstance(exc, Exception):
+                raise
+
+
+class WatchHub:
+    """Admission, feeds and history replays for one table-service instance."""
+
+    def __init__(self, store: EventStore, limits: WatchLimits | None = None) -> None:
+        self.store = store
+        self.limits = limits or WatchLimits()
+        self.feeds: dict[str, TableFeed] = {}
+        self.streams = 0
+        self.per_peer: dict[str, int] = {}
+        self._replays = asyncio.Semaphore(self.limits.replays)
+
+    @contextlib.contextmanager
+    def admission(self, peer: str) -> Iterator[str]:
+        """Inside: one watch stream counted for ``peer`` (yields ``""``), or, past a cap,
+        nothing counted and the reason for the refusal (``RESOURCE_EXHAUSTED``)."""
+        limits = self.limits
+        if self.streams >= limits.max_streams:
+            yield (
+                f"this table service has its maximum of {limits.max_streams} watch streams; "
+                "retry later"
+            )
+            return
+        if self.per_peer.get(peer, 0) >= limits.max_per_peer:
+            yield (
+                f"at most {limits.max_per_peer} watch streams per connection; "
+                "close one or open another connection"
+            )
+            return
+        self.streams += 1
+        self.per_peer[peer] = self.per_peer.get(peer, 0) + 1
+        try:
+            yield ""
+        finally:
+            self.streams -= 1
+            left = self.per_peer[peer] - 1
+            if left:
+                self.per_peer[peer] = left
+            else:
+                del self.per_peer[peer]
+
+    async def events(
+        self, table_id: str, after: int, current: int, end_call: EndCall | None = None
+    ) -> AsyncIterator[Item]:
+        """Every record of ``table_id`` after ``after``, decoded, then each new one.
+
+        ``current`` is a version the table is known to have reached (where a new feed
+        starts). Raises :class:`FellBehind` if the consumer cannot keep up (after
+        ending the call with ``end_call`` if it was stuck writing: then it just
+        stops), and the store's errors (``EventsTrimmed``, storage errors) as they come.
+        """
+        sent = after
+        subscriber: _Subscriber | None = None
+        feed: TableFeed | None = None
+        try:
+            while True:
+                feed = self.feeds.get(table_id)
+                position = feed.position if feed is not None else max(current, sent)
+                if sent >= position:
+                    # Caught up: join the feed (no await between the check and joining,
+                    # so no record can fall between the replay and the feed).
+                    feed = self._feed(table_id, position)
+                    subscriber = _Subscriber(self.limits.buffer, end_call)
+                    feed.subscribers.add(subscriber)
+                    break
+                for item in await self._page(table_id, sent, position):
+                    yield item
+                    sent = item[0]
+            while True:
+                while subscriber.items:
+                    item = subscriber.items.popleft()
+                    if item[0] <= sent:
+                        continue  # the replay already sent it
+                    yield item
+                    sent = item[0]
+                if subscriber.dropped:
+                    if subscriber.ended:
+                        return  # the call was ended with its status already
+                    raise FellBehind(sent)
+                if subscriber.error is not None:
+                    raise subscriber.error
+                subscriber.wake.clear()
+                subscriber.waiting = True
+                try:
+                    await subscriber.wake.wait()
+                finally:
+                    subscriber.waiting = False
+        finally:
+            if subscriber is not None and feed is not None:
+                feed.subscribers.discard(subscriber)
+                self._release(feed)
+
+    async def _page(self, table_id: str, after: int, upto: int) -> list[Item]:
+        """Up to one page of history after ``after`` (not past ``upto``), decoded."""
+        async with self._replays:
+            records = await self.store.read(table_id, after, min(self.limits.page, upto - after))
+            items = []
+            for record in records:
+                event, meta = decode_event(record.payload)
+                items.append((record.sequence, event, meta))
+        if not items:  # `upto` is a sequence the table reached: its events must be there
+            raise EventsTrimmed(after, upto + 1)
+        await asyncio.sleep(0)  # let the live tables' calls go first
+        return items
+
+    def _feed(self, table_id: str, position: int) -> TableFeed:
+        feed = self.feeds.get(table_id)
+        if feed is None or feed.task is None or feed.task.done():
+            feed = TableFeed(table_id, self.store, position)
+            self.feeds[table_id] = feed
+            feed.start()
+        return feed
+
+    def _release(self, feed: TableFeed) -> None:
+        """Stop a feed nobody watches any more."""
+        if feed.subscribers:
+            return
+        if self.feeds.get(feed.table_id) is feed:
+            del self.feeds[feed.table_id]
+        if feed.task is not None and not feed.task.done():
+            feed.task.cancel()
+
+    async def aclose(self) -> None:
+        """Stop every feed (the service is stopping)."""
+        for feed in list(self.feeds.values()):
+            for subscriber in feed.subscribers:
+                subscriber.fail(WatchClosed("the table service is stopping; watch again"))
+            feed.subscribers.clear()
+            self._release(feed)
+            if feed.task is not None:
+                with contextlib.suppress(BaseException):
+                    await feed.task
+
+
+def limits_from_env(env: Mapping[str, str] | None = None) -> WatchLimits:
+    """:meth:`WatchLimits.from_env` of ``os.environ`` by default."""
+    return WatchLimits.from_env(os.environ if env is None else env)

@@ -1,0 +1,184 @@
+"""``felt serve`` and ``felt table-service`` as real processes: quick restarts, refused starts.
+
+Issue 9, item 5: ``felt serve`` killed with SIGKILL and restarted at once on the
+same Redis used to die in its demo set-up (``UNAVAILABLE``: the tables were
+still leased to the dead process). Now the restarted process recognises its own
+leases (same instance id: host and port) and takes them back at once; under
+another id it waits for them to expire. Items 6 and 13: a second service on a
+taken port, or one in production mode without a real secret, exits with
+status 2 and says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import pytest
+import redis.asyncio as redis_async_lib
+
+from felt.eventstore import lease_key, meta_key
+from poker.v1 import table_service_pb2 as pb
+from poker.v1 import table_service_pb2_grpc as rpc
+
+REPO = Path(__file__).resolve().parents[2]
+WAIT = 40.0  # generous: a loaded 2-core machine, and a lease to wait out
+READY = "Felt is running"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Proc:
+    process: asyncio.subprocess.Process
+    log: Path
+    first_line: str
+
+
+@dataclass
+class Launcher:
+    redis_url: str
+    tmp: Path
+    started: list[Proc] = field(default_factory=list)
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("FELT_")}
+        path = f"{REPO / 'libs'}{os.pathsep}{REPO}"
+        env["PYTHONPATH"] = path + (os.pathsep + env["PYTHONPATH"] if "PYTHONPATH" in env else "")
+        env.update(REDIS_URL=self.redis_url, FELT_BETWEEN_HANDS_MS="50", **extra)
+        return env
+
+    async def start(self, *args: str, **env: str) -> Proc:
+        """Start ``python -m felt.cli ARGS``; returns once it printed its first line or exited."""
+        log = self.tmp / f"proc-{len(self.started)}.log"
+        with log.open("wb") as err:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "felt.cli",
+                *args,
+                cwd=REPO,
+                env=self.env(**env),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=err,
+            )
+        assert process.stdout is not None
+        try:
+            line = await asyncio.wait_for(process.stdout.readline(), WAIT)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+            raise AssertionError(f"no output; log:\n{log.read_text()}") from None
+        proc = Proc(process, log, line.decode())
+        self.started.append(proc)
+        return proc
+
+    async def stop_all(self) -> None:
+        for proc in self.started:
+            if proc.process.returncode is None:
+                proc.process.kill()
+                await proc.process.wait()
+
+
+@pytest.fixture
+async def launcher(
+    redis_url: str, redis: redis_async_lib.Redis, tmp_path: Path
+) -> AsyncIterator[Launcher]:
+    procs = Launcher(redis_url, tmp_path)
+    try:
+        yield procs
+    finally:
+        await procs.stop_all()
+
+
+async def _version(redis: redis_async_lib.Redis, table_id: str) -> int:
+    return int(await redis.hget(meta_key(table_id), "version") or 0)
+
+
+async def _plays_on(redis: redis_async_lib.Redis, table_id: str, after: int) -> None:
+    """Wait until the table's stream moves past ``after`` (the bots play)."""
+    deadline = time.monotonic() + WAIT
+    while await _version(redis, table_id) <= after:
+        assert time.monotonic() < deadline, f"{table_id} did not move past {after}"
+        await asyncio.sleep(0.1)
+
+
+@pytest.mark.parametrize("same_id", [True, False], ids=["own-lease", "other-instance-lease"])
+async def test_felt_serve_comes_back_after_kill_9_within_the_lease(
+    launcher: Launcher, redis: redis_async_lib.Redis, same_id: bool
+) -> None:
+    port = _free_port()
+    # Own lease: a lease far longer than the test's patience, so only taking it back works.
+    # Another instance's lease: a short one, which the demo set-up must wait out.
+    lease_ms = "120000" if same_id else "2000"
+    common = {"FELT_TABLE_ADDR": f"127.0.0.1:{port}", "FELT_LEASE_TTL_MS": lease_ms}
+    first = await launcher.start("serve", "--dev", "--workers", "1", **common)
+    assert first.first_line.startswith(READY), (first.first_line, first.log.read_text())
+    owner = await redis.get(lease_key("demo-holdem"))
+    assert owner is not None
+    await _plays_on(redis, "demo-holdem", 0)
+    first.process.send_signal(signal.SIGKILL)
+    assert await first.process.wait() == -signal.SIGKILL
+    assert await redis.get(lease_key("demo-holdem")) == owner  # the lease outlives the kill
+
+    extra = {} if same_id else {"FELT_INSTANCE_ID": "table-replacement"}
+    second = await launcher.start("serve", "--dev", "--workers", "1", **common, **extra)
+    assert second.first_line.startswith(READY), (second.first_line, second.log.read_text())
+    assert second.process.returncode is None
+    expected_owner = owner if same_id else b"table-replacement"
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = rpc.TableServiceStub(channel)
+        for table_id in ("demo-holdem", "demo-draw"):
+            table = (await stub.GetTable(pb.GetTableRequest(table_id=table_id), timeout=10)).table
+            assert table.table_id == table_id
+            assert await redis.get(lease_key(table_id)) == expected_owner
+    await _plays_on(redis, "demo-holdem", await _version(redis, "demo-holdem"))
+    log = second.log.read_text()
+    assert "Traceback" not in log, log
+
+
+async def test_production_mode_without_a_secret_refuses_to_start(launcher: Launcher) -> None:
+    proc = await launcher.start("table-service", FELT_TABLE_ADDR="127.0.0.1:0")
+    assert await proc.process.wait() == 2
+    log = proc.log.read_text()
+    assert "refusing to start in production mode" in log
+    assert "FELT_DEV_MODE=1" in log
+    serve = await launcher.start("serve", "--no-demo", FELT_TABLE_ADDR="127.0.0.1:0")
+    assert await serve.process.wait() == 2
+    assert "refusing to start in production mode" in serve.log.read_text()
+
+
+async def test_development_mode_must_be_asked_for_and_says_so(launcher: Launcher) -> None:
+    proc = await launcher.start("table-service", "--dev", FELT_TABLE_ADDR="127.0.0.1:0")
+    assert proc.first_line.startswith("table service listening on port"), proc.log.read_text()
+    other = await launcher.start("table-service", FELT_TABLE_ADDR="127.0.0.1:0", FELT_DEV_MODE="1")
+    assert other.first_line.startswith("table service listening on port")
+    for p in (proc, other):
+        p.process.send_signal(signal.SIGTERM)
+        assert await p.process.wait() == 0
+        assert "development_mode" in p.log.read_text()
+
+
+async def test_a_second_service_on_a_taken_port_exits_with_a_clear_message(
+    launcher: Launcher,
+) -> None:
+    port = _free_port()
+    env = {"FELT_TABLE_ADDR": f"127.0.0.1:{port}"}
+    first = await launcher.start("table-service", "--dev", **env)
+    assert first.first_line == f"table service listening on port {port}\n"
+    second = await launcher.start("table-service", "--dev", **env)
+    assert await second.process.wait() == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in second.log.read_text()
+    assert first.process.returncode is None  # the first one serves on, alone

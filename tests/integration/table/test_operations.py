@@ -1,0 +1,210 @@
+"""Operating the table service safely: exclusive ports, production mode, token lifetime, demo clock.
+
+Regression tests for issue 9 (items 6, 8, 13, 14), against real servers on loopback
+and the test Redis.
+"""
+
+from __future__ import annotations
+
+import time
+import types
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import pytest
+
+import services.table.service as service_module
+from poker.events.v1 import events_pb2 as epb
+from poker.v1 import table_pb2 as tpb
+from poker.v1 import table_service_pb2 as pb
+from services.grpc_server import PortInUse, aio_server, bind
+from services.serve import DEMO_BOTS, DEMO_TABLES, open_demo_tables
+from services.table.server import (
+    DEV_SECRET,
+    ConfigError,
+    TableServerConfig,
+    start_table_server,
+)
+from services.table.service import DEFAULT_TOKEN_TTL_S, Secrets
+
+Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
+
+
+@dataclass(frozen=True)
+class SeatKey:
+    """A seat and its token, as conftest's ``SeatKey`` (which is not importable here)."""
+
+    seat: int
+    player_id: str
+    token: str
+
+    @property
+    def md(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.token}"),)
+
+
+SECRET = b"operations-tests-secret-0123456789abcdef"
+ADMIN = "operations-admin"
+
+
+# ---------------------------------------------------------------- item 6: exclusive ports
+
+
+async def test_a_second_server_on_a_taken_port_refuses_to_start(table_env: Env) -> None:
+    first = await table_env.start_server()
+    stub = table_env.stub(first)
+    table_id = await table_env.create_table(stub, table_env.nlhe(2))
+    keys_before = set(await table_env.redis.keys("*"))
+
+    with pytest.raises(PortInUse, match=f"cannot listen on 127.0.0.1:{first.port}"):
+        await table_env.start_server(address=f"127.0.0.1:{first.port}")
+    # Refused before touching Redis: no lease, no table, no key written.
+    assert set(await table_env.redis.keys("*")) == keys_before
+    # Nor can a server with gRPC's default options (SO_REUSEPORT on) share the port.
+    other = grpc.aio.server()
+    with pytest.raises(RuntimeError):
+        other.add_insecure_port(f"127.0.0.1:{first.port}")
+    # Every call still reaches the one server that owns the table.
+    for _ in range(20):
+        table = (await stub.GetTable(pb.GetTableRequest(table_id=table_id))).table
+        assert table.table_id == table_id
+
+
+async def test_felt_servers_bind_exclusively() -> None:
+    first = aio_server()
+    port = bind(first, "127.0.0.1:0")
+    await first.start()
+    try:
+        with pytest.raises(PortInUse, match="FELT_TABLE_ADDR"):
+            bind(aio_server(), f"127.0.0.1:{port}")
+    finally:
+        await first.stop(0)
+
+
+# ---------------------------------------------------------------- item 13: production mode
+
+
+@pytest.mark.parametrize(
+    ("secrets", "problem"),
+    [
+        (Secrets(DEV_SECRET, ADMIN), "public development secret"),
+        (Secrets(b"short-secret", ADMIN), "at least 32 bytes"),
+        (Secrets(SECRET, ""), "FELT_ADMIN_TOKEN is unset"),
+        (Secrets(SECRET, ADMIN, token_ttl_s=0), "seat token lifetime"),
+    ],
+)
+async def test_production_mode_refuses_an_unsafe_configuration(
+    table_env: Env, secrets: Secrets, problem: str
+) -> None:
+    with pytest.raises(ConfigError, match=problem) as refused:
+        await table_env.start_server(secrets=secrets)
+    assert "FELT_DEV_MODE=1" in str(refused.value)
+    assert await table_env.redis.keys("*") == []  # nothing served, nothing written
+
+
+async def test_the_default_configuration_starts_only_in_development_mode(table_env: Env) -> None:
+    with pytest.raises(ConfigError, match="development secret"):
+        await start_table_server(TableServerConfig(table_env.redis_url, address="127.0.0.1:0"))
+    config = TableServerConfig.from_env({"REDIS_URL": table_env.redis_url}, dev=True)
+    assert config.dev_mode and config.secrets.token_secret == DEV_SECRET
+    server = await table_env.start_server(secrets=config.secrets, dev_mode=True)
+    stub = table_env.stub(server)
+    # Development mode: admin calls are open.
+    response = await stub.CreateTable(
+        pb.CreateTableRequest(table_id="dev", config=table_env.nlhe(2), request_id="c")
+    )
+    assert response.table.table_id == "dev"
+
+
+def test_configuration_from_the_environment() -> None:
+    env = {"FELT_TOKEN_SECRET": SECRET.decode(), "FELT_ADMIN_TOKEN": ADMIN}
+    config = TableServerConfig.from_env(env)
+    assert not config.dev_mode
+    assert config.secrets.token_ttl_s == DEFAULT_TOKEN_TTL_S == 86_400
+    config.check()  # a production configuration
+    assert TableServerConfig.from_env({**env, "FELT_SEAT_TOKEN_TTL_S": "3600"}).secrets.token_ttl_s
+    assert TableServerConfig.from_env({"FELT_DEV_MODE": "1"}).dev_mode
+    assert TableServerConfig.from_env({"FELT_DEV_MODE": "true"}).secrets.token_secret == DEV_SECRET
+    # Without development mode no secret is filled in: the start is refused.
+    with pytest.raises(ConfigError, match="at least 32 bytes"):
+        TableServerConfig.from_env({"FELT_ADMIN_TOKEN": ADMIN}).check()
+    for bad in ("0", "-5", "soon", str(10**9)):
+        with pytest.raises(ConfigError, match="FELT_SEAT_TOKEN_TTL_S"):
+            TableServerConfig.from_env({**env, "FELT_SEAT_TOKEN_TTL_S": bad})
+    with pytest.raises(ConfigError, match="FELT_LEASE_TTL_MS"):
+        TableServerConfig.from_env({**env, "FELT_LEASE_TTL_MS": "5s"})
+
+
+# ---------------------------------------------------------------- item 14: token lifetime
+
+
+async def test_seat_tokens_expire_after_their_configured_lifetime(
+    table_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ttl = 3600
+    server = await table_env.start_server(secrets=Secrets(SECRET, ADMIN, "ai", token_ttl_s=ttl))
+    stub = table_env.stub(server)
+    md = (("authorization", f"Bearer {ADMIN}"),)
+    await stub.CreateTable(
+        pb.CreateTableRequest(table_id="ttl", config=table_env.nlhe(2), request_id="c"),
+        metadata=md,
+    )
+    seat_request = pb.SeatPlayerRequest(
+        table_id="ttl", seat=0, player_id="p0", stack=100, request_id="s0"
+    )
+    before = int(time.time())
+    seated = await stub.SeatPlayer(seat_request, metadata=md)
+    after = int(time.time())
+    expires = seated.seat_token_expire_time.seconds
+    assert before + ttl <= expires <= after + ttl
+    # A retry gets the same token (and expiry) back, not a fresh lifetime.
+    assert (await stub.SeatPlayer(seat_request, metadata=md)) == seated
+    seat = SeatKey(0, "p0", seated.seat_token)
+    table_id = "ttl"
+    request = pb.GetTableViewRequest(table_id=table_id, seat=0)
+    # The token works until then (also once it is cached as verified).
+    assert (await stub.GetTableView(request, metadata=seat.md)).view.viewer_seat == 0
+
+    # The lifetime passes (the service's clock moves on; nothing else does).
+    later = types.SimpleNamespace(time=lambda: time.time() + ttl + 2)
+    monkeypatch.setattr(service_module, "time", later)
+    calls: list[Callable[[], Awaitable[object]]] = [
+        lambda: stub.GetTableView(request, metadata=seat.md),
+        lambda: table_env.submit(stub, table_id, seat, _fold()),
+        lambda: stub.SitOut(
+            pb.SitOutRequest(table_id=table_id, seat=0, request_id="late"), metadata=seat.md
+        ),
+    ]
+    for call in calls:
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await call()
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert "expired" in (refused.value.details() or "")
+    assert not await table_env.recorded(table_id, "late")  # the refusal changed nothing
+
+
+def _fold() -> tpb.Action:
+    return tpb.Action(fold=tpb.Action.Fold())
+
+
+# ---------------------------------------------------------------- item 8: demo tables
+
+
+async def test_demo_tables_have_an_action_clock_and_open_idempotently(table_env: Env) -> None:
+    server = await table_env.start_server()
+    stub = table_env.stub(server)
+    admin = table_env.admin[0][1].split()[1]
+    await open_demo_tables(f"127.0.0.1:{server.port}", admin)
+    await open_demo_tables(f"127.0.0.1:{server.port}", admin)  # again, as after a restart
+    for table_id, wanted in DEMO_TABLES.items():
+        table = (await stub.GetTable(pb.GetTableRequest(table_id=table_id))).table
+        config = table.config
+        assert config.action_clock.ToMilliseconds() > 0, table_id
+        assert config.action_clock == wanted.action_clock
+        assert config.max_consecutive_timeouts > 0
+        taken = [s for s in table.seats if s.status != tpb.SEAT_STATUS_EMPTY]
+        assert all(s.ai_level != epb.AI_LEVEL_UNSPECIFIED for s in taken)
+        assert len(taken) == len(DEMO_BOTS)  # seated once, not twice
+        assert len(taken) < config.seat_count  # a free seat to join

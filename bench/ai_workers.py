@@ -47,6 +47,7 @@ import grpc
 from _support import CLOCK_TICKS, Child, bench_redis_url, cpu_seconds, spawn
 from redis.asyncio import Redis
 
+from felt.decisions import AI_GROUP, AI_STREAM
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import ai_pb2
 from poker.v1 import table_service_pb2 as pb
@@ -55,8 +56,8 @@ from services.grpc_server import bind, server_options
 
 ADMIN_TOKEN = "bench-admin"
 AI_TOKEN = "bench-ai"
-STREAM = "felt:ai:decisions"  # the table service's default; this DB is the benchmark's own
-GROUP = "ai-workers"
+STREAM = AI_STREAM  # the table service's default; this DB is the benchmark's own
+GROUP = AI_GROUP
 LEVELS = (epb.AI_LEVEL_EASY, epb.AI_LEVEL_NORMAL, epb.AI_LEVEL_HARD)
 
 

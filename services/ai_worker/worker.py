@@ -55,6 +55,7 @@ import structlog
 from redis.asyncio import Redis
 from redis.exceptions import RedisError, ResponseError
 
+from felt.decisions import AI_GROUP, AI_STREAM, ai_stream_from_env
 from felt.logging import bound_contextvars
 from poker.v1 import ai_pb2
 from poker.v1 import table_service_pb2 as pb
@@ -64,8 +65,8 @@ from services.ai_worker.metrics import Health, MetricsServer, WorkerMetrics
 
 log = structlog.get_logger("felt.ai_worker")
 
-DEFAULT_STREAM = "felt:ai:decisions"  # services.table.manager.AI_STREAM
-DEFAULT_GROUP = "ai-workers"
+DEFAULT_STREAM = AI_STREAM  # felt.decisions: the one definition both services read
+DEFAULT_GROUP = AI_GROUP
 
 Fields = Mapping[bytes, bytes]
 # XREADGROUP's reply (without decode_responses): [[stream, [(id, fields), ...]], ...] or None.
@@ -129,7 +130,7 @@ class WorkerConfig:
             claim_idle_ms=int(e.get("FELT_AI_CLAIM_IDLE_MS", cls.claim_idle_ms)),
             metrics_port=metrics_port,
             metrics_host=e.get("FELT_AI_METRICS_HOST", cls.metrics_host),
-            stream=e.get("FELT_AI_STREAM", cls.stream),
+            stream=ai_stream_from_env(e),
             group=e.get("FELT_AI_GROUP", cls.group),
             dead_stream=e.get("FELT_AI_DEAD_STREAM", ""),
             consumer=e.get("FELT_AI_CONSUMER", ""),

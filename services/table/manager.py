@@ -1,4 +1,4 @@
-"""Which tables this instance runs: leases in Redis, loading, takeover, AI decision requests.
+"""Which tables this instance runs: leases, loading, takeover, AI decision requests.
 
 Each table is owned by one instance at a time through a lease that the owner
 renews. An instance adopts any registered table whose lease is free (its
@@ -9,30 +9,34 @@ owner still try to write, the version-checked append refuses it.
 
 A table whose stream cannot be folded, or whose state cannot be driven (a
 timer cannot be armed), is quarantined rather than retried: it is recorded
-in the Redis hash ``felt:tables:quarantined`` (table id -> JSON with the
-reason), logged as ``table_quarantined``, its lease released, and every call
+in the registry (in Redis the hash ``felt:tables:quarantined``, table id ->
+JSON with the reason), logged as ``table_quarantined``, its lease released, and every call
 to it refused with FAILED_PRECONDITION ``TABLE_QUARANTINED``. The service
 and every other table keep running; no instance adopts it again until an
 operator has repaired the stream and deleted its entry (``HDEL``).
+
+The manager reaches the outside through ports only (``felt.registry.TableRegistry``,
+``felt.eventstore.TableLeases``, ``felt.decisions.DecisionPublisher``), so that the
+service tests run it on in-memory fakes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import structlog
-from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from felt.api.convert import legal_to_proto, redacted_stored_event, table_view_to_proto
-from felt.eventstore import EventStore
+from felt.decisions import DecisionPublisher
+from felt.eventstore import EventStore, TableLeases
 from felt.eventstore.codec import EventMeta, ai_level_to_proto
+from felt.registry import QUARANTINE_KEY, TableRegistry
 from felt.rules.legal import legal_actions
 from felt.table.aggregate import TableState
 from poker.v1 import ai_pb2
@@ -47,10 +51,6 @@ from services.table.runtime import (
 
 log = structlog.get_logger("felt.table")
 
-TABLES_KEY = "felt:tables"
-QUARANTINE_KEY = "felt:tables:quarantined"
-AI_STREAM = "felt:ai:decisions"
-
 
 class TableNotFound(Exception):
     pass
@@ -62,19 +62,37 @@ class NotOwner(Exception):
 
 @dataclass
 class TableManager:
+    """The tables this instance owns; ``leases`` default to the event store's (see
+    ``felt.eventstore.TableLeases`` for why they live there)."""
+
     store: EventStore
-    redis: Redis
+    registry: TableRegistry
+    decisions: DecisionPublisher
     owner: str = field(default_factory=lambda: f"table-{uuid.uuid4().hex[:12]}")
     lease_ttl_ms: int = 5_000
     timing: Timing = field(default_factory=Timing)
     clock: Clock = utc_now
-    ai_stream: str = AI_STREAM
     adopt: bool = True
+    leases: TableLeases | None = None
     runtimes: dict[str, TableRuntime] = field(default_factory=dict)
     _loading: dict[str, asyncio.Lock] = field(default_factory=dict)
     _task: asyncio.Task[None] | None = None
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
     _quarantining: set[asyncio.Task[None]] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if self.leases is None:
+            self.leases = self.store
+
+    @property
+    def ai_stream(self) -> str:
+        """Where AI decision requests go (``FELT_AI_STREAM``)."""
+        return self.decisions.stream
+
+    @property
+    def _leases(self) -> TableLeases:
+        assert self.leases is not None
+        return self.leases
 
     async def start(self) -> None:
         await self._maintain_once()
@@ -95,7 +113,7 @@ class TableManager:
                     await asyncio.wait_for(self._task, 1.0)
         for table_id, runtime in list(self.runtimes.items()):
             await runtime.stop()
-            await self.store.release_lease(table_id, self.owner)
+            await self._leases.release_lease(table_id, self.owner)
         self.runtimes.clear()
 
     async def register(self, table_id: str) -> TableRuntime:
@@ -112,11 +130,11 @@ class TableManager:
         if self.runtimes.get(runtime.table_id) is runtime and runtime.state is None:
             del self.runtimes[runtime.table_id]
             await runtime.stop()
-            await self.store.release_lease(runtime.table_id, self.owner)
+            await self._leases.release_lease(runtime.table_id, self.owner)
 
     async def _acquire(self, runtime: TableRuntime) -> bool:
         started = time.monotonic()
-        if not await self.store.acquire_lease(runtime.table_id, self.owner, self.lease_ttl_ms):
+        if not await self._leases.acquire_lease(runtime.table_id, self.owner, self.lease_ttl_ms):
             return False
         # Redis started the TTL after we sent the call: our view of the expiry is safe.
         runtime.lease_expires = started + self.lease_ttl_ms / 1000
@@ -124,7 +142,7 @@ class TableManager:
 
     async def _renew(self, runtime: TableRuntime) -> bool:
         started = time.monotonic()
-        if not await self.store.renew_lease(runtime.table_id, self.owner, self.lease_ttl_ms):
+        if not await self._leases.renew_lease(runtime.table_id, self.owner, self.lease_ttl_ms):
             runtime.lease_expires = 0.0
             return False
         runtime.lease_expires = started + self.lease_ttl_ms / 1000
@@ -132,7 +150,7 @@ class TableManager:
 
     async def created(self, runtime: TableRuntime) -> None:
         """Record a new table so that any instance can adopt it later."""
-        await self.redis.sadd(TABLES_KEY, runtime.table_id)
+        await self.registry.add(runtime.table_id)
         if not runtime.started:
             runtime.start()
 
@@ -146,25 +164,25 @@ class TableManager:
             runtime = self.runtimes.get(table_id)
             if runtime is not None:
                 return runtime
-            if not await self.redis.sismember(TABLES_KEY, table_id):
+            if not await self.registry.exists(table_id):
                 raise TableNotFound(table_id)
-            held = await self.redis.hget(QUARANTINE_KEY, table_id)
+            held = await self.registry.quarantine_reason(table_id)
             if held is not None:
-                raise TableQuarantined(table_id, _recorded_reason(held))
+                raise TableQuarantined(table_id, held)
             runtime = self._new_runtime(table_id)
             if not await self._acquire(runtime):
                 raise NotOwner(table_id)
             try:
                 await runtime.load()
             except (RedisError, OSError, asyncio.CancelledError):
-                await self.store.release_lease(table_id, self.owner)
+                await self._leases.release_lease(table_id, self.owner)
                 raise
             except Exception as exc:  # a stream that cannot be folded: never a crash loop
                 reason = fault_reason(exc)
                 await self._quarantine(runtime, reason)
                 raise TableQuarantined(table_id, reason) from exc
             if runtime.state is None:
-                await self.store.release_lease(table_id, self.owner)
+                await self._leases.release_lease(table_id, self.owner)
                 raise TableNotFound(table_id)
             if not await self._renew(runtime):  # a long rebuild may outlast the lease
                 raise NotOwner(table_id)
@@ -192,7 +210,7 @@ class TableManager:
         task.add_done_callback(self._quarantining.discard)
 
     async def _quarantine(self, runtime: TableRuntime, reason: str) -> None:
-        """Take the table out of service here and everywhere, and say why (log and Redis)."""
+        """Take the table out of service here and everywhere, and say why (log and registry)."""
         table_id = runtime.table_id
         log.error(
             "table_quarantined",
@@ -211,17 +229,16 @@ class TableManager:
             "time": datetime.now(UTC).isoformat(),
         }
         try:
-            await self.redis.hset(QUARANTINE_KEY, table_id, json.dumps(record))
+            await self.registry.quarantine(table_id, record)
         except (RedisError, OSError) as exc:  # still refused here; others find out themselves
             log.warning("quarantine_not_recorded", table_id=table_id, error=repr(exc))
         await runtime.stop(grace_s=1.0)
         with contextlib.suppress(RedisError, OSError):
-            await self.store.release_lease(table_id, self.owner)
+            await self._leases.release_lease(table_id, self.owner)
 
     async def quarantined(self) -> dict[str, dict[str, object]]:
         """The quarantined tables and why (what an operator reads with ``HGETALL``)."""
-        raw = await self.redis.hgetall(QUARANTINE_KEY)
-        return {_text(k): json.loads(v) for k, v in raw.items()}
+        return await self.registry.quarantined()
 
     async def _maintain(self) -> None:
         while not self._stopping.is_set():
@@ -243,13 +260,12 @@ class TableManager:
                     del self.runtimes[table_id]
         if not self.adopt:
             return
-        held = {_text(k) for k in await self.redis.hkeys(QUARANTINE_KEY)}
-        for raw in await self.redis.smembers(TABLES_KEY):
-            table_id = _text(raw)
+        held = await self.registry.quarantined_ids()
+        for table_id in await self.registry.table_ids():
             if table_id in self.runtimes or table_id in held:
                 continue
             # Free, or still ours from before a restart (same instance id): take it now.
-            if await self.store.lease_owner(table_id) in (None, self.owner):
+            if await self._leases.lease_owner(table_id) in (None, self.owner):
                 with contextlib.suppress(NotOwner, TableNotFound, TableQuarantined):
                     await self.get(table_id)
 
@@ -289,23 +305,5 @@ class TableManager:
         )
         if deadline is not None:
             request.deadline.FromDatetime(deadline)
-        await self.redis.xadd(
-            self.ai_stream,
-            {"payload": request.SerializeToString(), "request_id": request.request_id},
-            maxlen=100_000,
-            approximate=True,
-        )
+        await self.decisions.publish(request)
         log.info("ai_decision_requested", table_id=runtime.table_id, seat=seat, version=version)
-
-
-def _text(raw: bytes | str) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
-
-
-def _recorded_reason(raw: bytes | str) -> str:
-    """The reason in a quarantine record (the raw text if an operator wrote something else)."""
-    text = _text(raw)
-    try:
-        return str(json.loads(text)["reason"])
-    except (ValueError, KeyError, TypeError):
-        return text[:300]

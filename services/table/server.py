@@ -58,10 +58,12 @@ from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 from redis.asyncio import Redis
 
 from felt.api.limits import MAX_REQUEST_BYTES
+from felt.decisions import AI_STREAM, RedisDecisionQueue, ai_stream_from_env
 from felt.eventstore import RedisEventStore
+from felt.registry import RedisTableRegistry
 from poker.v1 import table_service_pb2, table_service_pb2_grpc
 from services.grpc_server import PortInUse, aio_server, bind
-from services.table.manager import AI_STREAM, TableManager
+from services.table.manager import TableManager
 from services.table.runtime import Timing
 from services.table.service import DEFAULT_TOKEN_TTL_S, Secrets, TableService
 from services.table.watch import WatchHub, WatchLimits
@@ -90,7 +92,7 @@ class TableServerConfig:
     between_hands_ms: int = 2000
     lease_ttl_ms: int = 5000
     grace_s: float = 5.0
-    # Where AI decision requests go (AI workers read the same stream; tests use their own).
+    # Where AI decision requests go (FELT_AI_STREAM; AI workers read the same stream).
     ai_stream: str = AI_STREAM
     # Development mode: the development secret and open admin calls are allowed.
     dev_mode: bool = False
@@ -122,6 +124,7 @@ class TableServerConfig:
             lease_ttl_ms=_int(env, "FELT_LEASE_TTL_MS", 5000, 100, 600_000),
             dev_mode=dev,
             instance_id=env.get("FELT_INSTANCE_ID", "").strip(),
+            ai_stream=ai_stream_from_env(env),
             watch=_watch_limits(env),
         )
 
@@ -215,11 +218,11 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     store = RedisEventStore(redis)
     manager = TableManager(
         store,
-        redis,
+        RedisTableRegistry(redis),
+        RedisDecisionQueue(redis, config.ai_stream),
         owner=config.instance_id or _instance_id(config.address, port),
         lease_ttl_ms=config.lease_ttl_ms,
         timing=Timing(between_hands=timedelta(milliseconds=config.between_hands_ms)),
-        ai_stream=config.ai_stream,
     )
     service = TableService(manager, config.secrets, config.watch)
     table_service_pb2_grpc.add_TableServiceServicer_to_server(service, server)

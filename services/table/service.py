@@ -78,7 +78,7 @@ from felt.table.events import PlayerLeft
 from felt.tokens import SeatClaim, TokenError, issue_token, request_nonce, token_hash, verify_token
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
-from services.table.manager import TABLES_KEY, NotOwner, TableManager, TableNotFound
+from services.table.manager import NotOwner, TableManager, TableNotFound
 from services.table.runtime import CommandSource, LeaseLost, TableQuarantined, TableRuntime
 from services.table.watch import FellBehind, WatchHub, WatchLimits
 
@@ -424,7 +424,7 @@ class TableService(rpc.TableServiceServicer):
             except ValueError as exc:
                 raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
             existing = self.manager.runtimes.get(table_id)
-            if existing is None and await self.manager.redis.sismember(TABLES_KEY, table_id):
+            if existing is None and await self.manager.registry.exists(table_id):
                 earlier = await self.manager.store.request_result(table_id, key.key)
                 if earlier is not None:
                     first = _first_answer(key, earlier.response)

@@ -137,8 +137,6 @@ async def test_invalid_arguments(store: EventStore, new_table: Callable[[], str]
         await store.append(t, [b"x"], -1)
     with pytest.raises(ValueError):
         await store.append("bad{id}", [b"x"], 0)
-    with pytest.raises(ValueError):
-        await store.acquire_lease(t, "me", 0)
 
 
 # ------------------------------------------------------------ version checks
@@ -346,57 +344,6 @@ async def test_trim_drops_events_and_their_requests(
     assert await store.read(t, 4) == []
     assert (await store.append(t, payloads("e"), 4)).first_sequence == 5
     assert seqs(await store.read(t, 4)) == [5]
-
-
-# ------------------------------------------------------------ leases
-
-
-async def test_lease_is_exclusive(store: EventStore, new_table: Callable[[], str]) -> None:
-    t = new_table()
-    assert await store.lease_owner(t) is None
-    assert await store.acquire_lease(t, "a", 10_000)
-    assert await store.acquire_lease(t, "a", 10_000)  # re-acquiring our own lease extends it
-    assert not await store.acquire_lease(t, "b", 10_000)
-    assert await store.lease_owner(t) == "a"
-    assert not await store.renew_lease(t, "b", 10_000)
-    assert not await store.release_lease(t, "b")
-    assert await store.renew_lease(t, "a", 10_000)
-    assert await store.release_lease(t, "a")
-    assert not await store.release_lease(t, "a")
-    assert not await store.renew_lease(t, "a", 10_000)
-    assert await store.acquire_lease(t, "b", 10_000)
-    assert await store.lease_owner(t) == "b"
-
-
-async def test_concurrent_acquire_has_one_winner(
-    store: EventStore, new_table: Callable[[], str]
-) -> None:
-    t = new_table()
-    won = await asyncio.gather(*(store.acquire_lease(t, f"o{i}", 10_000) for i in range(10)))
-    assert sum(won) == 1
-    assert await store.lease_owner(t) == f"o{won.index(True)}"
-
-
-async def test_lease_expires(store: EventStore, new_table: Callable[[], str]) -> None:
-    t = new_table()
-    assert await store.acquire_lease(t, "a", 100)
-    assert not await store.acquire_lease(t, "b", 100)
-    await asyncio.sleep(0.25)
-    assert await store.lease_owner(t) is None
-    assert not await store.renew_lease(t, "a", 100)  # too late: it expired
-    assert await store.acquire_lease(t, "b", 10_000)
-    assert not await store.release_lease(t, "a")
-    assert await store.lease_owner(t) == "b"
-
-
-async def test_renew_keeps_the_lease(store: EventStore, new_table: Callable[[], str]) -> None:
-    t = new_table()
-    assert await store.acquire_lease(t, "a", 150)
-    for _ in range(4):
-        await asyncio.sleep(0.075)
-        assert await store.renew_lease(t, "a", 150)
-    assert not await store.acquire_lease(t, "b", 150)
-    assert await store.lease_owner(t) == "a"
 
 
 # ------------------------------------------------------------ Redis layout

@@ -100,8 +100,42 @@ def lease_key(table_id: str) -> str:
 
 
 @runtime_checkable
-class EventStore(Protocol):
-    """An append-only, versioned, idempotent log of events per table, plus ownership leases."""
+class TableLeases(Protocol):
+    """Who runs a table: one owner at a time, for a time-to-live the owner keeps renewing.
+
+    A port of its own, because the service layer needs ownership and the log
+    for different reasons (``TableManager`` takes, renews and releases leases;
+    ``TableRuntime`` appends and reads) and a test or another backend may
+    provide one without the other. It is still *implemented* by the event
+    stores, on purpose: a lease is per table and lives next to the table's log
+    (``table:{id}:lease`` shares the hash slot of ``table:{id}:events``, so one
+    Redis Cluster node holds both, and an append could be fenced by the lease in
+    the same script one day), and the in-memory store gives service tests one
+    object with the same behaviour. So ``EventStore`` extends this protocol,
+    and whoever needs only leases asks for a ``TableLeases``. Its contract is
+    ``tests/integration/test_lease_contract.py``, run against both stores.
+    """
+
+    async def acquire_lease(self, table_id: str, owner: str, ttl_ms: int) -> bool:
+        """Take the table's lease for ``ttl_ms`` if it is free or already ``owner``'s."""
+        ...
+
+    async def renew_lease(self, table_id: str, owner: str, ttl_ms: int) -> bool:
+        """Extend ``owner``'s lease to ``ttl_ms`` from now; False if ``owner`` does not hold it."""
+        ...
+
+    async def release_lease(self, table_id: str, owner: str) -> bool:
+        """Give up ``owner``'s lease; False (and no change) if ``owner`` does not hold it."""
+        ...
+
+    async def lease_owner(self, table_id: str) -> str | None:
+        """Who holds the table's lease now, if anyone."""
+        ...
+
+
+@runtime_checkable
+class EventStore(TableLeases, Protocol):
+    """An append-only, versioned, idempotent log of events per table, plus its lease."""
 
     async def append(
         self,
@@ -151,22 +185,6 @@ class EventStore(Protocol):
 
         Returns how many events were dropped. The version is unchanged.
         """
-        ...
-
-    async def acquire_lease(self, table_id: str, owner: str, ttl_ms: int) -> bool:
-        """Take the table's lease for ``ttl_ms`` if it is free or already ``owner``'s."""
-        ...
-
-    async def renew_lease(self, table_id: str, owner: str, ttl_ms: int) -> bool:
-        """Extend ``owner``'s lease to ``ttl_ms`` from now; False if ``owner`` does not hold it."""
-        ...
-
-    async def release_lease(self, table_id: str, owner: str) -> bool:
-        """Give up ``owner``'s lease; False (and no change) if ``owner`` does not hold it."""
-        ...
-
-    async def lease_owner(self, table_id: str) -> str | None:
-        """Who holds the table's lease now, if anyone."""
         ...
 
     async def request_result(self, table_id: str, request_id: str) -> AppendResult | None:

@@ -22,12 +22,12 @@ from structlog.testing import capture_logs
 
 from felt.eventstore import RedisEventStore
 from felt.eventstore.codec import encode_stored
+from felt.registry import QUARANTINE_KEY, TABLES_KEY
 from felt.rules.config import Variant
 from felt.table.aggregate import CreateTable, SeatPlayer, StartNextHand, execute_table
 from felt.table.events import AnyEvent, TableConfig
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
-from services.table.manager import QUARANTINE_KEY, TABLES_KEY
 from services.table.runtime import _timestamp, hand_ids
 
 Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)

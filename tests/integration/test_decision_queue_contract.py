@@ -1,0 +1,148 @@
+"""The decision-queue contract (``felt.decisions``), run against the Redis adapter and the fake.
+
+What the AI workers rely on: a request goes to one consumer, stays pending
+until acknowledged, counts its deliveries, can be claimed by another consumer
+once idle (and not while its holder keeps touching it), and is dead-lettered
+together with its acknowledgement. Redis runs use a stream named per test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from typing import cast
+
+import pytest
+import redis.asyncio as aioredis
+
+from felt.decisions import (
+    AI_STREAM,
+    DecisionQueue,
+    MemoryDecisionQueue,
+    RedisDecisionQueue,
+    ai_stream_from_env,
+    dead_letter_stream,
+    payload_of,
+)
+from poker.v1 import ai_pb2
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def queue(request: pytest.FixtureRequest) -> AsyncIterator[DecisionQueue]:
+    stream = f"test-{uuid.uuid4().hex}:decisions"
+    if request.param == "memory":
+        yield MemoryDecisionQueue(stream, "workers")
+        return
+    client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+    try:
+        yield RedisDecisionQueue(client, stream, "workers")
+    finally:
+        await client.delete(stream, dead_letter_stream(stream))
+        await client.aclose()
+
+
+def request(n: int) -> ai_pb2.DecisionRequest:
+    return ai_pb2.DecisionRequest(request_id=f"ai:t:{n}", table_id="t", seat=1)
+
+
+def decoded(fields: object) -> ai_pb2.DecisionRequest:
+    raw = payload_of(cast("dict[bytes, bytes]", fields))
+    assert raw is not None
+    return ai_pb2.DecisionRequest.FromString(raw)
+
+
+def test_one_stream_name() -> None:
+    assert ai_stream_from_env({}) == AI_STREAM == "felt:ai:decisions"
+    assert ai_stream_from_env({"FELT_AI_STREAM": " mine "}) == "mine"
+    assert dead_letter_stream("s") == "s:dead"
+
+
+async def test_group_reads_only_what_comes_after_it(queue: DecisionQueue) -> None:
+    await queue.publish(request(0))  # before the group: never delivered
+    await queue.ensure_group()
+    await queue.ensure_group()  # idempotent
+    await queue.publish(request(1))
+    await queue.publish(request(2))
+    got = await queue.read("a", 10, 50)
+    assert [decoded(e.fields).request_id for e in got] == ["ai:t:1", "ai:t:2"]
+    assert cast("dict[bytes, bytes]", got[0].fields)[b"request_id"] == b"ai:t:1"
+    assert await queue.read("b", 10, 50) == []  # each entry goes to one consumer
+    stats = await queue.stats()
+    assert stats is not None and stats.pending == 2 and stats.lag in (0, None)
+
+
+async def test_read_waits_for_a_publish(queue: DecisionQueue) -> None:
+    await queue.ensure_group()
+    reader = asyncio.ensure_future(queue.read("a", 1, 2000))
+    await asyncio.sleep(0.05)
+    await queue.publish(request(7))
+    [entry] = await asyncio.wait_for(reader, 3)
+    assert decoded(entry.fields).request_id == "ai:t:7"
+
+
+async def test_ack_and_delivery_counts(queue: DecisionQueue) -> None:
+    await queue.ensure_group()
+    await queue.publish(request(1))
+    [entry] = await queue.read("a", 5, 50)
+    assert await queue.delivery_counts("a", [entry.entry_id]) == {entry.entry_id: 1}
+    assert await queue.delivery_counts("b", [entry.entry_id]) == {}
+    assert not await queue.leave("a")  # it holds something
+    await queue.ack(entry.entry_id)
+    assert await queue.delivery_counts("a", [entry.entry_id]) == {}
+    assert await queue.leave("a")
+    stats = await queue.stats()
+    assert stats is not None and stats.pending == 0
+
+
+async def test_idle_entries_are_claimed_unless_touched(queue: DecisionQueue) -> None:
+    await queue.ensure_group()
+    for n in range(2):
+        await queue.publish(request(n))
+    first, second = await queue.read("a", 5, 50)
+    _, claimed = await queue.claim_idle("b", 60_000, 10, "0-0")
+    assert claimed == []  # not idle long enough
+    await asyncio.sleep(0.15)
+    await queue.touch("a", [first.entry_id], 100)  # "a" is still working on the first
+    _, claimed = await queue.claim_idle("b", 100, 10, "0-0")
+    assert [e.entry_id for e in claimed] == [second.entry_id]
+    assert decoded(claimed[0].fields).request_id == "ai:t:1"
+    assert await queue.delivery_counts("b", [second.entry_id]) == {second.entry_id: 2}
+    assert await queue.delivery_counts("a", [first.entry_id]) == {first.entry_id: 1}
+    await queue.touch("a", [second.entry_id], 60_000)  # taking it back needs it idle: not yet
+    assert await queue.delivery_counts("b", [second.entry_id]) == {second.entry_id: 2}
+
+
+async def test_dead_letter_acknowledges(queue: DecisionQueue) -> None:
+    await queue.ensure_group()
+    await queue.publish(request(3))
+    [entry] = await queue.read("a", 1, 50)
+    assert entry.fields is not None
+    await queue.dead_letter("a", entry.entry_id, entry.fields, "poison: bad", "2024-01-01")
+    stats = await queue.stats()
+    assert stats is not None and stats.pending == 0
+    if isinstance(queue, MemoryDecisionQueue):
+        [record] = queue.dead
+    else:
+        redis = cast(RedisDecisionQueue, queue).redis
+        entries = cast(
+            "list[tuple[bytes, dict[bytes, bytes]]]", await redis.xrange(queue.dead_stream)
+        )
+        [(_, record)] = entries
+    assert record[b"reason"] == b"poison: bad"
+    assert record[b"consumer"] == b"a"
+    assert record[b"entry_id"] == entry.entry_id
+    assert decoded(record).request_id == "ai:t:3"
+
+
+async def test_prune_removes_idle_empty_consumers(queue: DecisionQueue) -> None:
+    await queue.ensure_group()
+    await queue.publish(request(1))
+    await queue.publish(request(2))
+    await queue.read("busy", 1, 50)
+    [done] = await queue.read("idle", 1, 50)
+    await queue.ack(done.entry_id)
+    await asyncio.sleep(0.05)
+    assert await queue.prune("me", 10) == ["idle"]
+    stats = await queue.stats()
+    assert stats is not None and stats.consumers == 1

@@ -1,0 +1,55 @@
+"""The table-registry contract (``felt.registry``), run against the Redis adapter and the fake."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio as aioredis
+
+from felt.registry import MemoryTableRegistry, RedisTableRegistry, TableRegistry
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def registry(request: pytest.FixtureRequest) -> AsyncIterator[TableRegistry]:
+    if request.param == "memory":
+        yield MemoryTableRegistry()
+        return
+    prefix = f"test-{uuid.uuid4().hex}"
+    client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+    try:
+        yield RedisTableRegistry(client, f"{prefix}:tables", f"{prefix}:quarantined")
+    finally:
+        await client.delete(f"{prefix}:tables", f"{prefix}:quarantined")
+        await client.aclose()
+
+
+async def test_registered_tables(registry: TableRegistry) -> None:
+    assert not await registry.exists("a")
+    assert await registry.table_ids() == set()
+    await registry.add("a")
+    await registry.add("a")
+    await registry.add("b")
+    assert await registry.exists("a")
+    assert await registry.table_ids() == {"a", "b"}
+
+
+async def test_quarantine_records(registry: TableRegistry) -> None:
+    await registry.add("a")
+    assert await registry.quarantine_reason("a") is None
+    await registry.quarantine("a", {"reason": "bad fold", "version": 3})
+    assert await registry.quarantine_reason("a") == "bad fold"
+    assert await registry.quarantined_ids() == {"a"}
+    assert await registry.quarantined() == {"a": {"reason": "bad fold", "version": 3}}
+    assert await registry.exists("a")  # still registered: an operator repairs it
+
+
+async def test_an_operators_note_is_its_own_reason(registry: TableRegistry) -> None:
+    if isinstance(registry, RedisTableRegistry):
+        await registry.redis.hset(registry.quarantine_key, "a", "hands off")
+    else:
+        assert isinstance(registry, MemoryTableRegistry)
+        registry.quarantined_raw["a"] = "hands off"
+    assert await registry.quarantine_reason("a") == "hands off"
+    assert await registry.quarantined() == {"a": {"reason": "hands off"}}

@@ -1,0 +1,95 @@
+"""The AI worker's configuration: defaults and the documented environment variables."""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from felt.decisions import AI_GROUP, AI_STREAM, ai_stream_from_env
+from felt.decisions import dead_letter_stream as default_dead_stream
+
+DEFAULT_STREAM = AI_STREAM  # felt.decisions: the one definition both services read
+DEFAULT_GROUP = AI_GROUP
+
+
+def default_consumer_name() -> str:
+    """Unique per process and start: host, pid and a random suffix (a restart is a new consumer)."""
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """How a worker runs; ``from_env`` reads the documented environment variables."""
+
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    table_target: str = "127.0.0.1:50051"
+    ai_token: str = ""
+    concurrency: int = 8
+    claim_idle_ms: int = 2000
+    # None: no HTTP server; 0: any free port (tests, the benchmark).
+    metrics_port: int | None = 9464
+    metrics_host: str = "0.0.0.0"
+    stream: str = DEFAULT_STREAM
+    group: str = DEFAULT_GROUP
+    dead_stream: str = ""  # empty: "<stream>:dead"
+    consumer: str = ""  # empty: default_consumer_name()
+    max_deliveries: int = 5
+    block_ms: int = 1000
+    rpc_timeout_s: float = 5.0
+    stats_interval_s: float = 5.0
+    summary_interval_s: float = 30.0
+    drain_timeout_s: float = 30.0
+    # Run bots in a thread instead of on the event loop. Bots are CPU-bound Python, so a
+    # thread adds no throughput (the GIL) and costs ~10% in hand-offs; it only keeps the
+    # loop responsive during a slow decision. Scale with processes, not threads.
+    bot_thread: bool = False
+    # Consumers that hold nothing and were not seen for this long (crashed workers) are removed.
+    prune_idle_ms: int = 3_600_000
+
+    @property
+    def dead_letter_stream(self) -> str:
+        return self.dead_stream or default_dead_stream(self.stream)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerConfig:
+        """``REDIS_URL``, ``FELT_TABLE_TARGET``, ``FELT_AI_TOKEN``, ``FELT_AI_CONCURRENCY``,
+        ``FELT_AI_CLAIM_IDLE_MS``, ``FELT_AI_METRICS_PORT`` (``off`` disables it),
+        ``FELT_AI_METRICS_HOST``, ``FELT_AI_STREAM``, ``FELT_AI_GROUP``,
+        ``FELT_AI_DEAD_STREAM``, ``FELT_AI_CONSUMER``, ``FELT_AI_MAX_DELIVERIES``,
+        ``FELT_AI_BOT_THREAD`` (``1``: run bots in a thread).
+        """
+        e = os.environ if env is None else env
+        port_text = e.get("FELT_AI_METRICS_PORT", "9464").strip().lower()
+        metrics_port = None if port_text in ("", "off", "none", "-1") else int(port_text)
+        config = cls(
+            redis_url=e.get("REDIS_URL", cls.redis_url),
+            table_target=e.get("FELT_TABLE_TARGET", cls.table_target),
+            ai_token=e.get("FELT_AI_TOKEN", ""),
+            concurrency=int(e.get("FELT_AI_CONCURRENCY", cls.concurrency)),
+            claim_idle_ms=int(e.get("FELT_AI_CLAIM_IDLE_MS", cls.claim_idle_ms)),
+            metrics_port=metrics_port,
+            metrics_host=e.get("FELT_AI_METRICS_HOST", cls.metrics_host),
+            stream=ai_stream_from_env(e),
+            group=e.get("FELT_AI_GROUP", cls.group),
+            dead_stream=e.get("FELT_AI_DEAD_STREAM", ""),
+            consumer=e.get("FELT_AI_CONSUMER", ""),
+            max_deliveries=int(e.get("FELT_AI_MAX_DELIVERIES", cls.max_deliveries)),
+            bot_thread=e.get("FELT_AI_BOT_THREAD", "").strip().lower() in ("1", "true", "yes"),
+        )
+        config.validate()
+        return config
+
+    def validate(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError("FELT_AI_CONCURRENCY must be at least 1")
+        if self.claim_idle_ms < 100:
+            raise ValueError("FELT_AI_CLAIM_IDLE_MS must be at least 100")
+        if self.max_deliveries < 1:
+            raise ValueError("FELT_AI_MAX_DELIVERIES must be at least 1")
+        if self.block_ms * 1.5 >= 5000:
+            # redis-py's default socket timeout is 5 s: a longer BLOCK would look like a dead
+            # connection.
+            raise ValueError("block_ms must stay well under the 5 s Redis socket timeout")

@@ -1,0 +1,139 @@
+"""The table manager and an AI worker on the in-memory ports: no Redis, no network.
+
+The manager publishes decision requests to ``MemoryDecisionQueue``; a real
+``AiWorker`` (its loops, handling, answer policy) reads them from the same
+fake and answers through a stand-in for the table service that runs the
+command on the table's runtime, mapping refusals to the status codes the real
+service uses. Hands get played to the end by the bots alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from typing import Any
+
+import grpc
+import pytest
+
+from felt.api.convert import action_from_proto
+from felt.decisions import MemoryDecisionQueue
+from felt.eventstore import MemoryEventStore, VersionConflict
+from felt.idempotency import ai_principal, client_key
+from felt.registry import MemoryTableRegistry
+from felt.rules.commands import IllegalAction
+from felt.rules.config import Variant
+from felt.table.aggregate import CreateTable, PlayHand, SeatPlayer, TableCommand
+from felt.table.events import TableConfig
+from poker.v1 import table_service_pb2 as pb
+from services.ai_worker.config import WorkerConfig
+from services.ai_worker.worker import AiWorker
+from services.table.manager import TableManager
+from services.table.runtime import Timing
+
+TABLE = "fake-table"
+
+
+class TableStandIn:
+    """``SubmitAction`` as the AI workers see it, run straight on the table's runtime."""
+
+    def __init__(self, manager: TableManager) -> None:
+        self.manager = manager
+        self.calls = 0
+
+    async def SubmitAction(
+        self, request: pb.SubmitActionRequest, *, metadata: Any, timeout: float
+    ) -> pb.SubmitActionResponse:
+        self.calls += 1
+        runtime = await self.manager.get(request.table_id)
+        key = client_key(ai_principal(request.seat), request)
+        command = PlayHand(action_from_proto(request.seat, request.action))
+        try:
+            outcome = await runtime.run(
+                command,
+                key,
+                lambda _state, seq, _deadline: pb.SubmitActionResponse(sequence=seq),
+                request.expected_sequence,
+            )
+        except IllegalAction as exc:
+            raise _status(grpc.StatusCode.FAILED_PRECONDITION, exc.message) from None
+        except VersionConflict as exc:
+            raise _status(grpc.StatusCode.ABORTED, str(exc)) from None
+        return pb.SubmitActionResponse(sequence=outcome.sequence)
+
+
+def _status(code: grpc.StatusCode, details: str) -> grpc.aio.AioRpcError:
+    empty = grpc.aio.Metadata()
+    return grpc.aio.AioRpcError(code, empty, empty, details)
+
+
+@pytest.fixture
+async def table() -> AsyncIterator[tuple[TableManager, MemoryDecisionQueue]]:
+    queue = MemoryDecisionQueue()
+    manager = TableManager(
+        MemoryEventStore(),
+        MemoryTableRegistry(),
+        queue,
+        adopt=False,
+        timing=Timing(between_hands=timedelta(0)),
+    )
+    runtime = await manager.register(TABLE)
+    config = TableConfig(TABLE, Variant.NLHE, 2, small_blind=5, big_blind=10)
+    setup: tuple[TableCommand, ...] = (
+        CreateTable(config),
+        SeatPlayer(0, "bot-0", "", 1000, "h0", "normal"),
+        SeatPlayer(1, "bot-1", "", 1000, "h1", "easy"),
+    )
+    for n, command in enumerate(setup):
+        key = client_key("admin", pb.SitInRequest(table_id=TABLE, request_id=f"setup-{n}"))
+        await runtime.run(command, key)
+    await manager.created(runtime)
+    try:
+        yield manager, queue
+    finally:
+        await manager.stop()
+
+
+def worker_config() -> WorkerConfig:
+    return WorkerConfig(metrics_port=None, claim_idle_ms=500, block_ms=50, stats_interval_s=60)
+
+
+async def test_bots_play_hands_through_the_fake_queue(
+    table: tuple[TableManager, MemoryDecisionQueue],
+) -> None:
+    manager, queue = table
+    stand_in = TableStandIn(manager)
+    worker = AiWorker(worker_config(), queue=queue, stub=stand_in)
+    await worker.start()
+    try:
+        async with asyncio.timeout(20):
+            while worker.outcomes["accepted"] < 12:
+                await asyncio.sleep(0.01)
+    finally:
+        await worker.stop()
+    runtime = manager.runtimes[TABLE]
+    assert runtime.state is not None and runtime.state.hands_played >= 1
+    assert worker.outcomes["dead"] == 0
+    assert queue.pending_of(worker.consumer) == []
+    # Every request published was answered: each entry's id is one SubmitAction.
+    assert len(queue.entries) >= stand_in.calls >= 12
+
+
+async def test_poison_is_dead_lettered_and_acknowledged() -> None:
+    queue = MemoryDecisionQueue()
+    worker = AiWorker(worker_config(), queue=queue, stub=TableStandIn(None))  # type: ignore[arg-type]
+    await worker.start()
+    try:
+        queue.add({b"payload": b"\xff not a request", b"request_id": b"x"})
+        queue.add({b"request_id": b"y"})
+        async with asyncio.timeout(5):
+            while worker.outcomes["dead"] < 2:
+                await asyncio.sleep(0.01)
+    finally:
+        await worker.stop()
+    reasons = sorted(record[b"reason"].decode().split(":")[0] for record in queue.dead)
+    assert reasons == ["undecodable", "undecodable"]
+    assert queue.pending_of(worker.consumer) == []
+    stats = await queue.stats()
+    assert stats is not None and stats.pending == 0

@@ -63,6 +63,7 @@ from felt.eventstore import RedisEventStore
 from felt.registry import RedisTableRegistry
 from poker.v1 import table_service_pb2, table_service_pb2_grpc
 from services.grpc_server import PortInUse, aio_server, bind
+from services.table.interceptors import CallInterceptor
 from services.table.manager import TableManager
 from services.table.runtime import Timing
 from services.table.service import DEFAULT_TOKEN_TTL_S, Secrets, TableService
@@ -212,7 +213,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     when the address is taken, before touching any table.
     """
     config.check()
-    server = aio_server(*_SERVER_OPTIONS)
+    server = aio_server(*_SERVER_OPTIONS, interceptors=[CallInterceptor(SERVICE_NAME)])
     port = bind(server, config.address)  # first: the instance id may name the port
     redis = Redis.from_url(config.redis_url)
     store = RedisEventStore(redis)

@@ -13,8 +13,11 @@ Seat checks happen in two steps: the token's signature, table and seat before
 anything else, and "is this the seat's current occupant" under the table's
 lock, so that nobody can slip in between the check and the append.
 
-Logs bind ``table_id``, ``seat`` and ``hand_id`` (structlog contextvars) for
-the duration of each call.
+Log context, deadlines and the mapping of refusals to statuses are done for
+every unary call by ``services.table.interceptors.CallInterceptor``; the
+statuses themselves are in ``services.table.errors``. The use cases still live
+here, next to their handlers (moving them into a gRPC-free application layer
+is the next step, see docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
@@ -31,10 +34,8 @@ from typing import Any, TypeVar, cast
 import grpc
 import structlog
 from google.protobuf.message import Message
-from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
-from grpc_status import rpc_status  # type: ignore[import-untyped]
 from redis.exceptions import RedisError
-from structlog.contextvars import bind_contextvars, bound_contextvars, reset_contextvars
+from structlog.contextvars import bind_contextvars, bound_contextvars
 
 from felt.api import limits
 from felt.api.convert import (
@@ -78,6 +79,14 @@ from felt.table.events import PlayerLeft
 from felt.tokens import SeatClaim, TokenError, issue_token, request_nonce, token_hash, verify_token
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
+from services.table.errors import TOO_SLOW as _TOO_SLOW
+from services.table.errors import Refused as _Abort
+from services.table.errors import fail as _fail
+from services.table.errors import first_answer as _first_answer
+from services.table.errors import invalid as _invalid
+from services.table.errors import quarantined as _quarantined
+from services.table.errors import refusal as _refusal
+from services.table.errors import unavailable as _unavailable
 from services.table.manager import NotOwner, TableManager, TableNotFound
 from services.table.runtime import CommandSource, LeaseLost, TableQuarantined, TableRuntime
 from services.table.watch import FellBehind, WatchHub, WatchLimits
@@ -89,28 +98,6 @@ _VERIFIED_TOKENS = 10_000  # how many verified tokens to remember
 DEFAULT_TOKEN_TTL_S = 86_400  # seat tokens live a day unless configured (FELT_SEAT_TOKEN_TTL_S)
 Context = grpc.aio.ServicerContext[Any, Any]
 Respond = Callable[[TableState, int, datetime | None], M]
-
-# Rules codes that mean "the request is fine but the table is not in a state for it".
-_PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION
-_CODE_STATUS: dict[str, grpc.StatusCode] = {
-    "BAD_CONFIG": grpc.StatusCode.INVALID_ARGUMENT,
-    "BAD_AMOUNT": grpc.StatusCode.INVALID_ARGUMENT,
-    "BAD_SEAT": grpc.StatusCode.INVALID_ARGUMENT,
-    "BAD_AI_LEVEL": grpc.StatusCode.INVALID_ARGUMENT,
-    "BAD_DISCARD": grpc.StatusCode.INVALID_ARGUMENT,
-    "TABLE_EXISTS": grpc.StatusCode.ALREADY_EXISTS,
-    "SEAT_TAKEN": grpc.StatusCode.ALREADY_EXISTS,
-    "ALREADY_SEATED": grpc.StatusCode.ALREADY_EXISTS,
-    "NO_TABLE": grpc.StatusCode.NOT_FOUND,
-    "SEAT_EMPTY": grpc.StatusCode.NOT_FOUND,
-    "UNKNOWN_SEAT": _PRECONDITION,
-}
-
-
-class _Abort(Exception):
-    def __init__(self, code: grpc.StatusCode, message: str, reason: str = "") -> None:
-        super().__init__(message)
-        self.code, self.message, self.reason = code, message, reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,11 +134,6 @@ def _request_key(principal: str, request: Any) -> RequestKey:
     return client_key(principal, request)
 
 
-def _invalid(exc: limits.LimitError) -> _Abort:
-    """A value out of its bounds (``felt.api.limits``): INVALID_ARGUMENT, never the value."""
-    return _Abort(grpc.StatusCode.INVALID_ARGUMENT, exc.message, exc.reason)
-
-
 def _check_table_id(table_id: str) -> str:
     try:
         return limits.check_table_id(table_id)
@@ -171,70 +153,6 @@ def _bearer(context: Context) -> str:
         if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
             return value[len("Bearer ") :].strip()
     return ""
-
-
-async def _fail(context: Context, error: _Abort) -> None:
-    status = status_pb2.Status(code=error.code.value[0], message=error.message)
-    if error.reason:
-        info = error_details_pb2.ErrorInfo(reason=error.reason, domain="felt.poker")
-        status.details.add().Pack(info)
-    await context.abort_with_status(rpc_status.to_status(status))
-
-
-def _refusal(exc: Exception) -> _Abort:
-    """The status a refused command gets."""
-    if isinstance(exc, _Abort):
-        return exc
-    if isinstance(exc, RequestReused):
-        return _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc), "REQUEST_ID_REUSED")
-    if isinstance(exc, IllegalAction):
-        return _Abort(_CODE_STATUS.get(exc.code, _PRECONDITION), exc.message, exc.code)
-    if isinstance(exc, VersionConflict):
-        return _Abort(
-            grpc.StatusCode.ABORTED,
-            f"the table moved on: it is at sequence {exc.actual}, not {exc.expected}; "
-            "read the view again and decide on it",
-            "STALE_SEQUENCE",
-        )
-    if isinstance(exc, LeaseLost):
-        return _Abort(
-            grpc.StatusCode.UNAVAILABLE,
-            "this table-service instance is handing the table over; retry shortly",
-        )
-    raise exc
-
-
-def _first_answer(request: RequestKey, stored: bytes) -> bytes:
-    """The first answer to ``request``; a refusal if its id was used for other content."""
-    try:
-        return request.open(stored)
-    except RequestReused as exc:
-        raise _refusal(exc) from None
-
-
-def _quarantined(exc: TableQuarantined) -> _Abort:
-    return _Abort(
-        grpc.StatusCode.FAILED_PRECONDITION,
-        f"table {exc.table_id} is quarantined: its stored state cannot be applied "
-        f"({exc.reason}); an operator has to repair it",
-        "TABLE_QUARANTINED",
-    )
-
-
-# A watcher dropped for reading too slowly (it resumes from the last event it got).
-_TOO_SLOW = _Abort(
-    grpc.StatusCode.RESOURCE_EXHAUSTED,
-    "this watch fell too far behind the table (read faster); watch again with "
-    "from_sequence set to the last event received",
-    "WATCH_TOO_SLOW",
-)
-
-
-def _unavailable(table_id: str) -> _Abort:
-    return _Abort(
-        grpc.StatusCode.UNAVAILABLE,
-        f"table {table_id} is run by another table-service instance; retry shortly",
-    )
 
 
 class TableService(rpc.TableServiceServicer):
@@ -364,44 +282,6 @@ class TableService(rpc.TableServiceServicer):
             return response_type.FromString(outcome.stored)
         return cast(M, outcome.response)
 
-    async def _guard(
-        self, context: Context, call: Awaitable[M], table_id: str, seat: int | None = None
-    ) -> M:
-        # The call's log context, reset afterwards with the tokens (structlog's
-        # `bound_contextvars` does the same but copies the whole context twice a call).
-        # `hand_id` starts unbound (`...`); `_runtime` binds it once the table is known.
-        table_id = table_id[: limits.LOGGED_ID_MAX]  # unchecked yet: log no megabytes
-        if seat is None:
-            tokens = bind_contextvars(table_id=table_id, hand_id=...)
-        else:
-            tokens = bind_contextvars(table_id=table_id, seat=seat, hand_id=...)
-        try:
-            return await call
-        except (_Abort, limits.LimitError, TableQuarantined) as refused:
-            if isinstance(refused, limits.LimitError):
-                exc = _invalid(refused)
-            elif isinstance(refused, TableQuarantined):
-                exc = _quarantined(refused)
-            else:
-                exc = refused
-            log.info("request_refused", code=exc.code.name, reason=exc.reason, detail=exc.message)
-            await _fail(context, exc)
-        except (RedisError, OSError) as exc:
-            log.warning("storage_unavailable", error=repr(exc))
-            await _fail(
-                context,
-                _Abort(
-                    grpc.StatusCode.UNAVAILABLE,
-                    "the table's storage is unreachable; retry shortly",
-                ),
-            )
-        except Exception:
-            log.exception("request_failed")
-            await _fail(context, _Abort(grpc.StatusCode.INTERNAL, "internal error"))
-        finally:
-            reset_contextvars(**tokens)
-        raise AssertionError("unreachable")  # pragma: no cover - _fail raises
-
     # ------------------------------------------------------------------ tables
 
     async def CreateTable(
@@ -450,7 +330,7 @@ class TableService(rpc.TableServiceServicer):
             await self.manager.created(runtime)
             return response
 
-        return await self._guard(context, run(), request.table_id)
+        return await run()
 
     async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
         async def run() -> pb.GetTableResponse:
@@ -459,7 +339,7 @@ class TableService(rpc.TableServiceServicer):
                 raise _Abort(grpc.StatusCode.NOT_FOUND, f"table {request.table_id} does not exist")
             return pb.GetTableResponse(table=table_to_proto(runtime.state, runtime.version))
 
-        return await self._guard(context, run(), request.table_id)
+        return await run()
 
     async def SeatPlayer(
         self, request: pb.SeatPlayerRequest, context: Context
@@ -519,7 +399,7 @@ class TableService(rpc.TableServiceServicer):
             response.seat_token = issue_token(secret, claim, nonce)
             return response
 
-        return await self._guard(context, run(), request.table_id, _seat_of(request))
+        return await run()
 
     async def _seat_call(
         self,
@@ -556,45 +436,30 @@ class TableService(rpc.TableServiceServicer):
             source = state if player is not None else before[-1]
             return pb.LeaveSeatResponse(stack=_stack_behind(source, seat), sequence=seq)
 
-        return await self._guard(
+        return await self._seat_call(
             context,
-            self._seat_call(
-                context,
-                request,
-                make,
-                respond,
-                pb.LeaveSeatResponse,
-            ),
-            request.table_id,
-            seat,
+            request,
+            make,
+            respond,
+            pb.LeaveSeatResponse,
         )
 
     async def SitOut(self, request: pb.SitOutRequest, context: Context) -> pb.SitOutResponse:
-        return await self._guard(
-            context,
-            self._seat_call(
-                context,
-                request,
-                SitOut(request.seat),
-                lambda state, seq, _: pb.SitOutResponse(sequence=seq),
-                pb.SitOutResponse,
-            ),
-            request.table_id,
-            request.seat,
-        )
+        return await self._presence(context, request, SitOut(request.seat), pb.SitOutResponse)
 
     async def SitIn(self, request: pb.SitInRequest, context: Context) -> pb.SitInResponse:
-        return await self._guard(
+        return await self._presence(context, request, SitIn(request.seat), pb.SitInResponse)
+
+    async def _presence(
+        self, context: Context, request: Any, command: TableCommand, response_type: type[M]
+    ) -> M:
+        """Sitting out or in: the seat's command, answered with the new sequence."""
+        return await self._seat_call(
             context,
-            self._seat_call(
-                context,
-                request,
-                SitIn(request.seat),
-                lambda state, seq, _: pb.SitInResponse(sequence=seq),
-                pb.SitInResponse,
-            ),
-            request.table_id,
-            request.seat,
+            request,
+            command,
+            lambda state, seq, _: response_type(sequence=seq),
+            response_type,
         )
 
     async def AddChips(self, request: pb.AddChipsRequest, context: Context) -> pb.AddChipsResponse:
@@ -610,17 +475,12 @@ class TableService(rpc.TableServiceServicer):
                 raise _invalid(exc) from None
             return AddChips(request.seat, request.amount)
 
-        return await self._guard(
+        return await self._seat_call(
             context,
-            self._seat_call(
-                context,
-                request,
-                make,
-                respond,
-                pb.AddChipsResponse,
-            ),
-            request.table_id,
-            request.seat,
+            request,
+            make,
+            respond,
+            pb.AddChipsResponse,
         )
 
     async def SubmitAction(
@@ -657,7 +517,7 @@ class TableService(rpc.TableServiceServicer):
                 expected,
             )
 
-        return await self._guard(context, run(), request.table_id, request.seat)
+        return await run()
 
     async def ShowCards(
         self, request: pb.ShowCardsRequest, context: Context
@@ -676,17 +536,12 @@ class TableService(rpc.TableServiceServicer):
                 )
             return PlayHand(ShowCards(request.seat))
 
-        return await self._guard(
+        return await self._seat_call(
             context,
-            self._seat_call(
-                context,
-                request,
-                make,
-                lambda state, seq, _: pb.ShowCardsResponse(sequence=seq),
-                pb.ShowCardsResponse,
-            ),
-            request.table_id,
-            request.seat,
+            request,
+            make,
+            lambda state, seq, _: pb.ShowCardsResponse(sequence=seq),
+            pb.ShowCardsResponse,
         )
 
     # ------------------------------------------------------------------ views
@@ -716,7 +571,7 @@ class TableService(rpc.TableServiceServicer):
             )
             return response
 
-        return await self._guard(context, run(), request.table_id, _seat_of(request))
+        return await run()
 
     async def WatchTable(
         self, request: pb.WatchTableRequest, context: Context
@@ -852,7 +707,7 @@ class TableService(rpc.TableServiceServicer):
                     )
             return pb.GetHandHistoryResponse(hand_id=hand_id, events=items)
 
-        return await self._guard(context, run(), request.table_id, _seat_of(request))
+        return await run()
 
 
 def _log_context(table_id: str, seat: int | None) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import time
 
 from felt.bots import get_bot
 from felt.bots.hard import HardBot, warm_up
-from felt.bots.ladder import deck_for, hand_setup
+from felt.bots.ladder import deck_for, hand_id_for, hand_setup, master_key
 from felt.rules.commands import StartHand
 from felt.rules.config import Variant
 from felt.rules.engine import execute
@@ -34,7 +34,9 @@ def measure(variant: Variant, hands: int, seed: int) -> list[float]:
         hard_seat = deal % 2
         bots = {hard_seat: hard, 1 - hard_seat: normal}
         rngs = {s: random.Random(f"{seed}:{deal}:{s}") for s in (0, 1)}
-        setup = hand_setup(variant, deal, deck_for(variant, seed, deal), (deal // 2) % 2)
+        key = master_key(seed)
+        deck = deck_for(variant, key, deal)
+        setup = hand_setup(variant, hand_id_for(key, str(deal)), deck, (deal // 2) % 2)
         state, events = execute(None, StartHand(setup))
         history: list[Event] = list(events)
         while not state.ended:

@@ -43,6 +43,7 @@ from felt.bots.base import (
 )
 from felt.bots.drawhand import candidate_keeps
 from felt.bots.holdem import draws, preflop_percentile
+from felt.bots.opponents import TableStats
 from felt.cards import Card
 from felt.equity import DrawOpponent, Range, draw_equity, holdem_equity, top_percent
 from felt.evaluator import HandCategory, evaluate_many
@@ -142,7 +143,12 @@ class HardBot:
         self.tuning = tuning or HardTuning()
 
     def decide(
-        self, view: HandView, history: Sequence[Event], legal: LegalActions, rng: random.Random
+        self,
+        view: HandView,
+        history: Sequence[Event],
+        legal: LegalActions,
+        rng: random.Random,
+        table: TableStats | None = None,
     ) -> Decision:
         sit = situation(view, history, legal)
         if sit.variant == Variant.DRAW5:

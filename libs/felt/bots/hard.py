@@ -542,7 +542,13 @@ class Style:
             vpip=_q(stats.vpip_rate(0.6 if heads_up else 0.3)),
             pfr=_q(stats.pfr_rate(0.5 if heads_up else 0.2)),
             aggression=_q(stats.aggression()),
-            fold=_q(stats.fold_rate()),
+            # Folds to a bet in any round: a table where nobody bets after the flop
+            # still shows who folds to raises before it.
+            fold=_q(
+                stats.rate(
+                    stats.folded + stats.first_folded, stats.faced + stats.first_faced, 0.4, 5
+                )
+            ),
             bluffs=_q(stats.bluff_rate()),
             odd_draws=_q(stats.odd_draw_rate()),
         )
@@ -609,12 +615,12 @@ class TableRead:
         if not known or len(known) < len(styles):
             return cls(styles, bluff_frequency, False, 0.0, 0.5)
         fold = min(s.fold for s in known)
-        stations = fold < 0.2
+        stations = fold <= 0.2
         seen = [stats_of(table, seat) for seat, _ in styles]
         steal = sum(s.steal_fold_rate() for s in seen) / len(seen)
         return cls(
             styles,
-            bluff=min(1.0, bluff_frequency * _clamp(fold / 0.4, 0.0, 2.5)),
+            bluff=min(1.0, bluff_frequency * _clamp((fold - 0.1) / 0.3, 0.0, 2.5)),
             stations=stations,
             value_boost=0.25 if stations else 0.0,
             steal_fold=steal,

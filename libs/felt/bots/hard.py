@@ -316,16 +316,16 @@ class HardBot:
                 pct = max(pct * 0.5, min(1.0, pfr * (0.5 + 0.5 * pfr) ** (level - 1)))
             if big:
                 pct = min(pct, max(0.12, style.pfr * 0.5 if style.known else 0.0))
-            pre = (_q(pct), 0.0)
+            pre = (_share(pct), 0.0)
         elif any(a.kind == "call" for a in mine):
             faced = sum(1 for a in acts if a.kind == "bet" and a.seat != seat)
             loose = style.vpip / 0.45 if style.known else 1.0
             if faced == 0:
-                pre = (_q(min(1.0, 0.85 * max(loose, 0.6))), 0.12)
+                pre = (_share(0.85 * max(loose, 0.6)), 0.12)
             elif faced == 1:
-                pre = (_q(min(1.0, 0.45 * loose)), 0.05)
+                pre = (_share(0.45 * loose), 0.05)
             else:
-                pre = (_q(min(1.0, 0.16 * loose)), 0.03)
+                pre = (_share(0.16 * loose), 0.03)
         else:
             pre = (1.0, 0.10)
         steps: list[tuple[tuple[Card, ...], str]] = []
@@ -512,6 +512,11 @@ class HardBot:
 def _q(x: float, step: float = 0.05) -> float:
     """Round to ``step`` so that ranges and tunings built from rates stay few (and cached)."""
     return round(round(x / step) * step, 4)
+
+
+def _share(x: float) -> float:
+    """A preflop range share from rates: on a 2% grid, never empty, at most every hand."""
+    return _clamp(round(x / 0.02) * 0.02, 0.04, 1.0)
 
 
 def _clamp(x: float, low: float, high: float) -> float:

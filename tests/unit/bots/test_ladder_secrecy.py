@@ -5,6 +5,9 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
+from typing import Any
+
+import pytest
 
 from felt.bots import get_bot
 from felt.bots.ladder import Chunk, deck_for, master_key, play_chunk
@@ -38,16 +41,16 @@ class Spy:
         return self.inner.decide(view, history, legal, rng, table)
 
 
-def test_a_bot_sees_nothing_that_predicts_the_deck(monkeypatch: object) -> None:
+def test_a_bot_sees_nothing_that_predicts_the_deck(monkeypatch: pytest.MonkeyPatch) -> None:
     import felt.bots.ladder as ladder
 
     SEEN.clear()
-    real = ladder.get_bot
-    ladder.get_bot = lambda name: Spy() if name == "spy" else real(name)  # type: ignore[assignment]
-    try:
-        play_chunk(Chunk(Variant.DRAW5, "spy", "maniac", 1, 0, 12, 2))
-    finally:
-        ladder.get_bot = real
+
+    def factory(name: str) -> Any:
+        return Spy() if name == "spy" else get_bot(name)
+
+    monkeypatch.setattr(ladder, "get_bot", factory)
+    play_chunk(Chunk(Variant.DRAW5, "spy", "maniac", 1, 0, 12, 2))
     assert SEEN
     ids = {view.hand_id for view, _, _ in SEEN}
     assert len(ids) == 24  # 12 deals x 2 rotations, each hand its own id

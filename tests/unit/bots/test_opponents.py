@@ -134,3 +134,16 @@ def test_hard_reads_stations_and_folders() -> None:
     maniac = Style.of(SeatStats(hands=50, vpip=50, pfr=50, bets=90, calls=0, checks=2), True)
     assert maniac.credible < 0.5 and maniac.pfr > 0.8
     assert Style.of(SeatStats(hands=50), True).credible == 1.0
+
+
+def test_tight_players_still_have_a_range() -> None:
+    """A seat that almost never enters a pot gets a narrow range, never an empty one."""
+    from felt.bots.hard import _share
+
+    assert _share(0.0) == 0.04 and _share(0.016) == 0.04 and _share(3.0) == 1.0
+    stats = build_stats(
+        e
+        for h in play(Variant.NLHE, ["hard", "rock", "rock", "rock", "rock", "rock"], 30)
+        for e in h
+    )
+    assert stats[1].vpip < stats[1].hands

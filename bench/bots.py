@@ -1,9 +1,11 @@
 """Hard-bot decision latency (p50/p99/max) at real decision points, both variants.
 
 The hard bot runs Monte Carlo equity on every decision, so its latency bounds
-how fast an AI seat answers. Decision points come from heads-up ladder hands
-(hard against normal), and each is timed on its own, including building the
-bot's inputs (the view and the redacted history), as a server would.
+how fast an AI seat answers. Decision points come from ladder hands (hard
+against normal, heads-up and at a full table: 6-max Hold'em, 5-handed Draw),
+with the table's opponent model folded across hands as the service does; each
+is timed on its own, including building the bot's inputs (the view and the
+redacted history), as a server would.
 
 Run: ``python bench/bots.py [--hands N]``.
 """
@@ -17,7 +19,8 @@ import time
 
 from felt.bots import get_bot
 from felt.bots.hard import HardBot, warm_up
-from felt.bots.ladder import deck_for, hand_setup
+from felt.bots.ladder import FULL_TABLE, deck_for, hand_id_for, hand_setup, master_key
+from felt.bots.opponents import ModelBuilder
 from felt.rules.commands import StartHand
 from felt.rules.config import Variant
 from felt.rules.engine import execute
@@ -26,15 +29,20 @@ from felt.rules.legal import legal_actions
 from felt.rules.views import redact_all, view_for
 
 
-def measure(variant: Variant, hands: int, seed: int) -> list[float]:
-    """Milliseconds per hard-bot decision over ``hands`` hands against the normal bot."""
+def measure(variant: Variant, hands: int, seed: int, seats: int = 2) -> list[float]:
+    """Milliseconds per hard-bot decision over ``hands`` hands against normal bots."""
     hard, normal = HardBot(), get_bot("normal")
     timings: list[float] = []
+    model = ModelBuilder()
+    key = master_key(seed)
     for deal in range(hands):
-        hard_seat = deal % 2
-        bots = {hard_seat: hard, 1 - hard_seat: normal}
-        rngs = {s: random.Random(f"{seed}:{deal}:{s}") for s in (0, 1)}
-        setup = hand_setup(variant, deal, deck_for(variant, seed, deal), (deal // 2) % 2)
+        hard_seat = deal % seats
+        bots = {s: hard if s == hard_seat else normal for s in range(seats)}
+        rngs = {s: random.Random(f"{seed}:{deal}:{s}") for s in range(seats)}
+        deck = deck_for(variant, key, deal, seats)
+        button = (deal // seats) % seats
+        setup = hand_setup(variant, hand_id_for(key, str(deal)), deck, button, seats)
+        table = model.stats
         state, events = execute(None, StartHand(setup))
         history: list[Event] = list(events)
         while not state.ended:
@@ -43,12 +51,13 @@ def measure(variant: Variant, hands: int, seed: int) -> list[float]:
             seat = legal.seat
             started = time.perf_counter()
             command = bots[seat].decide(
-                view_for(state, seat), redact_all(history, seat), legal, rngs[seat]
+                view_for(state, seat), redact_all(history, seat), legal, rngs[seat], table
             )
             if seat == hard_seat:
                 timings.append((time.perf_counter() - started) * 1000)
             state, events = execute(state, command)
             history.extend(events)
+        model.observe_all(redact_all(history, None))
     return timings
 
 
@@ -65,13 +74,14 @@ def main() -> None:
     warm_up()  # one-time tables, as a server does at start-up
     for variant in (Variant.NLHE, Variant.DRAW5):  # and warm the interpreter's caches
         measure(variant, 5, args.seed + 1)
-    print(f"{'variant':<7} {'decisions':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
+    print(f"{'variant':<7} {'seats':>5} {'decisions':>9} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
     for variant in (Variant.NLHE, Variant.DRAW5):
-        t = measure(variant, args.hands, args.seed)
-        print(
-            f"{variant.value:<7} {len(t):>9} {statistics.median(t):>8.2f} "
-            f"{percentile(t, 99):>8.2f} {max(t):>8.2f}"
-        )
+        for seats in (2, FULL_TABLE[variant]):
+            t = measure(variant, args.hands, args.seed, seats)
+            print(
+                f"{variant.value:<7} {seats:>5} {len(t):>9} {statistics.median(t):>8.2f} "
+                f"{percentile(t, 99):>8.2f} {max(t):>8.2f}"
+            )
 
 
 if __name__ == "__main__":

@@ -7,8 +7,8 @@ same answer (a redelivered or claimed request is answered identically, which
 is what makes a duplicate answer harmless rather than merely refused).
 
 The bot sees only what the request carries, i.e. the seat's redacted view, its
-legal actions and the redacted history; the worker never reads the table's
-event stream.
+legal actions, the redacted history and the table's public opponent model;
+the worker never reads the table's event stream.
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ from felt.api.convert import (
     is_hand_event,
     legal_from_proto,
 )
+from felt.api.seat_stats import stats_from_proto
 from felt.bots import Bot, get_bot
+from felt.bots.opponents import SeatStats
 from felt.eventstore.codec import ai_level_from_proto, from_stored_event
 from felt.rules.commands import Act, ActionKind, Discard
 from felt.rules.events import Event
@@ -90,8 +92,11 @@ def seed_for(request_id: str) -> int:
 
 def domain_inputs(
     request: ai_pb2.DecisionRequest,
-) -> tuple[HandView, list[Event], LegalActions]:
-    """The bot's inputs rebuilt with the same converters the table service used to build them."""
+) -> tuple[HandView, list[Event], LegalActions, dict[int, SeatStats]]:
+    """The bot's inputs rebuilt with the same converters the table service used to build them.
+
+    The last one is the table's opponent model (public, see ``felt.bots.opponents``).
+    """
     try:
         view = hand_view_from_proto(request.view.hand, request.seat, request.view.table)
         legal = legal_from_proto(request.seat, view.street, request.legal_actions)
@@ -103,7 +108,7 @@ def domain_inputs(
                 history.append(event)
     except (ValueError, KeyError) as exc:  # CodecError is a ValueError
         raise PoisonRequest(f"unconvertible: {type(exc).__name__}: {exc}") from None
-    return view, history, legal
+    return view, history, legal, stats_from_proto(request.seat_stats)
 
 
 def safe_action(legal: LegalActions) -> Act | Discard:
@@ -150,10 +155,10 @@ class Decider:
         if not level:
             raise PoisonRequest("unknown ai_level: AI_LEVEL_UNSPECIFIED")
         bot = self.bot(level)
-        view, history, legal = domain_inputs(request)
+        view, history, legal, table = domain_inputs(request)
         rng = random.Random(seed_for(request.request_id))
         try:
-            command = bot.decide(view, history, legal, rng)
+            command = bot.decide(view, history, legal, rng, table)
         except Exception as exc:  # a bot bug must not stall the table
             command = safe_action(legal)
             return Decision(

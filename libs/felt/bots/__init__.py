@@ -4,7 +4,8 @@ A bot decides from its seat's redacted view, the redacted history of the hand
 and the legal actions it was offered, with a caller-supplied random source
 (see :class:`felt.bots.base.Bot`). ``get_bot(name)`` returns a fresh bot:
 ``"easy"``, ``"normal"`` and ``"hard"`` are the product's levels;
-``"calling_station"`` and ``"random"`` are fixed references for the ladder.
+``"calling_station"``, ``"random"``, ``"maniac"``, ``"rock"`` and
+``"loose_passive"`` are fixed references for the ladder (``felt.bots.baseline``).
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from felt.bots.base import Bot, Decision
-from felt.bots.baseline import CallingStation, RandomBot
+from felt.bots.baseline import CallingStation, LoosePassive, Maniac, RandomBot, Rock
 from felt.bots.easy import EasyBot
 from felt.bots.hard import HardBot
 from felt.bots.normal import NormalBot
 
 LEVELS = ("easy", "normal", "hard")
-BASELINES = ("calling_station", "random")
+BASELINES = ("calling_station", "random", "maniac", "rock", "loose_passive")
 BOT_NAMES = (*LEVELS, *BASELINES)
 
 _FACTORIES: dict[str, Callable[[], Bot]] = {
@@ -27,6 +28,9 @@ _FACTORIES: dict[str, Callable[[], Bot]] = {
     "hard": HardBot,
     "calling_station": CallingStation,
     "random": RandomBot,
+    "maniac": Maniac,
+    "rock": Rock,
+    "loose_passive": LoosePassive,
 }
 
 
@@ -47,7 +51,10 @@ __all__ = [
     "Decision",
     "EasyBot",
     "HardBot",
+    "LoosePassive",
+    "Maniac",
     "NormalBot",
     "RandomBot",
+    "Rock",
     "get_bot",
 ]

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from felt.bots.opponents import TableStats
 from felt.cards import Card
 from felt.rules.commands import Act, ActionKind, Discard
 from felt.rules.config import Variant
@@ -39,6 +40,9 @@ class Bot(Protocol):
 
     ``rng`` is supplied by the caller so a decision is reproducible from a seed;
     a bot keeps no state between calls (the same inputs give the same output).
+    ``table`` is the table's opponent model (per-seat :class:`SeatStats` built
+    from public events of earlier hands, ``felt.bots.opponents``), or None
+    when nothing is known; the caller keeps it, so a bot stays stateless.
     """
 
     name: str
@@ -49,6 +53,7 @@ class Bot(Protocol):
         history: Sequence[Event],
         legal: LegalActions,
         rng: random.Random,
+        table: TableStats | None = None,
     ) -> Decision:
         """Choose one of the legal actions in ``legal``."""
         ...

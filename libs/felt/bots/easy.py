@@ -26,6 +26,7 @@ from felt.bots.base import (
 )
 from felt.bots.drawhand import simple_keep
 from felt.bots.holdem import preflop_percentile
+from felt.bots.opponents import TableStats
 from felt.evaluator import HandCategory, category_of, evaluate
 from felt.rules.config import Variant
 from felt.rules.events import Event, Street
@@ -41,7 +42,12 @@ class EasyBot:
     name = "easy"
 
     def decide(
-        self, view: HandView, history: Sequence[Event], legal: LegalActions, rng: random.Random
+        self,
+        view: HandView,
+        history: Sequence[Event],
+        legal: LegalActions,
+        rng: random.Random,
+        table: TableStats | None = None,
     ) -> Decision:
         sit = situation(view, history, legal)
         if legal.max_discard is not None:

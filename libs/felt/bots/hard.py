@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 
 from felt import _native
@@ -43,6 +43,7 @@ from felt.bots.base import (
 )
 from felt.bots.drawhand import candidate_keeps
 from felt.bots.holdem import draws, preflop_percentile
+from felt.bots.opponents import SeatStats, TableStats, stats_of
 from felt.cards import Card
 from felt.equity import DrawOpponent, Range, draw_equity, holdem_equity, top_percent
 from felt.evaluator import HandCategory, evaluate_many
@@ -142,31 +143,44 @@ class HardBot:
         self.tuning = tuning or HardTuning()
 
     def decide(
-        self, view: HandView, history: Sequence[Event], legal: LegalActions, rng: random.Random
+        self,
+        view: HandView,
+        history: Sequence[Event],
+        legal: LegalActions,
+        rng: random.Random,
+        table: TableStats | None = None,
     ) -> Decision:
         sit = situation(view, history, legal)
+        read = TableRead.of(table, sit, self.bluff_frequency)
         if sit.variant == Variant.DRAW5:
-            return self._draw(view, sit, history, legal, rng)
-        return self._holdem(view, sit, legal, rng)
+            return self._draw(view, sit, history, legal, rng, read)
+        return self._holdem(view, sit, legal, rng, read)
 
     # ------------------------------------------------------------------ hold'em
 
     def _holdem(
-        self, view: HandView, sit: Situation, legal: LegalActions, rng: random.Random
+        self,
+        view: HandView,
+        sit: Situation,
+        legal: LegalActions,
+        rng: random.Random,
+        read: TableRead,
     ) -> Decision:
         heads_up = len(view.seats) == 2
         raises = sit.bets_on(Street.PREFLOP)
         if sit.street == Street.PREFLOP and raises == 0 and sit.to_call > 0:
-            return self._open(view, sit, legal)
-        ranges = [self._range(sit, o.seat, heads_up) for o in sit.opponents]
+            return self._open(view, sit, legal, read)
+        ranges = [self._range(sit, o.seat, heads_up, read.style(o.seat)) for o in sit.opponents]
         equity = holdem_equity(
             sit.hole, sit.board, (), ranges, samples=self.samples, seed=rng.getrandbits(32)
         ).equity
         if sit.street == Street.PREFLOP:
-            return self._preflop(sit, legal, equity, raises, rng)
-        return self._postflop(sit, legal, equity, rng)
+            return self._preflop(sit, legal, equity, raises, rng, read)
+        return self._postflop(sit, legal, equity, rng, read)
 
-    def _open(self, view: HandView, sit: Situation, legal: LegalActions) -> Decision:
+    def _open(
+        self, view: HandView, sit: Situation, legal: LegalActions, read: TableRead
+    ) -> Decision:
         """First in (only blinds and limps before us): raise a position-wide range."""
         n = len(view.seats)
         index = [s.seat for s in view.seats].index(sit.seat)
@@ -178,7 +192,10 @@ class HardBot:
         else:
             share = {0: 0.45, 1: 0.30, 2: 0.22, 3: 0.18}.get(n - 1 - index, 0.14)
         if limpers:
-            share = min(share, 0.2)
+            share = min(share, 0.3 if read.stations else 0.2)
+        elif read.steal_fold > 0.55:
+            # Those still to act give up to a raise too often: steal wider.
+            share = min(1.0, share + 1.2 * (read.steal_fold - 0.55))
         pct = preflop_percentile(sit.hole)
         if pct > share:
             return check_or_fold(legal)
@@ -194,6 +211,7 @@ class HardBot:
         equity: float,
         raises: int,
         rng: random.Random,
+        read: TableRead,
     ) -> Decision:
         current = sit.bet + sit.to_call
         if sit.to_call == 0:  # option after limps
@@ -220,14 +238,19 @@ class HardBot:
             and raises == 1
             and sit.opponent_count == 1
             and legal.can_raise
-            and rng.random() < self.bluff_frequency
+            and rng.random() < read.bluff
         ):
             # A 3-bet bluff with a hand good enough to call: open ranges fold often.
             return bet_to(legal, 3 * current + (0 if sit.in_position else current))
         return check_or_call(legal)
 
     def _postflop(
-        self, sit: Situation, legal: LegalActions, equity: float, rng: random.Random
+        self,
+        sit: Situation,
+        legal: LegalActions,
+        equity: float,
+        rng: random.Random,
+        read: TableRead,
     ) -> Decision:
         river = sit.street == Street.RIVER
         dr = draws(sit.hole, sit.board)
@@ -236,21 +259,28 @@ class HardBot:
         t = self.tuning
         if sit.to_call == 0:
             threshold = (t.value_ip if sit.in_position else t.value_oop) + extra
+            if read.stations:
+                # They call with anything: a hand better than its fair share against
+                # their ranges is a value bet (each caller pays into a pot we win).
+                fair = 1.0 / (sit.opponent_count + 1)
+                threshold = min(threshold, fair + (0.0 if sit.opponent_count == 1 else 0.2))
             if equity >= threshold:
                 if equity >= 0.85 and sit.spr <= 3:
                     return all_in(legal)
-                return pot_bet_to(sit, legal, _size(equity))
+                return pot_bet_to(sit, legal, _size(equity) + read.value_boost)
             if sit.opponent_count <= 2:
-                if drawing and rng.random() < min(1.0, 3 * self.bluff_frequency):
+                if drawing and rng.random() < min(1.0, 3 * read.bluff):
                     return pot_bet_to(sit, legal, 0.6)
-                if equity < t.bluff_equity and rng.random() < self.bluff_frequency:
+                if equity < t.bluff_equity and rng.random() < read.bluff:
                     return pot_bet_to(sit, legal, 0.6)
             return check_or_fold(legal)
         raise_at = t.raise_at + extra
+        if read.stations:
+            raise_at = min(raise_at, 1.0 / (sit.opponent_count + 1) + 0.35)
         if equity >= raise_at and legal.can_raise:
             if sit.spr <= 2.5 or sit.to_call >= 0.4 * sit.stack:
                 return all_in(legal)
-            return pot_bet_to(sit, legal, max(0.7, _size(equity)))
+            return pot_bet_to(sit, legal, max(0.7, _size(equity) + read.value_boost))
         implied = 0.04 if drawing else 0.0
         if equity + implied >= sit.pot_odds + t.call_margin:
             if (
@@ -258,14 +288,20 @@ class HardBot:
                 and sit.street == Street.FLOP
                 and legal.can_raise
                 and sit.opponent_count == 1
-                and rng.random() < self.bluff_frequency
+                and rng.random() < read.bluff
             ):
                 return pot_bet_to(sit, legal, 0.8)
             return check_or_call(legal)
         return check_or_fold(legal)
 
-    def _range(self, sit: Situation, seat: int, heads_up: bool) -> Range:
-        """The opponent's range: preflop read, then narrowed street by street."""
+    def _range(self, sit: Situation, seat: int, heads_up: bool, style: Style) -> Range:
+        """The opponent's range: preflop read, then narrowed street by street.
+
+        How wide each preflop action is and how much a later bet, call or
+        check narrows come from the seat's observed style (``Style``): a
+        player who raises every hand has a raising range of every hand, one
+        who never folds keeps its whole range when it calls.
+        """
         acts = sit.on(Street.PREFLOP)
         mine = [a for a in acts if a.seat == seat]
         raise_levels = [
@@ -275,17 +311,21 @@ class HardBot:
         if raise_levels:
             level = raise_levels[-1]
             pct = {1: 0.5 if heads_up else 0.22, 2: 0.14}.get(level, 0.06)
+            if style.known:
+                pfr = style.pfr
+                pct = max(pct * 0.5, min(1.0, pfr * (0.5 + 0.5 * pfr) ** (level - 1)))
             if big:
-                pct = min(pct, 0.12)
-            pre = (pct, 0.0)
+                pct = min(pct, max(0.12, style.pfr * 0.5 if style.known else 0.0))
+            pre = (_share(pct), 0.0)
         elif any(a.kind == "call" for a in mine):
             faced = sum(1 for a in acts if a.kind == "bet" and a.seat != seat)
+            loose = style.vpip / 0.45 if style.known else 1.0
             if faced == 0:
-                pre = (0.85, 0.12)
+                pre = (_share(0.85 * max(loose, 0.6)), 0.12)
             elif faced == 1:
-                pre = (0.45, 0.05)
+                pre = (_share(0.45 * loose), 0.05)
             else:
-                pre = (0.16, 0.03)
+                pre = (_share(0.16 * loose), 0.03)
         else:
             pre = (1.0, 0.10)
         steps: list[tuple[tuple[Card, ...], str]] = []
@@ -313,7 +353,7 @@ class HardBot:
             else:
                 continue
             steps.append((tuple(sit.board[:count]), how))
-        return _narrowed(pre, tuple(steps), self.tuning)
+        return _narrowed(pre, tuple(steps), style.tuned(self.tuning))
 
     # ------------------------------------------------------------------ draw
 
@@ -324,12 +364,13 @@ class HardBot:
         history: Sequence[Event],
         legal: LegalActions,
         rng: random.Random,
+        read: TableRead,
     ) -> Decision:
         dead: tuple[Card, ...] = ()
         for e in history:
             if isinstance(e, CardsDrawn) and e.seat == sit.seat:
                 dead = tuple(c for c in e.discarded if c is not None)
-        models = [self._draw_model(sit, o.seat) for o in sit.opponents]
+        models = [self._draw_model(sit, o.seat, read.style(o.seat)) for o in sit.opponents]
         seed = rng.getrandbits(32)
         if legal.max_discard is not None or sit.street == Street.FIRST_BET:
             best_keep, equity = self._best_keep(sit.hole, dead, models, seed)
@@ -338,7 +379,7 @@ class HardBot:
                 return Discard(legal.seat, throw[: legal.max_discard])
         else:
             equity = self._mixture_equity(sit.hole, tuple(sit.hole), dead, models, seed)
-        return self._draw_bet(sit, legal, equity, rng)
+        return self._draw_bet(sit, legal, equity, rng, read)
 
     def _best_keep(
         self,
@@ -382,8 +423,17 @@ class HardBot:
             budget = min(budget, 300)  # rejection-sampled pat hands: see above
         return draw_equity(hole, keep, dead, likeliest, budget, seed).equity
 
-    def _draw_model(self, sit: Situation, seat: int) -> list[tuple[float, DrawOpponent]]:
-        """What an opponent holds, as weighted ``DrawOpponent`` models, from public actions."""
+    def _draw_model(
+        self, sit: Situation, seat: int, style: Style
+    ) -> list[tuple[float, DrawOpponent]]:
+        """What an opponent holds, as weighted ``DrawOpponent`` models, from public actions.
+
+        The textbook reading (a bet means a pair, pat means a straight) is
+        trusted as far as the seat's record earns it: ``style.credible`` is
+        how much its bets mean strength (a maniac's mean little), and
+        ``style.honest_draws`` how often its shown hands fit its draws (a
+        player who stands pat with anything is not holding straights).
+        """
         first = [a for a in sit.on(Street.FIRST_BET) if a.seat == seat]
         second = [a for a in sit.on(Street.SECOND_BET) if a.seat == seat]
         bet_first = any(a.kind == "bet" for a in first)
@@ -402,14 +452,14 @@ class HardBot:
             else:  # checked or not acted yet: weaker than a bettor
                 mix = [(0.4, DrawOpponent(3, H.PAIR)), (0.6, DrawOpponent(3))]
         elif drew == 0:
-            strong = 0.85 if bet_first or called_first else 0.6
+            strong = (0.85 if bet_first or called_first else 0.6) * style.honest_draws
             mix = [(strong, DrawOpponent(0, H.STRAIGHT)), (1 - strong, DrawOpponent(0))]
         elif drew == 1:
             mix = [(0.5, DrawOpponent(1, H.TWO_PAIR)), (0.5, DrawOpponent(1))]
         elif drew == 2:
             mix = [(0.8, DrawOpponent(2, H.THREE_OF_A_KIND)), (0.2, DrawOpponent(2, H.PAIR))]
         else:
-            paired = 0.85 if bet_first or called_first else 0.6
+            paired = (0.85 if bet_first or called_first else 0.6) * style.honest_draws
             mix = [(paired, DrawOpponent(drew, H.PAIR)), (1 - paired, DrawOpponent(drew))]
         if any(a.kind == "bet" for a in second):
             floor = H.TWO_PAIR if drew is None or drew >= 2 else H.THREE_OF_A_KIND
@@ -419,10 +469,20 @@ class HardBot:
         elif any(a.kind == "check" for a in second) and drew is not None:
             # Checked after the draw: often missed; shift weight to the unconstrained model.
             mix = [(0.4, DrawOpponent(drew)), *[(0.6 * w, m) for w, m in mix]]
+        if style.credible < 1.0:
+            # Bets that mean little: blend toward an unconstrained hand.
+            loose = DrawOpponent(drew if drew is not None else 0)
+            c = style.credible
+            mix = [(1 - c, loose), *[(c * w, m) for w, m in mix]]
         return mix
 
     def _draw_bet(
-        self, sit: Situation, legal: LegalActions, equity: float, rng: random.Random
+        self,
+        sit: Situation,
+        legal: LegalActions,
+        equity: float,
+        rng: random.Random,
+        read: TableRead,
     ) -> Decision:
         n = sit.opponent_count
         fair = 1.0 / (n + 1)
@@ -430,21 +490,152 @@ class HardBot:
         t = self.tuning
         if sit.to_call == 0:
             first_margin = t.draw_bet_first_ip if sit.in_position else t.draw_bet_first
-            if equity >= fair + (t.draw_bet_second if second else first_margin):
+            margin = t.draw_bet_second if second else first_margin
+            if read.stations:
+                margin = min(margin, 0.0)  # they pay off anything better than fair
+            if equity >= fair + margin:
                 return bet_to(legal, sit.unit)
-            if (
-                n == 1
-                and equity < 0.35
-                and rng.random() < self.bluff_frequency * (2.0 if second else 1.0)
-            ):
+            if n == 1 and equity < 0.35 and rng.random() < read.bluff * (2.0 if second else 1.0):
                 return bet_to(legal, sit.unit)
             return check_or_fold(legal)
-        if equity >= fair + (t.draw_raise_second if second else t.draw_raise_first):
+        raise_margin = t.draw_raise_second if second else t.draw_raise_first
+        if read.stations:
+            raise_margin = min(raise_margin, 0.05)
+        if equity >= fair + raise_margin:
             return bet_to(legal, sit.bet + sit.to_call + sit.unit)
         margin = t.draw_call_second if second else t.draw_call_first
         if equity >= sit.pot_odds + margin:
             return check_or_call(legal)
         return check_or_fold(legal)
+
+
+def _q(x: float, step: float = 0.05) -> float:
+    """Round to ``step`` so that ranges and tunings built from rates stay few (and cached)."""
+    return round(round(x / step) * step, 4)
+
+
+def _share(x: float) -> float:
+    """A preflop range share from rates: on a 2% grid, never empty, at most every hand."""
+    return _clamp(round(x / 0.02) * 0.02, 0.04, 1.0)
+
+
+def _clamp(x: float, low: float, high: float) -> float:
+    return max(low, min(high, x))
+
+
+@dataclass(frozen=True, slots=True)
+class Style:
+    """One opponent's style read from its public record (``SeatStats``), shrunk to priors.
+
+    ``known`` is False while too few hands were seen to trust the rates.
+    """
+
+    known: bool = False
+    vpip: float = 0.45
+    pfr: float = 0.22
+    aggression: float = 0.3
+    fold: float = 0.4
+    bluffs: float = 0.3
+    odd_draws: float = 0.1
+
+    @classmethod
+    def of(cls, stats: SeatStats, heads_up: bool) -> Style:
+        if stats.hands < 8:
+            return cls()
+        return cls(
+            known=True,
+            vpip=_q(stats.vpip_rate(0.6 if heads_up else 0.3)),
+            pfr=_q(stats.pfr_rate(0.5 if heads_up else 0.2)),
+            aggression=_q(stats.aggression()),
+            # Folds to a bet in any round: a table where nobody bets after the flop
+            # still shows who folds to raises before it.
+            fold=_q(
+                stats.rate(
+                    stats.folded + stats.first_folded, stats.faced + stats.first_faced, 0.4, 5
+                )
+            ),
+            bluffs=_q(stats.bluff_rate()),
+            odd_draws=_q(stats.odd_draw_rate()),
+        )
+
+    @property
+    def credible(self) -> float:
+        """How much its bets mean strength: 1 for a normal player, low for a maniac or a bluffer."""
+        by_aggression = 1.0 - _clamp((self.aggression - 0.4) / 0.45, 0.0, 0.8)
+        by_showdowns = 1.0 - _clamp((self.bluffs - 0.35) / 0.5, 0.0, 0.8)
+        return _q(min(by_aggression, by_showdowns))
+
+    @property
+    def honest_draws(self) -> float:
+        """How far its draw counts can be read the textbook way (Draw)."""
+        return _q(_clamp((1.0 - self.odd_draws) / 0.9, 0.1, 1.0))
+
+    def tuned(self, t: HardTuning) -> HardTuning:
+        """``t`` with the range-narrowing shares fitted to this style."""
+        if not self.known:
+            return t
+        keep = _q(_clamp(t.bet_keep * self.aggression / 0.3, 0.25, 1.0))
+        rest = _q(_clamp(t.bet_rest * self.bluffs / 0.3, 0.05, 1.0))
+        rest = max(rest, _q(1.0 - self.credible))
+        call_keep = _q(_clamp(t.call_keep * (1.0 - self.fold) / 0.6, 0.4, 1.0))
+        call_rest = t.call_rest
+        if self.fold < 0.4:
+            call_rest = _q(_clamp(call_rest + (0.4 - self.fold) / 0.4 * 0.65, 0.2, 1.0))
+        check_weight = _q(_clamp(1.0 - 0.7 * self.aggression / 0.3, t.check_weight, 1.0))
+        return replace(
+            t,
+            bet_keep=keep,
+            bet_rest=rest,
+            cbet_keep=max(keep, t.cbet_keep),
+            cbet_rest=max(rest, t.cbet_rest),
+            call_keep=call_keep,
+            call_rest=call_rest,
+            check_weight=check_weight,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TableRead:
+    """What the hard bot takes from the table's opponent model for one decision.
+
+    ``bluff`` is the bluff probability: the configured frequency scaled by
+    how often the live opponents fold to a bet (the one folding least counts:
+    all must fold), so nothing against players who never fold and up to 2.5x
+    against players who fold too much. ``stations`` is True when every live
+    opponent folds rarely (value-bet thinner, bigger by ``value_boost``).
+    ``steal_fold`` is how often the opponents fold to a first-round raise.
+    """
+
+    styles: tuple[tuple[int, Style], ...]
+    bluff: float
+    stations: bool
+    value_boost: float
+    steal_fold: float
+
+    @classmethod
+    def of(cls, table: TableStats | None, sit: Situation, bluff_frequency: float) -> TableRead:
+        heads_up = len(sit.opponents) == 1 and len(sit.order) == 2
+        styles = tuple((o.seat, Style.of(stats_of(table, o.seat), heads_up)) for o in sit.opponents)
+        known = [s for _, s in styles if s.known]
+        if not known or len(known) < len(styles):
+            return cls(styles, bluff_frequency, False, 0.0, 0.5)
+        fold = min(s.fold for s in known)
+        stations = fold <= 0.2
+        seen = [stats_of(table, seat) for seat, _ in styles]
+        steal = sum(s.steal_fold_rate() for s in seen) / len(seen)
+        return cls(
+            styles,
+            bluff=min(1.0, bluff_frequency * _clamp((fold - 0.1) / 0.3, 0.0, 2.5)),
+            stations=stations,
+            value_boost=0.25 if stations else 0.0,
+            steal_fold=steal,
+        )
+
+    def style(self, seat: int) -> Style:
+        for s, style in self.styles:
+            if s == seat:
+                return style
+        return Style()
 
 
 def warm_up() -> None:

@@ -1,5 +1,10 @@
 """``felt ladder``: play the bot ladder and report who beats whom, with confidence.
 
+Heads-up matches and full tables (6-max Hold'em, 5-handed Draw: the first bot
+against a field of the second), duplicate dealt. Without ``--seed`` a fresh
+secret seed is drawn and printed: decks derive from it, so no bot can
+predict them, and passing the printed seed reproduces the run exactly.
+
 ``register(subparsers)`` adds the command to the ``felt`` CLI; ``main()`` runs it
 standalone (``python -m felt.bots.ladder_cli``). Work is split into chunks of
 deals and spread over ``--workers`` processes; results are written as CSV and
@@ -12,7 +17,9 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import multiprocessing
+import secrets
 import sys
 import time
 from collections.abc import Sequence
@@ -25,6 +32,7 @@ if TYPE_CHECKING:
 # The bots, the rules core and matplotlib are imported by the handler, not here, so
 # that registering the command costs the rest of the ``felt`` CLI nothing.
 VARIANT_CHOICES = ("both", "draw", "nlhe")
+TABLE_CHOICES = ("both", "heads-up", "full")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,11 +40,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--hands",
         type=int,
         default=20000,
-        help="hands per pairing per variant (played as hands/2 deals, each twice with seats "
-        "swapped; default 20000)",
+        help="hands per pairing, variant and table format (played as hands/seats deals, each "
+        "once per seat rotation; default 20000)",
     )
     parser.add_argument("--variant", choices=VARIANT_CHOICES, default="both")
-    parser.add_argument("--seed", type=int, default=1, help="run seed (decks and bot RNGs)")
+    parser.add_argument(
+        "--tables",
+        choices=TABLE_CHOICES,
+        default="both",
+        help="heads-up, full tables (6-max Hold'em, 5-handed Draw) or both (default)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="run seed (decks and bot RNGs); default: a fresh secret one, printed",
+    )
     parser.add_argument("--workers", type=int, default=1, help="processes to play in parallel")
     parser.add_argument("--out", type=Path, default=None, help="directory for CSV/JSON/PNG")
     parser.add_argument(
@@ -44,7 +63,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="",
         help="comma-separated A:B pairings to play instead of the full ladder (e.g. hard:normal)",
     )
-    parser.add_argument("--chunk", type=int, default=100, help="deals per work unit")
+    parser.add_argument(
+        "--chunk",
+        type=int,
+        default=250,
+        help="deals per work unit (each rotation is one table for that many deals: its "
+        "opponent model learns over them)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
@@ -86,19 +111,22 @@ def run(args: argparse.Namespace) -> int:
         "draw": (Variant.DRAW5,),
         "both": (Variant.NLHE, Variant.DRAW5),
     }[args.variant]
+    if args.seed is None:
+        args.seed = secrets.randbelow(2**62)
+    print(f"seed {args.seed}", file=sys.stderr)
     pairings = _pairings(args.pairings)
-    deals = args.hands // 2
-    work = list(chunks(variants, pairings, deals, args.seed, max(1, args.chunk)))
-    results: dict[tuple[Variant, str, str], dict[int, list[float]]] = {
-        (v, a, b): {} for v in variants for a, b in pairings
-    }
+    formats = ("heads-up", "full") if args.tables == "both" else (args.tables,)
+    work = list(chunks(variants, pairings, args.hands, args.seed, max(1, args.chunk), formats))
+    results: dict[tuple[Variant, int, str, str], dict[int, list[float]]] = {}
+    for c in work:
+        results.setdefault((c.variant, c.seats, c.first, c.second), {})
     started = time.perf_counter()
-    bar = _progress(deals * len(variants) * len(pairings) * 2, args.no_progress)
+    bar = _progress(sum(c.count * c.seats for c in work), args.no_progress)
 
     def collect(done: tuple[Chunk, list[float]]) -> None:
         chunk, pairs = done
-        results[(chunk.variant, chunk.first, chunk.second)][chunk.start] = pairs
-        bar.update(2 * chunk.count)
+        results[(chunk.variant, chunk.seats, chunk.first, chunk.second)][chunk.start] = pairs
+        bar.update(chunk.seats * chunk.count)
 
     if args.workers > 1:
         with multiprocessing.get_context("fork").Pool(args.workers) as pool:
@@ -110,9 +138,9 @@ def run(args: argparse.Namespace) -> int:
     bar.close()
     elapsed = time.perf_counter() - started
     summary = []
-    for (variant, first, second), parts in results.items():
+    for (variant, seats, first, second), parts in results.items():
         pairs = [x for start in sorted(parts) for x in parts[start]]
-        summary.append(summarize(variant, first, second, pairs))
+        summary.append(summarize(variant, first, second, pairs, seats))
     print(format_table(summary))
     print(f"\n{sum(r.hands for r in summary)} hands in {elapsed:.0f} s (seed {args.seed})")
     if args.out is not None:
@@ -166,12 +194,17 @@ def plot(results: Sequence[PairingResult], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    variants = list(dict.fromkeys(r.variant for r in results))
+    panels = list(dict.fromkeys((r.variant, r.seats) for r in results))
+    tallest = max(sum(1 for r in results if (r.variant, r.seats) == p) for p in panels)
+    cols = min(2, len(panels))
+    nrows = math.ceil(len(panels) / cols)
     fig, axes = plt.subplots(
-        1, len(variants), figsize=(6.5 * len(variants), 0.45 * 9 + 1.8), squeeze=False
+        nrows, cols, figsize=(7.5 * cols, (0.4 * tallest + 1.5) * nrows), squeeze=False
     )
-    for ax, variant in zip(axes[0], variants, strict=True):
-        rows = [r for r in results if r.variant == variant][::-1]
+    for ax in axes.flat[len(panels) :]:
+        ax.set_visible(False)
+    for ax, (variant, seats) in zip(axes.flat, panels, strict=False):
+        rows = [r for r in results if (r.variant, r.seats) == (variant, seats)][::-1]
         ys = list(range(len(rows)))
         values = [r.per100 for r in rows]
         errors = [r.per100 - r.ci_low for r in rows]
@@ -183,7 +216,8 @@ def plot(results: Sequence[PairingResult], path: Path) -> None:
         ax.axvline(0, color="#212529", linewidth=0.8)
         unit = rows[0].unit if rows else ""
         hands = rows[0].hands if rows else 0
-        ax.set_title(f"{variant}: first bot's result ({unit}, {hands} hands, 95% CI)")
+        table = "heads-up" if seats == 2 else f"{seats}-handed"
+        ax.set_title(f"{variant} {table}: first bot's result ({unit}, {hands} hands, 95% CI)")
         ax.set_xlabel(unit)
         ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()

@@ -31,6 +31,7 @@ from felt.bots.base import (
 )
 from felt.bots.drawhand import analyse, standard_keep
 from felt.bots.holdem import Made, draws, made_hand, preflop_percentile, texture
+from felt.bots.opponents import TableStats
 from felt.evaluator import HandCategory, category_of, evaluate
 from felt.rules.config import Variant
 from felt.rules.events import Event, Street
@@ -50,7 +51,12 @@ class NormalBot:
     name = "normal"
 
     def decide(
-        self, view: HandView, history: Sequence[Event], legal: LegalActions, rng: random.Random
+        self,
+        view: HandView,
+        history: Sequence[Event],
+        legal: LegalActions,
+        rng: random.Random,
+        table: TableStats | None = None,
     ) -> Decision:
         sit = situation(view, history, legal)
         if legal.max_discard is not None:

@@ -27,7 +27,7 @@ from poker.events.v1 import events_pb2 as poker_dot_events_dot_v1_dot_events__pb
 from poker.v1 import table_pb2 as poker_dot_v1_dot_table__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x11poker/v1/ai.proto\x12\x08poker.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cpoker/events/v1/events.proto\x1a\x14poker/v1/table.proto\"\xcb\x02\n\x0f\x44\x65\x63isionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x0f\n\x07hand_id\x18\x04 \x01(\t\x12,\n\x08\x64\x65\x61\x64line\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x19\n\x11\x65xpected_sequence\x18\x06 \x01(\x04\x12*\n\x08\x61i_level\x18\x07 \x01(\x0e\x32\x18.poker.events.v1.AiLevel\x12!\n\x04view\x18\x08 \x01(\x0b\x32\x13.poker.v1.TableView\x12,\n\rlegal_actions\x18\t \x03(\x0b\x32\x15.poker.v1.LegalAction\x12-\n\x07history\x18\n \x03(\x0b\x32\x1c.poker.events.v1.StoredEventb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x11poker/v1/ai.proto\x12\x08poker.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cpoker/events/v1/events.proto\x1a\x14poker/v1/table.proto\"\xf4\x02\n\x0f\x44\x65\x63isionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x0f\n\x07hand_id\x18\x04 \x01(\t\x12,\n\x08\x64\x65\x61\x64line\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x19\n\x11\x65xpected_sequence\x18\x06 \x01(\x04\x12*\n\x08\x61i_level\x18\x07 \x01(\x0e\x32\x18.poker.events.v1.AiLevel\x12!\n\x04view\x18\x08 \x01(\x0b\x32\x13.poker.v1.TableView\x12,\n\rlegal_actions\x18\t \x03(\x0b\x32\x15.poker.v1.LegalAction\x12-\n\x07history\x18\n \x03(\x0b\x32\x1c.poker.events.v1.StoredEvent\x12\'\n\nseat_stats\x18\x0b \x03(\x0b\x32\x13.poker.v1.SeatStats\"\xdb\x02\n\tSeatStats\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\r\n\x05hands\x18\x02 \x01(\r\x12\x0c\n\x04vpip\x18\x03 \x01(\r\x12\x0b\n\x03pfr\x18\x04 \x01(\r\x12\x13\n\x0b\x66irst_faced\x18\x05 \x01(\r\x12\x14\n\x0c\x66irst_folded\x18\x06 \x01(\r\x12\x0c\n\x04\x62\x65ts\x18\x07 \x01(\r\x12\r\n\x05\x63\x61lls\x18\x08 \x01(\r\x12\x0e\n\x06\x63hecks\x18\t \x01(\r\x12\r\n\x05\x66\x61\x63\x65\x64\x18\n \x01(\r\x12\x0e\n\x06\x66olded\x18\x0b \x01(\r\x12\x11\n\tsaw_later\x18\x0c \x01(\r\x12\x11\n\tshowdowns\x18\r \x01(\r\x12\r\n\x05shown\x18\x0e \x01(\r\x12\x14\n\x0cshown_bettor\x18\x0f \x01(\r\x12\x19\n\x11shown_bettor_weak\x18\x10 \x01(\r\x12\x0b\n\x03pat\x18\x11 \x01(\r\x12\x13\n\x0bshown_drawn\x18\x12 \x01(\r\x12\x17\n\x0fshown_drawn_odd\x18\x13 \x01(\rb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,5 +35,7 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'poker.v1.ai_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_DECISIONREQUEST']._serialized_start=117
-  _globals['_DECISIONREQUEST']._serialized_end=448
+  _globals['_DECISIONREQUEST']._serialized_end=489
+  _globals['_SEATSTATS']._serialized_start=492
+  _globals['_SEATSTATS']._serialized_end=839
 # @@protoc_insertion_point(module_scope)

@@ -48,6 +48,7 @@ class DecisionRequest(_message.Message):
     VIEW_FIELD_NUMBER: _builtins.int
     LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
     HISTORY_FIELD_NUMBER: _builtins.int
+    SEAT_STATS_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """Pass as `SubmitActionRequest.request_id`; unique per decision."""
     table_id: _builtins.str
@@ -72,6 +73,14 @@ class DecisionRequest(_message.Message):
     def history(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.StoredEvent]:
         """The hand's events so far, redacted for the seat (public history)."""
 
+    @_builtins.property
+    def seat_stats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatStats]:
+        """The table's opponent model: each seat's public record over the table's
+        completed hands (empty when nothing is known yet). Built by the table
+        service from events every spectator sees, never from a hidden card, so
+        workers stay stateless and any worker can answer.
+        """
+
     def __init__(
         self,
         *,
@@ -85,11 +94,103 @@ class DecisionRequest(_message.Message):
         view: _table_pb2.TableView | None = ...,
         legal_actions: _abc.Iterable[_table_pb2.LegalAction] | None = ...,
         history: _abc.Iterable[_events_pb2.StoredEvent] | None = ...,
+        seat_stats: _abc.Iterable[Global___SeatStats] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["deadline", b"deadline", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ai_level", b"ai_level", "deadline", b"deadline", "expected_sequence", b"expected_sequence", "hand_id", b"hand_id", "history", b"history", "legal_actions", b"legal_actions", "request_id", b"request_id", "seat", b"seat", "table_id", b"table_id", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ai_level", b"ai_level", "deadline", b"deadline", "expected_sequence", b"expected_sequence", "hand_id", b"hand_id", "history", b"history", "legal_actions", b"legal_actions", "request_id", b"request_id", "seat", b"seat", "seat_stats", b"seat_stats", "table_id", b"table_id", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___DecisionRequest: _TypeAlias = DecisionRequest  # noqa: Y015
+
+@_typing.final
+class SeatStats(_message.Message):
+    """One seat's playing style at a table, as counts over completed hands
+    (felt.bots.opponents.SeatStats). The first round is preflop in Hold'em and
+    before the draw in Draw; "later" is every betting round after it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    HANDS_FIELD_NUMBER: _builtins.int
+    VPIP_FIELD_NUMBER: _builtins.int
+    PFR_FIELD_NUMBER: _builtins.int
+    FIRST_FACED_FIELD_NUMBER: _builtins.int
+    FIRST_FOLDED_FIELD_NUMBER: _builtins.int
+    BETS_FIELD_NUMBER: _builtins.int
+    CALLS_FIELD_NUMBER: _builtins.int
+    CHECKS_FIELD_NUMBER: _builtins.int
+    FACED_FIELD_NUMBER: _builtins.int
+    FOLDED_FIELD_NUMBER: _builtins.int
+    SAW_LATER_FIELD_NUMBER: _builtins.int
+    SHOWDOWNS_FIELD_NUMBER: _builtins.int
+    SHOWN_FIELD_NUMBER: _builtins.int
+    SHOWN_BETTOR_FIELD_NUMBER: _builtins.int
+    SHOWN_BETTOR_WEAK_FIELD_NUMBER: _builtins.int
+    PAT_FIELD_NUMBER: _builtins.int
+    SHOWN_DRAWN_FIELD_NUMBER: _builtins.int
+    SHOWN_DRAWN_ODD_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    hands: _builtins.int
+    """Hands dealt in."""
+    vpip: _builtins.int
+    """Hands it called or bet in the first round (blinds and antes excluded)."""
+    pfr: _builtins.int
+    """Hands it bet or raised in the first round."""
+    first_faced: _builtins.int
+    """Hands it faced a first-round raise / folded to it."""
+    first_folded: _builtins.int
+    bets: _builtins.int
+    """Later-round bets (and raises), calls and checks."""
+    calls: _builtins.int
+    checks: _builtins.int
+    faced: _builtins.int
+    """Later-round decisions facing a bet / folds among them."""
+    folded: _builtins.int
+    saw_later: _builtins.int
+    """Hands it reached the second betting round; hands it was in at the end against someone."""
+    showdowns: _builtins.int
+    shown: _builtins.int
+    """Showdowns its cards were shown; of those, after betting a later round; of
+    those, showing at most one pair.
+    """
+    shown_bettor: _builtins.int
+    shown_bettor_weak: _builtins.int
+    pat: _builtins.int
+    """Draw: hands it stood pat; shown hands after standing pat or drawing two
+    or three; of those, hands that did not fit the draw.
+    """
+    shown_drawn: _builtins.int
+    shown_drawn_odd: _builtins.int
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        hands: _builtins.int = ...,
+        vpip: _builtins.int = ...,
+        pfr: _builtins.int = ...,
+        first_faced: _builtins.int = ...,
+        first_folded: _builtins.int = ...,
+        bets: _builtins.int = ...,
+        calls: _builtins.int = ...,
+        checks: _builtins.int = ...,
+        faced: _builtins.int = ...,
+        folded: _builtins.int = ...,
+        saw_later: _builtins.int = ...,
+        showdowns: _builtins.int = ...,
+        shown: _builtins.int = ...,
+        shown_bettor: _builtins.int = ...,
+        shown_bettor_weak: _builtins.int = ...,
+        pat: _builtins.int = ...,
+        shown_drawn: _builtins.int = ...,
+        shown_drawn_odd: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bets", b"bets", "calls", b"calls", "checks", b"checks", "faced", b"faced", "first_faced", b"first_faced", "first_folded", b"first_folded", "folded", b"folded", "hands", b"hands", "pat", b"pat", "pfr", b"pfr", "saw_later", b"saw_later", "seat", b"seat", "showdowns", b"showdowns", "shown", b"shown", "shown_bettor", b"shown_bettor", "shown_bettor_weak", b"shown_bettor_weak", "shown_drawn", b"shown_drawn", "shown_drawn_odd", b"shown_drawn_odd", "vpip", b"vpip"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatStats: _TypeAlias = SeatStats  # noqa: Y015

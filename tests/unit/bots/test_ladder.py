@@ -8,20 +8,27 @@ from pathlib import Path
 
 import pytest
 
-from felt.bots.ladder import Chunk, play_chunk, summarize
+from felt.bots.ladder import PAIRINGS, Chunk, play_chunk, summarize
 from felt.bots.ladder_cli import main, register
 from felt.rules.config import Variant
 
 
 def test_ladder_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert (
-        main(["--hands", "40", "--variant", "both", "--out", str(tmp_path), "--no-progress"]) == 0
+        main(
+            [
+                *("--hands", "40", "--variant", "both", "--out", str(tmp_path)),
+                *("--no-progress", "--tables", "heads-up", "--seed", "3"),
+            ]
+        )
+        == 0
     )
     out = capsys.readouterr().out
     assert "hard vs normal" in out and "bb/100" in out and "BB/100" in out
     data = json.loads((tmp_path / "ladder.json").read_text())
-    assert len(data["results"]) == 18
+    assert len(data["results"]) == 2 * len(PAIRINGS)
     assert all(r["hands"] == 40 for r in data["results"])
+    assert data["options"]["seed"] == 3
     assert (tmp_path / "ladder.csv").read_text().startswith("variant,")
     assert (tmp_path / "ladder.png").stat().st_size > 1000
 
@@ -47,3 +54,21 @@ def test_register_adds_the_subcommand() -> None:
     args = parser.parse_args(["ladder", "--hands", "10", "--variant", "draw", "--workers", "2"])
     assert args.hands == 10 and args.variant == "draw" and args.workers == 2
     assert callable(args.handler)
+
+
+def test_full_tables_rotate_the_seats_and_report_per_hand() -> None:
+    """A 5-handed Draw chunk: every deal is played once per seat, identical bots net zero."""
+    _, deals = play_chunk(Chunk(Variant.DRAW5, "calling_station", "calling_station", 1, 0, 6, 5))
+    assert deals == [0.0] * 6
+    _, deals = play_chunk(Chunk(Variant.NLHE, "maniac", "rock", 1, 0, 4, 6))
+    assert len(deals) == 4 and any(d != 0 for d in deals)
+    result = summarize(Variant.NLHE, "maniac", "rock", deals, seats=6)
+    assert result.hands == 24 and result.pairing == "maniac vs 5x rock"
+
+
+def test_cli_plays_full_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--hands", "12", "--variant", "draw", "--tables", "full", "--seed", "9"]
+    assert main([*args, "--pairings", "hard:rock", "--no-progress", "--out", str(tmp_path)]) == 0
+    assert "hard vs 4x rock" in capsys.readouterr().out
+    rows = json.loads((tmp_path / "ladder.json").read_text())["results"]
+    assert [(r["seats"], r["hands"]) for r in rows] == [(5, 10)]

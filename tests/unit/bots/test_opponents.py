@@ -1,0 +1,149 @@
+"""The opponent model: public events only, the right counts, and what the hard bot takes from it."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from felt.api.seat_stats import stats_from_proto, stats_to_proto
+from felt.bots import get_bot
+from felt.bots.base import situation
+from felt.bots.hard import Style, TableRead
+from felt.bots.ladder import deck_for, hand_id_for, hand_setup, master_key
+from felt.bots.opponents import ModelBuilder, SeatStats, build_stats
+from felt.rules.commands import StartHand
+from felt.rules.config import Variant
+from felt.rules.engine import execute
+from felt.rules.events import Event
+from felt.rules.legal import legal_actions
+from felt.rules.views import redact_all, view_for
+from felt.table.events import PlayerLeft
+from poker.v1 import ai_pb2
+
+
+def play(variant: Variant, names: list[str], hands: int, seed: int = 7) -> list[list[Event]]:
+    """Full (unredacted) histories of ``hands`` ladder hands between ``names`` (seat order)."""
+    key = master_key(seed)
+    n = len(names)
+    bots = {s: get_bot(name) for s, name in enumerate(names)}
+    out: list[list[Event]] = []
+    for deal in range(hands):
+        setup = hand_setup(
+            variant, hand_id_for(key, str(deal)), deck_for(variant, key, deal, n), deal % n, n
+        )
+        state, events = execute(None, StartHand(setup))
+        history: list[Event] = list(events)
+        rng = random.Random(deal)
+        while not state.ended:
+            legal = legal_actions(state)
+            assert legal is not None
+            seat = legal.seat
+            cmd = bots[seat].decide(view_for(state, seat), redact_all(history, seat), legal, rng)
+            state, events = execute(state, cmd)
+            history.extend(events)
+        out.append(history)
+    return out
+
+
+@pytest.mark.parametrize("variant", [Variant.NLHE, Variant.DRAW5])
+def test_model_holds_no_hidden_card(variant: Variant) -> None:
+    """The full stream, the spectator stream and every seat's stream fold to the same model."""
+    names = ["hard", "random", "calling_station", "maniac"]
+    hands = play(variant, names, 40)
+    full = [e for h in hands for e in h]
+    stats = build_stats(full)
+    assert stats == build_stats(e for h in hands for e in redact_all(h, None))
+    for seat in range(len(names)):
+        assert stats == build_stats(e for h in hands for e in redact_all(h, seat))
+    assert all(s.hands == 40 for s in stats.values())
+    assert sum(s.shown for s in stats.values()) > 0  # showdowns were read
+
+
+@pytest.mark.parametrize("variant", [Variant.NLHE, Variant.DRAW5])
+def test_counts_describe_the_styles(variant: Variant) -> None:
+    """Heads-up station vs maniac: the station never raises or folds, the maniac always raises."""
+    stats = build_stats(e for h in play(variant, ["calling_station", "maniac"], 30) for e in h)
+    station, maniac = stats[0], stats[1]
+    assert station.hands == maniac.hands == 30
+    assert station.pfr == 0 and station.bets == 0 and station.folded == 0
+    assert station.first_folded == 0 and station.faced > 0
+    assert maniac.pfr == 30 and maniac.folded == 0 and maniac.calls == 0
+    assert station.fold_rate() < 0.2 and maniac.aggression() > 0.7 and maniac.checks == 0
+    if variant == Variant.DRAW5:
+        assert station.pat == 30  # it never draws
+
+
+def test_rock_and_loose_passive_styles() -> None:
+    stats = build_stats(
+        e for h in play(Variant.NLHE, ["rock", "loose_passive", "random"], 90) for e in h
+    )
+    rock, loose = stats[0], stats[1]
+    assert rock.vpip_rate(0.5, 1) < 0.2 < loose.vpip_rate(0.5, 1)
+    assert loose.pfr == 0
+    assert rock.first_folded > 0
+
+
+def test_a_new_player_in_a_seat_starts_a_new_record() -> None:
+    builder = ModelBuilder().observe_all(
+        e for h in play(Variant.DRAW5, ["rock", "maniac"], 5) for e in h
+    )
+    assert set(builder.stats) == {0, 1}
+    builder.observe(PlayerLeft(1, 5000))
+    assert set(builder.stats) == {0}
+
+
+def test_rates_shrink_to_the_prior() -> None:
+    assert SeatStats().fold_rate(prior=0.4) == 0.4
+    assert SeatStats(faced=1000, folded=0).fold_rate() < 0.01
+    assert SeatStats(hands=2, vpip=1) + SeatStats(hands=3, vpip=3) == SeatStats(hands=5, vpip=4)
+
+
+def test_wire_round_trip_and_hostile_counts() -> None:
+    table = {0: SeatStats(hands=10, vpip=4, pfr=2, faced=5, folded=3), 3: SeatStats(hands=1)}
+    assert stats_from_proto(stats_to_proto(table)) == table
+    bad = [
+        ai_pb2.SeatStats(seat=2, hands=3, vpip=99, faced=1, folded=50),
+        ai_pb2.SeatStats(seat=40, hands=5),
+        ai_pb2.SeatStats(seat=-1, hands=5),
+    ]
+    read = stats_from_proto(bad)
+    assert set(read) == {2}
+    assert read[2].vpip == 3 and read[2].folded == 1 and 0 <= read[2].fold_rate() <= 1
+
+
+def test_hard_reads_stations_and_folders() -> None:
+    """No bluffs into players who never fold, more against players who fold too much."""
+    hands = play(Variant.NLHE, ["hard", "calling_station"], 2)
+    state, _ = execute(
+        None,
+        StartHand(hand_setup(Variant.NLHE, "h-x", deck_for(Variant.NLHE, master_key(1), 0), 0)),
+    )
+    legal = legal_actions(state)
+    assert legal is not None and hands
+    sit = situation(view_for(state, legal.seat), [], legal)
+    other = 1 - legal.seat
+    station = {other: SeatStats(hands=50, vpip=50, faced=60, folded=0, calls=80)}
+    folder = {other: SeatStats(hands=50, vpip=20, faced=60, folded=50, bets=10, calls=5, checks=20)}
+    assert TableRead.of(None, sit, 0.1).bluff == 0.1
+    s = TableRead.of(station, sit, 0.1)
+    assert s.bluff == 0.0 and s.stations and s.value_boost > 0
+    f = TableRead.of(folder, sit, 0.1)
+    assert f.bluff > 0.1 and not f.stations
+    # A maniac's bets are not credible; its raising range is wide.
+    maniac = Style.of(SeatStats(hands=50, vpip=50, pfr=50, bets=90, calls=0, checks=2), True)
+    assert maniac.credible < 0.5 and maniac.pfr > 0.8
+    assert Style.of(SeatStats(hands=50), True).credible == 1.0
+
+
+def test_tight_players_still_have_a_range() -> None:
+    """A seat that almost never enters a pot gets a narrow range, never an empty one."""
+    from felt.bots.hard import _share
+
+    assert _share(0.0) == 0.04 and _share(0.016) == 0.04 and _share(3.0) == 1.0
+    stats = build_stats(
+        e
+        for h in play(Variant.NLHE, ["hard", "rock", "rock", "rock", "rock", "rock"], 30)
+        for e in h
+    )
+    assert stats[1].vpip < stats[1].hands

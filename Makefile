@@ -28,11 +28,12 @@ PYTEST_ARGS ?=
 # mypy checks these directories (config in pyproject.toml), each once it holds Python code.
 MYPY_DIRS := libs/felt services tests bench examples
 
-.PHONY: help install test lint run bench proto proto-check proto-lint clean
+.PHONY: help install test unit lint run bench proto proto-check proto-lint clean
 
 help:
 	@echo "make install  - create $(VENV)/ and install felt with its dev dependencies"
 	@echo "make test     - run the whole test suite (starts a private Redis if REDIS_URL is unset)"
+	@echo "make unit     - run the fast, pure tests only (tests/unit: no Redis, no network)"
 	@echo "make lint     - ruff check, ruff format --check, mypy --strict"
 	@echo "make run      - run Felt (felt serve) with Redis from REDIS_URL or a private one"
 	@echo "make bench    - run every bench/*.py"
@@ -57,6 +58,9 @@ test: install
 	@rc=0; $(BIN)/pytest $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): failing" >&2; fi; \
 	exit $$rc
+
+unit: install
+	$(BIN)/pytest tests/unit -q $(PYTEST_ARGS)
 
 lint: install proto-lint proto-check
 	$(BIN)/ruff check .

@@ -61,13 +61,13 @@ class Launcher:
         return env
 
     async def start(self, *args: str, **env: str) -> Proc:
-        """Start ``python -m felt.cli ARGS``; returns once it printed its first line or exited."""
+        """Start ``python -m services.cli ARGS``; returns once it printed its first line or exited."""
         log = self.tmp / f"proc-{len(self.started)}.log"
         with log.open("wb") as err:
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "felt.cli",
+                "services.cli",
                 *args,
                 cwd=REPO,
                 env=self.env(**env),

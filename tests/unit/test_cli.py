@@ -5,13 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from felt.cli import SUBCOMMAND_MODULES, build_parser
+from felt.cli import build_parser
+from services.cli import SUBCOMMAND_MODULES
 
 COMMANDS = {"phh", "verify-hand", "table-service", "ladder", "serve", "ai-worker"}
 
 
 def test_every_subcommand_is_registered() -> None:
-    parser = build_parser()
+    parser = build_parser(SUBCOMMAND_MODULES)
     choices = next(
         a.choices for a in parser._actions if a.dest == "command" and a.choices is not None
     )
@@ -28,7 +29,8 @@ def test_building_the_parser_loads_no_server_code() -> None:
     code = (
         "import sys\n"
         "from felt.cli import build_parser\n"
-        "build_parser()\n"
+        "from services.cli import SUBCOMMAND_MODULES\n"
+        "build_parser(SUBCOMMAND_MODULES)\n"
         f"print(','.join(m for m in {heavy!r} if m in sys.modules))\n"
     )
     loaded = subprocess.run(
@@ -40,7 +42,7 @@ def test_building_the_parser_loads_no_server_code() -> None:
 def test_a_subcommand_runs_its_program_when_called() -> None:
     """The light registration still reaches the real program (imported when the command runs)."""
     done = subprocess.run(
-        [sys.executable, "-m", "felt.cli", "verify-hand"], capture_output=True, text=True
+        [sys.executable, "-m", "services.cli", "verify-hand"], capture_output=True, text=True
     )
     assert done.returncode == 2
     assert "verify-hand: --table is required (or --file)" in done.stderr

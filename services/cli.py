@@ -1,0 +1,30 @@
+"""The installed ``felt`` command: the library's subcommands and the services'.
+
+This is where the services meet the library's command line (the library
+names no service). Each service's ``cli`` module only registers its options;
+its program is imported when the command runs.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from felt import cli
+
+SUBCOMMAND_MODULES: tuple[str, ...] = (
+    *cli.LIBRARY_COMMANDS,
+    "services.table.cli",
+    "services.serve_cli",
+    "services.ai_worker.cli",
+)
+"""Every module whose ``register(subparsers)`` adds a ``felt`` subcommand, in help order."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``felt`` with ``argv`` (default: the process arguments); returns the exit status."""
+    return cli.main(argv, SUBCOMMAND_MODULES)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -68,9 +68,9 @@ from poker.events.v1 import events_pb2 as epb
 log = structlog.get_logger("felt.table")
 
 Clock = Callable[[], datetime]
-# Builds the answer to a command from the state after it, its sequence and the
-# action deadline of the seat to act then (None without a clock or an actor).
-ResponseBuilder = Callable[[TableState, int, datetime | None], Message]
+# Builds the answer to a command from the states before and after it, its sequence
+# and the action deadline of the seat to act then (None without a clock or an actor).
+ResponseBuilder = Callable[[TableState | None, TableState, int, datetime | None], Message]
 # A command, or a function that makes it from the current state (under the table's lock).
 CommandSource = TableCommand | Callable[[TableState | None], TableCommand]
 # Publishes an AI decision request: (runtime, state, version, action deadline).
@@ -347,7 +347,9 @@ class TableRuntime:
                 )
             last = version + len(events)
             response = (
-                respond(state, last, _deadline(state, turn_at)) if respond is not None else None
+                respond(before, state, last, _deadline(state, turn_at))
+                if respond is not None
+                else None
             )
             blob = response.SerializeToString() if response is not None else b""
             try:

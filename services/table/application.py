@@ -17,47 +17,40 @@ stored answer is the API's response message, serialized (so that a retry
 gets the same bytes whichever version of the service answers it); the
 results here are decoded from it.
 
-Two inputs stay the API's messages because their bounds and conversion are
-defined on them (``felt.api.limits``, ``felt.eventstore.codec``): a new
-table's ``TableConfig``, and the view a seat's action is answered with.
-Reads (views, the watch stream, hand histories) are in
-``services.table.queries``.
+The view a seat's action is answered with stays the API's ``TableView``
+message (built by ``felt.api.convert``, as for every read).
+The admin's use cases (create a table, seat a player) are in
+``services.table.admin``; reads (views, the watch stream, hand histories)
+in ``services.table.queries``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TypeVar
 
 from google.protobuf.message import Message
 from structlog.contextvars import bind_contextvars
 
 from felt.api import limits
-from felt.api.convert import fill_table_view, table_to_proto
+from felt.api.convert import fill_table_view
 from felt.eventstore import VersionConflict
-from felt.eventstore.codec import CodecError, ai_level_from_proto, table_config_from_proto
 from felt.idempotency import ClientRequest, RequestKey, RequestReused
 from felt.rules.commands import Act, Discard, IllegalAction, ShowCards
 from felt.table.aggregate import (
     AddChips,
-    CreateTable,
     LeaveSeat,
     PlayHand,
-    SeatPlayer,
     SitIn,
     SitOut,
     TableCommand,
     TableState,
 )
-from felt.tokens import SeatClaim, issue_token, request_nonce, token_hash
-from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
-from services.table.auth import Caller, Credential, Secrets, check_occupant
+from services.table.auth import Caller, Credential, check_occupant
 from services.table.manager import NotOwner, TableManager, TableNotFound
 from services.table.refusals import (
     Code,
@@ -72,16 +65,6 @@ from services.table.runtime import CommandSource, LeaseLost, TableQuarantined, T
 
 M = TypeVar("M", bound=Message)
 Answer = Callable[[TableState | None, TableState, int, datetime | None], M]
-
-
-@dataclass(frozen=True, slots=True)
-class Seated:
-    """A player seated: its seat, its seat token and when that expires (0: never)."""
-
-    seat: int
-    sequence: int
-    seat_token: str
-    expires_at: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +86,8 @@ class Acted:
 class TableApp:
     """The use cases of the tables this instance runs (see the module docstring)."""
 
-    def __init__(self, manager: TableManager, secrets: Secrets) -> None:
+    def __init__(self, manager: TableManager) -> None:
         self.manager = manager
-        self.secrets = secrets
 
     # ------------------------------------------------------------------ plumbing
 
@@ -130,7 +112,7 @@ class TableApp:
             bind_contextvars(hand_id=hand.setup.hand_id)
         return runtime
 
-    async def _mutate(
+    async def mutate(
         self,
         runtime: TableRuntime,
         command: CommandSource,
@@ -177,109 +159,7 @@ class TableApp:
         runtime = await self.runtime(table_id)
         credential = caller.for_seat(table_id, seat)
         key = request_key(credential.principal, request)
-        return await self._mutate(runtime, command, key, answer, answer_type, expected, credential)
-
-    # ------------------------------------------------------------------ tables
-
-    async def create_table(
-        self, caller: Caller, request: ClientRequest, table_id: str, name: str, config: Config
-    ) -> tpb.Table:
-        """Create a table (admin); ``table_id`` "" derives one from the request id."""
-        key = request_key(caller.require_admin(), request)
-        table_id = table_id or f"t-{hashlib.sha256(request.request_id.encode()).hexdigest()[:12]}"
-        check_table_id(table_id)
-        if config is None:
-            raise Refused(Code.INVALID_ARGUMENT, "config is required")
-        name = limits.clean_table_name(name)
-        limits.check_table_config(config, datetime.now(UTC))
-        try:
-            domain_config = table_config_from_proto(config, table_id, name)
-        except ValueError as exc:
-            raise Refused(Code.INVALID_ARGUMENT, str(exc)) from None
-        manager = self.manager
-        existing = manager.runtimes.get(table_id)
-        if existing is None and await manager.registry.exists(table_id):
-            earlier = await manager.store.request_result(table_id, key.key)
-            if earlier is not None:
-                return pb.CreateTableResponse.FromString(first_answer(key, earlier.response)).table
-            raise Refused(Code.ALREADY_EXISTS, f"table {table_id} already exists")
-        try:
-            runtime = existing or await manager.register(table_id)
-        except NotOwner:
-            raise Refused(Code.ALREADY_EXISTS, f"table {table_id} already exists") from None
-        try:
-            answer = await self._mutate(
-                runtime,
-                CreateTable(domain_config),
-                key,
-                lambda _, state, seq, __: pb.CreateTableResponse(table=table_to_proto(state, seq)),
-                pb.CreateTableResponse,
-            )
-        except Refused:
-            await manager.discard(runtime)
-            raise
-        await manager.created(runtime)
-        return answer.table
-
-    async def seat_player(
-        self,
-        caller: Caller,
-        request: ClientRequest,
-        table_id: str,
-        seat: int | None,
-        player_id: str,
-        display_name: str,
-        stack: int,
-        ai_level: int,
-    ) -> Seated:
-        """Seat a player (admin) at ``seat`` or the first free one; it gets a seat token.
-
-        The token is derived from the request id, so a retry gets the same token
-        back although only its hash is ever stored.
-        """
-        key = request_key(caller.require_admin(), request)
-        limits.check_player_id(player_id)
-        display_name = limits.clean_display_name(display_name)
-        limits.check_amount(stack, "stack")
-        try:
-            level = ai_level_from_proto(ai_level)  # type: ignore[arg-type]
-        except CodecError as exc:
-            raise Refused(Code.INVALID_ARGUMENT, str(exc)) from None
-        runtime = await self.runtime(table_id)
-        table_id = runtime.table_id
-        secret = self.secrets.token_secret
-        ttl = self.secrets.token_ttl_s
-        expires = int(time.time()) + ttl if ttl else 0
-        nonce = request_nonce(secret, table_id, request.request_id)
-
-        def where(state: TableState) -> int:
-            return seat if seat is not None else free_seat(state)
-
-        def make(state: TableState | None) -> TableCommand:
-            if state is None:
-                raise Refused(Code.NOT_FOUND, f"table {table_id} does not exist")
-            try:
-                limits.check_chips_added(state, stack)
-            except limits.LimitError as exc:
-                raise invalid(exc) from None
-            chosen = where(state)
-            token = issue_token(secret, SeatClaim(table_id, chosen, player_id, expires), nonce)
-            return SeatPlayer(chosen, player_id, display_name, stack, token_hash(token), level)
-
-        def answer(
-            before: TableState | None, _: TableState, seq: int, __: datetime | None
-        ) -> pb.SeatPlayerResponse:
-            assert before is not None  # make refused a missing table
-            out = pb.SeatPlayerResponse(seat=where(before), sequence=seq)
-            if expires:
-                out.seat_token_expire_time.FromSeconds(expires)
-            return out
-
-        first = await self._mutate(runtime, make, key, answer, pb.SeatPlayerResponse)
-        # Fresh or retried: the same claim and nonce give the same token.
-        expires_at = first.seat_token_expire_time.seconds
-        claim = SeatClaim(table_id, first.seat, player_id, expires_at)
-        return Seated(first.seat, first.sequence, issue_token(secret, claim, nonce), expires_at)
+        return await self.mutate(runtime, command, key, answer, answer_type, expected, credential)
 
     # ------------------------------------------------------------------ a seat's calls
 
@@ -421,9 +301,6 @@ class TableApp:
         return first.sequence
 
 
-Config = epb.TableConfig | None
-
-
 def check_table_id(table_id: str) -> str:
     try:
         return limits.check_table_id(table_id)
@@ -449,10 +326,3 @@ def stack_behind(state: TableState, seat: int) -> int:
         return x.stack
     player = state.player(seat)
     return player.stack if player is not None else 0
-
-
-def free_seat(state: TableState) -> int:
-    for seat in range(state.config.seat_count):
-        if state.player(seat) is None and not state.dealt_in(seat):
-            return seat
-    raise Refused(Code.RESOURCE_EXHAUSTED, "the table is full", "TABLE_FULL")

@@ -1,7 +1,8 @@
 """``poker.v1.TableService`` over gRPC: each handler translates, calls a use case, translates back.
 
-The use cases are gRPC-free (``services.table.application`` for the calls that
-change a table, ``services.table.queries`` for the reads). What every call
+The use cases are gRPC-free: ``services.table.application`` (a seat's calls),
+``services.table.admin`` (creating tables, seating players) and
+``services.table.queries`` (the reads). What every call
 shares is done by the interceptors (``services.table.interceptors``): the
 caller's bearer token (``AuthInterceptor``, read here with
 :func:`current_caller`), log context, passed deadlines and the mapping of
@@ -29,6 +30,7 @@ from felt.api.convert import (
 from felt.idempotency import ClientRequest
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
+from services.table.admin import TableAdmin
 from services.table.application import TableApp
 from services.table.auth import DEFAULT_TOKEN_TTL_S, Secrets
 from services.table.errors import Context, fail
@@ -49,7 +51,8 @@ class TableService(rpc.TableServiceServicer):
     ) -> None:
         self.manager = manager
         self.watches = WatchHub(manager.store, watch_limits)
-        self.app = TableApp(manager, secrets)
+        self.app = TableApp(manager)
+        self.admin = TableAdmin(self.app, secrets)
         self.queries = TableQueries(self.app, self.watches)
 
     # ------------------------------------------------------------------ tables
@@ -57,7 +60,7 @@ class TableService(rpc.TableServiceServicer):
     async def CreateTable(
         self, request: pb.CreateTableRequest, context: Context
     ) -> pb.CreateTableResponse:
-        table = await self.app.create_table(
+        table = await self.admin.create_table(
             current_caller(),
             ClientRequest.of(request),
             request.table_id,
@@ -73,7 +76,7 @@ class TableService(rpc.TableServiceServicer):
     async def SeatPlayer(
         self, request: pb.SeatPlayerRequest, context: Context
     ) -> pb.SeatPlayerResponse:
-        seated = await self.app.seat_player(
+        seated = await self.admin.seat_player(
             current_caller(),
             ClientRequest.of(request),
             request.table_id,

@@ -24,7 +24,8 @@ from felt.rules.commands import Act, ActionKind
 from felt.rules.events import HandStarted
 from felt.table.events import PlayerSeated
 from poker.events.v1 import events_pb2 as epb
-from services.table.application import Seated, TableApp
+from services.table.admin import Seated, TableAdmin
+from services.table.application import TableApp
 from services.table.auth import Authenticator, Caller, Secrets
 from services.table.manager import TableManager
 from services.table.queries import Seen, TableQueries, View
@@ -44,6 +45,7 @@ class Service:
     store: MemoryEventStore
     registry: MemoryTableRegistry
     app: TableApp
+    admins: TableAdmin
     queries: TableQueries
     auth: Authenticator
 
@@ -52,7 +54,7 @@ class Service:
         return self.auth.authenticate(ADMIN_TOKEN)
 
     async def seat(self, seat: int, player: str, stack: int = 1000) -> Seated:
-        return await self.app.seat_player(
+        return await self.admins.seat_player(
             self.admin, request(f"seat-{player}"), TABLE, seat, player, "", stack, 0
         )
 
@@ -86,10 +88,19 @@ async def service() -> AsyncIterator[Service]:
         timing=Timing(between_hands=timedelta(0)),
     )
     secrets = Secrets(SECRET, ADMIN_TOKEN, AI_TOKEN)
-    app = TableApp(manager, secrets)
+    app = TableApp(manager)
     hub = WatchHub(store)
+    queries = TableQueries(app, hub)
     try:
-        yield Service(manager, store, registry, app, TableQueries(app, hub), Authenticator(secrets))
+        yield Service(
+            manager,
+            store,
+            registry,
+            app,
+            TableAdmin(app, secrets),
+            queries,
+            Authenticator(secrets),
+        )
     finally:
         await hub.aclose()
         await manager.stop()
@@ -104,19 +115,21 @@ async def refused(call: object) -> Refused:
 async def test_create_table_is_admin_only_and_retry_safe(service: Service) -> None:
     create = request("create-1")
     anonymous = service.auth.authenticate("")
-    no = await refused(service.app.create_table(anonymous, create, TABLE, "t", config()))
+    no = await refused(service.admins.create_table(anonymous, create, TABLE, "t", config()))
     assert (no.code, no.message) == (Code.UNAUTHENTICATED, "this call needs the admin token")
     assert not await service.registry.exists(TABLE)
 
-    table = await service.app.create_table(service.admin, create, TABLE, "Main", config())
+    table = await service.admins.create_table(service.admin, create, TABLE, "Main", config())
     assert (table.table_id, table.name, table.sequence) == (TABLE, "Main", 1)
     # A retry gets the first answer; another request for the same id is refused.
-    assert await service.app.create_table(service.admin, create, TABLE, "Main", config()) == table
-    again = service.app.create_table(service.admin, request("create-2"), TABLE, "x", config())
+    assert (
+        await service.admins.create_table(service.admin, create, TABLE, "Main", config()) == table
+    )
+    again = service.admins.create_table(service.admin, request("create-2"), TABLE, "x", config())
     assert (await refused(again)).code == Code.ALREADY_EXISTS
     # The same request id with other content is no retry.
     other = ClientRequest("create-1", "test.Call", b"other content")
-    reused = await refused(service.app.create_table(service.admin, other, TABLE, "x", config()))
+    reused = await refused(service.admins.create_table(service.admin, other, TABLE, "x", config()))
     assert (reused.code, reused.reason) == (Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
     assert (await service.store.version(TABLE)) == 1
 
@@ -124,21 +137,21 @@ async def test_create_table_is_admin_only_and_retry_safe(service: Service) -> No
 async def test_seating_chooses_free_seats_and_a_retry_gets_the_same_token(
     service: Service,
 ) -> None:
-    await service.app.create_table(service.admin, request("c"), TABLE, "", config(2))
-    first = await service.app.seat_player(
+    await service.admins.create_table(service.admin, request("c"), TABLE, "", config(2))
+    first = await service.admins.seat_player(
         service.admin, request("s1"), TABLE, None, "alice", "Alice", 500, 0
     )
     assert first.seat == 0 and first.seat_token and first.expires_at > 0
-    retry = await service.app.seat_player(
+    retry = await service.admins.seat_player(
         service.admin, request("s1"), TABLE, None, "alice", "Alice", 500, 0
     )
     assert retry == first  # same seat, sequence, token and expiry: nothing appended
-    second = await service.app.seat_player(
+    second = await service.admins.seat_player(
         service.admin, request("s2"), TABLE, None, "bob", "", 500, 0
     )
     assert second.seat == 1 and second.sequence == first.sequence + 1
     full = await refused(
-        service.app.seat_player(service.admin, request("s3"), TABLE, None, "carol", "", 500, 0)
+        service.admins.seat_player(service.admin, request("s3"), TABLE, None, "carol", "", 500, 0)
     )
     assert (full.code, full.reason) == (Code.RESOURCE_EXHAUSTED, "TABLE_FULL")
     # The seat token names its table and seat.
@@ -152,7 +165,7 @@ async def test_seating_chooses_free_seats_and_a_retry_gets_the_same_token(
 
 
 async def test_play_act_retry_and_refusals(service: Service) -> None:
-    await service.app.create_table(service.admin, request("c"), TABLE, "", config(2))
+    await service.admins.create_table(service.admin, request("c"), TABLE, "", config(2))
     seats = [await service.seat(0, "alice"), await service.seat(1, "bob")]
     await service.hand_running()
     runtime = service.manager.runtimes[TABLE]
@@ -205,7 +218,7 @@ async def test_play_act_retry_and_refusals(service: Service) -> None:
 
 
 async def test_leave_returns_the_stack_and_voids_the_token(service: Service) -> None:
-    await service.app.create_table(service.admin, request("c"), TABLE, "", config(3))
+    await service.admins.create_table(service.admin, request("c"), TABLE, "", config(3))
     seated = await service.seat(2, "alice", stack=700)
     alice = service.auth.authenticate(seated.seat_token)
     sat_out = await service.app.sit_out(alice, request("out"), TABLE, 2)
@@ -243,7 +256,7 @@ async def test_unknown_malformed_and_quarantined_tables(service: Service) -> Non
 
 
 async def test_watch_and_history_show_a_seat_its_own_cards_only(service: Service) -> None:
-    await service.app.create_table(service.admin, request("c"), TABLE, "", config(2))
+    await service.admins.create_table(service.admin, request("c"), TABLE, "", config(2))
     seats = [await service.seat(0, "alice"), await service.seat(1, "bob")]
     await service.hand_running()
     alice = service.auth.authenticate(seats[0].seat_token)
@@ -272,7 +285,7 @@ async def test_watch_and_history_show_a_seat_its_own_cards_only(service: Service
 
 
 async def test_watch_admission_is_capped_per_connection(service: Service) -> None:
-    await service.app.create_table(service.admin, request("c"), TABLE, "", config(2))
+    await service.admins.create_table(service.admin, request("c"), TABLE, "", config(2))
     hub = WatchHub(service.store, WatchLimits(max_per_peer=1))
     queries = TableQueries(service.app, hub)
     spectator = service.auth.authenticate("")

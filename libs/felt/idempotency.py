@@ -86,11 +86,30 @@ def client_key(principal: str, request: Message) -> RequestKey:
     message type; ``request`` must have a ``request_id`` field, already checked.
     The whole message's deterministic serialization is fingerprinted.
     """
-    request_id: str = getattr(request, "request_id")  # noqa: B009 - every mutation's field
-    scope = f"{principal}\0{request.DESCRIPTOR.full_name}\0{request_id}".encode()
-    key = CLIENT_PREFIX + hashlib.sha256(scope).hexdigest()[:32]
-    content = request.SerializeToString(deterministic=True)
-    return RequestKey(key, hashlib.sha256(content).digest()[:FINGERPRINT_BYTES])
+    return ClientRequest.of(request).key(principal)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientRequest:
+    """What a retry-safe request is, for its key, without the message: a service's application
+    layer takes this and never sees the API's messages (``request_id`` still unchecked)."""
+
+    request_id: str
+    call: str  # the request message's full name: the key is scoped to the call
+    content: bytes  # the message's deterministic serialization, fingerprinted
+
+    @classmethod
+    def of(cls, request: Message) -> ClientRequest:
+        """``request`` (a message with a ``request_id`` field)."""
+        request_id: str = getattr(request, "request_id")  # noqa: B009 - every mutation's field
+        content = request.SerializeToString(deterministic=True)
+        return cls(request_id, request.DESCRIPTOR.full_name, content)
+
+    def key(self, principal: str) -> RequestKey:
+        """The key of this request sent by ``principal`` (see :func:`client_key`)."""
+        scope = f"{principal}\0{self.call}\0{self.request_id}".encode()
+        key = CLIENT_PREFIX + hashlib.sha256(scope).hexdigest()[:32]
+        return RequestKey(key, hashlib.sha256(self.content).digest()[:FINGERPRINT_BYTES])
 
 
 def server_key(kind: str, table_id: str, version: int) -> RequestKey:

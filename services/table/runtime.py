@@ -9,6 +9,13 @@ the next command rebuilds it from the stream first. Timers (the action clock,
 the pause between hands, passive play for seats that are away) are derived
 from the state and the time of the events, so a restarted service resumes
 them where they were.
+
+What the runtime derives from the events themselves (the fold on load, hand
+ids, turn starts, times) is in ``services.table.stream``, pure. This module
+is still over 400 lines, on purpose: the cache, the lock and the timers are
+one object because one invariant spans them (only ``run`` changes the cache,
+under the lock, after the append; every timer goes through ``run``), and
+splitting the timers out would spread that invariant over modules.
 """
 
 from __future__ import annotations
@@ -25,73 +32,51 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import structlog
-from google.protobuf.message import DecodeError, Message
-from google.protobuf.timestamp_pb2 import Timestamp
+from google.protobuf.message import Message
 from redis.exceptions import RedisError
 
 from felt.eventstore import AppendResult, EventStore, VersionConflict
 from felt.eventstore.codec import (
-    CodecError,
     encode_stored,
-    from_stored_event,
-    variant_from_proto,
 )
 from felt.idempotency import RequestKey, server_key
 from felt.rules.commands import IllegalAction
-from felt.rules.events import HandEnded, HandStarted
 from felt.table.aggregate import (
-    HAND_EVENTS,
-    SEAT_ACTIONS,
     CloseTable,
     PlayHand,
     StartNextHand,
     TableCommand,
     TableState,
     TimeOut,
-    apply_event,
     execute_table,
     passive_action,
-    skim_hand_ended,
-    skim_hand_started,
-    skim_seat_action,
 )
 from felt.table.events import (
-    ActionTimedOut,
     AnyEvent,
-    DeckCommitted,
-    PlayerLeft,
-    PlayerSeated,
-    TableEvent,
 )
-from poker.events.v1 import events_pb2 as epb
+from services.table.stream import (
+    close_time,
+    deadline_of,
+    hand_ids,
+    rebuild,
+    starts_turn,
+    timestamp,
+    track,
+)
+from services.table.stream import timestamp as _timestamp  # noqa: F401 - tests import it here
 
 log = structlog.get_logger("felt.table")
 
 Clock = Callable[[], datetime]
-# Builds the answer to a command from the state after it, its sequence and the
-# action deadline of the seat to act then (None without a clock or an actor).
-ResponseBuilder = Callable[[TableState, int, datetime | None], Message]
+# Builds the answer to a command from the states before and after it, its sequence
+# and the action deadline of the seat to act then (None without a clock or an actor).
+ResponseBuilder = Callable[[TableState | None, TableState, int, datetime | None], Message]
 # A command, or a function that makes it from the current state (under the table's lock).
 CommandSource = TableCommand | Callable[[TableState | None], TableCommand]
 # Publishes an AI decision request: (runtime, state, version, action deadline).
 AiHook = Callable[["TableRuntime", TableState, int, datetime | None], Awaitable[None]]
 # Told when the table's state cannot be driven (the runtime has stopped itself): (runtime, why).
 FaultHook = Callable[["TableRuntime", str], None]
-
-_TABLE_EVENTS: tuple[type, ...] = TableEvent.__args__
-
-
-def _oneof_name(kind: type) -> str:
-    """``StoredEvent``'s oneof field for an event class (``PlayerFolded`` -> ``player_folded``)."""
-    name = "".join(f"_{c.lower()}" if c.isupper() else c for c in kind.__name__).lstrip("_")
-    assert name in epb.StoredEvent.DESCRIPTOR.fields_by_name, name
-    return name
-
-
-# Hand events by their StoredEvent field: a rebuild skims the hands that are over
-# straight from the messages (see TableRuntime.load).
-_HAND_KINDS = frozenset(_oneof_name(t) for t in HAND_EVENTS)
-_SEAT_ACTION_KINDS = frozenset(_oneof_name(t) for t in SEAT_ACTIONS)
 
 
 def utc_now() -> datetime:
@@ -119,41 +104,6 @@ class TableQuarantined(Exception):
 def fault_reason(exc: BaseException) -> str:
     """What went wrong, for the quarantine record and the callers (bounded)."""
     return f"{type(exc).__name__}: {exc}"[:300]
-
-
-def hand_ids(before: TableState | None, events: list[AnyEvent]) -> list[str]:
-    """The hand each event of a batch belongs to (``StoredEvent.hand_id``).
-
-    Hand events belong to their hand (a voluntary show after its end too), and
-    so does whatever happens while a hand runs; table events between hands
-    belong to none ("").
-    """
-    hand = before.hand if before is not None else None
-    current = hand.setup.hand_id if hand is not None else ""
-    running = before is not None and before.hand_running
-    out = []
-    for event in events:
-        if isinstance(event, DeckCommitted):
-            out.append(event.hand_id)
-            continue
-        if isinstance(event, HandStarted):
-            current, running = event.setup.hand_id, True
-        if isinstance(event, _TABLE_EVENTS):
-            out.append(current if running else "")
-        else:
-            out.append(current)
-        if isinstance(event, HandEnded):
-            running = False
-    return out
-
-
-def starts_turn(event: AnyEvent) -> bool:
-    """Whether the seat to act after ``event`` starts a fresh action clock.
-
-    Any hand event or time-out does; table events (seating, chips, sitting in
-    or out) do not, so they cannot extend the clock of the seat to act.
-    """
-    return not isinstance(event, _TABLE_EVENTS) or isinstance(event, ActionTimedOut)
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,73 +165,15 @@ class TableRuntime:
     # ------------------------------------------------------------------ loading
 
     async def load(self) -> None:
-        """Rebuild the table from its whole stream.
-
-        Hands before the last one are skimmed (``skim_event``): only what
-        outlives them is folded, and their other events are not even decoded.
-        """
+        """Rebuild the table from its whole stream (``services.table.stream.rebuild``)."""
         records = await self.store.read(self.table_id)
-        try:
-            stored = [epb.StoredEvent.FromString(r.payload) for r in records]
-        except DecodeError as exc:
-            raise CodecError(f"not a poker.events.v1.StoredEvent: {exc}") from exc
-        kinds = [m.WhichOneof("event") for m in stored]
-        last_hand = max((i for i, k in enumerate(kinds) if k == "hand_started"), default=0)
-        state: TableState | None = None
-        last_at: datetime | None = None
-        turn_at: datetime | None = None
-        decks: list[int] = []
-        hands: dict[str, int] = {}
-        seated: dict[int, int] = {}
-        for i, (record, message, kind) in enumerate(zip(records, stored, kinds, strict=True)):
-            if i < last_hand:
-                # A hand that is over (``skim_event``, straight from the message): only what
-                # outlives it is folded, and times do not matter.
-                if kind in _HAND_KINDS:
-                    assert state is not None, "a table's stream starts with TableCreated"
-                    if kind in _SEAT_ACTION_KINDS:
-                        state = skim_seat_action(state, getattr(message, kind).seat)
-                    elif kind == "hand_started":
-                        setup = message.hand_started.setup
-                        variant = variant_from_proto(setup.variant)
-                        state = skim_hand_started(state, variant, [s.seat for s in setup.seats])
-                    elif kind == "hand_ended":
-                        stacks = tuple((s.seat, s.stack) for s in message.hand_ended.stacks)
-                        state = skim_hand_ended(state, stacks)
-                    continue  # other hand events change nothing beyond their hand
-                message.ClearField("recorded_at")
-                event = from_stored_event(message)[0]
-                state = apply_event(state, event)
-            else:
-                event, meta = from_stored_event(message)
-                state = apply_event(state, event)
-                if meta.recorded_at is not None:
-                    last_at = meta.recorded_at
-                    if starts_turn(event):
-                        turn_at = last_at
-            self._track(event, record.sequence, decks, hands, seated)
-        version = records[-1].sequence if records else 0
-        self.state, self.version, self.last_event_at = state, version, last_at
-        self.turn_started_at = turn_at
-        self.deck_sequences, self.hand_decks, self.seated_at = decks, hands, seated
+        rebuilt = rebuild(records)
+        self.state, self.version = rebuilt.state, rebuilt.version
+        self.last_event_at, self.turn_started_at = rebuilt.last_event_at, rebuilt.turn_started_at
+        self.deck_sequences, self.hand_decks = rebuilt.deck_sequences, rebuilt.hand_decks
+        self.seated_at = rebuilt.seated_at
         self.stale = False
-        log.info("table_loaded", table_id=self.table_id, events=len(records), version=version)
-
-    @staticmethod
-    def _track(
-        event: AnyEvent,
-        sequence: int,
-        decks: list[int],
-        hands: dict[str, int],
-        seated: dict[int, int],
-    ) -> None:
-        if isinstance(event, DeckCommitted):
-            decks.append(sequence)
-            hands[event.hand_id] = sequence
-        elif isinstance(event, PlayerSeated):
-            seated[event.seat] = sequence
-        elif isinstance(event, PlayerLeft):
-            seated.pop(event.seat, None)
+        log.info("table_loaded", table_id=self.table_id, events=len(records), version=self.version)
 
     def deck_sequence_before(self, sequence: int) -> int:
         """Sequence of the last DeckCommitted at or before ``sequence`` (0 if none)."""
@@ -328,7 +220,7 @@ class TableRuntime:
             cmd = command(self.state) if callable(command) else command
             before = self.state
             state, events = execute_table(before, cmd)
-            recorded = _timestamp(now)
+            recorded = timestamp(now)
             version = self.version
             turn_at = self.turn_started_at
             decks: list[int] = []
@@ -341,13 +233,15 @@ class TableRuntime:
                 sequence = version + offset
                 if starts_turn(event):
                     turn_at = now
-                self._track(event, sequence, decks, hands, seated)
+                track(event, sequence, decks, hands, seated)
                 payloads.append(
                     encode_stored(event, self.table_id, sequence, request.key, hand_id, recorded)
                 )
             last = version + len(events)
             response = (
-                respond(state, last, _deadline(state, turn_at)) if respond is not None else None
+                respond(before, state, last, deadline_of(state, turn_at))
+                if respond is not None
+                else None
             )
             blob = response.SerializeToString() if response is not None else b""
             try:
@@ -413,7 +307,7 @@ class TableRuntime:
         """When the seat to act will be timed out (None without a clock or an actor)."""
         if self.state is None:
             return None
-        return _deadline(self.state, self.turn_started_at)
+        return deadline_of(self.state, self.turn_started_at)
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """A background task with its own log context (not the request's that scheduled it)."""
@@ -476,7 +370,7 @@ class TableRuntime:
                 self._after(deadline - self.clock(), version, TimeOut(seat), "timeout")
             return
         now = self.clock()
-        closing = _close_time(state)
+        closing = close_time(state)
         if state.can_start_hand():
             deal_at = (self.last_event_at or now) + self.timing.between_hands
             if closing is None or deal_at < closing:
@@ -502,7 +396,7 @@ class TableRuntime:
 
     def _deal_or_close(self, state: TableState | None) -> TableCommand:
         """The next hand, unless closing time came meanwhile (a timer may fire late)."""
-        closing = _close_time(state) if state is not None else None
+        closing = close_time(state) if state is not None else None
         if closing is not None and self.clock() >= closing:
             return CloseTable("closing time")
         return StartNextHand(secrets.token_bytes(32))
@@ -563,28 +457,3 @@ class TableRuntime:
                 self._resync_later(self.timing.retry_delay)
 
         self._timer = self._spawn(resync())
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _timestamp(moment: datetime) -> Timestamp:
-    """``Timestamp.FromDatetime`` (a naive datetime is UTC), without its detour through timegm."""
-    since = moment - (_EPOCH if moment.tzinfo is not None else _EPOCH.replace(tzinfo=None))
-    return Timestamp(seconds=since.days * 86_400 + since.seconds, nanos=since.microseconds * 1000)
-
-
-def _close_time(state: TableState) -> datetime | None:
-    """When the table closes (``TableConfig.close_at_ms``), if ever."""
-    ms = state.config.close_at_ms
-    return datetime.fromtimestamp(ms / 1000, UTC) if ms else None
-
-
-def _deadline(state: TableState, turn_started_at: datetime | None) -> datetime | None:
-    hand = state.hand
-    if hand is None or hand.ended or hand.actor is None:
-        return None
-    clock_ms = state.config.action_timeout_ms
-    if not clock_ms or turn_started_at is None:
-        return None
-    return turn_started_at + timedelta(milliseconds=clock_ms)

@@ -63,10 +63,11 @@ from felt.eventstore import RedisEventStore
 from felt.registry import RedisTableRegistry
 from poker.v1 import table_service_pb2, table_service_pb2_grpc
 from services.grpc_server import PortInUse, aio_server, bind
-from services.table.interceptors import CallInterceptor
+from services.table.auth import DEFAULT_TOKEN_TTL_S, Authenticator, Secrets
+from services.table.interceptors import AuthInterceptor, CallInterceptor
 from services.table.manager import TableManager
 from services.table.runtime import Timing
-from services.table.service import DEFAULT_TOKEN_TTL_S, Secrets, TableService
+from services.table.service import TableService
 from services.table.watch import WatchHub, WatchLimits
 
 log = structlog.get_logger("felt.table")
@@ -213,7 +214,11 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     when the address is taken, before touching any table.
     """
     config.check()
-    server = aio_server(*_SERVER_OPTIONS, interceptors=[CallInterceptor(SERVICE_NAME)])
+    interceptors = [  # the first is the outermost
+        CallInterceptor(SERVICE_NAME),
+        AuthInterceptor(SERVICE_NAME, Authenticator(config.secrets)),
+    ]
+    server = aio_server(*_SERVER_OPTIONS, interceptors=interceptors)
     port = bind(server, config.address)  # first: the instance id may name the port
     redis = Redis.from_url(config.redis_url)
     store = RedisEventStore(redis)

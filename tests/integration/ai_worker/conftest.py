@@ -27,8 +27,8 @@ from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.ai_worker.decide import Decider, Decision
 from services.ai_worker.worker import AiWorker, WorkerConfig
+from services.table.auth import Secrets
 from services.table.server import RunningTableServer, TableServerConfig, start_table_server
-from services.table.service import Secrets
 
 ADMIN_TOKEN = "test-admin-token"
 AI_TOKEN = "test-ai-token"

@@ -37,9 +37,9 @@ from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
+from services.table.auth import Secrets
 from services.table.runtime import TableRuntime
 from services.table.server import RunningTableServer, TableServerConfig, start_table_server
-from services.table.service import Secrets
 
 ADMIN_TOKEN = "table-tests-admin"
 AI_TOKEN = "table-tests-ai"

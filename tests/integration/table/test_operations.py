@@ -15,19 +15,19 @@ from typing import Any
 import grpc
 import pytest
 
-import services.table.service as service_module
+import services.table.auth as auth_module
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from services.grpc_server import PortInUse, aio_server, bind
 from services.serve import DEMO_BOTS, DEMO_TABLES, open_demo_tables
+from services.table.auth import DEFAULT_TOKEN_TTL_S, Secrets
 from services.table.server import (
     DEV_SECRET,
     ConfigError,
     TableServerConfig,
     start_table_server,
 )
-from services.table.service import DEFAULT_TOKEN_TTL_S, Secrets
 
 Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
 
@@ -169,7 +169,7 @@ async def test_seat_tokens_expire_after_their_configured_lifetime(
 
     # The lifetime passes (the service's clock moves on; nothing else does).
     later = types.SimpleNamespace(time=lambda: time.time() + ttl + 2)
-    monkeypatch.setattr(service_module, "time", later)
+    monkeypatch.setattr(auth_module, "time", later)
     calls: list[Callable[[], Awaitable[object]]] = [
         lambda: stub.GetTableView(request, metadata=seat.md),
         lambda: table_env.submit(stub, table_id, seat, _fold()),

@@ -53,7 +53,7 @@ class TableStandIn:
             outcome = await runtime.run(
                 command,
                 key,
-                lambda _state, seq, _deadline: pb.SubmitActionResponse(sequence=seq),
+                lambda _before, _state, seq, _deadline: pb.SubmitActionResponse(sequence=seq),
                 request.expected_sequence,
             )
         except IllegalAction as exc:

@@ -1,0 +1,158 @@
+"""The admin's use cases, without gRPC: create a table, seat a player (who gets a seat token).
+
+Both need the admin (``Caller.require_admin``) and are retry-safe like every
+mutation (``services.table.application``). A new table's configuration comes
+as the API's ``TableConfig`` message, because its bounds (``felt.api.limits``)
+and its conversion (``felt.eventstore.codec``) are defined on it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from felt.api import limits
+from felt.api.convert import table_to_proto
+from felt.eventstore.codec import CodecError, ai_level_from_proto, table_config_from_proto
+from felt.idempotency import ClientRequest
+from felt.table.aggregate import CreateTable, SeatPlayer, TableCommand, TableState
+from felt.tokens import SeatClaim, issue_token, request_nonce, token_hash
+from poker.events.v1 import events_pb2 as epb
+from poker.v1 import table_pb2 as tpb
+from poker.v1 import table_service_pb2 as pb
+from services.table.application import TableApp, check_table_id, request_key
+from services.table.auth import Caller, Secrets
+from services.table.manager import NotOwner
+from services.table.refusals import Code, Refused, first_answer, invalid
+
+
+@dataclass(frozen=True, slots=True)
+class Seated:
+    """A player seated: its seat, its seat token and when that expires (0: never)."""
+
+    seat: int
+    sequence: int
+    seat_token: str
+    expires_at: int
+
+
+class TableAdmin:
+    """Creating tables and seating players (see the module docstring)."""
+
+    def __init__(self, app: TableApp, secrets: Secrets) -> None:
+        self.app = app
+        self.secrets = secrets
+
+    async def create_table(
+        self,
+        caller: Caller,
+        request: ClientRequest,
+        table_id: str,
+        name: str,
+        config: epb.TableConfig | None,
+    ) -> tpb.Table:
+        """Create a table (admin); ``table_id`` "" derives one from the request id."""
+        key = request_key(caller.require_admin(), request)
+        table_id = table_id or f"t-{hashlib.sha256(request.request_id.encode()).hexdigest()[:12]}"
+        check_table_id(table_id)
+        if config is None:
+            raise Refused(Code.INVALID_ARGUMENT, "config is required")
+        name = limits.clean_table_name(name)
+        limits.check_table_config(config, datetime.now(UTC))
+        try:
+            domain_config = table_config_from_proto(config, table_id, name)
+        except ValueError as exc:
+            raise Refused(Code.INVALID_ARGUMENT, str(exc)) from None
+        manager = self.app.manager
+        existing = manager.runtimes.get(table_id)
+        if existing is None and await manager.registry.exists(table_id):
+            earlier = await manager.store.request_result(table_id, key.key)
+            if earlier is not None:
+                return pb.CreateTableResponse.FromString(first_answer(key, earlier.response)).table
+            raise Refused(Code.ALREADY_EXISTS, f"table {table_id} already exists")
+        try:
+            runtime = existing or await manager.register(table_id)
+        except NotOwner:
+            raise Refused(Code.ALREADY_EXISTS, f"table {table_id} already exists") from None
+        try:
+            answer = await self.app.mutate(
+                runtime,
+                CreateTable(domain_config),
+                key,
+                lambda _, state, seq, __: pb.CreateTableResponse(table=table_to_proto(state, seq)),
+                pb.CreateTableResponse,
+            )
+        except Refused:
+            await manager.discard(runtime)
+            raise
+        await manager.created(runtime)
+        return answer.table
+
+    async def seat_player(
+        self,
+        caller: Caller,
+        request: ClientRequest,
+        table_id: str,
+        seat: int | None,
+        player_id: str,
+        display_name: str,
+        stack: int,
+        ai_level: int,
+    ) -> Seated:
+        """Seat a player (admin) at ``seat`` or the first free one; it gets a seat token.
+
+        The token is derived from the request id, so a retry gets the same token
+        back although only its hash is ever stored.
+        """
+        key = request_key(caller.require_admin(), request)
+        limits.check_player_id(player_id)
+        display_name = limits.clean_display_name(display_name)
+        limits.check_amount(stack, "stack")
+        try:
+            level = ai_level_from_proto(ai_level)  # type: ignore[arg-type]
+        except CodecError as exc:
+            raise Refused(Code.INVALID_ARGUMENT, str(exc)) from None
+        runtime = await self.app.runtime(table_id)
+        table_id = runtime.table_id
+        secret = self.secrets.token_secret
+        ttl = self.secrets.token_ttl_s
+        expires = int(time.time()) + ttl if ttl else 0
+        nonce = request_nonce(secret, table_id, request.request_id)
+
+        def where(state: TableState) -> int:
+            return seat if seat is not None else free_seat(state)
+
+        def make(state: TableState | None) -> TableCommand:
+            if state is None:
+                raise Refused(Code.NOT_FOUND, f"table {table_id} does not exist")
+            try:
+                limits.check_chips_added(state, stack)
+            except limits.LimitError as exc:
+                raise invalid(exc) from None
+            chosen = where(state)
+            token = issue_token(secret, SeatClaim(table_id, chosen, player_id, expires), nonce)
+            return SeatPlayer(chosen, player_id, display_name, stack, token_hash(token), level)
+
+        def answer(
+            before: TableState | None, _: TableState, seq: int, __: datetime | None
+        ) -> pb.SeatPlayerResponse:
+            assert before is not None  # make refused a missing table
+            out = pb.SeatPlayerResponse(seat=where(before), sequence=seq)
+            if expires:
+                out.seat_token_expire_time.FromSeconds(expires)
+            return out
+
+        first = await self.app.mutate(runtime, make, key, answer, pb.SeatPlayerResponse)
+        # Fresh or retried: the same claim and nonce give the same token.
+        expires_at = first.seat_token_expire_time.seconds
+        claim = SeatClaim(table_id, first.seat, player_id, expires_at)
+        return Seated(first.seat, first.sequence, issue_token(secret, claim, nonce), expires_at)
+
+
+def free_seat(state: TableState) -> int:
+    for seat in range(state.config.seat_count):
+        if state.player(seat) is None and not state.dealt_in(seat):
+            return seat
+    raise Refused(Code.RESOURCE_EXHAUSTED, "the table is full", "TABLE_FULL")

@@ -1,0 +1,328 @@
+"""The table service's use cases, without gRPC: one method each, plain arguments in, results out.
+
+``services.table.service`` translates a call's request into the arguments of
+one method here and its result into the response; the service tests
+(``tests/unit/services/``) call these methods straight, on the in-memory
+ports. A use case raises :class:`~services.table.refusals.Refused` (or lets a
+rules, store or limit error through) to refuse; it never builds a status.
+
+Every mutating use case takes the request as a
+:class:`~felt.idempotency.ClientRequest` (its id and content, for the
+idempotency key) and the :class:`~services.table.auth.Caller` the token made.
+A fresh request is decided and appended in one version-checked call that also
+records the request id; a retry is answered with the stored answer of the
+first call: by the append itself, or (when deciding again on the newer state
+refuses it) by looking the id up. A refused request changes nothing. The
+stored answer is the API's response message, serialized (so that a retry
+gets the same bytes whichever version of the service answers it); the
+results here are decoded from it.
+
+The view a seat's action is answered with stays the API's ``TableView``
+message (built by ``felt.api.convert``, as for every read).
+The admin's use cases (create a table, seat a player) are in
+``services.table.admin``; reads (views, the watch stream, hand histories)
+in ``services.table.queries``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TypeVar
+
+from google.protobuf.message import Message
+from structlog.contextvars import bind_contextvars
+
+from felt.api import limits
+from felt.api.convert import fill_table_view
+from felt.eventstore import VersionConflict
+from felt.idempotency import ClientRequest, RequestKey, RequestReused
+from felt.rules.commands import Act, Discard, IllegalAction, ShowCards
+from felt.table.aggregate import (
+    AddChips,
+    LeaveSeat,
+    PlayHand,
+    SitIn,
+    SitOut,
+    TableCommand,
+    TableState,
+)
+from poker.v1 import table_pb2 as tpb
+from poker.v1 import table_service_pb2 as pb
+from services.table.auth import Caller, Credential, check_occupant
+from services.table.manager import NotOwner, TableManager, TableNotFound
+from services.table.refusals import (
+    Code,
+    Refused,
+    first_answer,
+    invalid,
+    quarantined,
+    refusal,
+    unavailable,
+)
+from services.table.runtime import CommandSource, LeaseLost, TableQuarantined, TableRuntime
+
+M = TypeVar("M", bound=Message)
+Answer = Callable[[TableState | None, TableState, int, datetime | None], M]
+
+
+@dataclass(frozen=True, slots=True)
+class Stack:
+    """A seat's chips behind after the call (leaving: what it takes with it), and the sequence."""
+
+    stack: int
+    sequence: int
+
+
+@dataclass(frozen=True, slots=True)
+class Acted:
+    """An action taken: the sequence, and the seat's view right after it."""
+
+    sequence: int
+    view: tpb.TableView
+
+
+class TableApp:
+    """The use cases of the tables this instance runs (see the module docstring)."""
+
+    def __init__(self, manager: TableManager) -> None:
+        self.manager = manager
+
+    # ------------------------------------------------------------------ plumbing
+
+    async def runtime(self, table_id: str) -> TableRuntime:
+        """The runtime of ``table_id`` (checked), its cache fresh; NOT_FOUND, UNAVAILABLE
+        (another instance runs it) or TABLE_QUARANTINED otherwise."""
+        check_table_id(table_id)
+        try:
+            runtime = await self.manager.get(table_id)  # at once for a table run here
+        except TableNotFound:
+            raise Refused(Code.NOT_FOUND, f"table {table_id} does not exist") from None
+        except NotOwner:
+            raise unavailable(table_id) from None
+        except TableQuarantined as exc:
+            raise quarantined(exc) from None
+        try:
+            await runtime.refresh()  # rereads the stream only if the cache may be behind
+        except TableQuarantined as exc:
+            raise quarantined(exc) from None
+        hand = runtime.state.hand if runtime.state is not None else None
+        if hand is not None:
+            bind_contextvars(hand_id=hand.setup.hand_id)
+        return runtime
+
+    async def mutate(
+        self,
+        runtime: TableRuntime,
+        command: CommandSource,
+        request: RequestKey,
+        answer: Answer[M],
+        answer_type: type[M],
+        expected: int | None = None,
+        credential: Credential | None = None,
+    ) -> M:
+        """Decide-append-apply and answer; a retried request gets its first answer."""
+
+        def authorize(state: TableState | None) -> None:
+            if credential is not None:
+                check_occupant(state, credential)
+
+        try:
+            outcome = await runtime.run(command, request, answer, expected, authorize)
+        except (IllegalAction, VersionConflict, Refused) as exc:
+            # Refused on today's state: perhaps because this very request already went
+            # through (a retry after the table moved on). Then it gets its first answer.
+            earlier = await runtime.store.request_result(runtime.table_id, request.key)
+            if earlier is not None:
+                return answer_type.FromString(first_answer(request, earlier.response))
+            raise refusal(exc) from None
+        except (LeaseLost, RequestReused) as exc:
+            raise refusal(exc) from None
+        if outcome.duplicate or outcome.response is None:
+            return answer_type.FromString(outcome.stored)
+        assert isinstance(outcome.response, answer_type)
+        return outcome.response
+
+    async def _seat_call(
+        self,
+        caller: Caller,
+        request: ClientRequest,
+        table_id: str,
+        seat: int,
+        command: CommandSource,
+        answer: Answer[M],
+        answer_type: type[M],
+        expected: int | None = None,
+    ) -> M:
+        """A seat's mutating call: the table first, then the token, then the request id."""
+        runtime = await self.runtime(table_id)
+        credential = caller.for_seat(table_id, seat)
+        key = request_key(credential.principal, request)
+        return await self.mutate(runtime, command, key, answer, answer_type, expected, credential)
+
+    # ------------------------------------------------------------------ a seat's calls
+
+    async def leave_seat(
+        self, caller: Caller, request: ClientRequest, table_id: str, seat: int
+    ) -> Stack:
+        """Leave: gone now with its stack, or (dealt in) after the hand, its chips behind."""
+
+        def answer(
+            before: TableState | None, state: TableState, seq: int, _: datetime | None
+        ) -> pb.LeaveSeatResponse:
+            source = state if state.player(seat) is not None or before is None else before
+            return pb.LeaveSeatResponse(stack=stack_behind(source, seat), sequence=seq)
+
+        first = await self._seat_call(
+            caller, request, table_id, seat, LeaveSeat(seat), answer, pb.LeaveSeatResponse
+        )
+        return Stack(first.stack, first.sequence)
+
+    async def sit_out(
+        self, caller: Caller, request: ClientRequest, table_id: str, seat: int
+    ) -> int:
+        """Sit out (the seat plays passively from the next hand); the new sequence."""
+        return await self._presence(caller, request, table_id, SitOut(seat), pb.SitOutResponse)
+
+    async def sit_in(self, caller: Caller, request: ClientRequest, table_id: str, seat: int) -> int:
+        """Sit back in; the new sequence."""
+        return await self._presence(caller, request, table_id, SitIn(seat), pb.SitInResponse)
+
+    async def _presence(
+        self,
+        caller: Caller,
+        request: ClientRequest,
+        table_id: str,
+        command: SitOut | SitIn,
+        answer_type: type[pb.SitOutResponse] | type[pb.SitInResponse],
+    ) -> int:
+        first = await self._seat_call(
+            caller,
+            request,
+            table_id,
+            command.seat,
+            command,
+            lambda _, __, seq, ___: answer_type(sequence=seq),
+            answer_type,
+        )
+        return first.sequence
+
+    async def add_chips(
+        self, caller: Caller, request: ClientRequest, table_id: str, seat: int, amount: int
+    ) -> Stack:
+        """Add chips to the seat's stack (within the table's cap); its new stack."""
+
+        def make(state: TableState | None) -> TableCommand:
+            try:
+                if state is not None:
+                    limits.check_chips_added(state, amount)
+            except limits.LimitError as exc:
+                raise invalid(exc) from None
+            return AddChips(seat, amount)
+
+        def answer(
+            _: TableState | None, state: TableState, seq: int, __: datetime | None
+        ) -> pb.AddChipsResponse:
+            player = state.player(seat)
+            return pb.AddChipsResponse(stack=player.stack if player else 0, sequence=seq)
+
+        first = await self._seat_call(
+            caller, request, table_id, seat, make, answer, pb.AddChipsResponse
+        )
+        return Stack(first.stack, first.sequence)
+
+    async def submit_action(
+        self,
+        caller: Caller,
+        request: ClientRequest,
+        table_id: str,
+        action: Act | Discard,
+        expected: int | None,
+    ) -> Acted:
+        """The seat's action; ``expected`` (the client's ``expected_sequence``): None skips the
+        check, otherwise the table must be at it."""
+        if expected == 0:
+            raise Refused(
+                Code.INVALID_ARGUMENT,
+                "expected_sequence 0 is no table's sequence: set the sequence of the view "
+                "the action was decided on, or leave it unset to skip the check",
+                "BAD_SEQUENCE",
+            )
+        seat = action.seat
+
+        def answer(
+            _: TableState | None, state: TableState, seq: int, deadline: datetime | None
+        ) -> pb.SubmitActionResponse:
+            response = pb.SubmitActionResponse(sequence=seq)
+            fill_table_view(response.view, state, seat, seq, deadline)
+            return response
+
+        first = await self._seat_call(
+            caller,
+            request,
+            table_id,
+            seat,
+            PlayHand(action),
+            answer,
+            pb.SubmitActionResponse,
+            expected,
+        )
+        return Acted(first.sequence, first.view)
+
+    async def show_cards(
+        self, caller: Caller, request: ClientRequest, table_id: str, seat: int, hand_id: str
+    ) -> int:
+        """Show the seat's cards of the last hand (``hand_id`` "": whichever it is)."""
+
+        def make(state: TableState | None) -> TableCommand:
+            try:
+                limits.check_hand_id(hand_id)
+            except limits.LimitError as exc:
+                raise invalid(exc) from None
+            hand = state.hand if state is not None else None
+            if hand_id and hand is not None and hand.setup.hand_id != hand_id:
+                raise Refused(
+                    Code.FAILED_PRECONDITION,
+                    "cards can be shown only for the last hand, before the next one starts",
+                    "HAND_OVER",
+                )
+            return PlayHand(ShowCards(seat))
+
+        first = await self._seat_call(
+            caller,
+            request,
+            table_id,
+            seat,
+            make,
+            lambda _, __, seq, ___: pb.ShowCardsResponse(sequence=seq),
+            pb.ShowCardsResponse,
+        )
+        return first.sequence
+
+
+def check_table_id(table_id: str) -> str:
+    try:
+        return limits.check_table_id(table_id)
+    except limits.LimitError as exc:
+        raise invalid(exc) from None
+
+
+def request_key(principal: str, request: ClientRequest) -> RequestKey:
+    """``request``'s idempotency key for ``principal``, its ``request_id`` checked first."""
+    try:
+        limits.check_request_id(request.request_id)
+    except limits.LimitError as exc:
+        raise invalid(exc) from None
+    return request.key(principal)
+
+
+def stack_behind(state: TableState, seat: int) -> int:
+    """A seat's chips behind: its hand stack while dealt in, else its table stack."""
+    if state.dealt_in(seat):
+        assert state.hand is not None
+        x = state.hand.seat_state(seat)
+        assert x is not None
+        return x.stack
+    player = state.player(seat)
+    return player.stack if player is not None else 0

@@ -1,0 +1,176 @@
+"""Who calls the table service: the bearer token's checks, and the principal they give.
+
+Authentication is split in two, as seat checks must be:
+
+1. **The token itself**, once per call, before the handler runs
+   (``services.table.interceptors.AuthInterceptor`` calls
+   :meth:`Authenticator.authenticate` and puts the :class:`Caller` in a
+   context variable, :func:`current_caller`): whether it is the admin token,
+   the AI workers' token, or a seat token with a genuine signature that has
+   not expired (verified tokens are cached; expiry is checked on every use).
+2. **What the call asks for**, by the use case at the point where the call
+   checked it before (so that a call's refusals keep their order: an unknown
+   table is NOT_FOUND whatever the token): :meth:`Caller.require_admin`,
+   :meth:`Caller.for_seat` (the token's table and seat), and under the table's
+   lock :func:`check_occupant` (the token belongs to the seat's current
+   occupant, so that nobody can slip in between the check and the append).
+
+Nothing here knows gRPC: the fakes' service tests build callers with
+:meth:`Authenticator.authenticate` from a plain token.
+"""
+
+from __future__ import annotations
+
+import hmac
+import time
+from dataclasses import dataclass
+
+from felt.idempotency import ADMIN_PRINCIPAL, ai_principal, seat_principal
+from felt.table.aggregate import TableState
+from felt.tokens import SeatClaim, TokenError, token_hash, verify_token
+from services.table.refusals import Code, Refused
+
+DEFAULT_TOKEN_TTL_S = 86_400  # seat tokens live a day unless configured (FELT_SEAT_TOKEN_TTL_S)
+_VERIFIED_TOKENS = 10_000  # how many verified tokens to remember
+
+
+@dataclass(frozen=True, slots=True)
+class Secrets:
+    """Shared secrets: token signing, and the credentials of admins and AI workers.
+
+    ``token_ttl_s`` is the lifetime of the seat tokens issued here (0: they never
+    expire, which only tokens minted elsewhere with the secret may want).
+    """
+
+    token_secret: bytes
+    admin_token: str = ""
+    ai_token: str = ""
+    token_ttl_s: int = DEFAULT_TOKEN_TTL_S
+
+
+@dataclass(frozen=True, slots=True)
+class Credential:
+    """A bearer token checked for its signature, table and seat (not yet for its occupant)."""
+
+    seat: int
+    token_hash: str
+    ai: bool = False
+
+    @property
+    def principal(self) -> str:
+        """Who calls, for idempotency keys: the AI workers for this seat, or this very token."""
+        return ai_principal(self.seat) if self.ai else seat_principal(self.seat, self.token_hash)
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The caller as its bearer token says, checked for what the token is (step one).
+
+    ``admin``: the admin token was sent (or admin calls are open: no admin token
+    is configured). ``ai``: the AI workers' token. Otherwise ``claim`` is the
+    seat token's claim, or ``error`` says why the token is none.
+    """
+
+    token: bool = False
+    admin: bool = False
+    ai: bool = False
+    claim: SeatClaim | None = None
+    token_hash: str = ""
+    error: str = ""
+
+    def require_admin(self) -> str:
+        """The admin principal, or UNAUTHENTICATED."""
+        if not self.admin:
+            raise Refused(Code.UNAUTHENTICATED, "this call needs the admin token")
+        return ADMIN_PRINCIPAL
+
+    def for_seat(self, table_id: str, seat: int) -> Credential:
+        """A genuine token for this table and seat (or the AI workers' token), or a refusal."""
+        if not self.token:
+            raise Refused(
+                Code.UNAUTHENTICATED,
+                "send the seat token as 'authorization: Bearer <token>' metadata",
+            )
+        if self.ai:
+            return Credential(seat, "", ai=True)
+        claim = self.claim
+        if claim is None:
+            raise Refused(Code.UNAUTHENTICATED, self.error)
+        if claim.table_id != table_id:
+            raise Refused(
+                Code.PERMISSION_DENIED,
+                f"this token is for table {claim.table_id}, not table {table_id}",
+            )
+        if claim.seat != seat:
+            raise Refused(
+                Code.PERMISSION_DENIED,
+                f"this token is for seat {claim.seat}, not seat {seat}",
+            )
+        return Credential(seat, self.token_hash)
+
+
+ANONYMOUS = Caller()
+
+
+def check_occupant(state: TableState | None, credential: Credential) -> None:
+    """Step two, under the table's lock: the token belongs to the seat's current occupant."""
+    if state is None:
+        raise Refused(Code.NOT_FOUND, "the table does not exist")
+    seat = credential.seat
+    player = state.player(seat)
+    if player is None:
+        raise Refused(Code.NOT_FOUND, f"nobody sits at seat {seat}")
+    if credential.ai:
+        if not player.ai_level:
+            raise Refused(
+                Code.PERMISSION_DENIED,
+                f"the AI workers' token acts for AI seats only; seat {seat} is a human's",
+            )
+    elif not hmac.compare_digest(credential.token_hash, player.token_hash):
+        raise Refused(
+            Code.PERMISSION_DENIED,
+            "this token belonged to an earlier occupant of the seat",
+        )
+
+
+class Authenticator:
+    """Step one for every call: what a bearer token is (see the module docstring)."""
+
+    def __init__(self, secrets: Secrets) -> None:
+        self.secrets = secrets
+        # Tokens whose signature checked out (verifying is a JSON parse and two hashes):
+        # token -> (claim, hash). Expiry is still checked on every use.
+        self._verified: dict[str, tuple[SeatClaim, str]] = {}
+
+    def authenticate(self, token: str) -> Caller:
+        """The caller sending ``token`` ("" when none was sent)."""
+        secrets = self.secrets
+        admin = not secrets.admin_token or (
+            bool(token) and hmac.compare_digest(token, secrets.admin_token)
+        )
+        if not token:
+            return Caller(admin=admin)
+        if secrets.ai_token and hmac.compare_digest(token, secrets.ai_token):
+            return Caller(token=True, admin=admin, ai=True)
+        now = int(time.time())
+        known = self._verified.get(token)
+        if known is not None and not (known[0].expires_at and known[0].expires_at < now):
+            claim, hashed = known
+        else:
+            try:
+                claim = verify_token(self.secrets.token_secret, token, now)
+            except TokenError as exc:
+                return Caller(token=True, admin=admin, error=str(exc))
+            hashed = token_hash(token)
+            if len(self._verified) >= _VERIFIED_TOKENS:
+                self._verified.pop(next(iter(self._verified)))
+            self._verified[token] = (claim, hashed)
+        return Caller(token=True, admin=admin, claim=claim, token_hash=hashed)
+
+
+def bearer(metadata: object) -> str:
+    """The bearer token in a call's metadata (``authorization: Bearer <token>``), or ""."""
+    for key, value in metadata or ():  # type: ignore[attr-defined]
+        if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
+            return value[len("Bearer ") :].strip()
+    return ""

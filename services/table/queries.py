@@ -1,0 +1,203 @@
+"""The table service's reads, without gRPC: a table, a view, the watch stream, hand histories.
+
+A seat's read checks its token the way a seat's call does (the table first,
+then the token's table and seat, then that it is the seat's current
+occupant); without a seat the reader is a spectator and sees no hidden cards.
+A seat sees its own cards only in events after its occupant sat down (an
+earlier hand, or a watch resumed from before, shows the earlier occupant's
+hand as a spectator would see it).
+
+Results are the domain's (states, events, proofs); ``services.table.service``
+turns them into the API's messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
+from datetime import datetime
+
+import structlog
+from redis.exceptions import RedisError
+
+from felt.api import limits
+from felt.eventstore import EventsTrimmed
+from felt.eventstore.codec import EventMeta, decode_event
+from felt.table.aggregate import TableState
+from felt.table.commitment import CardOpening
+from felt.table.deals import ProofTracker
+from felt.table.events import AnyEvent, PlayerLeft
+from services.table.application import TableApp
+from services.table.auth import Caller, check_occupant
+from services.table.refusals import TOO_SLOW, Code, Refused
+from services.table.runtime import TableRuntime
+from services.table.watch import EndCall, FellBehind, WatchHub
+
+log = structlog.get_logger("felt.table")
+
+
+@dataclass(frozen=True, slots=True)
+class TableAt:
+    """A table's state at ``version``."""
+
+    state: TableState
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """The table as ``viewer`` may see it (None: a spectator), with the action deadline."""
+
+    state: TableState
+    viewer: int | None
+    version: int
+    deadline: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """One event as ``viewer`` may see it (redact with it), and the proofs it opens for it."""
+
+    sequence: int
+    event: AnyEvent
+    meta: EventMeta
+    viewer: int | None
+    proofs: list[CardOpening]
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """One hand's events, as the viewer may see them."""
+
+    hand_id: str
+    events: list[Seen]
+
+
+class TableQueries:
+    """Reads of the tables this instance runs (see the module docstring)."""
+
+    def __init__(self, app: TableApp, watches: WatchHub) -> None:
+        self.app = app
+        self.watches = watches
+
+    async def _viewer(
+        self, caller: Caller, table_id: str, seat: int | None
+    ) -> tuple[TableRuntime, int | None]:
+        """The runtime, and the seat to view as (None: a spectator), its token checked."""
+        runtime = await self.app.runtime(table_id)
+        if seat is None:
+            return runtime, None
+        check_occupant(runtime.state, caller.for_seat(table_id, seat))
+        return runtime, seat
+
+    async def table(self, table_id: str) -> TableAt:
+        runtime = await self.app.runtime(table_id)
+        if runtime.state is None:
+            raise Refused(Code.NOT_FOUND, f"table {table_id} does not exist")
+        return TableAt(runtime.state, runtime.version)
+
+    async def view(self, caller: Caller, table_id: str, seat: int | None) -> View:
+        runtime, viewer = await self._viewer(caller, table_id, seat)
+        assert runtime.state is not None
+        return View(runtime.state, viewer, runtime.version, runtime.action_deadline())
+
+    async def watch(
+        self,
+        caller: Caller,
+        peer: str,
+        table_id: str,
+        seat: int | None,
+        from_sequence: int,
+        end_call: EndCall | None = None,
+    ) -> AsyncGenerator[View | Seen]:
+        """The table's events as the viewer may see them; from 0: a snapshot first.
+
+        A seat's stream ends after its occupant's ``PlayerLeft`` (the token is
+        void from then on). Streams are capped per connection (``peer``) and per
+        service, share one tail of the table's stream, and are dropped if they
+        fall too far behind (``services.table.watch``): then TOO_SLOW is raised,
+        or, if the call was stuck writing, ``end_call`` has ended it already.
+        """
+        with self.watches.admission(peer) as refusal:
+            if refusal:
+                log.info("watch_refused", detail=refusal)
+                raise Refused(Code.RESOURCE_EXHAUSTED, refusal)
+            runtime, viewer = await self._viewer(caller, table_id, seat)
+            start = from_sequence
+            if start > runtime.version:
+                raise Refused(
+                    Code.OUT_OF_RANGE,
+                    f"from_sequence {start} is ahead of the table (at {runtime.version})",
+                )
+            seated_since = runtime.seated_at.get(viewer, 0) if viewer is not None else 0
+            if start == 0:
+                assert runtime.state is not None
+                start = runtime.version
+                yield View(runtime.state, viewer, start, runtime.action_deadline())
+            tracker = ProofTracker(viewer)
+            # Prime the proof tracker with the commitment and deck of the hand `start` is in.
+            deck_at = runtime.deck_sequence_before(start)
+            if deck_at:
+                try:
+                    for record in await runtime.store.read(
+                        runtime.table_id, deck_at - 1, start - deck_at + 1
+                    ):
+                        tracker.viewer = viewer if record.sequence > seated_since else None
+                        tracker.openings(decode_event(record.payload)[0])
+                except EventsTrimmed:
+                    pass  # an archived hand: its cards come without proofs
+            try:
+                async for sequence, event, meta in self.watches.events(
+                    runtime.table_id, start, runtime.version, end_call
+                ):
+                    as_seat = viewer if sequence > seated_since else None
+                    tracker.viewer = as_seat
+                    yield Seen(sequence, event, meta, as_seat, tracker.openings(event))
+                    if isinstance(event, PlayerLeft) and event.seat == as_seat:
+                        return  # the seat's token is void now
+            except FellBehind as exc:
+                log.info("watcher_fell_behind", last_sent=exc.last_sent)
+                raise TOO_SLOW from None
+            except EventsTrimmed:
+                raise Refused(
+                    Code.OUT_OF_RANGE,
+                    "those events are archived; watch again with from_sequence 0",
+                ) from None
+            except (RedisError, OSError) as exc:
+                log.warning("watch_storage_unavailable", error=repr(exc))
+                raise Refused(
+                    Code.UNAVAILABLE,
+                    "the table's storage is unreachable; watch again from the last event",
+                ) from None
+
+    async def hand_history(
+        self, caller: Caller, table_id: str, seat: int | None, hand_id: str
+    ) -> History:
+        """One hand's events (``hand_id`` "": the last hand dealt), as the viewer may see them."""
+        limits.check_hand_id(hand_id)
+        runtime, viewer = await self._viewer(caller, table_id, seat)
+        hands = runtime.hand_decks
+        hand_id = hand_id or next(reversed(hands), "")
+        if not hand_id:
+            raise Refused(Code.NOT_FOUND, "no hand has been dealt at this table")
+        first = hands.get(hand_id)
+        if first is None:
+            raise Refused(Code.NOT_FOUND, f"hand {hand_id} is not at this table")
+        if viewer is not None and runtime.seated_at.get(viewer, 0) > first:
+            viewer = None  # the seat's occupant sat down after this hand: not theirs
+        later = [s for s in runtime.deck_sequences if s > first]
+        count = later[0] - first if later else None
+        try:
+            records = await runtime.store.read(runtime.table_id, first - 1, count)
+        except EventsTrimmed:
+            raise Refused(
+                Code.NOT_FOUND, f"hand {hand_id} is archived; ask the hand archive"
+            ) from None
+        tracker = ProofTracker(viewer)
+        items = []
+        for record in records:
+            event, meta = decode_event(record.payload)
+            proofs = tracker.openings(event)
+            if meta.hand_id == hand_id:
+                items.append(Seen(record.sequence, event, meta, viewer, proofs))
+        return History(hand_id, items)

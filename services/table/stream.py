@@ -1,0 +1,195 @@
+"""A table's stream as its runtime reads it: rebuilding, hand ids, turns, times (no I/O).
+
+``services.table.runtime`` caches one table and drives it; what it derives
+from the events themselves is here, pure: the fold of a whole stream on
+load (:func:`rebuild`, skimming hands that are over), which hand each new
+event belongs to (:func:`hand_ids`), whether an event starts a fresh action
+clock (:func:`starts_turn`), where decks and seats' occupants are
+(:func:`track`), and the times derived from a state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from google.protobuf.message import DecodeError
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from felt.eventstore import StoredRecord
+from felt.eventstore.codec import CodecError, from_stored_event, variant_from_proto
+from felt.rules.events import HandEnded, HandStarted
+from felt.table.aggregate import (
+    HAND_EVENTS,
+    SEAT_ACTIONS,
+    TableState,
+    apply_event,
+    skim_hand_ended,
+    skim_hand_started,
+    skim_seat_action,
+)
+from felt.table.events import (
+    ActionTimedOut,
+    AnyEvent,
+    DeckCommitted,
+    PlayerLeft,
+    PlayerSeated,
+    TableEvent,
+)
+from poker.events.v1 import events_pb2 as epb
+
+_TABLE_EVENTS: tuple[type, ...] = TableEvent.__args__
+
+
+def _oneof_name(kind: type) -> str:
+    """``StoredEvent``'s oneof field for an event class (``PlayerFolded`` -> ``player_folded``)."""
+    name = "".join(f"_{c.lower()}" if c.isupper() else c for c in kind.__name__).lstrip("_")
+    assert name in epb.StoredEvent.DESCRIPTOR.fields_by_name, name
+    return name
+
+
+# Hand events by their StoredEvent field: a rebuild skims the hands that are over
+# straight from the messages (see TableRuntime.load).
+_HAND_KINDS = frozenset(_oneof_name(t) for t in HAND_EVENTS)
+_SEAT_ACTION_KINDS = frozenset(_oneof_name(t) for t in SEAT_ACTIONS)
+
+
+@dataclass(frozen=True, slots=True)
+class Rebuilt:
+    """What a runtime caches of a table, folded from its whole stream."""
+
+    state: TableState | None
+    version: int
+    last_event_at: datetime | None
+    turn_started_at: datetime | None  # when the seat to act got its turn
+    deck_sequences: list[int]  # sequences of the DeckCommitted events
+    hand_decks: dict[str, int]  # the same by hand id
+    seated_at: dict[int, int]  # seat -> sequence of its current occupant's PlayerSeated
+
+
+def rebuild(records: Sequence[StoredRecord]) -> Rebuilt:
+    """Fold a table's whole stream.
+
+    Hands before the last one are skimmed (``skim_event``): only what outlives
+    them is folded, and their other events are not even decoded.
+    """
+    try:
+        stored = [epb.StoredEvent.FromString(r.payload) for r in records]
+    except DecodeError as exc:
+        raise CodecError(f"not a poker.events.v1.StoredEvent: {exc}") from exc
+    kinds = [m.WhichOneof("event") for m in stored]
+    last_hand = max((i for i, k in enumerate(kinds) if k == "hand_started"), default=0)
+    state: TableState | None = None
+    last_at: datetime | None = None
+    turn_at: datetime | None = None
+    decks: list[int] = []
+    hands: dict[str, int] = {}
+    seated: dict[int, int] = {}
+    for i, (record, message, kind) in enumerate(zip(records, stored, kinds, strict=True)):
+        if i < last_hand:
+            # A hand that is over (``skim_event``, straight from the message): only what
+            # outlives it is folded, and times do not matter.
+            if kind in _HAND_KINDS:
+                assert state is not None, "a table's stream starts with TableCreated"
+                if kind in _SEAT_ACTION_KINDS:
+                    state = skim_seat_action(state, getattr(message, kind).seat)
+                elif kind == "hand_started":
+                    setup = message.hand_started.setup
+                    variant = variant_from_proto(setup.variant)
+                    state = skim_hand_started(state, variant, [s.seat for s in setup.seats])
+                elif kind == "hand_ended":
+                    stacks = tuple((s.seat, s.stack) for s in message.hand_ended.stacks)
+                    state = skim_hand_ended(state, stacks)
+                continue  # other hand events change nothing beyond their hand
+            message.ClearField("recorded_at")
+            event = from_stored_event(message)[0]
+            state = apply_event(state, event)
+        else:
+            event, meta = from_stored_event(message)
+            state = apply_event(state, event)
+            if meta.recorded_at is not None:
+                last_at = meta.recorded_at
+                if starts_turn(event):
+                    turn_at = last_at
+        track(event, record.sequence, decks, hands, seated)
+    version = records[-1].sequence if records else 0
+    return Rebuilt(state, version, last_at, turn_at, decks, hands, seated)
+
+
+def track(
+    event: AnyEvent,
+    sequence: int,
+    decks: list[int],
+    hands: dict[str, int],
+    seated: dict[int, int],
+) -> None:
+    """Note where ``event`` (at ``sequence``) puts a deck, a hand or a seat's occupant."""
+    if isinstance(event, DeckCommitted):
+        decks.append(sequence)
+        hands[event.hand_id] = sequence
+    elif isinstance(event, PlayerSeated):
+        seated[event.seat] = sequence
+    elif isinstance(event, PlayerLeft):
+        seated.pop(event.seat, None)
+
+
+def hand_ids(before: TableState | None, events: list[AnyEvent]) -> list[str]:
+    """The hand each event of a batch belongs to (``StoredEvent.hand_id``).
+
+    Hand events belong to their hand (a voluntary show after its end too), and
+    so does whatever happens while a hand runs; table events between hands
+    belong to none ("").
+    """
+    hand = before.hand if before is not None else None
+    current = hand.setup.hand_id if hand is not None else ""
+    running = before is not None and before.hand_running
+    out = []
+    for event in events:
+        if isinstance(event, DeckCommitted):
+            out.append(event.hand_id)
+            continue
+        if isinstance(event, HandStarted):
+            current, running = event.setup.hand_id, True
+        if isinstance(event, _TABLE_EVENTS):
+            out.append(current if running else "")
+        else:
+            out.append(current)
+        if isinstance(event, HandEnded):
+            running = False
+    return out
+
+
+def starts_turn(event: AnyEvent) -> bool:
+    """Whether the seat to act after ``event`` starts a fresh action clock.
+
+    Any hand event or time-out does; table events (seating, chips, sitting in
+    or out) do not, so they cannot extend the clock of the seat to act.
+    """
+    return not isinstance(event, _TABLE_EVENTS) or isinstance(event, ActionTimedOut)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def timestamp(moment: datetime) -> Timestamp:
+    """``Timestamp.FromDatetime`` (a naive datetime is UTC), without its detour through timegm."""
+    since = moment - (_EPOCH if moment.tzinfo is not None else _EPOCH.replace(tzinfo=None))
+    return Timestamp(seconds=since.days * 86_400 + since.seconds, nanos=since.microseconds * 1000)
+
+
+def close_time(state: TableState) -> datetime | None:
+    """When the table closes (``TableConfig.close_at_ms``), if ever."""
+    ms = state.config.close_at_ms
+    return datetime.fromtimestamp(ms / 1000, UTC) if ms else None
+
+
+def deadline_of(state: TableState, turn_started_at: datetime | None) -> datetime | None:
+    """When the seat to act is timed out (None without an action clock or an actor)."""
+    hand = state.hand
+    if hand is None or hand.ended or hand.actor is None:
+        return None
+    clock_ms = state.config.action_timeout_ms
+    if not clock_ms or turn_started_at is None:
+        return None
+    return turn_started_at + timedelta(milliseconds=clock_ms)

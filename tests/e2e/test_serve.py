@@ -61,7 +61,7 @@ class Launcher:
         return env
 
     async def start(self, *args: str, **env: str) -> Proc:
-        """Start ``python -m services.cli ARGS``; returns once it printed its first line or exited."""
+        """Start ``python -m services.cli ARGS``; returns at its first line or its exit."""
         log = self.tmp / f"proc-{len(self.started)}.log"
         with log.open("wb") as err:
             process = await asyncio.create_subprocess_exec(

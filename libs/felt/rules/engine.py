@@ -287,7 +287,7 @@ def _why_no_raise(state: WorkingHand, seat: WorkingSeat, legal: LegalActions) ->
             "the betting was not reopened to you (the bet grew by less than a full raise "
             "since you acted): call or fold"
         )
-    return "no other player can put in more than the current bet (the others are all-in): call or fold"
+    return "nobody else can put in more than the current bet (all-in): call or fold"
 
 
 def _raise_to(batch: _Batch, state: WorkingHand, index: int, to: int) -> None:

@@ -115,9 +115,7 @@ def can_be_raised(state: HandQueries, seat: SeatQueries) -> bool:
     enough: an opponent all-in for less than the bet cannot answer a raise.
     """
     current = state.current_bet
-    return any(
-        o is not seat and not o.folded and o.bet + o.stack > current for o in state.seats
-    )
+    return any(o is not seat and not o.folded and o.bet + o.stack > current for o in state.seats)
 
 
 def legal_actions(state: HandQueries) -> LegalActions | None:

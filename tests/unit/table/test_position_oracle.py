@@ -84,7 +84,7 @@ class Oracle:
                 big = self.clockwise(big)
             self.last = (button, small, big)
             return self.last
-        last_button, last_small, last_big = self.last
+        _, last_small, last_big = self.last
         big = self.clockwise(last_big)
         while big not in dealt_in:
             big = self.clockwise(big)

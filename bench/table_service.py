@@ -58,7 +58,8 @@ from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.grpc_server import aio_server, bind
-from services.table.runtime import TableRuntime, hand_ids
+from services.table.runtime import TableRuntime
+from services.table.stream import hand_ids
 
 PING_METHOD = "/bench.Ping/Ping"
 PORT_LINE = r"listening on port (\d+)"  # both servers' first line of output

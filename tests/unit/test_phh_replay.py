@@ -212,3 +212,58 @@ def test_felt_phh_export_writes_the_hand_back_in_the_file_s_units(
     assert verify_hand(hand).status == Status.PASSED
     assert main(["phh", "export", str(source), "--seat", "p4"]) == 1
     assert "--seat 'p4': expected p1..p3" in capsys.readouterr().err
+
+
+def _pokerkit_hand_with_an_idle_check() -> str:
+    """A hand PokerKit plays and writes itself: the button calls all-in for less than the
+    big blind, the small blind folds, and PokerKit asks the big blind (the last seat with
+    chips, its bet matched) to check."""
+    import warnings
+
+    from pokerkit import Automation, HandHistory, NoLimitTexasHoldem
+
+    game = NoLimitTexasHoldem(
+        (
+            Automation.ANTE_POSTING,
+            Automation.BET_COLLECTION,
+            Automation.BLIND_OR_STRADDLE_POSTING,
+            Automation.CARD_BURNING,
+            Automation.RUNOUT_COUNT_SELECTION,
+            Automation.HOLE_CARDS_SHOWING_OR_MUCKING,
+            Automation.HAND_KILLING,
+            Automation.CHIPS_PUSHING,
+            Automation.CHIPS_PULLING,
+        ),
+        False,
+        0,
+        (1, 2),
+        2,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        state = game((96, 31, 1), 3)
+        for cards in ("AcAd", "KcKd", "QcQd"):
+            state.deal_hole(cards)
+        state.check_or_call()  # the button, all-in for 1
+        state.fold()  # the small blind
+        assert state.actor_index == 1 and state.checking_or_calling_amount == 0
+        state.check_or_call()  # the big blind's idle check
+        for cards in ("2h7s9d", "Th", "3c"):
+            state.deal_board(cards)
+        assert not state.status
+        return HandHistory.from_game_state(game, state).dumps()
+
+
+def test_pokerkit_s_idle_check_of_the_last_seat_is_a_no_op() -> None:
+    text = _pokerkit_hand_with_an_idle_check()
+    assert "p2 cc" in text
+    result = verify(text)
+    # The big blind wins the small blind and the button's chip (kings beat queens) and
+    # gets the uncalled 1 back.
+    assert (result.status, result.reason, result.stacks) == (Status.PASSED, "", (95, 33, 0))
+
+
+def test_a_check_out_of_turn_is_still_refused_when_others_have_chips() -> None:
+    actions = [*DEAL3, "p3 f", "p1 cc", "p1 cc"]
+    result = verify(phh(actions))
+    assert result.status == Status.FAILED and "NOT_YOUR_TURN" in result.reason

@@ -24,6 +24,11 @@ Mapping (the PHH conventions, as PokerKit reads them):
   lines are informational (Felt decides who shows), but shown cards must be
   the cards Felt dealt.
 
+* When every other player still in the hand is all-in and the last one has
+  matched the bet, there is nothing to decide: Felt deals on, but PokerKit
+  still asks that player and writes its check (``cc``) into the record.
+  Such a check is accepted as the no-op it is (see ``_idle_check``).
+
 * A post (a negative ``blinds_or_straddles`` entry: a player joining the
   table pays a big blind to be dealt in) has no Felt equivalent; it is
   replayed with the same chips and action order (see ``_map_posts``) and
@@ -290,6 +295,23 @@ def _actor_hint(state: HandQueries) -> str:
     return f"{_seat_name(seat)} is to act" if seat is not None else "nobody is to act"
 
 
+def _idle_check(state: HandQueries, setup: HandSetup, seat: int) -> bool:
+    """Whether a ``cc`` of ``seat`` that Felt did not ask for is the last seat's idle check.
+
+    True when ``seat`` is still in the hand with chips behind and every other
+    seat still in is all-in: Felt never asks a seat in that position (it has
+    matched the bet, or Felt would ask it to call, and nobody can answer a
+    raise), so the hand has dealt on or ended. Chips behind are counted from
+    the setup and what each seat put in, so that awards at the end of the
+    hand do not hide who was all-in.
+    """
+    behind = [s.stack - x.committed for s, x in zip(setup.seats, state.seats, strict=True)]
+    me = state.seats[seat]
+    if me.folded or behind[seat] <= 0:
+        return False
+    return all(behind[i] == 0 for i, x in enumerate(state.seats) if i != seat and not x.folded)
+
+
 # Commands are immutable: the amount-free ones are made once, not per action.
 _ACTS = {
     (seat, kind): Act(seat, kind)
@@ -336,6 +358,8 @@ def replay_hand(hand: PhhHand, *, keep_events: bool = False) -> Replayed:
                 )
             if op == "cc":
                 x = state.seats[seat]
+                if state.actor != seat and _idle_check(state, setup, seat):
+                    continue  # PokerKit's check with everyone else all-in: nothing to do
                 command = _ACTS[seat, check if x.bet >= state.current_bet else call]
             elif op == "f":
                 command = _ACTS[seat, fold]

@@ -299,10 +299,10 @@ def _why_no_raise(state: WorkingHand, seat: WorkingSeat, legal: LegalActions) ->
         return f"the betting is capped at {state.setup.raise_cap} bets and raises this round"
     if not may_raise(state, seat):
         return (
-            "the betting was not reopened to you (the all-in raise was less than a full "
-            "raise): call or fold"
+            "the betting was not reopened to you (the bet grew by less than a full raise "
+            "since you acted): call or fold"
         )
-    return "every other player is all-in: call or fold"
+    return "nobody else can put in more than the current bet (all-in): call or fold"
 
 
 def _raise_to(batch: _Batch, state: WorkingHand, index: int, to: int) -> None:

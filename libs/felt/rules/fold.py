@@ -397,9 +397,8 @@ def _bet(h: WorkingHand, e: BetPlaced) -> None:
         h.last_raise = max(e.to - h.current_bet, h.last_raise)
         h.full_level = e.to
         h.raises += 1
-        # A full bet or raise reopens the betting to everyone else.
-        for o in h.seats:
-            o.acted = False
+    # ``acted`` is not reset: whether the betting reopens to a seat is judged
+    # from what it faces since it last acted (``matched``; legal.may_raise).
     h.current_bet = max(h.current_bet, e.to)
     h.aggressor = index
     x.stack -= e.amount

@@ -90,21 +90,32 @@ def raise_threshold(state: HandQueries) -> int:
 
 
 def may_raise(state: HandQueries, seat: SeatQueries) -> bool:
-    """Whether the betting is open to ``seat``: not yet acted, or reopened since.
+    """Whether the betting is open to ``seat``: not yet acted this round, or reopened since.
 
-    NLHE: a seat that already acted may raise again only when the bet has
-    grown by at least a full raise since it acted (one full raise, or several
-    incomplete all-ins that add up to one). Draw: only when a bet counted as
-    full (at least half a bet, TDA 47-B) reset its ``acted`` flag, and while
-    the raise cap is not reached.
+    Judged for each seat by the wager it faces (TDA 47; RULES.md): a seat
+    that already acted may raise again only when the bet has grown by at
+    least ``raise_threshold`` since it last acted: in NLHE a full raise (one,
+    or several incomplete all-ins that add up to one), in Draw half a bet.
+    A wager that counted as full for the cap therefore reopens the betting
+    only to the seats it raised by that much, not to a seat that already
+    called part of it. Draw also stops at the raise cap.
     """
     if state.variant == Variant.DRAW5 and state.raises >= state.setup.raise_cap:
         return False
     if not seat.acted:
         return True
-    if state.variant == Variant.NLHE:
-        return state.current_bet - seat.matched >= raise_threshold(state)
-    return False
+    return state.current_bet - seat.matched >= raise_threshold(state)
+
+
+def can_be_raised(state: HandQueries, seat: SeatQueries) -> bool:
+    """Whether another live seat can put in more than the current bet.
+
+    A bet or raise that no opponent can answer is not a wager at all (it
+    would come straight back), so it is not offered; "has chips" is not
+    enough: an opponent all-in for less than the bet cannot answer a raise.
+    """
+    current = state.current_bet
+    return any(o is not seat and not o.folded and o.bet + o.stack > current for o in state.seats)
 
 
 def legal_actions(state: HandQueries) -> LegalActions | None:
@@ -124,8 +135,7 @@ def legal_actions(state: HandQueries) -> LegalActions | None:
     min_to: int | None = None
     max_to: int | None = None
     all_in_to: int | None = seat.bet + behind if call_all_in else None
-    others_can_bet = any(o is not seat and not o.folded and o.stack > 0 for o in state.seats)
-    if behind > max(to_call, 0) and others_can_bet and may_raise(state, seat):
+    if behind > max(to_call, 0) and may_raise(state, seat) and can_be_raised(state, seat):
         most = seat.bet + behind
         if state.variant == Variant.NLHE:
             least = state.current_bet + raise_threshold(state)

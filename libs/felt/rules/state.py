@@ -59,9 +59,9 @@ class SeatState(SeatQueries):
     is everything it has put into the pot this hand, antes included; ``ante``
     is the dead part of it (antes go to the main pot, so side pots are cut
     from ``committed - ante``). ``acted`` is True once the seat has acted
-    since the betting was last (re)opened to it, and ``matched`` is the bet
-    it faced when it last acted: together they decide whether incomplete
-    all-in raises have added up to a full raise that reopens its option.
+    this betting round, and ``matched`` is the bet it faced when it last
+    acted: together they decide, for this seat alone, whether the bet has
+    grown enough since then to reopen its option (``legal.may_raise``).
     """
 
     seat: int

@@ -575,16 +575,20 @@ def apply_event(state: TableState | None, event: AnyEvent) -> TableState:
         players = tuple(sorted((*state.players, player), key=lambda p: p.seat))
         return replace(state, players=players)
     if isinstance(event, PlayerLeft):
-        return replace(state, players=tuple(p for p in state.players if p.seat != event.seat))
+        return _short_handed(
+            replace(state, players=tuple(p for p in state.players if p.seat != event.seat))
+        )
     if isinstance(event, PlayerSatOut):
         leaving = event.reason == "leaving"
-        return _update(
-            state,
-            event.seat,
-            sitting_out=True,
-            leaving=leaving,
-            timeouts=0,
-            sit_out_reason=event.reason,
+        return _short_handed(
+            _update(
+                state,
+                event.seat,
+                sitting_out=True,
+                leaving=leaving,
+                timeouts=0,
+                sit_out_reason=event.reason,
+            )
         )
     if isinstance(event, PlayerSatIn):
         return _update(state, event.seat, sitting_out=False, timeouts=0, sit_out_reason="")
@@ -715,7 +719,21 @@ def _hand_ended(
 ) -> TableState:
     final = dict(stacks)
     players = tuple(replace(p, stack=final[p.seat]) if p.seat in final else p for p in new.players)
-    return replace(new, players=players, hands_played=state.hands_played + 1)
+    return _short_handed(replace(new, players=players, hands_played=state.hands_played + 1))
+
+
+def _short_handed(state: TableState) -> TableState:
+    """Forget the button once fewer than two players would be dealt in.
+
+    RULES.md: the first hand after the table had fewer than two players dealt
+    in starts fresh (button on the lowest seat dealt in). Judged from the
+    players alone (not the running hand), so that folding a batch with
+    ``execute_table`` (whose hand is stale until the batch ends) and
+    replaying it event by event agree.
+    """
+    if state.positions is not None and len(state.active_seats()) < 2:
+        return replace(state, positions=None)
+    return state
 
 
 def replay_table(events: Iterable[AnyEvent]) -> TableState:

@@ -1,11 +1,16 @@
-"""Button and blinds from hand to hand: the dead-button rule (TDA).
+"""Button and blinds from hand to hand: the dead-button rule (TDA, RULES.md).
 
 The big blind always moves to the next seat dealt in, so nobody posts it
 twice in a row or skips it when players leave or bust; the small blind is
-the seat that had the big blind (dead if that player is gone) and the button
-the seat that had the small blind (a dead button when empty). Heads-up, the
-button posts the small blind; the big blind still moves forward, so nobody
-gets it twice in a row when play becomes heads-up.
+the seat that had the big blind (dead if that player is gone). The button
+goes to the seat that had the small blind (a dead button when empty), but it
+always sits before the small blind: when that seat is now the big blind or
+lies between the small and the big blind (players joined or left), the
+button goes to the nearest seat dealt in before the small blind instead.
+Heads-up, the button posts the small blind; the big blind still moves
+forward, so nobody gets it twice in a row when play becomes heads-up. A
+table's first hand, and the first after it had fewer than two players dealt
+in (``previous`` is None then), starts fresh from the lowest seat.
 """
 
 from __future__ import annotations
@@ -42,6 +47,11 @@ def next_seat(seat: int, active: Sequence[int], seat_count: int) -> int:
     return min(active, key=lambda s: (s - seat - 1) % seat_count)
 
 
+def previous_seat(seat: int, active: Sequence[int], seat_count: int) -> int:
+    """The first active seat counter-clockwise strictly before ``seat``."""
+    return min(active, key=lambda s: (seat - s - 1) % seat_count)
+
+
 def next_positions(
     variant: Variant,
     active: Sequence[int],
@@ -66,6 +76,9 @@ def next_positions(
         return Positions(button, button, big)
     small = previous.big_blind
     button = previous.small_blind if previous.small_blind is not None else previous.button
+    if not 0 < (button - big) % seat_count < (small - big) % seat_count:
+        # On the big blind or past it: the nearest seat dealt in before the small blind.
+        button = previous_seat(small, ordered, seat_count)
     return Positions(button, small, big)
 
 

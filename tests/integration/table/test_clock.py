@@ -79,7 +79,9 @@ async def test_idle_seats_are_checked_folded_then_sat_out(table_env: Env) -> Non
     )
     back = await watcher.wait_event("player_sat_in", seat=1)
     started = await watcher.wait_event("hand_started", after=back.sequence)
-    assert started.hand_started.setup.button == 1
+    # Seat 1 sitting out left one player dealt in: the next hand starts fresh (RULES.md),
+    # the button on the lowest seat.
+    assert started.hand_started.setup.button == 0
     # Sitting out on request takes effect from the next hand: the seat still plays this
     # one (it is timed out like anyone else, not folded at once).
     response = await stub.SitOut(
@@ -94,12 +96,23 @@ async def test_idle_seats_are_checked_folded_then_sat_out(table_env: Env) -> Non
         )
     assert info.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert table_env.error_reason(info.value) == "ALREADY_SITTING_OUT"
+    # Seat 0 has the button (and the small blind) and acts first: it raises, so seat 1
+    # faces a bet when its clock runs out.
+    view = await table_env.view(stub, table_id, keys[0])
+    assert view.hand.to_act == 0
+    await table_env.submit(
+        stub,
+        table_id,
+        keys[0],
+        tpb.Action(raise_to=tpb.Action.RaiseTo(amount=30)),
+        view.table.sequence,
+    )
     fold = await watcher.wait_event("player_folded", seat=1, after=started.sequence)
     timed = next(e for e in watcher.events if e.sequence == fold.sequence - 1)
     assert timed.action_timed_out.seat == 1, "the requested sit-out was folded without its clock"
-    # Its clock ran from its turn (the deal), not from the sit-out request.
-    dealt = [e for e in watcher.events if started.sequence < e.sequence < timed.sequence]
-    turn = max(e.recorded_at.ToMilliseconds() for e in dealt if e.HasField("hole_cards_dealt"))
+    # Its clock ran from its turn (the raise), not from the sit-out request.
+    acted = [e for e in watcher.events if started.sequence < e.sequence < timed.sequence]
+    turn = max(e.recorded_at.ToMilliseconds() for e in acted if e.HasField("bet_placed"))
     assert timed.recorded_at.ToMilliseconds() - turn >= CLOCK_MS
     await watcher.wait_event("hand_ended", after=max(out.sequence, fold.sequence))
     table = (await stub.GetTable(pb.GetTableRequest(table_id=table_id))).table

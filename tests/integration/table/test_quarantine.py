@@ -28,7 +28,7 @@ from felt.table.aggregate import CreateTable, SeatPlayer, StartNextHand, execute
 from felt.table.events import AnyEvent, TableConfig
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
-from services.table.runtime import _timestamp, hand_ids
+from services.table.stream import hand_ids, timestamp
 
 Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
 
@@ -55,7 +55,7 @@ def _events(table_id: str, clock_ms: int) -> list[AnyEvent]:
 
 
 def _encode(table_id: str, events: list[AnyEvent]) -> list[bytes]:
-    now = _timestamp(datetime.now(UTC))
+    now = timestamp(datetime.now(UTC))
     return [
         encode_stored(event, table_id, sequence, f"poison-{sequence}", hand_id, now)
         for sequence, (event, hand_id) in enumerate(

@@ -12,6 +12,8 @@ from felt.table.aggregate import (
     CreateTable,
     LeaveSeat,
     SeatPlayer,
+    SitIn,
+    SitOut,
     StartNextHand,
     TableState,
 )
@@ -107,3 +109,97 @@ def test_table_posts_only_live_blinds_and_deals_newcomers_from_the_next_hand() -
     # Big blind moved on one seat dealt in (3); the small blind is dead (seat 2 left).
     assert blinds_of(state) == {3: 10}
     assert started.setup.button == 1
+
+
+# --------------------------------------------------------------------------- issue 15
+
+
+def test_heads_up_growing_to_three_puts_the_button_before_the_small_blind() -> None:
+    # A (0) and B (2) heads-up: A has the button and the small blind, B the big blind.
+    heads_up = next_positions(NLHE, [0, 2], 3, None)
+    assert heads_up == Positions(0, 0, 2)
+    # C sits at seat 1. The big blind moves on to A (0) and B (2) posts the small
+    # blind; the button cannot stay on A (the big blind): it goes to C, the
+    # nearest seat dealt in before the small blind.
+    three = next_positions(NLHE, [0, 1, 2], 3, heads_up)
+    assert three == Positions(button=1, small_blind=2, big_blind=0)
+    # So the small blind opens the flop, and the button acts last.
+    assert dealing_order(three.button, [0, 1, 2], 3) == [2, 0, 1]
+
+
+def test_heads_up_partner_leaves_and_two_join_behind_the_big_blind() -> None:
+    # A (0) big blind, B (1) button and small blind; B leaves, C (2) and D (3) join.
+    heads_up = Positions(1, 1, 0)
+    after = next_positions(NLHE, [0, 2, 3], 4, heads_up)
+    # The big blind moves to C; A, who had it, posts the small blind; the old
+    # button's seat 1 lies between them, so the button is D, before the small blind.
+    assert after == Positions(button=3, small_blind=0, big_blind=2)
+    assert dealing_order(after.button, [0, 2, 3], 4) == [0, 2, 3]
+
+
+def test_the_old_small_blind_on_the_new_big_blind_gives_the_button_to_a_newcomer() -> None:
+    # 6 seats: A (0) button, B (2) small blind, C (4) big blind; A leaves, D joins at 3.
+    first = next_positions(NLHE, [0, 2, 4], 6, None)
+    assert first == Positions(0, 2, 4)
+    after = next_positions(NLHE, [2, 3, 4], 6, first)
+    assert after == Positions(button=3, small_blind=4, big_blind=2)
+
+
+def test_a_dead_button_stays_where_it_belongs() -> None:
+    # The old small blind's seat is empty but still before the small blind: a dead button.
+    first = next_positions(NLHE, [0, 1, 2, 3, 4], 6, None)
+    assert first == Positions(0, 1, 2)
+    after = next_positions(NLHE, [0, 2, 3, 4], 6, first)
+    assert after == Positions(button=1, small_blind=2, big_blind=3)
+
+
+def test_a_newcomer_between_the_blinds_is_dealt_in_at_once_without_posting() -> None:
+    first = next_positions(NLHE, [0, 2, 4], 6, None)
+    assert first == Positions(0, 2, 4)
+    # A newcomer at 1 sits between the old button and small blind; one at 5 right after the
+    # big blind takes the next big blind.
+    after = next_positions(NLHE, [0, 1, 2, 4, 5], 6, first)
+    assert after == Positions(button=2, small_blind=4, big_blind=5)
+
+
+def _table(seats: tuple[int, ...], seat_count: int = 6) -> TableState:
+    state = run(None, CreateTable(TableConfig("t", NLHE, seat_count, small_blind=1, big_blind=2)))
+    for seat in seats:
+        state = run(state, SeatPlayer(seat, f"p{seat}", f"P{seat}", 100, "h"))
+    return state
+
+
+def _hand(state: TableState, seed: bytes) -> tuple[TableState, int]:
+    state = run(state, StartNextHand(seed))
+    started = next(e for e in state.hand_events if isinstance(e, HandStarted))
+    return play_out(state), started.setup.button
+
+
+def test_after_fewer_than_two_players_the_table_starts_fresh() -> None:
+    state = _table((1, 3, 4))
+    state, button = _hand(state, b"1" * 32)
+    assert button == 1 and state.positions == Positions(1, 3, 4)
+    state, button = _hand(state, b"2" * 32)
+    assert button == 3
+    # Two leave: one player is left, so the button is forgotten...
+    state = run(state, LeaveSeat(1))
+    assert state.positions is not None
+    state = run(state, LeaveSeat(4))
+    assert state.positions is None
+    # ...and when a newcomer sits down, the lowest seat dealt in has the button (heads-up:
+    # and the small blind), whoever had the blinds before.
+    state = run(state, SeatPlayer(5, "p5", "P5", 100, "h"))
+    state, button = _hand(state, b"3" * 32)
+    assert button == 3 and state.positions == Positions(3, 3, 5)
+
+
+def test_a_sit_out_leaving_one_player_starts_the_table_fresh() -> None:
+    state = _table((2, 4))
+    state, button = _hand(state, b"1" * 32)
+    assert button == 2 and state.positions == Positions(2, 2, 4)
+    state = run(state, SitOut(2))
+    assert state.positions is None
+    # Back from sitting out: dealt in at once, no missed blind; a fresh start from seat 2.
+    state = run(state, SitIn(2))
+    state, button = _hand(state, b"3" * 32)
+    assert button == 2 and state.positions == Positions(2, 2, 4)

@@ -54,6 +54,12 @@ from felt.rules.legal import LegalActions
 from felt.rules.views import HandView
 
 H = HandCategory
+# A player entering at least this share of pots is loose (its calls and raises are
+# not selective); one raising at least this share first-in is wild (a maniac).
+LOOSE_VPIP = 0.6
+# A field whose players enter this share of pots on average calls too much (``TableRead``).
+LOOSE_FIELD = 0.5
+WILD_PFR = 0.5
 _CATEGORY_SHIFT = _native.CATEGORY_SHIFT
 _BOARD_STREETS = ((Street.FLOP, 3), (Street.TURN, 4), (Street.RIVER, 5))
 _ACE_LOW = 0x1000
@@ -83,6 +89,12 @@ class HardTuning:
     instead (those ranges are wide). ``bluff_equity`` is the equity below
     which a checked-to hand may bluff; ``light_3bet`` lets the bluff frequency
     apply to preflop re-raises with hands that would call.
+    Full tables of loose players (``TableRead.loose``): ``loose_allin_edge``
+    is the equity over a fair share (1 / players) to go all-in against
+    maniacs, ``loose_raise_edge`` to raise for value preflop against
+    callers, ``loose_limp_slack`` how far below its share a hand may still
+    enter for the minimum, ``loose_value_edge`` the edge over a fair share to
+    value-bet after the flop (plus 0.3 x the field's fold rate).
     Draw: equity above a fair share (1 / players) to bet or raise, first and
     second round (``draw_bet_first_ip``: in position after a check, where the
     checker's range is weak, so stealing pays), and the margin over pot odds
@@ -108,6 +120,10 @@ class HardTuning:
     cbet_rest: float = 0.2
     bluff_equity: float = 0.35
     light_3bet: bool = False
+    loose_allin_edge: float = 0.04
+    loose_raise_edge: float = 0.10
+    loose_limp_slack: float = 0.03
+    loose_value_edge: float = 0.08
     draw_bet_first: float = 0.10
     draw_bet_first_ip: float = -0.15
     draw_bet_second: float = 0.07
@@ -168,12 +184,15 @@ class HardBot:
     ) -> Decision:
         heads_up = len(view.seats) == 2
         raises = sit.bets_on(Street.PREFLOP)
-        if sit.street == Street.PREFLOP and raises == 0 and sit.to_call > 0:
+        field = not heads_up and read.loose and sit.street == Street.PREFLOP
+        if sit.street == Street.PREFLOP and raises == 0 and sit.to_call > 0 and not field:
             return self._open(view, sit, legal, read)
         ranges = [self._range(sit, o.seat, heads_up, read.style(o.seat)) for o in sit.opponents]
         equity = holdem_equity(
             sit.hole, sit.board, (), ranges, samples=self.samples, seed=rng.getrandbits(32)
         ).equity
+        if field:
+            return self._loose_preflop(sit, legal, equity, raises, read)
         if sit.street == Street.PREFLOP:
             return self._preflop(sit, legal, equity, raises, rng, read)
         return self._postflop(sit, legal, equity, rng, read)
@@ -244,6 +263,40 @@ class HardBot:
             return bet_to(legal, 3 * current + (0 if sit.in_position else current))
         return check_or_call(legal)
 
+    def _loose_preflop(
+        self, sit: Situation, legal: LegalActions, equity: float, raises: int, read: TableRead
+    ) -> Decision:
+        """Preflop at a full table of loose players: play the cards' strength against the field.
+
+        Loose players do not fold, so the pot is contested by most of the
+        table and what counts is equity against all of them compared with a
+        fair share (``1 / players``). Against maniacs every entry ends all-in,
+        so a hand worth more than its share goes all-in and the rest fold.
+        Against passive callers, hands clearly above their share raise for
+        value (big: they call any size), hands near their share enter cheaply
+        (the postflop edge over players who neither fold nor bet pays for the
+        limp), the rest fold. No bluffs: nobody here folds.
+        """
+        t = self.tuning
+        fair = 1.0 / (sit.opponent_count + 1)
+        edge = equity - fair
+        if read.wild:
+            if edge >= t.loose_allin_edge:
+                return all_in(legal)
+            return check_or_fold(legal)
+        current = sit.bet + sit.to_call
+        if edge >= t.loose_raise_edge and legal.can_raise and raises < 2:
+            if sit.spr <= 3:
+                return all_in(legal)
+            return pot_bet_to(sit, legal, 1.0 + read.value_boost)
+        if sit.to_call == 0:
+            return check_or_call(legal)
+        if current <= 2 * sit.unit and edge >= -t.loose_limp_slack:
+            return check_or_call(legal)
+        if equity >= sit.pot_odds + t.pre_margin_ip and edge >= 0:
+            return check_or_call(legal)
+        return check_or_fold(legal)
+
     def _postflop(
         self,
         sit: Situation,
@@ -259,14 +312,23 @@ class HardBot:
         t = self.tuning
         if sit.to_call == 0:
             threshold = (t.value_ip if sit.in_position else t.value_oop) + extra
+            fair = 1.0 / (sit.opponent_count + 1)
             if read.stations:
                 # They call with anything: a hand better than its fair share against
                 # their ranges is a value bet (each caller pays into a pot we win).
-                fair = 1.0 / (sit.opponent_count + 1)
                 threshold = min(threshold, fair + (0.0 if sit.opponent_count == 1 else 0.2))
+            if read.loose and sit.opponent_count > 1:
+                # A loose field calls with worse: value-bet what beats its share by a
+                # margin that grows with how often they fold (folds leave the better hands).
+                threshold = min(threshold, fair + t.loose_value_edge + 0.3 * read.fold)
             if equity >= threshold:
                 if equity >= 0.85 and sit.spr <= 3:
                     return all_in(legal)
+                if read.loose and sit.opponent_count > 1:
+                    share = (equity - fair) / (1.0 - fair)
+                    if share >= 0.45 and sit.spr <= 4:
+                        return all_in(legal)
+                    return pot_bet_to(sit, legal, _clamp(0.5 + 1.2 * share, 0.5, 1.25))
                 return pot_bet_to(sit, legal, _size(equity) + read.value_boost)
             if sit.opponent_count <= 2:
                 if drawing and rng.random() < min(1.0, 3 * read.bluff):
@@ -314,7 +376,10 @@ class HardBot:
             if style.known:
                 pfr = style.pfr
                 pct = max(pct * 0.5, min(1.0, pfr * (0.5 + 0.5 * pfr) ** (level - 1)))
-            if big:
+            if style.known and style.vpip >= LOOSE_VPIP:
+                # A loose player is not selective: it raises (and shoves) from everything it plays.
+                pct = max(pct, style.vpip)
+            elif big:
                 pct = min(pct, max(0.12, style.pfr * 0.5 if style.known else 0.0))
             pre = (_share(pct), 0.0)
         elif any(a.kind == "call" for a in mine):
@@ -604,6 +669,10 @@ class TableRead:
     against players who fold too much. ``stations`` is True when every live
     opponent folds rarely (value-bet thinner, bigger by ``value_boost``).
     ``steal_fold`` is how often the opponents fold to a first-round raise.
+    ``loose`` is True when the live opponents enter half the pots or more (a field that
+    calls: cheap entries pay through implied odds, thin value bets get paid),
+    ``wild`` when one of them raises most hands (every entry will end all-in),
+    ``fold`` the lowest fold-to-a-bet rate among them.
     """
 
     styles: tuple[tuple[int, Style], ...]
@@ -611,6 +680,9 @@ class TableRead:
     stations: bool
     value_boost: float
     steal_fold: float
+    loose: bool = False
+    wild: bool = False
+    fold: float = 0.4
 
     @classmethod
     def of(cls, table: TableStats | None, sit: Situation, bluff_frequency: float) -> TableRead:
@@ -629,6 +701,9 @@ class TableRead:
             stations=stations,
             value_boost=0.25 if stations else 0.0,
             steal_fold=steal,
+            loose=sum(s.vpip for s in known) / len(known) >= LOOSE_FIELD,
+            wild=any(s.pfr >= WILD_PFR for s in known),
+            fold=fold,
         )
 
     def style(self, seat: int) -> Style:

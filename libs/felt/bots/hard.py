@@ -98,7 +98,10 @@ class HardTuning:
     Draw: equity above a fair share (1 / players) to bet or raise, first and
     second round (``draw_bet_first_ip``: in position after a check, where the
     checker's range is weak, so stealing pays), and the margin over pot odds
-    to call.
+    to call; heads-up, any hand bets when the opponent's fold rate (after a
+    check: ``TableRead.check_fold``) beats the bet's share of the pot by
+    ``draw_steal_margin``; against opponents folding at most
+    ``draw_station_fold`` of the time to a bet, bets and raises are thinner.
     """
 
     open_heads_up: float = 1.0
@@ -129,8 +132,10 @@ class HardTuning:
     draw_bet_second: float = 0.07
     draw_raise_first: float = 0.15
     draw_raise_second: float = 0.17
-    draw_call_first: float = 0.0
+    draw_call_first: float = 0.04
     draw_call_second: float = 0.02
+    draw_steal_margin: float = 0.1
+    draw_station_fold: float = 0.3
 
 
 class HardBot:
@@ -534,10 +539,10 @@ class HardBot:
         elif any(a.kind == "check" for a in second) and drew is not None:
             # Checked after the draw: often missed; shift weight to the unconstrained model.
             mix = [(0.4, DrawOpponent(drew)), *[(0.6 * w, m) for w, m in mix]]
-        if style.credible < 1.0:
+        c = style.credible
+        if c < 1.0:
             # Bets that mean little: blend toward an unconstrained hand.
             loose = DrawOpponent(drew if drew is not None else 0)
-            c = style.credible
             mix = [(1 - c, loose), *[(c * w, m) for w, m in mix]]
         return mix
 
@@ -556,15 +561,21 @@ class HardBot:
         if sit.to_call == 0:
             first_margin = t.draw_bet_first_ip if sit.in_position else t.draw_bet_first
             margin = t.draw_bet_second if second else first_margin
-            if read.stations:
+            if read.stations or read.fold <= t.draw_station_fold:
                 margin = min(margin, 0.0)  # they pay off anything better than fair
             if equity >= fair + margin:
                 return bet_to(legal, sit.unit)
+            if n == 1:
+                # A steal: pays when they fold more often than the bet's share of the pot.
+                checked = any(a.kind == "check" and a.seat != sit.seat for a in sit.on(sit.street))
+                fold = read.check_fold[second] if checked else read.fold
+                if fold >= sit.unit / (sit.pot + sit.unit) + t.draw_steal_margin:
+                    return bet_to(legal, sit.unit)
             if n == 1 and equity < 0.35 and rng.random() < read.bluff * (2.0 if second else 1.0):
                 return bet_to(legal, sit.unit)
             return check_or_fold(legal)
         raise_margin = t.draw_raise_second if second else t.draw_raise_first
-        if read.stations:
+        if read.stations or read.fold <= t.draw_station_fold:
             raise_margin = min(raise_margin, 0.05)
         if equity >= fair + raise_margin:
             return bet_to(legal, sit.bet + sit.to_call + sit.unit)
@@ -600,6 +611,7 @@ class Style:
     pfr: float = 0.22
     aggression: float = 0.3
     fold: float = 0.4
+    check_fold: tuple[float, float] = (0.4, 0.4)
     bluffs: float = 0.3
     odd_draws: float = 0.1
 
@@ -629,6 +641,16 @@ class Style:
         by_aggression = 1.0 - _clamp((self.aggression - 0.4) / 0.45, 0.0, 0.8)
         by_showdowns = 1.0 - _clamp((self.bluffs - 0.35) / 0.5, 0.0, 0.8)
         return _q(min(by_aggression, by_showdowns))
+
+    @property
+    def credible_draw(self) -> float:
+        """``credible`` for Draw, by aggression only.
+
+        A shown one-pair bet counts as a bluff in ``bluffs`` (right in
+        Hold'em), but in Draw a pair is a hand players bet for value, so
+        there the showdowns would call an honest bettor a bluffer.
+        """
+        return _q(1.0 - _clamp((self.aggression - 0.4) / 0.45, 0.0, 0.8))
 
     @property
     def honest_draws(self) -> float:
@@ -672,7 +694,11 @@ class TableRead:
     ``loose`` is True when the live opponents enter half the pots or more (a field that
     calls: cheap entries pay through implied odds, thin value bets get paid),
     ``wild`` when one of them raises most hands (every entry will end all-in),
-    ``fold`` the lowest fold-to-a-bet rate among them.
+    ``fold`` the lowest fold-to-a-bet rate among them. ``check_fold`` is,
+    per betting round (first, later), how often a seat that checked folds
+    to a bet, estimated for the one folding least: a player who bets the
+    hands it keeps (``pfr``, ``aggression``) checks the ones it gives up, so
+    its fold rate is concentrated in its checks.
     """
 
     styles: tuple[tuple[int, Style], ...]
@@ -683,6 +709,7 @@ class TableRead:
     loose: bool = False
     wild: bool = False
     fold: float = 0.4
+    check_fold: tuple[float, float] = (0.4, 0.4)
 
     @classmethod
     def of(cls, table: TableStats | None, sit: Situation, bluff_frequency: float) -> TableRead:
@@ -704,6 +731,10 @@ class TableRead:
             loose=sum(s.vpip for s in known) / len(known) >= LOOSE_FIELD,
             wild=any(s.pfr >= WILD_PFR for s in known),
             fold=fold,
+            check_fold=(
+                min(_check_fold(s.steal_fold_rate(), s.pfr_rate()) for s in seen),
+                min(_check_fold(s.fold_rate(), s.aggression()) for s in seen),
+            ),
         )
 
     def style(self, seat: int) -> Style:
@@ -711,6 +742,11 @@ class TableRead:
             if s == seat:
                 return style
         return Style()
+
+
+def _check_fold(fold: float, bets: float) -> float:
+    """Fold rate after a check: the folds come from the share of hands that do not bet."""
+    return _q(_clamp(fold / max(0.05, 1.0 - bets), 0.0, 0.95))
 
 
 def warm_up() -> None:

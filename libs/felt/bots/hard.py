@@ -54,6 +54,12 @@ from felt.rules.legal import LegalActions
 from felt.rules.views import HandView
 
 H = HandCategory
+# A player entering at least this share of pots is loose (its calls and raises are
+# not selective); one raising at least this share first-in is wild (a maniac).
+LOOSE_VPIP = 0.6
+# A field whose players enter this share of pots on average calls too much (``TableRead``).
+LOOSE_FIELD = 0.5
+WILD_PFR = 0.5
 _CATEGORY_SHIFT = _native.CATEGORY_SHIFT
 _BOARD_STREETS = ((Street.FLOP, 3), (Street.TURN, 4), (Street.RIVER, 5))
 _ACE_LOW = 0x1000
@@ -83,10 +89,19 @@ class HardTuning:
     instead (those ranges are wide). ``bluff_equity`` is the equity below
     which a checked-to hand may bluff; ``light_3bet`` lets the bluff frequency
     apply to preflop re-raises with hands that would call.
+    Full tables of loose players (``TableRead.loose``): ``loose_allin_edge``
+    is the equity over a fair share (1 / players) to go all-in against
+    maniacs, ``loose_raise_edge`` to raise for value preflop against
+    callers, ``loose_limp_slack`` how far below its share a hand may still
+    enter for the minimum, ``loose_value_edge`` the edge over a fair share to
+    value-bet after the flop (plus 0.3 x the field's fold rate).
     Draw: equity above a fair share (1 / players) to bet or raise, first and
     second round (``draw_bet_first_ip``: in position after a check, where the
     checker's range is weak, so stealing pays), and the margin over pot odds
-    to call.
+    to call; heads-up, any hand bets when the opponent's fold rate (after a
+    check: ``TableRead.check_fold``) beats the bet's share of the pot by
+    ``draw_steal_margin``; against opponents folding at most
+    ``draw_station_fold`` of the time to a bet, bets and raises are thinner.
     """
 
     open_heads_up: float = 1.0
@@ -108,13 +123,19 @@ class HardTuning:
     cbet_rest: float = 0.2
     bluff_equity: float = 0.35
     light_3bet: bool = False
+    loose_allin_edge: float = 0.04
+    loose_raise_edge: float = 0.10
+    loose_limp_slack: float = 0.03
+    loose_value_edge: float = 0.08
     draw_bet_first: float = 0.10
     draw_bet_first_ip: float = -0.15
     draw_bet_second: float = 0.07
     draw_raise_first: float = 0.15
     draw_raise_second: float = 0.17
-    draw_call_first: float = 0.0
+    draw_call_first: float = 0.04
     draw_call_second: float = 0.02
+    draw_steal_margin: float = 0.1
+    draw_station_fold: float = 0.3
 
 
 class HardBot:
@@ -168,12 +189,15 @@ class HardBot:
     ) -> Decision:
         heads_up = len(view.seats) == 2
         raises = sit.bets_on(Street.PREFLOP)
-        if sit.street == Street.PREFLOP and raises == 0 and sit.to_call > 0:
+        field = not heads_up and read.loose and sit.street == Street.PREFLOP
+        if sit.street == Street.PREFLOP and raises == 0 and sit.to_call > 0 and not field:
             return self._open(view, sit, legal, read)
         ranges = [self._range(sit, o.seat, heads_up, read.style(o.seat)) for o in sit.opponents]
         equity = holdem_equity(
             sit.hole, sit.board, (), ranges, samples=self.samples, seed=rng.getrandbits(32)
         ).equity
+        if field:
+            return self._loose_preflop(sit, legal, equity, raises, read)
         if sit.street == Street.PREFLOP:
             return self._preflop(sit, legal, equity, raises, rng, read)
         return self._postflop(sit, legal, equity, rng, read)
@@ -244,6 +268,40 @@ class HardBot:
             return bet_to(legal, 3 * current + (0 if sit.in_position else current))
         return check_or_call(legal)
 
+    def _loose_preflop(
+        self, sit: Situation, legal: LegalActions, equity: float, raises: int, read: TableRead
+    ) -> Decision:
+        """Preflop at a full table of loose players: play the cards' strength against the field.
+
+        Loose players do not fold, so the pot is contested by most of the
+        table and what counts is equity against all of them compared with a
+        fair share (``1 / players``). Against maniacs every entry ends all-in,
+        so a hand worth more than its share goes all-in and the rest fold.
+        Against passive callers, hands clearly above their share raise for
+        value (big: they call any size), hands near their share enter cheaply
+        (the postflop edge over players who neither fold nor bet pays for the
+        limp), the rest fold. No bluffs: nobody here folds.
+        """
+        t = self.tuning
+        fair = 1.0 / (sit.opponent_count + 1)
+        edge = equity - fair
+        if read.wild:
+            if edge >= t.loose_allin_edge:
+                return all_in(legal)
+            return check_or_fold(legal)
+        current = sit.bet + sit.to_call
+        if edge >= t.loose_raise_edge and legal.can_raise and raises < 2:
+            if sit.spr <= 3:
+                return all_in(legal)
+            return pot_bet_to(sit, legal, 1.0 + read.value_boost)
+        if sit.to_call == 0:
+            return check_or_call(legal)
+        if current <= 2 * sit.unit and edge >= -t.loose_limp_slack:
+            return check_or_call(legal)
+        if equity >= sit.pot_odds + t.pre_margin_ip and edge >= 0:
+            return check_or_call(legal)
+        return check_or_fold(legal)
+
     def _postflop(
         self,
         sit: Situation,
@@ -259,14 +317,23 @@ class HardBot:
         t = self.tuning
         if sit.to_call == 0:
             threshold = (t.value_ip if sit.in_position else t.value_oop) + extra
+            fair = 1.0 / (sit.opponent_count + 1)
             if read.stations:
                 # They call with anything: a hand better than its fair share against
                 # their ranges is a value bet (each caller pays into a pot we win).
-                fair = 1.0 / (sit.opponent_count + 1)
                 threshold = min(threshold, fair + (0.0 if sit.opponent_count == 1 else 0.2))
+            if read.loose and sit.opponent_count > 1:
+                # A loose field calls with worse: value-bet what beats its share by a
+                # margin that grows with how often they fold (folds leave the better hands).
+                threshold = min(threshold, fair + t.loose_value_edge + 0.3 * read.fold)
             if equity >= threshold:
                 if equity >= 0.85 and sit.spr <= 3:
                     return all_in(legal)
+                if read.loose and sit.opponent_count > 1:
+                    share = (equity - fair) / (1.0 - fair)
+                    if share >= 0.45 and sit.spr <= 4:
+                        return all_in(legal)
+                    return pot_bet_to(sit, legal, _clamp(0.5 + 1.2 * share, 0.5, 1.25))
                 return pot_bet_to(sit, legal, _size(equity) + read.value_boost)
             if sit.opponent_count <= 2:
                 if drawing and rng.random() < min(1.0, 3 * read.bluff):
@@ -314,7 +381,10 @@ class HardBot:
             if style.known:
                 pfr = style.pfr
                 pct = max(pct * 0.5, min(1.0, pfr * (0.5 + 0.5 * pfr) ** (level - 1)))
-            if big:
+            if style.known and style.vpip >= LOOSE_VPIP:
+                # A loose player is not selective: it raises (and shoves) from everything it plays.
+                pct = max(pct, style.vpip)
+            elif big:
                 pct = min(pct, max(0.12, style.pfr * 0.5 if style.known else 0.0))
             pre = (_share(pct), 0.0)
         elif any(a.kind == "call" for a in mine):
@@ -469,10 +539,10 @@ class HardBot:
         elif any(a.kind == "check" for a in second) and drew is not None:
             # Checked after the draw: often missed; shift weight to the unconstrained model.
             mix = [(0.4, DrawOpponent(drew)), *[(0.6 * w, m) for w, m in mix]]
-        if style.credible < 1.0:
+        c = style.credible
+        if c < 1.0:
             # Bets that mean little: blend toward an unconstrained hand.
             loose = DrawOpponent(drew if drew is not None else 0)
-            c = style.credible
             mix = [(1 - c, loose), *[(c * w, m) for w, m in mix]]
         return mix
 
@@ -491,15 +561,21 @@ class HardBot:
         if sit.to_call == 0:
             first_margin = t.draw_bet_first_ip if sit.in_position else t.draw_bet_first
             margin = t.draw_bet_second if second else first_margin
-            if read.stations:
+            if read.stations or read.fold <= t.draw_station_fold:
                 margin = min(margin, 0.0)  # they pay off anything better than fair
             if equity >= fair + margin:
                 return bet_to(legal, sit.unit)
+            if n == 1:
+                # A steal: pays when they fold more often than the bet's share of the pot.
+                checked = any(a.kind == "check" and a.seat != sit.seat for a in sit.on(sit.street))
+                fold = read.check_fold[second] if checked else read.fold
+                if fold >= sit.unit / (sit.pot + sit.unit) + t.draw_steal_margin:
+                    return bet_to(legal, sit.unit)
             if n == 1 and equity < 0.35 and rng.random() < read.bluff * (2.0 if second else 1.0):
                 return bet_to(legal, sit.unit)
             return check_or_fold(legal)
         raise_margin = t.draw_raise_second if second else t.draw_raise_first
-        if read.stations:
+        if read.stations or read.fold <= t.draw_station_fold:
             raise_margin = min(raise_margin, 0.05)
         if equity >= fair + raise_margin:
             return bet_to(legal, sit.bet + sit.to_call + sit.unit)
@@ -535,6 +611,7 @@ class Style:
     pfr: float = 0.22
     aggression: float = 0.3
     fold: float = 0.4
+    check_fold: tuple[float, float] = (0.4, 0.4)
     bluffs: float = 0.3
     odd_draws: float = 0.1
 
@@ -564,6 +641,16 @@ class Style:
         by_aggression = 1.0 - _clamp((self.aggression - 0.4) / 0.45, 0.0, 0.8)
         by_showdowns = 1.0 - _clamp((self.bluffs - 0.35) / 0.5, 0.0, 0.8)
         return _q(min(by_aggression, by_showdowns))
+
+    @property
+    def credible_draw(self) -> float:
+        """``credible`` for Draw, by aggression only.
+
+        A shown one-pair bet counts as a bluff in ``bluffs`` (right in
+        Hold'em), but in Draw a pair is a hand players bet for value, so
+        there the showdowns would call an honest bettor a bluffer.
+        """
+        return _q(1.0 - _clamp((self.aggression - 0.4) / 0.45, 0.0, 0.8))
 
     @property
     def honest_draws(self) -> float:
@@ -604,6 +691,14 @@ class TableRead:
     against players who fold too much. ``stations`` is True when every live
     opponent folds rarely (value-bet thinner, bigger by ``value_boost``).
     ``steal_fold`` is how often the opponents fold to a first-round raise.
+    ``loose`` is True when the live opponents enter half the pots or more (a field that
+    calls: cheap entries pay through implied odds, thin value bets get paid),
+    ``wild`` when one of them raises most hands (every entry will end all-in),
+    ``fold`` the lowest fold-to-a-bet rate among them. ``check_fold`` is,
+    per betting round (first, later), how often a seat that checked folds
+    to a bet, estimated for the one folding least: a player who bets the
+    hands it keeps (``pfr``, ``aggression``) checks the ones it gives up, so
+    its fold rate is concentrated in its checks.
     """
 
     styles: tuple[tuple[int, Style], ...]
@@ -611,6 +706,10 @@ class TableRead:
     stations: bool
     value_boost: float
     steal_fold: float
+    loose: bool = False
+    wild: bool = False
+    fold: float = 0.4
+    check_fold: tuple[float, float] = (0.4, 0.4)
 
     @classmethod
     def of(cls, table: TableStats | None, sit: Situation, bluff_frequency: float) -> TableRead:
@@ -629,6 +728,13 @@ class TableRead:
             stations=stations,
             value_boost=0.25 if stations else 0.0,
             steal_fold=steal,
+            loose=sum(s.vpip for s in known) / len(known) >= LOOSE_FIELD,
+            wild=any(s.pfr >= WILD_PFR for s in known),
+            fold=fold,
+            check_fold=(
+                min(_check_fold(s.steal_fold_rate(), s.pfr_rate()) for s in seen),
+                min(_check_fold(s.fold_rate(), s.aggression()) for s in seen),
+            ),
         )
 
     def style(self, seat: int) -> Style:
@@ -636,6 +742,11 @@ class TableRead:
             if s == seat:
                 return style
         return Style()
+
+
+def _check_fold(fold: float, bets: float) -> float:
+    """Fold rate after a check: the folds come from the share of hands that do not bet."""
+    return _q(_clamp(fold / max(0.05, 1.0 - bets), 0.0, 0.95))
 
 
 def warm_up() -> None:

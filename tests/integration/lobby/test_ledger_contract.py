@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -15,6 +16,7 @@ from services.lobby.ports import InsufficientChips, Kind, NewPlayer, NoAccount, 
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 DAY = timedelta(days=1)
+HOUR = timedelta(hours=1)
 
 
 def key(name: str, content: str = "") -> RequestKey:
@@ -124,3 +126,58 @@ async def test_entries_newest_first_in_pages(stores: Any) -> None:
     assert [m.amount for m in rest] == [-10, 1000]
     assert all(m.player_id == "p1" for m in first + rest)
     assert await stores.ledger.entries("p1", rest[-1].entry_id, 4) == []
+
+
+async def test_conservation_after_every_operation_of_a_random_sequence(stores: Any) -> None:
+    """Sign-ups, buy-ins, cash-outs, closed tables, top-ups, retries and refusals in a random
+    order (fixed seed): after each, balances + chips on tables == chips created, and every
+    balance is what a model of the same sequence says."""
+    rng = random.Random(20260301)
+    balances: dict[str, int] = {}
+    seated: dict[tuple[str, str], int] = {}  # (player, table) -> chips there
+    done: list[tuple[str, Kind, int, RequestKey, str | None]] = []
+    at = T0
+    for step in range(150):
+        at += timedelta(minutes=rng.randint(0, 40))
+        choice = rng.random()
+        if choice < 0.15 or not balances:
+            pid = f"p{len(balances)}"
+            await player(stores, pid, grant=rng.randint(100, 2000))
+            balances[pid] = (await stores.ledger.account(pid)).balance
+        elif choice < 0.45:
+            pid, table = rng.choice(sorted(balances)), f"t{rng.randint(1, 3)}"
+            amount = rng.randint(1, 800)
+            request = key(f"s{step}", f"buy/{amount}")
+            if amount > balances[pid]:
+                with pytest.raises(InsufficientChips):
+                    await stores.ledger.move(pid, Kind.BUY_IN, amount, request, at, table)
+            else:
+                await stores.ledger.move(pid, Kind.BUY_IN, amount, request, at, table)
+                balances[pid] -= amount
+                seated[pid, table] = seated.get((pid, table), 0) + amount
+                done.append((pid, Kind.BUY_IN, amount, request, table))
+        elif choice < 0.7 and seated:
+            (pid, table), chips = rng.choice(sorted(seated.items()))
+            kind = rng.choice([Kind.CASH_OUT, Kind.TABLE_CLOSED])
+            request = key(f"s{step}", f"out/{chips}")
+            await stores.ledger.move(pid, kind, chips, request, at, table)
+            balances[pid] += chips
+            del seated[pid, table]
+            done.append((pid, kind, chips, request, table))
+        elif choice < 0.85:
+            pid = rng.choice(sorted(balances))
+            try:
+                up = await stores.ledger.top_up(pid, 500, 200, HOUR, key(f"s{step}"), at)
+                balances[pid] += up.amount
+            except TopUpRefused as refused:
+                assert refused.reason in ("NOT_LOW", "COOLING_DOWN")
+        elif done:  # a retry of an earlier movement: it moves nothing
+            pid, kind, amount, request, where = rng.choice(done)
+            await stores.ledger.move(pid, kind, amount, request, at, where)
+        t = await stores.ledger.totals()
+        assert t.balances + t.on_tables == t.created
+        assert t.ledger_sum == t.balances
+        assert t.on_tables == sum(seated.values())
+        for pid, balance in balances.items():
+            account = await stores.ledger.account(pid)
+            assert account is not None and account.balance == balance

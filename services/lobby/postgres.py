@@ -62,33 +62,41 @@ class PgPlayers:
         self.pool = pool
 
     async def create(self, new: NewPlayer) -> Player:
-        async with self.pool.acquire() as conn, conn.transaction():
-            first = await conn.fetchrow(
-                f"SELECT fingerprint, {_PLAYER} FROM players WHERE request_key = $1",
+        try:
+            row = await self.pool.fetchrow(
+                f"INSERT INTO players (player_id, display_name, name_key, password_hash, "
+                "request_key, fingerprint, created_at, registered_at) "
+                "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+                f"ON CONFLICT (request_key) DO NOTHING RETURNING {_PLAYER}",
+                new.player_id,
+                new.display_name,
+                new.name_key,
+                new.password_hash,
                 new.request.key,
+                new.request.fingerprint,
+                new.at,
+                new.at if new.password_hash is not None else None,
             )
-            if first is None:
-                try:
-                    row = await conn.fetchrow(
-                        f"INSERT INTO players (player_id, display_name, name_key, password_hash, "
-                        "request_key, fingerprint, created_at, registered_at) "
-                        "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
-                        f"RETURNING {_PLAYER}",
-                        new.player_id,
-                        new.display_name,
-                        new.name_key,
-                        new.password_hash,
-                        new.request.key,
-                        new.request.fingerprint,
-                        new.at,
-                        new.at if new.password_hash is not None else None,
-                    )
-                except asyncpg.UniqueViolationError as exc:
-                    if exc.constraint_name == "players_name_key_key":
-                        raise NameTaken(new.display_name) from None
-                    raise  # the same request raced itself: the caller's retry finds it
-                assert row is not None
-                return _player(row)
+        except asyncpg.UniqueViolationError as exc:
+            # The name is taken, unless by this very request racing itself: look first.
+            first = await self._by_request(new)
+            if first is not None:
+                return first
+            if exc.constraint_name == "players_name_key_key":
+                raise NameTaken(new.display_name) from None
+            raise
+        if row is not None:
+            return _player(row)
+        first = await self._by_request(new)  # the request was made before: its first answer
+        assert first is not None
+        return first
+
+    async def _by_request(self, new: NewPlayer) -> Player | None:
+        first = await self.pool.fetchrow(
+            f"SELECT fingerprint, {_PLAYER} FROM players WHERE request_key = $1", new.request.key
+        )
+        if first is None:
+            return None
         if bytes(first["fingerprint"]) != new.request.fingerprint:
             raise RequestReused()
         return Player(*list(first.values())[1:])

@@ -136,3 +136,11 @@ async def test_throttle_counts_per_scope_in_a_window(stores: Any) -> None:
     await stores.throttle.clear(["player:p1", "name:alice"])
     assert await stores.throttle.failures(["player:p1", "name:alice"], T0 - window) == 0
     assert await stores.throttle.failures(["name:bob"], T0 - window) == 1
+
+
+async def test_one_sign_up_racing_itself_creates_one_player(stores: Any) -> None:
+    results = await asyncio.gather(
+        *(stores.players.create(new_player(f"p{i}", "Alice", "r1")) for i in range(8))
+    )
+    assert len({p.player_id for p in results}) == 1
+    assert await stores.players.by_name("alice") == results[0]

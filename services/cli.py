@@ -17,6 +17,8 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "services.table.cli",
     "services.serve_cli",
     "services.ai_worker.cli",
+    "services.lobby.cli",
+    "services.lobby.db_cli",
 )
 """Every module whose ``register(subparsers)`` adds a ``felt`` subcommand, in help order."""
 

@@ -8,7 +8,7 @@ import sys
 from felt.cli import build_parser
 from services.cli import SUBCOMMAND_MODULES
 
-COMMANDS = {"phh", "verify-hand", "table-service", "ladder", "serve", "ai-worker"}
+COMMANDS = {"phh", "verify-hand", "table-service", "ladder", "serve", "ai-worker", "lobby", "db"}
 
 
 def test_every_subcommand_is_registered() -> None:

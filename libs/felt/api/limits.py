@@ -250,3 +250,51 @@ def check_table_config(config: epb.TableConfig, now: datetime) -> None:
             )
     if config.HasField("close_time"):
         check_close_time(config.close_time, now)
+
+
+# ------------------------------------------------------------------ the lobby
+
+PASSWORD_MIN = 8
+PASSWORD_MAX = 128
+"""Passwords: 8-128 characters (argon2 hashes any length; the bound keeps hashing cheap)."""
+PAGE_SIZE_DEFAULT = 50
+PAGE_SIZE_MAX = 100
+"""Lists: at most this many items a page (0 asks for the default)."""
+PAGE_TOKEN_MAX = 128
+"""Page tokens are opaque and short; a longer one is not one the service issued."""
+CREDENTIAL_MAX = 1024
+"""Access and refresh tokens: longer is not a token the lobby issued."""
+GUEST_REQUEST_ID_MIN = 16
+"""A guest sign-up's request_id is all that makes its retry the caller's: a UUID, not ``1``."""
+
+
+def check_password(password: str) -> str:
+    if not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
+        raise LimitError(
+            "BAD_PASSWORD",
+            f"password must be {PASSWORD_MIN} to {PASSWORD_MAX} characters long "
+            f"(this one is {_length(password)})",
+        )
+    return password
+
+
+def check_page_size(page_size: int) -> int:
+    """A page size: 0 means the default; otherwise 1 to :data:`PAGE_SIZE_MAX`."""
+    if page_size == 0:
+        return PAGE_SIZE_DEFAULT
+    if not 1 <= page_size <= PAGE_SIZE_MAX:
+        raise LimitError(
+            "BAD_PAGE_SIZE", f"page_size must be 0 (the default) or 1 to {PAGE_SIZE_MAX}"
+        )
+    return page_size
+
+
+def check_guest_request_id(request_id: str) -> str:
+    check_request_id(request_id)
+    if len(request_id) < GUEST_REQUEST_ID_MIN:
+        raise LimitError(
+            "BAD_REQUEST_ID",
+            f"a guest sign-up's request_id must be a random UUID (at least "
+            f"{GUEST_REQUEST_ID_MIN} characters): it is what makes its retry yours",
+        )
+    return request_id

@@ -1,0 +1,391 @@
+"""The lobby's use cases, without gRPC: one method per call, plain arguments in, results out.
+
+Handlers (``services.lobby.service``) translate messages to these arguments
+and the results back; refusals are raised as
+:class:`~services.lobby.refusals.Refused` (or a limit error). Every mutation
+takes a :class:`~felt.idempotency.ClientRequest` and is retry-safe: its key is
+scoped to the caller (the signed-in player; for a sign-up the request id
+itself; for a sign-in the name, the password being checked first) and the
+ports find a retried write's first outcome.
+
+A sign-up is three idempotent writes (the player, the starting grant, the
+session), so a retry after a crash between them completes it; a player whose
+grant was never written gets it on its first look at its chips (the grant's
+key is the server's own, one per player).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import secrets
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from felt.api import limits
+from felt.idempotency import ClientRequest, RequestKey, server_key
+from services.lobby.auth import Caller
+from services.lobby.ports import (
+    Account,
+    AlreadyRegistered,
+    Ledger,
+    Movement,
+    NameTaken,
+    NewPlayer,
+    Player,
+    Players,
+    Rotation,
+    Session,
+    Sessions,
+    Throttle,
+    TopUpRefused,
+)
+from services.lobby.refusals import (
+    BAD_CREDENTIALS,
+    NOT_SIGNED_IN,
+    SESSION_REVOKED,
+    Code,
+    Refused,
+    unauthenticated,
+)
+from services.lobby.tokens import (
+    AccessClaim,
+    Passwords,
+    issue_access,
+    refresh_token,
+    token_digest,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LobbySecrets:
+    access: bytes  # signs access tokens
+    refresh: bytes  # derives refresh tokens
+
+
+@dataclass(frozen=True, slots=True)
+class LobbySettings:
+    access_ttl: timedelta = timedelta(minutes=15)
+    refresh_ttl: timedelta = timedelta(days=30)
+    starting_grant: int = 10_000
+    top_up_amount: int = 5_000
+    top_up_below: int = 500
+    top_up_cooldown: timedelta = timedelta(hours=1)
+    sign_in_window: timedelta = timedelta(minutes=15)
+    sign_in_max_failures: int = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    access_token: str
+    access_expires_at: datetime
+    refresh_token: str
+    refresh_expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Signed:
+    player: Player
+    credentials: Credentials
+
+
+@dataclass(frozen=True, slots=True)
+class Balance:
+    balance: int
+    next_top_up_at: datetime | None  # None: whenever the balance is low
+    top_up_below: int
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerPage:
+    entries: list[Movement]
+    next_page_token: str  # "" when there is no more
+
+
+_PAGE = re.compile(r"e([1-9][0-9]{0,17})")
+
+
+def name_key(display_name: str) -> str:
+    """What makes two names the same: compatibility-normalised and case-folded, so that
+    ``Alice``, ``ALICE`` and the full-width ``Alice`` (U+FF21...) are one name."""
+    return unicodedata.normalize("NFKC", display_name).casefold()
+
+
+def display_name(value: str) -> str:
+    name = limits.clean_display_name(value)
+    if not name:
+        raise limits.LimitError("BAD_NAME", "display_name is required (1-32 characters)")
+    return name
+
+
+class LobbyApp:
+    def __init__(
+        self,
+        players: Players,
+        sessions: Sessions,
+        throttle: Throttle,
+        ledger: Ledger,
+        passwords: Passwords,
+        secrets_: LobbySecrets,
+        settings: LobbySettings,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.players, self.sessions, self.throttle, self.ledger = (
+            players,
+            sessions,
+            throttle,
+            ledger,
+        )
+        self.passwords, self.secrets, self.settings, self.clock = (
+            passwords,
+            secrets_,
+            settings,
+            clock,
+        )
+
+    # -------------------------------------------------------------- signing up and in
+
+    async def create_guest(self, name: str, request: ClientRequest) -> Signed:
+        limits.check_guest_request_id(request.request_id)
+        name = display_name(name)
+        return await self._sign_up(name, None, "", request.key("guest"))
+
+    async def register(self, name: str, password: str, request: ClientRequest) -> Signed:
+        """``request``'s content must not hold the password (handlers clear it): the key's
+        fingerprint is a fast hash, a password only ever gets a slow one."""
+        limits.check_request_id(request.request_id)
+        name = display_name(name)
+        limits.check_password(password)
+        hashed = await self.passwords.hash(password)
+        return await self._sign_up(
+            name, hashed, password, request.key(f"register/{name_key(name)}")
+        )
+
+    async def _sign_up(
+        self, name: str, hashed: str | None, password: str, key: RequestKey
+    ) -> Signed:
+        at = self.clock()
+        new = NewPlayer(f"p-{secrets.token_hex(10)}", name, name_key(name), hashed, key, at)
+        try:
+            player = await self.players.create(new)
+        except NameTaken:
+            raise Refused(
+                Code.ALREADY_EXISTS, "another player has this display name", "NAME_TAKEN"
+            ) from None
+        if player.password_hash != hashed and not await self.passwords.verify(
+            player.password_hash, password
+        ):
+            raise BAD_CREDENTIALS  # a retry of a registration, with another password
+        await self._account(player.player_id)
+        return Signed(player, await self._start_session(player, key))
+
+    async def sign_in(self, name: str, password: str, request: ClientRequest) -> Signed:
+        """Throttled per name and per account: after ``sign_in_max_failures`` failures in a
+        window, RESOURCE_EXHAUSTED until the window has passed (the password is then not
+        even checked, so guessing gains nothing)."""
+        limits.check_request_id(request.request_id)
+        name = display_name(name)
+        limits.check_password(password)
+        at, key_of_name = self.clock(), name_key(name)
+        player = await self.players.by_name(key_of_name)
+        scopes = [f"name:{key_of_name}"]
+        if player is not None:
+            scopes.append(f"player:{player.player_id}")
+        window = self.settings.sign_in_window
+        if await self.throttle.failures(scopes, at - window) >= self.settings.sign_in_max_failures:
+            raise Refused(
+                Code.RESOURCE_EXHAUSTED,
+                "too many failed sign-ins for this name; wait a few minutes and try again",
+                "TOO_MANY_SIGN_INS",
+            )
+        stored = player.password_hash if player is not None else None
+        if player is None or not await self.passwords.verify(stored, password):
+            await self.throttle.fail(scopes, at, window)
+            raise BAD_CREDENTIALS
+        await self.throttle.clear(scopes)
+        key = request.key(f"sign-in/{player.player_id}")
+        return Signed(player, await self._start_session(player, key))
+
+    async def upgrade_guest(self, caller: Caller, password: str, request: ClientRequest) -> Player:
+        """The guest keeps its id, name and chips; a retry (same password) answers the same."""
+        claim = await self.signed_in(caller)
+        limits.check_request_id(request.request_id)
+        limits.check_password(password)
+        hashed = await self.passwords.hash(password)
+        try:
+            return await self.players.register(claim.player_id, hashed, self.clock())
+        except AlreadyRegistered:
+            player = await self._player(claim.player_id)
+            if await self.passwords.verify(player.password_hash, password):
+                return player  # the retry of this upgrade
+            raise Refused(
+                Code.FAILED_PRECONDITION,
+                "this account has a password already",
+                "ALREADY_REGISTERED",
+            ) from None
+
+    async def refresh(self, token: str, request: ClientRequest) -> Credentials:
+        limits.check_request_id(request.request_id)
+        if not token or len(token) > limits.CREDENTIAL_MAX:
+            raise unauthenticated("REFRESH_TOKEN_INVALID", "not a refresh token of this lobby")
+        digest = token_digest(token)
+        key = request.key(f"refresh/{digest.hex()}")
+        outcome, session = await self.sessions.rotate(
+            digest, key, self._refresh_digest, self.clock(), self.settings.refresh_ttl
+        )
+        if outcome in (Rotation.ROTATED, Rotation.RETRIED):
+            assert session is not None
+            return self._credentials(session)
+        raise {
+            Rotation.UNKNOWN: unauthenticated(
+                "REFRESH_TOKEN_INVALID", "not a refresh token of this lobby"
+            ),
+            Rotation.EXPIRED: unauthenticated(
+                "SESSION_EXPIRED", "the session has expired: sign in again"
+            ),
+            Rotation.REVOKED: SESSION_REVOKED,
+            Rotation.REUSED: unauthenticated(
+                "REFRESH_TOKEN_REUSED",
+                "this refresh token was already exchanged: the session is signed out "
+                "everywhere (if this was not you, change your password)",
+            ),
+        }[outcome]
+
+    async def sign_out(self, caller: Caller, request: ClientRequest) -> None:
+        """Revokes the session; a retry (the session already signed out) is answered the same."""
+        claim = self._claim(caller)
+        limits.check_request_id(request.request_id)
+        session = await self.sessions.get(claim.session_id)
+        if session is None or session.player_id != claim.player_id:
+            raise SESSION_REVOKED
+        await self.sessions.revoke(claim.session_id, self.clock(), "signed_out")
+
+    # -------------------------------------------------------------- players and chips
+
+    async def player(self, caller: Caller, player_id: str) -> Player:
+        claim = await self.signed_in(caller)
+        if player_id:
+            limits.check_player_id(player_id)
+        player = await self.players.get(player_id or claim.player_id)
+        if player is None:
+            raise Refused(Code.NOT_FOUND, "no such player", "NO_PLAYER")
+        return player
+
+    async def balance(self, caller: Caller) -> Balance:
+        claim = await self.signed_in(caller)
+        account = await self._account(claim.player_id)
+        last, cooldown = account.last_top_up_at, self.settings.top_up_cooldown
+        next_at = last + cooldown if last is not None and last + cooldown > self.clock() else None
+        return Balance(account.balance, next_at, self.settings.top_up_below)
+
+    async def ledger_page(self, caller: Caller, page_size: int, page_token: str) -> LedgerPage:
+        claim = await self.signed_in(caller)
+        size = limits.check_page_size(page_size)
+        before = _page_position(page_token)
+        await self._account(claim.player_id)
+        rows = await self.ledger.entries(claim.player_id, before, size + 1)
+        more = len(rows) > size
+        rows = rows[:size]
+        token = _page_token(rows[-1].entry_id) if more else ""
+        return LedgerPage(rows, token)
+
+    async def top_up(self, caller: Caller, request: ClientRequest) -> tuple[Movement, int]:
+        claim = await self.signed_in(caller)
+        limits.check_request_id(request.request_id)
+        await self._account(claim.player_id)
+        s = self.settings
+        try:
+            movement = await self.ledger.top_up(
+                claim.player_id,
+                s.top_up_amount,
+                s.top_up_below,
+                s.top_up_cooldown,
+                request.key(f"player/{claim.player_id}"),
+                self.clock(),
+            )
+        except TopUpRefused as exc:
+            raise Refused(Code.FAILED_PRECONDITION, exc.message, exc.reason) from None
+        account = await self._account(claim.player_id)
+        return movement, account.balance
+
+    # -------------------------------------------------------------- helpers
+
+    def _claim(self, caller: Caller) -> AccessClaim:
+        if caller.error is not None:
+            raise unauthenticated(caller.error.reason, caller.error.message)
+        if caller.claim is None:
+            raise NOT_SIGNED_IN
+        return caller.claim
+
+    async def signed_in(self, caller: Caller) -> AccessClaim:
+        """The caller's claim, if its session is live (not signed out, not revoked)."""
+        claim = self._claim(caller)
+        session = await self.sessions.get(claim.session_id)
+        if session is None or session.revoked or session.player_id != claim.player_id:
+            raise SESSION_REVOKED
+        return claim
+
+    async def _player(self, player_id: str) -> Player:
+        player = await self.players.get(player_id)
+        if player is None:
+            raise Refused(Code.NOT_FOUND, "no such player", "NO_PLAYER")
+        return player
+
+    async def _account(self, player_id: str) -> Account:
+        """The player's chips account, opened with its starting grant if it has none yet."""
+        account = await self.ledger.account(player_id)
+        if account is None:
+            key = server_key("grant", player_id, 0)
+            await self.ledger.open(player_id, self.settings.starting_grant, key, self.clock())
+            account = await self.ledger.account(player_id)
+            assert account is not None
+        return account
+
+    def _refresh_digest(self, session_id: str, generation: int) -> bytes:
+        return token_digest(refresh_token(self.secrets.refresh, session_id, generation))
+
+    async def _start_session(self, player: Player, key: RequestKey) -> Credentials:
+        session = await self.sessions.start(
+            f"s-{secrets.token_hex(12)}",
+            player.player_id,
+            key,
+            self._refresh_digest,
+            self.clock(),
+            self.settings.refresh_ttl,
+        )
+        return self._credentials(session)
+
+    def _credentials(self, session: Session) -> Credentials:
+        access_expires = min(session.issued_at + self.settings.access_ttl, session.expires_at)
+        claim = AccessClaim(session.player_id, session.session_id, access_expires)
+        return Credentials(
+            issue_access(self.secrets.access, claim),
+            access_expires,
+            refresh_token(self.secrets.refresh, session.session_id, session.generation),
+            session.expires_at,
+        )
+
+
+def _page_token(entry_id: int) -> str:
+    return base64.urlsafe_b64encode(f"e{entry_id}".encode()).decode().rstrip("=")
+
+
+def _page_position(token: str) -> int | None:
+    if not token:
+        return None
+    bad = limits.LimitError(
+        "BAD_PAGE_TOKEN", "page_token must be a next_page_token this call returned, or empty"
+    )
+    if len(token) > limits.PAGE_TOKEN_MAX:
+        raise bad
+    try:
+        text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode("ascii")
+    except (binascii.Error, ValueError):
+        raise bad from None
+    match = _PAGE.fullmatch(text)
+    if match is None:
+        raise bad
+    return int(match[1])

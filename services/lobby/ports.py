@@ -1,0 +1,276 @@
+"""The lobby's ports: what it stores, as ``typing.Protocol``s, and the values they hold.
+
+Each port has a PostgreSQL adapter (``services.lobby.postgres``) and an
+in-memory fake (``services.lobby.memory``); one contract suite per port
+(``tests/integration/lobby/test_*_contract.py``) runs against both, so the
+service tests on the fakes (``tests/unit/services/test_lobby_app_on_fakes.py``)
+test what production does.
+
+Every write that a client can retry is keyed by a
+:class:`~felt.idempotency.RequestKey` (scoped to the caller and the call,
+sealed with the request's fingerprint): the same key with the same
+fingerprint finds the first outcome and changes nothing; with another
+fingerprint it is :class:`~felt.idempotency.RequestReused`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from felt.idempotency import RequestKey
+
+# ------------------------------------------------------------------ players
+
+
+@dataclass(frozen=True, slots=True)
+class Player:
+    player_id: str
+    display_name: str
+    password_hash: str | None  # None: a guest
+    created_at: datetime
+    registered_at: datetime | None
+
+    @property
+    def registered(self) -> bool:
+        return self.password_hash is not None
+
+
+@dataclass(frozen=True, slots=True)
+class NewPlayer:
+    player_id: str
+    display_name: str  # already clean (felt.api.limits.clean_display_name)
+    name_key: str  # the name case-folded: unique
+    password_hash: str | None
+    request: RequestKey
+    at: datetime
+
+
+class NameTaken(Exception):
+    """Another player has this display name (compared case-insensitively)."""
+
+
+class AlreadyRegistered(Exception):
+    """The player has a password already: a guest upgrades once."""
+
+
+class Players(Protocol):
+    async def create(self, new: NewPlayer) -> Player:
+        """Add ``new``; its retry (same request key and fingerprint) finds the same player.
+        Raises :class:`NameTaken` or ``RequestReused``."""
+        ...
+
+    async def get(self, player_id: str) -> Player | None: ...
+
+    async def by_name(self, name_key: str) -> Player | None: ...
+
+    async def register(self, player_id: str, password_hash: str, at: datetime) -> Player:
+        """Give a guest a password (:class:`AlreadyRegistered` if it has one; KeyError if the
+        player does not exist)."""
+        ...
+
+
+# ------------------------------------------------------------------ sessions
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A refresh-token family: one sign-in, its refreshes, until expiry or revocation."""
+
+    session_id: str
+    player_id: str
+    generation: int  # of the refresh token that is current
+    issued_at: datetime  # of the current generation
+    expires_at: datetime
+    revoked: bool
+
+
+class Rotation(enum.Enum):
+    ROTATED = "rotated"  # the token was current: the session moved to the next generation
+    RETRIED = "retried"  # this same refresh call rotated it before: the same answer
+    REUSED = "reused"  # an already rotated token used again: the session is now revoked
+    REVOKED = "revoked"  # the session was revoked (signed out, or reuse detected)
+    EXPIRED = "expired"
+    UNKNOWN = "unknown"  # no such token
+
+
+TokenHasher = Callable[[str, int], bytes]
+"""The SHA-256 of a session's refresh token of a generation (tokens are derived, not stored)."""
+
+
+class Sessions(Protocol):
+    async def start(
+        self,
+        session_id: str,
+        player_id: str,
+        request: RequestKey,
+        token_hash: TokenHasher,
+        at: datetime,
+        ttl: timedelta,
+    ) -> Session:
+        """Start a session at generation 0; a retry (same key) finds the first one."""
+        ...
+
+    async def get(self, session_id: str) -> Session | None: ...
+
+    async def rotate(
+        self,
+        token_hash: bytes,
+        request: RequestKey,
+        next_hash: TokenHasher,
+        at: datetime,
+        ttl: timedelta,
+    ) -> tuple[Rotation, Session | None]:
+        """Exchange a refresh token for the next generation's, atomically (see :class:`Rotation`);
+        the session is returned for ROTATED and RETRIED (at the retried call's generation)."""
+        ...
+
+    async def revoke(self, session_id: str, at: datetime, why: str) -> bool:
+        """Revoke the session; False if it was revoked already (or does not exist)."""
+        ...
+
+
+# ------------------------------------------------------------------ throttled sign-ins
+
+
+class Throttle(Protocol):
+    """Failed sign-ins counted per scope (``player:<id>``, ``name:<name_key>``) in a window."""
+
+    async def failures(self, scopes: Sequence[str], since: datetime) -> int:
+        """The most failures any of ``scopes`` has had in a window that started after ``since``."""
+        ...
+
+    async def fail(self, scopes: Sequence[str], at: datetime, window: timedelta) -> None:
+        """Count one failure in each scope (a window older than ``window`` starts over)."""
+        ...
+
+    async def clear(self, scopes: Sequence[str]) -> None: ...
+
+
+# ------------------------------------------------------------------ the chips ledger
+
+
+class Kind(enum.StrEnum):
+    GRANT = "grant"
+    TOP_UP = "top_up"
+    BUY_IN = "buy_in"
+    CASH_OUT = "cash_out"
+    TABLE_CLOSED = "table_closed"
+
+    @property
+    def sign(self) -> int:
+        """+1 if the movement brings chips into the balance, -1 if it takes them out."""
+        return -1 if self is Kind.BUY_IN else 1
+
+
+@dataclass(frozen=True, slots=True)
+class Movement:
+    entry_id: int
+    player_id: str
+    kind: Kind
+    amount: int  # signed: what the balance changed by
+    balance_after: int
+    table_id: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    player_id: str
+    balance: int
+    last_top_up_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """The whole ledger at one moment: ``balances + on_tables == created`` always holds, and
+    ``ledger_sum == balances`` (every balance is the sum of its rows)."""
+
+    created: int  # grants and top-ups
+    balances: int
+    on_tables: int  # bought in and not yet back
+    ledger_sum: int
+
+
+class NoAccount(Exception):
+    """The player has no chips account (``Ledger.open`` was never called)."""
+
+
+class InsufficientChips(Exception):
+    """A movement would take the balance below zero."""
+
+    def __init__(self, balance: int, wanted: int) -> None:
+        super().__init__(f"the balance is {balance:,} chips; {wanted:,} were asked for")
+        self.balance, self.wanted = balance, wanted
+
+
+class TopUpRefused(Exception):
+    """No free top-up now: the balance is not low (``NOT_LOW``) or one was given recently
+    (``COOLING_DOWN``, with the time the next one can be had)."""
+
+    def __init__(self, reason: str, message: str, next_at: datetime | None = None) -> None:
+        super().__init__(message)
+        self.reason, self.message, self.next_at = reason, message, next_at
+
+
+def check_top_up(account: Account, below: int, cooldown: timedelta, at: datetime) -> None:
+    """Refuse a top-up the policy does not allow now (shared by the adapters)."""
+    if account.balance >= below:
+        raise TopUpRefused(
+            "NOT_LOW",
+            f"a free top-up is for a balance under {below:,} chips; this one has "
+            f"{account.balance:,}",
+        )
+    last = account.last_top_up_at
+    if last is not None and last + cooldown > at:
+        next_at = last + cooldown
+        raise TopUpRefused(
+            "COOLING_DOWN",
+            f"the next free top-up can be had at {next_at.isoformat()}",
+            next_at,
+        )
+
+
+class Ledger(Protocol):
+    async def open(self, player_id: str, grant: int, request: RequestKey, at: datetime) -> Movement:
+        """Open the player's account with its starting grant (idempotent on ``request``)."""
+        ...
+
+    async def move(
+        self,
+        player_id: str,
+        kind: Kind,
+        amount: int,
+        request: RequestKey,
+        at: datetime,
+        table_id: str | None = None,
+    ) -> Movement:
+        """Move ``amount`` (> 0) chips in the direction ``kind`` says, atomically with its row;
+        :class:`InsufficientChips` rather than a negative balance; idempotent on ``request``."""
+        ...
+
+    async def top_up(
+        self,
+        player_id: str,
+        amount: int,
+        below: int,
+        cooldown: timedelta,
+        request: RequestKey,
+        at: datetime,
+    ) -> Movement:
+        """A free top-up of ``amount`` if the balance is under ``below`` and the last top-up
+        was at least ``cooldown`` ago (else :class:`TopUpRefused`); idempotent on ``request``."""
+        ...
+
+    async def account(self, player_id: str) -> Account | None: ...
+
+    async def entries(self, player_id: str, before: int | None, limit: int) -> list[Movement]:
+        """The player's movements, newest first, with ``entry_id < before`` when given."""
+        ...
+
+    async def totals(self) -> Totals:
+        """Every balance and movement, from one consistent snapshot."""
+        ...

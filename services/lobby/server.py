@@ -1,0 +1,235 @@
+"""The lobby process: gRPC server on a PostgreSQL pool, health, reflection, graceful shutdown.
+
+Configuration comes from the environment:
+
+``DATABASE_URL``               PostgreSQL (required); its schema from ``felt db migrate``
+``FELT_LOBBY_ADDR``            listen address, default ``127.0.0.1:50052`` (``:0`` picks a port)
+``FELT_LOBBY_ACCESS_SECRET``   HMAC secret signing access tokens, at least 32 bytes
+``FELT_LOBBY_REFRESH_SECRET``  HMAC secret deriving refresh tokens, at least 32 bytes, another
+``FELT_LOBBY_ACCESS_TTL_S``    access token lifetime (default 900; 60 to 86400)
+``FELT_LOBBY_REFRESH_TTL_S``   session lifetime from its last refresh (default 2592000, 30 days)
+``FELT_LOBBY_STARTING_GRANT``  chips a new account starts with (default 10000)
+``FELT_LOBBY_TOP_UP``          chips a free top-up gives (default 5000)
+``FELT_LOBBY_TOP_UP_BELOW``    a top-up is for a balance under this (default 500)
+``FELT_LOBBY_TOP_UP_COOLDOWN_S`` time between two top-ups of one player (default 3600)
+``FELT_LOBBY_DB_POOL``         most PostgreSQL connections (default 20)
+``FELT_DEV_MODE``              ``1``: development mode (public development secrets, and the
+                               schema migrated at start)
+
+Production mode (the default) refuses to start (exit status 2) without both
+secrets of at least 32 bytes, with the development ones, with one secret for
+both, or on a database whose schema is not up to date (run ``felt db migrate``
+first: two releases must never migrate one database behind an operator's back).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+import asyncpg
+import grpc
+import structlog
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc  # type: ignore[import-untyped]
+from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
+
+from felt.api.limits import CHIP_CAP, MAX_REQUEST_BYTES
+from felt.migrations import applied_versions, load, migrate
+from poker.v1 import lobby_service_pb2, lobby_service_pb2_grpc
+from services.grpc_server import PortInUse, aio_server, bind
+from services.lobby.application import LobbyApp, LobbySecrets, LobbySettings
+from services.lobby.auth import Authenticator
+from services.lobby.db_cli import MIGRATIONS
+from services.lobby.interceptors import AuthInterceptor, CallInterceptor
+from services.lobby.postgres import PgLedger, PgPlayers, PgSessions, PgThrottle
+from services.lobby.service import LobbyService
+from services.lobby.tokens import Passwords
+
+log = structlog.get_logger("felt.lobby")
+
+SERVICE_NAME = lobby_service_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name
+DEV_SECRETS = LobbySecrets(
+    b"felt-lobby-development-access-secret-not-for-production",
+    b"felt-lobby-development-refresh-secret-not-for-production",
+)
+MIN_SECRET_BYTES = 32
+_TRUE = ("1", "true", "yes", "on")
+_SERVER_OPTIONS = (("grpc.max_receive_message_length", MAX_REQUEST_BYTES),)
+
+
+class ConfigError(ValueError):
+    """The configuration is unsafe or malformed: the service refuses to start (say why)."""
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class LobbyServerConfig:
+    database_url: str
+    address: str = "127.0.0.1:50052"
+    secrets: LobbySecrets = field(default_factory=lambda: DEV_SECRETS)
+    settings: LobbySettings = field(default_factory=LobbySettings)
+    pool_size: int = 20
+    dev_mode: bool = False
+    grace_s: float = 5.0
+    passwords: Passwords | None = None  # None: Argon2id with the library's defaults
+    clock: Callable[[], datetime] = _utcnow
+
+    @classmethod
+    def from_env(
+        cls, environ: Mapping[str, str] | None = None, *, dev: bool = False
+    ) -> LobbyServerConfig:
+        env = os.environ if environ is None else environ
+        dev = dev or env.get("FELT_DEV_MODE", "").strip().lower() in _TRUE
+        access = env.get("FELT_LOBBY_ACCESS_SECRET", "").encode()
+        refresh = env.get("FELT_LOBBY_REFRESH_SECRET", "").encode()
+        if dev:
+            access, refresh = access or DEV_SECRETS.access, refresh or DEV_SECRETS.refresh
+        settings = LobbySettings(
+            access_ttl=timedelta(seconds=_int(env, "FELT_LOBBY_ACCESS_TTL_S", 900, 60, 86_400)),
+            refresh_ttl=timedelta(
+                seconds=_int(env, "FELT_LOBBY_REFRESH_TTL_S", 30 * 86_400, 300, 365 * 86_400)
+            ),
+            starting_grant=_int(env, "FELT_LOBBY_STARTING_GRANT", 10_000, 1, CHIP_CAP),
+            top_up_amount=_int(env, "FELT_LOBBY_TOP_UP", 5_000, 1, CHIP_CAP),
+            top_up_below=_int(env, "FELT_LOBBY_TOP_UP_BELOW", 500, 1, CHIP_CAP),
+            top_up_cooldown=timedelta(
+                seconds=_int(env, "FELT_LOBBY_TOP_UP_COOLDOWN_S", 3600, 0, 30 * 86_400)
+            ),
+        )
+        return cls(
+            database_url=env.get("DATABASE_URL", ""),
+            address=env.get("FELT_LOBBY_ADDR", "127.0.0.1:50052"),
+            secrets=LobbySecrets(access, refresh),
+            settings=settings,
+            pool_size=_int(env, "FELT_LOBBY_DB_POOL", 20, 2, 500),
+            dev_mode=dev,
+        )
+
+    def check(self) -> None:
+        """Refuse an unsafe configuration outside development mode."""
+        if not self.database_url:
+            raise ConfigError("DATABASE_URL is unset")
+        if self.dev_mode:
+            log.warning("development_mode", insecure_secrets=self.secrets == DEV_SECRETS)
+            return
+        problems = []
+        for name, secret, dev in (
+            ("FELT_LOBBY_ACCESS_SECRET", self.secrets.access, DEV_SECRETS.access),
+            ("FELT_LOBBY_REFRESH_SECRET", self.secrets.refresh, DEV_SECRETS.refresh),
+        ):
+            if secret == dev:
+                problems.append(f"{name} is the public development secret")
+            elif len(secret) < MIN_SECRET_BYTES:
+                problems.append(f"{name} must be at least {MIN_SECRET_BYTES} bytes")
+        if self.secrets.access == self.secrets.refresh:
+            problems.append("the access and refresh secrets must differ")
+        if problems:
+            raise ConfigError(
+                "refusing to start in production mode: " + "; ".join(problems) + ". For "
+                "development only, set FELT_DEV_MODE=1."
+            )
+
+
+def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer, not {raw!r}") from None
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be between {low} and {high}, not {value}")
+    return value
+
+
+@dataclass
+class RunningLobbyServer:
+    server: grpc.aio.Server
+    port: int
+    pool: asyncpg.Pool
+    health: health.aio.HealthServicer
+    app: LobbyApp
+    grace_s: float
+
+    async def stop(self) -> None:
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(self.grace_s)
+        await self.pool.close()
+        log.info("lobby_stopped", port=self.port)
+
+
+async def _schema_ready(config: LobbyServerConfig) -> None:
+    if config.dev_mode:
+        await migrate(config.database_url, MIGRATIONS)
+        return
+    wanted = [m.version for m in load(MIGRATIONS)]
+    if await applied_versions(config.database_url) != wanted:
+        raise ConfigError("the database schema is not up to date: run `felt db migrate` first")
+
+
+async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
+    """Start serving (tests use this with address ``127.0.0.1:0``)."""
+    config.check()
+    await _schema_ready(config)
+    server = aio_server(
+        *_SERVER_OPTIONS,
+        interceptors=[
+            CallInterceptor(SERVICE_NAME),
+            AuthInterceptor(SERVICE_NAME, Authenticator(config.secrets.access, config.clock)),
+        ],
+    )
+    port = bind(server, config.address)
+    pool = await asyncpg.create_pool(config.database_url, min_size=1, max_size=config.pool_size)
+    app = LobbyApp(
+        PgPlayers(pool),
+        PgSessions(pool),
+        PgThrottle(pool),
+        PgLedger(pool),
+        config.passwords or Passwords(),
+        config.secrets,
+        config.settings,
+        config.clock,
+    )
+    lobby_service_pb2_grpc.add_LobbyServiceServicer_to_server(LobbyService(app), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+    )
+    await server.start()
+    await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+    await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    log.info("lobby_started", port=port)
+    return RunningLobbyServer(server, port, pool, health_servicer, app, config.grace_s)
+
+
+async def serve(config: LobbyServerConfig) -> None:
+    """Run until SIGTERM or SIGINT, then shut down gracefully."""
+    running = await start_lobby_server(config)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    print(f"lobby listening on port {running.port}", flush=True)
+    await stop.wait()
+    await running.stop()
+
+
+def run_service(*, dev: bool = False) -> int:
+    """``felt lobby``: serve until stopped; 2 with a message for a refused start."""
+    try:
+        asyncio.run(serve(LobbyServerConfig.from_env(dev=dev)))
+    except (ConfigError, PortInUse) as exc:
+        log.error("lobby_refused_to_start", error=str(exc))
+        print(f"felt lobby: {exc}", file=sys.stderr, flush=True)
+        return 2
+    return 0

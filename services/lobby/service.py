@@ -1,0 +1,156 @@
+"""``poker.v1.LobbyService`` handlers: translate messages to a use case's arguments and back.
+
+No handler builds a status or checks a credential: the interceptors and the
+use cases (``services.lobby.application``) do. A request that carries a
+password is fingerprinted without it (:func:`without_password`): the
+fingerprint is a fast hash kept in the database, a password only ever gets
+Argon2.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, TypeVar
+
+from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from felt.idempotency import ClientRequest
+from poker.v1 import lobby_pb2 as lpb
+from poker.v1 import lobby_service_pb2 as pb
+from poker.v1 import lobby_service_pb2_grpc as rpc
+from services.lobby.application import Credentials, LobbyApp
+from services.lobby.interceptors import current_caller
+from services.lobby.ports import Kind, Movement, Player
+
+Context = Any
+M = TypeVar("M", bound=Message)
+
+_KINDS = {
+    Kind.GRANT: lpb.LEDGER_ENTRY_KIND_GRANT,
+    Kind.TOP_UP: lpb.LEDGER_ENTRY_KIND_TOP_UP,
+    Kind.BUY_IN: lpb.LEDGER_ENTRY_KIND_BUY_IN,
+    Kind.CASH_OUT: lpb.LEDGER_ENTRY_KIND_CASH_OUT,
+    Kind.TABLE_CLOSED: lpb.LEDGER_ENTRY_KIND_TABLE_CLOSED,
+}
+
+
+def without_password(request: M) -> ClientRequest:
+    """The request's idempotency identity, with its ``password`` field cleared."""
+    copy = type(request)()
+    copy.CopyFrom(request)
+    copy.ClearField("password")
+    return ClientRequest.of(copy)
+
+
+def _time(at: datetime) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromDatetime(at)
+    return stamp
+
+
+def player_message(player: Player) -> lpb.Player:
+    return lpb.Player(
+        player_id=player.player_id,
+        display_name=player.display_name,
+        registered=player.registered,
+        create_time=_time(player.created_at),
+    )
+
+
+def credentials_message(c: Credentials) -> lpb.Credentials:
+    return lpb.Credentials(
+        access_token=c.access_token,
+        access_token_expire_time=_time(c.access_expires_at),
+        refresh_token=c.refresh_token,
+        refresh_token_expire_time=_time(c.refresh_expires_at),
+    )
+
+
+def entry_message(m: Movement) -> lpb.LedgerEntry:
+    return lpb.LedgerEntry(
+        entry_id=m.entry_id,
+        kind=_KINDS[m.kind],
+        amount=m.amount,
+        balance_after=m.balance_after,
+        table_id=m.table_id or "",
+        create_time=_time(m.created_at),
+    )
+
+
+class LobbyService(rpc.LobbyServiceServicer):
+    def __init__(self, app: LobbyApp) -> None:
+        self.app = app
+
+    async def CreateGuest(
+        self, request: pb.CreateGuestRequest, context: Context
+    ) -> pb.CreateGuestResponse:
+        signed = await self.app.create_guest(request.display_name, ClientRequest.of(request))
+        return pb.CreateGuestResponse(
+            player=player_message(signed.player),
+            credentials=credentials_message(signed.credentials),
+        )
+
+    async def Register(self, request: pb.RegisterRequest, context: Context) -> pb.RegisterResponse:
+        signed = await self.app.register(
+            request.display_name, request.password, without_password(request)
+        )
+        return pb.RegisterResponse(
+            player=player_message(signed.player),
+            credentials=credentials_message(signed.credentials),
+        )
+
+    async def UpgradeGuest(
+        self, request: pb.UpgradeGuestRequest, context: Context
+    ) -> pb.UpgradeGuestResponse:
+        player = await self.app.upgrade_guest(
+            current_caller(), request.password, without_password(request)
+        )
+        return pb.UpgradeGuestResponse(player=player_message(player))
+
+    async def SignIn(self, request: pb.SignInRequest, context: Context) -> pb.SignInResponse:
+        signed = await self.app.sign_in(
+            request.display_name, request.password, without_password(request)
+        )
+        return pb.SignInResponse(
+            player=player_message(signed.player),
+            credentials=credentials_message(signed.credentials),
+        )
+
+    async def RefreshSession(
+        self, request: pb.RefreshSessionRequest, context: Context
+    ) -> pb.RefreshSessionResponse:
+        credentials = await self.app.refresh(request.refresh_token, ClientRequest.of(request))
+        return pb.RefreshSessionResponse(credentials=credentials_message(credentials))
+
+    async def SignOut(self, request: pb.SignOutRequest, context: Context) -> pb.SignOutResponse:
+        await self.app.sign_out(current_caller(), ClientRequest.of(request))
+        return pb.SignOutResponse()
+
+    async def GetPlayer(
+        self, request: pb.GetPlayerRequest, context: Context
+    ) -> pb.GetPlayerResponse:
+        player = await self.app.player(current_caller(), request.player_id)
+        return pb.GetPlayerResponse(player=player_message(player))
+
+    async def GetBalance(
+        self, request: pb.GetBalanceRequest, context: Context
+    ) -> pb.GetBalanceResponse:
+        balance = await self.app.balance(current_caller())
+        response = pb.GetBalanceResponse(balance=balance.balance, top_up_below=balance.top_up_below)
+        if balance.next_top_up_at is not None:
+            response.next_top_up_time.CopyFrom(_time(balance.next_top_up_at))
+        return response
+
+    async def ListLedgerEntries(
+        self, request: pb.ListLedgerEntriesRequest, context: Context
+    ) -> pb.ListLedgerEntriesResponse:
+        page = await self.app.ledger_page(current_caller(), request.page_size, request.page_token)
+        return pb.ListLedgerEntriesResponse(
+            entries=[entry_message(m) for m in page.entries],
+            next_page_token=page.next_page_token,
+        )
+
+    async def TopUp(self, request: pb.TopUpRequest, context: Context) -> pb.TopUpResponse:
+        movement, balance = await self.app.top_up(current_caller(), ClientRequest.of(request))
+        return pb.TopUpResponse(entry=entry_message(movement), balance=balance)

@@ -66,11 +66,14 @@ def run_timed(
         except Exception as exc:
             # The kinds the reported (shrunk) sequence violates; kinds met only while
             # shrinking stay unknown, so that they get their own reproduction later.
-            new = re.findall(r"^\[([^\]]+)\]", str(exc), re.MULTILINE) or [type(exc).__name__]
-            notes = "\n".join(getattr(exc, "__notes__", []))
-            report.findings.append(Finding(new, str(exc), notes))
+            # A flaky failure (one that did not replay: timing) carries the original inside.
+            text = "\n".join(f"{e}\n" + "\n".join(getattr(e, "__notes__", [])) for e in _walk(exc))
+            new = re.findall(r"^\[([^\]]+)\]", text, re.MULTILINE) or [type(exc).__name__]
+            new = list(dict.fromkeys(new))
+            notes = text
+            report.findings.append(Finding(new, type(exc).__name__, notes))
             harness.known.update(new)
-            progress(f"violation: {', '.join(new)}\n{exc}\n{notes}\n")
+            progress(f"violation: {', '.join(new)}\n{notes}\n")
         progress(
             f"{(time.monotonic() - start) / 60:.1f} min: {harness.calls} calls, "
             f"{harness.sequences} sequences, {harness.hands} hands dealt, "
@@ -78,3 +81,11 @@ def run_timed(
         )
     report.minutes = (time.monotonic() - start) / 60
     return report
+
+
+def _walk(exc: BaseException) -> list[BaseException]:
+    """``exc`` and, for an exception group (hypothesis's FlakyFailure), every exception in it."""
+    out = [exc]
+    for inner in getattr(exc, "exceptions", ()):
+        out.extend(_walk(inner))
+    return out

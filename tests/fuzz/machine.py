@@ -63,9 +63,10 @@ from tests.integration.table.conftest import (
 
 T = TypeVar("T")
 CALL_TIMEOUT = 20.0  # a call that takes longer is reported as hung (generous: loaded 2 cores)
-LIVENESS_S = 5.0  # how long a due deal may take before the table counts as stalled
+LIVENESS_S = 10.0  # how long a due deal may take before the table counts as stalled (generous)
 INT64_MAX = 2**63 - 1
 MAX_TABLES = 3
+MAX_MESSAGE = 2000  # an error message longer than this echoes the caller's input back
 MAX_SEATS = 12
 
 # ----------------------------------------------------------------- strategies
@@ -561,6 +562,13 @@ class ApiFuzzer(RuleBasedStateMachine):
             self.fail(f"{code.name}/{method}", f"{method} answered {code.name}: {error.details()}")
         elif code == grpc.StatusCode.DEADLINE_EXCEEDED:
             self.fail(f"hung/{method}", f"{method} did not answer in {CALL_TIMEOUT} s")
+        details = error.details() or ""
+        if len(details) > MAX_MESSAGE:
+            self.fail(
+                f"echoed-input/{method}",
+                f"{method} refused with a {len(details)}-character message (written for "
+                f"people, it should not echo the input): {_short(details)}",
+            )
 
     def _check_quiet(
         self, method: str, fresh: dict[str, list[epb.StoredEvent]], request_id: str, ok: bool
@@ -1265,7 +1273,12 @@ class ApiFuzzer(RuleBasedStateMachine):
 
     async def read_decisions(self) -> None:
         """Check every new AI decision request: only its own seat's cards, no secrets."""
-        for entry_id, request in await self.h.decision_requests(self.ai_after):
+        entries = await self.h.decision_requests(self.ai_after)
+        if entries:
+            # A request is published after its events were appended: read them now, so that
+            # the oracle knows every hand the requests can name.
+            await self.sync()
+        for entry_id, request in entries:
             self.ai_after = entry_id
             self.decisions[(request.table_id, request.expected_sequence)] = request
             ledger = self.ledgers.get(request.table_id)

@@ -576,7 +576,7 @@ class ApiFuzzer(RuleBasedStateMachine):
         """A refused call (or a read) appended nothing: only the service's timers wrote."""
         for table_id, events in fresh.items():
             for e in events:
-                if (request_id and e.request_id == request_id) or not TIMER_ID.match(e.request_id):
+                if (request_id and e.request_id == request_id) or not TIMER_ID.search(e.request_id):
                     what = "a read" if ok else "a refused call"
                     self.fail(
                         f"refusal-changed/{method}",
@@ -606,7 +606,7 @@ class ApiFuzzer(RuleBasedStateMachine):
             e
             for events in fresh.values()
             for e in events
-            if e.request_id != request_id and not TIMER_ID.match(e.request_id)
+            if e.request_id != request_id and not TIMER_ID.search(e.request_id)
         ]
         if others:
             e = others[0]

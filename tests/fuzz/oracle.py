@@ -45,10 +45,12 @@ from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 
-# Request ids the service's own timers use: ``<kind>:<table>:<version>``. Events
-# with such an id may appear while a client call is in flight (the timers run
-# concurrently); any other id may not.
-TIMER_ID = re.compile(r"^(deal|timeout|auto|close):.+:\d+$")
+# Request ids the service's own timers use: ``<kind>:<table>:<version>`` today (a
+# prefix before the kind is allowed, for a server-only namespace), or none at all
+# (``StoredEvent.request_id``: "empty for timer-driven events"). Events with such
+# an id may appear while a client call is in flight (the timers run concurrently);
+# any other id may not. Update this if the service renames its timers' ids.
+TIMER_ID = re.compile(r"^$|(^|:)(deal|timeout|auto|close):")
 
 
 @dataclass(frozen=True)

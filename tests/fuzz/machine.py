@@ -411,6 +411,7 @@ class ApiFuzzer(RuleBasedStateMachine):
         self.ai_after = ""
         self.decisions: dict[tuple[str, int], ai_pb2.DecisionRequest] = {}
         self.violations: list[Violation] = []
+        self.failed: list[Violation] = []  # violations of kinds not yet known
         self.notes: list[str] = []
         self.restarts = 0
         self.down = False
@@ -421,13 +422,16 @@ class ApiFuzzer(RuleBasedStateMachine):
         self.violations.append(Violation(kind, detail))
 
     def _flush(self) -> None:
-        """Fail the step if it broke an invariant whose kind is not already known."""
+        """Note what the step broke (kinds not already known fail the sequence at its end).
+
+        The sequence runs to its end even so: when a violation depends on timing, it may
+        come a step earlier or later on a replay, and hypothesis needs every replay to
+        draw the same steps.
+        """
         found, self.violations = self.violations, []
         for v in found:
             self.h.record(v)
-        new = [v for v in found if v.kind not in self.h.known]
-        if new:
-            raise AssertionError("invariant violated:\n" + "\n".join(str(v) for v in new))
+        self.failed.extend(v for v in found if v.kind not in self.h.known)
 
     async def sync(self) -> dict[str, list[epb.StoredEvent]]:
         """Read every table's new raw events into its ledger; returns them by table."""
@@ -681,6 +685,9 @@ class ApiFuzzer(RuleBasedStateMachine):
     def teardown(self) -> None:
         self.h.hands += sum(ledger.hands_started for ledger in self.ledgers.values())
         self.h.showdowns += sum(ledger.showdowns for ledger in self.ledgers.values())
+        if self.failed:
+            lines = list(dict.fromkeys(str(v) for v in self.failed))
+            raise AssertionError("invariant violated:\n" + "\n".join(lines))
 
     # ------------------------------------------------------------- set-up
 

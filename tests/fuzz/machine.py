@@ -1027,7 +1027,11 @@ class ApiFuzzer(RuleBasedStateMachine):
             )
             if not isinstance(mine, pb.GetTableViewResponse) or not mine.view.hand.legal_actions:
                 return
-            request_id = uuid.uuid4().hex
+            # Legal play, sometimes with the id the service will give the next AI decision
+            # (an attacker who plays by the rules but squats the server's ids).
+            sequence = mine.view.table.sequence
+            roll = rng.random()
+            request_id = f"ai:{table_id}:{sequence + 1}" if roll < 0.1 else uuid.uuid4().hex
             request = pb.SubmitActionRequest(
                 table_id=table_id,
                 seat=ref.seat,

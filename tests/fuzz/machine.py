@@ -31,6 +31,7 @@ AI decision request holds only its seat's cards, and health checks answer.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import random
 import time
 import uuid
@@ -66,6 +67,7 @@ CALL_TIMEOUT = 20.0  # a call that takes longer is reported as hung (generous: l
 LIVENESS_S = 10.0  # how long a due deal may take before the table counts as stalled (generous)
 INT64_MAX = 2**63 - 1
 MAX_TABLES = 3
+STEP_TIMEOUT = 120.0  # a whole step (several bounded calls and waits)
 MAX_MESSAGE = 2000  # an error message longer than this echoes the caller's input back
 MAX_SEATS = 12
 
@@ -285,6 +287,10 @@ def config_proto(spec: dict[str, Any]) -> epb.TableConfig:
 # ----------------------------------------------------------------- the harness
 
 
+class StepHung(Exception):
+    """A step (a few calls, each with its own deadline) did not finish: something is stuck."""
+
+
 @dataclass
 class SeatRef:
     """A seat we were given, with the token SeatPlayer issued (kept after it left: stale)."""
@@ -316,8 +322,17 @@ class Harness:
     found: dict[str, list[str]] = field(default_factory=dict)  # kind -> details (first few)
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run ``coro`` on the service's loop and wait for it (from the machine's thread)."""
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout=300)
+        """Run ``coro`` on the service's loop and wait for it (from the machine's thread).
+
+        Every call and wait inside has its own bound; a step that still takes longer than
+        ``STEP_TIMEOUT`` is cancelled and raises ``StepHung``.
+        """
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        try:
+            return future.result(timeout=STEP_TIMEOUT)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise StepHung(f"a step did not finish in {STEP_TIMEOUT} s") from None
 
     async def reset(self) -> None:
         """A fresh service on an empty DB, for one example."""
@@ -675,6 +690,9 @@ class ApiFuzzer(RuleBasedStateMachine):
             return
         try:
             self.h.run(coro)
+        except StepHung as exc:
+            self.fail("hung/step", f"{exc} (its calls are the notes before it)")
+            self.down = True  # the loop may be stuck: the rest of this sequence is skipped
         finally:
             # hypothesis notes (printed with a failing example) only work in its own thread
             for line in self.notes:

@@ -394,7 +394,7 @@ def _short(value: Any) -> str:
 
 def describe(message: Message) -> str:
     fields = ", ".join(f"{d.name}={_short(v)}" for d, v in message.ListFields())
-    return f"{type(message).__name__}({fields})"
+    return f"{type(message).__name__}({fields})".replace("\n", " ")
 
 
 # ----------------------------------------------------------------- the machine
@@ -1283,8 +1283,8 @@ class ApiFuzzer(RuleBasedStateMachine):
             self._check_status("GetTableView", err)
             return
         view = answer.view
+        await self.sync()  # the view may already hold a hand dealt since the last read
         self.violations.extend(leaks(ledger, Viewer(table_id), view, "GetTableView"))
-        await self.sync()
         at = view.table.sequence
         expected = ledger.totals.get(at)
         if expected is None:

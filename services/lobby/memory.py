@@ -12,18 +12,27 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from felt.idempotency import RequestKey, RequestReused
+from poker.events.v1 import events_pb2 as epb
 from services.lobby.ports import (
     Account,
     AlreadyRegistered,
     InsufficientChips,
     Kind,
+    Lounge,
+    LoungeFilter,
+    LoungeSeat,
+    LoungeState,
     Movement,
     NameTaken,
+    NewLounge,
     NewPlayer,
     NoAccount,
     Player,
     Rotation,
+    SeatGrant,
     Session,
+    TableRefused,
+    TablesUnavailable,
     TokenHasher,
     Totals,
     check_top_up,
@@ -285,3 +294,133 @@ class MemoryLedger:
             -moved,
             sum(r.amount for r in self._rows),
         )
+
+
+class MemoryLounges:
+    def __init__(self) -> None:
+        self._lounges: dict[str, Lounge] = {}
+        self._requests: dict[str, tuple[bytes, str]] = {}
+
+    async def create(self, new: NewLounge) -> Lounge:
+        first = self._requests.get(new.request.key)
+        if first is not None:
+            if first[0] != new.request.fingerprint:
+                raise RequestReused()
+            return self._lounges[first[1]]
+        if new.lounge_id in self._lounges:
+            raise ValueError(f"lounge {new.lounge_id} exists")
+        lounge = Lounge(
+            new.lounge_id,
+            len(self._lounges) + 1,
+            new.owner_id,
+            new.name,
+            new.variant,
+            new.config,
+            new.stake,
+            new.seat_count,
+            new.min_buy_in,
+            new.max_buy_in,
+            new.invite_code,
+            LoungeState.CREATING,
+            new.at,
+            tuple(sorted(new.ai_seats, key=lambda s: s.seat)),
+        )
+        self._lounges[lounge.lounge_id] = lounge
+        self._requests[new.request.key] = (new.request.fingerprint, lounge.lounge_id)
+        return lounge
+
+    async def get(self, lounge_id: str) -> Lounge | None:
+        return self._lounges.get(lounge_id)
+
+    async def mark_open(self, lounge_id: str) -> Lounge:
+        lounge = replace(self._lounges[lounge_id], state=LoungeState.OPEN)
+        self._lounges[lounge_id] = lounge
+        return lounge
+
+    async def listing(self, where: LoungeFilter, before: int | None, limit: int) -> list[Lounge]:
+        found = [
+            lounge
+            for lounge in sorted(self._lounges.values(), key=lambda x: -x.listing_id)
+            if lounge.state is LoungeState.OPEN
+            and not lounge.private
+            and (before is None or lounge.listing_id < before)
+            and (not where.variant or lounge.variant == where.variant)
+            and (not where.min_stake or lounge.stake >= where.min_stake)
+            and (not where.max_stake or lounge.stake <= where.max_stake)
+            and lounge.free_seats >= where.min_free_seats
+        ]
+        return found[:limit]
+
+    async def creating(self, limit: int) -> list[Lounge]:
+        found = [x for x in self._lounges.values() if x.state is LoungeState.CREATING]
+        return sorted(found, key=lambda x: x.created_at)[:limit]
+
+
+@dataclass(slots=True)
+class FakeTable:
+    name: str
+    config: bytes
+    seats: dict[int, LoungeSeat]
+
+
+class MemoryTables:
+    """The table service's admin calls, in memory: idempotent by request id, a taken seat
+    refused. ``unavailable`` makes every call fail as an unreachable service would, after
+    (``lost_answers``) or before doing its work."""
+
+    def __init__(self) -> None:
+        self.tables: dict[str, FakeTable] = {}
+        self._answers: dict[str, object] = {}
+        self.unavailable = False
+        self.lost_answers = False
+        self.calls = 0
+
+    def _gate(self) -> None:
+        self.calls += 1
+        if self.unavailable and not self.lost_answers:
+            raise TablesUnavailable("the table service is unreachable")
+
+    def _answer(self) -> None:
+        if self.unavailable:
+            raise TablesUnavailable("the answer was lost")
+
+    async def create(self, table_id: str, name: str, config: bytes, request_id: str) -> None:
+        self._gate()
+        if f"create/{request_id}" not in self._answers:
+            if table_id in self.tables:
+                raise TableRefused("ALREADY_EXISTS", f"table {table_id} already exists")
+            self.tables[table_id] = FakeTable(name, config, {})
+            self._answers[f"create/{request_id}"] = None
+        self._answer()
+
+    async def seat(
+        self,
+        table_id: str,
+        seat: int | None,
+        player_id: str,
+        display_name: str,
+        stack: int,
+        ai_level: int,
+        request_id: str,
+    ) -> SeatGrant:
+        self._gate()
+        key = f"seat/{request_id}"
+        answer = self._answers.get(key)
+        if answer is None:
+            table = self.tables.get(table_id)
+            if table is None:
+                raise TableRefused("NO_TABLE", f"no table {table_id}")
+            if seat is None:
+                count = epb.TableConfig.FromString(table.config).seat_count
+                free = [s for s in range(count) if s not in table.seats]
+                if not free:
+                    raise TableRefused("TABLE_FULL", f"table {table_id} is full")
+                seat = free[0]
+            if seat in table.seats:
+                raise TableRefused("SEAT_TAKEN", f"seat {seat} is taken")
+            table.seats[seat] = LoungeSeat(seat, player_id, display_name, ai_level, stack)
+            answer = SeatGrant(seat, f"token-{request_id}", None)
+            self._answers[key] = answer
+        self._answer()
+        assert isinstance(answer, SeatGrant)
+        return answer

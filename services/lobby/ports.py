@@ -274,3 +274,140 @@ class Ledger(Protocol):
     async def totals(self) -> Totals:
         """Every balance and movement, from one consistent snapshot."""
         ...
+
+
+# ------------------------------------------------------------------ lounges
+
+
+class LoungeState(enum.StrEnum):
+    CREATING = "creating"  # its row is written; its table and AI seats may not be yet
+    OPEN = "open"  # its table exists and its AI players sit there
+
+
+@dataclass(frozen=True, slots=True)
+class LoungeSeat:
+    seat: int
+    player_id: str
+    display_name: str
+    ai_level: int  # poker.events.v1.AiLevel; 0: a human
+    stack: int  # what the seat sat down with
+
+
+@dataclass(frozen=True, slots=True)
+class NewLounge:
+    lounge_id: str  # the table service's table_id too
+    owner_id: str
+    name: str
+    variant: int  # poker.events.v1.Variant
+    config: bytes  # the checked poker.events.v1.TableConfig, serialized
+    stake: int
+    seat_count: int
+    min_buy_in: int
+    max_buy_in: int
+    invite_code: str | None  # None: public
+    ai_seats: tuple[LoungeSeat, ...]
+    request: RequestKey
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Lounge:
+    lounge_id: str
+    listing_id: int  # the keyset of listings: newer lounges have larger ones
+    owner_id: str
+    name: str
+    variant: int
+    config: bytes
+    stake: int
+    seat_count: int
+    min_buy_in: int
+    max_buy_in: int
+    invite_code: str | None
+    state: LoungeState
+    created_at: datetime
+    seats: tuple[LoungeSeat, ...]  # by seat number
+
+    @property
+    def private(self) -> bool:
+        return self.invite_code is not None
+
+    @property
+    def free_seats(self) -> int:
+        return self.seat_count - len(self.seats)
+
+
+@dataclass(frozen=True, slots=True)
+class LoungeFilter:
+    """What a listing keeps: open public lounges, and of those the ones matching every field
+    that is set (0: any)."""
+
+    variant: int = 0
+    min_stake: int = 0
+    max_stake: int = 0
+    min_free_seats: int = 0
+
+
+class Lounges(Protocol):
+    async def create(self, new: NewLounge) -> Lounge:
+        """Add ``new`` (state CREATING) with its AI seats, in one write; its retry (same key
+        and fingerprint) finds the first lounge. Raises ``RequestReused``."""
+        ...
+
+    async def get(self, lounge_id: str) -> Lounge | None: ...
+
+    async def mark_open(self, lounge_id: str) -> Lounge:
+        """CREATING to OPEN (an OPEN lounge stays so); KeyError if there is no such lounge."""
+        ...
+
+    async def listing(self, where: LoungeFilter, before: int | None, limit: int) -> list[Lounge]:
+        """Open public lounges matching ``where``, newest first, ``listing_id < before`` when
+        given, at most ``limit``."""
+        ...
+
+    async def creating(self, limit: int) -> list[Lounge]:
+        """Lounges still CREATING, oldest first (for the recovery pass)."""
+        ...
+
+
+# ------------------------------------------------------------------ the table service
+
+
+@dataclass(frozen=True, slots=True)
+class SeatGrant:
+    """A seat taken at a table: the seat, its token (a secret for its player) and expiry."""
+
+    seat: int
+    seat_token: str
+    expires_at: datetime | None  # None: never
+
+
+class TableRefused(Exception):
+    """The table service definitely refused the call (a bad config, a taken seat, ...):
+    retrying the same request will not change the answer."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason, self.message = reason, message
+
+
+class TablesUnavailable(Exception):
+    """The call's outcome is unknown (unreachable, deadline passed): retry with the same
+    request id, which the table service answers as the first time."""
+
+
+class Tables(Protocol):
+    """The table service, as the lobby's admin client sees it. Every call is idempotent by
+    its ``request_id`` (scoped to the lobby's admin credential)."""
+
+    async def create(self, table_id: str, name: str, config: bytes, request_id: str) -> None: ...
+
+    async def seat(
+        self,
+        table_id: str,
+        seat: int | None,
+        player_id: str,
+        display_name: str,
+        stack: int,
+        ai_level: int,
+        request_id: str,
+    ) -> SeatGrant: ...

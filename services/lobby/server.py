@@ -13,6 +13,8 @@ Configuration comes from the environment:
 ``FELT_LOBBY_TOP_UP_BELOW``    a top-up is for a balance under this (default 500)
 ``FELT_LOBBY_TOP_UP_COOLDOWN_S`` time between two top-ups of one player (default 3600)
 ``FELT_LOBBY_DB_POOL``         most PostgreSQL connections (default 20)
+``FELT_TABLE_ADDR``            the table service, default ``127.0.0.1:50051``
+``FELT_ADMIN_TOKEN``           the table service's admin credential (lounges' tables, seating)
 ``FELT_DEV_MODE``              ``1``: development mode (public development secrets, and the
                                schema migrated at start)
 
@@ -46,8 +48,11 @@ from services.lobby.application import LobbyApp, LobbySecrets, LobbySettings
 from services.lobby.auth import Authenticator
 from services.lobby.db_cli import MIGRATIONS
 from services.lobby.interceptors import AuthInterceptor, CallInterceptor
-from services.lobby.postgres import PgLedger, PgPlayers, PgSessions, PgThrottle
+from services.lobby.lounges import LoungeApp
+from services.lobby.ports import Tables
+from services.lobby.postgres import PgLedger, PgLounges, PgPlayers, PgSessions, PgThrottle
 from services.lobby.service import LobbyService
+from services.lobby.tables import GrpcTables
 from services.lobby.tokens import Passwords
 
 log = structlog.get_logger("felt.lobby")
@@ -81,6 +86,9 @@ class LobbyServerConfig:
     grace_s: float = 5.0
     passwords: Passwords | None = None  # None: Argon2id with the library's defaults
     clock: Callable[[], datetime] = _utcnow
+    table_address: str = "127.0.0.1:50051"
+    table_admin_token: str = ""
+    tables: Tables | None = None  # None: GrpcTables on table_address (tests pass a fake)
 
     @classmethod
     def from_env(
@@ -111,6 +119,8 @@ class LobbyServerConfig:
             settings=settings,
             pool_size=_int(env, "FELT_LOBBY_DB_POOL", 20, 2, 500),
             dev_mode=dev,
+            table_address=env.get("FELT_TABLE_ADDR", "127.0.0.1:50051"),
+            table_admin_token=env.get("FELT_ADMIN_TOKEN", ""),
         )
 
     def check(self) -> None:
@@ -158,12 +168,16 @@ class RunningLobbyServer:
     pool: asyncpg.Pool
     health: health.aio.HealthServicer
     app: LobbyApp
+    lounges: LoungeApp
     grace_s: float
+    channel: grpc.aio.Channel | None = None
 
     async def stop(self) -> None:
         await self.health.enter_graceful_shutdown()
         await self.server.stop(self.grace_s)
         await self.pool.close()
+        if self.channel is not None:
+            await self.channel.close()
         log.info("lobby_stopped", port=self.port)
 
 
@@ -199,7 +213,15 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         config.settings,
         config.clock,
     )
-    lobby_service_pb2_grpc.add_LobbyServiceServicer_to_server(LobbyService(app), server)
+    channel, tables = None, config.tables
+    if tables is None:
+        channel = grpc.aio.insecure_channel(config.table_address)
+        tables = GrpcTables(channel, config.table_admin_token)
+    lounges = LoungeApp(app, PgLounges(pool), tables)
+    opened = await lounges.recover()  # lounges a crash left half-created
+    if opened:
+        log.info("lounges_recovered", opened=opened)
+    lobby_service_pb2_grpc.add_LobbyServiceServicer_to_server(LobbyService(app, lounges), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
@@ -209,7 +231,9 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     log.info("lobby_started", port=port)
-    return RunningLobbyServer(server, port, pool, health_servicer, app, config.grace_s)
+    return RunningLobbyServer(
+        server, port, pool, health_servicer, app, lounges, config.grace_s, channel
+    )
 
 
 async def serve(config: LobbyServerConfig) -> None:

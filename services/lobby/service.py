@@ -16,12 +16,15 @@ from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from felt.idempotency import ClientRequest
+from poker.events.v1 import events_pb2 as epb
 from poker.v1 import lobby_pb2 as lpb
 from poker.v1 import lobby_service_pb2 as pb
 from poker.v1 import lobby_service_pb2_grpc as rpc
 from services.lobby.application import Credentials, LobbyApp
+from services.lobby.auth import Caller
 from services.lobby.interceptors import current_caller
-from services.lobby.ports import Kind, Movement, Player
+from services.lobby.lounges import AiSeat, LoungeApp
+from services.lobby.ports import Kind, Lounge, LoungeFilter, LoungeState, Movement, Player
 
 Context = Any
 M = TypeVar("M", bound=Message)
@@ -78,9 +81,38 @@ def entry_message(m: Movement) -> lpb.LedgerEntry:
     )
 
 
+def lounge_message(lounge: Lounge, caller: Caller) -> lpb.Lounge:
+    """The lounge as ``caller`` may see it: its invite code for its owner only."""
+    owner = caller.claim is not None and caller.claim.player_id == lounge.owner_id
+    return lpb.Lounge(
+        lounge_id=lounge.lounge_id,
+        name=lounge.name,
+        owner_id=lounge.owner_id,
+        config=epb.TableConfig.FromString(lounge.config),
+        stake=lounge.stake,
+        min_buy_in=lounge.min_buy_in,
+        max_buy_in=lounge.max_buy_in,
+        private=lounge.private,
+        invite_code=(lounge.invite_code or "") if owner else "",
+        free_seats=lounge.free_seats,
+        seats=[
+            lpb.LoungeSeat(
+                seat=s.seat,
+                player_id=s.player_id,
+                display_name=s.display_name,
+                ai_level=s.ai_level,  # type: ignore[arg-type]
+                stack=s.stack,
+            )
+            for s in lounge.seats
+        ],
+        open=lounge.state is LoungeState.OPEN,
+        create_time=_time(lounge.created_at),
+    )
+
+
 class LobbyService(rpc.LobbyServiceServicer):
-    def __init__(self, app: LobbyApp) -> None:
-        self.app = app
+    def __init__(self, app: LobbyApp, lounges: LoungeApp) -> None:
+        self.app, self.lounges = app, lounges
 
     async def CreateGuest(
         self, request: pb.CreateGuestRequest, context: Context
@@ -154,3 +186,39 @@ class LobbyService(rpc.LobbyServiceServicer):
     async def TopUp(self, request: pb.TopUpRequest, context: Context) -> pb.TopUpResponse:
         movement, balance = await self.app.top_up(current_caller(), ClientRequest.of(request))
         return pb.TopUpResponse(entry=entry_message(movement), balance=balance)
+
+    async def CreateLounge(
+        self, request: pb.CreateLoungeRequest, context: Context
+    ) -> pb.CreateLoungeResponse:
+        caller = current_caller()
+        lounge = await self.lounges.create(
+            caller,
+            ClientRequest.of(request),
+            request.name,
+            request.config,
+            request.min_buy_in,
+            request.max_buy_in,
+            [AiSeat(a.seat if a.HasField("seat") else None, a.level) for a in request.ai_seats],
+            request.private,
+        )
+        return pb.CreateLoungeResponse(lounge=lounge_message(lounge, caller))
+
+    async def ListLounges(
+        self, request: pb.ListLoungesRequest, context: Context
+    ) -> pb.ListLoungesResponse:
+        caller = current_caller()
+        where = LoungeFilter(
+            request.variant, request.min_stake, request.max_stake, request.min_free_seats
+        )
+        page = await self.lounges.listing(caller, where, request.page_size, request.page_token)
+        return pb.ListLoungesResponse(
+            lounges=[lounge_message(x, caller) for x in page.lounges],
+            next_page_token=page.next_page_token,
+        )
+
+    async def GetLounge(
+        self, request: pb.GetLoungeRequest, context: Context
+    ) -> pb.GetLoungeResponse:
+        caller = current_caller()
+        lounge = await self.lounges.get(caller, request.lounge_id, request.invite_code)
+        return pb.GetLoungeResponse(lounge=lounge_message(lounge, caller))

@@ -23,21 +23,28 @@ _sym_db = _symbol_database.Default()
 
 
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
+from poker.events.v1 import events_pb2 as poker_dot_events_dot_v1_dot_events__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14poker/v1/lobby.proto\x12\x08poker.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"v\n\x06Player\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\x12\x12\n\nregistered\x18\x03 \x01(\x08\x12/\n\x0b\x63reate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xb7\x01\n\x0b\x43redentials\x12\x14\n\x0c\x61\x63\x63\x65ss_token\x18\x01 \x01(\t\x12<\n\x18\x61\x63\x63\x65ss_token_expire_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rrefresh_token\x18\x03 \x01(\t\x12=\n\x19refresh_token_expire_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xb2\x01\n\x0bLedgerEntry\x12\x10\n\x08\x65ntry_id\x18\x01 \x01(\x03\x12\'\n\x04kind\x18\x02 \x01(\x0e\x32\x19.poker.v1.LedgerEntryKind\x12\x0e\n\x06\x61mount\x18\x03 \x01(\x03\x12\x15\n\rbalance_after\x18\x04 \x01(\x03\x12\x10\n\x08table_id\x18\x05 \x01(\t\x12/\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp*\xd1\x01\n\x0fLedgerEntryKind\x12!\n\x1dLEDGER_ENTRY_KIND_UNSPECIFIED\x10\x00\x12\x1b\n\x17LEDGER_ENTRY_KIND_GRANT\x10\x01\x12\x1c\n\x18LEDGER_ENTRY_KIND_TOP_UP\x10\x02\x12\x1c\n\x18LEDGER_ENTRY_KIND_BUY_IN\x10\x03\x12\x1e\n\x1aLEDGER_ENTRY_KIND_CASH_OUT\x10\x04\x12\"\n\x1eLEDGER_ENTRY_KIND_TABLE_CLOSED\x10\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14poker/v1/lobby.proto\x12\x08poker.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cpoker/events/v1/events.proto\"v\n\x06Player\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x02 \x01(\t\x12\x12\n\nregistered\x18\x03 \x01(\x08\x12/\n\x0b\x63reate_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xb7\x01\n\x0b\x43redentials\x12\x14\n\x0c\x61\x63\x63\x65ss_token\x18\x01 \x01(\t\x12<\n\x18\x61\x63\x63\x65ss_token_expire_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rrefresh_token\x18\x03 \x01(\t\x12=\n\x19refresh_token_expire_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xb2\x01\n\x0bLedgerEntry\x12\x10\n\x08\x65ntry_id\x18\x01 \x01(\x03\x12\'\n\x04kind\x18\x02 \x01(\x0e\x32\x19.poker.v1.LedgerEntryKind\x12\x0e\n\x06\x61mount\x18\x03 \x01(\x03\x12\x15\n\rbalance_after\x18\x04 \x01(\x03\x12\x10\n\x08table_id\x18\x05 \x01(\t\x12/\n\x0b\x63reate_time\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"~\n\nLoungeSeat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x03 \x01(\t\x12*\n\x08\x61i_level\x18\x04 \x01(\x0e\x32\x18.poker.events.v1.AiLevel\x12\r\n\x05stack\x18\x05 \x01(\x03\"\xbe\x02\n\x06Lounge\x12\x11\n\tlounge_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x10\n\x08owner_id\x18\x03 \x01(\t\x12,\n\x06\x63onfig\x18\x04 \x01(\x0b\x32\x1c.poker.events.v1.TableConfig\x12\r\n\x05stake\x18\x05 \x01(\x03\x12\x12\n\nmin_buy_in\x18\x06 \x01(\x03\x12\x12\n\nmax_buy_in\x18\x07 \x01(\x03\x12\x0f\n\x07private\x18\x08 \x01(\x08\x12\x13\n\x0binvite_code\x18\t \x01(\t\x12\x12\n\nfree_seats\x18\n \x01(\x05\x12#\n\x05seats\x18\x0b \x03(\x0b\x32\x14.poker.v1.LoungeSeat\x12\x0c\n\x04open\x18\x0c \x01(\x08\x12/\n\x0b\x63reate_time\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"M\n\x06\x41iSeat\x12\x11\n\x04seat\x18\x01 \x01(\x05H\x00\x88\x01\x01\x12\'\n\x05level\x18\x02 \x01(\x0e\x32\x18.poker.events.v1.AiLevelB\x07\n\x05_seat*\xd1\x01\n\x0fLedgerEntryKind\x12!\n\x1dLEDGER_ENTRY_KIND_UNSPECIFIED\x10\x00\x12\x1b\n\x17LEDGER_ENTRY_KIND_GRANT\x10\x01\x12\x1c\n\x18LEDGER_ENTRY_KIND_TOP_UP\x10\x02\x12\x1c\n\x18LEDGER_ENTRY_KIND_BUY_IN\x10\x03\x12\x1e\n\x1aLEDGER_ENTRY_KIND_CASH_OUT\x10\x04\x12\"\n\x1eLEDGER_ENTRY_KIND_TABLE_CLOSED\x10\x05\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'poker.v1.lobby_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_LEDGERENTRYKIND']._serialized_start=555
-  _globals['_LEDGERENTRYKIND']._serialized_end=764
-  _globals['_PLAYER']._serialized_start=67
-  _globals['_PLAYER']._serialized_end=185
-  _globals['_CREDENTIALS']._serialized_start=188
-  _globals['_CREDENTIALS']._serialized_end=371
-  _globals['_LEDGERENTRY']._serialized_start=374
-  _globals['_LEDGERENTRY']._serialized_end=552
+  _globals['_LEDGERENTRYKIND']._serialized_start=1113
+  _globals['_LEDGERENTRYKIND']._serialized_end=1322
+  _globals['_PLAYER']._serialized_start=97
+  _globals['_PLAYER']._serialized_end=215
+  _globals['_CREDENTIALS']._serialized_start=218
+  _globals['_CREDENTIALS']._serialized_end=401
+  _globals['_LEDGERENTRY']._serialized_start=404
+  _globals['_LEDGERENTRY']._serialized_end=582
+  _globals['_LOUNGESEAT']._serialized_start=584
+  _globals['_LOUNGESEAT']._serialized_end=710
+  _globals['_LOUNGE']._serialized_start=713
+  _globals['_LOUNGE']._serialized_end=1031
+  _globals['_AISEAT']._serialized_start=1033
+  _globals['_AISEAT']._serialized_end=1110
 # @@protoc_insertion_point(module_scope)

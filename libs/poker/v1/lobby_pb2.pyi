@@ -3,10 +3,13 @@
 isort:skip_file
 The lobby's messages: players, their credentials and their chips."""
 
+from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from poker.events.v1 import events_pb2 as _events_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -159,3 +162,134 @@ class LedgerEntry(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LedgerEntry: _TypeAlias = LedgerEntry  # noqa: Y015
+
+@_typing.final
+class LoungeSeat(_message.Message):
+    """One seat of a lounge and who sits there."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    AI_LEVEL_FIELD_NUMBER: _builtins.int
+    STACK_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    player_id: _builtins.str
+    display_name: _builtins.str
+    ai_level: _events_pb2.AiLevel.ValueType
+    """Set for an AI player; unspecified for a human."""
+    stack: _builtins.int
+    """Chips the seat sat down with."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        player_id: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+        ai_level: _events_pb2.AiLevel.ValueType = ...,
+        stack: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ai_level", b"ai_level", "display_name", b"display_name", "player_id", b"player_id", "seat", b"seat", "stack", b"stack"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LoungeSeat: _TypeAlias = LoungeSeat  # noqa: Y015
+
+@_typing.final
+class Lounge(_message.Message):
+    """A lounge: a table of the table service (`lounge_id` is its `table_id`), as the
+    lobby lists it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGE_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    OWNER_ID_FIELD_NUMBER: _builtins.int
+    CONFIG_FIELD_NUMBER: _builtins.int
+    STAKE_FIELD_NUMBER: _builtins.int
+    MIN_BUY_IN_FIELD_NUMBER: _builtins.int
+    MAX_BUY_IN_FIELD_NUMBER: _builtins.int
+    PRIVATE_FIELD_NUMBER: _builtins.int
+    INVITE_CODE_FIELD_NUMBER: _builtins.int
+    FREE_SEATS_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    OPEN_FIELD_NUMBER: _builtins.int
+    CREATE_TIME_FIELD_NUMBER: _builtins.int
+    lounge_id: _builtins.str
+    name: _builtins.str
+    owner_id: _builtins.str
+    stake: _builtins.int
+    """What stakes filters compare: the big blind (Hold'em), the small bet (Draw)."""
+    min_buy_in: _builtins.int
+    max_buy_in: _builtins.int
+    private: _builtins.bool
+    invite_code: _builtins.str
+    """A private lounge's invite code: shown to its owner only."""
+    free_seats: _builtins.int
+    open: _builtins.bool
+    """False while its table is being created (shown to its owner only)."""
+    @_builtins.property
+    def config(self) -> _events_pb2.TableConfig:
+        """The table's settings; `max_hands` or `close_time` is its limit, if any."""
+
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___LoungeSeat]:
+        """Taken seats, by seat number."""
+
+    @_builtins.property
+    def create_time(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        lounge_id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        owner_id: _builtins.str = ...,
+        config: _events_pb2.TableConfig | None = ...,
+        stake: _builtins.int = ...,
+        min_buy_in: _builtins.int = ...,
+        max_buy_in: _builtins.int = ...,
+        private: _builtins.bool = ...,
+        invite_code: _builtins.str = ...,
+        free_seats: _builtins.int = ...,
+        seats: _abc.Iterable[Global___LoungeSeat] | None = ...,
+        open: _builtins.bool = ...,
+        create_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "create_time", b"create_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "create_time", b"create_time", "free_seats", b"free_seats", "invite_code", b"invite_code", "lounge_id", b"lounge_id", "max_buy_in", b"max_buy_in", "min_buy_in", b"min_buy_in", "name", b"name", "open", b"open", "owner_id", b"owner_id", "private", b"private", "seats", b"seats", "stake", b"stake"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Lounge: _TypeAlias = Lounge  # noqa: Y015
+
+@_typing.final
+class AiSeat(_message.Message):
+    """An AI player a new lounge seats."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    LEVEL_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    """The seat; unset: the lowest seat left free."""
+    level: _events_pb2.AiLevel.ValueType
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int | None = ...,
+        level: _events_pb2.AiLevel.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "level", b"level", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+
+Global___AiSeat: _TypeAlias = AiSeat  # noqa: Y015

@@ -23,56 +23,69 @@ _sym_db = _symbol_database.Default()
 
 
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
+from poker.events.v1 import events_pb2 as poker_dot_events_dot_v1_dot_events__pb2
 from poker.v1 import lobby_pb2 as poker_dot_v1_dot_lobby__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cpoker/v1/lobby_service.proto\x12\x08poker.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14poker/v1/lobby.proto\">\n\x12\x43reateGuestRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"c\n\x13\x43reateGuestResponse\x12 \n\x06player\x18\x01 \x01(\x0b\x32\x10.poker.v1.Player\x12*\n\x0b\x63redentials\x18\x02 \x01(\x0b\x32\x15.poker.v1.Credentials\"M\n\x0fRegisterRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\x12\x10\n\x08password\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"`\n\x10RegisterResponse\x12 \n\x06player\x18\x01 \x01(\x0b\x32\x10.poker.v1.Player\x12*\n\x0b\x63redentials\x18\x02 \x01(\x0b\x32\x15.poker.v1.Credentials\";\n\x13UpgradeGuestRequest\x12\x10\n\x08password\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"8\n\x14UpgradeGuestResponse\x12 \n\x06player\x18\x01 \x01(\x0b\x32\x10.poker.v1.Player\"K\n\rSignInRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\x12\x10\n\x08password\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"^\n\x0eSignInResponse\x12 \n\x06player\x18\x01 \x01(\x0b\x32\x10.poker.v1.Player\x12*\n\x0b\x63redentials\x18\x02 \x01(\x0b\x32\x15.poker.v1.Credentials\"B\n\x15RefreshSessionRequest\x12\x15\n\rrefresh_token\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"D\n\x16RefreshSessionResponse\x12*\n\x0b\x63redentials\x18\x01 \x01(\x0b\x32\x15.poker.v1.Credentials\"$\n\x0eSignOutRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\"\x11\n\x0fSignOutResponse\"%\n\x10GetPlayerRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"5\n\x11GetPlayerResponse\x12 \n\x06player\x18\x01 \x01(\x0b\x32\x10.poker.v1.Player\"\x13\n\x11GetBalanceRequest\"q\n\x12GetBalanceResponse\x12\x0f\n\x07\x62\x61lance\x18\x01 \x01(\x03\x12\x34\n\x10next_top_up_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0ctop_up_below\x18\x03 \x01(\x03\"A\n\x18ListLedgerEntriesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\"\\\n\x19ListLedgerEntriesResponse\x12&\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x15.poker.v1.LedgerEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\"\n\x0cTopUpRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\"F\n\rTopUpResponse\x12$\n\x05\x65ntry\x18\x01 \x01(\x0b\x32\x15.poker.v1.LedgerEntry\x12\x0f\n\x07\x62\x61lance\x18\x02 \x01(\x03\x32\xe5\x05\n\x0cLobbyService\x12J\n\x0b\x43reateGuest\x12\x1c.poker.v1.CreateGuestRequest\x1a\x1d.poker.v1.CreateGuestResponse\x12\x41\n\x08Register\x12\x19.poker.v1.RegisterRequest\x1a\x1a.poker.v1.RegisterResponse\x12M\n\x0cUpgradeGuest\x12\x1d.poker.v1.UpgradeGuestRequest\x1a\x1e.poker.v1.UpgradeGuestResponse\x12;\n\x06SignIn\x12\x17.poker.v1.SignInRequest\x1a\x18.poker.v1.SignInResponse\x12S\n\x0eRefreshSession\x12\x1f.poker.v1.RefreshSessionRequest\x1a .poker.v1.RefreshSessionResponse\x12>\n\x07SignOut\x12\x18.poker.v1.SignOutRequest\x1a\x19.poker.v1.SignOutResponse\x12\x44\n\tGetPlayer\x12\x1a.poker.v1.GetPlayerRequest\x1a\x1b.poker.v1.GetPlayerResponse\x12G\n\nGetBalance\x12\x1b.poker.v1.GetBalanceRequest\x1a\x1c.poker.v1.GetBalanceResponse\x12\\\n\x11ListLedgerEntries\x12\".poker.v1.ListLedgerEntriesRequest\x1a#.poker.v1.ListLedgerEntriesResponse\x12\x38\n\x05TopUp\x12\x16.poker.v1.TopUpRequest\x1a\x17.poker.v1.TopUpResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cpoker/v1/lobby_service.proto\x12\x08poker.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cpoker/events/v1/events.proto\x1a\x14poker/v1/lobby.proto\">\n\x12\x43reateGuestRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"c\n\x13\x43reateGuestResponse\x12 \n\x06player\x18\x01 \x01(\x0b\x32\x10.poker.v1.Player\x12*\n\x0b\x63redentials\x18\x02 \x01(\x0b\x32\x15.poker.v1.Credentials\"M\n\x0fRegisterRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\x12\x10\n\x08password\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"`\n\x10RegisterResponse\x12 \n\x06player\x18\x01 \x01(\x0b\x32\x10.poker.v1.Player\x12*\n\x0b\x63redentials\x18\x02 \x01(\x0b\x32\x15.poker.v1.Credentials\";\n\x13UpgradeGuestRequest\x12\x10\n\x08password\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"8\n\x14UpgradeGuestResponse\x12 \n\x06player\x18\x01 \x01(\x0b\x32\x10.poker.v1.Player\"K\n\rSignInRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\x12\x10\n\x08password\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\"^\n\x0eSignInResponse\x12 \n\x06player\x18\x01 \x01(\x0b\x32\x10.poker.v1.Player\x12*\n\x0b\x63redentials\x18\x02 \x01(\x0b\x32\x15.poker.v1.Credentials\"B\n\x15RefreshSessionRequest\x12\x15\n\rrefresh_token\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\"D\n\x16RefreshSessionResponse\x12*\n\x0b\x63redentials\x18\x01 \x01(\x0b\x32\x15.poker.v1.Credentials\"$\n\x0eSignOutRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\"\x11\n\x0fSignOutResponse\"%\n\x10GetPlayerRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"5\n\x11GetPlayerResponse\x12 \n\x06player\x18\x01 \x01(\x0b\x32\x10.poker.v1.Player\"\x13\n\x11GetBalanceRequest\"q\n\x12GetBalanceResponse\x12\x0f\n\x07\x62\x61lance\x18\x01 \x01(\x03\x12\x34\n\x10next_top_up_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0ctop_up_below\x18\x03 \x01(\x03\"A\n\x18ListLedgerEntriesRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\"\\\n\x19ListLedgerEntriesResponse\x12&\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x15.poker.v1.LedgerEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\"\n\x0cTopUpRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\"F\n\rTopUpResponse\x12$\n\x05\x65ntry\x18\x01 \x01(\x0b\x32\x15.poker.v1.LedgerEntry\x12\x0f\n\x07\x62\x61lance\x18\x02 \x01(\x03\"\xc2\x01\n\x13\x43reateLoungeRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\x12,\n\x06\x63onfig\x18\x02 \x01(\x0b\x32\x1c.poker.events.v1.TableConfig\x12\x12\n\nmin_buy_in\x18\x03 \x01(\x03\x12\x12\n\nmax_buy_in\x18\x04 \x01(\x03\x12\"\n\x08\x61i_seats\x18\x05 \x03(\x0b\x32\x10.poker.v1.AiSeat\x12\x0f\n\x07private\x18\x06 \x01(\x08\x12\x12\n\nrequest_id\x18\x07 \x01(\t\"8\n\x14\x43reateLoungeResponse\x12 \n\x06lounge\x18\x01 \x01(\x0b\x32\x10.poker.v1.Lounge\"\xa4\x01\n\x12ListLoungesRequest\x12)\n\x07variant\x18\x01 \x01(\x0e\x32\x18.poker.events.v1.Variant\x12\x11\n\tmin_stake\x18\x02 \x01(\x03\x12\x11\n\tmax_stake\x18\x03 \x01(\x03\x12\x16\n\x0emin_free_seats\x18\x04 \x01(\x05\x12\x11\n\tpage_size\x18\x05 \x01(\x05\x12\x12\n\npage_token\x18\x06 \x01(\t\"Q\n\x13ListLoungesResponse\x12!\n\x07lounges\x18\x01 \x03(\x0b\x32\x10.poker.v1.Lounge\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\":\n\x10GetLoungeRequest\x12\x11\n\tlounge_id\x18\x01 \x01(\t\x12\x13\n\x0binvite_code\x18\x02 \x01(\t\"5\n\x11GetLoungeResponse\x12 \n\x06lounge\x18\x01 \x01(\x0b\x32\x10.poker.v1.Lounge2\xc6\x07\n\x0cLobbyService\x12J\n\x0b\x43reateGuest\x12\x1c.poker.v1.CreateGuestRequest\x1a\x1d.poker.v1.CreateGuestResponse\x12\x41\n\x08Register\x12\x19.poker.v1.RegisterRequest\x1a\x1a.poker.v1.RegisterResponse\x12M\n\x0cUpgradeGuest\x12\x1d.poker.v1.UpgradeGuestRequest\x1a\x1e.poker.v1.UpgradeGuestResponse\x12;\n\x06SignIn\x12\x17.poker.v1.SignInRequest\x1a\x18.poker.v1.SignInResponse\x12S\n\x0eRefreshSession\x12\x1f.poker.v1.RefreshSessionRequest\x1a .poker.v1.RefreshSessionResponse\x12>\n\x07SignOut\x12\x18.poker.v1.SignOutRequest\x1a\x19.poker.v1.SignOutResponse\x12\x44\n\tGetPlayer\x12\x1a.poker.v1.GetPlayerRequest\x1a\x1b.poker.v1.GetPlayerResponse\x12G\n\nGetBalance\x12\x1b.poker.v1.GetBalanceRequest\x1a\x1c.poker.v1.GetBalanceResponse\x12\\\n\x11ListLedgerEntries\x12\".poker.v1.ListLedgerEntriesRequest\x1a#.poker.v1.ListLedgerEntriesResponse\x12\x38\n\x05TopUp\x12\x16.poker.v1.TopUpRequest\x1a\x17.poker.v1.TopUpResponse\x12M\n\x0c\x43reateLounge\x12\x1d.poker.v1.CreateLoungeRequest\x1a\x1e.poker.v1.CreateLoungeResponse\x12J\n\x0bListLounges\x12\x1c.poker.v1.ListLoungesRequest\x1a\x1d.poker.v1.ListLoungesResponse\x12\x44\n\tGetLounge\x12\x1a.poker.v1.GetLoungeRequest\x1a\x1b.poker.v1.GetLoungeResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'poker.v1.lobby_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_CREATEGUESTREQUEST']._serialized_start=97
-  _globals['_CREATEGUESTREQUEST']._serialized_end=159
-  _globals['_CREATEGUESTRESPONSE']._serialized_start=161
-  _globals['_CREATEGUESTRESPONSE']._serialized_end=260
-  _globals['_REGISTERREQUEST']._serialized_start=262
-  _globals['_REGISTERREQUEST']._serialized_end=339
-  _globals['_REGISTERRESPONSE']._serialized_start=341
-  _globals['_REGISTERRESPONSE']._serialized_end=437
-  _globals['_UPGRADEGUESTREQUEST']._serialized_start=439
-  _globals['_UPGRADEGUESTREQUEST']._serialized_end=498
-  _globals['_UPGRADEGUESTRESPONSE']._serialized_start=500
-  _globals['_UPGRADEGUESTRESPONSE']._serialized_end=556
-  _globals['_SIGNINREQUEST']._serialized_start=558
-  _globals['_SIGNINREQUEST']._serialized_end=633
-  _globals['_SIGNINRESPONSE']._serialized_start=635
-  _globals['_SIGNINRESPONSE']._serialized_end=729
-  _globals['_REFRESHSESSIONREQUEST']._serialized_start=731
-  _globals['_REFRESHSESSIONREQUEST']._serialized_end=797
-  _globals['_REFRESHSESSIONRESPONSE']._serialized_start=799
-  _globals['_REFRESHSESSIONRESPONSE']._serialized_end=867
-  _globals['_SIGNOUTREQUEST']._serialized_start=869
-  _globals['_SIGNOUTREQUEST']._serialized_end=905
-  _globals['_SIGNOUTRESPONSE']._serialized_start=907
-  _globals['_SIGNOUTRESPONSE']._serialized_end=924
-  _globals['_GETPLAYERREQUEST']._serialized_start=926
-  _globals['_GETPLAYERREQUEST']._serialized_end=963
-  _globals['_GETPLAYERRESPONSE']._serialized_start=965
-  _globals['_GETPLAYERRESPONSE']._serialized_end=1018
-  _globals['_GETBALANCEREQUEST']._serialized_start=1020
-  _globals['_GETBALANCEREQUEST']._serialized_end=1039
-  _globals['_GETBALANCERESPONSE']._serialized_start=1041
-  _globals['_GETBALANCERESPONSE']._serialized_end=1154
-  _globals['_LISTLEDGERENTRIESREQUEST']._serialized_start=1156
-  _globals['_LISTLEDGERENTRIESREQUEST']._serialized_end=1221
-  _globals['_LISTLEDGERENTRIESRESPONSE']._serialized_start=1223
-  _globals['_LISTLEDGERENTRIESRESPONSE']._serialized_end=1315
-  _globals['_TOPUPREQUEST']._serialized_start=1317
-  _globals['_TOPUPREQUEST']._serialized_end=1351
-  _globals['_TOPUPRESPONSE']._serialized_start=1353
-  _globals['_TOPUPRESPONSE']._serialized_end=1423
-  _globals['_LOBBYSERVICE']._serialized_start=1426
-  _globals['_LOBBYSERVICE']._serialized_end=2167
+  _globals['_CREATEGUESTREQUEST']._serialized_start=127
+  _globals['_CREATEGUESTREQUEST']._serialized_end=189
+  _globals['_CREATEGUESTRESPONSE']._serialized_start=191
+  _globals['_CREATEGUESTRESPONSE']._serialized_end=290
+  _globals['_REGISTERREQUEST']._serialized_start=292
+  _globals['_REGISTERREQUEST']._serialized_end=369
+  _globals['_REGISTERRESPONSE']._serialized_start=371
+  _globals['_REGISTERRESPONSE']._serialized_end=467
+  _globals['_UPGRADEGUESTREQUEST']._serialized_start=469
+  _globals['_UPGRADEGUESTREQUEST']._serialized_end=528
+  _globals['_UPGRADEGUESTRESPONSE']._serialized_start=530
+  _globals['_UPGRADEGUESTRESPONSE']._serialized_end=586
+  _globals['_SIGNINREQUEST']._serialized_start=588
+  _globals['_SIGNINREQUEST']._serialized_end=663
+  _globals['_SIGNINRESPONSE']._serialized_start=665
+  _globals['_SIGNINRESPONSE']._serialized_end=759
+  _globals['_REFRESHSESSIONREQUEST']._serialized_start=761
+  _globals['_REFRESHSESSIONREQUEST']._serialized_end=827
+  _globals['_REFRESHSESSIONRESPONSE']._serialized_start=829
+  _globals['_REFRESHSESSIONRESPONSE']._serialized_end=897
+  _globals['_SIGNOUTREQUEST']._serialized_start=899
+  _globals['_SIGNOUTREQUEST']._serialized_end=935
+  _globals['_SIGNOUTRESPONSE']._serialized_start=937
+  _globals['_SIGNOUTRESPONSE']._serialized_end=954
+  _globals['_GETPLAYERREQUEST']._serialized_start=956
+  _globals['_GETPLAYERREQUEST']._serialized_end=993
+  _globals['_GETPLAYERRESPONSE']._serialized_start=995
+  _globals['_GETPLAYERRESPONSE']._serialized_end=1048
+  _globals['_GETBALANCEREQUEST']._serialized_start=1050
+  _globals['_GETBALANCEREQUEST']._serialized_end=1069
+  _globals['_GETBALANCERESPONSE']._serialized_start=1071
+  _globals['_GETBALANCERESPONSE']._serialized_end=1184
+  _globals['_LISTLEDGERENTRIESREQUEST']._serialized_start=1186
+  _globals['_LISTLEDGERENTRIESREQUEST']._serialized_end=1251
+  _globals['_LISTLEDGERENTRIESRESPONSE']._serialized_start=1253
+  _globals['_LISTLEDGERENTRIESRESPONSE']._serialized_end=1345
+  _globals['_TOPUPREQUEST']._serialized_start=1347
+  _globals['_TOPUPREQUEST']._serialized_end=1381
+  _globals['_TOPUPRESPONSE']._serialized_start=1383
+  _globals['_TOPUPRESPONSE']._serialized_end=1453
+  _globals['_CREATELOUNGEREQUEST']._serialized_start=1456
+  _globals['_CREATELOUNGEREQUEST']._serialized_end=1650
+  _globals['_CREATELOUNGERESPONSE']._serialized_start=1652
+  _globals['_CREATELOUNGERESPONSE']._serialized_end=1708
+  _globals['_LISTLOUNGESREQUEST']._serialized_start=1711
+  _globals['_LISTLOUNGESREQUEST']._serialized_end=1875
+  _globals['_LISTLOUNGESRESPONSE']._serialized_start=1877
+  _globals['_LISTLOUNGESRESPONSE']._serialized_end=1958
+  _globals['_GETLOUNGEREQUEST']._serialized_start=1960
+  _globals['_GETLOUNGEREQUEST']._serialized_end=2018
+  _globals['_GETLOUNGERESPONSE']._serialized_start=2020
+  _globals['_GETLOUNGERESPONSE']._serialized_end=2073
+  _globals['_LOBBYSERVICE']._serialized_start=2076
+  _globals['_LOBBYSERVICE']._serialized_end=3042
 # @@protoc_insertion_point(module_scope)

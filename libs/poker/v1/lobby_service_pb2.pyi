@@ -36,6 +36,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from poker.events.v1 import events_pb2 as _events_pb2
 from poker.v1 import lobby_pb2 as _lobby_pb2
 import builtins as _builtins
 import sys
@@ -480,3 +481,170 @@ class TopUpResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TopUpResponse: _TypeAlias = TopUpResponse  # noqa: Y015
+
+@_typing.final
+class CreateLoungeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    CONFIG_FIELD_NUMBER: _builtins.int
+    MIN_BUY_IN_FIELD_NUMBER: _builtins.int
+    MAX_BUY_IN_FIELD_NUMBER: _builtins.int
+    AI_SEATS_FIELD_NUMBER: _builtins.int
+    PRIVATE_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """1-64 characters."""
+    min_buy_in: _builtins.int
+    """The buy-in range: both 0 for 20 to 100 stakes; else stake <= min <= max."""
+    max_buy_in: _builtins.int
+    private: _builtins.bool
+    """Private: not listed; joined with the invite code the response shows."""
+    request_id: _builtins.str
+    @_builtins.property
+    def config(self) -> _events_pb2.TableConfig: ...
+    @_builtins.property
+    def ai_seats(self) -> _containers.RepeatedCompositeFieldContainer[_lobby_pb2.AiSeat]:
+        """At most seat_count - 1 (one seat is left for a player)."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        config: _events_pb2.TableConfig | None = ...,
+        min_buy_in: _builtins.int = ...,
+        max_buy_in: _builtins.int = ...,
+        ai_seats: _abc.Iterable[_lobby_pb2.AiSeat] | None = ...,
+        private: _builtins.bool = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ai_seats", b"ai_seats", "config", b"config", "max_buy_in", b"max_buy_in", "min_buy_in", b"min_buy_in", "name", b"name", "private", b"private", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateLoungeRequest: _TypeAlias = CreateLoungeRequest  # noqa: Y015
+
+@_typing.final
+class CreateLoungeResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def lounge(self) -> _lobby_pb2.Lounge: ...
+    def __init__(
+        self,
+        *,
+        lounge: _lobby_pb2.Lounge | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["lounge", b"lounge"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["lounge", b"lounge"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateLoungeResponse: _TypeAlias = CreateLoungeResponse  # noqa: Y015
+
+@_typing.final
+class ListLoungesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VARIANT_FIELD_NUMBER: _builtins.int
+    MIN_STAKE_FIELD_NUMBER: _builtins.int
+    MAX_STAKE_FIELD_NUMBER: _builtins.int
+    MIN_FREE_SEATS_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    variant: _events_pb2.Variant.ValueType
+    """Unspecified: both variants."""
+    min_stake: _builtins.int
+    """Stakes bounds (0: none)."""
+    max_stake: _builtins.int
+    min_free_seats: _builtins.int
+    """At least this many free seats (0-9)."""
+    page_size: _builtins.int
+    page_token: _builtins.str
+    def __init__(
+        self,
+        *,
+        variant: _events_pb2.Variant.ValueType = ...,
+        min_stake: _builtins.int = ...,
+        max_stake: _builtins.int = ...,
+        min_free_seats: _builtins.int = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_stake", b"max_stake", "min_free_seats", b"min_free_seats", "min_stake", b"min_stake", "page_size", b"page_size", "page_token", b"page_token", "variant", b"variant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListLoungesRequest: _TypeAlias = ListLoungesRequest  # noqa: Y015
+
+@_typing.final
+class ListLoungesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    @_builtins.property
+    def lounges(self) -> _containers.RepeatedCompositeFieldContainer[_lobby_pb2.Lounge]: ...
+    def __init__(
+        self,
+        *,
+        lounges: _abc.Iterable[_lobby_pb2.Lounge] | None = ...,
+        next_page_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["lounges", b"lounges", "next_page_token", b"next_page_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListLoungesResponse: _TypeAlias = ListLoungesResponse  # noqa: Y015
+
+@_typing.final
+class GetLoungeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGE_ID_FIELD_NUMBER: _builtins.int
+    INVITE_CODE_FIELD_NUMBER: _builtins.int
+    lounge_id: _builtins.str
+    invite_code: _builtins.str
+    """Needed for a private lounge one does not own."""
+    def __init__(
+        self,
+        *,
+        lounge_id: _builtins.str = ...,
+        invite_code: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["invite_code", b"invite_code", "lounge_id", b"lounge_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLoungeRequest: _TypeAlias = GetLoungeRequest  # noqa: Y015
+
+@_typing.final
+class GetLoungeResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def lounge(self) -> _lobby_pb2.Lounge: ...
+    def __init__(
+        self,
+        *,
+        lounge: _lobby_pb2.Lounge | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["lounge", b"lounge"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["lounge", b"lounge"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetLoungeResponse: _TypeAlias = GetLoungeResponse  # noqa: Y015

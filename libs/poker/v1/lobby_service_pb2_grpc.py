@@ -85,6 +85,21 @@ class LobbyServiceStub:
                 request_serializer=poker_dot_v1_dot_lobby__service__pb2.TopUpRequest.SerializeToString,
                 response_deserializer=poker_dot_v1_dot_lobby__service__pb2.TopUpResponse.FromString,
                 _registered_method=True)
+        self.CreateLounge = channel.unary_unary(
+                '/poker.v1.LobbyService/CreateLounge',
+                request_serializer=poker_dot_v1_dot_lobby__service__pb2.CreateLoungeRequest.SerializeToString,
+                response_deserializer=poker_dot_v1_dot_lobby__service__pb2.CreateLoungeResponse.FromString,
+                _registered_method=True)
+        self.ListLounges = channel.unary_unary(
+                '/poker.v1.LobbyService/ListLounges',
+                request_serializer=poker_dot_v1_dot_lobby__service__pb2.ListLoungesRequest.SerializeToString,
+                response_deserializer=poker_dot_v1_dot_lobby__service__pb2.ListLoungesResponse.FromString,
+                _registered_method=True)
+        self.GetLounge = channel.unary_unary(
+                '/poker.v1.LobbyService/GetLounge',
+                request_serializer=poker_dot_v1_dot_lobby__service__pb2.GetLoungeRequest.SerializeToString,
+                response_deserializer=poker_dot_v1_dot_lobby__service__pb2.GetLoungeResponse.FromString,
+                _registered_method=True)
 
 
 class LobbyServiceServicer:
@@ -162,6 +177,32 @@ class LobbyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateLounge(self, request, context):
+        """Creates a lounge (signed in): its table in the table service, validated
+        as the table service validates a table (INVALID_ARGUMENT BAD_CONFIG,
+        BAD_BUY_IN, BAD_AI_SEATS), with its AI players seated. UNAVAILABLE
+        TABLES_UNAVAILABLE: retry with the same request_id (the lobby also
+        finishes it by itself).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListLounges(self, request, context):
+        """Lists open public lounges (signed in), newest first, with filters.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetLounge(self, request, context):
+        """Returns a lounge and who sits where (signed in). A private lounge needs
+        its invite code (else NOT_FOUND NO_LOUNGE, as for no lounge at all).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LobbyServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -214,6 +255,21 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     servicer.TopUp,
                     request_deserializer=poker_dot_v1_dot_lobby__service__pb2.TopUpRequest.FromString,
                     response_serializer=poker_dot_v1_dot_lobby__service__pb2.TopUpResponse.SerializeToString,
+            ),
+            'CreateLounge': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateLounge,
+                    request_deserializer=poker_dot_v1_dot_lobby__service__pb2.CreateLoungeRequest.FromString,
+                    response_serializer=poker_dot_v1_dot_lobby__service__pb2.CreateLoungeResponse.SerializeToString,
+            ),
+            'ListLounges': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListLounges,
+                    request_deserializer=poker_dot_v1_dot_lobby__service__pb2.ListLoungesRequest.FromString,
+                    response_serializer=poker_dot_v1_dot_lobby__service__pb2.ListLoungesResponse.SerializeToString,
+            ),
+            'GetLounge': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLounge,
+                    request_deserializer=poker_dot_v1_dot_lobby__service__pb2.GetLoungeRequest.FromString,
+                    response_serializer=poker_dot_v1_dot_lobby__service__pb2.GetLoungeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -487,6 +543,87 @@ class LobbyService:
             '/poker.v1.LobbyService/TopUp',
             poker_dot_v1_dot_lobby__service__pb2.TopUpRequest.SerializeToString,
             poker_dot_v1_dot_lobby__service__pb2.TopUpResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateLounge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.v1.LobbyService/CreateLounge',
+            poker_dot_v1_dot_lobby__service__pb2.CreateLoungeRequest.SerializeToString,
+            poker_dot_v1_dot_lobby__service__pb2.CreateLoungeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListLounges(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.v1.LobbyService/ListLounges',
+            poker_dot_v1_dot_lobby__service__pb2.ListLoungesRequest.SerializeToString,
+            poker_dot_v1_dot_lobby__service__pb2.ListLoungesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLounge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.v1.LobbyService/GetLounge',
+            poker_dot_v1_dot_lobby__service__pb2.GetLoungeRequest.SerializeToString,
+            poker_dot_v1_dot_lobby__service__pb2.GetLoungeResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -83,6 +83,19 @@ class LobbyServiceStub:
     """A free top-up when the balance is low (FAILED_PRECONDITION NOT_LOW
     otherwise), at most once per cool-down (COOLING_DOWN).
     """
+    CreateLounge: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.CreateLoungeRequest, _lobby_service_pb2.CreateLoungeResponse]
+    """Creates a lounge (signed in): its table in the table service, validated
+    as the table service validates a table (INVALID_ARGUMENT BAD_CONFIG,
+    BAD_BUY_IN, BAD_AI_SEATS), with its AI players seated. UNAVAILABLE
+    TABLES_UNAVAILABLE: retry with the same request_id (the lobby also
+    finishes it by itself).
+    """
+    ListLounges: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.ListLoungesRequest, _lobby_service_pb2.ListLoungesResponse]
+    """Lists open public lounges (signed in), newest first, with filters."""
+    GetLounge: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.GetLoungeRequest, _lobby_service_pb2.GetLoungeResponse]
+    """Returns a lounge and who sits where (signed in). A private lounge needs
+    its invite code (else NOT_FOUND NO_LOUNGE, as for no lounge at all).
+    """
 
 @_typing.type_check_only
 class LobbyServiceAsyncStub(LobbyServiceStub):
@@ -110,6 +123,19 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     TopUp: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.TopUpRequest, _lobby_service_pb2.TopUpResponse]  # type: ignore[assignment]
     """A free top-up when the balance is low (FAILED_PRECONDITION NOT_LOW
     otherwise), at most once per cool-down (COOLING_DOWN).
+    """
+    CreateLounge: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.CreateLoungeRequest, _lobby_service_pb2.CreateLoungeResponse]  # type: ignore[assignment]
+    """Creates a lounge (signed in): its table in the table service, validated
+    as the table service validates a table (INVALID_ARGUMENT BAD_CONFIG,
+    BAD_BUY_IN, BAD_AI_SEATS), with its AI players seated. UNAVAILABLE
+    TABLES_UNAVAILABLE: retry with the same request_id (the lobby also
+    finishes it by itself).
+    """
+    ListLounges: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.ListLoungesRequest, _lobby_service_pb2.ListLoungesResponse]  # type: ignore[assignment]
+    """Lists open public lounges (signed in), newest first, with filters."""
+    GetLounge: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.GetLoungeRequest, _lobby_service_pb2.GetLoungeResponse]  # type: ignore[assignment]
+    """Returns a lounge and who sits where (signed in). A private lounge needs
+    its invite code (else NOT_FOUND NO_LOUNGE, as for no lounge at all).
     """
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -195,6 +221,37 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_lobby_service_pb2.TopUpResponse, _abc.Awaitable[_lobby_service_pb2.TopUpResponse]]:
         """A free top-up when the balance is low (FAILED_PRECONDITION NOT_LOW
         otherwise), at most once per cool-down (COOLING_DOWN).
+        """
+
+    @_abc_1.abstractmethod
+    def CreateLounge(
+        self,
+        request: _lobby_service_pb2.CreateLoungeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_service_pb2.CreateLoungeResponse, _abc.Awaitable[_lobby_service_pb2.CreateLoungeResponse]]:
+        """Creates a lounge (signed in): its table in the table service, validated
+        as the table service validates a table (INVALID_ARGUMENT BAD_CONFIG,
+        BAD_BUY_IN, BAD_AI_SEATS), with its AI players seated. UNAVAILABLE
+        TABLES_UNAVAILABLE: retry with the same request_id (the lobby also
+        finishes it by itself).
+        """
+
+    @_abc_1.abstractmethod
+    def ListLounges(
+        self,
+        request: _lobby_service_pb2.ListLoungesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_service_pb2.ListLoungesResponse, _abc.Awaitable[_lobby_service_pb2.ListLoungesResponse]]:
+        """Lists open public lounges (signed in), newest first, with filters."""
+
+    @_abc_1.abstractmethod
+    def GetLounge(
+        self,
+        request: _lobby_service_pb2.GetLoungeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_service_pb2.GetLoungeResponse, _abc.Awaitable[_lobby_service_pb2.GetLoungeResponse]]:
+        """Returns a lounge and who sits where (signed in). A private lounge needs
+        its invite code (else NOT_FOUND NO_LOUNGE, as for no lounge at all).
         """
 
 def add_LobbyServiceServicer_to_server(servicer: LobbyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

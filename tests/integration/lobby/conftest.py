@@ -20,12 +20,27 @@ import pytest
 
 from felt.migrations import migrate
 from services.lobby.db_cli import MIGRATIONS
-from services.lobby.memory import MemoryLedger, MemoryPlayers, MemorySessions, MemoryThrottle
-from services.lobby.ports import Ledger, Players, Sessions, Throttle
-from services.lobby.postgres import PgLedger, PgPlayers, PgSessions, PgThrottle
+from services.lobby.memory import (
+    MemoryLedger,
+    MemoryLounges,
+    MemoryPlayers,
+    MemorySessions,
+    MemoryThrottle,
+)
+from services.lobby.ports import Ledger, Lounges, Players, Sessions, Throttle
+from services.lobby.postgres import PgLedger, PgLounges, PgPlayers, PgSessions, PgThrottle
 
 T = TypeVar("T")
-LOBBY_TABLES = ("ledger", "accounts", "sign_in_failures", "refresh_tokens", "sessions", "players")
+LOBBY_TABLES = (
+    "lounge_seats",
+    "lounges",
+    "ledger",
+    "accounts",
+    "sign_in_failures",
+    "refresh_tokens",
+    "sessions",
+    "players",
+)
 
 
 def with_database(url: str, name: str) -> str:
@@ -102,18 +117,31 @@ class Stores:
     sessions: Sessions
     throttle: Throttle
     ledger: Ledger
+    lounges: Lounges
 
 
 @pytest.fixture(params=["memory", "postgres"])
 async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
     """The ports on the in-memory fakes, then on PostgreSQL: every contract test runs on both."""
     if request.param == "memory":
-        yield Stores("memory", MemoryPlayers(), MemorySessions(), MemoryThrottle(), MemoryLedger())
+        yield Stores(
+            "memory",
+            MemoryPlayers(),
+            MemorySessions(),
+            MemoryThrottle(),
+            MemoryLedger(),
+            MemoryLounges(),
+        )
         return
     pool = await empty_pool(request.getfixturevalue("lobby_dsn"))
     try:
         yield Stores(
-            "postgres", PgPlayers(pool), PgSessions(pool), PgThrottle(pool), PgLedger(pool)
+            "postgres",
+            PgPlayers(pool),
+            PgSessions(pool),
+            PgThrottle(pool),
+            PgLedger(pool),
+            PgLounges(pool),
         )
     finally:
         await pool.close()

@@ -1,0 +1,312 @@
+"""The lounges' use cases (create, list, get), without gRPC; sign-in checks are ``LobbyApp``'s.
+
+A lounge's settings are validated exactly as the table service validates a
+new table (``felt.api.limits.check_table_config``, the codec, then the table
+aggregate deciding ``CreateTable``: pure, no I/O), so a lounge the lobby
+accepts is a table the table service accepts.
+
+Creating a lounge is three steps, each retry-safe: the lounge's row with its
+AI seats (one write, keyed by the client's request, which also derives the
+lounge's id); its table in the table service; its AI players seated there
+(both idempotent by request ids derived from the lounge). Then it is OPEN. A
+crash or an unreachable table service between them leaves it CREATING (never
+listed); the client's retry, or :meth:`LoungeApp.recover` (on start and
+periodically), drives it on.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+
+import structlog
+
+from felt.api import limits
+from felt.eventstore.codec import table_config_from_proto
+from felt.idempotency import ClientRequest
+from felt.rules.commands import IllegalAction
+from felt.table.aggregate import CreateTable, decide_table
+from poker.events.v1 import events_pb2 as epb
+from services.lobby.application import LobbyApp
+from services.lobby.auth import Caller
+from services.lobby.ports import (
+    Lounge,
+    LoungeFilter,
+    Lounges,
+    LoungeSeat,
+    LoungeState,
+    NewLounge,
+    TableRefused,
+    Tables,
+    TablesUnavailable,
+)
+from services.lobby.refusals import Code, Refused
+
+log = structlog.get_logger("felt.lobby.lounges")
+
+DEFAULT_MIN_BUY_IN = 20
+DEFAULT_MAX_BUY_IN = 100
+"""Buy-in range by default, in stakes (big blinds; Draw: small bets)."""
+AI_LEVELS = frozenset({epb.AI_LEVEL_EASY, epb.AI_LEVEL_NORMAL, epb.AI_LEVEL_HARD})
+_AI_NAMES: dict[int, str] = {
+    epb.AI_LEVEL_EASY: "easy",
+    epb.AI_LEVEL_NORMAL: "normal",
+    epb.AI_LEVEL_HARD: "hard",
+}
+_PAGE = re.compile(r"l([1-9][0-9]{0,17})")
+RECOVER_BATCH = 100
+
+
+@dataclass(frozen=True, slots=True)
+class AiSeat:
+    """An AI player asked for: at ``seat`` (None: the lowest seat left free) of ``level``."""
+
+    seat: int | None
+    level: int
+
+
+@dataclass(frozen=True, slots=True)
+class LoungePage:
+    lounges: list[Lounge]
+    next_page_token: str  # "" when there is no more
+
+
+def stake_of(config: epb.TableConfig) -> int:
+    """What a lounge's stakes are filtered by: the big blind (Hold'em), the small bet (Draw)."""
+    return config.big_blind if config.variant == epb.VARIANT_NLHE else config.small_bet
+
+
+def _bad(reason: str, message: str) -> limits.LimitError:
+    return limits.LimitError(reason, message)
+
+
+def check_lounge_config(config: epb.TableConfig, lounge_id: str, name: str, at: datetime) -> None:
+    """The table service's own checks of a new table, and a lounge's one limit."""
+    limits.check_table_config(config, at)
+    try:  # the table service's CreateTable: the codec, then the table aggregate's decision
+        decide_table(None, CreateTable(table_config_from_proto(config, lounge_id, name)))
+    except ValueError as exc:
+        raise _bad("BAD_CONFIG", str(exc)) from None
+    except IllegalAction as exc:
+        raise _bad(exc.code, exc.message) from None
+    if config.max_hands and config.HasField("close_time"):
+        raise _bad("BAD_CONFIG", "a lounge has one limit: max_hands or close_time, not both")
+
+
+def buy_in_range(stake: int, low: int, high: int) -> tuple[int, int]:
+    """The lounge's buy-in range: both 0 for the default (20 to 100 stakes), else
+    ``stake <= low <= high``."""
+    if low == 0 and high == 0:
+        low = min(DEFAULT_MIN_BUY_IN * stake, limits.CHIP_CAP)
+        high = min(DEFAULT_MAX_BUY_IN * stake, limits.CHIP_CAP)
+    limits.check_amount(low, "min_buy_in")
+    limits.check_amount(high, "max_buy_in")
+    if not stake <= low <= high:
+        raise _bad(
+            "BAD_BUY_IN",
+            f"the buy-in range must be at least one stake ({stake:,}) and min_buy_in <= "
+            f"max_buy_in (it is {low:,} to {high:,})",
+        )
+    return low, high
+
+
+def place_ai(seat_count: int, wanted: list[AiSeat], lounge_id: str, stack: int) -> list[LoungeSeat]:
+    """Seat numbers for the AI players: the asked ones, then the lowest free; one seat at least
+    is left for a player."""
+    if len(wanted) > seat_count - 1:
+        raise _bad(
+            "BAD_AI_SEATS",
+            f"at most {seat_count - 1} AI seats at a {seat_count}-seat lounge (one is left for "
+            f"a player); {len(wanted)} were asked for",
+        )
+    taken: set[int] = set()
+    for ai in wanted:
+        if ai.level not in AI_LEVELS:
+            raise _bad(
+                "BAD_AI_SEATS", f"an AI seat's level must be easy, normal or hard ({ai.level})"
+            )
+        if ai.seat is not None:
+            if not 0 <= ai.seat < seat_count or ai.seat in taken:
+                raise _bad(
+                    "BAD_AI_SEATS",
+                    f"AI seats must be distinct seats 0-{seat_count - 1} (seat {ai.seat})",
+                )
+            taken.add(ai.seat)
+    free = iter(s for s in range(seat_count) if s not in taken)
+    seats = []
+    for ai in wanted:
+        seat = ai.seat if ai.seat is not None else next(free)
+        seats.append(
+            LoungeSeat(
+                seat,
+                f"ai-{lounge_id}-{seat}",
+                f"Bot {seat + 1} ({_AI_NAMES[ai.level]})",
+                ai.level,
+                stack,
+            )
+        )
+    return sorted(seats, key=lambda s: s.seat)
+
+
+class LoungeApp:
+    def __init__(self, lobby: LobbyApp, lounges: Lounges, tables: Tables) -> None:
+        self.lobby, self.lounges, self.tables = lobby, lounges, tables
+
+    async def create(
+        self,
+        caller: Caller,
+        request: ClientRequest,
+        name: str,
+        config: epb.TableConfig,
+        min_buy_in: int,
+        max_buy_in: int,
+        ai_seats: list[AiSeat],
+        private: bool,
+    ) -> Lounge:
+        """Create a lounge and its table, and seat its AI players (a retry with the same
+        request id finds the same lounge and finishes what is left)."""
+        claim = await self.lobby.signed_in(caller)
+        limits.check_request_id(request.request_id)
+        key = request.key(f"lounge/{claim.player_id}")
+        lounge_id = "l-" + hashlib.sha256(key.key.encode()).hexdigest()[:20]
+        name = limits.clean_table_name(name)
+        if not name:
+            raise _bad("BAD_NAME", "name is required (1-64 characters)")
+        at = self.lobby.clock()
+        check_lounge_config(config, lounge_id, name, at)
+        stake = stake_of(config)
+        low, high = buy_in_range(stake, min_buy_in, max_buy_in)
+        seats = place_ai(config.seat_count, ai_seats, lounge_id, high)
+        new = NewLounge(
+            lounge_id,
+            claim.player_id,
+            name,
+            config.variant,
+            config.SerializeToString(deterministic=True),
+            stake,
+            config.seat_count,
+            low,
+            high,
+            secrets.token_urlsafe(9) if private else None,
+            tuple(seats),
+            key,
+            at,
+        )
+        lounge = await self.lounges.create(new)
+        try:
+            return await self._finish(lounge)
+        except TablesUnavailable:
+            raise Refused(
+                Code.UNAVAILABLE,
+                "the table service did not answer: retry with the same request_id",
+                "TABLES_UNAVAILABLE",
+            ) from None
+        except TableRefused as exc:
+            log.error("lounge_table_refused", lounge_id=lounge.lounge_id, reason=exc.reason)
+            raise Refused(
+                Code.FAILED_PRECONDITION,
+                f"the table service refused the lounge's table: {exc.message}",
+                "TABLE_REFUSED",
+            ) from None
+
+    async def _finish(self, lounge: Lounge) -> Lounge:
+        """Drive a CREATING lounge to OPEN: its table, then its AI players (idempotent)."""
+        if lounge.state is LoungeState.OPEN:
+            return lounge
+        lid = lounge.lounge_id
+        await self.tables.create(lid, lounge.name, lounge.config, f"lounge/{lid}/create")
+        for s in lounge.seats:
+            if s.ai_level:
+                await self.tables.seat(
+                    lid,
+                    s.seat,
+                    s.player_id,
+                    s.display_name,
+                    s.stack,
+                    s.ai_level,
+                    f"lounge/{lid}/ai/{s.seat}",
+                )
+        return await self.lounges.mark_open(lid)
+
+    async def recover(self) -> int:
+        """Drive every CREATING lounge on (on start, and periodically); how many opened."""
+        opened = 0
+        for lounge in await self.lounges.creating(RECOVER_BATCH):
+            try:
+                await self._finish(lounge)
+                opened += 1
+            except (TablesUnavailable, TableRefused) as exc:
+                log.warning("lounge_not_recovered", lounge_id=lounge.lounge_id, error=str(exc))
+        return opened
+
+    async def get(self, caller: Caller, lounge_id: str, invite_code: str) -> Lounge:
+        """A lounge and who sits where. A private one only for its owner or with its invite
+        code; a CREATING one only for its owner (to everyone else both do not exist)."""
+        claim = await self.lobby.signed_in(caller)
+        limits.check_table_id(lounge_id)
+        lounge = await self.lounges.get(lounge_id)
+        hidden = NOT_FOUND
+        if lounge is None:
+            raise hidden
+        if lounge.owner_id == claim.player_id:
+            return lounge
+        if lounge.state is not LoungeState.OPEN:
+            raise hidden
+        if lounge.invite_code is not None and not hmac.compare_digest(
+            invite_code.encode(), lounge.invite_code.encode()
+        ):
+            raise hidden
+        return lounge
+
+    async def listing(
+        self, caller: Caller, where: LoungeFilter, page_size: int, page_token: str
+    ) -> LoungePage:
+        """Open public lounges, newest first, a page at a time (keyset: a page token is the
+        last listing id seen, so a page never repeats or skips a lounge as others open)."""
+        await self.lobby.signed_in(caller)
+        size = limits.check_page_size(page_size)
+        if where.variant not in (0, epb.VARIANT_NLHE, epb.VARIANT_DRAW5):
+            raise _bad(
+                "BAD_FILTER", f"variant must be unspecified, NLHE or DRAW5 ({where.variant})"
+            )
+        limits.check_amount(where.min_stake, "min_stake", zero=True)
+        limits.check_amount(where.max_stake, "max_stake", zero=True)
+        if where.max_stake and where.min_stake > where.max_stake:
+            raise _bad("BAD_FILTER", "min_stake must not be above max_stake")
+        if not 0 <= where.min_free_seats <= 9:
+            raise _bad("BAD_FILTER", "min_free_seats must be 0 to 9")
+        rows = await self.lounges.listing(where, _page_position(page_token), size + 1)
+        more = len(rows) > size
+        rows = rows[:size]
+        return LoungePage(rows, _page_token(rows[-1].listing_id) if more else "")
+
+
+NOT_FOUND = Refused(Code.NOT_FOUND, "no such lounge (or it is private)", "NO_LOUNGE")
+
+
+def _page_token(listing_id: int) -> str:
+    return base64.urlsafe_b64encode(f"l{listing_id}".encode()).decode().rstrip("=")
+
+
+def _page_position(token: str) -> int | None:
+    if not token:
+        return None
+    bad = _bad(
+        "BAD_PAGE_TOKEN", "page_token must be a next_page_token this call returned, or empty"
+    )
+    if len(token) > limits.PAGE_TOKEN_MAX:
+        raise bad
+    try:
+        text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode("ascii")
+    except (binascii.Error, ValueError):
+        raise bad from None
+    match = _PAGE.fullmatch(text)
+    if match is None:
+        raise bad
+    return int(match[1])

@@ -1,0 +1,105 @@
+"""The ``Tables`` port over gRPC: the table service's admin calls, with the lobby's admin token.
+
+The table service scopes request ids to their caller, so the lobby (one admin
+credential) derives each id from what it is for (``lounge/<id>/create``,
+``lounge/<id>/ai/<seat>``, a saga's id): a retry after a crash sends the same id
+and gets the first answer. A status that means the call was refused for good
+(a bad argument, a taken seat, no such table, ...) is :class:`TableRefused`
+with the table service's ``ErrorInfo`` reason; anything else (unreachable,
+deadline, an internal error) leaves the outcome unknown: :class:`TablesUnavailable`,
+to be retried with the same id.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC
+
+import grpc
+from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
+
+from poker.events.v1 import events_pb2 as epb
+from poker.v1 import table_service_pb2 as pb
+from poker.v1 import table_service_pb2_grpc as rpc
+from services.lobby.ports import SeatGrant, TableRefused, TablesUnavailable
+
+DEFINITE = frozenset(
+    {
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.NOT_FOUND,
+        grpc.StatusCode.ALREADY_EXISTS,
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.OUT_OF_RANGE,
+        grpc.StatusCode.PERMISSION_DENIED,
+        grpc.StatusCode.UNAUTHENTICATED,
+    }
+)
+"""Statuses that will not change on a retry of the same request."""
+CALL_TIMEOUT_S = 10.0
+
+
+def error_reason(err: grpc.aio.AioRpcError) -> str:
+    """The ``google.rpc.ErrorInfo.reason`` of a refused call, else the status code's name."""
+    for key, value in err.trailing_metadata() or ():
+        if key == "grpc-status-details-bin":
+            status = status_pb2.Status.FromString(value)
+            for detail in status.details:
+                info = error_details_pb2.ErrorInfo()
+                if detail.Unpack(info) and info.reason:
+                    return str(info.reason)
+    return str(err.code().name)
+
+
+class GrpcTables:
+    def __init__(self, channel: grpc.aio.Channel, admin_token: str) -> None:
+        self.stub: rpc.TableServiceAsyncStub = rpc.TableServiceStub(channel)
+        self.metadata = (("authorization", f"Bearer {admin_token}"),)
+
+    @staticmethod
+    def _failed(err: grpc.aio.AioRpcError) -> Exception:
+        if err.code() in DEFINITE:
+            return TableRefused(error_reason(err), err.details() or err.code().name)
+        return TablesUnavailable(f"{err.code().name}: {err.details()}")
+
+    async def create(self, table_id: str, name: str, config: bytes, request_id: str) -> None:
+        request = pb.CreateTableRequest(
+            table_id=table_id,
+            name=name,
+            config=epb.TableConfig.FromString(config),
+            request_id=request_id,
+        )
+        try:
+            await self.stub.CreateTable(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
+        except grpc.aio.AioRpcError as err:
+            raise self._failed(err) from None
+
+    async def seat(
+        self,
+        table_id: str,
+        seat: int | None,
+        player_id: str,
+        display_name: str,
+        stack: int,
+        ai_level: int,
+        request_id: str,
+    ) -> SeatGrant:
+        request = pb.SeatPlayerRequest(
+            table_id=table_id,
+            seat=seat,
+            player_id=player_id,
+            display_name=display_name,
+            stack=stack,
+            ai_level=ai_level,  # type: ignore[arg-type]
+            request_id=request_id,
+        )
+        try:
+            answer = await self.stub.SeatPlayer(
+                request, metadata=self.metadata, timeout=CALL_TIMEOUT_S
+            )
+        except grpc.aio.AioRpcError as err:
+            raise self._failed(err) from None
+        expires = (
+            answer.seat_token_expire_time.ToDatetime(tzinfo=UTC)
+            if answer.HasField("seat_token_expire_time")
+            else None
+        )
+        return SeatGrant(answer.seat, answer.seat_token, expires)

@@ -1,0 +1,96 @@
+"""The ``Tables`` port over gRPC against a real table service on loopback (and Redis): a
+lounge's table created and its AI players seated with the admin credential, retries
+answered as the first call, refusals told apart from an unreachable service."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+import pytest
+
+from poker.events.v1 import events_pb2 as epb
+from poker.v1 import table_service_pb2 as tpb
+from services.lobby.lounges import AiSeat, LoungeApp
+from services.lobby.memory import MemoryLounges
+from services.lobby.ports import TableRefused, TablesUnavailable
+from services.lobby.tables import GrpcTables
+from services.table.auth import Secrets
+from services.table.server import RunningTableServer, TableServerConfig, start_table_server
+from tests.unit.services.test_lobby_app_on_fakes import req
+from tests.unit.services.test_lounges_on_fakes import World, nlhe
+
+ADMIN = "lobby-tests-table-admin"
+
+
+@pytest.fixture
+async def table_server(redis: Any, redis_url: str) -> AsyncIterator[RunningTableServer]:
+    server = await start_table_server(
+        TableServerConfig(
+            redis_url=redis_url,
+            address="127.0.0.1:0",
+            secrets=Secrets(b"lobby-tests-table-secret-0123456789", ADMIN, "lobby-tests-ai"),
+            ai_stream=f"lobby-tests-ai-{hashlib.sha256(redis_url.encode()).hexdigest()[:6]}",
+        )
+    )
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@pytest.fixture
+async def channel(table_server: RunningTableServer) -> AsyncIterator[grpc.aio.Channel]:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{table_server.port}") as ch:
+        yield ch
+
+
+async def test_a_lounge_creates_its_table_and_seats_its_ai(channel: grpc.aio.Channel) -> None:
+    world = World()
+    tables = GrpcTables(channel, ADMIN)
+    app = LoungeApp(world.lobby.app, MemoryLounges(), tables)
+    alice = await world.player(1)
+    ai = [AiSeat(2, epb.AI_LEVEL_HARD), AiSeat(None, epb.AI_LEVEL_EASY)]
+    lounge = await app.create(alice, req("g1"), "Over the wire", nlhe(), 0, 0, ai, False)
+    got = await tables.stub.GetTable(tpb.GetTableRequest(table_id=lounge.lounge_id))
+    seated = {s.seat: (s.player_id, s.ai_level, s.stack) for s in got.table.seats if s.player_id}
+    assert seated == {
+        0: (f"ai-{lounge.lounge_id}-0", epb.AI_LEVEL_EASY, 1000),
+        2: (f"ai-{lounge.lounge_id}-2", epb.AI_LEVEL_HARD, 1000),
+    }
+    assert got.table.config.seat_count == 6 and got.table.config.big_blind == 10
+    # retries (same request ids) are answered as the first calls
+    await tables.create(
+        lounge.lounge_id, lounge.name, lounge.config, f"lounge/{lounge.lounge_id}/create"
+    )
+    grant = await tables.seat(
+        lounge.lounge_id,
+        2,
+        f"ai-{lounge.lounge_id}-2",
+        "Bot 3 (hard)",
+        1000,
+        epb.AI_LEVEL_HARD,
+        f"lounge/{lounge.lounge_id}/ai/2",
+    )
+    assert grant.seat == 2 and grant.seat_token
+    human = await tables.seat(lounge.lounge_id, None, "p-1", "Alice", 500, 0, "saga-1")
+    assert human.seat == 1 and human.expires_at is not None
+    with pytest.raises(TableRefused) as taken:
+        await tables.seat(lounge.lounge_id, 1, "p-2", "Bob", 500, 0, "saga-2")
+    assert taken.value.reason
+    with pytest.raises(TableRefused) as missing:
+        await tables.seat("no-such-table", None, "p-2", "Bob", 500, 0, "saga-3")
+    assert missing.value.reason
+    with pytest.raises(TableRefused) as denied:
+        await GrpcTables(channel, "not-the-admin").seat(
+            lounge.lounge_id, None, "p-2", "Bob", 500, 0, "saga-4"
+        )
+    assert denied.value.reason
+
+
+async def test_an_unreachable_table_service_is_not_a_refusal() -> None:
+    async with grpc.aio.insecure_channel("127.0.0.1:1") as ch:
+        with pytest.raises(TablesUnavailable):
+            await GrpcTables(ch, ADMIN).create("t-1", "T", b"\x08\x01\x10\x02", "r-1")

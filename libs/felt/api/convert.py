@@ -283,7 +283,7 @@ def fill_table_view(
     if viewer is not None:
         msg.viewer_seat = viewer
     if state.hand is not None:
-        _fill_hand_view(msg.hand, view_for(state.hand, viewer), deadline)
+        _fill_hand_view(msg.hand, view_for(state.hand, state.hand_viewer(viewer)), deadline)
 
 
 def hand_view_from_proto(msg: tpb.HandView, viewer: int | None, state: tpb.Table) -> HandView:

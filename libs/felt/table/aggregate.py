@@ -188,6 +188,23 @@ class TableState(Record):
     def can_start_hand(self) -> bool:
         return not self.closed and not self.hand_running and len(self.active_seats()) >= 2
 
+    def hand_viewer(self, seat: int | None) -> int | None:
+        """Who the viewer at ``seat`` is in the last hand: that seat, or a spectator (None).
+
+        A seat's cards belong to the player who was dealt them: once that player
+        has gone, the seat's next occupant sees (and can show) nothing of them,
+        even while the last hand is still the table's.
+        """
+        hand = self.hand
+        if seat is None or hand is None:
+            return seat
+        for dealt in hand.setup.seats:
+            if dealt.seat == seat:
+                player = self.player(seat)
+                if player is None or player.player_id != dealt.player_id:
+                    return None
+        return seat
+
 
 # ---------------------------------------------------------------------------
 # commands
@@ -504,6 +521,10 @@ def _play(
 ) -> tuple[list[AnyEvent], HandState]:
     if state.hand is None:
         raise _refuse("HAND_NOT_RUNNING", "no hand has been dealt yet")
+    if isinstance(command, ShowCards) and state.hand_viewer(command.seat) is None:
+        raise _refuse(
+            "NOT_YOUR_HAND", f"seat {command.seat}'s cards in the last hand were another player's"
+        )
     hand, events = execute(state.hand, command)
     return [*events, *_after_hand(state, events)], hand
 

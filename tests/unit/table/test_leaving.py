@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from felt.rules.commands import Act, ActionKind, Discard, Forfeit, IllegalAction
+from felt.api.convert import table_view_to_proto
+from felt.rules.commands import Act, ActionKind, Discard, Forfeit, IllegalAction, ShowCards
 from felt.rules.config import Variant
 from felt.rules.events import PlayerChecked, PlayerFolded
 from felt.table.aggregate import (
@@ -100,3 +101,27 @@ def test_only_the_seat_to_act_can_be_forfeited() -> None:
     with pytest.raises(IllegalAction) as refused:
         decide_table(state, PlayHand(Forfeit(waiting)))
     assert refused.value.code == "NOT_YOUR_TURN"
+
+
+def test_a_seats_next_occupant_neither_sees_nor_shows_the_last_players_cards() -> None:
+    """The last hand stays the table's until the next deal; its cards stay its players'."""
+    state = _heads_up(Variant.NLHE)
+    hand = state.hand
+    assert hand is not None
+    first = hand.actor_seat
+    assert first is not None
+    state = run(state, PlayHand(Act(first, ActionKind.FOLD)))  # the hand ends at once
+    state = run(state, LeaveSeat(first))
+    assert state.hand_viewer(first) is None
+    state = run(state, SeatPlayer(first, "mallory", "Mallory", 500, "h2"))
+    assert state.hand is not None and state.hand.ended
+    assert state.hand_viewer(first) is None  # another player sits there now
+    assert state.hand_viewer(1 - first) == 1 - first  # the other seat's player is the same
+    view = table_view_to_proto(state, first, 1)
+    cards = {s.seat: s.cards for s in view.hand.seats}
+    assert all(c.hidden for c in cards[first])
+    with pytest.raises(IllegalAction) as refused:
+        decide_table(state, PlayHand(ShowCards(first)))
+    assert refused.value.code == "NOT_YOUR_HAND"
+    # The player who was dealt them may still show them.
+    assert decide_table(state, PlayHand(ShowCards(1 - first)))

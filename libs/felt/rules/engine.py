@@ -298,7 +298,7 @@ def _why_no_raise(state: WorkingHand, seat: WorkingSeat, legal: LegalActions) ->
         return "you do not have the chips to raise: call (all-in) or fold"
     if state.game.fixed_limit and state.raises >= state.setup.raise_cap:
         return f"the betting is capped at {state.setup.raise_cap} bets and raises this round"
-    if not may_raise(state, seat):
+    if not may_raise(state, seat, state.game):
         return (
             "the betting was not reopened to you (the bet grew by less than a full raise "
             "since you acted): call or fold"
@@ -309,10 +309,11 @@ def _why_no_raise(state: WorkingHand, seat: WorkingSeat, legal: LegalActions) ->
 def _raise_to(batch: _Batch, state: WorkingHand, index: int, to: int) -> None:
     seat = state.seats[index]
     added = to - seat.bet
-    if state.game.fixed_limit:
-        full = 2 * (to - state.full_level) >= bet_size(state)
+    game = state.game
+    if game.fixed_limit:
+        full = 2 * (to - state.full_level) >= bet_size(state, game)
     else:
-        full = to - state.current_bet >= raise_threshold(state)
+        full = to - state.current_bet >= raise_threshold(state, game)
     batch.emit(BetPlaced(seat.seat, to, added, added == seat.stack, full))
 
 

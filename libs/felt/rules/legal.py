@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from felt.record import Record
 from felt.rules.events import Street
 from felt.rules.state import HandQueries, SeatQueries
+from felt.rules.variants import VariantRules
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -72,21 +73,24 @@ class LegalActions(Record):
         return self.min_raise_to is not None
 
 
-def bet_size(state: HandQueries) -> int:
-    """Fixed limit: the current round's fixed bet (the small bet, or the big bet)."""
+def bet_size(state: HandQueries, game: VariantRules) -> int:
+    """Fixed limit: the current round's fixed bet (the small bet, or the big bet).
+
+    ``game`` is ``state.game``, passed along by callers that already hold it.
+    """
     setup = state.setup
-    current = state.game.round_of(state.street)
+    current = game.round_of(state.street)
     return setup.big_bet if current is not None and current.big_bet else setup.small_bet
 
 
-def raise_threshold(state: HandQueries) -> int:
+def raise_threshold(state: HandQueries, game: VariantRules) -> int:
     """How much the bet must grow for a raise to be full (and to reopen the action)."""
-    if not state.game.fixed_limit:
+    if not game.fixed_limit:
         return max(state.last_raise, state.setup.min_bet)
-    return (bet_size(state) + 1) // 2
+    return (bet_size(state, game) + 1) // 2
 
 
-def may_raise(state: HandQueries, seat: SeatQueries) -> bool:
+def may_raise(state: HandQueries, seat: SeatQueries, game: VariantRules) -> bool:
     """Whether the betting is open to ``seat``: not yet acted this round, or reopened since.
 
     Judged for each seat by the wager it faces (TDA 47; RULES.md): a seat
@@ -97,11 +101,11 @@ def may_raise(state: HandQueries, seat: SeatQueries) -> bool:
     the betting only to the seats it raised by that much, not to a seat that
     already called part of it. Fixed limit also stops at the raise cap.
     """
-    if state.game.fixed_limit and state.raises >= state.setup.raise_cap:
+    if game.fixed_limit and state.raises >= state.setup.raise_cap:
         return False
     if not seat.acted:
         return True
-    return state.current_bet - seat.matched >= raise_threshold(state)
+    return state.current_bet - seat.matched >= raise_threshold(state, game)
 
 
 def can_be_raised(state: HandQueries, seat: SeatQueries) -> bool:
@@ -134,13 +138,13 @@ def legal_actions(state: HandQueries) -> LegalActions | None:
     min_to: int | None = None
     max_to: int | None = None
     all_in_to: int | None = seat.bet + behind if call_all_in else None
-    if behind > max(to_call, 0) and may_raise(state, seat) and can_be_raised(state, seat):
+    if behind > max(to_call, 0) and may_raise(state, seat, game) and can_be_raised(state, seat):
         most = seat.bet + behind
         if game.fixed_limit:
-            least = state.full_level + bet_size(state)
+            least = state.full_level + bet_size(state, game)
             max_to = least
         else:
-            least = state.current_bet + raise_threshold(state)
+            least = state.current_bet + raise_threshold(state, game)
             max_to = most
         if most <= least:
             least = max_to = most

@@ -251,7 +251,8 @@ DRAW5_RULES = VariantRules(
     all_show=True,
 )
 
-VARIANTS: dict[Variant, VariantRules] = {r.variant: r for r in (NLHE_RULES, DRAW5_RULES)}
+DEFINITIONS = (NLHE_RULES, DRAW5_RULES)
+VARIANTS: dict[Variant, VariantRules] = {r.variant: r for r in DEFINITIONS}
 """Every variant's definition, by variant. Read it through :func:`rules_for`."""
 
 
@@ -260,14 +261,18 @@ class UnknownVariant(ValueError):
 
 
 def rules_for(variant: Variant) -> VariantRules:
-    """The definition of ``variant``; raises :class:`UnknownVariant` when there is none."""
-    rules = VARIANTS.get(variant)
-    if rules is None:
-        raise UnknownVariant(
-            f"no rules are defined for variant {variant!r}; "
-            f"Felt plays {', '.join(str(v) for v in VARIANTS)}"
-        )
-    return rules
+    """The definition of ``variant``; raises :class:`UnknownVariant` when there is none.
+
+    A scan of :data:`DEFINITIONS` rather than ``VARIANTS[variant]``: it runs for
+    every command, and an enum member's hash is Python code.
+    """
+    for rules in DEFINITIONS:
+        if rules.variant == variant:
+            return rules
+    raise UnknownVariant(
+        f"no rules are defined for variant {variant!r}; "
+        f"Felt plays {', '.join(str(v) for v in VARIANTS)}"
+    )
 
 
 def hand_value(ranking: Ranking, hole: tuple[Card, ...], board: tuple[Card, ...]) -> int:

@@ -213,7 +213,7 @@ def _start(batch: _Batch, setup: HandSetup) -> None:
 def _betting_turn(state: WorkingHand, seat: int) -> int:
     """The index of ``seat``, which must be to act in a betting round."""
     index = _seat_index(state, seat)
-    current = state.game.round_of(state.street)
+    current = state.round
     if current is not None and current.max_discard:
         raise IllegalAction(
             "WRONG_PHASE", f"it is the draw: discard 0 to {current.max_discard} cards instead"
@@ -319,7 +319,7 @@ def _raise_to(batch: _Batch, state: WorkingHand, index: int, to: int) -> None:
 
 def _discard(batch: _Batch, state: WorkingHand, command: Discard) -> None:
     index = _seat_index(state, command.seat)
-    current = state.game.round_of(state.street)
+    current = state.round
     if current is None or not current.max_discard:
         raise IllegalAction("WRONG_PHASE", "cards can only be discarded during the draw")
     most = current.max_discard

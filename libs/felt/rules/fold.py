@@ -35,7 +35,7 @@ from felt.rules.events import (
     UncalledBetReturned,
 )
 from felt.rules.state import HandQueries, HandState, SeatQueries, SeatState
-from felt.rules.variants import LEFT_OF_BLINDS, VariantRules, rules_for
+from felt.rules.variants import LEFT_OF_BLINDS, Round, VariantRules, rules_for
 
 # Enum members as module constants: reading ``Street.DRAW`` goes through the
 # enum metaclass and costs several times a global lookup, on every event.
@@ -143,11 +143,13 @@ class WorkingHand:
 
     Every seat is a :class:`WorkingSeat` from the start (copying six or nine
     seats once is cheaper than checking on every write whether one was copied).
-    ``game`` is the variant's definition, looked up once per copy.
+    ``game`` is the variant's definition, looked up once per copy, and
+    ``round`` the current street's (None at the showdown): read per command.
     """
 
     setup: HandSetup
     game: VariantRules
+    round: Round | None
     street: Street
     seats: list[WorkingSeat]
     actor: int | None
@@ -180,6 +182,7 @@ class WorkingHand:
     ) -> None:
         self.setup = setup
         self.game = rules_for(setup.variant)
+        self.round = self.game.round_of(street)
         self.street = street
         self.seats = seats
         self.actor = actor
@@ -430,6 +433,7 @@ def _street(h: WorkingHand, e: StreetStarted) -> None:
         x.acted = False
         x.matched = 0
     h.street = e.street
+    h.round = h.game.round_of(e.street)
     h.current_bet = 0
     h.last_raise = h.setup.min_bet
     h.full_level = 0
@@ -440,7 +444,7 @@ def _street(h: WorkingHand, e: StreetStarted) -> None:
     _advance_deck(h, e.deck_positions)
     h.actor = None
     last = len(h.seats) - 1
-    played = h.game.round_of(e.street)
+    played = h.round
     if played is None:  # the showdown: nobody acts
         return
     if played.first_to_act == LEFT_OF_BLINDS:
@@ -475,6 +479,7 @@ def _awarded(h: WorkingHand, e: PotAwarded) -> None:
 def _ended(h: WorkingHand, e: HandEnded) -> None:
     h.ended = True
     h.street = COMPLETE
+    h.round = None
     h.actor = None
 
 

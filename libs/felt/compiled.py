@@ -28,6 +28,7 @@ COMPILED_MODULES = (
     "rules/fold",
     "rules/legal",
     "rules/pots",
+    "rules/variants",
     "rules/views",
     "table/events",
     "table/positions",

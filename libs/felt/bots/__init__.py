@@ -3,7 +3,8 @@
 A bot decides from its seat's redacted view, the redacted history of the hand
 and the legal actions it was offered, with a caller-supplied random source
 (see :class:`felt.bots.base.Bot`). ``get_bot(name)`` returns a fresh bot:
-``"easy"``, ``"normal"`` and ``"hard"`` are the product's levels;
+``"easy"``, ``"normal"`` and ``"hard"`` are the product's levels
+(``felt.table.events.AI_LEVELS``, which a seat's ``ai_level`` names);
 ``"calling_station"``, ``"random"``, ``"maniac"``, ``"rock"`` and
 ``"loose_passive"`` are fixed references for the ladder (``felt.bots.baseline``).
 """
@@ -17,8 +18,9 @@ from felt.bots.baseline import CallingStation, LoosePassive, Maniac, RandomBot, 
 from felt.bots.easy import EasyBot
 from felt.bots.hard import HardBot
 from felt.bots.normal import NormalBot
+from felt.table.events import AI_LEVELS
 
-LEVELS = ("easy", "normal", "hard")
+LEVELS = AI_LEVELS
 BASELINES = ("calling_station", "random", "maniac", "rock", "loose_passive")
 BOT_NAMES = (*LEVELS, *BASELINES)
 

@@ -30,6 +30,7 @@ from felt.rules.events import (
     StreetStarted,
 )
 from felt.rules.legal import LegalActions
+from felt.rules.variants import rules_for
 from felt.rules.views import HandView, SeatView
 
 Decision = Act | Discard
@@ -154,7 +155,7 @@ class Situation:
 
 
 def first_street(variant: Variant) -> Street:
-    return Street.PREFLOP if variant == Variant.NLHE else Street.FIRST_BET
+    return rules_for(variant).first_street
 
 
 def public_actions(
@@ -188,10 +189,13 @@ def situation(view: HandView, history: Sequence[Event], legal: LegalActions) -> 
     live = [s for s in view.seats if not s.folded]
     opponents = tuple(s for s in live if s.seat != seat)
     actions, draws = public_actions(view.variant, history)
-    if view.variant == Variant.NLHE:
+    game = rules_for(view.variant)
+    if not game.fixed_limit:
         unit = max(view.min_bet, 1)
     else:
-        unit = max(view.big_bet if view.street == Street.SECOND_BET else view.small_bet, 1)
+        current = game.round_of(view.street)
+        big = current is not None and current.big_bet
+        unit = max(view.big_bet if big else view.small_bet, 1)
     return Situation(
         seat=seat,
         variant=view.variant,

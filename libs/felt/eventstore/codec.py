@@ -42,6 +42,7 @@ from felt.rules.events import (
     StreetStarted,
     UncalledBetReturned,
 )
+from felt.rules.variants import rules_for
 from felt.table import events as te
 from felt.table.events import AnyEvent, TableEvent
 from poker.events.v1 import events_pb2 as pb
@@ -110,12 +111,11 @@ _STREET_TO_PB: dict[Street, pb.Street.ValueType] = {
 }
 _STREET_FROM_PB = {v: k for k, v in _STREET_TO_PB.items()}
 
-# felt.table.events spells these as strings.
+# felt.table.events spells these as strings (AI_LEVELS); each level's wire value is
+# AI_LEVEL_<LEVEL> (a level the protos lack fails here, at import).
 _AI_LEVEL_TO_PB: dict[str, pb.AiLevel.ValueType] = {
     "": pb.AI_LEVEL_UNSPECIFIED,
-    "easy": pb.AI_LEVEL_EASY,
-    "normal": pb.AI_LEVEL_NORMAL,
-    "hard": pb.AI_LEVEL_HARD,
+    **{level: pb.AiLevel.Value(f"AI_LEVEL_{level.upper()}") for level in te.AI_LEVELS},
 }
 _AI_LEVEL_FROM_PB = {v: k for k, v in _AI_LEVEL_TO_PB.items()}
 
@@ -129,7 +129,7 @@ _SIT_OUT_REASON_FROM_PB = {v: k for k, v in _SIT_OUT_REASON_TO_PB.items()}
 
 
 def ai_level_to_proto(level: str) -> pb.AiLevel.ValueType:
-    """``""`` (a human), ``"easy"``, ``"normal"`` or ``"hard"`` as the proto enum."""
+    """``""`` (a human) or one of ``felt.table.events.AI_LEVELS`` as the proto enum."""
     try:
         return _AI_LEVEL_TO_PB[level]
     except KeyError:
@@ -291,8 +291,8 @@ def table_config_from_proto(msg: pb.TableConfig, table_id: str, name: str) -> te
     """
     clock: Duration = msg.action_clock
     variant = variant_from_proto(msg.variant)
-    # RULES.md: Draw's big bet defaults to twice the small bet.
-    big_bet = msg.big_bet or (2 * msg.small_bet if variant == Variant.DRAW5 else 0)
+    # RULES.md: Draw's big bet defaults to twice the small bet (fixed limit's big bet).
+    big_bet = msg.big_bet or (2 * msg.small_bet if rules_for(variant).fixed_limit else 0)
     return te.TableConfig(
         table_id=table_id,
         variant=variant,

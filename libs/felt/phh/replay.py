@@ -62,6 +62,7 @@ from felt.rules.config import HandSetup, SeatSetup, Variant
 from felt.rules.engine import HandMachine
 from felt.rules.events import Event, PotAwarded
 from felt.rules.state import HandQueries
+from felt.rules.variants import NLHE_RULES
 
 __all__ = [
     "ReplayError",
@@ -78,9 +79,10 @@ __all__ = [
     "verify_paths",
 ]
 
-HOLE_CARDS = 2
+# PHH's "NT" is Felt's NLHE: its hole cards and seat range come from the definition.
+HOLE_CARDS = NLHE_RULES.hole_cards
 FULL_DECK = frozenset(range(DECK_SIZE))
-MIN_SEATS, MAX_SEATS = 2, 9
+MIN_SEATS, MAX_SEATS = NLHE_RULES.min_seats, NLHE_RULES.max_seats
 SUPPORTED_VARIANTS = frozenset({"NT"})
 
 

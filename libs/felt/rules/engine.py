@@ -6,6 +6,11 @@ an all-in run-out, showdown, pot awards, the end of the hand), so one command
 is one atomic batch of events. ``apply`` folds one event into the state and
 is the only way state changes. Neither does I/O, reads a clock or draws
 random numbers: the deck arrives in the ``StartHand`` command.
+
+Nothing here names a variant: the hand's definition (``felt.rules.variants``;
+``WorkingHand.game``) says how many hole cards are dealt, which streets
+follow which, what each deals, whether a round is a draw, the betting
+structure, the seats and forced bets allowed, and how hands are ranked.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from felt.cards import DECK_SIZE, cards_str
-from felt.evaluator import describe, evaluate
+from felt.evaluator import describe
 from felt.rules.commands import (
     Act,
     ActionKind,
@@ -24,7 +29,7 @@ from felt.rules.commands import (
     ShowCards,
     StartHand,
 )
-from felt.rules.config import HandSetup, Variant
+from felt.rules.config import HandSetup
 from felt.rules.events import (
     AntePosted,
     BetPlaced,
@@ -46,7 +51,6 @@ from felt.rules.events import (
 )
 from felt.rules.fold import FOLD_HANDLERS, WorkingHand, WorkingSeat, fold_into, working_copy
 from felt.rules.legal import (
-    MAX_DISCARD,
     LegalActions,
     bet_size,
     legal_actions,
@@ -55,22 +59,12 @@ from felt.rules.legal import (
 )
 from felt.rules.pots import side_pots, split
 from felt.rules.state import HandQueries, HandState
+from felt.rules.variants import Round, UnknownVariant, hand_value, rules_for
 
-SEAT_LIMITS = {Variant.NLHE: (2, 9), Variant.DRAW5: (2, 6)}
-HOLE_CARDS = {Variant.NLHE: 2, Variant.DRAW5: 5}
-NEXT_STREET = {
-    Street.PREFLOP: Street.FLOP,
-    Street.FLOP: Street.TURN,
-    Street.TURN: Street.RIVER,
-    Street.FIRST_BET: Street.DRAW,
-}
-BOARD_CARDS = {Street.FLOP: 3, Street.TURN: 1, Street.RIVER: 1}
-LAST_BETTING_ROUND = {Street.RIVER, Street.SECOND_BET}
 FULL_DECK = frozenset(range(DECK_SIZE))
 # Enum members as module constants (an enum attribute read costs several
 # global lookups, and these are read on every command).
-NLHE, DRAW5 = Variant.NLHE, Variant.DRAW5
-DRAW, SECOND_BET, SHOWDOWN = Street.DRAW, Street.SECOND_BET, Street.SHOWDOWN
+SHOWDOWN = Street.SHOWDOWN
 FOLD, CHECK, CALL = ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL
 BET, RAISE, ALL_IN = ActionKind.BET, ActionKind.RAISE, ActionKind.ALL_IN
 
@@ -153,7 +147,11 @@ def _validate_setup(setup: HandSetup) -> None:
     def bad(message: str) -> IllegalAction:
         return IllegalAction("BAD_SETUP", message)
 
-    low, high = SEAT_LIMITS[setup.variant]
+    try:
+        game = rules_for(setup.variant)
+    except UnknownVariant as e:
+        raise bad(str(e)) from None
+    low, high = game.min_seats, game.max_seats
     if not low <= len(setup.seats) <= high:
         raise bad(f"{setup.variant} is played by {low} to {high} seats, not {len(setup.seats)}")
     numbers = [s.seat for s in setup.seats]
@@ -166,17 +164,17 @@ def _validate_setup(setup: HandSetup) -> None:
             raise bad(f"seat {s.seat} has no chips and cannot be dealt in")
         if s.ante < 0 or s.blind < 0:
             raise bad(f"seat {s.seat} has a negative forced bet")
-    if setup.variant == NLHE:
+    if not game.fixed_limit:
         if setup.min_bet <= 0:
             raise bad("the big blind (minimum bet) must be positive")
-        return
-    if setup.small_bet <= 0 or setup.big_bet <= 0:
-        raise bad("Draw needs positive small and big bets")
-    if setup.raise_cap < 1:
-        raise bad("the raise cap must allow at least the bet")
-    if any(s.blind for s in setup.seats):
-        raise bad("Draw has antes, not blinds")
-    if not setup.allow_all_in:
+    else:
+        if setup.small_bet <= 0 or setup.big_bet <= 0:
+            raise bad(f"{game.name} needs positive small and big bets")
+        if setup.raise_cap < 1:
+            raise bad("the raise cap must allow at least the bet")
+    if not game.blinds and any(s.blind for s in setup.seats):
+        raise bad(f"{game.name} has antes, not blinds")
+    if game.fixed_limit and not setup.allow_all_in:
         most = max(s.ante for s in setup.seats) + setup.raise_cap * (
             setup.small_bet + setup.big_bet
         )
@@ -206,7 +204,7 @@ def _start(batch: _Batch, setup: HandSetup) -> None:
     # One card at a time round the table: seat i gets positions i, i + n, ...
     n = len(setup.seats)
     deck = setup.deck
-    end = HOLE_CARDS[setup.variant] * n
+    end = rules_for(setup.variant).hole_cards * n
     for i, s in enumerate(setup.seats):
         batch.emit(HoleCardsDealt(s.seat, deck[i:end:n], tuple(range(i, end, n))))
     _settle(batch)
@@ -215,8 +213,11 @@ def _start(batch: _Batch, setup: HandSetup) -> None:
 def _betting_turn(state: WorkingHand, seat: int) -> int:
     """The index of ``seat``, which must be to act in a betting round."""
     index = _seat_index(state, seat)
-    if state.street == DRAW:
-        raise IllegalAction("WRONG_PHASE", "it is the draw: discard 0 to 3 cards instead")
+    current = state.round
+    if current is not None and current.max_discard:
+        raise IllegalAction(
+            "WRONG_PHASE", f"it is the draw: discard 0 to {current.max_discard} cards instead"
+        )
     if state.actor != index:
         turn = state.actor_seat
         raise IllegalAction(
@@ -295,9 +296,9 @@ def _act(batch: _Batch, state: WorkingHand, command: Act) -> None:
 def _why_no_raise(state: WorkingHand, seat: WorkingSeat, legal: LegalActions) -> str:
     if seat.stack <= (legal.call_amount or 0):
         return "you do not have the chips to raise: call (all-in) or fold"
-    if state.variant == DRAW5 and state.raises >= state.setup.raise_cap:
+    if state.game.fixed_limit and state.raises >= state.setup.raise_cap:
         return f"the betting is capped at {state.setup.raise_cap} bets and raises this round"
-    if not may_raise(state, seat):
+    if not may_raise(state, seat, state.game):
         return (
             "the betting was not reopened to you (the bet grew by less than a full raise "
             "since you acted): call or fold"
@@ -308,17 +309,20 @@ def _why_no_raise(state: WorkingHand, seat: WorkingSeat, legal: LegalActions) ->
 def _raise_to(batch: _Batch, state: WorkingHand, index: int, to: int) -> None:
     seat = state.seats[index]
     added = to - seat.bet
-    if state.variant == NLHE:
-        full = to - state.current_bet >= raise_threshold(state)
+    game = state.game
+    if game.fixed_limit:
+        full = 2 * (to - state.full_level) >= bet_size(state, game)
     else:
-        full = 2 * (to - state.full_level) >= bet_size(state)
+        full = to - state.current_bet >= raise_threshold(state, game)
     batch.emit(BetPlaced(seat.seat, to, added, added == seat.stack, full))
 
 
 def _discard(batch: _Batch, state: WorkingHand, command: Discard) -> None:
     index = _seat_index(state, command.seat)
-    if state.street != DRAW:
+    current = state.round
+    if current is None or not current.max_discard:
         raise IllegalAction("WRONG_PHASE", "cards can only be discarded during the draw")
+    most = current.max_discard
     if state.actor != index:
         raise IllegalAction(
             "NOT_YOUR_TURN",
@@ -326,9 +330,9 @@ def _discard(batch: _Batch, state: WorkingHand, command: Discard) -> None:
         )
     seat = state.seats[index]
     chosen = command.cards
-    if len(chosen) > MAX_DISCARD:
+    if len(chosen) > most:
         raise IllegalAction(
-            "BAD_DISCARD", f"you may discard at most {MAX_DISCARD} cards, not {len(chosen)}"
+            "BAD_DISCARD", f"you may discard at most {most} cards, not {len(chosen)}"
         )
     if len(set(chosen)) != len(chosen):
         raise IllegalAction("BAD_DISCARD", "a card is listed twice")
@@ -357,41 +361,44 @@ def _show(batch: _Batch, state: WorkingHand | None, command: ShowCards) -> None:
 
 
 def _settle(batch: _Batch) -> None:
-    """Emit the automatic events until a seat must act or the hand is over."""
+    """Emit the automatic events until a seat must act or the hand is over.
+
+    When a round is over: the uncalled part of a bet goes back, a lone seat
+    left takes the pot, else the variant's next round starts. A draw always
+    starts (an all-in seat still draws); a betting round that deals nothing
+    is skipped when fewer than two seats could bet in it; one that deals
+    board cards is dealt anyway, the hands tabled first when nobody can bet
+    any more (the all-in run-out). After the last round: the showdown.
+    """
     while True:
         s = batch.work
         assert s is not None
         if s.ended or s.actor is not None:
             return
         in_hand = [i for i, x in enumerate(s.seats) if not x.folded]
-        if s.street == DRAW:
-            able = [i for i in in_hand if s.seats[i].stack > 0]
-            if len(able) >= 2:
-                batch.emit(StreetStarted(SECOND_BET))
-                continue
-            _showdown(batch)
-            return
         _return_uncalled(batch)
         if len(in_hand) == 1:
             _award_uncontested(batch, in_hand[0])
             return
-        if s.street in LAST_BETTING_ROUND:
+        able = sum(1 for i in in_hand if s.seats[i].stack > 0)
+        nxt: Round | None = s.game.after(s.street)
+        while nxt is not None and able < 2 and not nxt.max_discard and not nxt.board_cards:
+            nxt = s.game.after(nxt.street)
+        if nxt is None:
             _showdown(batch)
             return
-        nxt = NEXT_STREET[s.street]
-        if nxt == DRAW:
-            batch.emit(StreetStarted(DRAW))
+        if nxt.max_discard:
+            batch.emit(StreetStarted(nxt.street))
             continue
-        able = [i for i in in_hand if s.seats[i].stack > 0]
-        if len(able) <= 1:
+        if able <= 1:
             for i in _showdown_order(s):
                 if not s.seats[i].shown:
                     seat = batch.s.seats[i]
                     batch.emit(CardsShown(seat.seat, seat.hole))
-        count = BOARD_CARDS[nxt]
+        count = nxt.board_cards
         positions = tuple(range(batch.s.deck_pos, batch.s.deck_pos + count))
         board = tuple(s.setup.deck[p] for p in positions)
-        batch.emit(StreetStarted(nxt, board, positions))
+        batch.emit(StreetStarted(nxt.street, board, positions))
 
 
 def _return_uncalled(batch: _Batch) -> None:
@@ -427,7 +434,7 @@ def _showdown_order(s: WorkingHand) -> list[int]:
 
 
 def _hand_value(s: WorkingHand, index: int) -> int:
-    return evaluate(s.seats[index].hole + s.board)
+    return hand_value(s.game.ranking, s.seats[index].hole, s.board)
 
 
 def _showdown(batch: _Batch) -> None:
@@ -439,7 +446,7 @@ def _showdown(batch: _Batch) -> None:
     values = {i: _hand_value(s, i) for i in order}
     # Draw: "the remaining players show"; Hold'em: all hands are tabled once a
     # player is all-in (TDA), else a hand that cannot win may be mucked.
-    face_up = s.variant == DRAW5 or any(s.seats[i].stack == 0 for i in order)
+    face_up = s.game.all_show or any(s.seats[i].stack == 0 for i in order)
     best: dict[int, int] = {}
     for i in order:
         mine = [p for p, pot in enumerate(pots) if i in pot.eligible]

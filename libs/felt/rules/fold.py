@@ -35,12 +35,11 @@ from felt.rules.events import (
     UncalledBetReturned,
 )
 from felt.rules.state import HandQueries, HandState, SeatQueries, SeatState
+from felt.rules.variants import LEFT_OF_BLINDS, Round, VariantRules, rules_for
 
 # Enum members as module constants: reading ``Street.DRAW`` goes through the
 # enum metaclass and costs several times a global lookup, on every event.
-PREFLOP, FIRST_BET, DRAW = Street.PREFLOP, Street.FIRST_BET, Street.DRAW
 SHOWDOWN, COMPLETE = Street.SHOWDOWN, Street.COMPLETE
-NLHE = Variant.NLHE
 
 
 class WorkingSeat:
@@ -144,9 +143,13 @@ class WorkingHand:
 
     Every seat is a :class:`WorkingSeat` from the start (copying six or nine
     seats once is cheaper than checking on every write whether one was copied).
+    ``game`` is the variant's definition, looked up once per copy, and
+    ``round`` the current street's (None at the showdown): read per command.
     """
 
     setup: HandSetup
+    game: VariantRules
+    round: Round | None
     street: Street
     seats: list[WorkingSeat]
     actor: int | None
@@ -178,6 +181,8 @@ class WorkingHand:
         ended: bool = False,
     ) -> None:
         self.setup = setup
+        self.game = rules_for(setup.variant)
+        self.round = self.game.round_of(street)
         self.street = street
         self.seats = seats
         self.actor = actor
@@ -262,7 +267,7 @@ def start(setup: HandSetup) -> WorkingHand:
     """The working copy of a hand that has just started (no snapshot to copy from)."""
     return WorkingHand(
         setup,
-        PREFLOP if setup.variant == NLHE else FIRST_BET,
+        rules_for(setup.variant).first_street,
         [WorkingSeat(s.seat, s.player_id, s.stack) for s in setup.seats],
         # The full big blind is the amount to call even when its poster is all-in for less.
         current_bet=max([s.blind for s in setup.seats]),
@@ -324,7 +329,7 @@ def next_drawer(hand: WorkingHand, after: int) -> int | None:
     return None
 
 
-def first_preflop_actor(hand: WorkingHand) -> int | None:
+def first_actor_after_blinds(hand: WorkingHand) -> int | None:
     """Left of the largest blind (big blind or straddle); left of the button without blinds."""
     blinds = [s.blind for s in hand.setup.seats]
     top = max(blinds)
@@ -363,7 +368,10 @@ def _hole(h: WorkingHand, e: HoleCardsDealt) -> None:
         h.deck_pos = positions[-1] + 1
     # Cards go out in dealing order: the last seat's completes the deal.
     if index == len(h.seats) - 1:
-        h.actor = first_preflop_actor(h)
+        if h.game.rounds[0].first_to_act == LEFT_OF_BLINDS:
+            h.actor = first_actor_after_blinds(h)
+        else:
+            h.actor = next_actor(h, index)
 
 
 def _acted(h: WorkingHand, index: int, x: WorkingSeat) -> None:
@@ -425,6 +433,7 @@ def _street(h: WorkingHand, e: StreetStarted) -> None:
         x.acted = False
         x.matched = 0
     h.street = e.street
+    h.round = h.game.round_of(e.street)
     h.current_bet = 0
     h.last_raise = h.setup.min_bet
     h.full_level = 0
@@ -435,9 +444,14 @@ def _street(h: WorkingHand, e: StreetStarted) -> None:
     _advance_deck(h, e.deck_positions)
     h.actor = None
     last = len(h.seats) - 1
-    if e.street == DRAW:
+    played = h.round
+    if played is None:  # the showdown: nobody acts
+        return
+    if played.first_to_act == LEFT_OF_BLINDS:
+        h.actor = first_actor_after_blinds(h)
+    elif played.max_discard:
         h.actor = next_drawer(h, last)
-    elif e.street != SHOWDOWN:
+    else:
         h.actor = next_actor(h, last)
 
 
@@ -465,6 +479,7 @@ def _awarded(h: WorkingHand, e: PotAwarded) -> None:
 def _ended(h: WorkingHand, e: HandEnded) -> None:
     h.ended = True
     h.street = COMPLETE
+    h.round = None
     h.actor = None
 
 

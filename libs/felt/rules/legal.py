@@ -2,7 +2,9 @@
 
 One function serves the engine (to validate commands), the views (to tell a
 client what it may do) and the bots (to choose among legal moves), so the
-three can never disagree.
+three can never disagree. The variant's definition (``felt.rules.variants``)
+says which betting structure's arithmetic applies and whether a round is a
+draw; this module holds that arithmetic.
 """
 
 from __future__ import annotations
@@ -10,14 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from felt.record import Record
-from felt.rules.config import Variant
 from felt.rules.events import Street
 from felt.rules.state import HandQueries, SeatQueries
-
-BETTING_STREETS = frozenset(
-    {Street.PREFLOP, Street.FLOP, Street.TURN, Street.RIVER, Street.FIRST_BET, Street.SECOND_BET}
-)
-MAX_DISCARD = 3
+from felt.rules.variants import VariantRules
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -27,8 +24,8 @@ class LegalActions(Record):
     ``call_amount`` is the chips a call adds (``None`` when there is nothing
     to call). ``min_raise_to``/``max_raise_to`` bound a bet or raise *to* a
     total for this round (``None`` when raising is not allowed); ``bet`` tells
-    whether it is an opening bet (BET) rather than a raise (RAISE). In Draw
-    the two are equal (fixed limit) unless only an all-in for less is left.
+    whether it is an opening bet (BET) rather than a raise (RAISE). In fixed
+    limit (Draw) the two are equal unless only an all-in for less is left.
     ``all_in_to`` is the total of going all-in when that is a legal bet,
     raise or call. During the draw ``max_discard`` is how many cards may go.
     """
@@ -76,35 +73,39 @@ class LegalActions(Record):
         return self.min_raise_to is not None
 
 
-def bet_size(state: HandQueries) -> int:
-    """Draw's fixed bet for the current round."""
+def bet_size(state: HandQueries, game: VariantRules) -> int:
+    """Fixed limit: the current round's fixed bet (the small bet, or the big bet).
+
+    ``game`` is ``state.game``, passed along by callers that already hold it.
+    """
     setup = state.setup
-    return setup.big_bet if state.street == Street.SECOND_BET else setup.small_bet
+    current = game.round_of(state.street)
+    return setup.big_bet if current is not None and current.big_bet else setup.small_bet
 
 
-def raise_threshold(state: HandQueries) -> int:
+def raise_threshold(state: HandQueries, game: VariantRules) -> int:
     """How much the bet must grow for a raise to be full (and to reopen the action)."""
-    if state.variant == Variant.NLHE:
+    if not game.fixed_limit:
         return max(state.last_raise, state.setup.min_bet)
-    return (bet_size(state) + 1) // 2
+    return (bet_size(state, game) + 1) // 2
 
 
-def may_raise(state: HandQueries, seat: SeatQueries) -> bool:
+def may_raise(state: HandQueries, seat: SeatQueries, game: VariantRules) -> bool:
     """Whether the betting is open to ``seat``: not yet acted this round, or reopened since.
 
     Judged for each seat by the wager it faces (TDA 47; RULES.md): a seat
     that already acted may raise again only when the bet has grown by at
-    least ``raise_threshold`` since it last acted: in NLHE a full raise (one,
-    or several incomplete all-ins that add up to one), in Draw half a bet.
-    A wager that counted as full for the cap therefore reopens the betting
-    only to the seats it raised by that much, not to a seat that already
-    called part of it. Draw also stops at the raise cap.
+    least ``raise_threshold`` since it last acted: in no-limit a full raise
+    (one, or several incomplete all-ins that add up to one), in fixed limit
+    half a bet. A wager that counted as full for the cap therefore reopens
+    the betting only to the seats it raised by that much, not to a seat that
+    already called part of it. Fixed limit also stops at the raise cap.
     """
-    if state.variant == Variant.DRAW5 and state.raises >= state.setup.raise_cap:
+    if game.fixed_limit and state.raises >= state.setup.raise_cap:
         return False
     if not seat.acted:
         return True
-    return state.current_bet - seat.matched >= raise_threshold(state)
+    return state.current_bet - seat.matched >= raise_threshold(state, game)
 
 
 def can_be_raised(state: HandQueries, seat: SeatQueries) -> bool:
@@ -123,10 +124,12 @@ def legal_actions(state: HandQueries) -> LegalActions | None:
     if state.actor is None or state.ended:
         return None
     seat = state.seats[state.actor]
-    if state.street == Street.DRAW:
-        return LegalActions(seat=seat.seat, street=state.street, max_discard=MAX_DISCARD)
-    if state.street not in BETTING_STREETS:
+    game = state.game
+    current = game.round_of(state.street)
+    if current is None:  # not one of the variant's rounds: the showdown
         return None
+    if current.max_discard:
+        return LegalActions(seat=seat.seat, street=state.street, max_discard=current.max_discard)
     to_call = state.current_bet - seat.bet
     behind = seat.stack
     can_check = to_call <= 0
@@ -135,14 +138,14 @@ def legal_actions(state: HandQueries) -> LegalActions | None:
     min_to: int | None = None
     max_to: int | None = None
     all_in_to: int | None = seat.bet + behind if call_all_in else None
-    if behind > max(to_call, 0) and may_raise(state, seat) and can_be_raised(state, seat):
+    if behind > max(to_call, 0) and may_raise(state, seat, game) and can_be_raised(state, seat):
         most = seat.bet + behind
-        if state.variant == Variant.NLHE:
-            least = state.current_bet + raise_threshold(state)
-            max_to = most
-        else:
-            least = state.full_level + bet_size(state)
+        if game.fixed_limit:
+            least = state.full_level + bet_size(state, game)
             max_to = least
+        else:
+            least = state.current_bet + raise_threshold(state, game)
+            max_to = most
         if most <= least:
             least = max_to = most
         min_to = least

@@ -17,6 +17,7 @@ from typing import Protocol
 from felt.cards import Card
 from felt.rules.config import HandSetup, Variant
 from felt.rules.events import Street
+from felt.rules.variants import VariantRules, rules_for
 
 
 class SeatQueries(Protocol):
@@ -107,6 +108,11 @@ class HandQueries(Protocol):
     @property
     def variant(self) -> Variant:
         return self.setup.variant
+
+    @property
+    def game(self) -> VariantRules:
+        """The definition of the hand's variant (the working copy keeps it in a field)."""
+        return rules_for(self.setup.variant)
 
     @property
     def pot(self) -> int:

@@ -39,8 +39,10 @@ from felt.rules.events import (
 from felt.rules.events import Event as HandEvent
 from felt.rules.legal import legal_actions
 from felt.rules.state import HandState
+from felt.rules.variants import UnknownVariant, rules_for
 from felt.table.commitment import commit_deck
 from felt.table.events import (
+    AI_LEVELS,
     ActionTimedOut,
     AnyEvent,
     ChipsAdded,
@@ -65,10 +67,6 @@ LASTING_HAND_EVENTS: tuple[type, ...] = (HandStarted, HandEnded, *SEAT_ACTIONS)
 def is_hand_event(event: AnyEvent) -> TypeGuard[HandEvent]:
     """Whether ``event`` is one of the rules' hand events (not a table event)."""
     return isinstance(event, HAND_EVENTS)
-
-
-SEAT_RANGE = {Variant.NLHE: (2, 9), Variant.DRAW5: (2, 6)}
-AI_LEVELS = ("", "easy", "normal", "hard")
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -174,9 +172,9 @@ class TableState(Record):
 
     @property
     def min_stack(self) -> int:
-        """Chips a seat needs to be dealt in: Draw without all-in must cover a capped hand."""
+        """Chips a seat needs to be dealt in: without all-in, a capped fixed-limit hand."""
         c = self.config
-        if c.variant == Variant.DRAW5 and not c.allow_all_in:
+        if not c.allow_all_in and rules_for(c.variant).fixed_limit:
             return c.ante + c.raise_cap * (c.small_bet + c.big_bet)
         return 1
 
@@ -332,17 +330,22 @@ def _refuse(code: str, message: str) -> IllegalAction:
 
 
 def _validate_config(config: TableConfig) -> None:
-    low, high = SEAT_RANGE[config.variant]
+    try:
+        game = rules_for(config.variant)
+    except UnknownVariant as e:
+        raise _refuse("BAD_CONFIG", str(e)) from None
+    low, high = game.min_seats, game.max_seats
     if not low <= config.seat_count <= high:
         raise _refuse("BAD_CONFIG", f"{config.variant} tables have {low} to {high} seats")
-    if config.variant == Variant.NLHE:
-        if not 0 < config.small_blind <= config.big_blind:
-            raise _refuse("BAD_CONFIG", "blinds must be positive with small <= big")
-    elif config.small_bet <= 0 or config.big_bet <= 0 or config.raise_cap < 1:
-        raise _refuse("BAD_CONFIG", "Draw needs positive small and big bets and a raise cap >= 1")
-    elif config.ante <= 0:
+    if game.blinds and not 0 < config.small_blind <= config.big_blind:
+        raise _refuse("BAD_CONFIG", "blinds must be positive with small <= big")
+    if game.fixed_limit and (config.small_bet <= 0 or config.big_bet <= 0 or config.raise_cap < 1):
+        raise _refuse(
+            "BAD_CONFIG", f"{game.name} needs positive small and big bets and a raise cap >= 1"
+        )
+    if game.ante_required and config.ante <= 0:
         # RULES.md, Five-Card Draw setup: "Every player posts the same virtual ante."
-        raise _refuse("BAD_CONFIG", "Draw needs a positive ante: every player posts it")
+        raise _refuse("BAD_CONFIG", f"{game.name} needs a positive ante: every player posts it")
     if min(config.ante, config.action_timeout_ms, config.max_timeouts, config.hand_limit) < 0:
         raise _refuse(
             "BAD_CONFIG", "ante, action clock, time-out limit and hand limit cannot be negative"
@@ -453,8 +456,8 @@ def _seat_player(state: TableState, c: SeatPlayer) -> list[AnyEvent]:
         raise _refuse("ALREADY_SEATED", f"player {c.player_id} already has a seat at this table")
     if c.stack <= 0:
         raise _refuse("BAD_AMOUNT", "a player sits down with a positive stack")
-    if c.ai_level not in AI_LEVELS:
-        raise _refuse("BAD_AI_LEVEL", "AI level must be easy, normal or hard")
+    if c.ai_level and c.ai_level not in AI_LEVELS:
+        raise _refuse("BAD_AI_LEVEL", f"AI level must be {', '.join(AI_LEVELS)}")
     return [PlayerSeated(c.seat, c.player_id, c.name, c.stack, c.token_hash, c.ai_level)]
 
 

@@ -83,12 +83,21 @@ class TableCreated(Record):
         object.__setattr__(self, "config", config)
 
 
+AI_LEVELS = ("easy", "normal", "hard")
+"""The levels an AI seat is played at, weakest first: the one list of them.
+
+``PlayerSeated.ai_level`` holds one of these (or ``""`` for a human); the
+bots (``felt.bots``) have a bot for each and the event codec a wire value for
+each, which their tests check against this list.
+"""
+
+
 @dataclass(frozen=True, slots=True, init=False)
 class PlayerSeated(Record):
     """A player took ``seat`` with ``stack`` chips. ``token_hash`` authenticates it.
 
-    ``ai_level`` is ``"easy"``, ``"normal"`` or ``"hard"`` for an AI seat,
-    empty for a human. Only a hash of the seat token is ever stored.
+    ``ai_level`` is one of :data:`AI_LEVELS` for an AI seat, empty for a
+    human. Only a hash of the seat token is ever stored.
     """
 
     seat: int

@@ -10,7 +10,9 @@ button goes to the nearest seat dealt in before the small blind instead.
 Heads-up, the button posts the small blind; the big blind still moves
 forward, so nobody gets it twice in a row when play becomes heads-up. A
 table's first hand, and the first after it had fewer than two players dealt
-in (``previous`` is None then), starts fresh from the lowest seat.
+in (``previous`` is None then), starts fresh from the lowest seat. A game
+without blinds (its definition in ``felt.rules.variants`` says so) only
+moves the button, one seat dealt in at a time.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 
 from felt.record import Record
 from felt.rules.config import Variant
+from felt.rules.variants import rules_for
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -27,7 +30,7 @@ class Positions(Record):
     """Seat numbers of the button, small blind and big blind for one hand.
 
     ``small_blind`` names a position even when no one posts there (a dead
-    small blind); Draw has no blinds, so both are ``None``.
+    small blind); a game without blinds (Draw) has ``None`` for both.
     """
 
     button: int
@@ -62,7 +65,7 @@ def next_positions(
     if len(active) < 2:
         raise ValueError("a hand needs at least two players")
     ordered = sorted(active)
-    if variant == Variant.DRAW5:
+    if not rules_for(variant).blinds:
         button = ordered[0] if previous is None else next_seat(previous.button, ordered, seat_count)
         return Positions(button)
     if previous is None or previous.big_blind is None:

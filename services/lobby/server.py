@@ -50,7 +50,15 @@ from services.lobby.db_cli import MIGRATIONS
 from services.lobby.interceptors import AuthInterceptor, CallInterceptor
 from services.lobby.lounges import LoungeApp
 from services.lobby.ports import Tables
-from services.lobby.postgres import PgLedger, PgLounges, PgPlayers, PgSessions, PgThrottle
+from services.lobby.postgres import (
+    PgBuyIns,
+    PgLedger,
+    PgLounges,
+    PgPlayers,
+    PgSessions,
+    PgThrottle,
+)
+from services.lobby.seating import SeatingApp
 from services.lobby.service import LobbyService
 from services.lobby.tables import GrpcTables
 from services.lobby.tokens import Passwords
@@ -169,6 +177,7 @@ class RunningLobbyServer:
     health: health.aio.HealthServicer
     app: LobbyApp
     lounges: LoungeApp
+    seating: SeatingApp
     grace_s: float
     channel: grpc.aio.Channel | None = None
 
@@ -221,7 +230,13 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     opened = await lounges.recover()  # lounges a crash left half-created
     if opened:
         log.info("lounges_recovered", opened=opened)
-    lobby_service_pb2_grpc.add_LobbyServiceServicer_to_server(LobbyService(app, lounges), server)
+    seating = SeatingApp(lounges, PgBuyIns(pool), tables)
+    seated, compensated = await seating.recover()  # buy-ins a crash left half-done
+    if seated or compensated:
+        log.info("buy_ins_recovered", seated=seated, compensated=compensated)
+    lobby_service_pb2_grpc.add_LobbyServiceServicer_to_server(
+        LobbyService(app, lounges, seating), server
+    )
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
@@ -232,7 +247,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     log.info("lobby_started", port=port)
     return RunningLobbyServer(
-        server, port, pool, health_servicer, app, lounges, config.grace_s, channel
+        server, port, pool, health_servicer, app, lounges, seating, config.grace_s, channel
     )
 
 

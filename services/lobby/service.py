@@ -25,6 +25,7 @@ from services.lobby.auth import Caller
 from services.lobby.interceptors import current_caller
 from services.lobby.lounges import AiSeat, LoungeApp
 from services.lobby.ports import Kind, Lounge, LoungeFilter, LoungeState, Movement, Player
+from services.lobby.seating import SeatingApp
 
 Context = Any
 M = TypeVar("M", bound=Message)
@@ -111,8 +112,8 @@ def lounge_message(lounge: Lounge, caller: Caller) -> lpb.Lounge:
 
 
 class LobbyService(rpc.LobbyServiceServicer):
-    def __init__(self, app: LobbyApp, lounges: LoungeApp) -> None:
-        self.app, self.lounges = app, lounges
+    def __init__(self, app: LobbyApp, lounges: LoungeApp, seating: SeatingApp) -> None:
+        self.app, self.lounges, self.seating = app, lounges, seating
 
     async def CreateGuest(
         self, request: pb.CreateGuestRequest, context: Context
@@ -222,3 +223,26 @@ class LobbyService(rpc.LobbyServiceServicer):
         caller = current_caller()
         lounge = await self.lounges.get(caller, request.lounge_id, request.invite_code)
         return pb.GetLoungeResponse(lounge=lounge_message(lounge, caller))
+
+    async def JoinLounge(
+        self, request: pb.JoinLoungeRequest, context: Context
+    ) -> pb.JoinLoungeResponse:
+        joined = await self.seating.join(
+            current_caller(),
+            ClientRequest.of(request),
+            request.lounge_id,
+            request.seat if request.HasField("seat") else None,
+            request.buy_in,
+            request.invite_code,
+        )
+        saga = joined.buy_in
+        assert saga.seat is not None and saga.seat_token is not None  # SEATED
+        response = pb.JoinLoungeResponse(
+            lounge_id=saga.lounge_id,
+            seat=saga.seat,
+            seat_token=saga.seat_token,
+            balance=joined.balance,
+        )
+        if saga.seat_token_expires_at is not None:
+            response.seat_token_expire_time.CopyFrom(_time(saga.seat_token_expires_at))
+        return response

@@ -648,3 +648,75 @@ class GetLoungeResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetLoungeResponse: _TypeAlias = GetLoungeResponse  # noqa: Y015
+
+@_typing.final
+class JoinLoungeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    BUY_IN_FIELD_NUMBER: _builtins.int
+    INVITE_CODE_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    lounge_id: _builtins.str
+    seat: _builtins.int
+    """Unset: the next free seat."""
+    buy_in: _builtins.int
+    """Within the lounge's min_buy_in and max_buy_in."""
+    invite_code: _builtins.str
+    """Needed for a private lounge one does not own."""
+    request_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        lounge_id: _builtins.str = ...,
+        seat: _builtins.int | None = ...,
+        buy_in: _builtins.int = ...,
+        invite_code: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "buy_in", b"buy_in", "invite_code", b"invite_code", "lounge_id", b"lounge_id", "request_id", b"request_id", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
+    _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
+
+Global___JoinLoungeRequest: _TypeAlias = JoinLoungeRequest  # noqa: Y015
+
+@_typing.final
+class JoinLoungeResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_EXPIRE_TIME_FIELD_NUMBER: _builtins.int
+    BALANCE_FIELD_NUMBER: _builtins.int
+    lounge_id: _builtins.str
+    seat: _builtins.int
+    seat_token: _builtins.str
+    """The player's secret bearer token for this seat at the table service
+    (TableService calls as this seat). Returned to this player only.
+    """
+    balance: _builtins.int
+    """The balance after the buy-in."""
+    @_builtins.property
+    def seat_token_expire_time(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        lounge_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        seat_token: _builtins.str = ...,
+        seat_token_expire_time: _timestamp_pb2.Timestamp | None = ...,
+        balance: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["seat_token_expire_time", b"seat_token_expire_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["balance", b"balance", "lounge_id", b"lounge_id", "seat", b"seat", "seat_token", b"seat_token", "seat_token_expire_time", b"seat_token_expire_time"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___JoinLoungeResponse: _TypeAlias = JoinLoungeResponse  # noqa: Y015

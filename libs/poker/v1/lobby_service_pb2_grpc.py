@@ -100,6 +100,11 @@ class LobbyServiceStub:
                 request_serializer=poker_dot_v1_dot_lobby__service__pb2.GetLoungeRequest.SerializeToString,
                 response_deserializer=poker_dot_v1_dot_lobby__service__pb2.GetLoungeResponse.FromString,
                 _registered_method=True)
+        self.JoinLounge = channel.unary_unary(
+                '/poker.v1.LobbyService/JoinLounge',
+                request_serializer=poker_dot_v1_dot_lobby__service__pb2.JoinLoungeRequest.SerializeToString,
+                response_deserializer=poker_dot_v1_dot_lobby__service__pb2.JoinLoungeResponse.FromString,
+                _registered_method=True)
 
 
 class LobbyServiceServicer:
@@ -203,6 +208,21 @@ class LobbyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def JoinLounge(self, request, context):
+        """Takes a seat at a lounge (signed in) with a buy-in from the balance:
+        the chosen seat or the next free one. The chips are held while the
+        table service seats the player, and come back if it refuses
+        (FAILED_PRECONDITION with its reason: SEAT_TAKEN, TABLE_FULL, ...).
+        INVALID_ARGUMENT BAD_BUY_IN (outside the lounge's range), BAD_SEAT;
+        FAILED_PRECONDITION INSUFFICIENT_CHIPS, ALREADY_SEATED, LOUNGE_NOT_OPEN;
+        NOT_FOUND NO_LOUNGE (a private lounge needs its invite code).
+        UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for this seat; retry
+        with the same request_id (the lobby also finishes it by itself).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LobbyServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -270,6 +290,11 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     servicer.GetLounge,
                     request_deserializer=poker_dot_v1_dot_lobby__service__pb2.GetLoungeRequest.FromString,
                     response_serializer=poker_dot_v1_dot_lobby__service__pb2.GetLoungeResponse.SerializeToString,
+            ),
+            'JoinLounge': grpc.unary_unary_rpc_method_handler(
+                    servicer.JoinLounge,
+                    request_deserializer=poker_dot_v1_dot_lobby__service__pb2.JoinLoungeRequest.FromString,
+                    response_serializer=poker_dot_v1_dot_lobby__service__pb2.JoinLoungeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -624,6 +649,33 @@ class LobbyService:
             '/poker.v1.LobbyService/GetLounge',
             poker_dot_v1_dot_lobby__service__pb2.GetLoungeRequest.SerializeToString,
             poker_dot_v1_dot_lobby__service__pb2.GetLoungeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def JoinLounge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.v1.LobbyService/JoinLounge',
+            poker_dot_v1_dot_lobby__service__pb2.JoinLoungeRequest.SerializeToString,
+            poker_dot_v1_dot_lobby__service__pb2.JoinLoungeResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -96,6 +96,17 @@ class LobbyServiceStub:
     """Returns a lounge and who sits where (signed in). A private lounge needs
     its invite code (else NOT_FOUND NO_LOUNGE, as for no lounge at all).
     """
+    JoinLounge: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.JoinLoungeRequest, _lobby_service_pb2.JoinLoungeResponse]
+    """Takes a seat at a lounge (signed in) with a buy-in from the balance:
+    the chosen seat or the next free one. The chips are held while the
+    table service seats the player, and come back if it refuses
+    (FAILED_PRECONDITION with its reason: SEAT_TAKEN, TABLE_FULL, ...).
+    INVALID_ARGUMENT BAD_BUY_IN (outside the lounge's range), BAD_SEAT;
+    FAILED_PRECONDITION INSUFFICIENT_CHIPS, ALREADY_SEATED, LOUNGE_NOT_OPEN;
+    NOT_FOUND NO_LOUNGE (a private lounge needs its invite code).
+    UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for this seat; retry
+    with the same request_id (the lobby also finishes it by itself).
+    """
 
 @_typing.type_check_only
 class LobbyServiceAsyncStub(LobbyServiceStub):
@@ -136,6 +147,17 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     GetLounge: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.GetLoungeRequest, _lobby_service_pb2.GetLoungeResponse]  # type: ignore[assignment]
     """Returns a lounge and who sits where (signed in). A private lounge needs
     its invite code (else NOT_FOUND NO_LOUNGE, as for no lounge at all).
+    """
+    JoinLounge: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.JoinLoungeRequest, _lobby_service_pb2.JoinLoungeResponse]  # type: ignore[assignment]
+    """Takes a seat at a lounge (signed in) with a buy-in from the balance:
+    the chosen seat or the next free one. The chips are held while the
+    table service seats the player, and come back if it refuses
+    (FAILED_PRECONDITION with its reason: SEAT_TAKEN, TABLE_FULL, ...).
+    INVALID_ARGUMENT BAD_BUY_IN (outside the lounge's range), BAD_SEAT;
+    FAILED_PRECONDITION INSUFFICIENT_CHIPS, ALREADY_SEATED, LOUNGE_NOT_OPEN;
+    NOT_FOUND NO_LOUNGE (a private lounge needs its invite code).
+    UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for this seat; retry
+    with the same request_id (the lobby also finishes it by itself).
     """
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -252,6 +274,23 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_lobby_service_pb2.GetLoungeResponse, _abc.Awaitable[_lobby_service_pb2.GetLoungeResponse]]:
         """Returns a lounge and who sits where (signed in). A private lounge needs
         its invite code (else NOT_FOUND NO_LOUNGE, as for no lounge at all).
+        """
+
+    @_abc_1.abstractmethod
+    def JoinLounge(
+        self,
+        request: _lobby_service_pb2.JoinLoungeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_service_pb2.JoinLoungeResponse, _abc.Awaitable[_lobby_service_pb2.JoinLoungeResponse]]:
+        """Takes a seat at a lounge (signed in) with a buy-in from the balance:
+        the chosen seat or the next free one. The chips are held while the
+        table service seats the player, and come back if it refuses
+        (FAILED_PRECONDITION with its reason: SEAT_TAKEN, TABLE_FULL, ...).
+        INVALID_ARGUMENT BAD_BUY_IN (outside the lounge's range), BAD_SEAT;
+        FAILED_PRECONDITION INSUFFICIENT_CHIPS, ALREADY_SEATED, LOUNGE_NOT_OPEN;
+        NOT_FOUND NO_LOUNGE (a private lounge needs its invite code).
+        UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for this seat; retry
+        with the same request_id (the lobby also finishes it by itself).
         """
 
 def add_LobbyServiceServicer_to_server(servicer: LobbyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -21,17 +21,26 @@ import pytest
 from felt.migrations import migrate
 from services.lobby.db_cli import MIGRATIONS
 from services.lobby.memory import (
+    MemoryBuyIns,
     MemoryLedger,
     MemoryLounges,
     MemoryPlayers,
     MemorySessions,
     MemoryThrottle,
 )
-from services.lobby.ports import Ledger, Lounges, Players, Sessions, Throttle
-from services.lobby.postgres import PgLedger, PgLounges, PgPlayers, PgSessions, PgThrottle
+from services.lobby.ports import BuyIns, Ledger, Lounges, Players, Sessions, Throttle
+from services.lobby.postgres import (
+    PgBuyIns,
+    PgLedger,
+    PgLounges,
+    PgPlayers,
+    PgSessions,
+    PgThrottle,
+)
 
 T = TypeVar("T")
 LOBBY_TABLES = (
+    "buy_ins",
     "lounge_seats",
     "lounges",
     "ledger",
@@ -118,19 +127,22 @@ class Stores:
     throttle: Throttle
     ledger: Ledger
     lounges: Lounges
+    buy_ins: BuyIns
 
 
 @pytest.fixture(params=["memory", "postgres"])
 async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
     """The ports on the in-memory fakes, then on PostgreSQL: every contract test runs on both."""
     if request.param == "memory":
+        ledger, lounges = MemoryLedger(), MemoryLounges()
         yield Stores(
             "memory",
             MemoryPlayers(),
             MemorySessions(),
             MemoryThrottle(),
-            MemoryLedger(),
-            MemoryLounges(),
+            ledger,
+            lounges,
+            MemoryBuyIns(ledger, lounges),
         )
         return
     pool = await empty_pool(request.getfixturevalue("lobby_dsn"))
@@ -142,6 +154,7 @@ async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
             PgThrottle(pool),
             PgLedger(pool),
             PgLounges(pool),
+            PgBuyIns(pool),
         )
     finally:
         await pool.close()

@@ -1,0 +1,180 @@
+"""Seating's use cases (``JoinLounge``), without gRPC: the buy-in saga.
+
+Chips move between the ledger and a table in three steps, each retry-safe:
+
+1. **reserve** — one transaction records the saga (RESERVED, keyed by the client's
+   request, which also derives the saga's id) and takes the buy-in from the balance
+   (ledger key ``buy-in/<saga>``). Not enough chips: nothing is written.
+2. **seat** — the table service seats the player with those chips (``SeatPlayer``
+   with the admin credential and the request id ``buy-in/<saga>``: the table service
+   answers a retried id as the first time, so a retry after a crash gets the same seat
+   and seat token).
+3. **commit** — SEATED, with the seat in the lounge's seats; or, if the table service
+   definitely refused (``TableRefused``: a taken seat, a full table), **compensate**:
+   the chips come back (ledger key ``buy-in-refund/<saga>``, once) and COMPENSATED.
+
+An unknown outcome (``TablesUnavailable``: the call may or may not have seated the
+player) leaves the saga RESERVED: its chips stay counted as on the table, and the
+client's retry or :meth:`SeatingApp.recover` (on start and periodically) asks again
+with the same request id. So at every moment balances + chips reserved or at tables ==
+chips created, and no buy-in is lost or counted twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import structlog
+
+from felt.api import limits
+from felt.idempotency import ClientRequest
+from services.lobby.auth import Caller
+from services.lobby.lounges import LoungeApp
+from services.lobby.ports import (
+    BuyIn,
+    BuyIns,
+    BuyInState,
+    InsufficientChips,
+    LoungeState,
+    NewBuyIn,
+    TableRefused,
+    Tables,
+    TablesUnavailable,
+)
+from services.lobby.refusals import Code, Refused
+
+log = structlog.get_logger("felt.lobby.seating")
+
+RECOVER_BATCH = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """A seat taken: the saga's outcome, and the player's balance after the buy-in."""
+
+    buy_in: BuyIn
+    balance: int
+
+
+def table_request_id(saga_id: str) -> str:
+    """The table service's request id for a saga's ``SeatPlayer`` (the same on every retry)."""
+    return f"buy-in/{saga_id}"
+
+
+class SeatingApp:
+    def __init__(self, lounges: LoungeApp, buy_ins: BuyIns, tables: Tables) -> None:
+        self.lounges, self.buy_ins, self.tables = lounges, buy_ins, tables
+        self.lobby = lounges.lobby
+
+    async def join(
+        self,
+        caller: Caller,
+        request: ClientRequest,
+        lounge_id: str,
+        seat: int | None,
+        buy_in: int,
+        invite_code: str,
+    ) -> Joined:
+        """Take ``seat`` (None: the next free one) at a lounge with ``buy_in`` chips. A retry
+        with the same request id answers as the first call did (and finishes what a crash or
+        an unreachable table service left)."""
+        claim = await self.lobby.signed_in(caller)
+        limits.check_request_id(request.request_id)
+        key = request.key(f"join/{claim.player_id}")
+        saga_id = "b-" + hashlib.sha256(key.key.encode()).hexdigest()[:24]
+        lounge = await self.lounges.get(caller, lounge_id, invite_code)  # visibility checked
+        limits.check_amount(buy_in, "buy_in")
+        if seat is not None and not 0 <= seat < lounge.seat_count:
+            raise limits.LimitError(
+                "BAD_SEAT", f"seat must be 0-{lounge.seat_count - 1} at this lounge ({seat})"
+            )
+        if await self.buy_ins.get(saga_id) is None:  # a first call: check it before chips move
+            if lounge.state is not LoungeState.OPEN:
+                raise Refused(
+                    Code.FAILED_PRECONDITION,
+                    "the lounge is not open yet: retry CreateLounge",
+                    "LOUNGE_NOT_OPEN",
+                )
+            if not lounge.min_buy_in <= buy_in <= lounge.max_buy_in:
+                raise Refused(
+                    Code.INVALID_ARGUMENT,
+                    f"the buy-in must be {lounge.min_buy_in:,} to {lounge.max_buy_in:,} chips "
+                    f"at this lounge ({buy_in:,})",
+                    "BAD_BUY_IN",
+                )
+            if any(s.player_id == claim.player_id for s in lounge.seats):
+                raise Refused(
+                    Code.FAILED_PRECONDITION, "you sit at this lounge already", "ALREADY_SEATED"
+                )
+        player = await self.lobby._player(claim.player_id)
+        await self.lobby._account(claim.player_id)  # its starting grant, if not yet
+        try:  # a retry finds its first saga here (its fingerprint checked), and moves nothing
+            saga = await self.buy_ins.reserve(
+                NewBuyIn(
+                    saga_id,
+                    claim.player_id,
+                    player.display_name,
+                    lounge.lounge_id,
+                    seat,
+                    buy_in,
+                    key,
+                    self.lobby.clock(),
+                )
+            )
+        except InsufficientChips as exc:
+            raise Refused(Code.FAILED_PRECONDITION, str(exc), "INSUFFICIENT_CHIPS") from None
+        try:
+            saga = await self.drive(saga)
+        except TablesUnavailable:
+            raise Refused(
+                Code.UNAVAILABLE,
+                "the table service did not answer: your chips are held for this seat; retry "
+                "with the same request_id (the lobby also finishes it by itself)",
+                "TABLES_UNAVAILABLE",
+            ) from None
+        if saga.state is BuyInState.COMPENSATED:
+            raise Refused(
+                Code.FAILED_PRECONDITION,
+                f"the table refused the seat ({saga.refusal}); your chips are back",
+                saga.refusal or "TABLE_REFUSED",
+            )
+        account = await self.lobby._account(claim.player_id)
+        return Joined(saga, account.balance)
+
+    async def drive(self, saga: BuyIn) -> BuyIn:
+        """Take a RESERVED saga to SEATED or COMPENSATED (a finished one is returned as is);
+        ``TablesUnavailable`` leaves it RESERVED."""
+        if saga.state is not BuyInState.RESERVED:
+            return saga
+        try:
+            grant = await self.tables.seat(
+                saga.lounge_id,
+                saga.seat,
+                saga.player_id,
+                saga.display_name,
+                saga.amount,
+                0,
+                table_request_id(saga.saga_id),
+            )
+        except TableRefused as exc:
+            log.info("buy_in_refused", saga_id=saga.saga_id, reason=exc.reason)
+            return await self.buy_ins.compensate(saga.saga_id, exc.reason, self.lobby.clock())
+        return await self.buy_ins.seated(saga.saga_id, grant)
+
+    async def recover(self) -> tuple[int, int]:
+        """Drive every unfinished saga on (on start, and periodically): how many were seated
+        and how many compensated; those the table service does not answer wait for the
+        next pass."""
+        seated = compensated = 0
+        for saga in await self.buy_ins.unfinished(RECOVER_BATCH):
+            try:
+                done = await self.drive(saga)
+            except TablesUnavailable as exc:
+                log.warning("buy_in_not_recovered", saga_id=saga.saga_id, error=str(exc))
+                continue
+            if done.state is BuyInState.SEATED:
+                seated += 1
+            elif done.state is BuyInState.COMPENSATED:
+                compensated += 1
+        return seated, compensated

@@ -1,0 +1,190 @@
+"""Contract of the ``BuyIns`` port (PostgreSQL and the fake): each transition of the buy-in
+saga is atomic with its chips and happens once; and, through ``SeatingApp`` on these
+stores, 50 concurrent buy-ins from one balance never spend the same chips."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from argon2 import PasswordHasher
+
+from felt.idempotency import ClientRequest, RequestKey, RequestReused
+from poker.events.v1 import events_pb2 as epb
+from services.lobby.application import LobbyApp, LobbySecrets, LobbySettings
+from services.lobby.auth import Authenticator
+from services.lobby.lounges import LoungeApp
+from services.lobby.memory import MemoryTables
+from services.lobby.ports import (
+    BuyInState,
+    InsufficientChips,
+    Kind,
+    NewBuyIn,
+    NewLounge,
+    NewPlayer,
+    SeatGrant,
+)
+from services.lobby.refusals import Refused
+from services.lobby.seating import SeatingApp
+from services.lobby.tokens import Passwords
+
+from .conftest import Stores
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def key(name: str, content: str = "") -> RequestKey:
+    return RequestKey(f"c/{name}", hashlib.sha256(content.encode()).digest()[:16])
+
+
+async def setup(stores: Stores, grant: int = 1_000) -> None:
+    await stores.players.create(NewPlayer("p1", "Ann", "ann", None, key("p1"), T0))
+    await stores.ledger.open("p1", grant, key("grant"), T0)
+    for n in range(2):
+        await stores.lounges.create(
+            NewLounge(
+                f"l-{n}",
+                "p1",
+                f"L{n}",
+                1,
+                b"\x08\x01",
+                10,
+                6,
+                200,
+                1000,
+                None,
+                (),
+                key(f"lounge/{n}"),
+                T0,
+            )
+        )
+        await stores.lounges.mark_open(f"l-{n}")
+
+
+def buy_in(n: int, amount: int = 300, lounge: str = "l-0", content: str = "") -> NewBuyIn:
+    return NewBuyIn(
+        f"b-{n}",
+        "p1",
+        "Ann",
+        lounge,
+        None,
+        amount,
+        key(f"join/{n}", content),
+        T0 + timedelta(seconds=n),
+    )
+
+
+async def conserved(stores: Stores) -> int:
+    totals = await stores.ledger.totals()
+    assert totals.balances + totals.on_tables == totals.created
+    assert totals.ledger_sum == totals.balances
+    return totals.on_tables
+
+
+async def test_reserve_takes_the_chips_with_the_saga_once(stores: Stores) -> None:
+    await setup(stores)
+    saga = await stores.buy_ins.reserve(buy_in(1))
+    assert (saga.state, saga.amount, saga.seat_token) == (BuyInState.RESERVED, 300, None)
+    assert await stores.buy_ins.reserve(buy_in(1)) == saga  # a retry
+    assert (await stores.ledger.account("p1")).balance == 700  # type: ignore[union-attr]
+    with pytest.raises(RequestReused):
+        await stores.buy_ins.reserve(buy_in(1, content="other"))
+    with pytest.raises(InsufficientChips):
+        await stores.buy_ins.reserve(buy_in(2, amount=701))
+    assert await stores.buy_ins.get("b-2") is None  # nothing written
+    assert await stores.buy_ins.get("b-1") == saga
+    assert [s.saga_id for s in await stores.buy_ins.unfinished(10)] == ["b-1"]
+    assert await conserved(stores) == 300
+
+
+async def test_seated_commits_the_seat_once(stores: Stores) -> None:
+    await setup(stores)
+    await stores.buy_ins.reserve(buy_in(1))
+    grant = SeatGrant(4, "secret", None)
+    saga = await stores.buy_ins.seated("b-1", grant)
+    assert (saga.state, saga.seat, saga.seat_token) == (BuyInState.SEATED, 4, "secret")
+    assert await stores.buy_ins.seated("b-1", SeatGrant(5, "other", None)) == saga
+    assert await stores.buy_ins.compensate("b-1", "SEAT_TAKEN", T0) == saga  # too late
+    lounge = await stores.lounges.get("l-0")
+    assert lounge is not None and lounge.free_seats == 5
+    assert [(s.seat, s.player_id, s.display_name, s.stack) for s in lounge.seats] == [
+        (4, "p1", "Ann", 300)
+    ]
+    assert await stores.buy_ins.unfinished(10) == []
+    assert await conserved(stores) == 300
+
+
+async def test_compensation_returns_the_chips_exactly_once(stores: Stores) -> None:
+    await setup(stores)
+    await stores.buy_ins.reserve(buy_in(1))
+    first, second = await asyncio.gather(
+        stores.buy_ins.compensate("b-1", "SEAT_TAKEN", T0),
+        stores.buy_ins.compensate("b-1", "SEAT_TAKEN", T0),
+    )
+    assert first == second and first.state is BuyInState.COMPENSATED
+    assert first.refusal == "SEAT_TAKEN"
+    assert await stores.buy_ins.seated("b-1", SeatGrant(1, "t", None)) == first
+    assert (await stores.ledger.account("p1")).balance == 1_000  # type: ignore[union-attr]
+    kinds = [(m.kind, m.amount) for m in await stores.ledger.entries("p1", None, 10)]
+    assert kinds == [(Kind.CASH_OUT, 300), (Kind.BUY_IN, -300), (Kind.GRANT, 1_000)]
+    assert await conserved(stores) == 0
+
+
+async def test_unfinished_sagas_oldest_first(stores: Stores) -> None:
+    await setup(stores, grant=5_000)
+    for n in (3, 1, 2, 4):
+        await stores.buy_ins.reserve(buy_in(n, lounge=f"l-{n % 2}"))
+    await stores.buy_ins.seated("b-2", SeatGrant(0, "t", None))
+    await stores.buy_ins.compensate("b-4", "X", T0)
+    assert [s.saga_id for s in await stores.buy_ins.unfinished(10)] == ["b-1", "b-3"]
+    assert [s.saga_id for s in await stores.buy_ins.unfinished(1)] == ["b-1"]
+
+
+class Clock:
+    def __call__(self) -> datetime:
+        return T0
+
+
+async def test_fifty_concurrent_buy_ins_from_one_balance(stores: Stores) -> None:
+    """Through the whole saga (the lobby's use case on these stores, a fake table service)."""
+    secrets = LobbySecrets(b"a" * 32, b"r" * 32)
+    lobby = LobbyApp(
+        stores.players,
+        stores.sessions,
+        stores.throttle,
+        stores.ledger,
+        Passwords(PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)),
+        secrets,
+        LobbySettings(),
+        Clock(),
+    )
+    tables = MemoryTables()
+    lounges = LoungeApp(lobby, stores.lounges, tables)
+    seating = SeatingApp(lounges, stores.buy_ins, tables)
+    signed = await lobby.create_guest("Ann", ClientRequest("guest-request-0001", "g", b""))
+    ann = Authenticator(secrets.access, Clock()).authenticate(signed.credentials.access_token)
+    config = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=2, small_blind=5, big_blind=10)
+    ids = [
+        (
+            await lounges.create(
+                ann, ClientRequest(f"l{n}", "c", b""), f"L{n}", config, 0, 0, [], False
+            )
+        ).lounge_id
+        for n in range(50)
+    ]
+    results = await asyncio.gather(
+        *(
+            seating.join(ann, ClientRequest(f"j{n}", "j", b""), lid, None, 1_000, "")
+            for n, lid in enumerate(ids)
+        ),
+        return_exceptions=True,
+    )
+    won = [r for r in results if not isinstance(r, BaseException)]
+    refused = [r for r in results if isinstance(r, Refused)]
+    assert len(won) == LobbySettings().starting_grant // 1_000 and len(refused) == 50 - len(won)
+    assert {r.reason for r in refused} == {"INSUFFICIENT_CHIPS"}
+    assert (await lobby.balance(ann)).balance == 0
+    at_tables = sum(s.stack for t in tables.tables.values() for s in t.seats.values())
+    assert await conserved(stores) == at_tables == LobbySettings().starting_grant

@@ -1,0 +1,154 @@
+"""JoinLounge over gRPC on loopback against PostgreSQL (the table service a fake): a seat and
+its token, retries, refusals with the chips back, an unreachable table service, and a
+half-done buy-in finished by the next lobby process at start."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import grpc
+import pytest
+from argon2 import PasswordHasher
+
+from poker.events.v1 import events_pb2 as epb
+from poker.v1 import lobby_pb2 as lpb
+from poker.v1 import lobby_service_pb2 as pb
+from poker.v1 import lobby_service_pb2_grpc as rpc
+from services.lobby.memory import MemoryTables
+from services.lobby.server import LobbyServerConfig, RunningLobbyServer, start_lobby_server
+from services.lobby.tokens import Passwords
+
+from .conftest import empty_pool
+from .test_lobby_grpc import SECRETS, auth, refused, rid
+
+
+@dataclass
+class Lobby:
+    dsn: str
+    tables: MemoryTables
+    running: RunningLobbyServer | None = None
+
+    async def start(self) -> rpc.LobbyServiceAsyncStub:
+        config = LobbyServerConfig(
+            database_url=self.dsn,
+            address="127.0.0.1:0",
+            secrets=SECRETS,
+            passwords=Passwords(PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)),
+            grace_s=0.5,
+            tables=self.tables,
+        )
+        self.running = await start_lobby_server(config)
+        self.channel = grpc.aio.insecure_channel(f"127.0.0.1:{self.running.port}")
+        return rpc.LobbyServiceStub(self.channel)
+
+    async def stop(self) -> None:
+        if self.running is not None:
+            await self.channel.close()
+            await self.running.stop()
+            self.running = None
+
+
+@pytest.fixture
+async def lobby(lobby_dsn: str) -> AsyncIterator[Lobby]:
+    pool = await empty_pool(lobby_dsn)
+    await pool.close()
+    lobby = Lobby(lobby_dsn, MemoryTables())
+    try:
+        yield lobby
+    finally:
+        await lobby.stop()
+
+
+async def guest(stub: rpc.LobbyServiceAsyncStub, name: str) -> lpb.Credentials:
+    made = await stub.CreateGuest(pb.CreateGuestRequest(display_name=name, request_id=rid()))
+    return made.credentials
+
+
+async def balance(stub: rpc.LobbyServiceAsyncStub, who: lpb.Credentials) -> int:
+    return (await stub.GetBalance(pb.GetBalanceRequest(), metadata=auth(who))).balance
+
+
+async def test_join_lounge(lobby: Lobby) -> None:
+    stub = await lobby.start()
+    alice, bob, carol = [await guest(stub, n) for n in ("Alice", "Bob", "Carol")]
+    config = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=4, small_blind=5, big_blind=10)
+    create = pb.CreateLoungeRequest(name="Hold'em", config=config, request_id=rid())
+    lounge = (await stub.CreateLounge(create, metadata=auth(alice))).lounge
+
+    join = pb.JoinLoungeRequest(lounge_id=lounge.lounge_id, seat=2, buy_in=500, request_id=rid())
+    joined = await stub.JoinLounge(join, metadata=auth(bob))
+    assert (joined.lounge_id, joined.seat, joined.balance) == (lounge.lounge_id, 2, 9_500)
+    assert joined.seat_token
+    assert await stub.JoinLounge(join, metadata=auth(bob)) == joined  # a retry: the same seat
+    assert await balance(stub, bob) == 9_500
+    entries = await stub.ListLedgerEntries(pb.ListLedgerEntriesRequest(), metadata=auth(bob))
+    assert [e.amount for e in entries.entries] == [-500, 10_000]
+
+    taken = pb.JoinLoungeRequest(lounge_id=lounge.lounge_id, seat=2, buy_in=500, request_id=rid())
+    assert await refused(stub.JoinLounge(taken, metadata=auth(carol))) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "SEAT_TAKEN",
+    )
+    assert await balance(stub, carol) == 10_000  # the chips came back
+    for bad, answer in [
+        (
+            pb.JoinLoungeRequest(lounge_id=lounge.lounge_id, buy_in=50, request_id=rid()),
+            (grpc.StatusCode.INVALID_ARGUMENT, "BAD_BUY_IN"),
+        ),
+        (
+            pb.JoinLoungeRequest(lounge_id=lounge.lounge_id, seat=4, buy_in=500, request_id=rid()),
+            (grpc.StatusCode.INVALID_ARGUMENT, "BAD_SEAT"),
+        ),
+        (
+            pb.JoinLoungeRequest(lounge_id="l-none", buy_in=500, request_id=rid()),
+            (grpc.StatusCode.NOT_FOUND, "NO_LOUNGE"),
+        ),
+        (
+            pb.JoinLoungeRequest(lounge_id=lounge.lounge_id, buy_in=500, request_id=rid()),
+            (grpc.StatusCode.FAILED_PRECONDITION, "ALREADY_SEATED"),
+        ),
+    ]:
+        assert await refused(stub.JoinLounge(bad, metadata=auth(bob))) == answer
+    assert (await refused(stub.JoinLounge(join)))[0] == grpc.StatusCode.UNAUTHENTICATED
+
+    # The table service unreachable: the chips are held, and the retry finishes the buy-in.
+    lobby.tables.unavailable = True
+    free = pb.JoinLoungeRequest(lounge_id=lounge.lounge_id, buy_in=1_000, request_id=rid())
+    assert await refused(stub.JoinLounge(free, metadata=auth(carol))) == (
+        grpc.StatusCode.UNAVAILABLE,
+        "TABLES_UNAVAILABLE",
+    )
+    assert await balance(stub, carol) == 9_000
+    lobby.tables.unavailable = False
+    seated = await stub.JoinLounge(free, metadata=auth(carol))
+    assert (seated.seat, seated.balance) == (0, 9_000)
+    got = await stub.GetLounge(
+        pb.GetLoungeRequest(lounge_id=lounge.lounge_id), metadata=auth(alice)
+    )
+    assert [(s.seat, s.display_name, s.stack) for s in got.lounge.seats] == [
+        (0, "Carol", 1_000),
+        (2, "Bob", 500),
+    ]
+    assert got.lounge.free_seats == 2
+
+
+async def test_a_half_done_buy_in_is_finished_at_start(lobby: Lobby) -> None:
+    stub = await lobby.start()
+    alice = await guest(stub, "Alice")
+    config = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=2, small_blind=5, big_blind=10)
+    create = pb.CreateLoungeRequest(name="Heads-up", config=config, request_id=rid())
+    lounge = (await stub.CreateLounge(create, metadata=auth(alice))).lounge
+    lobby.tables.unavailable = lobby.tables.lost_answers = True  # seated, the answer lost
+    join = pb.JoinLoungeRequest(lounge_id=lounge.lounge_id, buy_in=300, request_id=rid())
+    assert (await refused(stub.JoinLounge(join, metadata=auth(alice))))[1] == "TABLES_UNAVAILABLE"
+    await lobby.stop()
+    lobby.tables.unavailable = False
+    stub = await lobby.start()  # the recovery pass at start commits it
+    got = await stub.GetLounge(
+        pb.GetLoungeRequest(lounge_id=lounge.lounge_id), metadata=auth(alice)
+    )
+    assert [(s.seat, s.display_name, s.stack) for s in got.lounge.seats] == [(0, "Alice", 300)]
+    calls = lobby.tables.calls
+    joined = await stub.JoinLounge(join, metadata=auth(alice))
+    assert (joined.seat, joined.balance) == (0, 9_700) and lobby.tables.calls == calls

@@ -1,0 +1,325 @@
+"""The buy-in saga (``SeatingApp.join``) on the in-memory ports: seats and refusals as a
+client sees them, and the chips conserved at every step, with the table service failing
+or losing answers between the saga's steps and the lobby "crashing" after each step (a
+fresh app on the same stores then runs the recovery pass)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Iterator
+from datetime import datetime
+
+import pytest
+
+from felt.api.limits import LimitError
+from services.lobby.auth import Caller
+from services.lobby.lounges import LoungeApp
+from services.lobby.memory import MemoryBuyIns, MemoryLedger, MemoryLounges, MemoryTables
+from services.lobby.ports import (
+    BuyIn,
+    BuyInState,
+    Lounge,
+    NewBuyIn,
+    SeatGrant,
+)
+from services.lobby.refusals import Code, Refused
+from services.lobby.seating import SeatingApp, table_request_id
+
+from .test_lobby_app_on_fakes import Lobby, guest_id, refused, req
+from .test_lounges_on_fakes import nlhe
+
+GRANT = 10_000
+
+
+class Crash(Exception):
+    """The lobby process dying at this point (nothing after it runs)."""
+
+
+class CrashingBuyIns:
+    """``MemoryBuyIns`` that dies once right after ``reserve`` or ``seated`` committed, or
+    right before ``compensate``, when told to."""
+
+    def __init__(self, inner: MemoryBuyIns) -> None:
+        self.inner, self.crash = inner, ""
+
+    def _fire(self, point: str) -> None:
+        if self.crash == point:
+            self.crash = ""
+            raise Crash(point)
+
+    async def reserve(self, new: NewBuyIn) -> BuyIn:
+        saga = await self.inner.reserve(new)
+        self._fire("after_reserve")
+        return saga
+
+    async def seated(self, saga_id: str, grant: SeatGrant) -> BuyIn:
+        saga = await self.inner.seated(saga_id, grant)
+        self._fire("after_commit")
+        return saga
+
+    async def compensate(self, saga_id: str, refusal: str, at: datetime) -> BuyIn:
+        self._fire("before_compensate")
+        return await self.inner.compensate(saga_id, refusal, at)
+
+    async def get(self, saga_id: str) -> BuyIn | None:
+        return await self.inner.get(saga_id)
+
+    async def unfinished(self, limit: int) -> list[BuyIn]:
+        return await self.inner.unfinished(limit)
+
+
+class CrashingTables(MemoryTables):
+    """``MemoryTables`` that can die right after the table seated the player."""
+
+    crash = ""
+
+    async def seat(self, *args: object, **kwargs: object) -> SeatGrant:
+        grant = await super().seat(*args, **kwargs)  # type: ignore[arg-type]
+        if self.crash == "after_seat":
+            self.crash = ""
+            raise Crash("after_seat")
+        return grant
+
+
+class World:
+    def __init__(self) -> None:
+        self.ledger = MemoryLedger()
+        self.lobby = Lobby(self.ledger)
+        self.lounges = MemoryLounges()
+        self.tables = CrashingTables()
+        self.lounge_app = LoungeApp(self.lobby.app, self.lounges, self.tables)
+        self.store = MemoryBuyIns(self.ledger, self.lounges)
+        self.buy_ins = CrashingBuyIns(self.store)
+        self.app = SeatingApp(self.lounge_app, self.buy_ins, self.tables)
+
+    def restart(self) -> SeatingApp:
+        """A new lobby process on the same stores (what survives a crash)."""
+        self.app = SeatingApp(
+            LoungeApp(self.lobby.app, self.lounges, self.tables), self.buy_ins, self.tables
+        )
+        return self.app
+
+    async def player(self, n: int) -> Caller:
+        signed = await self.lobby.app.create_guest(f"Player {n}", req(guest_id(n)))
+        return self.lobby.caller(signed.credentials)
+
+    async def lounge(self, owner: Caller, n: int, seats: int = 6) -> Lounge:
+        return await self.lounge_app.create(
+            owner, req(f"lounge-{n}"), f"Lounge {n}", nlhe(seats), 0, 0, [], False
+        )
+
+    async def check(self, settled: bool = False) -> None:
+        """Conservation, as anyone could observe it now: the ledger balances; the chips off
+        the balances are exactly the sagas not compensated; the table holds no more than
+        those and at least the committed ones (all of them once ``settled``)."""
+        totals = await self.ledger.totals()
+        assert totals.balances + totals.on_tables == totals.created
+        assert totals.ledger_sum == totals.balances
+        sagas = list(self.store.sagas.values())
+        held = sum(s.amount for s in sagas if s.state is not BuyInState.COMPENSATED)
+        seated = sum(s.amount for s in sagas if s.state is BuyInState.SEATED)
+        assert totals.on_tables == held
+        at_tables = sum(
+            s.stack for t in self.tables.tables.values() for s in t.seats.values() if not s.ai_level
+        )
+        assert seated <= at_tables <= held
+        if settled:
+            assert seated == at_tables == held
+            assert not await self.store.unfinished(1000)
+        for s in sagas:  # a committed seat is in the lounge's view, with its player
+            if s.state is BuyInState.SEATED:
+                lounge = await self.lounges.get(s.lounge_id)
+                assert lounge is not None
+                assert any(x.seat == s.seat and x.player_id == s.player_id for x in lounge.seats)
+
+
+@pytest.fixture
+def world() -> World:
+    return World()
+
+
+async def balance(world: World, caller: Caller) -> int:
+    return (await world.lobby.app.balance(caller)).balance
+
+
+async def test_join_a_chosen_seat_and_the_next_free_one(world: World) -> None:
+    alice, bob = await world.player(1), await world.player(2)
+    lounge = await world.lounge(alice, 1)
+    joined = await world.app.join(alice, req("j1"), lounge.lounge_id, 3, 500, "")
+    assert (joined.buy_in.seat, joined.buy_in.state, joined.balance) == (
+        3,
+        BuyInState.SEATED,
+        9_500,
+    )
+    assert joined.buy_in.seat_token == f"token-{table_request_id(joined.buy_in.saga_id)}"
+    again = await world.app.join(alice, req("j1"), lounge.lounge_id, 3, 500, "")
+    assert again == joined and await balance(world, alice) == 9_500
+    reused = await refused(
+        world.app.join(alice, req("j1", content="x"), lounge.lounge_id, 3, 500, "")
+    )
+    assert reused.reason == "REQUEST_ID_REUSED"
+    free = await world.app.join(bob, req("j2"), lounge.lounge_id, None, 1_000, "")
+    assert free.buy_in.seat == 0 and free.balance == 9_000
+    seen = await world.lounge_app.get(bob, lounge.lounge_id, "")
+    assert [(s.seat, s.display_name, s.stack) for s in seen.seats] == [
+        (0, "Player 2", 1_000),
+        (3, "Player 1", 500),
+    ]
+    await world.check(settled=True)
+
+
+async def test_refusals_move_no_chips(world: World) -> None:
+    alice, bob = await world.player(1), await world.player(2)
+    lounge = await world.lounge(alice, 1, seats=2)
+    lid = lounge.lounge_id
+    for args, reason in [
+        ((lid, None, 199), "BAD_BUY_IN"),
+        ((lid, None, 1_001), "BAD_BUY_IN"),
+        ((lid, None, 0), "BAD_AMOUNT"),
+        ((lid, 2, 500), "BAD_SEAT"),
+        (("l-nope", None, 500), "NO_LOUNGE"),
+    ]:
+        assert (await refused(world.app.join(alice, req("bad"), *args, ""))).reason == reason
+    await world.app.join(alice, req("a"), lid, 1, 500, "")
+    again = await refused(world.app.join(alice, req("a2"), lid, None, 500, ""))
+    assert again.reason == "ALREADY_SEATED"
+    taken = await refused(world.app.join(bob, req("b"), lid, 1, 500, ""))
+    assert (taken.code, taken.reason) == (Code.FAILED_PRECONDITION, "SEAT_TAKEN")
+    assert await balance(world, bob) == GRANT  # compensated: the chips came back, once
+    retried = await refused(world.app.join(bob, req("b"), lid, 1, 500, ""))
+    assert retried.reason == "SEAT_TAKEN" and await balance(world, bob) == GRANT
+    refunds = [m for m in await world.ledger.entries(bob_id(world, bob), None, 10)]
+    assert [m.amount for m in refunds] == [500, -500, GRANT]
+    await world.check(settled=True)
+
+
+def bob_id(world: World, caller: Caller) -> str:
+    assert caller.claim is not None
+    return caller.claim.player_id
+
+
+async def test_insufficient_chips_writes_nothing(world: World) -> None:
+    alice = await world.player(1)
+    lounges = [await world.lounge(alice, n) for n in range(11)]
+    for n, lounge in enumerate(lounges[:10]):
+        await world.app.join(alice, req(f"j{n}"), lounge.lounge_id, None, 1_000, "")
+    short = await refused(world.app.join(alice, req("j10"), lounges[10].lounge_id, None, 200, ""))
+    assert (short.code, short.reason) == (Code.FAILED_PRECONDITION, "INSUFFICIENT_CHIPS")
+    assert len(world.store.sagas) == 10 and await balance(world, alice) == 0
+    await world.check(settled=True)
+
+
+async def test_unavailable_tables_hold_the_chips_until_a_retry_or_recovery(world: World) -> None:
+    alice, bob = await world.player(1), await world.player(2)
+    for lost in (False, True):
+        lounge = await world.lounge(alice, int(lost))
+        world.tables.unavailable, world.tables.lost_answers = True, lost
+        for who, rid in ((alice, f"a{lost}"), (bob, f"b{lost}")):
+            answer = await refused(world.app.join(who, req(rid), lounge.lounge_id, None, 300, ""))
+            assert (answer.code, answer.reason) == (Code.UNAVAILABLE, "TABLES_UNAVAILABLE")
+        await world.check()
+        assert await world.app.recover() == (0, 0)  # still unreachable: they wait
+        world.tables.unavailable = False
+        joined = await world.app.join(alice, req(f"a{lost}"), lounge.lounge_id, None, 300, "")
+        assert joined.buy_in.state is BuyInState.SEATED
+        assert await world.app.recover() == (1, 0)  # bob's, by the lobby itself
+        await world.check(settled=True)
+    assert await balance(world, alice) == GRANT - 600
+
+
+@pytest.mark.parametrize(
+    "point", ["after_reserve", "after_seat", "after_commit", "before_compensate"]
+)
+async def test_a_crash_after_each_step_then_recovery(world: World, point: str) -> None:
+    alice, bob = await world.player(1), await world.player(2)
+    lounge = await world.lounge(alice, 1)
+    await world.app.join(bob, req("b"), lounge.lounge_id, 2, 400, "")
+    seat = 2 if point == "before_compensate" else 4  # a taken seat: the table refuses
+    world.buy_ins.crash = world.tables.crash = point
+    with pytest.raises(Crash):
+        await world.app.join(alice, req("a"), lounge.lounge_id, seat, 700, "")
+    await world.check()
+    app = world.restart()
+    expected = {"after_reserve": (1, 0), "after_seat": (1, 0), "after_commit": (0, 0)}
+    assert await app.recover() == expected.get(point, (0, 1))
+    await world.check(settled=True)
+    if point == "before_compensate":
+        assert await balance(world, alice) == GRANT
+        answer = await refused(app.join(alice, req("a"), lounge.lounge_id, seat, 700, ""))
+        assert answer.reason == "SEAT_TAKEN" and await balance(world, alice) == GRANT
+    else:  # the client's retry gets the seat the table gave, with its token, once
+        joined = await app.join(alice, req("a"), lounge.lounge_id, seat, 700, "")
+        assert (joined.buy_in.seat, joined.balance) == (4, GRANT - 700)
+        assert world.tables.tables[lounge.lounge_id].seats[4].stack == 700
+    await world.check(settled=True)
+
+
+async def test_concurrent_buy_ins_from_one_balance_never_double_spend(world: World) -> None:
+    alice = await world.player(1)
+    lounges = [await world.lounge(alice, n, seats=2) for n in range(50)]
+    results = await asyncio.gather(
+        *(
+            world.app.join(alice, req(f"j{n}"), lounge.lounge_id, None, 1_000, "")
+            for n, lounge in enumerate(lounges)
+        ),
+        return_exceptions=True,
+    )
+    won = [r for r in results if not isinstance(r, BaseException)]
+    lost = [r for r in results if isinstance(r, Refused)]
+    assert len(won) == 10 and len(lost) == 40
+    assert {r.reason for r in lost} == {"INSUFFICIENT_CHIPS"}
+    assert await balance(world, alice) == 0
+    await world.check(settled=True)
+
+
+async def test_one_player_at_several_lounges(world: World) -> None:
+    alice = await world.player(1)
+    ids = [(await world.lounge(alice, n)).lounge_id for n in range(3)]
+    for n, lid in enumerate(ids):
+        joined = await world.app.join(alice, req(f"j{n}"), lid, 1, 200 * (n + 1), "")
+        assert joined.buy_in.seat == 1
+    assert await balance(world, alice) == GRANT - 1_200
+    assert [world.tables.tables[lid].seats[1].stack for lid in ids] == [200, 400, 600]
+    await world.check(settled=True)
+
+
+def _crash_points() -> Iterator[str]:
+    yield from ("", "", "", "after_reserve", "after_seat", "after_commit", "before_compensate")
+
+
+@pytest.mark.parametrize("seed", range(6))
+async def test_conservation_over_random_joins_failures_crashes_and_recoveries(
+    world: World, seed: int
+) -> None:
+    rng = random.Random(seed)
+    players = [await world.player(n) for n in range(5)]
+    lounges = [await world.lounge(players[0], n, seats=3) for n in range(4)]
+    points = list(_crash_points())
+    for _ in range(80):
+        op = rng.random()
+        if op < 0.6:
+            who = rng.choice(players)
+            lounge = rng.choice(lounges)
+            seat = rng.choice([None, 0, 1, 2])
+            amount = rng.choice([150, 200, 500, 1_000, 1_100, 3_000])
+            rid = f"r{rng.randrange(60)}"  # some are retries, some reuse an id
+            world.buy_ins.crash = world.tables.crash = rng.choice(points)
+            try:
+                await world.app.join(who, req(rid), lounge.lounge_id, seat, amount, "")
+            except Crash:
+                world.restart()
+            except (Refused, LimitError):
+                pass
+            except Exception as exc:  # RequestReused: an id reused for another call
+                assert type(exc).__name__ == "RequestReused", exc
+            world.buy_ins.crash = world.tables.crash = ""
+        elif op < 0.75:
+            world.tables.unavailable = rng.random() < 0.5
+            world.tables.lost_answers = rng.random() < 0.5
+        else:
+            await world.app.recover()
+        await world.check()
+    world.tables.unavailable = False
+    await world.app.recover()
+    await world.check(settled=True)

@@ -579,9 +579,12 @@ class ApiFuzzer(RuleBasedStateMachine):
         self.notes.append(f"{method}({describe(request)}) as {who} -> {outcome}")
         self._check_status(method, error)
         if request_id is not None:
-            key = (who + repr(metadata), method, request.SerializeToString(deterministic=True))
-            self.my_ids.append(request_id)
+            # A caller is who the service authenticates (a token, the AI credential, the
+            # admin), not the label this machine gave the token: a departed player's token
+            # retrying its own request is the same caller.
             stored_key = _request_key(request, metadata)
+            key = (stored_key, method, request.SerializeToString(deterministic=True))
+            self.my_ids.append(request_id)
             self._check_effect(
                 method, request_id, stored_key, table_id, fresh, key, response, error, who
             )

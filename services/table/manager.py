@@ -70,6 +70,14 @@ class NotOwner(Exception):
 
 
 @dataclass
+class _Loading:
+    """One table being loaded: its lock, and how many calls wait on it (gone at zero)."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    callers: int = 0
+
+
+@dataclass
 class TableManager:
     """The tables this instance owns; ``leases`` default to the event store's (see
     ``felt.eventstore.TableLeases`` for why they live there)."""
@@ -84,7 +92,7 @@ class TableManager:
     adopt: bool = True
     leases: TableLeases | None = None
     runtimes: dict[str, TableRuntime] = field(default_factory=dict)
-    _loading: dict[str, asyncio.Lock] = field(default_factory=dict)
+    _loading: dict[str, _Loading] = field(default_factory=dict)
     _task: asyncio.Task[None] | None = None
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
     _quarantining: set[asyncio.Task[None]] = field(default_factory=set)
@@ -170,39 +178,51 @@ class TableManager:
         runtime = self.runtimes.get(table_id)
         if runtime is not None:
             return runtime
-        lock = self._loading.setdefault(table_id, asyncio.Lock())
-        async with lock:
-            runtime = self.runtimes.get(table_id)
-            if runtime is not None:
-                return runtime
-            if not await self.registry.exists(table_id):
-                raise TableNotFound(table_id)
-            held = await self.registry.quarantine_reason(table_id)
-            if held is not None:
-                raise TableQuarantined(table_id, held)
-            runtime = self._new_runtime(table_id)
-            if not await self._acquire(runtime):
-                raise NotOwner(table_id)
-            try:
-                await runtime.load()
-            except (RedisError, OSError, asyncio.CancelledError):
-                await self._leases.release_lease(table_id, self.owner)
-                raise
-            except Exception as exc:  # a stream that cannot be folded: never a crash loop
-                reason = fault_reason(exc)
-                await self._quarantine(runtime, reason)
-                raise TableQuarantined(table_id, reason) from exc
-            if runtime.state is None:
-                await self._leases.release_lease(table_id, self.owner)
-                raise TableNotFound(table_id)
-            if not await self._renew(runtime):  # a long rebuild may outlast the lease
-                raise NotOwner(table_id)
-            self.runtimes[table_id] = runtime
-            runtime.start()
-            if runtime.fault:  # its timers could not be armed (``on_fault`` quarantines it)
-                raise TableQuarantined(table_id, runtime.fault)
-            log.info("table_adopted", table_id=table_id, owner=self.owner, version=runtime.version)
+        # Existence first, and the loading lock only for as long as someone waits on it:
+        # anonymous calls naming tables that do not exist must leave nothing behind.
+        if not await self.registry.exists(table_id):
+            raise TableNotFound(table_id)
+        loading = self._loading.setdefault(table_id, _Loading())
+        loading.callers += 1
+        try:
+            async with loading.lock:
+                return await self._load(table_id)
+        finally:
+            loading.callers -= 1
+            if not loading.callers:
+                del self._loading[table_id]
+
+    async def _load(self, table_id: str) -> TableRuntime:
+        """``get`` under the table's loading lock: adopt and rebuild it, or say why not."""
+        runtime = self.runtimes.get(table_id)
+        if runtime is not None:
             return runtime
+        held = await self.registry.quarantine_reason(table_id)
+        if held is not None:
+            raise TableQuarantined(table_id, held)
+        runtime = self._new_runtime(table_id)
+        if not await self._acquire(runtime):
+            raise NotOwner(table_id)
+        try:
+            await runtime.load()
+        except (RedisError, OSError, asyncio.CancelledError):
+            await self._leases.release_lease(table_id, self.owner)
+            raise
+        except Exception as exc:  # a stream that cannot be folded: never a crash loop
+            reason = fault_reason(exc)
+            await self._quarantine(runtime, reason)
+            raise TableQuarantined(table_id, reason) from exc
+        if runtime.state is None:
+            await self._leases.release_lease(table_id, self.owner)
+            raise TableNotFound(table_id)
+        if not await self._renew(runtime):  # a long rebuild may outlast the lease
+            raise NotOwner(table_id)
+        self.runtimes[table_id] = runtime
+        runtime.start()
+        if runtime.fault:  # its timers could not be armed (``on_fault`` quarantines it)
+            raise TableQuarantined(table_id, runtime.fault)
+        log.info("table_adopted", table_id=table_id, owner=self.owner, version=runtime.version)
+        return runtime
 
     def _new_runtime(self, table_id: str) -> TableRuntime:
         return TableRuntime(

@@ -113,12 +113,12 @@ class TableQueries:
         """The table's events as the viewer may see them; from 0: a snapshot first.
 
         A seat's stream ends after its occupant's ``PlayerLeft`` (the token is
-        void from then on). Streams are capped per connection (``peer``) and per
+        void from then on). Streams are capped per client address (``peer``) and per
         service, share one tail of the table's stream, and are dropped if they
         fall too far behind (``services.table.watch``): then TOO_SLOW is raised,
         or, if the call was stuck writing, ``end_call`` has ended it already.
         """
-        with self.watches.admission(peer) as refusal:
+        with self.watches.admission(peer, seat is not None) as refusal:
             if refusal:
                 log.info("watch_refused", detail=refusal)
                 raise Refused(Code.RESOURCE_EXHAUSTED, refusal)

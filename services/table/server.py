@@ -14,7 +14,8 @@ in development, CI and a cluster:
 ``FELT_BETWEEN_HANDS_MS`` pause between hands (default 2000)
 ``FELT_LEASE_TTL_MS``    table lease TTL (default 5000); a crashed owner's tables move after it
 ``FELT_WATCH_MAX_STREAMS`` ``WatchTable`` streams in this instance (default 1000)
-``FELT_WATCH_MAX_PER_PEER`` ``WatchTable`` streams per client connection (default 16)
+``FELT_WATCH_MAX_PER_PEER`` ``WatchTable`` streams per client address (default 64)
+``FELT_WATCH_SEAT_RESERVE`` of the instance's streams, those only seats' own may use (100)
 ``FELT_WATCH_BUFFER``    events a watcher may fall behind before it is dropped (default 512)
 ``FELT_WATCH_REPLAYS``   watchers reading history at once (default 4)
 ``FELT_WATCH_PAGE``      events per history read (default 200)

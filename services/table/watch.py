@@ -5,8 +5,9 @@ one list, so a few hundred anonymous watchers from sequence 1 held hundreds of
 Redis connections and megabytes each, and their catch-up reads queued ahead
 of the live tables' appends. Here:
 
-* **Admission.** At most ``max_streams`` watch streams in the service and
-  ``max_per_peer`` per connection (gRPC peer); past either the call is
+* **Admission.** At most ``max_streams`` watch streams in the service, of
+  which spectators may use all but ``seat_reserve``, and ``max_per_peer`` per
+  client address (however many connections it opens); past a cap the call is
   ``RESOURCE_EXHAUSTED`` before anything is read.
 * **One tail per table.** A :class:`TableFeed` follows the table's stream
   once (one blocking read, each record decoded once) and hands every record
@@ -46,7 +47,8 @@ class WatchLimits:
     """The limits of ``WatchTable`` (environment: ``FELT_WATCH_*``, see :meth:`from_env`)."""
 
     max_streams: int = 1000  # watch streams in this service
-    max_per_peer: int = 16  # watch streams per client connection
+    max_per_peer: int = 64  # watch streams per client address (all its connections)
+    seat_reserve: int = 100  # of max_streams, kept for seats' own streams (not spectators)
     buffer: int = 512  # records a watcher may fall behind its table before it is dropped
     replays: int = 4  # watchers reading history at the same time
     page: int = 200  # records per history read
@@ -59,6 +61,7 @@ class WatchLimits:
         for name, low, high in (
             ("max_streams", 1, 1_000_000),
             ("max_per_peer", 1, 1_000_000),
+            ("seat_reserve", 0, 1_000_000),
             ("buffer", 8, 1_000_000),
             ("replays", 1, 1_000),
             ("page", 10, 5_000),
@@ -184,6 +187,15 @@ class TableFeed:
                 raise
 
 
+def client_address(peer: str) -> str:
+    """The client's address in gRPC's peer string, without the port (``ipv4:1.2.3.4:5`` ->
+    ``ipv4:1.2.3.4``, ``ipv6:[::1]:5`` -> ``ipv6:[::1]``; other forms as they are)."""
+    kind, _, rest = peer.partition(":")
+    if kind in ("ipv4", "ipv6") and ":" in rest:
+        return f"{kind}:{rest.rsplit(':', 1)[0]}"
+    return peer
+
+
 class WatchHub:
     """Admission, feeds and history replays for one table-service instance."""
 
@@ -196,22 +208,30 @@ class WatchHub:
         self._replays = asyncio.Semaphore(self.limits.replays)
 
     @contextlib.contextmanager
-    def admission(self, peer: str) -> Iterator[str]:
+    def admission(self, peer: str, seat: bool = False) -> Iterator[str]:
         """Inside: one watch stream counted for ``peer`` (yields ``""``), or, past a cap,
-        nothing counted and the reason for the refusal (``RESOURCE_EXHAUSTED``)."""
+        nothing counted and the reason for the refusal (``RESOURCE_EXHAUSTED``).
+
+        ``peer`` is gRPC's peer string; streams are counted per client address, so
+        opening more connections does not raise one client's share. Spectators may fill
+        the service only up to ``seat_reserve`` streams short of its cap: a crowd of
+        anonymous watchers never locks a seated player out of its own table's stream.
+        """
         limits = self.limits
-        if self.streams >= limits.max_streams:
+        address = client_address(peer)
+        cap = limits.max_streams if seat else max(0, limits.max_streams - limits.seat_reserve)
+        if self.streams >= cap:
             yield (
-                f"this table service has its maximum of {limits.max_streams} watch streams; "
-                "retry later"
+                f"this table service has its maximum of {cap} "
+                f"{'' if seat else 'spectator '}watch streams; retry later"
             )
             return
-        if self.per_peer.get(peer, 0) >= limits.max_per_peer:
+        if self.per_peer.get(address, 0) >= limits.max_per_peer:
             yield (
-                f"at most {limits.max_per_peer} watch streams per connection; "
-                "close one or open another connection"
+                f"at most {limits.max_per_peer} watch streams per client address; close one first"
             )
             return
+        peer = address
         self.streams += 1
         self.per_peer[peer] = self.per_peer.get(peer, 0) + 1
         try:

@@ -81,30 +81,49 @@ async def _add_chips(
         await asyncio.gather(*(one() for _ in range(min(concurrency, times - start))))
 
 
-async def test_watch_streams_are_capped_per_connection_and_per_service(table_env: Env) -> None:
-    server = await table_env.start_server(watch=WatchLimits(max_streams=5, max_per_peer=2))
+async def test_watch_streams_are_capped_per_client_address_and_per_service(
+    table_env: Env,
+) -> None:
+    server = await table_env.start_server(
+        watch=WatchLimits(max_streams=5, max_per_peer=3, seat_reserve=1)
+    )
     stub = table_env.stub(server)
     table_id = await table_env.create_table(stub, table_env.nlhe(2))
+    keys = await table_env.seat_all(stub, table_id, 2)
     connections = Connections(server.port)
     try:
         first = connections.stub()
         calls = [first.WatchTable(pb.WatchTableRequest(table_id=table_id)) for _ in range(2)]
         for call in calls:
             assert (await _first(call)).HasField("snapshot")
-        # A third on the same connection is refused, and says why.
-        err = await _refused(first.WatchTable(pb.WatchTableRequest(table_id=table_id)))
-        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert "per connection" in (err.details() or "")
-        # Another connection may watch; the service as a whole stops at five.
-        others = []
-        for _ in range(3):
-            other = connections.stub()
-            call = other.WatchTable(pb.WatchTableRequest(table_id=table_id))
-            assert (await _first(call)).HasField("snapshot")
-            others.append(call)
+        # Found by review: more connections from one client raised its share. The cap is
+        # per client address: a third stream on another connection is its last.
+        second = connections.stub()
+        third = second.WatchTable(pb.WatchTableRequest(table_id=table_id))
+        assert (await _first(third)).HasField("snapshot")
         err = await _refused(connections.stub().WatchTable(pb.WatchTableRequest(table_id=table_id)))
         assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "per client address" in (err.details() or "")
+        # The service as a whole: spectators stop one short of five (one kept for seats)...
+        hub = server.watches
+        hub.limits = WatchLimits(max_streams=5, max_per_peer=10, seat_reserve=1)
+        fourth = connections.stub().WatchTable(pb.WatchTableRequest(table_id=table_id))
+        assert (await _first(fourth)).HasField("snapshot")
+        err = await _refused(connections.stub().WatchTable(pb.WatchTableRequest(table_id=table_id)))
+        assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "maximum of 4 spectator watch streams" in (err.details() or "")
+        # ... and a seat's own stream still gets in, up to five.
+        seat = connections.stub().WatchTable(
+            pb.WatchTableRequest(table_id=table_id, seat=0), metadata=keys[0].md
+        )
+        assert (await _first(seat)).HasField("snapshot")
+        err = await _refused(
+            connections.stub().WatchTable(
+                pb.WatchTableRequest(table_id=table_id, seat=1), metadata=keys[1].md
+            )
+        )
         assert "maximum of 5 watch streams" in (err.details() or "")
+        others = [third, fourth, seat]
         # Ordinary calls are not watches: they go on.
         assert (await first.GetTable(pb.GetTableRequest(table_id=table_id))).table.table_id
         # A stream that ends gives its place back.
@@ -112,10 +131,12 @@ async def test_watch_streams_are_capped_per_connection_and_per_service(table_env
         hub = server.watches
 
         async def freed() -> bool | None:
-            return True if hub.streams == 4 else None
+            return True if hub.streams == 4 else None  # five less the cancelled one
 
         await table_env.eventually(freed, "the cancelled watch to be uncounted")
-        again = first.WatchTable(pb.WatchTableRequest(table_id=table_id))
+        again = first.WatchTable(
+            pb.WatchTableRequest(table_id=table_id, seat=1), metadata=keys[1].md
+        )
         assert (await _first(again)).HasField("snapshot")
         for call in (calls[1], *others, again):
             call.cancel()
@@ -193,7 +214,7 @@ async def test_many_watchers_replaying_history_do_not_starve_a_live_table(
 ) -> None:
     watchers_count = 60
     server = await table_env.start_server(
-        watch=WatchLimits(max_per_peer=watchers_count, replays=2, page=50)
+        watch=WatchLimits(max_per_peer=watchers_count + 8, replays=2, page=50)
     )
     stub = table_env.stub(server)
     history_table = await table_env.create_table(stub, table_env.nlhe(2))

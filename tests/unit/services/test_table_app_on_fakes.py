@@ -284,17 +284,17 @@ async def test_watch_and_history_show_a_seat_its_own_cards_only(service: Service
     assert spectator.hand_id == history.hand_id and all(s.viewer is None for s in spectator.events)
 
 
-async def test_watch_admission_is_capped_per_connection(service: Service) -> None:
+async def test_watch_admission_is_capped_per_client_address(service: Service) -> None:
     await service.admins.create_table(service.admin, request("c"), TABLE, "", config(2))
     hub = WatchHub(service.store, WatchLimits(max_per_peer=1))
     queries = TableQueries(service.app, hub)
     spectator = service.auth.authenticate("")
-    first = queries.watch(spectator, "peer-a", TABLE, None, 0)
+    first = queries.watch(spectator, "ipv4:10.0.0.1:5000", TABLE, None, 0)
     assert isinstance(await anext(first), View)  # admitted, and holding its place
-    second = queries.watch(spectator, "peer-a", TABLE, None, 0)
+    second = queries.watch(spectator, "ipv4:10.0.0.1:5001", TABLE, None, 0)  # same client
     no = await refused(anext(second))
-    assert no.code == Code.RESOURCE_EXHAUSTED and "per connection" in no.message
-    other_peer = queries.watch(spectator, "peer-b", TABLE, None, 0)
+    assert no.code == Code.RESOURCE_EXHAUSTED and "per client address" in no.message
+    other_peer = queries.watch(spectator, "ipv4:10.0.0.2:5000", TABLE, None, 0)
     assert isinstance(await anext(other_peer), View)
     for stream in (first, other_peer):
         await stream.aclose()

@@ -52,6 +52,7 @@ from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from services.table.auth import Caller, Credential, check_occupant
 from services.table.manager import NotOwner, TableManager, TableNotFound
+from services.table.ratelimit import RateLimiter
 from services.table.refusals import (
     Code,
     Refused,
@@ -86,8 +87,9 @@ class Acted:
 class TableApp:
     """The use cases of the tables this instance runs (see the module docstring)."""
 
-    def __init__(self, manager: TableManager) -> None:
+    def __init__(self, manager: TableManager, rate: RateLimiter | None = None) -> None:
         self.manager = manager
+        self.rate = rate if rate is not None else RateLimiter()
 
     # ------------------------------------------------------------------ plumbing
 
@@ -159,6 +161,13 @@ class TableApp:
         runtime = await self.runtime(table_id)
         credential = caller.for_seat(table_id, seat)
         key = request_key(credential.principal, request)
+        if not self.rate.take(credential.principal):
+            raise Refused(
+                Code.RESOURCE_EXHAUSTED,
+                f"too many changes from this seat: at most {self.rate.limits.per_second:g} a "
+                f"second (bursts of {self.rate.limits.burst}); slow down",
+                "RATE_LIMITED",
+            )
         return await self.mutate(runtime, command, key, answer, answer_type, expected, credential)
 
     # ------------------------------------------------------------------ a seat's calls

@@ -16,6 +16,7 @@ in development, CI and a cluster:
 ``FELT_WATCH_MAX_STREAMS`` ``WatchTable`` streams in this instance (default 1000)
 ``FELT_WATCH_MAX_PER_PEER`` ``WatchTable`` streams per client address (default 64)
 ``FELT_WATCH_SEAT_RESERVE`` of the instance's streams, those only seats' own may use (100)
+``FELT_SEAT_RATE_PER_S``, ``FELT_SEAT_RATE_BURST`` mutations per caller and second (10), burst (30)
 ``FELT_WATCH_BUFFER``    events a watcher may fall behind before it is dropped (default 512)
 ``FELT_WATCH_REPLAYS``   watchers reading history at once (default 4)
 ``FELT_WATCH_PAGE``      events per history read (default 200)
@@ -67,6 +68,7 @@ from services.grpc_server import PortInUse, aio_server, bind
 from services.table.auth import DEFAULT_TOKEN_TTL_S, Authenticator, Secrets
 from services.table.interceptors import AuthInterceptor, CallInterceptor
 from services.table.manager import TableManager
+from services.table.ratelimit import RateLimits
 from services.table.runtime import Timing
 from services.table.service import TableService
 from services.table.watch import WatchHub, WatchLimits
@@ -102,6 +104,7 @@ class TableServerConfig:
     # The lease owner name; empty: "<hostname>:<bound port>" (see the module docstring).
     instance_id: str = ""
     watch: WatchLimits = field(default_factory=WatchLimits)
+    rate: RateLimits = field(default_factory=RateLimits)
 
     @classmethod
     def from_env(
@@ -129,6 +132,7 @@ class TableServerConfig:
             instance_id=env.get("FELT_INSTANCE_ID", "").strip(),
             ai_stream=ai_stream_from_env(env),
             watch=_watch_limits(env),
+            rate=_rate_limits(env),
         )
 
     def check(self) -> None:
@@ -161,6 +165,13 @@ class TableServerConfig:
                 + ". For development only, set FELT_DEV_MODE=1 (or run `felt serve --dev`)."
             )
         log.info("production_mode", token_ttl_s=self.secrets.token_ttl_s)
+
+
+def _rate_limits(env: Mapping[str, str]) -> RateLimits:
+    try:
+        return RateLimits.from_env(env)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _watch_limits(env: Mapping[str, str]) -> WatchLimits:
@@ -231,7 +242,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         lease_ttl_ms=config.lease_ttl_ms,
         timing=Timing(between_hands=timedelta(milliseconds=config.between_hands_ms)),
     )
-    service = TableService(manager, config.secrets, config.watch)
+    service = TableService(manager, config.secrets, config.watch, config.rate)
     table_service_pb2_grpc.add_TableServiceServicer_to_server(service, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -37,6 +37,7 @@ from services.table.errors import Context, fail
 from services.table.interceptors import current_caller
 from services.table.manager import TableManager
 from services.table.queries import Seen, TableQueries, View
+from services.table.ratelimit import RateLimiter, RateLimits
 from services.table.refusals import TOO_SLOW, Code, Refused
 from services.table.watch import WatchHub, WatchLimits
 
@@ -47,11 +48,15 @@ class TableService(rpc.TableServiceServicer):
     """The gRPC face of the tables this instance owns."""
 
     def __init__(
-        self, manager: TableManager, secrets: Secrets, watch_limits: WatchLimits | None = None
+        self,
+        manager: TableManager,
+        secrets: Secrets,
+        watch_limits: WatchLimits | None = None,
+        rate_limits: RateLimits | None = None,
     ) -> None:
         self.manager = manager
         self.watches = WatchHub(manager.store, watch_limits)
-        self.app = TableApp(manager)
+        self.app = TableApp(manager, RateLimiter(rate_limits))
         self.admin = TableAdmin(self.app, secrets)
         self.queries = TableQueries(self.app, self.watches)
 

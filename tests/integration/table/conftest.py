@@ -38,6 +38,7 @@ from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.table.auth import Secrets
+from services.table.ratelimit import RateLimits
 from services.table.runtime import TableRuntime
 from services.table.server import RunningTableServer, TableServerConfig, start_table_server
 
@@ -215,6 +216,8 @@ class TableEnv:
             lease_ttl_ms=3000,
             grace_s=0.5,
             ai_stream=self.ai_stream,
+            # Tests drive seats far faster than people do; test_bounds checks the limit.
+            rate=RateLimits(per_second=10_000, burst=10_000),
         )
         for key, value in overrides.items():
             setattr(config, key, value)

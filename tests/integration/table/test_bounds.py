@@ -19,6 +19,7 @@ from felt.eventstore import events_key
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
+from services.table.ratelimit import RateLimits
 
 Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
 
@@ -303,3 +304,26 @@ async def test_a_discard_naming_too_many_cards_is_refused(table_env: Env) -> Non
             "BAD_ACTION",
         )
     assert await table_env.xlen(table_id) == length
+
+
+async def test_a_seat_spamming_changes_is_rate_limited_and_the_refusals_write_nothing(
+    table_env: Env,
+) -> None:
+    """Found by review: SitOut/SitIn alternated 800 times a second, each an event kept."""
+    server = await table_env.start_server(rate=RateLimits(per_second=0.5, burst=4))
+    stub = table_env.stub(server)
+    table_id = await table_env.create_table(stub, table_env.nlhe(3))
+    key = await table_env.seat(stub, table_id, 0)  # alone: no hand is dealt
+    codes = []
+    for n in range(10):
+        call = stub.SitOut if n % 2 == 0 else stub.SitIn
+        request_type = pb.SitOutRequest if n % 2 == 0 else pb.SitInRequest
+        length = await table_env.xlen(table_id)
+        try:
+            await call(request_type(table_id=table_id, seat=0, request_id=f"r{n}"), metadata=key.md)
+            codes.append("OK")
+        except grpc.aio.AioRpcError as err:
+            assert await table_env.xlen(table_id) == length  # refused: nothing written
+            codes.append(f"{err.code().name}/{table_env.error_reason(err)}")
+    assert codes[:4] == ["OK"] * 4
+    assert set(codes[4:]) == {"RESOURCE_EXHAUSTED/RATE_LIMITED"}

@@ -1,0 +1,75 @@
+"""A seat's mutations are rate-limited: every accepted one is an event kept in the stream.
+
+Found by review: one seat token alternating SitOut and SitIn wrote 800 events a
+second, each kept in Redis, and a table's rebuild reads its whole stream, so a
+spammed table grows slower to load for every instance that adopts it. Each
+caller (a seat token, the AI workers for one seat) gets a token bucket: a
+sustained ``per_second`` with bursts of ``burst``. A call past it is refused
+(``RESOURCE_EXHAUSTED``, reason ``RATE_LIMITED``) before anything is decided.
+Play never comes near it: a seat acts once per turn.
+
+Buckets live in this instance's memory, at most ``max_callers`` of them (the
+least recently used go first), so the limiter's own memory is bounded too.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimits:
+    """How fast one caller may change tables (environment: ``FELT_SEAT_RATE_*``)."""
+
+    per_second: float = 10.0
+    burst: int = 30
+    max_callers: int = 100_000
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> RateLimits:
+        """``FELT_SEAT_RATE_PER_S`` (0.1-10,000) and ``FELT_SEAT_RATE_BURST`` (1-100,000)."""
+        defaults = cls()
+        per_second, burst = defaults.per_second, defaults.burst
+        raw = env.get("FELT_SEAT_RATE_PER_S", "").strip()
+        if raw:
+            try:
+                per_second = float(raw)
+            except ValueError:
+                per_second = -1.0
+            if not 0.1 <= per_second <= 10_000:
+                raise ValueError("FELT_SEAT_RATE_PER_S must be a number from 0.1 to 10000")
+        raw = env.get("FELT_SEAT_RATE_BURST", "").strip()
+        if raw:
+            burst = int(raw) if raw.isdigit() else 0
+            if not 1 <= burst <= 100_000:
+                raise ValueError("FELT_SEAT_RATE_BURST must be a whole number from 1 to 100000")
+        return cls(per_second, burst)
+
+
+class RateLimiter:
+    """Token buckets per caller; ``take`` spends one token or says no."""
+
+    def __init__(
+        self, limits: RateLimits | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.limits = limits if limits is not None else RateLimits()
+        self.clock = clock
+        # caller -> (tokens left, when last filled); oldest use first
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+
+    def take(self, caller: str) -> bool:
+        """Spend one of ``caller``'s tokens; False (nothing spent) when it has none."""
+        limits, now = self.limits, self.clock()
+        tokens, then = self._buckets.pop(caller, (float(limits.burst), now))
+        tokens = min(float(limits.burst), tokens + (now - then) * limits.per_second)
+        allowed = tokens >= 1.0
+        self._buckets[caller] = (tokens - 1.0 if allowed else tokens, now)
+        if len(self._buckets) > limits.max_callers:
+            self._buckets.popitem(last=False)
+        return allowed
+
+    def __len__(self) -> int:
+        return len(self._buckets)

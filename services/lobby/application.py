@@ -183,9 +183,13 @@ class LobbyApp:
         return Signed(player, await self._start_session(player, key))
 
     async def sign_in(self, name: str, password: str, request: ClientRequest) -> Signed:
-        """Throttled per name and per account: after ``sign_in_max_failures`` failures in a
-        window, RESOURCE_EXHAUSTED until the window has passed (the password is then not
-        even checked, so guessing gains nothing)."""
+        """Throttled per name and per account: at most ``sign_in_max_failures`` attempts in a
+        window are checked; past them, RESOURCE_EXHAUSTED until the window has passed (the
+        password is then not even checked, so guessing gains nothing).
+
+        The attempt is reserved (counted) *before* the password is checked and the count
+        cleared when it is right: checking takes a while, and a count read before and written
+        after would let every concurrent guess be checked."""
         limits.check_request_id(request.request_id)
         name = display_name(name)
         limits.check_password(password)
@@ -194,8 +198,10 @@ class LobbyApp:
         scopes = [f"name:{key_of_name}"]
         if player is not None:
             scopes.append(f"player:{player.player_id}")
-        window = self.settings.sign_in_window
-        if await self.throttle.failures(scopes, at - window) >= self.settings.sign_in_max_failures:
+        most = self.settings.sign_in_max_failures
+        if not await self.throttle.reserve(
+            dict.fromkeys(scopes, most), at, self.settings.sign_in_window
+        ):
             raise Refused(
                 Code.RESOURCE_EXHAUSTED,
                 "too many failed sign-ins for this name; wait a few minutes and try again",
@@ -203,8 +209,7 @@ class LobbyApp:
             )
         stored = player.password_hash if player is not None else None
         if player is None or not await self.passwords.verify(stored, password):
-            await self.throttle.fail(scopes, at, window)
-            raise BAD_CREDENTIALS
+            raise BAD_CREDENTIALS  # the reserved attempt stays counted: a failure
         await self.throttle.clear(scopes)
         key = request.key(f"sign-in/{player.player_id}")
         return Signed(player, await self._start_session(player, key))

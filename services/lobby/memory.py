@@ -7,7 +7,7 @@ these and the PostgreSQL adapters through the same tests.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -179,12 +179,19 @@ class MemoryThrottle:
         ]
         return max(counts, default=0)
 
-    async def fail(self, scopes: Sequence[str], at: datetime, window: timedelta) -> None:
-        for scope in scopes:
+    async def reserve(self, limits: Mapping[str, int], at: datetime, window: timedelta) -> bool:
+        # No await between the read and the write: atomic on the event loop, as the
+        # adapter's transaction is.
+        counted: dict[str, tuple[int, datetime]] = {}
+        for scope, limit in limits.items():
             count, start = self._scopes.get(scope, (0, at))
             if start <= at - window:
                 count, start = 0, at
-            self._scopes[scope] = (count + 1, start)
+            if count + 1 > limit:
+                return False
+            counted[scope] = (count + 1, start)
+        self._scopes.update(counted)
+        return True
 
     async def clear(self, scopes: Sequence[str]) -> None:
         for scope in scopes:

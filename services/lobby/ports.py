@@ -16,7 +16,7 @@ fingerprint it is :class:`~felt.idempotency.RequestReused`.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -137,17 +137,27 @@ class Sessions(Protocol):
 
 
 class Throttle(Protocol):
-    """Failed sign-ins counted per scope (``player:<id>``, ``name:<name_key>``) in a window."""
+    """Sign-in attempts counted per scope (``player:<id>``, ``name:<name_key>``...) in a window.
+
+    An attempt is *reserved* before its password is checked, not recorded after: checking is
+    slow (Argon2 in a thread), so a count read first and written afterwards would let any
+    number of concurrent guesses through before the first failure landed.
+    """
+
+    async def reserve(self, limits: Mapping[str, int], at: datetime, window: timedelta) -> bool:
+        """Count one attempt in every scope of ``limits`` at once (a window older than
+        ``window`` starts over) if each scope's new count stays within its limit; otherwise
+        count nothing and return False. Atomic: of any number of concurrent reservations of a
+        scope, at most its limit succeed in one window."""
+        ...
 
     async def failures(self, scopes: Sequence[str], since: datetime) -> int:
-        """The most failures any of ``scopes`` has had in a window that started after ``since``."""
+        """The most attempts any of ``scopes`` has had in a window that started after ``since``."""
         ...
 
-    async def fail(self, scopes: Sequence[str], at: datetime, window: timedelta) -> None:
-        """Count one failure in each scope (a window older than ``window`` starts over)."""
+    async def clear(self, scopes: Sequence[str]) -> None:
+        """Forget the scopes' counts (a successful sign-in)."""
         ...
-
-    async def clear(self, scopes: Sequence[str]) -> None: ...
 
 
 # ------------------------------------------------------------------ the chips ledger

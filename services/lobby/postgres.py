@@ -10,7 +10,7 @@ one rotates it. The schema is ``services/lobby/migrations``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -283,6 +283,10 @@ class PgSessions:
         return bool(status == "UPDATE 1")
 
 
+class _OverLimit(Exception):
+    """Rolls a refused reservation back."""
+
+
 class PgThrottle:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
@@ -296,19 +300,31 @@ class PgThrottle:
         )
         return int(count)
 
-    async def fail(self, scopes: Sequence[str], at: datetime, window: timedelta) -> None:
-        await self.pool.execute(
-            "INSERT INTO sign_in_failures AS f (scope, failures, window_start) "
-            "SELECT unnest($1::text[]), 1, $2 "
-            "ON CONFLICT (scope) DO UPDATE SET "
-            "failures = CASE WHEN f.window_start <= $2 - $3::interval THEN 1 "
-            "ELSE f.failures + 1 END, "
-            "window_start = CASE WHEN f.window_start <= $2 - $3::interval THEN $2 "
-            "ELSE f.window_start END",
-            sorted(set(scopes)),
-            at,
-            window,
-        )
+    async def reserve(self, limits: Mapping[str, int], at: datetime, window: timedelta) -> bool:
+        """One UPSERT ... RETURNING counts the attempt in every scope and locks their rows
+        (in one order, so two reservations never deadlock); if any count is then over its
+        limit the transaction is rolled back, so a refused attempt counts nothing."""
+        scopes = sorted(limits)
+        try:
+            async with self.pool.acquire() as conn, conn.transaction():
+                rows = await conn.fetch(
+                    "INSERT INTO sign_in_failures AS f (scope, failures, window_start) "
+                    "SELECT unnest($1::text[]), 1, $2 "
+                    "ON CONFLICT (scope) DO UPDATE SET "
+                    "failures = CASE WHEN f.window_start <= $2 - $3::interval THEN 1 "
+                    "ELSE f.failures + 1 END, "
+                    "window_start = CASE WHEN f.window_start <= $2 - $3::interval THEN $2 "
+                    "ELSE f.window_start END "
+                    "RETURNING scope, failures",
+                    scopes,
+                    at,
+                    window,
+                )
+                if any(row["failures"] > limits[row["scope"]] for row in rows):
+                    raise _OverLimit()
+        except _OverLimit:
+            return False
+        return True
 
     async def clear(self, scopes: Sequence[str]) -> None:
         await self.pool.execute(

@@ -8,6 +8,7 @@ codes and reasons, and that a refused or retried request changes nothing.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 from datetime import UTC, datetime, timedelta
 
@@ -37,17 +38,34 @@ class Clock:
         return self.now
 
 
+class CountingPasswords(Passwords):
+    """Real Argon2 (cheap parameters) that counts the passwords it checks and hashes."""
+
+    def __init__(self) -> None:
+        super().__init__(CHEAP)
+        self.verified = self.hashed = 0
+
+    async def verify(self, stored: str | None, password: str) -> bool:
+        self.verified += 1
+        return await super().verify(stored, password)
+
+    async def hash(self, password: str) -> str:
+        self.hashed += 1
+        return await super().hash(password)
+
+
 class Lobby:
     def __init__(self, ledger: Ledger | None = None) -> None:
         self.clock = Clock()
         self.ledger = ledger or MemoryLedger()
         self.sessions = MemorySessions()
+        self.passwords = CountingPasswords()
         self.app = LobbyApp(
             MemoryPlayers(),
             self.sessions,
             MemoryThrottle(),
             self.ledger,
-            Passwords(CHEAP),
+            self.passwords,
             SECRETS,
             LobbySettings(),
             self.clock,
@@ -149,6 +167,21 @@ async def test_failed_sign_ins_are_throttled(lobby: Lobby) -> None:
     )
     lobby.clock.now += LobbySettings().sign_in_window + timedelta(seconds=1)
     await lobby.app.sign_in("Bob", PASSWORD, req("ok2"))
+
+
+async def test_concurrent_guesses_are_checked_no_more_than_the_limit(lobby: Lobby) -> None:
+    """30 wrong passwords at once (and the right one among them): at most the limit are
+    checked; the rest are refused unchecked, so a burst gains no extra guesses."""
+    await lobby.app.register("Bob", PASSWORD, req("r1", content="Bob"))
+    lobby.passwords.verified = 0
+    most = LobbySettings().sign_in_max_failures
+    guesses = [lobby.app.sign_in("Bob", f"wrong pass {i}", req(f"w{i}")) for i in range(30)]
+    guesses.append(lobby.app.sign_in("Bob", PASSWORD, req("right")))
+    answers = await asyncio.gather(*guesses, return_exceptions=True)
+    assert lobby.passwords.verified <= most
+    reasons = [refusal(a).reason for a in answers if isinstance(a, Exception)]  # type: ignore[union-attr]
+    assert reasons.count("TOO_MANY_SIGN_INS") >= 31 - most
+    assert reasons.count("BAD_CREDENTIALS") <= most
 
 
 async def test_a_guest_upgrades_and_keeps_its_chips(lobby: Lobby) -> None:

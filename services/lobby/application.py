@@ -44,6 +44,7 @@ from services.lobby.ports import (
     TopUpRefused,
 )
 from services.lobby.refusals import (
+    ALREADY_ANSWERED,
     BAD_CREDENTIALS,
     NOT_SIGNED_IN,
     SESSION_REVOKED,
@@ -76,6 +77,8 @@ class LobbySettings:
     top_up_cooldown: timedelta = timedelta(hours=1)
     sign_in_window: timedelta = timedelta(minutes=15)
     sign_in_max_failures: int = 5
+    # How long the retry of a sign-up or sign-in may still be answered with its credentials.
+    replay_window: timedelta = timedelta(seconds=60)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +178,11 @@ class LobbyApp:
             raise Refused(
                 Code.ALREADY_EXISTS, "another player has this display name", "NAME_TAKEN"
             ) from None
+        if (
+            player.player_id != new.player_id
+            and player.created_at + self.settings.replay_window <= at
+        ):
+            raise ALREADY_ANSWERED  # an old replay: not even an answer about the password
         if player.password_hash != hashed and not await self.passwords.verify(
             player.password_hash, password
         ):
@@ -353,14 +361,21 @@ class LobbyApp:
         return token_digest(refresh_token(self.secrets.refresh, session_id, generation))
 
     async def _start_session(self, player: Player, key: RequestKey) -> Credentials:
+        """A new session, or for the retry of the call that started one, that session's
+        credentials again: only while it is as it was answered (generation 0, live) and for
+        ``replay_window`` after. A request id is no secret kept for ever (a guest's is all
+        its sign-up), so a later replay must not hand out a session its owner has since
+        refreshed, signed out of, or simply gone on using."""
+        proposed, at = f"s-{secrets.token_hex(12)}", self.clock()
         session = await self.sessions.start(
-            f"s-{secrets.token_hex(12)}",
-            player.player_id,
-            key,
-            self._refresh_digest,
-            self.clock(),
-            self.settings.refresh_ttl,
+            proposed, player.player_id, key, self._refresh_digest, at, self.settings.refresh_ttl
         )
+        if session.session_id != proposed and (
+            session.generation != 0
+            or session.revoked
+            or session.issued_at + self.settings.replay_window <= at
+        ):
+            raise ALREADY_ANSWERED
         return self._credentials(session)
 
     def _credentials(self, session: Session) -> Credentials:

@@ -63,3 +63,8 @@ NOT_SIGNED_IN = unauthenticated(
 SESSION_REVOKED = unauthenticated(
     "SESSION_REVOKED", "this session was signed out (or its refresh token reused): sign in again"
 )
+ALREADY_ANSWERED = Refused(
+    Code.FAILED_PRECONDITION,
+    "this request was already answered, and its answer is no longer given again: sign in",
+    "REQUEST_ALREADY_ANSWERED",
+)

@@ -116,6 +116,46 @@ async def test_a_guest_in_one_call_with_a_starting_grant(lobby: Lobby) -> None:
     assert reused.reason == "REQUEST_ID_REUSED"
 
 
+async def test_a_replayed_sign_up_hands_out_no_session_its_owner_has_moved_on_from(
+    lobby: Lobby,
+) -> None:
+    """Whoever learns a guest's request id cannot take the account over by replaying it."""
+    ask = req(guest_id(1), content="Alice")
+    signed = await lobby.app.create_guest("Alice", ask)
+    lobby.clock.now += timedelta(seconds=5)
+    assert await lobby.app.create_guest("Alice", ask) == signed  # a quick retry: its answer
+    await lobby.app.refresh(signed.credentials.refresh_token, req("f1"))
+    replay = await refused(lobby.app.create_guest("Alice", ask))
+    assert (replay.code, replay.reason) == (Code.FAILED_PRECONDITION, "REQUEST_ALREADY_ANSWERED")
+    # untouched, but older than the window: refused too (checked before any password)
+    other = req(guest_id(2), content="Bert")
+    await lobby.app.create_guest("Bert", other)
+    lobby.clock.now += LobbySettings().replay_window
+    assert (await refused(lobby.app.create_guest("Bert", other))).reason == (
+        "REQUEST_ALREADY_ANSWERED"
+    )
+    # signed out: refused at once
+    third = req(guest_id(3), content="Cleo")
+    cleo = await lobby.app.create_guest("Cleo", third)
+    await lobby.app.sign_out(lobby.caller(cleo.credentials), req("o1"))
+    assert (await refused(lobby.app.create_guest("Cleo", third))).reason == (
+        "REQUEST_ALREADY_ANSWERED"
+    )
+    # a registration and a sign-in alike
+    reg = req("r1", content="Dora")
+    dora = await lobby.app.register("Dora", PASSWORD, reg)
+    await lobby.app.refresh(dora.credentials.refresh_token, req("f2"))
+    assert (await refused(lobby.app.register("Dora", PASSWORD, reg))).reason == (
+        "REQUEST_ALREADY_ANSWERED"
+    )
+    signed_in = await lobby.app.sign_in("Dora", PASSWORD, req("s1"))
+    assert await lobby.app.sign_in("Dora", PASSWORD, req("s1")) == signed_in
+    await lobby.app.refresh(signed_in.credentials.refresh_token, req("f3"))
+    assert (await refused(lobby.app.sign_in("Dora", PASSWORD, req("s1")))).reason == (
+        "REQUEST_ALREADY_ANSWERED"
+    )
+
+
 async def test_display_names_are_checked_and_unique_case_insensitively(lobby: Lobby) -> None:
     await lobby.app.create_guest("Alice", req(guest_id(1), content="1"))
     for n, name in enumerate(["ALICE", "alice", "\uff21lice"]):

@@ -79,6 +79,9 @@ class LobbySettings:
     sign_in_max_failures: int = 5
     # How long the retry of a sign-up or sign-in may still be answered with its credentials.
     replay_window: timedelta = timedelta(seconds=60)
+    # Lounges one player may have open (or being created) at once: each runs a table, its AI
+    # seats playing on, so a free account must not be able to start them without end.
+    max_lounges_per_owner: int = 3
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from services.lobby.ports import (
     TableRefused,
     TablesUnavailable,
     TokenHasher,
+    TooManyLounges,
     Totals,
     check_top_up,
     refund_key,
@@ -313,12 +314,21 @@ class MemoryLounges:
         self._lounges: dict[str, Lounge] = {}
         self._requests: dict[str, tuple[bytes, str]] = {}
 
-    async def create(self, new: NewLounge) -> Lounge:
+    async def create(self, new: NewLounge, max_per_owner: int | None = None) -> Lounge:
         first = self._requests.get(new.request.key)
         if first is not None:
             if first[0] != new.request.fingerprint:
                 raise RequestReused()
             return self._lounges[first[1]]
+        if max_per_owner is not None:
+            owned = sum(
+                1
+                for lounge in self._lounges.values()
+                if lounge.owner_id == new.owner_id
+                and lounge.state in (LoungeState.CREATING, LoungeState.OPEN)
+            )
+            if owned >= max_per_owner:
+                raise TooManyLounges(max_per_owner)
         if new.lounge_id in self._lounges:
             raise ValueError(f"lounge {new.lounge_id} exists")
         lounge = Lounge(

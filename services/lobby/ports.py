@@ -303,6 +303,14 @@ class LoungeSeat:
     stack: int  # what the seat sat down with
 
 
+class TooManyLounges(Exception):
+    """The owner has as many lounges as it may have."""
+
+    def __init__(self, most: int) -> None:
+        super().__init__(f"at most {most} lounges per player")
+        self.most = most
+
+
 @dataclass(frozen=True, slots=True)
 class NewLounge:
     lounge_id: str  # the table service's table_id too
@@ -358,9 +366,11 @@ class LoungeFilter:
 
 
 class Lounges(Protocol):
-    async def create(self, new: NewLounge) -> Lounge:
+    async def create(self, new: NewLounge, max_per_owner: int | None = None) -> Lounge:
         """Add ``new`` (state CREATING) with its AI seats, in one write; its retry (same key
-        and fingerprint) finds the first lounge. Raises ``RequestReused``."""
+        and fingerprint) finds the first lounge. Raises ``RequestReused``; or
+        :class:`TooManyLounges` if its owner has ``max_per_owner`` lounges already (counted
+        atomically with the write: concurrent creations never pass the cap)."""
         ...
 
     async def get(self, lounge_id: str) -> Lounge | None: ...

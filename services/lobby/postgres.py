@@ -42,6 +42,7 @@ from services.lobby.ports import (
     SeatGrant,
     Session,
     TokenHasher,
+    TooManyLounges,
     Totals,
     check_top_up,
     refund_key,
@@ -526,8 +527,25 @@ class PgLounges:
             for r in rows
         ]
 
-    async def create(self, new: NewLounge) -> Lounge:
+    async def create(self, new: NewLounge, max_per_owner: int | None = None) -> Lounge:
+        """With a cap, the owner's player row is locked first (one owner's creations run one
+        at a time), then the retry looked for, then its lounges counted: two concurrent
+        creations cannot both see room for one more."""
         async with self.pool.acquire() as conn, conn.transaction():
+            if max_per_owner is not None:
+                await conn.execute(
+                    "SELECT 1 FROM players WHERE player_id = $1 FOR UPDATE", new.owner_id
+                )
+                retry = await conn.fetchval(
+                    "SELECT 1 FROM lounges WHERE request_key = $1", new.request.key
+                )
+                owned = await conn.fetchval(
+                    "SELECT count(*) FROM lounges "
+                    "WHERE owner_id = $1 AND state IN ('creating', 'open')",
+                    new.owner_id,
+                )
+                if retry is None and owned >= max_per_owner:
+                    raise TooManyLounges(max_per_owner)
             row = await conn.fetchrow(
                 "INSERT INTO lounges (lounge_id, owner_id, name, variant, config, stake, "
                 "seat_count, seats_taken, min_buy_in, max_buy_in, private, invite_code, state, "

@@ -55,7 +55,7 @@ class CountingPasswords(Passwords):
 
 
 class Lobby:
-    def __init__(self, ledger: Ledger | None = None) -> None:
+    def __init__(self, ledger: Ledger | None = None, settings: LobbySettings | None = None) -> None:
         self.clock = Clock()
         self.ledger = ledger or MemoryLedger()
         self.sessions = MemorySessions()
@@ -67,7 +67,7 @@ class Lobby:
             self.ledger,
             self.passwords,
             SECRETS,
-            LobbySettings(),
+            settings or LobbySettings(),
             self.clock,
         )
         self.auth = Authenticator(SECRETS.access, self.clock)

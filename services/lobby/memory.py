@@ -78,6 +78,14 @@ class MemoryPlayers:
         player_id = self._names.get(name_key)
         return None if player_id is None else self._players[player_id]
 
+    async def by_request(self, request: RequestKey) -> Player | None:
+        first = self._requests.get(request.key)
+        if first is None:
+            return None
+        if first[0] != request.fingerprint:
+            raise RequestReused()
+        return self._players[first[1]]
+
     async def register(self, player_id: str, password_hash: str, at: datetime) -> Player:
         player = self._players[player_id]
         if player.registered:
@@ -197,6 +205,14 @@ class MemoryThrottle:
     async def clear(self, scopes: Sequence[str]) -> None:
         for scope in scopes:
             self._scopes.pop(scope, None)
+
+    async def refund(self, scopes: Sequence[str]) -> None:
+        for scope in scopes:
+            entry = self._scopes.get(scope)
+            if entry is not None and entry[0] > 1:
+                self._scopes[scope] = (entry[0] - 1, entry[1])
+            elif entry is not None:
+                del self._scopes[scope]
 
 
 class MemoryLedger:

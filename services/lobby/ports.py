@@ -67,6 +67,11 @@ class Players(Protocol):
 
     async def by_name(self, name_key: str) -> Player | None: ...
 
+    async def by_request(self, request: RequestKey) -> Player | None:
+        """The player ``request`` created, if it did (``RequestReused`` if that key was used
+        with another fingerprint)."""
+        ...
+
     async def register(self, player_id: str, password_hash: str, at: datetime) -> Player:
         """Give a guest a password (:class:`AlreadyRegistered` if it has one; KeyError if the
         player does not exist)."""
@@ -157,6 +162,10 @@ class Throttle(Protocol):
 
     async def clear(self, scopes: Sequence[str]) -> None:
         """Forget the scopes' counts (a successful sign-in)."""
+        ...
+
+    async def refund(self, scopes: Sequence[str]) -> None:
+        """Take back one reserved attempt from each scope (one that succeeded)."""
         ...
 
 

@@ -91,7 +91,7 @@ class PgPlayers:
             )
         except asyncpg.UniqueViolationError as exc:
             # The name is taken, unless by this very request racing itself: look first.
-            first = await self._by_request(new)
+            first = await self.by_request(new.request)
             if first is not None:
                 return first
             if exc.constraint_name == "players_name_key_key":
@@ -99,17 +99,17 @@ class PgPlayers:
             raise
         if row is not None:
             return _player(row)
-        first = await self._by_request(new)  # the request was made before: its first answer
+        first = await self.by_request(new.request)  # the request was made before: its answer
         assert first is not None
         return first
 
-    async def _by_request(self, new: NewPlayer) -> Player | None:
+    async def by_request(self, request: RequestKey) -> Player | None:
         first = await self.pool.fetchrow(
-            f"SELECT fingerprint, {_PLAYER} FROM players WHERE request_key = $1", new.request.key
+            f"SELECT fingerprint, {_PLAYER} FROM players WHERE request_key = $1", request.key
         )
         if first is None:
             return None
-        if bytes(first["fingerprint"]) != new.request.fingerprint:
+        if bytes(first["fingerprint"]) != request.fingerprint:
             raise RequestReused()
         return Player(*list(first.values())[1:])
 
@@ -330,6 +330,15 @@ class PgThrottle:
     async def clear(self, scopes: Sequence[str]) -> None:
         await self.pool.execute(
             "DELETE FROM sign_in_failures WHERE scope = ANY($1::text[])", list(scopes)
+        )
+
+    async def refund(self, scopes: Sequence[str]) -> None:
+        await self.pool.execute(  # one statement, one snapshot: each row is changed once
+            "WITH gone AS (DELETE FROM sign_in_failures "
+            "WHERE scope = ANY($1::text[]) AND failures <= 1) "
+            "UPDATE sign_in_failures SET failures = failures - 1 "
+            "WHERE scope = ANY($1::text[]) AND failures > 1",
+            sorted(set(scopes)),
         )
 
 

@@ -151,6 +151,26 @@ async def test_throttle_refuses_past_a_limit_and_counts_nothing_then(stores: Any
     assert await stores.throttle.failures(["name:eve"], T0 - window) == 1
 
 
+async def test_throttle_refunds_one_attempt(stores: Any) -> None:
+    window = timedelta(minutes=15)
+    for _ in range(3):
+        await stores.throttle.reserve({"client:a": 9, "name:bob": 9}, T0, window)
+    await stores.throttle.reserve({"client:b": 9}, T0, window)
+    await stores.throttle.refund(["client:a", "client:b", "name:nobody"])
+    assert await stores.throttle.failures(["client:a"], T0 - window) == 2
+    assert await stores.throttle.failures(["client:b", "name:nobody"], T0 - window) == 0
+    assert await stores.throttle.failures(["name:bob"], T0 - window) == 3
+    assert await stores.throttle.reserve({"client:b": 1}, T0, window)  # it starts over
+
+
+async def test_players_by_request(stores: Any) -> None:
+    p = await stores.players.create(new_player("p1", "Alice", "r1"))
+    assert await stores.players.by_request(key("r1", "Alice")) == p
+    assert await stores.players.by_request(key("r2", "Alice")) is None
+    with pytest.raises(RequestReused):
+        await stores.players.by_request(key("r1", "other content"))
+
+
 async def test_concurrent_reservations_never_pass_the_limit(stores: Any) -> None:
     """The sign-in throttle's race: 30 attempts at once, at most the limit get through."""
     window = timedelta(minutes=15)

@@ -224,6 +224,60 @@ async def test_concurrent_guesses_are_checked_no_more_than_the_limit(lobby: Lobb
     assert reasons.count("BAD_CREDENTIALS") <= most
 
 
+async def test_a_guesser_locks_out_its_own_address_not_the_owner(lobby: Lobby) -> None:
+    await lobby.app.register("Bob", PASSWORD, req("r1", content="Bob"))
+    most = LobbySettings().sign_in_max_failures
+    for i in range(most):
+        wrong = await refused(lobby.app.sign_in("Bob", "wrong pass", req(f"w{i}"), "6.6.6.6"))
+        assert wrong.reason == "BAD_CREDENTIALS"
+    lobby.passwords.verified = 0
+    shut = await refused(lobby.app.sign_in("Bob", PASSWORD, req("w9"), "6.6.6.6"))
+    assert shut.reason == "TOO_MANY_SIGN_INS" and lobby.passwords.verified == 0
+    # the owner, from its own address, signs in (and keeps doing so while the guesser tries)
+    assert (await lobby.app.sign_in("Bob", PASSWORD, req("ok1"), "1.2.3.4")).player
+    assert (await lobby.app.sign_in("Bob", PASSWORD, req("ok2"), "1.2.3.4")).player
+    # a success clears its own address's failures on that name
+    for i in range(most - 1):
+        await refused(lobby.app.sign_in("Bob", "typo pass", req(f"t{i}"), "1.2.3.4"))
+    await lobby.app.sign_in("Bob", PASSWORD, req("ok3"), "1.2.3.4")
+    for i in range(most):
+        typo = await refused(lobby.app.sign_in("Bob", "typo pass", req(f"u{i}"), "1.2.3.4"))
+        assert typo.reason == "BAD_CREDENTIALS"
+
+
+async def test_a_name_has_a_ceiling_against_guessing_from_many_addresses() -> None:
+    lobby = Lobby(settings=LobbySettings(sign_in_max_per_name=8))
+    await lobby.app.register("Bob", PASSWORD, req("r1", content="Bob"))
+    for n in range(8):  # 4 addresses, 2 guesses each: under each address's own limit
+        await refused(lobby.app.sign_in("Bob", "wrong pass", req(f"w{n}"), f"10.0.0.{n // 2}"))
+    lobby.passwords.verified = 0
+    ceiling = await refused(lobby.app.sign_in("Bob", "wrong pass", req("w9"), "10.0.0.99"))
+    assert ceiling.reason == "TOO_MANY_SIGN_INS" and lobby.passwords.verified == 0
+
+
+async def test_one_address_cannot_make_the_server_hash_without_end() -> None:
+    """Sign-ins over many names from one address are capped (a guest's name costs a decoy
+    hash); a taken name in Register costs no hash."""
+    lobby = Lobby(settings=LobbySettings(sign_in_max_per_client=12))
+    await lobby.app.register("Bob", PASSWORD, req("r1", content="Bob"))
+    lobby.passwords.verified = lobby.passwords.hashed = 0
+    for n in range(30):
+        await lobby.app.create_guest(f"Guest {n}", req(guest_id(n), content=f"{n}"))
+    answers = [
+        await refused(lobby.app.sign_in(f"Guest {n}", "wrong pass", req(f"n{n}"), "6.6.6.6"))
+        for n in range(30)
+    ]
+    assert [a.reason for a in answers].count("BAD_CREDENTIALS") == 12
+    assert [a.reason for a in answers].count("TOO_MANY_SIGN_INS") == 18
+    assert lobby.passwords.verified == 12
+    # another address is not held back
+    assert (await lobby.app.sign_in("Bob", PASSWORD, req("ok"), "1.2.3.4")).player
+    for n in range(20):
+        taken = await refused(lobby.app.register("BOB", PASSWORD, req(f"x{n}", content="BOB")))
+        assert taken.reason == "NAME_TAKEN"
+    assert lobby.passwords.hashed == 0
+
+
 async def test_a_guest_upgrades_and_keeps_its_chips(lobby: Lobby) -> None:
     signed = await lobby.app.create_guest("Dana", req(guest_id(1), content="Dana"))
     caller = lobby.caller(signed.credentials)

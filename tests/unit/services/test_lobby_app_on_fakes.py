@@ -17,7 +17,13 @@ from argon2 import PasswordHasher
 
 from felt.api.limits import LimitError
 from felt.idempotency import ClientRequest, RequestKey, RequestReused
-from services.lobby.application import Credentials, LobbyApp, LobbySecrets, LobbySettings
+from services.lobby.application import (
+    Credentials,
+    LobbyApp,
+    LobbySecrets,
+    LobbySettings,
+    client_address,
+)
 from services.lobby.auth import ANONYMOUS, Authenticator, Caller
 from services.lobby.memory import MemoryLedger, MemoryPlayers, MemorySessions, MemoryThrottle
 from services.lobby.ports import Kind, Ledger, Movement
@@ -402,3 +408,11 @@ async def test_a_sign_up_cut_short_is_completed_by_its_retry_with_one_grant() ->
     assert (await lobby.app.balance(lobby.caller(signed.credentials))).balance == 10_000
     totals = await lobby.ledger.totals()
     assert (totals.created, totals.balances) == (10_000, 10_000)
+
+
+def test_client_address_is_what_the_throttle_counts() -> None:
+    assert client_address("ipv4:1.2.3.4:5678") == "1.2.3.4"
+    assert client_address("ipv6:[2001:db8:1:2:3:4:5:6]:443") == "2001:db8:1:2::/64"
+    assert client_address("ipv6:%5B2001:db8:1:2:ff::1%5D:443") == "2001:db8:1:2::/64"
+    assert client_address("ipv6:[::ffff:1.2.3.4]:9") == "1.2.3.4"
+    assert client_address("unix:/run/felt.sock") == "unix:/run/felt.sock"

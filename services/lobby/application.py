@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import ipaddress
 import re
 import secrets
 import unicodedata
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -44,7 +46,9 @@ from services.lobby.ports import (
     TopUpRefused,
 )
 from services.lobby.refusals import (
+    ALREADY_ANSWERED,
     BAD_CREDENTIALS,
+    NAME_TAKEN,
     NOT_SIGNED_IN,
     SESSION_REVOKED,
     Code,
@@ -75,7 +79,14 @@ class LobbySettings:
     top_up_below: int = 500
     top_up_cooldown: timedelta = timedelta(hours=1)
     sign_in_window: timedelta = timedelta(minutes=15)
-    sign_in_max_failures: int = 5
+    sign_in_max_failures: int = 5  # per client address and name
+    sign_in_max_per_name: int = 100  # per name, from every address together
+    sign_in_max_per_client: int = 50  # per client address, over every name
+    # How long the retry of a sign-up or sign-in may still be answered with its credentials.
+    replay_window: timedelta = timedelta(seconds=60)
+    # Lounges one player may have open (or being created) at once: each runs a table, its AI
+    # seats playing on, so a free account must not be able to start them without end.
+    max_lounges_per_owner: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +117,25 @@ class LedgerPage:
 
 
 _PAGE = re.compile(r"e([1-9][0-9]{0,17})")
+
+
+def client_address(peer: str) -> str:
+    """Who is throttled, from gRPC's peer string: an IPv4 address without the port
+    (``ipv4:1.2.3.4:5`` -> ``1.2.3.4``), an IPv6 one by its /64 (one subscriber usually holds
+    a whole /64, so counting its single addresses would count nothing); other forms (a Unix
+    socket) as they are."""
+    kind, _, rest = peer.partition(":")
+    rest = urllib.parse.unquote(rest)  # gRPC may send ``ipv6:%5B::1%5D:5``
+    if kind not in ("ipv4", "ipv6") or ":" not in rest:
+        return peer
+    host = rest.rsplit(":", 1)[0].strip("[]")
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return peer
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is None:
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    return str(address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else address)
 
 
 def name_key(display_name: str) -> str:
@@ -155,14 +185,21 @@ class LobbyApp:
 
     async def register(self, name: str, password: str, request: ClientRequest) -> Signed:
         """``request``'s content must not hold the password (handlers clear it): the key's
-        fingerprint is a fast hash, a password only ever gets a slow one."""
+        fingerprint is a fast hash, a password only ever gets a slow one.
+
+        The name is looked up before the password is hashed: a taken name costs no Argon2
+        (anyone could otherwise make the server hash without end), unless it is this very
+        request's retry (then its password is checked, not hashed)."""
         limits.check_request_id(request.request_id)
         name = display_name(name)
         limits.check_password(password)
+        key = request.key(f"register/{name_key(name)}")
+        if await self.players.by_name(name_key(name)) is not None:
+            if await self.players.by_request(key) is None:
+                raise NAME_TAKEN
+            return await self._sign_up(name, None, password, key)  # the retry
         hashed = await self.passwords.hash(password)
-        return await self._sign_up(
-            name, hashed, password, request.key(f"register/{name_key(name)}")
-        )
+        return await self._sign_up(name, hashed, password, key)
 
     async def _sign_up(
         self, name: str, hashed: str | None, password: str, key: RequestKey
@@ -172,40 +209,66 @@ class LobbyApp:
         try:
             player = await self.players.create(new)
         except NameTaken:
-            raise Refused(
-                Code.ALREADY_EXISTS, "another player has this display name", "NAME_TAKEN"
-            ) from None
-        if player.password_hash != hashed and not await self.passwords.verify(
+            raise NAME_TAKEN from None
+        if (
+            player.player_id != new.player_id
+            and player.created_at + self.settings.replay_window <= at
+        ):
+            raise ALREADY_ANSWERED  # an old replay: not even an answer about the password
+        if player.password_hash != hashed and not await self.passwords.verify(  # a retry
             player.password_hash, password
         ):
             raise BAD_CREDENTIALS  # a retry of a registration, with another password
         await self._account(player.player_id)
         return Signed(player, await self._start_session(player, key))
 
-    async def sign_in(self, name: str, password: str, request: ClientRequest) -> Signed:
-        """Throttled per name and per account: after ``sign_in_max_failures`` failures in a
-        window, RESOURCE_EXHAUSTED until the window has passed (the password is then not
-        even checked, so guessing gains nothing)."""
+    async def sign_in(
+        self, name: str, password: str, request: ClientRequest, client: str = ""
+    ) -> Signed:
+        """Throttled, with no password checked past a limit (RESOURCE_EXHAUSTED
+        ``TOO_MANY_SIGN_INS`` until the window has passed), in three scopes:
+
+        * per client address and name (``sign_in_max_failures``, 5): a guesser's own limit;
+          it locks out only that address, never the name's owner signing in from elsewhere;
+        * per client address (``sign_in_max_per_client``): the Argon2 work one address can
+          cause, over every name (unknown names cost a decoy hash, so they count too);
+        * per name (``sign_in_max_per_name``, far above the first): a ceiling against
+          guessing from many addresses. It could refuse the owner too, but reaching it takes
+          as many addresses as it is times the first; a per-name limit that never refused
+          would stop no distributed guessing at all, one as low as the first would let
+          anyone lock anyone out.
+
+        ``client`` is the caller's address (``client_address``; an IPv6 client by its /64).
+        The attempt is reserved (counted) *before* the password is checked, in every scope
+        at once, and given back when it was right: checking takes a while, and a count read
+        before and written after would let every concurrent guess be checked."""
         limits.check_request_id(request.request_id)
         name = display_name(name)
         limits.check_password(password)
         at, key_of_name = self.clock(), name_key(name)
-        player = await self.players.by_name(key_of_name)
-        scopes = [f"name:{key_of_name}"]
-        if player is not None:
-            scopes.append(f"player:{player.player_id}")
-        window = self.settings.sign_in_window
-        if await self.throttle.failures(scopes, at - window) >= self.settings.sign_in_max_failures:
+        s = self.settings
+        guesser, address, of_name = (
+            f"client-name:{client}/{key_of_name}",
+            f"client:{client}",
+            f"name:{key_of_name}",
+        )
+        reserved = {
+            guesser: s.sign_in_max_failures,
+            address: s.sign_in_max_per_client,
+            of_name: s.sign_in_max_per_name,
+        }
+        if not await self.throttle.reserve(reserved, at, s.sign_in_window):
             raise Refused(
                 Code.RESOURCE_EXHAUSTED,
                 "too many failed sign-ins for this name; wait a few minutes and try again",
                 "TOO_MANY_SIGN_INS",
             )
+        player = await self.players.by_name(key_of_name)
         stored = player.password_hash if player is not None else None
         if player is None or not await self.passwords.verify(stored, password):
-            await self.throttle.fail(scopes, at, window)
-            raise BAD_CREDENTIALS
-        await self.throttle.clear(scopes)
+            raise BAD_CREDENTIALS  # the reserved attempt stays counted: a failure
+        await self.throttle.clear([guesser])
+        await self.throttle.refund([address, of_name])
         key = request.key(f"sign-in/{player.player_id}")
         return Signed(player, await self._start_session(player, key))
 
@@ -348,14 +411,21 @@ class LobbyApp:
         return token_digest(refresh_token(self.secrets.refresh, session_id, generation))
 
     async def _start_session(self, player: Player, key: RequestKey) -> Credentials:
+        """A new session, or for the retry of the call that started one, that session's
+        credentials again: only while it is as it was answered (generation 0, live) and for
+        ``replay_window`` after. A request id is no secret kept for ever (a guest's is all
+        its sign-up), so a later replay must not hand out a session its owner has since
+        refreshed, signed out of, or simply gone on using."""
+        proposed, at = f"s-{secrets.token_hex(12)}", self.clock()
         session = await self.sessions.start(
-            f"s-{secrets.token_hex(12)}",
-            player.player_id,
-            key,
-            self._refresh_digest,
-            self.clock(),
-            self.settings.refresh_ttl,
+            proposed, player.player_id, key, self._refresh_digest, at, self.settings.refresh_ttl
         )
+        if session.session_id != proposed and (
+            session.generation != 0
+            or session.revoked
+            or session.issued_at + self.settings.replay_window <= at
+        ):
+            raise ALREADY_ANSWERED
         return self._credentials(session)
 
     def _credentials(self, session: Session) -> Credentials:

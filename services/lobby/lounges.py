@@ -45,6 +45,7 @@ from services.lobby.ports import (
     TableRefused,
     Tables,
     TablesUnavailable,
+    TooManyLounges,
 )
 from services.lobby.refusals import Code, Refused
 
@@ -198,7 +199,15 @@ class LoungeApp:
             key,
             at,
         )
-        lounge = await self.lounges.create(new)
+        most = self.lobby.settings.max_lounges_per_owner
+        try:
+            lounge = await self.lounges.create(new, most)
+        except TooManyLounges:
+            raise Refused(
+                Code.RESOURCE_EXHAUSTED,
+                f"a player may have at most {most} lounges open at once",
+                "TOO_MANY_LOUNGES",
+            ) from None
         try:
             return await self._finish(lounge)
         except TablesUnavailable:

@@ -7,7 +7,7 @@ these and the PostgreSQL adapters through the same tests.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -37,6 +37,7 @@ from services.lobby.ports import (
     TableRefused,
     TablesUnavailable,
     TokenHasher,
+    TooManyLounges,
     Totals,
     check_top_up,
     refund_key,
@@ -76,6 +77,14 @@ class MemoryPlayers:
     async def by_name(self, name_key: str) -> Player | None:
         player_id = self._names.get(name_key)
         return None if player_id is None else self._players[player_id]
+
+    async def by_request(self, request: RequestKey) -> Player | None:
+        first = self._requests.get(request.key)
+        if first is None:
+            return None
+        if first[0] != request.fingerprint:
+            raise RequestReused()
+        return self._players[first[1]]
 
     async def register(self, player_id: str, password_hash: str, at: datetime) -> Player:
         player = self._players[player_id]
@@ -179,16 +188,31 @@ class MemoryThrottle:
         ]
         return max(counts, default=0)
 
-    async def fail(self, scopes: Sequence[str], at: datetime, window: timedelta) -> None:
-        for scope in scopes:
+    async def reserve(self, limits: Mapping[str, int], at: datetime, window: timedelta) -> bool:
+        # No await between the read and the write: atomic on the event loop, as the
+        # adapter's transaction is.
+        counted: dict[str, tuple[int, datetime]] = {}
+        for scope, limit in limits.items():
             count, start = self._scopes.get(scope, (0, at))
             if start <= at - window:
                 count, start = 0, at
-            self._scopes[scope] = (count + 1, start)
+            if count + 1 > limit:
+                return False
+            counted[scope] = (count + 1, start)
+        self._scopes.update(counted)
+        return True
 
     async def clear(self, scopes: Sequence[str]) -> None:
         for scope in scopes:
             self._scopes.pop(scope, None)
+
+    async def refund(self, scopes: Sequence[str]) -> None:
+        for scope in scopes:
+            entry = self._scopes.get(scope)
+            if entry is not None and entry[0] > 1:
+                self._scopes[scope] = (entry[0] - 1, entry[1])
+            elif entry is not None:
+                del self._scopes[scope]
 
 
 class MemoryLedger:
@@ -306,12 +330,21 @@ class MemoryLounges:
         self._lounges: dict[str, Lounge] = {}
         self._requests: dict[str, tuple[bytes, str]] = {}
 
-    async def create(self, new: NewLounge) -> Lounge:
+    async def create(self, new: NewLounge, max_per_owner: int | None = None) -> Lounge:
         first = self._requests.get(new.request.key)
         if first is not None:
             if first[0] != new.request.fingerprint:
                 raise RequestReused()
             return self._lounges[first[1]]
+        if max_per_owner is not None:
+            owned = sum(
+                1
+                for lounge in self._lounges.values()
+                if lounge.owner_id == new.owner_id
+                and lounge.state in (LoungeState.CREATING, LoungeState.OPEN)
+            )
+            if owned >= max_per_owner:
+                raise TooManyLounges(max_per_owner)
         if new.lounge_id in self._lounges:
             raise ValueError(f"lounge {new.lounge_id} exists")
         lounge = Lounge(

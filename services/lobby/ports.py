@@ -16,7 +16,7 @@ fingerprint it is :class:`~felt.idempotency.RequestReused`.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -66,6 +66,11 @@ class Players(Protocol):
     async def get(self, player_id: str) -> Player | None: ...
 
     async def by_name(self, name_key: str) -> Player | None: ...
+
+    async def by_request(self, request: RequestKey) -> Player | None:
+        """The player ``request`` created, if it did (``RequestReused`` if that key was used
+        with another fingerprint)."""
+        ...
 
     async def register(self, player_id: str, password_hash: str, at: datetime) -> Player:
         """Give a guest a password (:class:`AlreadyRegistered` if it has one; KeyError if the
@@ -137,17 +142,31 @@ class Sessions(Protocol):
 
 
 class Throttle(Protocol):
-    """Failed sign-ins counted per scope (``player:<id>``, ``name:<name_key>``) in a window."""
+    """Sign-in attempts counted per scope (``player:<id>``, ``name:<name_key>``...) in a window.
+
+    An attempt is *reserved* before its password is checked, not recorded after: checking is
+    slow (Argon2 in a thread), so a count read first and written afterwards would let any
+    number of concurrent guesses through before the first failure landed.
+    """
+
+    async def reserve(self, limits: Mapping[str, int], at: datetime, window: timedelta) -> bool:
+        """Count one attempt in every scope of ``limits`` at once (a window older than
+        ``window`` starts over) if each scope's new count stays within its limit; otherwise
+        count nothing and return False. Atomic: of any number of concurrent reservations of a
+        scope, at most its limit succeed in one window."""
+        ...
 
     async def failures(self, scopes: Sequence[str], since: datetime) -> int:
-        """The most failures any of ``scopes`` has had in a window that started after ``since``."""
+        """The most attempts any of ``scopes`` has had in a window that started after ``since``."""
         ...
 
-    async def fail(self, scopes: Sequence[str], at: datetime, window: timedelta) -> None:
-        """Count one failure in each scope (a window older than ``window`` starts over)."""
+    async def clear(self, scopes: Sequence[str]) -> None:
+        """Forget the scopes' counts (a successful sign-in)."""
         ...
 
-    async def clear(self, scopes: Sequence[str]) -> None: ...
+    async def refund(self, scopes: Sequence[str]) -> None:
+        """Take back one reserved attempt from each scope (one that succeeded)."""
+        ...
 
 
 # ------------------------------------------------------------------ the chips ledger
@@ -293,6 +312,14 @@ class LoungeSeat:
     stack: int  # what the seat sat down with
 
 
+class TooManyLounges(Exception):
+    """The owner has as many lounges as it may have."""
+
+    def __init__(self, most: int) -> None:
+        super().__init__(f"at most {most} lounges per player")
+        self.most = most
+
+
 @dataclass(frozen=True, slots=True)
 class NewLounge:
     lounge_id: str  # the table service's table_id too
@@ -348,9 +375,11 @@ class LoungeFilter:
 
 
 class Lounges(Protocol):
-    async def create(self, new: NewLounge) -> Lounge:
+    async def create(self, new: NewLounge, max_per_owner: int | None = None) -> Lounge:
         """Add ``new`` (state CREATING) with its AI seats, in one write; its retry (same key
-        and fingerprint) finds the first lounge. Raises ``RequestReused``."""
+        and fingerprint) finds the first lounge. Raises ``RequestReused``; or
+        :class:`TooManyLounges` if its owner has ``max_per_owner`` lounges already (counted
+        atomically with the write: concurrent creations never pass the cap)."""
         ...
 
     async def get(self, lounge_id: str) -> Lounge | None: ...

@@ -10,7 +10,7 @@ one rotates it. The schema is ``services/lobby/migrations``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -42,6 +42,7 @@ from services.lobby.ports import (
     SeatGrant,
     Session,
     TokenHasher,
+    TooManyLounges,
     Totals,
     check_top_up,
     refund_key,
@@ -90,7 +91,7 @@ class PgPlayers:
             )
         except asyncpg.UniqueViolationError as exc:
             # The name is taken, unless by this very request racing itself: look first.
-            first = await self._by_request(new)
+            first = await self.by_request(new.request)
             if first is not None:
                 return first
             if exc.constraint_name == "players_name_key_key":
@@ -98,17 +99,17 @@ class PgPlayers:
             raise
         if row is not None:
             return _player(row)
-        first = await self._by_request(new)  # the request was made before: its first answer
+        first = await self.by_request(new.request)  # the request was made before: its answer
         assert first is not None
         return first
 
-    async def _by_request(self, new: NewPlayer) -> Player | None:
+    async def by_request(self, request: RequestKey) -> Player | None:
         first = await self.pool.fetchrow(
-            f"SELECT fingerprint, {_PLAYER} FROM players WHERE request_key = $1", new.request.key
+            f"SELECT fingerprint, {_PLAYER} FROM players WHERE request_key = $1", request.key
         )
         if first is None:
             return None
-        if bytes(first["fingerprint"]) != new.request.fingerprint:
+        if bytes(first["fingerprint"]) != request.fingerprint:
             raise RequestReused()
         return Player(*list(first.values())[1:])
 
@@ -283,6 +284,10 @@ class PgSessions:
         return bool(status == "UPDATE 1")
 
 
+class _OverLimit(Exception):
+    """Rolls a refused reservation back."""
+
+
 class PgThrottle:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
@@ -296,23 +301,44 @@ class PgThrottle:
         )
         return int(count)
 
-    async def fail(self, scopes: Sequence[str], at: datetime, window: timedelta) -> None:
-        await self.pool.execute(
-            "INSERT INTO sign_in_failures AS f (scope, failures, window_start) "
-            "SELECT unnest($1::text[]), 1, $2 "
-            "ON CONFLICT (scope) DO UPDATE SET "
-            "failures = CASE WHEN f.window_start <= $2 - $3::interval THEN 1 "
-            "ELSE f.failures + 1 END, "
-            "window_start = CASE WHEN f.window_start <= $2 - $3::interval THEN $2 "
-            "ELSE f.window_start END",
-            sorted(set(scopes)),
-            at,
-            window,
-        )
+    async def reserve(self, limits: Mapping[str, int], at: datetime, window: timedelta) -> bool:
+        """One UPSERT ... RETURNING counts the attempt in every scope and locks their rows
+        (in one order, so two reservations never deadlock); if any count is then over its
+        limit the transaction is rolled back, so a refused attempt counts nothing."""
+        scopes = sorted(limits)
+        try:
+            async with self.pool.acquire() as conn, conn.transaction():
+                rows = await conn.fetch(
+                    "INSERT INTO sign_in_failures AS f (scope, failures, window_start) "
+                    "SELECT unnest($1::text[]), 1, $2 "
+                    "ON CONFLICT (scope) DO UPDATE SET "
+                    "failures = CASE WHEN f.window_start <= $2 - $3::interval THEN 1 "
+                    "ELSE f.failures + 1 END, "
+                    "window_start = CASE WHEN f.window_start <= $2 - $3::interval THEN $2 "
+                    "ELSE f.window_start END "
+                    "RETURNING scope, failures",
+                    scopes,
+                    at,
+                    window,
+                )
+                if any(row["failures"] > limits[row["scope"]] for row in rows):
+                    raise _OverLimit()
+        except _OverLimit:
+            return False
+        return True
 
     async def clear(self, scopes: Sequence[str]) -> None:
         await self.pool.execute(
             "DELETE FROM sign_in_failures WHERE scope = ANY($1::text[])", list(scopes)
+        )
+
+    async def refund(self, scopes: Sequence[str]) -> None:
+        await self.pool.execute(  # one statement, one snapshot: each row is changed once
+            "WITH gone AS (DELETE FROM sign_in_failures "
+            "WHERE scope = ANY($1::text[]) AND failures <= 1) "
+            "UPDATE sign_in_failures SET failures = failures - 1 "
+            "WHERE scope = ANY($1::text[]) AND failures > 1",
+            sorted(set(scopes)),
         )
 
 
@@ -510,8 +536,25 @@ class PgLounges:
             for r in rows
         ]
 
-    async def create(self, new: NewLounge) -> Lounge:
+    async def create(self, new: NewLounge, max_per_owner: int | None = None) -> Lounge:
+        """With a cap, the owner's player row is locked first (one owner's creations run one
+        at a time), then the retry looked for, then its lounges counted: two concurrent
+        creations cannot both see room for one more."""
         async with self.pool.acquire() as conn, conn.transaction():
+            if max_per_owner is not None:
+                await conn.execute(
+                    "SELECT 1 FROM players WHERE player_id = $1 FOR UPDATE", new.owner_id
+                )
+                retry = await conn.fetchval(
+                    "SELECT 1 FROM lounges WHERE request_key = $1", new.request.key
+                )
+                owned = await conn.fetchval(
+                    "SELECT count(*) FROM lounges "
+                    "WHERE owner_id = $1 AND state IN ('creating', 'open')",
+                    new.owner_id,
+                )
+                if retry is None and owned >= max_per_owner:
+                    raise TooManyLounges(max_per_owner)
             row = await conn.fetchrow(
                 "INSERT INTO lounges (lounge_id, owner_id, name, variant, config, stake, "
                 "seat_count, seats_taken, min_buy_in, max_buy_in, private, invite_code, state, "

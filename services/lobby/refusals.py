@@ -63,3 +63,9 @@ NOT_SIGNED_IN = unauthenticated(
 SESSION_REVOKED = unauthenticated(
     "SESSION_REVOKED", "this session was signed out (or its refresh token reused): sign in again"
 )
+NAME_TAKEN = Refused(Code.ALREADY_EXISTS, "another player has this display name", "NAME_TAKEN")
+ALREADY_ANSWERED = Refused(
+    Code.FAILED_PRECONDITION,
+    "this request was already answered, and its answer is no longer given again: sign in",
+    "REQUEST_ALREADY_ANSWERED",
+)

@@ -12,6 +12,7 @@ Configuration comes from the environment:
 ``FELT_LOBBY_TOP_UP``          chips a free top-up gives (default 5000)
 ``FELT_LOBBY_TOP_UP_BELOW``    a top-up is for a balance under this (default 500)
 ``FELT_LOBBY_TOP_UP_COOLDOWN_S`` time between two top-ups of one player (default 3600)
+``FELT_LOBBY_MAX_LOUNGES``     lounges one player may have at once (default 3)
 ``FELT_LOBBY_DB_POOL``         most PostgreSQL connections (default 20)
 ``FELT_TABLE_ADDR``            the table service, default ``127.0.0.1:50051``
 ``FELT_ADMIN_TOKEN``           the table service's admin credential (lounges' tables, seating)
@@ -119,6 +120,7 @@ class LobbyServerConfig:
             top_up_cooldown=timedelta(
                 seconds=_int(env, "FELT_LOBBY_TOP_UP_COOLDOWN_S", 3600, 0, 30 * 86_400)
             ),
+            max_lounges_per_owner=_int(env, "FELT_LOBBY_MAX_LOUNGES", 3, 1, 1000),
         )
         return cls(
             database_url=env.get("DATABASE_URL", ""),

@@ -20,7 +20,7 @@ from poker.events.v1 import events_pb2 as epb
 from poker.v1 import lobby_pb2 as lpb
 from poker.v1 import lobby_service_pb2 as pb
 from poker.v1 import lobby_service_pb2_grpc as rpc
-from services.lobby.application import Credentials, LobbyApp
+from services.lobby.application import Credentials, LobbyApp, client_address
 from services.lobby.auth import Caller
 from services.lobby.interceptors import current_caller
 from services.lobby.lounges import AiSeat, LoungeApp
@@ -143,7 +143,10 @@ class LobbyService(rpc.LobbyServiceServicer):
 
     async def SignIn(self, request: pb.SignInRequest, context: Context) -> pb.SignInResponse:
         signed = await self.app.sign_in(
-            request.display_name, request.password, without_password(request)
+            request.display_name,
+            request.password,
+            without_password(request),
+            client_address(context.peer()),
         )
         return pb.SignInResponse(
             player=player_message(signed.player),

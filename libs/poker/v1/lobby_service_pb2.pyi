@@ -15,6 +15,10 @@ Conventions (as the table service's)
   at least 16 characters; for Register and SignIn, whoever knows the
   password) and to one call. The same id from the same caller to the same
   RPC with other content is INVALID_ARGUMENT (reason REQUEST_ID_REUSED).
+  The retry of a CreateGuest, Register or SignIn gets its credentials
+  again only within 60 seconds and while the session is untouched (not
+  refreshed nor signed out); later it is FAILED_PRECONDITION
+  (REQUEST_ALREADY_ANSWERED: sign in, or sign up with a new id).
 - Errors carry a `google.rpc.ErrorInfo` (domain `felt.poker`) whose
   `reason` says what to do: a value out of its documented range is
   INVALID_ARGUMENT (BAD_NAME, BAD_PASSWORD, BAD_REQUEST_ID, BAD_PAGE_TOKEN,

@@ -187,7 +187,9 @@ class LobbyServiceServicer:
         as the table service validates a table (INVALID_ARGUMENT BAD_CONFIG,
         BAD_BUY_IN, BAD_AI_SEATS), with its AI players seated. UNAVAILABLE
         TABLES_UNAVAILABLE: retry with the same request_id (the lobby also
-        finishes it by itself).
+        finishes it by itself). A player may have 3 lounges at once (the
+        lobby's FELT_LOBBY_MAX_LOUNGES): past it, RESOURCE_EXHAUSTED
+        TOO_MANY_LOUNGES.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

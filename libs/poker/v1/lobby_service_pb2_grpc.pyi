@@ -15,6 +15,10 @@ Conventions (as the table service's)
   at least 16 characters; for Register and SignIn, whoever knows the
   password) and to one call. The same id from the same caller to the same
   RPC with other content is INVALID_ARGUMENT (reason REQUEST_ID_REUSED).
+  The retry of a CreateGuest, Register or SignIn gets its credentials
+  again only within 60 seconds and while the session is untouched (not
+  refreshed nor signed out); later it is FAILED_PRECONDITION
+  (REQUEST_ALREADY_ANSWERED: sign in, or sign up with a new id).
 - Errors carry a `google.rpc.ErrorInfo` (domain `felt.poker`) whose
   `reason` says what to do: a value out of its documented range is
   INVALID_ARGUMENT (BAD_NAME, BAD_PASSWORD, BAD_REQUEST_ID, BAD_PAGE_TOKEN,
@@ -88,7 +92,9 @@ class LobbyServiceStub:
     as the table service validates a table (INVALID_ARGUMENT BAD_CONFIG,
     BAD_BUY_IN, BAD_AI_SEATS), with its AI players seated. UNAVAILABLE
     TABLES_UNAVAILABLE: retry with the same request_id (the lobby also
-    finishes it by itself).
+    finishes it by itself). A player may have 3 lounges at once (the
+    lobby's FELT_LOBBY_MAX_LOUNGES): past it, RESOURCE_EXHAUSTED
+    TOO_MANY_LOUNGES.
     """
     ListLounges: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.ListLoungesRequest, _lobby_service_pb2.ListLoungesResponse]
     """Lists open public lounges (signed in), newest first, with filters."""
@@ -140,7 +146,9 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     as the table service validates a table (INVALID_ARGUMENT BAD_CONFIG,
     BAD_BUY_IN, BAD_AI_SEATS), with its AI players seated. UNAVAILABLE
     TABLES_UNAVAILABLE: retry with the same request_id (the lobby also
-    finishes it by itself).
+    finishes it by itself). A player may have 3 lounges at once (the
+    lobby's FELT_LOBBY_MAX_LOUNGES): past it, RESOURCE_EXHAUSTED
+    TOO_MANY_LOUNGES.
     """
     ListLounges: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.ListLoungesRequest, _lobby_service_pb2.ListLoungesResponse]  # type: ignore[assignment]
     """Lists open public lounges (signed in), newest first, with filters."""
@@ -255,7 +263,9 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         as the table service validates a table (INVALID_ARGUMENT BAD_CONFIG,
         BAD_BUY_IN, BAD_AI_SEATS), with its AI players seated. UNAVAILABLE
         TABLES_UNAVAILABLE: retry with the same request_id (the lobby also
-        finishes it by itself).
+        finishes it by itself). A player may have 3 lounges at once (the
+        lobby's FELT_LOBBY_MAX_LOUNGES): past it, RESOURCE_EXHAUSTED
+        TOO_MANY_LOUNGES.
         """
 
     @_abc_1.abstractmethod

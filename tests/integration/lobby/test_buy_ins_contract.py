@@ -157,7 +157,7 @@ async def test_fifty_concurrent_buy_ins_from_one_balance(stores: Stores) -> None
         stores.ledger,
         Passwords(PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)),
         secrets,
-        LobbySettings(),
+        LobbySettings(max_lounges_per_owner=1_000),
         Clock(),
     )
     tables = MemoryTables()

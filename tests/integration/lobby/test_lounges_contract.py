@@ -163,3 +163,23 @@ async def test_listing_uses_its_index_on_ten_thousand_lounges(lobby_dsn: str) ->
 async def test_lounge_needs_its_owner(lobby_pool: asyncpg.Pool) -> None:
     with pytest.raises(asyncpg.ForeignKeyViolationError):
         await PgLounges(lobby_pool).create(new_lounge(1))
+
+
+async def test_concurrent_creations_never_pass_the_owner_cap(stores: Any) -> None:
+    """The cap is counted with the write: 10 creations at once with room for 3 make 3."""
+    import asyncio
+
+    from services.lobby.ports import TooManyLounges
+
+    await owner(stores)
+    got = await asyncio.gather(
+        *(stores.lounges.create(new_lounge(i), 3) for i in range(10)), return_exceptions=True
+    )
+    made = [g for g in got if not isinstance(g, BaseException)]
+    assert len(made) == 3
+    assert all(isinstance(g, TooManyLounges) for g in got if isinstance(g, BaseException))
+    # a retry of a lounge made is still answered at the cap
+    first = next(i for i, g in enumerate(got) if not isinstance(g, BaseException))
+    assert await stores.lounges.create(new_lounge(first), 3) == got[first]
+    with pytest.raises(TooManyLounges):
+        await stores.lounges.create(new_lounge(99), 3)

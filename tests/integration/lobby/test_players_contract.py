@@ -123,19 +123,62 @@ async def test_two_refreshes_with_one_token_rotate_it_once(stores: Any) -> None:
 
 async def test_throttle_counts_per_scope_in_a_window(stores: Any) -> None:
     window = timedelta(minutes=15)
+    both = {"player:p1": 5, "name:alice": 5}
     for i in range(3):
-        await stores.throttle.fail(["player:p1", "name:alice"], T0 + timedelta(minutes=i), window)
-    await stores.throttle.fail(["name:bob"], T0, window)
+        assert await stores.throttle.reserve(both, T0 + timedelta(minutes=i), window)
+    assert await stores.throttle.reserve({"name:bob": 5}, T0, window)
     assert await stores.throttle.failures(["player:p1"], T0 - window) == 3
     assert await stores.throttle.failures(["name:bob", "name:alice"], T0 - window) == 3
     assert await stores.throttle.failures(["name:carol"], T0 - window) == 0
     assert await stores.throttle.failures(["player:p1"], T0) == 0  # its window started at T0
     later = T0 + window + timedelta(minutes=1)
-    await stores.throttle.fail(["player:p1"], later, window)  # a new window starts over
+    assert await stores.throttle.reserve({"player:p1": 5}, later, window)  # starts over
     assert await stores.throttle.failures(["player:p1"], later - window) == 1
     await stores.throttle.clear(["player:p1", "name:alice"])
     assert await stores.throttle.failures(["player:p1", "name:alice"], T0 - window) == 0
     assert await stores.throttle.failures(["name:bob"], T0 - window) == 1
+
+
+async def test_throttle_refuses_past_a_limit_and_counts_nothing_then(stores: Any) -> None:
+    window = timedelta(minutes=15)
+    assert await stores.throttle.reserve({"name:bob": 2, "client:a": 3}, T0, window)
+    assert await stores.throttle.reserve({"name:bob": 2, "client:a": 3}, T0, window)
+    # name:bob is full: nothing is counted, not even in client:a
+    assert not await stores.throttle.reserve({"name:bob": 2, "client:a": 3}, T0, window)
+    assert await stores.throttle.failures(["client:a"], T0 - window) == 2
+    assert await stores.throttle.reserve({"name:eve": 2, "client:a": 3}, T0, window)
+    assert not await stores.throttle.reserve({"name:eve": 2, "client:a": 3}, T0, window)
+    assert await stores.throttle.failures(["name:eve"], T0 - window) == 1
+
+
+async def test_throttle_refunds_one_attempt(stores: Any) -> None:
+    window = timedelta(minutes=15)
+    for _ in range(3):
+        await stores.throttle.reserve({"client:a": 9, "name:bob": 9}, T0, window)
+    await stores.throttle.reserve({"client:b": 9}, T0, window)
+    await stores.throttle.refund(["client:a", "client:b", "name:nobody"])
+    assert await stores.throttle.failures(["client:a"], T0 - window) == 2
+    assert await stores.throttle.failures(["client:b", "name:nobody"], T0 - window) == 0
+    assert await stores.throttle.failures(["name:bob"], T0 - window) == 3
+    assert await stores.throttle.reserve({"client:b": 1}, T0, window)  # it starts over
+
+
+async def test_players_by_request(stores: Any) -> None:
+    p = await stores.players.create(new_player("p1", "Alice", "r1"))
+    assert await stores.players.by_request(key("r1", "Alice")) == p
+    assert await stores.players.by_request(key("r2", "Alice")) is None
+    with pytest.raises(RequestReused):
+        await stores.players.by_request(key("r1", "other content"))
+
+
+async def test_concurrent_reservations_never_pass_the_limit(stores: Any) -> None:
+    """The sign-in throttle's race: 30 attempts at once, at most the limit get through."""
+    window = timedelta(minutes=15)
+    got = await asyncio.gather(
+        *(stores.throttle.reserve({"name:bob": 5, "player:p1": 5}, T0, window) for _ in range(30))
+    )
+    assert sum(got) == 5
+    assert await stores.throttle.failures(["name:bob", "player:p1"], T0 - window) == 5
 
 
 async def test_one_sign_up_racing_itself_creates_one_player(stores: Any) -> None:

@@ -13,6 +13,7 @@ from datetime import datetime
 import pytest
 
 from felt.api.limits import LimitError
+from services.lobby.application import LobbySettings
 from services.lobby.auth import Caller
 from services.lobby.lounges import LoungeApp
 from services.lobby.memory import MemoryBuyIns, MemoryLedger, MemoryLounges, MemoryTables
@@ -85,7 +86,8 @@ class CrashingTables(MemoryTables):
 class World:
     def __init__(self) -> None:
         self.ledger = MemoryLedger()
-        self.lobby = Lobby(self.ledger)
+        # many lounges of one owner here: the cap on them is tested in test_lounges_on_fakes
+        self.lobby = Lobby(self.ledger, LobbySettings(max_lounges_per_owner=1_000))
         self.lounges = MemoryLounges()
         self.tables = CrashingTables()
         self.lounge_app = LoungeApp(self.lobby.app, self.lounges, self.tables)

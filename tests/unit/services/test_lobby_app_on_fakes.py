@@ -8,6 +8,7 @@ codes and reasons, and that a refused or retried request changes nothing.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 from datetime import UTC, datetime, timedelta
 
@@ -16,7 +17,13 @@ from argon2 import PasswordHasher
 
 from felt.api.limits import LimitError
 from felt.idempotency import ClientRequest, RequestKey, RequestReused
-from services.lobby.application import Credentials, LobbyApp, LobbySecrets, LobbySettings
+from services.lobby.application import (
+    Credentials,
+    LobbyApp,
+    LobbySecrets,
+    LobbySettings,
+    client_address,
+)
 from services.lobby.auth import ANONYMOUS, Authenticator, Caller
 from services.lobby.memory import MemoryLedger, MemoryPlayers, MemorySessions, MemoryThrottle
 from services.lobby.ports import Kind, Ledger, Movement
@@ -37,19 +44,36 @@ class Clock:
         return self.now
 
 
+class CountingPasswords(Passwords):
+    """Real Argon2 (cheap parameters) that counts the passwords it checks and hashes."""
+
+    def __init__(self) -> None:
+        super().__init__(CHEAP)
+        self.verified = self.hashed = 0
+
+    async def verify(self, stored: str | None, password: str) -> bool:
+        self.verified += 1
+        return await super().verify(stored, password)
+
+    async def hash(self, password: str) -> str:
+        self.hashed += 1
+        return await super().hash(password)
+
+
 class Lobby:
-    def __init__(self, ledger: Ledger | None = None) -> None:
+    def __init__(self, ledger: Ledger | None = None, settings: LobbySettings | None = None) -> None:
         self.clock = Clock()
         self.ledger = ledger or MemoryLedger()
         self.sessions = MemorySessions()
+        self.passwords = CountingPasswords()
         self.app = LobbyApp(
             MemoryPlayers(),
             self.sessions,
             MemoryThrottle(),
             self.ledger,
-            Passwords(CHEAP),
+            self.passwords,
             SECRETS,
-            LobbySettings(),
+            settings or LobbySettings(),
             self.clock,
         )
         self.auth = Authenticator(SECRETS.access, self.clock)
@@ -96,6 +120,46 @@ async def test_a_guest_in_one_call_with_a_starting_grant(lobby: Lobby) -> None:
     # the same id with other content is refused
     reused = await refused(lobby.app.create_guest("Bob", req(guest_id(1), content="Bob")))
     assert reused.reason == "REQUEST_ID_REUSED"
+
+
+async def test_a_replayed_sign_up_hands_out_no_session_its_owner_has_moved_on_from(
+    lobby: Lobby,
+) -> None:
+    """Whoever learns a guest's request id cannot take the account over by replaying it."""
+    ask = req(guest_id(1), content="Alice")
+    signed = await lobby.app.create_guest("Alice", ask)
+    lobby.clock.now += timedelta(seconds=5)
+    assert await lobby.app.create_guest("Alice", ask) == signed  # a quick retry: its answer
+    await lobby.app.refresh(signed.credentials.refresh_token, req("f1"))
+    replay = await refused(lobby.app.create_guest("Alice", ask))
+    assert (replay.code, replay.reason) == (Code.FAILED_PRECONDITION, "REQUEST_ALREADY_ANSWERED")
+    # untouched, but older than the window: refused too (checked before any password)
+    other = req(guest_id(2), content="Bert")
+    await lobby.app.create_guest("Bert", other)
+    lobby.clock.now += LobbySettings().replay_window
+    assert (await refused(lobby.app.create_guest("Bert", other))).reason == (
+        "REQUEST_ALREADY_ANSWERED"
+    )
+    # signed out: refused at once
+    third = req(guest_id(3), content="Cleo")
+    cleo = await lobby.app.create_guest("Cleo", third)
+    await lobby.app.sign_out(lobby.caller(cleo.credentials), req("o1"))
+    assert (await refused(lobby.app.create_guest("Cleo", third))).reason == (
+        "REQUEST_ALREADY_ANSWERED"
+    )
+    # a registration and a sign-in alike
+    reg = req("r1", content="Dora")
+    dora = await lobby.app.register("Dora", PASSWORD, reg)
+    await lobby.app.refresh(dora.credentials.refresh_token, req("f2"))
+    assert (await refused(lobby.app.register("Dora", PASSWORD, reg))).reason == (
+        "REQUEST_ALREADY_ANSWERED"
+    )
+    signed_in = await lobby.app.sign_in("Dora", PASSWORD, req("s1"))
+    assert await lobby.app.sign_in("Dora", PASSWORD, req("s1")) == signed_in
+    await lobby.app.refresh(signed_in.credentials.refresh_token, req("f3"))
+    assert (await refused(lobby.app.sign_in("Dora", PASSWORD, req("s1")))).reason == (
+        "REQUEST_ALREADY_ANSWERED"
+    )
 
 
 async def test_display_names_are_checked_and_unique_case_insensitively(lobby: Lobby) -> None:
@@ -149,6 +213,75 @@ async def test_failed_sign_ins_are_throttled(lobby: Lobby) -> None:
     )
     lobby.clock.now += LobbySettings().sign_in_window + timedelta(seconds=1)
     await lobby.app.sign_in("Bob", PASSWORD, req("ok2"))
+
+
+async def test_concurrent_guesses_are_checked_no_more_than_the_limit(lobby: Lobby) -> None:
+    """30 wrong passwords at once (and the right one among them): at most the limit are
+    checked; the rest are refused unchecked, so a burst gains no extra guesses."""
+    await lobby.app.register("Bob", PASSWORD, req("r1", content="Bob"))
+    lobby.passwords.verified = 0
+    most = LobbySettings().sign_in_max_failures
+    guesses = [lobby.app.sign_in("Bob", f"wrong pass {i}", req(f"w{i}")) for i in range(30)]
+    guesses.append(lobby.app.sign_in("Bob", PASSWORD, req("right")))
+    answers = await asyncio.gather(*guesses, return_exceptions=True)
+    assert lobby.passwords.verified <= most
+    reasons = [refusal(a).reason for a in answers if isinstance(a, Exception)]  # type: ignore[union-attr]
+    assert reasons.count("TOO_MANY_SIGN_INS") >= 31 - most
+    assert reasons.count("BAD_CREDENTIALS") <= most
+
+
+async def test_a_guesser_locks_out_its_own_address_not_the_owner(lobby: Lobby) -> None:
+    await lobby.app.register("Bob", PASSWORD, req("r1", content="Bob"))
+    most = LobbySettings().sign_in_max_failures
+    for i in range(most):
+        wrong = await refused(lobby.app.sign_in("Bob", "wrong pass", req(f"w{i}"), "6.6.6.6"))
+        assert wrong.reason == "BAD_CREDENTIALS"
+    lobby.passwords.verified = 0
+    shut = await refused(lobby.app.sign_in("Bob", PASSWORD, req("w9"), "6.6.6.6"))
+    assert shut.reason == "TOO_MANY_SIGN_INS" and lobby.passwords.verified == 0
+    # the owner, from its own address, signs in (and keeps doing so while the guesser tries)
+    assert (await lobby.app.sign_in("Bob", PASSWORD, req("ok1"), "1.2.3.4")).player
+    assert (await lobby.app.sign_in("Bob", PASSWORD, req("ok2"), "1.2.3.4")).player
+    # a success clears its own address's failures on that name
+    for i in range(most - 1):
+        await refused(lobby.app.sign_in("Bob", "typo pass", req(f"t{i}"), "1.2.3.4"))
+    await lobby.app.sign_in("Bob", PASSWORD, req("ok3"), "1.2.3.4")
+    for i in range(most):
+        typo = await refused(lobby.app.sign_in("Bob", "typo pass", req(f"u{i}"), "1.2.3.4"))
+        assert typo.reason == "BAD_CREDENTIALS"
+
+
+async def test_a_name_has_a_ceiling_against_guessing_from_many_addresses() -> None:
+    lobby = Lobby(settings=LobbySettings(sign_in_max_per_name=8))
+    await lobby.app.register("Bob", PASSWORD, req("r1", content="Bob"))
+    for n in range(8):  # 4 addresses, 2 guesses each: under each address's own limit
+        await refused(lobby.app.sign_in("Bob", "wrong pass", req(f"w{n}"), f"10.0.0.{n // 2}"))
+    lobby.passwords.verified = 0
+    ceiling = await refused(lobby.app.sign_in("Bob", "wrong pass", req("w9"), "10.0.0.99"))
+    assert ceiling.reason == "TOO_MANY_SIGN_INS" and lobby.passwords.verified == 0
+
+
+async def test_one_address_cannot_make_the_server_hash_without_end() -> None:
+    """Sign-ins over many names from one address are capped (a guest's name costs a decoy
+    hash); a taken name in Register costs no hash."""
+    lobby = Lobby(settings=LobbySettings(sign_in_max_per_client=12))
+    await lobby.app.register("Bob", PASSWORD, req("r1", content="Bob"))
+    lobby.passwords.verified = lobby.passwords.hashed = 0
+    for n in range(30):
+        await lobby.app.create_guest(f"Guest {n}", req(guest_id(n), content=f"{n}"))
+    answers = [
+        await refused(lobby.app.sign_in(f"Guest {n}", "wrong pass", req(f"n{n}"), "6.6.6.6"))
+        for n in range(30)
+    ]
+    assert [a.reason for a in answers].count("BAD_CREDENTIALS") == 12
+    assert [a.reason for a in answers].count("TOO_MANY_SIGN_INS") == 18
+    assert lobby.passwords.verified == 12
+    # another address is not held back
+    assert (await lobby.app.sign_in("Bob", PASSWORD, req("ok"), "1.2.3.4")).player
+    for n in range(20):
+        taken = await refused(lobby.app.register("BOB", PASSWORD, req(f"x{n}", content="BOB")))
+        assert taken.reason == "NAME_TAKEN"
+    assert lobby.passwords.hashed == 0
 
 
 async def test_a_guest_upgrades_and_keeps_its_chips(lobby: Lobby) -> None:
@@ -275,3 +408,11 @@ async def test_a_sign_up_cut_short_is_completed_by_its_retry_with_one_grant() ->
     assert (await lobby.app.balance(lobby.caller(signed.credentials))).balance == 10_000
     totals = await lobby.ledger.totals()
     assert (totals.created, totals.balances) == (10_000, 10_000)
+
+
+def test_client_address_is_what_the_throttle_counts() -> None:
+    assert client_address("ipv4:1.2.3.4:5678") == "1.2.3.4"
+    assert client_address("ipv6:[2001:db8:1:2:3:4:5:6]:443") == "2001:db8:1:2::/64"
+    assert client_address("ipv6:%5B2001:db8:1:2:ff::1%5D:443") == "2001:db8:1:2::/64"
+    assert client_address("ipv6:[::ffff:1.2.3.4]:9") == "1.2.3.4"
+    assert client_address("unix:/run/felt.sock") == "unix:/run/felt.sock"

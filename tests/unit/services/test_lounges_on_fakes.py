@@ -11,6 +11,7 @@ import pytest
 from google.protobuf.duration_pb2 import Duration
 
 from poker.events.v1 import events_pb2 as epb
+from services.lobby.application import LobbySettings
 from services.lobby.auth import ANONYMOUS, Caller
 from services.lobby.lounges import AiSeat, LoungeApp
 from services.lobby.memory import MemoryLounges, MemoryTables
@@ -33,8 +34,8 @@ def draw(seats: int = 5, ante: int = 2, small_bet: int = 10) -> epb.TableConfig:
 
 
 class World:
-    def __init__(self) -> None:
-        self.lobby = Lobby()
+    def __init__(self, settings: LobbySettings | None = None) -> None:
+        self.lobby = Lobby(settings=settings)
         self.lounges = MemoryLounges()
         self.tables = MemoryTables()
         self.app = LoungeApp(self.lobby.app, self.lounges, self.tables)
@@ -68,6 +69,23 @@ async def test_create_seats_its_ai_players_at_its_table(world: World) -> None:
         world.app.create(alice, req("r1", content="x"), "High noon", nlhe(), 0, 0, [], False)
     )
     assert reused.reason == "REQUEST_ID_REUSED" and len(world.tables.tables) == 1
+
+
+async def test_a_player_may_have_only_so_many_lounges(world: World) -> None:
+    """A free guest cannot start tables (each with AI seats playing on) without end."""
+    most = world.lobby.app.settings.max_lounges_per_owner
+    alice, bob = await world.player(1), await world.player(2)
+    ai = [AiSeat(None, epb.AI_LEVEL_EASY)] * 5
+    first = [
+        await world.app.create(alice, req(f"a{i}"), f"A{i}", nlhe(), 0, 0, ai, False)
+        for i in range(most)
+    ]
+    over = await refused(world.app.create(alice, req("a-more"), "More", nlhe(), 0, 0, ai, False))
+    assert (over.code, over.reason) == (Code.RESOURCE_EXHAUSTED, "TOO_MANY_LOUNGES")
+    assert len(world.tables.tables) == most and await world.lounges.creating(10) == []
+    # a retry of one of them is still answered; another player has room of its own
+    assert await world.app.create(alice, req("a0"), "A0", nlhe(), 0, 0, ai, False) == first[0]
+    await world.app.create(bob, req("b0"), "B0", nlhe(), 0, 0, ai, False)
 
 
 async def test_validated_as_the_table_service_does(world: World) -> None:
@@ -131,7 +149,8 @@ async def test_private_lounges_need_their_invite_code(world: World) -> None:
     assert (await refused(world.app.get(bob, "Not An Id", ""))).reason == "BAD_TABLE_ID"
 
 
-async def test_listing_pages_and_filters(world: World) -> None:
+async def test_listing_pages_and_filters() -> None:
+    world = World(LobbySettings(max_lounges_per_owner=100))
     alice = await world.player(1)
     made = []
     for i in range(7):

@@ -21,6 +21,10 @@ Command line, used by ``make run``::
     python -m felt.devserver [--postgres] -- COMMAND [ARG...]
 
 starts what is missing, exports ``REDIS_URL`` (and ``DATABASE_URL``) and runs COMMAND.
+
+Why one module of this size: both servers share the same life cycle (find a
+binary, pick a free port, start, wait, stop at exit) and the command line that
+``make run`` starts; only the server-specific start-up differs.
 """
 
 from __future__ import annotations

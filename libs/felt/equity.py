@@ -10,6 +10,10 @@ tests reproducible.
 Opponents' holdings in Hold'em are weighted :class:`Range` objects, written in
 the usual PokerStove-style notation (``Range.parse("TT+, AQs+, KQo")``) or taken
 from :func:`top_percent`.
+
+Why one module of this size: it is the typed face of the C extension's equity
+loops for both games, with the range notation they take; each function is a
+thin, validated wrapper over one native loop.
 """
 
 from __future__ import annotations

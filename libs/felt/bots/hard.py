@@ -21,6 +21,11 @@ equity-versus-pot-odds rules in fixed-limit form.
 
 Only public information is read: the seat's own cards, the board, the
 redacted history and the legal actions.
+
+Why one module of this size: the preflop ranges, the opponent read and the
+betting rules of both games are tuned against one another (``HardTuning``),
+and the ladder measures them together; split apart, a change in one would
+hide its effect on the others.
 """
 
 from __future__ import annotations

@@ -8,6 +8,10 @@ a value the codec does not know is refused rather than stored wrongly.
 Redacted copies encode too: a hidden card (``None`` in a redacted dataclass)
 becomes ``Card(hidden=True)`` and decodes back to ``None``. Fields that can
 never be hidden (board cards, shown cards, the deck) refuse it.
+
+Why one module of this size: it is two tables (event to message, message to
+event) with one short function per event kind; keeping an event's two halves
+side by side is what lets a reader check that every field round-trips.
 """
 
 from __future__ import annotations

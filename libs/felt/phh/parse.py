@@ -20,6 +20,10 @@ Two things shape this module:
   are kept exact (an ``int``, or a ``Fraction`` when not a whole scaled
   chip), because a split pot with an odd chip is recorded as half chips
   (``10112.5``), which must be seen, not scaled away.
+
+Why one module of this size: it is one format's reader (the fast TOML subset,
+the fallback, the action grammar, the chip scaling), compiled with mypyc on
+the conformance verifier's hot path.
 """
 
 from __future__ import annotations

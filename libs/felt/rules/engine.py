@@ -11,6 +11,10 @@ Nothing here names a variant: the hand's definition (``felt.rules.variants``;
 ``WorkingHand.game``) says how many hole cards are dealt, which streets
 follow which, what each deals, whether a round is a draw, the betting
 structure, the seats and forced bets allowed, and how hands are ranked.
+
+Why one module of this size: ``decide`` is one state machine (start, act,
+discard, show, and the automatic events that follow each); its steps call one
+another and mypyc compiles them as one unit on the hot path.
 """
 
 from __future__ import annotations

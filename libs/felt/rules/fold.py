@@ -6,6 +6,10 @@ working copy (:class:`WorkingHand`, its seats :class:`WorkingSeat`), which is
 frozen into a :class:`HandState` once, when a caller needs a snapshot. Only
 the engine holds working copies; nothing else mutates state. This module is
 compiled with mypyc (see setup.py): the working copies are native classes.
+
+Why one module of this size: the working copies and the fold of every hand
+event into them belong together (only this module mutates them), and it is
+compiled as one native unit.
 """
 
 from __future__ import annotations

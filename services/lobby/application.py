@@ -12,6 +12,15 @@ A sign-up is three idempotent writes (the player, the starting grant, the
 session), so a retry after a crash between them completes it; a player whose
 grant was never written gets it on its first look at its chips (the grant's
 key is the server's own, one per player).
+
+Why one module of about 460 lines (issue #10): it is one class, :class:`LobbyApp`,
+whose sign-up, sign-in and session calls and whose chips calls share its private
+helpers (the signed-in check, the account opened on first look, the session
+started and its credentials issued). Split in two, each half would reach into
+the other's helpers or re-derive them; read whole, every call and what it
+relies on are on one page. The lounges and seating use cases live in
+``lounges.py`` and ``seating.py`` (they borrow the sign-in check, and seating
+the player and account look-ups, from this class).
 """
 
 from __future__ import annotations

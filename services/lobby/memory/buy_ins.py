@@ -1,0 +1,94 @@
+"""The ``BuyIns`` port in memory, beside a ``MemoryLedger`` and ``MemoryLounges``."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from felt.idempotency import RequestReused
+from services.lobby.memory.ledger import MemoryLedger
+from services.lobby.memory.lounges import MemoryLounges
+from services.lobby.ports.buy_ins import BuyIn, BuyInState, NewBuyIn, refund_key, reserve_key
+from services.lobby.ports.ledger import Kind
+from services.lobby.ports.lounges import LoungeSeat
+from services.lobby.ports.tables import SeatGrant
+
+
+class MemoryBuyIns:
+    """The saga's rows beside a :class:`MemoryLedger` and :class:`MemoryLounges`: each
+    transition runs with no suspension point between its checks and writes (the ledger's
+    methods do not await anything), so it is atomic on one event loop."""
+
+    def __init__(self, ledger: MemoryLedger, lounges: MemoryLounges) -> None:
+        self.ledger, self.lounges = ledger, lounges
+        self.sagas: dict[str, BuyIn] = {}
+        self._requests: dict[str, tuple[bytes, str]] = {}
+
+    async def reserve(self, new: NewBuyIn) -> BuyIn:
+        first = self._requests.get(new.request.key)
+        if first is not None:
+            if first[0] != new.request.fingerprint:
+                raise RequestReused()
+            return self.sagas[first[1]]
+        await self.ledger.move(
+            new.player_id,
+            Kind.BUY_IN,
+            new.amount,
+            reserve_key(new.saga_id),
+            new.at,
+            new.lounge_id,
+        )
+        saga = BuyIn(
+            new.saga_id,
+            new.player_id,
+            new.display_name,
+            new.lounge_id,
+            new.seat,
+            new.amount,
+            BuyInState.RESERVED,
+            None,
+            None,
+            None,
+            new.at,
+        )
+        self.sagas[saga.saga_id] = saga
+        self._requests[new.request.key] = (new.request.fingerprint, saga.saga_id)
+        return saga
+
+    async def seated(self, saga_id: str, grant: SeatGrant) -> BuyIn:
+        saga = self.sagas[saga_id]
+        if saga.state is not BuyInState.RESERVED:
+            return saga
+        saga = replace(
+            saga,
+            state=BuyInState.SEATED,
+            seat=grant.seat,
+            seat_token=grant.seat_token,
+            seat_token_expires_at=grant.expires_at,
+        )
+        lounge = self.lounges._lounges[saga.lounge_id]
+        seat = LoungeSeat(grant.seat, saga.player_id, saga.display_name, 0, saga.amount)
+        others = [s for s in lounge.seats if s.seat != grant.seat]
+        self.lounges._lounges[saga.lounge_id] = replace(
+            lounge, seats=tuple(sorted([*others, seat], key=lambda s: s.seat))
+        )
+        self.sagas[saga_id] = saga
+        return saga
+
+    async def compensate(self, saga_id: str, refusal: str, at: datetime) -> BuyIn:
+        saga = self.sagas[saga_id]
+        if saga.state is not BuyInState.RESERVED:
+            return saga
+        await self.ledger.move(
+            saga.player_id, Kind.CASH_OUT, saga.amount, refund_key(saga_id), at, saga.lounge_id
+        )
+        saga = replace(saga, state=BuyInState.COMPENSATED, refusal=refusal)
+        self.sagas[saga_id] = saga
+        return saga
+
+    async def get(self, saga_id: str) -> BuyIn | None:
+        return self.sagas.get(saga_id)
+
+    async def unfinished(self, limit: int) -> list[BuyIn]:
+        found = [s for s in self.sagas.values() if s.state is BuyInState.RESERVED]
+        return sorted(found, key=lambda s: s.created_at)[:limit]

@@ -1,0 +1,83 @@
+"""The ``Lounges`` port in memory."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from felt.idempotency import RequestReused
+from services.lobby.ports.lounges import (
+    Lounge,
+    LoungeFilter,
+    LoungeState,
+    NewLounge,
+    TooManyLounges,
+)
+
+
+class MemoryLounges:
+    def __init__(self) -> None:
+        self._lounges: dict[str, Lounge] = {}
+        self._requests: dict[str, tuple[bytes, str]] = {}
+
+    async def create(self, new: NewLounge, max_per_owner: int | None = None) -> Lounge:
+        first = self._requests.get(new.request.key)
+        if first is not None:
+            if first[0] != new.request.fingerprint:
+                raise RequestReused()
+            return self._lounges[first[1]]
+        if max_per_owner is not None:
+            owned = sum(
+                1
+                for lounge in self._lounges.values()
+                if lounge.owner_id == new.owner_id
+                and lounge.state in (LoungeState.CREATING, LoungeState.OPEN)
+            )
+            if owned >= max_per_owner:
+                raise TooManyLounges(max_per_owner)
+        if new.lounge_id in self._lounges:
+            raise ValueError(f"lounge {new.lounge_id} exists")
+        lounge = Lounge(
+            new.lounge_id,
+            len(self._lounges) + 1,
+            new.owner_id,
+            new.name,
+            new.variant,
+            new.config,
+            new.stake,
+            new.seat_count,
+            new.min_buy_in,
+            new.max_buy_in,
+            new.invite_code,
+            LoungeState.CREATING,
+            new.at,
+            tuple(sorted(new.ai_seats, key=lambda s: s.seat)),
+        )
+        self._lounges[lounge.lounge_id] = lounge
+        self._requests[new.request.key] = (new.request.fingerprint, lounge.lounge_id)
+        return lounge
+
+    async def get(self, lounge_id: str) -> Lounge | None:
+        return self._lounges.get(lounge_id)
+
+    async def mark_open(self, lounge_id: str) -> Lounge:
+        lounge = replace(self._lounges[lounge_id], state=LoungeState.OPEN)
+        self._lounges[lounge_id] = lounge
+        return lounge
+
+    async def listing(self, where: LoungeFilter, before: int | None, limit: int) -> list[Lounge]:
+        found = [
+            lounge
+            for lounge in sorted(self._lounges.values(), key=lambda x: -x.listing_id)
+            if lounge.state is LoungeState.OPEN
+            and not lounge.private
+            and (before is None or lounge.listing_id < before)
+            and (not where.variant or lounge.variant == where.variant)
+            and (not where.min_stake or lounge.stake >= where.min_stake)
+            and (not where.max_stake or lounge.stake <= where.max_stake)
+            and lounge.free_seats >= where.min_free_seats
+        ]
+        return found[:limit]
+
+    async def creating(self, limit: int) -> list[Lounge]:
+        found = [x for x in self._lounges.values() if x.state is LoungeState.CREATING]
+        return sorted(found, key=lambda x: x.created_at)[:limit]

@@ -1,0 +1,88 @@
+"""The lobby's ports: what it stores, as ``typing.Protocol``s, and the values they hold.
+
+One module per port (``players``, ``sessions``, ``throttle``, ``ledger``,
+``lounges``, ``tables``, ``buy_ins``); this package re-exports their public
+names. Each port has a PostgreSQL adapter (``services.lobby.postgres``) and an
+in-memory fake (``services.lobby.memory``); one contract suite per port
+(``tests/integration/lobby/test_*_contract.py``) runs against both, so the
+service tests on the fakes (``tests/unit/services/test_lobby_app_on_fakes.py``)
+test what production does.
+
+Every write that a client can retry is keyed by a
+:class:`~felt.idempotency.RequestKey` (scoped to the caller and the call,
+sealed with the request's fingerprint): the same key with the same
+fingerprint finds the first outcome and changes nothing; with another
+fingerprint it is :class:`~felt.idempotency.RequestReused`.
+"""
+
+from services.lobby.ports.buy_ins import (
+    BuyIn,
+    BuyIns,
+    BuyInState,
+    NewBuyIn,
+    refund_key,
+    reserve_key,
+)
+from services.lobby.ports.ledger import (
+    Account,
+    InsufficientChips,
+    Kind,
+    Ledger,
+    Movement,
+    NoAccount,
+    TopUpRefused,
+    Totals,
+    check_top_up,
+)
+from services.lobby.ports.lounges import (
+    Lounge,
+    LoungeFilter,
+    Lounges,
+    LoungeSeat,
+    LoungeState,
+    NewLounge,
+    TooManyLounges,
+)
+from services.lobby.ports.players import AlreadyRegistered, NameTaken, NewPlayer, Player, Players
+from services.lobby.ports.sessions import Rotation, Session, Sessions, TokenHasher
+from services.lobby.ports.tables import SeatGrant, TableRefused, Tables, TablesUnavailable
+from services.lobby.ports.throttle import Throttle
+
+__all__ = [
+    "Account",
+    "AlreadyRegistered",
+    "BuyIn",
+    "BuyInState",
+    "BuyIns",
+    "InsufficientChips",
+    "Kind",
+    "Ledger",
+    "Lounge",
+    "LoungeFilter",
+    "LoungeSeat",
+    "LoungeState",
+    "Lounges",
+    "Movement",
+    "NameTaken",
+    "NewBuyIn",
+    "NewLounge",
+    "NewPlayer",
+    "NoAccount",
+    "Player",
+    "Players",
+    "Rotation",
+    "SeatGrant",
+    "Session",
+    "Sessions",
+    "TableRefused",
+    "Tables",
+    "TablesUnavailable",
+    "Throttle",
+    "TokenHasher",
+    "TooManyLounges",
+    "TopUpRefused",
+    "Totals",
+    "check_top_up",
+    "refund_key",
+    "reserve_key",
+]

@@ -1,0 +1,48 @@
+"""The ``Tables`` port: the table service as the lobby's admin client sees it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class SeatGrant:
+    """A seat taken at a table: the seat, its token (a secret for its player) and expiry."""
+
+    seat: int
+    seat_token: str
+    expires_at: datetime | None  # None: never
+
+
+class TableRefused(Exception):
+    """The table service definitely refused the call (a bad config, a taken seat, ...):
+    retrying the same request will not change the answer."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason, self.message = reason, message
+
+
+class TablesUnavailable(Exception):
+    """The call's outcome is unknown (unreachable, deadline passed): retry with the same
+    request id, which the table service answers as the first time."""
+
+
+class Tables(Protocol):
+    """The table service, as the lobby's admin client sees it. Every call is idempotent by
+    its ``request_id`` (scoped to the lobby's admin credential)."""
+
+    async def create(self, table_id: str, name: str, config: bytes, request_id: str) -> None: ...
+
+    async def seat(
+        self,
+        table_id: str,
+        seat: int | None,
+        player_id: str,
+        display_name: str,
+        stack: int,
+        ai_level: int,
+        request_id: str,
+    ) -> SeatGrant: ...

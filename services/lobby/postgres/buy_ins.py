@@ -1,0 +1,150 @@
+"""The ``BuyIns`` port on PostgreSQL: each saga transition one transaction with its chips."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import asyncpg
+
+from felt.idempotency import RequestReused
+from services.lobby.ports.buy_ins import BuyIn, BuyInState, NewBuyIn, refund_key, reserve_key
+from services.lobby.ports.ledger import InsufficientChips, Kind
+from services.lobby.ports.tables import SeatGrant
+from services.lobby.postgres._tx import Conn, first_movement, lock_account, write_movement
+
+_BUY_IN = (
+    "saga_id, player_id, display_name, lounge_id, seat, amount, state, seat_token, "
+    "seat_token_expires_at, refusal, created_at"
+)
+
+
+def _buy_in(row: asyncpg.Record) -> BuyIn:
+    values = [row[c.strip()] for c in _BUY_IN.split(",")]
+    values[6] = BuyInState(values[6])
+    return BuyIn(*values)
+
+
+class PgBuyIns:
+    """The saga's transitions, each one transaction with its chips: the saga's row is locked
+    (``FOR UPDATE``) before its state is read, so of two drivers of one saga (a client's
+    retry and the recovery pass) one makes the transition and the other sees it made."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    async def reserve(self, new: NewBuyIn) -> BuyIn:
+        async with self.pool.acquire() as conn, conn.transaction():
+            account = await lock_account(conn, new.player_id)  # serialises the player's sagas
+            first = await conn.fetchrow(
+                f"SELECT fingerprint, {_BUY_IN} FROM buy_ins WHERE request_key = $1",
+                new.request.key,
+            )
+            if first is not None:
+                if bytes(first["fingerprint"]) != new.request.fingerprint:
+                    raise RequestReused()
+                return _buy_in(first)
+            if account["balance"] < new.amount:
+                raise InsufficientChips(int(account["balance"]), new.amount)
+            key = reserve_key(new.saga_id)
+            await write_movement(
+                conn, account, Kind.BUY_IN, -new.amount, key, new.at, new.lounge_id
+            )
+            row = await conn.fetchrow(
+                "INSERT INTO buy_ins (saga_id, player_id, display_name, lounge_id, seat, amount, "
+                "state, request_key, fingerprint, created_at) "
+                "VALUES ($1, $2, $3, $4, $5, $6, 'reserved', $7, $8, $9) "
+                f"RETURNING {_BUY_IN}",
+                new.saga_id,
+                new.player_id,
+                new.display_name,
+                new.lounge_id,
+                new.seat,
+                new.amount,
+                new.request.key,
+                new.request.fingerprint,
+                new.at,
+            )
+            assert row is not None
+            return _buy_in(row)
+
+    @staticmethod
+    async def _locked(conn: Conn, saga_id: str) -> BuyIn:
+        row = await conn.fetchrow(
+            f"SELECT {_BUY_IN} FROM buy_ins WHERE saga_id = $1 FOR UPDATE", saga_id
+        )
+        if row is None:
+            raise KeyError(saga_id)
+        return _buy_in(row)
+
+    async def seated(self, saga_id: str, grant: SeatGrant) -> BuyIn:
+        async with self.pool.acquire() as conn, conn.transaction():
+            saga = await self._locked(conn, saga_id)
+            if saga.state is not BuyInState.RESERVED:
+                return saga
+            # The table service is the authority on who sits where: its seat replaces
+            # whatever the lobby's view had there.
+            old = await conn.execute(
+                "DELETE FROM lounge_seats WHERE lounge_id = $1 AND seat = $2",
+                saga.lounge_id,
+                grant.seat,
+            )
+            await conn.execute(
+                "INSERT INTO lounge_seats (lounge_id, seat, player_id, display_name, ai_level, "
+                "stack) VALUES ($1, $2, $3, $4, 0, $5)",
+                saga.lounge_id,
+                grant.seat,
+                saga.player_id,
+                saga.display_name,
+                saga.amount,
+            )
+            if old == "DELETE 0":
+                await conn.execute(
+                    "UPDATE lounges SET seats_taken = seats_taken + 1 WHERE lounge_id = $1",
+                    saga.lounge_id,
+                )
+            row = await conn.fetchrow(
+                "UPDATE buy_ins SET state = 'seated', seat = $2, seat_token = $3, "
+                f"seat_token_expires_at = $4 WHERE saga_id = $1 RETURNING {_BUY_IN}",
+                saga_id,
+                grant.seat,
+                grant.seat_token,
+                grant.expires_at,
+            )
+            assert row is not None
+            return _buy_in(row)
+
+    async def compensate(self, saga_id: str, refusal: str, at: datetime) -> BuyIn:
+        async with self.pool.acquire() as conn, conn.transaction():
+            saga = await self._locked(conn, saga_id)
+            if saga.state is not BuyInState.RESERVED:
+                return saga
+            account = await lock_account(conn, saga.player_id)
+            if await first_movement(conn, refund_key(saga_id)) is None:
+                await write_movement(
+                    conn,
+                    account,
+                    Kind.CASH_OUT,
+                    saga.amount,
+                    refund_key(saga_id),
+                    at,
+                    saga.lounge_id,
+                )
+            row = await conn.fetchrow(
+                "UPDATE buy_ins SET state = 'compensated', refusal = $2 WHERE saga_id = $1 "
+                f"RETURNING {_BUY_IN}",
+                saga_id,
+                refusal,
+            )
+            assert row is not None
+            return _buy_in(row)
+
+    async def get(self, saga_id: str) -> BuyIn | None:
+        row = await self.pool.fetchrow(f"SELECT {_BUY_IN} FROM buy_ins WHERE saga_id = $1", saga_id)
+        return None if row is None else _buy_in(row)
+
+    async def unfinished(self, limit: int) -> list[BuyIn]:
+        rows = await self.pool.fetch(
+            f"SELECT {_BUY_IN} FROM buy_ins WHERE state = 'reserved' ORDER BY created_at LIMIT $1",
+            limit,
+        )
+        return [_buy_in(r) for r in rows]

@@ -1,0 +1,170 @@
+"""The ``Lounges`` port on PostgreSQL (migration ``0002_lounges.sql``)."""
+
+from __future__ import annotations
+
+import asyncpg
+
+from felt.idempotency import RequestReused
+from services.lobby.ports.lounges import (
+    Lounge,
+    LoungeFilter,
+    LoungeSeat,
+    LoungeState,
+    NewLounge,
+    TooManyLounges,
+)
+from services.lobby.postgres._tx import Conn
+
+_LOUNGE = (
+    "lounge_id, listing_id, owner_id, name, variant, config, stake, seat_count, min_buy_in, "
+    "max_buy_in, invite_code, state, created_at"
+)
+
+
+class PgLounges:
+    """Lounges and their seats; a listing walks ``lounges_listing`` (or, for one variant,
+    ``lounges_listing_variant``) newest first and stops at the page size."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    @staticmethod
+    async def _seats(conn: Conn | asyncpg.Pool, ids: list[str]) -> dict[str, list[LoungeSeat]]:
+        rows = await conn.fetch(
+            "SELECT lounge_id, seat, player_id, display_name, ai_level, stack FROM lounge_seats "
+            "WHERE lounge_id = ANY($1::text[]) ORDER BY lounge_id, seat",
+            ids,
+        )
+        seats: dict[str, list[LoungeSeat]] = {i: [] for i in ids}
+        for r in rows:
+            seats[r["lounge_id"]].append(LoungeSeat(*list(r.values())[1:]))
+        return seats
+
+    async def _lounges(self, conn: Conn | asyncpg.Pool, rows: list[asyncpg.Record]) -> list[Lounge]:
+        seats = await self._seats(conn, [r["lounge_id"] for r in rows])
+        return [
+            Lounge(
+                r["lounge_id"],
+                r["listing_id"],
+                r["owner_id"],
+                r["name"],
+                r["variant"],
+                bytes(r["config"]),
+                r["stake"],
+                r["seat_count"],
+                r["min_buy_in"],
+                r["max_buy_in"],
+                r["invite_code"],
+                LoungeState(r["state"]),
+                r["created_at"],
+                tuple(seats[r["lounge_id"]]),
+            )
+            for r in rows
+        ]
+
+    async def create(self, new: NewLounge, max_per_owner: int | None = None) -> Lounge:
+        """With a cap, the owner's player row is locked first (one owner's creations run one
+        at a time), then the retry looked for, then its lounges counted: two concurrent
+        creations cannot both see room for one more."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            if max_per_owner is not None:
+                await conn.execute(
+                    "SELECT 1 FROM players WHERE player_id = $1 FOR UPDATE", new.owner_id
+                )
+                retry = await conn.fetchval(
+                    "SELECT 1 FROM lounges WHERE request_key = $1", new.request.key
+                )
+                owned = await conn.fetchval(
+                    "SELECT count(*) FROM lounges "
+                    "WHERE owner_id = $1 AND state IN ('creating', 'open')",
+                    new.owner_id,
+                )
+                if retry is None and owned >= max_per_owner:
+                    raise TooManyLounges(max_per_owner)
+            row = await conn.fetchrow(
+                "INSERT INTO lounges (lounge_id, owner_id, name, variant, config, stake, "
+                "seat_count, seats_taken, min_buy_in, max_buy_in, private, invite_code, state, "
+                "request_key, fingerprint, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
+                "$9, $10, $11, $12, 'creating', $13, $14, $15) "
+                f"ON CONFLICT (request_key) DO NOTHING RETURNING {_LOUNGE}",
+                new.lounge_id,
+                new.owner_id,
+                new.name,
+                new.variant,
+                new.config,
+                new.stake,
+                new.seat_count,
+                len(new.ai_seats),
+                new.min_buy_in,
+                new.max_buy_in,
+                new.invite_code is not None,
+                new.invite_code,
+                new.request.key,
+                new.request.fingerprint,
+                new.at,
+            )
+            if row is None:  # a retry: the first lounge of this request
+                first = await conn.fetchrow(
+                    f"SELECT fingerprint, {_LOUNGE} FROM lounges WHERE request_key = $1",
+                    new.request.key,
+                )
+                assert first is not None
+                if bytes(first["fingerprint"]) != new.request.fingerprint:
+                    raise RequestReused()
+                lounge = await self.get(first["lounge_id"])
+                assert lounge is not None
+                return lounge
+            await conn.executemany(
+                "INSERT INTO lounge_seats (lounge_id, seat, player_id, display_name, ai_level, "
+                "stack) VALUES ($1, $2, $3, $4, $5, $6)",
+                [
+                    (new.lounge_id, s.seat, s.player_id, s.display_name, s.ai_level, s.stack)
+                    for s in new.ai_seats
+                ],
+            )
+            return (await self._lounges(conn, [row]))[0]
+
+    async def get(self, lounge_id: str) -> Lounge | None:
+        row = await self.pool.fetchrow(
+            f"SELECT {_LOUNGE} FROM lounges WHERE lounge_id = $1", lounge_id
+        )
+        return None if row is None else (await self._lounges(self.pool, [row]))[0]
+
+    async def mark_open(self, lounge_id: str) -> Lounge:
+        status = await self.pool.execute(
+            "UPDATE lounges SET state = 'open' WHERE lounge_id = $1", lounge_id
+        )
+        if status != "UPDATE 1":
+            raise KeyError(lounge_id)
+        lounge = await self.get(lounge_id)
+        assert lounge is not None
+        return lounge
+
+    async def listing(self, where: LoungeFilter, before: int | None, limit: int) -> list[Lounge]:
+        # Only the conditions that apply, so that the plan can seek the index to the page's
+        # start (``listing_id < $n`` as an index condition) rather than filter from the top.
+        conditions, args = ["state = 'open'", "NOT private"], []
+        for sql, value, used in (
+            ("listing_id < ${}", before, before is not None),
+            ("variant = ${}", where.variant, bool(where.variant)),
+            ("stake >= ${}", where.min_stake, bool(where.min_stake)),
+            ("stake <= ${}", where.max_stake, bool(where.max_stake)),
+            ("free_seats >= ${}", where.min_free_seats, bool(where.min_free_seats)),
+        ):
+            if used:
+                args.append(value)
+                conditions.append(sql.format(len(args)))
+        args.append(limit)
+        rows = await self.pool.fetch(
+            f"SELECT {_LOUNGE} FROM lounges WHERE {' AND '.join(conditions)} "
+            f"ORDER BY listing_id DESC LIMIT ${len(args)}",
+            *args,
+        )
+        return await self._lounges(self.pool, list(rows))
+
+    async def creating(self, limit: int) -> list[Lounge]:
+        rows = await self.pool.fetch(
+            f"SELECT {_LOUNGE} FROM lounges WHERE state = 'creating' ORDER BY created_at LIMIT $1",
+            limit,
+        )
+        return await self._lounges(self.pool, list(rows))

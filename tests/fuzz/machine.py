@@ -26,6 +26,10 @@ RPC and content), which gets the first answer back; no message shows the
 caller a card the raw events say it may not see (``oracle.leaks``); and after
 every step, the events conserve chips and agree with the service's view, every
 AI decision request holds only its seat's cards, and health checks answer.
+
+Why one module of this size: a hypothesis state machine is one class whose
+rules share its state (the tables, seats, tokens and request ids it has seen)
+and its per-call checks; the oracles it consults live in ``tests.fuzz.oracle``.
 """
 
 from __future__ import annotations

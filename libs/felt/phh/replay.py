@@ -42,6 +42,10 @@ tied winner left of the button (RULES.md, "Ties").
 Unknown hole cards that reach a showdown (``????`` never shown) decide the
 result with filler cards, so the stacks are then not compared (noted in the
 verdict); every action is still checked.
+
+Why one module of this size: it is one replay (the PHH conventions mapped to
+Felt's seats, every action kind, the board and draw checks, the verdict),
+compiled with mypyc on the conformance verifier's hot path.
 """
 
 from __future__ import annotations

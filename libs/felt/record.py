@@ -1,15 +1,21 @@
 """``Record``: the base of Felt's immutable value classes (events, commands, setups).
 
 Those classes are frozen dataclasses for equality, hashing, ``repr``,
-``dataclasses.replace`` and ``fields``, but each spells out its
-``__init__`` with ``object.__setattr__``. Why: the modules that define them
-are compiled with mypyc (see ``setup.py``), which turns such an ``__init__``
-into direct native stores, about ten times cheaper than the ``__init__``
-that ``dataclasses`` generates (an interpreted function, even in a compiled
-module); replaying a hand builds a few dozen of them. Uncompiled, the same
-code behaves the same, at the dataclass's usual speed.
-``tests/unit/test_records.py`` checks every such ``__init__`` against its
-fields.
+``dataclasses.replace`` and ``fields``, defined in modules compiled with
+mypyc (see ``setup.py``). ``Record`` makes them picklable and copyable: a
+compiled frozen dataclass cannot otherwise be (``pickle``, ``copy.copy``
+and ``copy.deepcopy`` raise ``FrozenInstanceError`` setting its state).
+
+Those made per event, per hand or per PHH file or action spell out their
+``__init__`` with ``object.__setattr__``: mypyc turns it into direct native
+stores, about ten times cheaper than the ``__init__`` that ``dataclasses``
+generates (an interpreted function, even in a compiled module). Measured
+for issue #10: building table views or replaying the PHH corpus runs 8 to
+40% slower without it. Classes made once per table or at import
+(``TableConfig``, ``Round``, ``VariantRules``) keep the generated
+``__init__``. Uncompiled, the same code behaves the same, at the
+dataclass's usual speed. ``tests/unit/test_records.py`` checks every
+``Record``'s ``__init__`` against its fields.
 
 What only the compiled build enforces: argument types (``Act(1, "FOLD")``
 raises ``TypeError``, a ``bool`` given for an ``int`` becomes an ``int``;
@@ -29,7 +35,7 @@ __all__ = ["Record"]
 
 
 class Record:
-    """Base of a frozen dataclass whose ``__init__`` is written out (see the module docstring)."""
+    """Base of a compiled frozen dataclass: pickling and copying (see the module docstring)."""
 
     __slots__ = ()
 

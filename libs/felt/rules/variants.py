@@ -35,7 +35,8 @@ docs/architecture.md ("How to add a variant") has the checklist.
 
 This module is on the hot path (the engine reads a hand's definition once
 per hand and its rounds once per street), so it is compiled (``felt.compiled``)
-and its value classes follow the ``felt.record.Record`` pattern.
+and its value classes are ``felt.record.Record`` classes; made once, at import, they keep
+the ``__init__`` that ``dataclasses`` generates.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ HIGH = Ranking.HIGH
 LEFT_OF_BLINDS = FirstToAct.LEFT_OF_BLINDS
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class Round(Record):
     """One street of a variant, in the order they are played.
 
@@ -112,22 +113,8 @@ class Round(Record):
     big_bet: bool = False
     first_to_act: FirstToAct = FirstToAct.LEFT_OF_BUTTON
 
-    def __init__(
-        self,
-        street: Street,
-        board_cards: int = 0,
-        max_discard: int = 0,
-        big_bet: bool = False,
-        first_to_act: FirstToAct = FirstToAct.LEFT_OF_BUTTON,
-    ) -> None:
-        object.__setattr__(self, "street", street)
-        object.__setattr__(self, "board_cards", board_cards)
-        object.__setattr__(self, "max_discard", max_discard)
-        object.__setattr__(self, "big_bet", big_bet)
-        object.__setattr__(self, "first_to_act", first_to_act)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class VariantRules(Record):
     """Everything that makes one game what it is (see the module docstring).
 
@@ -151,32 +138,6 @@ class VariantRules(Record):
     ante_required: bool
     ranking: Ranking
     all_show: bool
-
-    def __init__(
-        self,
-        variant: Variant,
-        name: str,
-        hole_cards: int,
-        rounds: tuple[Round, ...],
-        betting: Betting,
-        min_seats: int,
-        max_seats: int,
-        blinds: bool,
-        ante_required: bool,
-        ranking: Ranking,
-        all_show: bool,
-    ) -> None:
-        object.__setattr__(self, "variant", variant)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "hole_cards", hole_cards)
-        object.__setattr__(self, "rounds", rounds)
-        object.__setattr__(self, "betting", betting)
-        object.__setattr__(self, "min_seats", min_seats)
-        object.__setattr__(self, "max_seats", max_seats)
-        object.__setattr__(self, "blinds", blinds)
-        object.__setattr__(self, "ante_required", ante_required)
-        object.__setattr__(self, "ranking", ranking)
-        object.__setattr__(self, "all_show", all_show)
 
     @property
     def fixed_limit(self) -> bool:

@@ -13,7 +13,7 @@ from felt.rules.config import Variant
 from felt.rules.events import Event as HandEvent
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class TableConfig(Record):
     """How a table plays. NLHE uses blinds/ante; Draw uses ante and fixed bets.
 
@@ -39,40 +39,6 @@ class TableConfig(Record):
     hand_limit: int = 0
     close_at_ms: int = 0
     name: str = ""
-
-    def __init__(
-        self,
-        table_id: str,
-        variant: Variant,
-        seat_count: int,
-        small_blind: int = 0,
-        big_blind: int = 0,
-        ante: int = 0,
-        small_bet: int = 0,
-        big_bet: int = 0,
-        raise_cap: int = 4,
-        allow_all_in: bool = True,
-        action_timeout_ms: int = 30_000,
-        max_timeouts: int = 2,
-        hand_limit: int = 0,
-        close_at_ms: int = 0,
-        name: str = "",
-    ) -> None:
-        object.__setattr__(self, "table_id", table_id)
-        object.__setattr__(self, "variant", variant)
-        object.__setattr__(self, "seat_count", seat_count)
-        object.__setattr__(self, "small_blind", small_blind)
-        object.__setattr__(self, "big_blind", big_blind)
-        object.__setattr__(self, "ante", ante)
-        object.__setattr__(self, "small_bet", small_bet)
-        object.__setattr__(self, "big_bet", big_bet)
-        object.__setattr__(self, "raise_cap", raise_cap)
-        object.__setattr__(self, "allow_all_in", allow_all_in)
-        object.__setattr__(self, "action_timeout_ms", action_timeout_ms)
-        object.__setattr__(self, "max_timeouts", max_timeouts)
-        object.__setattr__(self, "hand_limit", hand_limit)
-        object.__setattr__(self, "close_at_ms", close_at_ms)
-        object.__setattr__(self, "name", name)
 
 
 @dataclass(frozen=True, slots=True, init=False)

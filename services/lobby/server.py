@@ -63,6 +63,8 @@ from services.lobby.seating import SeatingApp
 from services.lobby.service import LobbyService
 from services.lobby.tables import GrpcTables
 from services.lobby.tokens import Passwords
+from services.settings import TRUE, int_setting
+from services.settings import ConfigError as ConfigError
 
 log = structlog.get_logger("felt.lobby")
 
@@ -72,12 +74,7 @@ DEV_SECRETS = LobbySecrets(
     b"felt-lobby-development-refresh-secret-not-for-production",
 )
 MIN_SECRET_BYTES = 32
-_TRUE = ("1", "true", "yes", "on")
 _SERVER_OPTIONS = (("grpc.max_receive_message_length", MAX_REQUEST_BYTES),)
-
-
-class ConfigError(ValueError):
-    """The configuration is unsafe or malformed: the service refuses to start (say why)."""
 
 
 def _utcnow() -> datetime:
@@ -104,30 +101,32 @@ class LobbyServerConfig:
         cls, environ: Mapping[str, str] | None = None, *, dev: bool = False
     ) -> LobbyServerConfig:
         env = os.environ if environ is None else environ
-        dev = dev or env.get("FELT_DEV_MODE", "").strip().lower() in _TRUE
+        dev = dev or env.get("FELT_DEV_MODE", "").strip().lower() in TRUE
         access = env.get("FELT_LOBBY_ACCESS_SECRET", "").encode()
         refresh = env.get("FELT_LOBBY_REFRESH_SECRET", "").encode()
         if dev:
             access, refresh = access or DEV_SECRETS.access, refresh or DEV_SECRETS.refresh
         settings = LobbySettings(
-            access_ttl=timedelta(seconds=_int(env, "FELT_LOBBY_ACCESS_TTL_S", 900, 60, 86_400)),
+            access_ttl=timedelta(
+                seconds=int_setting(env, "FELT_LOBBY_ACCESS_TTL_S", 900, 60, 86_400)
+            ),
             refresh_ttl=timedelta(
-                seconds=_int(env, "FELT_LOBBY_REFRESH_TTL_S", 30 * 86_400, 300, 365 * 86_400)
+                seconds=int_setting(env, "FELT_LOBBY_REFRESH_TTL_S", 30 * 86_400, 300, 365 * 86_400)
             ),
-            starting_grant=_int(env, "FELT_LOBBY_STARTING_GRANT", 10_000, 1, CHIP_CAP),
-            top_up_amount=_int(env, "FELT_LOBBY_TOP_UP", 5_000, 1, CHIP_CAP),
-            top_up_below=_int(env, "FELT_LOBBY_TOP_UP_BELOW", 500, 1, CHIP_CAP),
+            starting_grant=int_setting(env, "FELT_LOBBY_STARTING_GRANT", 10_000, 1, CHIP_CAP),
+            top_up_amount=int_setting(env, "FELT_LOBBY_TOP_UP", 5_000, 1, CHIP_CAP),
+            top_up_below=int_setting(env, "FELT_LOBBY_TOP_UP_BELOW", 500, 1, CHIP_CAP),
             top_up_cooldown=timedelta(
-                seconds=_int(env, "FELT_LOBBY_TOP_UP_COOLDOWN_S", 3600, 0, 30 * 86_400)
+                seconds=int_setting(env, "FELT_LOBBY_TOP_UP_COOLDOWN_S", 3600, 0, 30 * 86_400)
             ),
-            max_lounges_per_owner=_int(env, "FELT_LOBBY_MAX_LOUNGES", 3, 1, 1000),
+            max_lounges_per_owner=int_setting(env, "FELT_LOBBY_MAX_LOUNGES", 3, 1, 1000),
         )
         return cls(
             database_url=env.get("DATABASE_URL", ""),
             address=env.get("FELT_LOBBY_ADDR", "127.0.0.1:50052"),
             secrets=LobbySecrets(access, refresh),
             settings=settings,
-            pool_size=_int(env, "FELT_LOBBY_DB_POOL", 20, 2, 500),
+            pool_size=int_setting(env, "FELT_LOBBY_DB_POOL", 20, 2, 500),
             dev_mode=dev,
             table_address=env.get("FELT_TABLE_ADDR", "127.0.0.1:50051"),
             table_admin_token=env.get("FELT_ADMIN_TOKEN", ""),
@@ -156,19 +155,6 @@ class LobbyServerConfig:
                 "refusing to start in production mode: " + "; ".join(problems) + ". For "
                 "development only, set FELT_DEV_MODE=1."
             )
-
-
-def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be an integer, not {raw!r}") from None
-    if not low <= value <= high:
-        raise ConfigError(f"{name} must be between {low} and {high}, not {value}")
-    return value
 
 
 @dataclass

@@ -65,6 +65,8 @@ from felt.eventstore import RedisEventStore
 from felt.registry import RedisTableRegistry
 from poker.v1 import table_service_pb2, table_service_pb2_grpc
 from services.grpc_server import PortInUse, aio_server, bind
+from services.settings import TRUE, int_setting
+from services.settings import ConfigError as ConfigError
 from services.table.auth import DEFAULT_TOKEN_TTL_S, Authenticator, Secrets
 from services.table.interceptors import AuthInterceptor, CallInterceptor
 from services.table.manager import TableManager
@@ -82,11 +84,6 @@ SERVICE_NAME = table_service_pb2.DESCRIPTOR.services_by_name["TableService"].ful
 DEV_SECRET = b"felt-development-secret-do-not-use-in-production"
 MIN_SECRET_BYTES = 32
 MAX_TOKEN_TTL_S = 30 * 86_400
-_TRUE = ("1", "true", "yes", "on")
-
-
-class ConfigError(ValueError):
-    """The configuration is unsafe or malformed: the service refuses to start (say why)."""
 
 
 @dataclass
@@ -113,7 +110,7 @@ class TableServerConfig:
         """The configuration from the environment; ``dev`` (or ``FELT_DEV_MODE=1``) asks for
         development mode. Raises :class:`ConfigError` on a malformed value."""
         env = os.environ if environ is None else environ
-        dev = dev or env.get("FELT_DEV_MODE", "").strip().lower() in _TRUE
+        dev = dev or env.get("FELT_DEV_MODE", "").strip().lower() in TRUE
         secret = env.get("FELT_TOKEN_SECRET", "").encode()
         if not secret and dev:
             secret = DEV_SECRET
@@ -124,10 +121,10 @@ class TableServerConfig:
                 secret,
                 env.get("FELT_ADMIN_TOKEN", ""),
                 env.get("FELT_AI_TOKEN", ""),
-                _int(env, "FELT_SEAT_TOKEN_TTL_S", DEFAULT_TOKEN_TTL_S, 60, MAX_TOKEN_TTL_S),
+                int_setting(env, "FELT_SEAT_TOKEN_TTL_S", DEFAULT_TOKEN_TTL_S, 60, MAX_TOKEN_TTL_S),
             ),
-            between_hands_ms=_int(env, "FELT_BETWEEN_HANDS_MS", 2000, 0, 3_600_000),
-            lease_ttl_ms=_int(env, "FELT_LEASE_TTL_MS", 5000, 100, 600_000),
+            between_hands_ms=int_setting(env, "FELT_BETWEEN_HANDS_MS", 2000, 0, 3_600_000),
+            lease_ttl_ms=int_setting(env, "FELT_LEASE_TTL_MS", 5000, 100, 600_000),
             dev_mode=dev,
             instance_id=env.get("FELT_INSTANCE_ID", "").strip(),
             ai_stream=ai_stream_from_env(env),
@@ -179,20 +176,6 @@ def _watch_limits(env: Mapping[str, str]) -> WatchLimits:
         return WatchLimits.from_env(env)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-
-
-def _int(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
-    """An integer setting within [low, high]; :class:`ConfigError` names it otherwise."""
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be an integer, not {raw!r}") from None
-    if not low <= value <= high:
-        raise ConfigError(f"{name} must be between {low} and {high}, not {value}")
-    return value
 
 
 @dataclass

@@ -1,0 +1,31 @@
+"""Reading a service's settings from the environment, the same way in every service.
+
+A setting that is malformed or out of its range stops the service before it
+touches anything, with a message that names the setting (:class:`ConfigError`;
+the ``felt`` commands exit with status 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+TRUE = ("1", "true", "yes", "on")
+"""What a yes/no setting accepts as yes (anything else is no)."""
+
+
+class ConfigError(ValueError):
+    """The configuration is unsafe or malformed: the service refuses to start (say why)."""
+
+
+def int_setting(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> int:
+    """The integer setting ``name`` within [low, high]; ``default`` when unset."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer, not {raw!r}") from None
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be between {low} and {high}, not {value}")
+    return value

@@ -18,6 +18,22 @@ player) leaves the saga RESERVED: its chips stay counted as on the table, and th
 client's retry or :meth:`SeatingApp.recover` (on start and periodically) asks again
 with the same request id. So at every moment balances + chips reserved or at tables ==
 chips created, and no buy-in is lost or counted twice.
+
+Leaving (``LeaveLounge``) is the saga's second half, on the same row:
+
+1. **leaving** — one transaction marks the player's SEATED saga at the lounge LEAVING,
+   with the client's request key (a retry finds it; a second leave of the seat gets the
+   same saga and moves nothing).
+2. **leave** — ``LeaveSeat`` as the seat (its stored token, request id ``leave/<saga>``, so a
+   retry gets the first answer); the table's sequence it answers with is recorded.
+3. **vacated** — the seat's ``PlayerLeft`` after that sequence gives the final stack: at once
+   if the seat was not dealt in, else when the hand in play ends (its cards folded at its
+   turn). Then one transaction credits the cash-out (ledger key ``cash-out/<saga>``, once),
+   frees the lounge's seat and marks the saga LEFT.
+
+Until step 3 the saga's chips count as on the table (they are: the seat holds them), so
+the invariant holds throughout; :meth:`SeatingApp.recover` drives LEAVING sagas on (an
+unreachable table service, a crash, or a hand still in play).
 """
 
 from __future__ import annotations
@@ -38,6 +54,7 @@ from services.lobby.ports import (
     InsufficientChips,
     LoungeState,
     NewBuyIn,
+    NotSeated,
     TableRefused,
     Tables,
     TablesUnavailable,
@@ -55,6 +72,20 @@ class Joined:
 
     buy_in: BuyIn
     balance: int
+
+
+@dataclass(frozen=True, slots=True)
+class Left:
+    """A leave's saga (LEAVING until the seat is vacated, then LEFT with its stack) and the
+    player's balance now."""
+
+    buy_in: BuyIn
+    balance: int
+
+
+def leave_request_id(saga_id: str) -> str:
+    """The table service's request id for a saga's ``LeaveSeat`` (the same on every retry)."""
+    return f"leave/{saga_id}"
 
 
 def table_request_id(saga_id: str) -> str:
@@ -162,10 +193,70 @@ class SeatingApp:
             return await self.buy_ins.compensate(saga.saga_id, exc.reason, self.lobby.clock())
         return await self.buy_ins.seated(saga.saga_id, grant)
 
+    async def leave(self, caller: Caller, request: ClientRequest, lounge_id: str) -> Left:
+        """Leave the caller's seat at a lounge: its chips come back when the table vacates
+        it (now, or when the hand in play ends). A retry with the same request id answers
+        with the same saga as it stands now; a second leave of a leaving seat moves nothing."""
+        claim = await self.lobby.signed_in(caller)
+        limits.check_request_id(request.request_id)
+        limits.check_table_id(lounge_id)
+        key = request.key(f"leave/{claim.player_id}")
+        try:
+            saga = await self.buy_ins.leaving(claim.player_id, lounge_id, key, self.lobby.clock())
+        except NotSeated:
+            raise Refused(
+                Code.FAILED_PRECONDITION, "you have no seat at this lounge", "NOT_SEATED"
+            ) from None
+        try:
+            saga = await self.drive_leave(saga)
+        except TablesUnavailable:
+            raise Refused(
+                Code.UNAVAILABLE,
+                "the table service did not answer: you are leaving and your chips come back "
+                "once the seat is free; retry with the same request_id (the lobby also "
+                "finishes it by itself)",
+                "TABLES_UNAVAILABLE",
+            ) from None
+        account = await self.lobby._account(claim.player_id)
+        return Left(saga, account.balance)
+
+    async def drive_leave(self, saga: BuyIn) -> BuyIn:
+        """Take a LEAVING saga on: ask the table to free the seat (once recorded, never
+        again), then, if its ``PlayerLeft`` is there, cash its stack out and mark it LEFT.
+        Any other saga is returned as is; ``TablesUnavailable`` leaves it LEAVING."""
+        if saga.state is not BuyInState.LEAVING:
+            return saga
+        assert saga.seat is not None and saga.seat_token is not None  # it was SEATED
+        if saga.leave_sequence is None:
+            try:
+                departure = await self.tables.leave(
+                    saga.lounge_id, saga.seat, saga.seat_token, leave_request_id(saga.saga_id)
+                )
+            except TableRefused as exc:
+                # The seat is not this token's any more (the table closed it, say): where its
+                # chips went is the closing's business; the saga stays LEAVING, its chips
+                # counted as on the table, and is logged for it.
+                log.warning("leave_refused", saga_id=saga.saga_id, reason=exc.reason)
+                return saga
+            else:
+                saga = await self.buy_ins.leave_called(saga.saga_id, departure.sequence)
+        assert saga.leave_sequence is not None and saga.seat is not None
+        try:
+            stack = await self.tables.vacated(
+                saga.lounge_id, saga.seat, saga.player_id, saga.leave_sequence - 1
+            )
+        except TableRefused as exc:
+            log.warning("leave_not_vacated", saga_id=saga.saga_id, reason=exc.reason)
+            return saga
+        if stack is None:
+            return saga  # dealt in: vacated when the hand ends (the recovery pass looks again)
+        return await self.buy_ins.left(saga.saga_id, stack, self.lobby.clock())
+
     async def recover(self) -> tuple[int, int]:
         """Drive every unfinished saga on (on start, and periodically): how many were seated
-        and how many compensated; those the table service does not answer wait for the
-        next pass."""
+        and how many compensated (leaves are driven on too: :meth:`recover_leaves`); those
+        the table service does not answer wait for the next pass."""
+        await self.recover_leaves()
         seated = compensated = 0
         for saga in await self.buy_ins.unfinished(RECOVER_BATCH):
             try:
@@ -178,3 +269,15 @@ class SeatingApp:
             elif done.state is BuyInState.COMPENSATED:
                 compensated += 1
         return seated, compensated
+
+    async def recover_leaves(self) -> int:
+        """Drive every LEAVING saga on: how many seats were vacated and cashed out."""
+        left = 0
+        for saga in await self.buy_ins.leaving_sagas(RECOVER_BATCH):
+            try:
+                done = await self.drive_leave(saga)
+            except TablesUnavailable as exc:
+                log.warning("leave_not_recovered", saga_id=saga.saga_id, error=str(exc))
+                continue
+            left += done.state is BuyInState.LEFT
+        return left

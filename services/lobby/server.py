@@ -95,6 +95,7 @@ class LobbyServerConfig:
     table_address: str = "127.0.0.1:50051"
     table_admin_token: str = ""
     tables: Tables | None = None  # None: GrpcTables on table_address (tests pass a fake)
+    recover_every_s: float = 2.0  # the saga recovery pass (leaves wait for a hand's end)
 
     @classmethod
     def from_env(
@@ -168,9 +169,13 @@ class RunningLobbyServer:
     seating: SeatingApp
     grace_s: float
     channel: grpc.aio.Channel | None = None
+    recovery: asyncio.Task[None] | None = None
 
     async def stop(self) -> None:
         await self.health.enter_graceful_shutdown()
+        if self.recovery is not None:
+            self.recovery.cancel()
+            await asyncio.gather(self.recovery, return_exceptions=True)
         await self.server.stop(self.grace_s)
         await self.pool.close()
         if self.channel is not None:
@@ -234,9 +239,33 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     log.info("lobby_started", port=port)
+    recovery = asyncio.create_task(_recover_forever(seating, config.recover_every_s))
     return RunningLobbyServer(
-        server, port, pool, health_servicer, app, lounges, seating, config.grace_s, channel
+        server,
+        port,
+        pool,
+        health_servicer,
+        app,
+        lounges,
+        seating,
+        config.grace_s,
+        channel,
+        recovery,
     )
+
+
+async def _recover_forever(seating: SeatingApp, every_s: float) -> None:
+    """The saga recovery pass, periodically: buy-ins an unreachable table service left
+    RESERVED, and leaves whose seat is vacated only when its hand ends. An error is logged
+    and the next pass tries again (the sagas' state is in the database)."""
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            await seating.recover()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("saga_recovery_failed")
 
 
 async def serve(config: LobbyServerConfig) -> None:

@@ -24,7 +24,15 @@ from services.lobby.application import Credentials, LobbyApp, client_address
 from services.lobby.auth import Caller
 from services.lobby.interceptors import current_caller
 from services.lobby.lounges import AiSeat, LoungeApp
-from services.lobby.ports import Kind, Lounge, LoungeFilter, LoungeState, Movement, Player
+from services.lobby.ports import (
+    BuyInState,
+    Kind,
+    Lounge,
+    LoungeFilter,
+    LoungeState,
+    Movement,
+    Player,
+)
 from services.lobby.seating import SeatingApp
 
 Context = Any
@@ -249,3 +257,20 @@ class LobbyService(rpc.LobbyServiceServicer):
         if saga.seat_token_expires_at is not None:
             response.seat_token_expire_time.CopyFrom(_time(saga.seat_token_expires_at))
         return response
+
+    async def LeaveLounge(
+        self, request: pb.LeaveLoungeRequest, context: Context
+    ) -> pb.LeaveLoungeResponse:
+        left = await self.seating.leave(
+            current_caller(), ClientRequest.of(request), request.lounge_id
+        )
+        saga = left.buy_in
+        assert saga.seat is not None  # it was SEATED
+        done = saga.state is BuyInState.LEFT
+        return pb.LeaveLoungeResponse(
+            lounge_id=saga.lounge_id,
+            seat=saga.seat,
+            state=pb.LEAVE_STATE_LEFT if done else pb.LEAVE_STATE_LEAVING,
+            stack=saga.left_stack or 0,
+            balance=left.balance,
+        )

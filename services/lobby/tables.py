@@ -20,7 +20,7 @@ from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-unty
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
-from services.lobby.ports import SeatGrant, TableRefused, TablesUnavailable
+from services.lobby.ports import Departure, SeatGrant, TableRefused, TablesUnavailable
 
 DEFINITE = frozenset(
     {
@@ -35,6 +35,7 @@ DEFINITE = frozenset(
 )
 """Statuses that will not change on a retry of the same request."""
 CALL_TIMEOUT_S = 10.0
+WATCH_TIMEOUT_S = 30.0
 
 
 def error_reason(err: grpc.aio.AioRpcError) -> str:
@@ -103,3 +104,55 @@ class GrpcTables:
             else None
         )
         return SeatGrant(answer.seat, answer.seat_token, expires)
+
+    async def leave(self, table_id: str, seat: int, seat_token: str, request_id: str) -> Departure:
+        request = pb.LeaveSeatRequest(table_id=table_id, seat=seat, request_id=request_id)
+        try:
+            answer = await self.stub.LeaveSeat(
+                request,
+                metadata=(("authorization", f"Bearer {seat_token}"),),
+                timeout=CALL_TIMEOUT_S,
+            )
+        except grpc.aio.AioRpcError as err:
+            raise self._failed(err) from None
+        return Departure(answer.stack, answer.sequence)
+
+    async def vacated(
+        self, table_id: str, seat: int, player_id: str, after_sequence: int
+    ) -> int | None:
+        """``GetTable``: if the seat still holds the player, None; else its ``PlayerLeft``'s
+        stack, read from the table's events after ``after_sequence`` (``WatchTable`` as a
+        spectator, up to the sequence ``GetTable`` showed). Events no longer retained are
+        :class:`TablesUnavailable`: the stack cannot be known, so nothing is guessed."""
+        try:
+            answer = await self.stub.GetTable(
+                pb.GetTableRequest(table_id=table_id),
+                metadata=self.metadata,
+                timeout=CALL_TIMEOUT_S,
+            )
+        except grpc.aio.AioRpcError as err:
+            raise self._failed(err) from None
+        table = answer.table
+        if any(s.seat == seat and s.player_id == player_id for s in table.seats):
+            return None
+        watch = self.stub.WatchTable(
+            pb.WatchTableRequest(table_id=table_id, from_sequence=after_sequence),
+            metadata=self.metadata,
+            timeout=WATCH_TIMEOUT_S,
+        )
+        try:
+            async for item in watch:
+                if not item.HasField("event"):
+                    raise TablesUnavailable(
+                        f"table {table_id}'s events after {after_sequence} are not retained"
+                    )
+                event = item.event
+                if event.WhichOneof("event") == "player_left" and event.player_left.seat == seat:
+                    return int(event.player_left.stack)
+                if event.sequence >= table.sequence:
+                    break
+        except grpc.aio.AioRpcError as err:
+            raise self._failed(err) from None
+        finally:
+            watch.cancel()
+        raise TablesUnavailable(f"no PlayerLeft for seat {seat} of table {table_id} yet")

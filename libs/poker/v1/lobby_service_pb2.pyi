@@ -40,6 +40,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from poker.events.v1 import events_pb2 as _events_pb2
 from poker.v1 import lobby_pb2 as _lobby_pb2
 import builtins as _builtins
@@ -52,6 +53,27 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class _LeaveState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _LeaveStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_LeaveState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    LEAVE_STATE_UNSPECIFIED: _LeaveState.ValueType  # 0
+    LEAVE_STATE_LEAVING: _LeaveState.ValueType  # 1
+    """The seat leaves when the hand in play ends; its chips come back then."""
+    LEAVE_STATE_LEFT: _LeaveState.ValueType  # 2
+    """The seat is free and its stack is back in the balance."""
+
+class LeaveState(_LeaveState, metaclass=_LeaveStateEnumTypeWrapper): ...
+
+LEAVE_STATE_UNSPECIFIED: LeaveState.ValueType  # 0
+LEAVE_STATE_LEAVING: LeaveState.ValueType  # 1
+"""The seat leaves when the hand in play ends; its chips come back then."""
+LEAVE_STATE_LEFT: LeaveState.ValueType  # 2
+"""The seat is free and its stack is back in the balance."""
+Global___LeaveState: _TypeAlias = LeaveState  # noqa: Y015
 
 @_typing.final
 class CreateGuestRequest(_message.Message):
@@ -724,3 +746,58 @@ class JoinLoungeResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___JoinLoungeResponse: _TypeAlias = JoinLoungeResponse  # noqa: Y015
+
+@_typing.final
+class LeaveLoungeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGE_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    lounge_id: _builtins.str
+    request_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        lounge_id: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["lounge_id", b"lounge_id", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LeaveLoungeRequest: _TypeAlias = LeaveLoungeRequest  # noqa: Y015
+
+@_typing.final
+class LeaveLoungeResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    STACK_FIELD_NUMBER: _builtins.int
+    BALANCE_FIELD_NUMBER: _builtins.int
+    lounge_id: _builtins.str
+    seat: _builtins.int
+    state: Global___LeaveState.ValueType
+    stack: _builtins.int
+    """LEAVE_STATE_LEFT: the chips the seat left with (credited to the balance)."""
+    balance: _builtins.int
+    """The balance now."""
+    def __init__(
+        self,
+        *,
+        lounge_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        state: Global___LeaveState.ValueType = ...,
+        stack: _builtins.int = ...,
+        balance: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["balance", b"balance", "lounge_id", b"lounge_id", "seat", b"seat", "stack", b"stack", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LeaveLoungeResponse: _TypeAlias = LeaveLoungeResponse  # noqa: Y015

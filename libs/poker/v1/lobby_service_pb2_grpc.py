@@ -105,6 +105,11 @@ class LobbyServiceStub:
                 request_serializer=poker_dot_v1_dot_lobby__service__pb2.JoinLoungeRequest.SerializeToString,
                 response_deserializer=poker_dot_v1_dot_lobby__service__pb2.JoinLoungeResponse.FromString,
                 _registered_method=True)
+        self.LeaveLounge = channel.unary_unary(
+                '/poker.v1.LobbyService/LeaveLounge',
+                request_serializer=poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeRequest.SerializeToString,
+                response_deserializer=poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeResponse.FromString,
+                _registered_method=True)
 
 
 class LobbyServiceServicer:
@@ -225,6 +230,21 @@ class LobbyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def LeaveLounge(self, request, context):
+        """Leaves the caller's seat at a lounge. Not dealt in: the seat is free at
+        once and its stack is back in the balance (LEAVE_STATE_LEFT). Dealt in: the
+        seat's cards are folded at its turn and it leaves when the hand ends; the
+        answer is LEAVE_STATE_LEAVING and the stack comes back then, by the lobby
+        itself (a retry with the same request_id shows it). Exactly once either
+        way: a second leave of a leaving seat moves nothing.
+        FAILED_PRECONDITION NOT_SEATED (no seat at that lounge).
+        UNAVAILABLE TABLES_UNAVAILABLE: the leave is recorded; retry with the same
+        request_id (the lobby also finishes it by itself).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LobbyServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -297,6 +317,11 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     servicer.JoinLounge,
                     request_deserializer=poker_dot_v1_dot_lobby__service__pb2.JoinLoungeRequest.FromString,
                     response_serializer=poker_dot_v1_dot_lobby__service__pb2.JoinLoungeResponse.SerializeToString,
+            ),
+            'LeaveLounge': grpc.unary_unary_rpc_method_handler(
+                    servicer.LeaveLounge,
+                    request_deserializer=poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeRequest.FromString,
+                    response_serializer=poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -678,6 +703,33 @@ class LobbyService:
             '/poker.v1.LobbyService/JoinLounge',
             poker_dot_v1_dot_lobby__service__pb2.JoinLoungeRequest.SerializeToString,
             poker_dot_v1_dot_lobby__service__pb2.JoinLoungeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def LeaveLounge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.v1.LobbyService/LeaveLounge',
+            poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeRequest.SerializeToString,
+            poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeResponse.FromString,
             options,
             channel_credentials,
             insecure,

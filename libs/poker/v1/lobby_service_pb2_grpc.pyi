@@ -113,6 +113,17 @@ class LobbyServiceStub:
     UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for this seat; retry
     with the same request_id (the lobby also finishes it by itself).
     """
+    LeaveLounge: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.LeaveLoungeRequest, _lobby_service_pb2.LeaveLoungeResponse]
+    """Leaves the caller's seat at a lounge. Not dealt in: the seat is free at
+    once and its stack is back in the balance (LEAVE_STATE_LEFT). Dealt in: the
+    seat's cards are folded at its turn and it leaves when the hand ends; the
+    answer is LEAVE_STATE_LEAVING and the stack comes back then, by the lobby
+    itself (a retry with the same request_id shows it). Exactly once either
+    way: a second leave of a leaving seat moves nothing.
+    FAILED_PRECONDITION NOT_SEATED (no seat at that lounge).
+    UNAVAILABLE TABLES_UNAVAILABLE: the leave is recorded; retry with the same
+    request_id (the lobby also finishes it by itself).
+    """
 
 @_typing.type_check_only
 class LobbyServiceAsyncStub(LobbyServiceStub):
@@ -166,6 +177,17 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     NOT_FOUND NO_LOUNGE (a private lounge needs its invite code).
     UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for this seat; retry
     with the same request_id (the lobby also finishes it by itself).
+    """
+    LeaveLounge: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.LeaveLoungeRequest, _lobby_service_pb2.LeaveLoungeResponse]  # type: ignore[assignment]
+    """Leaves the caller's seat at a lounge. Not dealt in: the seat is free at
+    once and its stack is back in the balance (LEAVE_STATE_LEFT). Dealt in: the
+    seat's cards are folded at its turn and it leaves when the hand ends; the
+    answer is LEAVE_STATE_LEAVING and the stack comes back then, by the lobby
+    itself (a retry with the same request_id shows it). Exactly once either
+    way: a second leave of a leaving seat moves nothing.
+    FAILED_PRECONDITION NOT_SEATED (no seat at that lounge).
+    UNAVAILABLE TABLES_UNAVAILABLE: the leave is recorded; retry with the same
+    request_id (the lobby also finishes it by itself).
     """
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -301,6 +323,23 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         NOT_FOUND NO_LOUNGE (a private lounge needs its invite code).
         UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for this seat; retry
         with the same request_id (the lobby also finishes it by itself).
+        """
+
+    @_abc_1.abstractmethod
+    def LeaveLounge(
+        self,
+        request: _lobby_service_pb2.LeaveLoungeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_service_pb2.LeaveLoungeResponse, _abc.Awaitable[_lobby_service_pb2.LeaveLoungeResponse]]:
+        """Leaves the caller's seat at a lounge. Not dealt in: the seat is free at
+        once and its stack is back in the balance (LEAVE_STATE_LEFT). Dealt in: the
+        seat's cards are folded at its turn and it leaves when the hand ends; the
+        answer is LEAVE_STATE_LEAVING and the stack comes back then, by the lobby
+        itself (a retry with the same request_id shows it). Exactly once either
+        way: a second leave of a leaving seat moves nothing.
+        FAILED_PRECONDITION NOT_SEATED (no seat at that lounge).
+        UNAVAILABLE TABLES_UNAVAILABLE: the leave is recorded; retry with the same
+        request_id (the lobby also finishes it by itself).
         """
 
 def add_LobbyServiceServicer_to_server(servicer: LobbyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

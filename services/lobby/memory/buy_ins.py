@@ -5,10 +5,18 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from felt.idempotency import RequestReused
+from felt.idempotency import RequestKey, RequestReused
 from services.lobby.memory.ledger import MemoryLedger
 from services.lobby.memory.lounges import MemoryLounges
-from services.lobby.ports.buy_ins import BuyIn, BuyInState, NewBuyIn, refund_key, reserve_key
+from services.lobby.ports.buy_ins import (
+    BuyIn,
+    BuyInState,
+    NewBuyIn,
+    NotSeated,
+    cash_out_key,
+    refund_key,
+    reserve_key,
+)
 from services.lobby.ports.ledger import Kind
 from services.lobby.ports.lounges import LoungeSeat
 from services.lobby.ports.tables import SeatGrant
@@ -23,6 +31,7 @@ class MemoryBuyIns:
         self.ledger, self.lounges = ledger, lounges
         self.sagas: dict[str, BuyIn] = {}
         self._requests: dict[str, tuple[bytes, str]] = {}
+        self._leaves: dict[str, tuple[bytes, str]] = {}
 
     async def reserve(self, new: NewBuyIn) -> BuyIn:
         first = self._requests.get(new.request.key)
@@ -86,9 +95,66 @@ class MemoryBuyIns:
         self.sagas[saga_id] = saga
         return saga
 
+    async def leaving(
+        self, player_id: str, lounge_id: str, request: RequestKey, at: datetime
+    ) -> BuyIn:
+        first = self._leaves.get(request.key)
+        if first is not None:
+            if first[0] != request.fingerprint:
+                raise RequestReused()
+            return self.sagas[first[1]]
+        current = [
+            s
+            for s in self.sagas.values()
+            if s.player_id == player_id
+            and s.lounge_id == lounge_id
+            and s.state in (BuyInState.SEATED, BuyInState.LEAVING)
+        ]
+        if not current:
+            raise NotSeated(lounge_id)
+        saga = current[0]
+        self._leaves[request.key] = (request.fingerprint, saga.saga_id)
+        if saga.state is BuyInState.SEATED:
+            saga = replace(saga, state=BuyInState.LEAVING)
+            self.sagas[saga.saga_id] = saga
+        return saga
+
+    async def leave_called(self, saga_id: str, sequence: int) -> BuyIn:
+        saga = self.sagas[saga_id]
+        if saga.state is not BuyInState.LEAVING or saga.leave_sequence is not None:
+            return saga
+        saga = replace(saga, leave_sequence=sequence)
+        self.sagas[saga_id] = saga
+        return saga
+
+    async def left(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
+        saga = self.sagas[saga_id]
+        if saga.state is not BuyInState.LEAVING:
+            return saga
+        if stack > 0:
+            await self.ledger.move(
+                saga.player_id, Kind.CASH_OUT, stack, cash_out_key(saga_id), at, saga.lounge_id
+            )
+        lounge = self.lounges._lounges[saga.lounge_id]
+        self.lounges._lounges[saga.lounge_id] = replace(
+            lounge,
+            seats=tuple(
+                s
+                for s in lounge.seats
+                if not (s.seat == saga.seat and s.player_id == saga.player_id)
+            ),
+        )
+        saga = replace(saga, state=BuyInState.LEFT, left_stack=stack)
+        self.sagas[saga_id] = saga
+        return saga
+
     async def get(self, saga_id: str) -> BuyIn | None:
         return self.sagas.get(saga_id)
 
     async def unfinished(self, limit: int) -> list[BuyIn]:
         found = [s for s in self.sagas.values() if s.state is BuyInState.RESERVED]
+        return sorted(found, key=lambda s: s.created_at)[:limit]
+
+    async def leaving_sagas(self, limit: int) -> list[BuyIn]:
+        found = [s for s in self.sagas.values() if s.state is BuyInState.LEAVING]
         return sorted(found, key=lambda s: s.created_at)[:limit]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from poker.events.v1 import events_pb2 as epb
 from services.lobby.ports.lounges import LoungeSeat
-from services.lobby.ports.tables import SeatGrant, TableRefused, TablesUnavailable
+from services.lobby.ports.tables import Departure, SeatGrant, TableRefused, TablesUnavailable
 
 
 @dataclass(slots=True)
@@ -14,11 +14,17 @@ class FakeTable:
     name: str
     config: bytes
     seats: dict[int, LoungeSeat]
+    sequence: int = 0
+    dealt_in: set[int] = field(default_factory=set)  # seats in the hand in play
+    leaving: dict[int, str] = field(default_factory=dict)  # seat: its leave's request id
+    # PlayerLeft events: (sequence, seat, player id, stack, the leave's request id)
+    left: list[tuple[int, int, str, int, str]] = field(default_factory=list)
 
 
 class MemoryTables:
     """The table service's admin calls, in memory: idempotent by request id, a taken seat
-    refused. ``unavailable`` makes every call fail as an unreachable service would, after
+    refused; a seat dealt in (:meth:`deal`) leaves when the hand ends (:meth:`end_hand`).
+    ``unavailable`` makes every call fail as an unreachable service would, after
     (``lost_answers``) or before doing its work."""
 
     def __init__(self) -> None:
@@ -72,8 +78,83 @@ class MemoryTables:
             if seat in table.seats:
                 raise TableRefused("SEAT_TAKEN", f"seat {seat} is taken")
             table.seats[seat] = LoungeSeat(seat, player_id, display_name, ai_level, stack)
+            table.sequence += 1
             answer = SeatGrant(seat, f"token-{request_id}", None)
             self._answers[key] = answer
+            self._answers[f"token/{answer.seat_token}"] = (table_id, seat)
         self._answer()
         assert isinstance(answer, SeatGrant)
         return answer
+
+    async def leave(self, table_id: str, seat: int, seat_token: str, request_id: str) -> Departure:
+        self._gate()
+        key = f"leave/{request_id}"
+        answer = self._answers.get(key)
+        if answer is None:
+            table = self.tables.get(table_id)
+            if table is None:
+                raise TableRefused("NO_TABLE", f"no table {table_id}")
+            player = table.seats.get(seat)
+            if player is None or self._answers.get(f"token/{seat_token}") != (table_id, seat):
+                raise TableRefused("BAD_SEAT_TOKEN", "not this seat's token")
+            if seat in table.leaving:
+                raise TableRefused("ALREADY_LEAVING", f"seat {seat} leaves when this hand ends")
+            table.sequence += 1
+            if seat in table.dealt_in:
+                table.leaving[seat] = request_id
+            else:
+                self._vacate(table_id, seat, request_id)
+            answer = Departure(player.stack, table.sequence)
+            self._answers[key] = answer
+        self._answer()
+        assert isinstance(answer, Departure)
+        return answer
+
+    def _vacate(self, table_id: str, seat: int, request_id: str) -> None:
+        """PlayerLeft: the seat is free and its token void."""
+        table = self.tables[table_id]
+        for key in [k for k, v in self._answers.items() if v == (table_id, seat)]:
+            del self._answers[key]
+        player = table.seats.pop(seat)
+        table.left.append((table.sequence, seat, player.player_id, player.stack, request_id))
+
+    async def vacated(
+        self, table_id: str, seat: int, player_id: str, after_sequence: int
+    ) -> int | None:
+        self._gate()
+        table = self.tables.get(table_id)
+        if table is None:
+            raise TableRefused("NO_TABLE", f"no table {table_id}")
+        found = next(
+            (
+                stack
+                for n, s, p, stack, _ in table.left
+                if n > after_sequence and s == seat and p == player_id
+            ),
+            None,
+        )
+        self._answer()
+        return found
+
+    def deal(self, table_id: str) -> None:
+        """A hand starts: every seated player is dealt in."""
+        table = self.tables[table_id]
+        table.dealt_in = set(table.seats)
+        table.sequence += 1
+
+    def move_chips(self, table_id: str, from_seat: int, to_seat: int, amount: int) -> None:
+        """Chips won in the hand in play: ``amount`` from one seat's stack to another's."""
+        table = self.tables[table_id]
+        a, b = table.seats[from_seat], table.seats[to_seat]
+        amount = min(amount, a.stack - 1)
+        table.seats[from_seat] = replace(a, stack=a.stack - amount)
+        table.seats[to_seat] = replace(b, stack=b.stack + amount)
+
+    def end_hand(self, table_id: str) -> None:
+        """The hand ends: the seats that asked to leave during it are vacated (PlayerLeft)."""
+        table = self.tables[table_id]
+        table.dealt_in = set()
+        for seat, request_id in sorted(table.leaving.items()):
+            table.sequence += 1
+            self._vacate(table_id, seat, request_id)
+        table.leaving = {}

@@ -20,6 +20,8 @@ from services.lobby.ports.buy_ins import (
     BuyIns,
     BuyInState,
     NewBuyIn,
+    NotSeated,
+    cash_out_key,
     refund_key,
     reserve_key,
 )
@@ -45,7 +47,13 @@ from services.lobby.ports.lounges import (
 )
 from services.lobby.ports.players import AlreadyRegistered, NameTaken, NewPlayer, Player, Players
 from services.lobby.ports.sessions import Rotation, Session, Sessions, TokenHasher
-from services.lobby.ports.tables import SeatGrant, TableRefused, Tables, TablesUnavailable
+from services.lobby.ports.tables import (
+    Departure,
+    SeatGrant,
+    TableRefused,
+    Tables,
+    TablesUnavailable,
+)
 from services.lobby.ports.throttle import Throttle
 
 __all__ = [
@@ -54,6 +62,7 @@ __all__ = [
     "BuyIn",
     "BuyInState",
     "BuyIns",
+    "Departure",
     "InsufficientChips",
     "Kind",
     "Ledger",
@@ -68,6 +77,7 @@ __all__ = [
     "NewLounge",
     "NewPlayer",
     "NoAccount",
+    "NotSeated",
     "Player",
     "Players",
     "Rotation",
@@ -82,6 +92,7 @@ __all__ = [
     "TooManyLounges",
     "TopUpRefused",
     "Totals",
+    "cash_out_key",
     "check_top_up",
     "refund_key",
     "reserve_key",

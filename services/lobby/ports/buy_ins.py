@@ -15,6 +15,8 @@ class BuyInState(enum.StrEnum):
     RESERVED = "reserved"  # the chips left the balance; the table may or may not have seated
     SEATED = "seated"  # the table seated the player with them: committed
     COMPENSATED = "compensated"  # the table refused: the chips came back, once
+    LEAVING = "leaving"  # the player asked to leave: the seat's chips come back when vacated
+    LEFT = "left"  # the seat was vacated: its stack came back to the balance, once
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,8 @@ class BuyIn:
     seat_token_expires_at: datetime | None
     refusal: str | None  # COMPENSATED only: the table service's reason
     created_at: datetime
+    leave_sequence: int | None = None  # LEAVING/LEFT: the table's sequence of the leave call
+    left_stack: int | None = None  # LEFT only: the chips the seat left with (cashed out)
 
 
 def reserve_key(saga_id: str) -> RequestKey:
@@ -54,6 +58,15 @@ def reserve_key(saga_id: str) -> RequestKey:
 def refund_key(saga_id: str) -> RequestKey:
     """The ledger key of a saga's refund: a second refund of one saga is a retry."""
     return server_key("buy-in-refund", saga_id, 0)
+
+
+def cash_out_key(saga_id: str) -> RequestKey:
+    """The ledger key of a saga's cash-out when its seat is vacated: once per saga."""
+    return server_key("cash-out", saga_id, 0)
+
+
+class NotSeated(Exception):
+    """The player has no seat at that lounge to leave."""
 
 
 class BuyIns(Protocol):
@@ -77,8 +90,31 @@ class BuyIns(Protocol):
         """RESERVED to COMPENSATED, and the chips back to the balance (exactly once)."""
         ...
 
+    async def leaving(
+        self, player_id: str, lounge_id: str, request: RequestKey, at: datetime
+    ) -> BuyIn:
+        """The leave asked for: the player's SEATED saga at the lounge to LEAVING, recorded
+        with ``request``. A retry (same key and fingerprint) finds its saga in whatever state
+        it is now; a second leave of a seat already LEAVING returns it as is (one cash-out
+        either way). Raises :class:`NotSeated` or ``RequestReused`` (nothing written)."""
+        ...
+
+    async def leave_called(self, saga_id: str, sequence: int) -> BuyIn:
+        """Record the table's sequence of the ``LeaveSeat`` call (LEAVING only, first one
+        kept): the seat's ``PlayerLeft`` is at or after it."""
+        ...
+
+    async def left(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
+        """LEAVING to LEFT: the cash-out of ``stack`` (key ``cash-out/<saga>``, once), the
+        lounge's seat freed, in one transaction; from any other state nothing changes."""
+        ...
+
     async def get(self, saga_id: str) -> BuyIn | None: ...
 
     async def unfinished(self, limit: int) -> list[BuyIn]:
         """Sagas still RESERVED, oldest first (for the recovery pass)."""
+        ...
+
+    async def leaving_sagas(self, limit: int) -> list[BuyIn]:
+        """Sagas LEAVING (their seat not yet known vacated), oldest first."""
         ...

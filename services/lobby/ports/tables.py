@@ -16,6 +16,15 @@ class SeatGrant:
     expires_at: datetime | None  # None: never
 
 
+@dataclass(frozen=True, slots=True)
+class Departure:
+    """The table's answer to a leave: the chips behind the seat then (final if it was not
+    dealt in) and the table's sequence after the call."""
+
+    stack: int
+    sequence: int
+
+
 class TableRefused(Exception):
     """The table service definitely refused the call (a bad config, a taken seat, ...):
     retrying the same request will not change the answer."""
@@ -46,3 +55,15 @@ class Tables(Protocol):
         ai_level: int,
         request_id: str,
     ) -> SeatGrant: ...
+
+    async def leave(self, table_id: str, seat: int, seat_token: str, request_id: str) -> Departure:
+        """``LeaveSeat`` as the seat (its token): the seat is vacated now, or, dealt in, when
+        the hand in play ends."""
+        ...
+
+    async def vacated(
+        self, table_id: str, seat: int, player_id: str, after_sequence: int
+    ) -> int | None:
+        """The stack ``player_id``'s seat left with, if its ``PlayerLeft`` is in the table's
+        events after ``after_sequence``; None while that player still sits there."""
+        ...

@@ -6,16 +6,27 @@ from datetime import datetime
 
 import asyncpg
 
-from felt.idempotency import RequestReused
-from services.lobby.ports.buy_ins import BuyIn, BuyInState, NewBuyIn, refund_key, reserve_key
+from felt.idempotency import RequestKey, RequestReused
+from services.lobby.ports.buy_ins import (
+    BuyIn,
+    BuyInState,
+    NewBuyIn,
+    NotSeated,
+    cash_out_key,
+    refund_key,
+    reserve_key,
+)
 from services.lobby.ports.ledger import InsufficientChips, Kind
 from services.lobby.ports.tables import SeatGrant
 from services.lobby.postgres._tx import Conn, first_movement, lock_account, write_movement
 
 _BUY_IN = (
     "saga_id, player_id, display_name, lounge_id, seat, amount, state, seat_token, "
-    "seat_token_expires_at, refusal, created_at"
+    "seat_token_expires_at, refusal, created_at, leave_sequence, left_stack"
 )
+
+
+_BUY_IN_B = ", ".join(f"b.{c.strip()}" for c in _BUY_IN.split(","))
 
 
 def _buy_in(row: asyncpg.Record) -> BuyIn:
@@ -138,6 +149,97 @@ class PgBuyIns:
             assert row is not None
             return _buy_in(row)
 
+    async def leaving(
+        self, player_id: str, lounge_id: str, request: RequestKey, at: datetime
+    ) -> BuyIn:
+        async with self.pool.acquire() as conn, conn.transaction():
+            # The player's account row serialises its sagas' transitions with its leaves.
+            await lock_account(conn, player_id)
+            first = await conn.fetchrow(
+                f"SELECT r.fingerprint AS leave_fingerprint, {_BUY_IN_B} FROM leave_requests r "
+                "JOIN buy_ins b USING (saga_id) WHERE r.request_key = $1",
+                request.key,
+            )
+            if first is not None:
+                if bytes(first["leave_fingerprint"]) != request.fingerprint:
+                    raise RequestReused()
+                return _buy_in(first)
+            row = await conn.fetchrow(
+                f"SELECT {_BUY_IN} FROM buy_ins WHERE player_id = $1 AND lounge_id = $2 "
+                "AND state IN ('seated', 'leaving') ORDER BY created_at LIMIT 1 FOR UPDATE",
+                player_id,
+                lounge_id,
+            )
+            if row is None:
+                raise NotSeated(lounge_id)
+            await conn.execute(
+                "INSERT INTO leave_requests (request_key, fingerprint, saga_id) "
+                "VALUES ($1, $2, $3)",
+                request.key,
+                request.fingerprint,
+                row["saga_id"],
+            )
+            if row["state"] != BuyInState.SEATED.value:
+                return _buy_in(row)
+            row = await conn.fetchrow(
+                f"UPDATE buy_ins SET state = 'leaving' WHERE saga_id = $1 RETURNING {_BUY_IN}",
+                row["saga_id"],
+            )
+            assert row is not None
+            return _buy_in(row)
+
+    async def leave_called(self, saga_id: str, sequence: int) -> BuyIn:
+        async with self.pool.acquire() as conn, conn.transaction():
+            saga = await self._locked(conn, saga_id)
+            if saga.state is not BuyInState.LEAVING or saga.leave_sequence is not None:
+                return saga
+            row = await conn.fetchrow(
+                f"UPDATE buy_ins SET leave_sequence = $2 WHERE saga_id = $1 RETURNING {_BUY_IN}",
+                saga_id,
+                sequence,
+            )
+            assert row is not None
+            return _buy_in(row)
+
+    async def left(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
+        async with self.pool.acquire() as conn, conn.transaction():
+            row = await conn.fetchrow("SELECT player_id FROM buy_ins WHERE saga_id = $1", saga_id)
+            if row is None:
+                raise KeyError(saga_id)
+            account = await lock_account(conn, row["player_id"])  # the order reserve takes
+            saga = await self._locked(conn, saga_id)
+            if saga.state is not BuyInState.LEAVING:
+                return saga
+            if stack > 0 and await first_movement(conn, cash_out_key(saga_id)) is None:
+                await write_movement(
+                    conn,
+                    account,
+                    Kind.CASH_OUT,
+                    stack,
+                    cash_out_key(saga_id),
+                    at,
+                    saga.lounge_id,
+                )
+            freed = await conn.execute(
+                "DELETE FROM lounge_seats WHERE lounge_id = $1 AND seat = $2 AND player_id = $3",
+                saga.lounge_id,
+                saga.seat,
+                saga.player_id,
+            )
+            if freed == "DELETE 1":
+                await conn.execute(
+                    "UPDATE lounges SET seats_taken = seats_taken - 1 WHERE lounge_id = $1",
+                    saga.lounge_id,
+                )
+            row = await conn.fetchrow(
+                "UPDATE buy_ins SET state = 'left', left_stack = $2 WHERE saga_id = $1 "
+                f"RETURNING {_BUY_IN}",
+                saga_id,
+                stack,
+            )
+            assert row is not None
+            return _buy_in(row)
+
     async def get(self, saga_id: str) -> BuyIn | None:
         row = await self.pool.fetchrow(f"SELECT {_BUY_IN} FROM buy_ins WHERE saga_id = $1", saga_id)
         return None if row is None else _buy_in(row)
@@ -145,6 +247,13 @@ class PgBuyIns:
     async def unfinished(self, limit: int) -> list[BuyIn]:
         rows = await self.pool.fetch(
             f"SELECT {_BUY_IN} FROM buy_ins WHERE state = 'reserved' ORDER BY created_at LIMIT $1",
+            limit,
+        )
+        return [_buy_in(r) for r in rows]
+
+    async def leaving_sagas(self, limit: int) -> list[BuyIn]:
+        rows = await self.pool.fetch(
+            f"SELECT {_BUY_IN} FROM buy_ins WHERE state = 'leaving' ORDER BY created_at LIMIT $1",
             limit,
         )
         return [_buy_in(r) for r in rows]

@@ -40,6 +40,7 @@ from services.lobby.postgres import (
 
 T = TypeVar("T")
 LOBBY_TABLES = (
+    "leave_requests",
     "buy_ins",
     "lounge_seats",
     "lounges",

@@ -24,6 +24,7 @@ from services.lobby.ports import (
     NewBuyIn,
     NewLounge,
     NewPlayer,
+    NotSeated,
     SeatGrant,
 )
 from services.lobby.refusals import Refused
@@ -188,3 +189,82 @@ async def test_fifty_concurrent_buy_ins_from_one_balance(stores: Stores) -> None
     assert (await lobby.balance(ann)).balance == 0
     at_tables = sum(s.stack for t in tables.tables.values() for s in t.seats.values())
     assert await conserved(stores) == at_tables == LobbySettings().starting_grant
+
+
+async def seated(stores: Stores, n: int = 1, seat: int = 4, amount: int = 300) -> None:
+    await stores.buy_ins.reserve(buy_in(n, amount))
+    await stores.buy_ins.seated(f"b-{n}", SeatGrant(seat, f"secret-{n}", None))
+
+
+async def test_leaving_then_left_cashes_the_stack_out_once_and_frees_the_seat(
+    stores: Stores,
+) -> None:
+    await setup(stores)
+    await seated(stores)
+    saga = await stores.buy_ins.leaving("p1", "l-0", key("leave/1"), T0)
+    assert (saga.saga_id, saga.state, saga.leave_sequence) == ("b-1", BuyInState.LEAVING, None)
+    assert await stores.buy_ins.leaving("p1", "l-0", key("leave/1"), T0) == saga  # a retry
+    assert await stores.buy_ins.leaving("p1", "l-0", key("leave/2"), T0) == saga  # another
+    with pytest.raises(RequestReused):
+        await stores.buy_ins.leaving("p1", "l-0", key("leave/1", "other"), T0)
+    with pytest.raises(NotSeated):
+        await stores.buy_ins.leaving("p1", "l-1", key("leave/3"), T0)
+    assert [s.saga_id for s in await stores.buy_ins.leaving_sagas(10)] == ["b-1"]
+    assert await conserved(stores) == 300  # the seat still holds its chips
+    called = await stores.buy_ins.leave_called("b-1", 17)
+    assert called.leave_sequence == 17
+    assert await stores.buy_ins.leave_called("b-1", 99) == called  # the first one kept
+    left = await stores.buy_ins.left("b-1", 450, T0)  # won 150 at the table
+    assert (left.state, left.left_stack, left.seat_token) == (BuyInState.LEFT, 450, "secret-1")
+    assert await stores.buy_ins.left("b-1", 450, T0) == left
+    assert await stores.buy_ins.leaving("p1", "l-0", key("leave/1"), T0) == left  # its retry
+    assert await stores.buy_ins.leaving("p1", "l-0", key("leave/2"), T0) == left  # the other's
+    with pytest.raises(NotSeated):
+        await stores.buy_ins.leaving("p1", "l-0", key("leave/4"), T0)
+    assert (await stores.ledger.account("p1")).balance == 1_150  # type: ignore[union-attr]
+    kinds = [(m.kind, m.amount) for m in await stores.ledger.entries("p1", None, 10)]
+    assert kinds == [(Kind.CASH_OUT, 450), (Kind.BUY_IN, -300), (Kind.GRANT, 1_000)]
+    lounge = await stores.lounges.get("l-0")
+    assert lounge is not None and lounge.seats == () and lounge.free_seats == 6
+    assert await stores.buy_ins.leaving_sagas(10) == []
+    assert await conserved(stores) == -150  # 150 more came off the table than went on
+
+
+async def test_two_concurrent_leaves_of_one_seat_credit_once(stores: Stores) -> None:
+    await setup(stores)
+    await seated(stores)
+    first, second = await asyncio.gather(
+        stores.buy_ins.leaving("p1", "l-0", key("leave/a"), T0),
+        stores.buy_ins.leaving("p1", "l-0", key("leave/b"), T0),
+    )
+    assert first.saga_id == second.saga_id == "b-1"
+    assert first.state is second.state is BuyInState.LEAVING
+    done = await asyncio.gather(*(stores.buy_ins.left("b-1", 300, T0) for _ in range(2)))
+    assert done[0] == done[1] and done[0].state is BuyInState.LEFT
+    assert (await stores.ledger.account("p1")).balance == 1_000  # type: ignore[union-attr]
+    assert len(await stores.ledger.entries("p1", None, 10)) == 3
+    assert await conserved(stores) == 0
+
+
+async def test_a_busted_seat_leaves_with_nothing_to_cash_out(stores: Stores) -> None:
+    await setup(stores)
+    await seated(stores)
+    await stores.buy_ins.leaving("p1", "l-0", key("leave/1"), T0)
+    left = await stores.buy_ins.left("b-1", 0, T0)
+    assert (left.state, left.left_stack) == (BuyInState.LEFT, 0)
+    assert (await stores.ledger.account("p1")).balance == 700  # type: ignore[union-attr]
+    assert await conserved(stores) == 300  # its chips are other seats' now
+
+
+async def test_left_from_any_other_state_changes_nothing(stores: Stores) -> None:
+    await setup(stores)
+    await seated(stores)
+    saga = await stores.buy_ins.get("b-1")
+    assert await stores.buy_ins.left("b-1", 300, T0) == saga  # SEATED: no leave asked
+    assert await stores.buy_ins.leave_called("b-1", 3) == saga
+    await stores.buy_ins.reserve(buy_in(2, lounge="l-1"))
+    reserved = await stores.buy_ins.get("b-2")
+    assert await stores.buy_ins.left("b-2", 300, T0) == reserved
+    with pytest.raises(NotSeated):  # a RESERVED saga has no seat to leave yet
+        await stores.buy_ins.leaving("p1", "l-1", key("leave/2"), T0)
+    assert await conserved(stores) == 600

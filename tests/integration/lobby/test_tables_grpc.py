@@ -94,3 +94,25 @@ async def test_an_unreachable_table_service_is_not_a_refusal() -> None:
     async with grpc.aio.insecure_channel("127.0.0.1:1") as ch:
         with pytest.raises(TablesUnavailable):
             await GrpcTables(ch, ADMIN).create("t-1", "T", b"\x08\x01\x10\x02", "r-1")
+
+
+async def test_a_seat_left_and_its_stack_read_from_the_tables_events(
+    channel: grpc.aio.Channel,
+) -> None:
+    tables = GrpcTables(channel, ADMIN)
+    await tables.create("t-leave", "Leaving", nlhe().SerializeToString(), "create-t-leave")
+    alice = await tables.seat("t-leave", 3, "p-1", "Alice", 500, 0, "saga-a")
+    assert await tables.vacated("t-leave", 3, "p-1", 0) is None  # still there
+    with pytest.raises(TableRefused):  # only with the seat's own token
+        await tables.leave("t-leave", 3, "not-the-token", "leave-x")
+    departure = await tables.leave("t-leave", 3, alice.seat_token, "leave-a")
+    assert departure.stack == 500  # no hand (one player): gone at once
+    again = await tables.leave("t-leave", 3, alice.seat_token, "leave-a")
+    assert again == departure  # a retry: the first answer
+    assert await tables.vacated("t-leave", 3, "p-1", departure.sequence - 1) == 500
+    # the seat taken again by another player: the first one's PlayerLeft is still found
+    await tables.seat("t-leave", 3, "p-2", "Bob", 700, 0, "saga-b")
+    assert await tables.vacated("t-leave", 3, "p-1", departure.sequence - 1) == 500
+    assert await tables.vacated("t-leave", 3, "p-2", departure.sequence) is None
+    with pytest.raises(TableRefused):
+        await tables.vacated("no-such-table", 3, "p-1", 0)

@@ -13,6 +13,7 @@ from datetime import datetime
 import pytest
 
 from felt.api.limits import LimitError
+from felt.idempotency import RequestKey
 from services.lobby.application import LobbySettings
 from services.lobby.auth import Caller
 from services.lobby.lounges import LoungeApp
@@ -20,6 +21,7 @@ from services.lobby.memory import MemoryBuyIns, MemoryLedger, MemoryLounges, Mem
 from services.lobby.ports import (
     BuyIn,
     BuyInState,
+    Departure,
     Lounge,
     NewBuyIn,
     SeatGrant,
@@ -63,11 +65,31 @@ class CrashingBuyIns:
         self._fire("before_compensate")
         return await self.inner.compensate(saga_id, refusal, at)
 
+    async def leaving(
+        self, player_id: str, lounge_id: str, request: RequestKey, at: datetime
+    ) -> BuyIn:
+        saga = await self.inner.leaving(player_id, lounge_id, request, at)
+        self._fire("after_leaving")
+        return saga
+
+    async def leave_called(self, saga_id: str, sequence: int) -> BuyIn:
+        self._fire("before_leave_called")
+        return await self.inner.leave_called(saga_id, sequence)
+
+    async def left(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
+        self._fire("before_left")
+        saga = await self.inner.left(saga_id, stack, at)
+        self._fire("after_left")
+        return saga
+
     async def get(self, saga_id: str) -> BuyIn | None:
         return await self.inner.get(saga_id)
 
     async def unfinished(self, limit: int) -> list[BuyIn]:
         return await self.inner.unfinished(limit)
+
+    async def leaving_sagas(self, limit: int) -> list[BuyIn]:
+        return await self.inner.leaving_sagas(limit)
 
 
 class CrashingTables(MemoryTables):
@@ -81,6 +103,13 @@ class CrashingTables(MemoryTables):
             self.crash = ""
             raise Crash("after_seat")
         return grant
+
+    async def leave(self, *args: object, **kwargs: object) -> Departure:
+        departure = await super().leave(*args, **kwargs)  # type: ignore[arg-type]
+        if self.crash == "after_leave":
+            self.crash = ""
+            raise Crash("after_leave")
+        return departure
 
 
 class World:
@@ -113,27 +142,48 @@ class World:
 
     async def check(self, settled: bool = False) -> None:
         """Conservation, as anyone could observe it now: the ledger balances; the chips off
-        the balances are exactly the sagas not compensated; the table holds no more than
-        those and at least the committed ones (all of them once ``settled``)."""
+        the balances are exactly the sagas' buy-ins not compensated less their cash-outs;
+        the players' chips at the tables (with stacks vacated and not yet cashed out, which
+        are in flight to the balance) are those, less at most the RESERVED sagas' buy-ins
+        not seated yet (none once ``settled``)."""
         totals = await self.ledger.totals()
         assert totals.balances + totals.on_tables == totals.created
         assert totals.ledger_sum == totals.balances
         sagas = list(self.store.sagas.values())
         held = sum(s.amount for s in sagas if s.state is not BuyInState.COMPENSATED)
-        seated = sum(s.amount for s in sagas if s.state is BuyInState.SEATED)
-        assert totals.on_tables == held
-        at_tables = sum(
+        cashed = sum(s.left_stack or 0 for s in sagas if s.state is BuyInState.LEFT)
+        reserved = sum(s.amount for s in sagas if s.state is BuyInState.RESERVED)
+        assert totals.on_tables == held - cashed
+        left = {s.saga_id for s in sagas if s.state is BuyInState.LEFT}
+        in_flight = sum(
+            stack
+            for t in self.tables.tables.values()
+            for _, _, _, stack, rid in t.left
+            if rid.removeprefix("leave/") not in left
+        )
+        at_tables = in_flight + sum(
             s.stack for t in self.tables.tables.values() for s in t.seats.values() if not s.ai_level
         )
-        assert seated <= at_tables <= held
+        assert 0 <= totals.on_tables - at_tables <= reserved
         if settled:
-            assert seated == at_tables == held
+            assert totals.on_tables == at_tables
             assert not await self.store.unfinished(1000)
         for s in sagas:  # a committed seat is in the lounge's view, with its player
-            if s.state is BuyInState.SEATED:
-                lounge = await self.lounges.get(s.lounge_id)
-                assert lounge is not None
-                assert any(x.seat == s.seat and x.player_id == s.player_id for x in lounge.seats)
+            lounge = await self.lounges.get(s.lounge_id)
+            assert lounge is not None
+            sits = any(x.seat == s.seat and x.player_id == s.player_id for x in lounge.seats)
+            at_table = self.tables.tables[s.lounge_id].seats.get(s.seat or 0)
+            if s.state is BuyInState.SEATED or (
+                s.state is BuyInState.LEAVING and at_table and at_table.player_id == s.player_id
+            ):
+                assert sits  # (a vacated seat another player took shows that one)
+            elif s.state is BuyInState.LEFT and not any(
+                o.player_id == s.player_id
+                and o.lounge_id == s.lounge_id
+                and o.state in (BuyInState.SEATED, BuyInState.LEAVING, BuyInState.RESERVED)
+                for o in sagas
+            ):
+                assert not sits
 
 
 @pytest.fixture
@@ -286,6 +336,18 @@ async def test_one_player_at_several_lounges(world: World) -> None:
     await world.check(settled=True)
 
 
+LEAVE_CRASHES = [
+    "",
+    "",
+    "",
+    "after_leaving",
+    "before_leave_called",
+    "after_leave",
+    "before_left",
+    "after_left",
+]
+
+
 def _crash_points() -> Iterator[str]:
     yield from ("", "", "", "after_reserve", "after_seat", "after_commit", "before_compensate")
 
@@ -298,9 +360,9 @@ async def test_conservation_over_random_joins_failures_crashes_and_recoveries(
     players = [await world.player(n) for n in range(5)]
     lounges = [await world.lounge(players[0], n, seats=3) for n in range(4)]
     points = list(_crash_points())
-    for _ in range(80):
+    for _ in range(150):
         op = rng.random()
-        if op < 0.6:
+        if op < 0.45:
             who = rng.choice(players)
             lounge = rng.choice(lounges)
             seat = rng.choice([None, 0, 1, 2])
@@ -316,12 +378,46 @@ async def test_conservation_over_random_joins_failures_crashes_and_recoveries(
             except Exception as exc:  # RequestReused: an id reused for another call
                 assert type(exc).__name__ == "RequestReused", exc
             world.buy_ins.crash = world.tables.crash = ""
-        elif op < 0.75:
+        elif op < 0.6:
+            who, lid = rng.choice(players), rng.choice(lounges).lounge_id
+            sitting = [s for s in world.store.sagas.values() if s.state is BuyInState.SEATED]
+            if sitting and rng.random() < 0.8:  # mostly a seat that is there to leave
+                one = rng.choice(sitting)
+                who = next(p for p in players if bob_id(world, p) == one.player_id)
+                lid = one.lounge_id
+            world.buy_ins.crash = world.tables.crash = rng.choice(LEAVE_CRASHES)
+            try:
+                await world.app.leave(who, req(f"x{rng.randrange(60)}"), lid)
+            except Crash:
+                world.restart()
+            except Refused:
+                pass
+            except Exception as exc:
+                assert type(exc).__name__ == "RequestReused", exc
+            world.buy_ins.crash = world.tables.crash = ""
+        elif op < 0.8:  # hands: dealt, chips won and lost, ended (vacating leavers)
+            lid = rng.choice(lounges).lounge_id
+            table = world.tables.tables[lid]
+            if table.dealt_in and rng.random() < 0.5:
+                world.tables.end_hand(lid)
+            else:
+                if not table.dealt_in:
+                    world.tables.deal(lid)
+                humans = [n for n, s in table.seats.items() if not s.ai_level]
+                if len(humans) >= 2:
+                    a, b = rng.sample(humans, 2)
+                    world.tables.move_chips(lid, a, b, rng.randrange(1, 300))
+        elif op < 0.88:
             world.tables.unavailable = rng.random() < 0.5
             world.tables.lost_answers = rng.random() < 0.5
         else:
             await world.app.recover()
         await world.check()
     world.tables.unavailable = False
+    for lounge in lounges:
+        world.tables.end_hand(lounge.lounge_id)
     await world.app.recover()
     await world.check(settled=True)
+    assert not await world.store.leaving_sagas(1000)
+    finished = [s for s in world.store.sagas.values() if s.state is BuyInState.LEFT]
+    assert finished and any(s.left_stack != s.amount for s in finished)  # chips moved

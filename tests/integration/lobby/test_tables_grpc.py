@@ -12,6 +12,7 @@ import grpc
 import pytest
 
 from poker.events.v1 import events_pb2 as epb
+from poker.v1 import table_pb2 as tpb_table
 from poker.v1 import table_service_pb2 as tpb
 from services.lobby.lounges import AiSeat, LoungeApp
 from services.lobby.memory import MemoryLounges
@@ -116,3 +117,40 @@ async def test_a_seat_left_and_its_stack_read_from_the_tables_events(
     assert await tables.vacated("t-leave", 3, "p-2", departure.sequence) is None
     with pytest.raises(TableRefused):
         await tables.vacated("no-such-table", 3, "p-1", 0)
+
+
+async def test_a_seat_dealt_in_is_vacated_when_its_hand_ends(channel: grpc.aio.Channel) -> None:
+    tables = GrpcTables(channel, ADMIN)
+    await tables.create("t-hand", "In play", nlhe(2).SerializeToString(), "create-t-hand")
+    grants = [
+        await tables.seat("t-hand", n, f"p-{n}", name, 500, 0, f"saga-{n}")
+        for n, name in enumerate(("Alice", "Bob"))
+    ]
+    admin = tables.metadata
+    watch = tables.stub.WatchTable(tpb.WatchTableRequest(table_id="t-hand"), metadata=admin)
+    async for item in watch:  # the first hand is dealt by itself (two players)
+        if item.HasField("event") and item.event.WhichOneof("event") == "hole_cards_dealt":
+            break
+    watch.cancel()
+    view = (
+        await tables.stub.GetTableView(tpb.GetTableViewRequest(table_id="t-hand"), metadata=admin)
+    ).view
+    actor = view.hand.to_act
+    leaver = 1 - actor
+    departure = await tables.leave("t-hand", leaver, grants[leaver].seat_token, f"leave-{leaver}")
+    # dealt in: still there, its chips behind it, until the hand ends
+    assert await tables.vacated("t-hand", leaver, f"p-{leaver}", departure.sequence - 1) is None
+    fold = tpb.SubmitActionRequest(
+        table_id="t-hand",
+        seat=actor,
+        request_id="fold",
+        action=tpb_table.Action(fold=tpb_table.Action.Fold()),
+    )
+    await tables.stub.SubmitAction(
+        fold, metadata=(("authorization", f"Bearer {grants[actor].seat_token}"),)
+    )
+    stack = await tables.vacated("t-hand", leaver, f"p-{leaver}", departure.sequence - 1)
+    got = (await tables.stub.GetTable(tpb.GetTableRequest(table_id="t-hand"))).table
+    left_behind = sum(s.stack for s in got.seats if s.player_id)
+    assert stack is not None and stack > 500  # it won the blind the other folded
+    assert stack + left_behind == 1_000  # every chip accounted for

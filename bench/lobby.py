@@ -18,7 +18,7 @@ Not a test: run ``python bench/lobby.py`` (``--help`` for options).
    PostgreSQL listing, page token) pages with and without filters, the first page
    and pages further on by their token, one at a time. Target: p99 < 20 ms.
 
-PostgreSQL: ``$DATABASE_URL``'s server (default ``postgresql://postgres@127.0.0.1:5432/``);
+PostgreSQL: ``$DATABASE_URL``'s server (unset: a private one, ``felt.devserver``);
 the benchmark creates a scratch database ``felt_bench_<hex>``, migrates it, and drops it.
 """
 
@@ -39,6 +39,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 from argon2 import PasswordHasher
 
+from felt.devserver import ensure_postgres
 from felt.idempotency import ClientRequest
 from felt.migrations import migrate
 from poker.events.v1 import events_pb2 as epb
@@ -311,7 +312,7 @@ def with_database(url: str, name: str) -> str:
 
 
 async def main(args: argparse.Namespace) -> None:
-    server = os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/")
+    server = ensure_postgres()  # $DATABASE_URL, else a private server for this run
     name = f"felt_bench_{uuid.uuid4().hex[:12]}"
     admin = await asyncpg.connect(server)
     try:

@@ -59,6 +59,7 @@ from services.lobby.postgres import (
     PgSessions,
     PgThrottle,
 )
+from services.lobby.postgres.pool import create_pool
 from services.lobby.seating import SeatingApp
 from services.lobby.service import LobbyService
 from services.lobby.tables import GrpcTables
@@ -204,7 +205,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         ],
     )
     port = bind(server, config.address)
-    pool = await asyncpg.create_pool(config.database_url, min_size=1, max_size=config.pool_size)
+    pool = await create_pool(config.database_url, min_size=1, max_size=config.pool_size)
     app = LobbyApp(
         PgPlayers(pool),
         PgSessions(pool),

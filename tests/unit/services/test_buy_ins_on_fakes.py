@@ -24,6 +24,7 @@ from services.lobby.ports import (
     Departure,
     Lounge,
     NewBuyIn,
+    Reservation,
     SeatGrant,
 )
 from services.lobby.refusals import Code, Refused
@@ -51,10 +52,10 @@ class CrashingBuyIns:
             self.crash = ""
             raise Crash(point)
 
-    async def reserve(self, new: NewBuyIn) -> BuyIn:
-        saga = await self.inner.reserve(new)
+    async def reserve(self, new: NewBuyIn) -> Reservation:
+        reservation = await self.inner.reserve(new)
         self._fire("after_reserve")
-        return saga
+        return reservation
 
     async def seated(self, saga_id: str, grant: SeatGrant) -> BuyIn:
         saga = await self.inner.seated(saga_id, grant)
@@ -120,7 +121,7 @@ class World:
         self.lounges = MemoryLounges()
         self.tables = CrashingTables()
         self.lounge_app = LoungeApp(self.lobby.app, self.lounges, self.tables)
-        self.store = MemoryBuyIns(self.ledger, self.lounges)
+        self.store = MemoryBuyIns(self.ledger, self.lounges, self.lobby.app.players)
         self.buy_ins = CrashingBuyIns(self.store)
         self.app = SeatingApp(self.lounge_app, self.buy_ins, self.tables)
 

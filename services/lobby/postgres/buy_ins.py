@@ -27,12 +27,13 @@ _BUY_IN = (
 )
 
 
-_BUY_IN_B = ", ".join(f"b.{c.strip()}" for c in _BUY_IN.split(","))
-_SAGA_OF_R = ", ".join(f"(r.r_saga).{c.strip()}" for c in _BUY_IN.split(","))
+_COLUMNS = [c.strip() for c in _BUY_IN.split(",")]
+_BUY_IN_B = ", ".join(f"b.{c}" for c in _COLUMNS)
+_SAGA_OF_R = ", ".join(f"(r.r_saga).{c}" for c in _COLUMNS)
 
 
 def _buy_in(row: asyncpg.Record) -> BuyIn:
-    values = [row[c.strip()] for c in _BUY_IN.split(",")]
+    values = [row[c] for c in _COLUMNS]
     values[6] = BuyInState(values[6])
     return BuyIn(*values)
 

@@ -17,6 +17,7 @@ export FELT_DEV_MODE=1
 FELT_AI_TOKEN=${FELT_AI_TOKEN:-$(python -c 'import secrets; print(secrets.token_urlsafe(24))')}
 export FELT_AI_TOKEN
 export FELT_AI_METRICS_PORT=${FELT_AI_METRICS_PORT:-off}
+export FELT_PROJECTOR_METRICS_PORT=${FELT_PROJECTOR_METRICS_PORT:-off}
 # Behind the gateway every browser reaches the services from the gateway's address; the
 # gateway names the client in x-forwarded-for, which the services believe from loopback only.
 export FELT_TRUSTED_PROXIES=${FELT_TRUSTED_PROXIES:-127.0.0.1,::1}

@@ -32,7 +32,13 @@ from felt.rules.legal import LegalActions
 from felt.rules.views import HandView, PotView, SeatView, redact, view_for
 from felt.table.aggregate import TableState
 from felt.table.commitment import CardOpening
-from felt.table.events import AnyEvent, DeckCommitted, PlayerSeated, TableConfig
+from felt.table.events import (
+    AnyEvent,
+    DeckCommitted,
+    PlayerSeated,
+    TableConfig,
+    TableSnapshotTaken,
+)
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 
@@ -343,9 +349,23 @@ def redact_event(event: AnyEvent, viewer: int | None) -> AnyEvent:
         return replace(event, seed=b"")
     if isinstance(event, PlayerSeated):
         return replace(event, token_hash="")
+    if isinstance(event, TableSnapshotTaken):
+        # Watchers are not sent snapshots at all (``is_internal``); should one go out anyway,
+        # its only secrets are the token hashes (it holds no card by construction).
+        players = tuple(replace(p, token_hash="") for p in event.players)
+        return replace(event, players=players)
     if is_hand_event(event):
         return redact(event, viewer)
     return event
+
+
+def is_internal(event: AnyEvent) -> bool:
+    """Whether ``event`` is the service's own bookkeeping, never sent to clients (snapshots).
+
+    A snapshot repeats what the events before it said; a client following the
+    stream already has that, and one starting fresh gets a view instead.
+    """
+    return isinstance(event, TableSnapshotTaken)
 
 
 def redacted_stored_event(event: AnyEvent, meta: EventMeta, viewer: int | None) -> epb.StoredEvent:

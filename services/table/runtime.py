@@ -167,6 +167,7 @@ class TableRuntime:
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _timer: asyncio.Task[None] | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    _trims: set[asyncio.Task[None]] = field(default_factory=set)
     _closed: bool = False
     _started: bool = False
 
@@ -302,7 +303,9 @@ class TableRuntime:
             self._schedule()
             if snapshot_at:
                 self.trim_points.add(snapshot_at, now)
-                self._spawn(self._trim(now))
+                trim = self._spawn(self._trim(now))
+                self._trims.add(trim)
+                trim.add_done_callback(self._trims.discard)
             return Outcome(tuple(events), last, response, blob)
 
     async def _trim(self, now: datetime) -> None:
@@ -353,6 +356,11 @@ class TableRuntime:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
+
+    async def trimmed(self) -> None:
+        """Wait for the trims already started to finish (tests, benchmarks)."""
+        while pending := list(self._trims):
+            await asyncio.gather(*pending, return_exceptions=True)
 
     def action_deadline(self) -> datetime | None:
         """When the seat to act will be timed out (None without a clock or an actor)."""

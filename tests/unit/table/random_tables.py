@@ -43,6 +43,7 @@ class RandomTable:
     config: TableConfig
     batches: list[list[AnyEvent]] = field(default_factory=list)
     snapshot_batches: list[int] = field(default_factory=list)  # indexes into ``batches``
+    commands: list[TableCommand] = field(default_factory=list)  # each batch's, in order
     hands: int = 0
 
     @property
@@ -150,13 +151,16 @@ def _command(draw: st.DrawFn, state: TableState, serial: int) -> TableCommand | 
 
 
 @st.composite
-def random_table(draw: st.DrawFn, table_id: str = "t", max_steps: int = 160) -> RandomTable:
-    """A table played at random, with a snapshot every ``every`` hands (drawn, 1 to 3)."""
+def random_table(
+    draw: st.DrawFn, table_id: str = "t", max_steps: int = 160, every: int = 0
+) -> RandomTable:
+    """A table played at random, with a snapshot every ``every`` hands (0: drawn, 1 to 3)."""
     config = _config(draw, table_id)
-    every = draw(st.integers(1, 3))
+    every = every or draw(st.integers(1, 3))
     table = RandomTable(config)
     state, events = execute_table(None, CreateTable(config))
     table.batches.append(events)
+    table.commands.append(CreateTable(config))
     seated: dict[int, int] = {}
     version = len(events)
     # A few players first (then anyone may come and go), so that most tables play hands.
@@ -183,6 +187,7 @@ def random_table(draw: st.DrawFn, table_id: str = "t", max_steps: int = 160) -> 
                 seated.pop(event.seat, None)
         version += len(events)
         table.batches.append(events)
+        table.commands.append(command)
         state = after
         table.hands = state.hands_played
     return table

@@ -48,6 +48,9 @@ class WorkerConfig:
     bot_thread: bool = False
     # Consumers that hold nothing and were not seen for this long (crashed workers) are removed.
     prune_idle_ms: int = 3_600_000
+    # How often a worker trims the requests every consumer is done with from the stream
+    # (``DecisionQueue.trim_acknowledged``; any worker may, it is idempotent). 0: never.
+    trim_interval_s: float = 10.0
 
     @property
     def dead_letter_stream(self) -> str:

@@ -21,7 +21,6 @@ import structlog
 from redis.exceptions import RedisError
 
 from felt.api import limits
-from felt.api.convert import is_internal
 from felt.eventstore import EventsTrimmed
 from felt.eventstore.codec import EventMeta, decode_event
 from felt.table.aggregate import TableState
@@ -151,8 +150,6 @@ class TableQueries:
                 async for sequence, event, meta in self.watches.events(
                     runtime.table_id, start, runtime.version, end_call
                 ):
-                    if is_internal(event):
-                        continue  # a snapshot: the service's bookkeeping, never a client's
                     as_seat = viewer if sequence > seated_since else None
                     tracker.viewer = as_seat
                     yield Seen(sequence, event, meta, as_seat, tracker.openings(event))

@@ -350,22 +350,13 @@ def redact_event(event: AnyEvent, viewer: int | None) -> AnyEvent:
     if isinstance(event, PlayerSeated):
         return replace(event, token_hash="")
     if isinstance(event, TableSnapshotTaken):
-        # Watchers are not sent snapshots at all (``is_internal``); should one go out anyway,
-        # its only secrets are the token hashes (it holds no card by construction).
+        # It holds no card by construction: its only secrets are the seats' token hashes.
+        # Watchers get it redacted like any event, so their sequences have no gap.
         players = tuple(replace(p, token_hash="") for p in event.players)
         return replace(event, players=players)
     if is_hand_event(event):
         return redact(event, viewer)
     return event
-
-
-def is_internal(event: AnyEvent) -> bool:
-    """Whether ``event`` is the service's own bookkeeping, never sent to clients (snapshots).
-
-    A snapshot repeats what the events before it said; a client following the
-    stream already has that, and one starting fresh gets a view instead.
-    """
-    return isinstance(event, TableSnapshotTaken)
 
 
 def redacted_stored_event(event: AnyEvent, meta: EventMeta, viewer: int | None) -> epb.StoredEvent:

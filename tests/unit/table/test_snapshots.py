@@ -13,7 +13,7 @@ import pytest
 from google.protobuf.descriptor import Descriptor
 from hypothesis import HealthCheck, given, settings
 
-from felt.api.convert import is_internal, redact_event
+from felt.api.convert import redact_event
 from felt.eventstore.codec import EventMeta, decode_event, encode_event
 from felt.rules.config import Variant
 from felt.table.aggregate import (
@@ -61,7 +61,6 @@ def test_a_snapshot_round_trips_and_holds_nothing_secret_once_redacted(
     for snapshot in snapshots:
         decoded, _ = decode_event(encode_event(snapshot, EventMeta(table.config.table_id, 9)))
         assert decoded == snapshot
-        assert is_internal(snapshot)
         redacted = redact_event(snapshot, None)
         assert isinstance(redacted, TableSnapshotTaken)
         assert all(p.token_hash == "" for p in redacted.players)

@@ -93,12 +93,14 @@ end
 return {'ok', first, last}
 """
 
-# KEYS: events, requests. ARGV: up_to_sequence. Drops entries <= up_to and their
-# request records (a request's events are contiguous, so its record goes when
-# its last event does). Returns the number of entries dropped.
-TRIM_LUA = """#!lua
-local upto = string.format('%d-0', tonumber(ARGV[1]))
-local entries = redis.call('XRANGE', KEYS[1], '-', upto)
+# Drops the entries <= `upto` of KEYS[1] (events) and the request records in KEYS[2]
+# of every request that wrote one of them (a retry of it is then a new request).
+# Returns the number of entries dropped. The tail of both trimming scripts.
+_DROP_UPTO_LUA = """
+if upto < 1 then
+  return 0
+end
+local entries = redis.call('XRANGE', KEYS[1], '-', string.format('%d-0', upto))
 for _, entry in ipairs(entries) do
   local fields = entry[2]
   for i = 1, #fields, 2 do
@@ -108,38 +110,33 @@ for _, entry in ipairs(entries) do
   end
 end
 if #entries > 0 then
-  redis.call('XTRIM', KEYS[1], 'MINID', string.format('%d-0', tonumber(ARGV[1]) + 1))
+  redis.call('XTRIM', KEYS[1], 'MINID', string.format('%d-0', upto + 1))
 end
 return #entries
 """
 
-# KEYS: events, meta, requests, archived. ARGV: before_snapshot. Drops the entries
+# KEYS: events, requests. ARGV: up_to_sequence. Drops entries <= up_to, unconditionally.
+TRIM_LUA = (
+    """#!lua
+local upto = tonumber(ARGV[1])
+"""
+    + _DROP_UPTO_LUA
+)
+
+# KEYS: events, requests, meta, archived. ARGV: before_snapshot. Drops the entries
 # below the given snapshot, below the latest one and at or below the archived
-# position, with their request records, as TRIM_LUA does. Returns how many.
-TRIM_ARCHIVED_LUA = """#!lua
-local latest = tonumber(redis.call('HGET', KEYS[2], 'snapshot') or '0')
+# position, with their request records. Returns how many.
+TRIM_ARCHIVED_LUA = (
+    """#!lua
+local latest = tonumber(redis.call('HGET', KEYS[3], 'snapshot') or '0')
 local archived = tonumber(redis.call('GET', KEYS[4]) or '0')
 local upto = math.min(tonumber(ARGV[1]), latest) - 1
 if archived < upto then
   upto = archived
 end
-if upto < 1 then
-  return 0
-end
-local entries = redis.call('XRANGE', KEYS[1], '-', string.format('%d-0', upto))
-for _, entry in ipairs(entries) do
-  local fields = entry[2]
-  for i = 1, #fields, 2 do
-    if fields[i] == 'r' then
-      redis.call('HDEL', KEYS[3], fields[i + 1])
-    end
-  end
-end
-if #entries > 0 then
-  redis.call('XTRIM', KEYS[1], 'MINID', string.format('%d-0', upto + 1))
-end
-return #entries
 """
+    + _DROP_UPTO_LUA
+)
 
 # KEYS: archived. ARGV: sequence. Raise the archived position, never lower it.
 RAISE_ARCHIVED_LUA = """#!lua
@@ -404,8 +401,8 @@ class RedisEventStore:
             return 0
         keys = [
             events_key(table_id),
-            meta_key(table_id),
             requests_key(table_id),
+            meta_key(table_id),
             archived_key(table_id),
         ]
         return int(await self._trim_archived(keys=keys, args=[before_snapshot]))

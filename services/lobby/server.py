@@ -13,7 +13,7 @@ Configuration comes from the environment:
 ``FELT_LOBBY_TOP_UP_BELOW``    a top-up is for a balance under this (default 500)
 ``FELT_LOBBY_TOP_UP_COOLDOWN_S`` time between two top-ups of one player (default 3600)
 ``FELT_LOBBY_MAX_LOUNGES``     lounges one player may have at once (default 3)
-``FELT_LOBBY_MAX_SIGN_UPS``    sign-ups (CreateGuest, Register) per client address (IPv6: /64)
+``FELT_LOBBY_MAX_SIGN_UPS``    sign-ups (CreateGuest, Register) per client address (IPv6: /48)
                               in a window (default 30)
 ``FELT_LOBBY_SIGN_UP_WINDOW_S`` that window (default 3600)
 ``FELT_LOBBY_DB_POOL``         most PostgreSQL connections (default 20)

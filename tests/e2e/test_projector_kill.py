@@ -51,8 +51,8 @@ async def archive_db(database_url: str) -> AsyncIterator[str]:
         await _drop(database_url, name)
 
 
-async def _start_projector(launcher: Launcher, dsn: str, member: str) -> Proc:
-    proc = await launcher.start(
+async def _start_projector(procs: Launcher, dsn: str, member: str) -> Proc:
+    proc = await procs.start(
         "projector",
         "--metrics-port",
         "off",

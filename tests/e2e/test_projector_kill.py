@@ -65,7 +65,7 @@ async def _start_projector(procs: Launcher, dsn: str, member: str) -> Proc:
     return proc
 
 
-async def _open_table(table_id: str, variant: int) -> None:
+async def _open_table(table_id: str, variant: epb.Variant.ValueType) -> None:
     """A table of three easy bots, as an operator opens one mid-run."""
     config = (
         epb.TableConfig(variant=variant, seat_count=6, small_blind=5, big_blind=10)

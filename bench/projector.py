@@ -55,9 +55,11 @@ from felt.rules.config import Variant
 from felt.rules.legal import legal_actions
 from felt.rules.views import redact_all, view_for
 from felt.table.aggregate import (
+    AddChips,
     CreateTable,
     PlayHand,
     SeatPlayer,
+    SitIn,
     StartNextHand,
     TableState,
     execute_table,
@@ -86,12 +88,20 @@ def play(table_id: str, n: int, hands: int) -> list[list[AnyEvent]]:
     chunks: list[list[AnyEvent]] = [list(events)]
     for seat in range(3):
         state, events = execute_table(
-            state, SeatPlayer(seat, f"bot-{table_id}-{seat}", f"Bot {seat}", 10**9, "h" * 64)
+            state, SeatPlayer(seat, f"bot-{table_id}-{seat}", f"Bot {seat}", 2_000, "h" * 64)
         )
         chunks[0] += events
     for _ in range(hands):
+        top_ups: list[AnyEvent] = []
+        for p in state.players:  # the busted buy chips again and sit back in
+            if p.stack < 200:
+                state, events = execute_table(state, AddChips(p.seat, 2_000))
+                top_ups += events
+            if state.player(p.seat).sitting_out:  # type: ignore[union-attr]
+                state, events = execute_table(state, SitIn(p.seat))
+                top_ups += events
         state, hand = _hand(state, bot, rng)
-        chunks.append(hand)
+        chunks.append(top_ups + hand)
     return chunks
 
 

@@ -25,6 +25,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--metrics-port", help="HTTP port, 0 for any, 'off' (FELT_PROJECTOR_METRICS_PORT)"
     )
+    p.add_argument(
+        "--dev",
+        action="store_true",
+        help="development mode (FELT_DEV_MODE=1): wait a minute for the schema to be migrated",
+    )
     p.add_argument("--log-level", default="INFO", help="log level (default INFO)")
     p.set_defaults(handler=run)
 
@@ -45,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         "REDIS_URL": args.redis_url,
         "FELT_PROJECTOR_ID": args.id,
         "FELT_PROJECTOR_METRICS_PORT": args.metrics_port,
+        "FELT_DEV_MODE": "1" if args.dev else None,
     }
     env.update({k: v for k, v in overrides.items() if v is not None})
     try:

@@ -7,7 +7,7 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from services.settings import ConfigError, int_setting
+from services.settings import TRUE, ConfigError, int_setting
 
 
 def default_member_id() -> str:
@@ -31,6 +31,8 @@ class ProjectorConfig:
     read_count: int = 1_000
     block_ms: int = 200
     pool_size: int = 4
+    # Development mode: wait (a minute) for the schema instead of refusing to start.
+    dev_mode: bool = False
 
     @property
     def member(self) -> str:
@@ -41,7 +43,7 @@ class ProjectorConfig:
         """``DATABASE_URL`` (required), ``REDIS_URL``, ``FELT_PROJECTOR_ID``,
         ``FELT_PROJECTOR_METRICS_PORT`` (``off`` disables it), ``FELT_PROJECTOR_METRICS_HOST``,
         ``FELT_PROJECTOR_LEASE_MS``, ``FELT_PROJECTOR_SCAN_MS``, ``FELT_PROJECTOR_READ_COUNT``,
-        ``FELT_PROJECTOR_BLOCK_MS``, ``FELT_PROJECTOR_POOL_SIZE``."""
+        ``FELT_PROJECTOR_BLOCK_MS``, ``FELT_PROJECTOR_POOL_SIZE``, ``FELT_DEV_MODE``."""
         e = os.environ if env is None else env
         database_url = e.get("DATABASE_URL", "").strip()
         if not database_url:
@@ -67,4 +69,5 @@ class ProjectorConfig:
             read_count=int_setting(e, "FELT_PROJECTOR_READ_COUNT", cls.read_count, 1, 10_000),
             block_ms=int_setting(e, "FELT_PROJECTOR_BLOCK_MS", cls.block_ms, 1, 5_000),
             pool_size=int_setting(e, "FELT_PROJECTOR_POOL_SIZE", cls.pool_size, 1, 64),
+            dev_mode=e.get("FELT_DEV_MODE", "").strip().lower() in TRUE,
         )

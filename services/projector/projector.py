@@ -38,6 +38,7 @@ from felt.archive.feed import ProjectorFeed
 from felt.archive.projection import TableProjection
 from felt.eventstore import EventsTrimmed
 from felt.eventstore.codec import CodecError
+from felt.metrics_server import Health
 from felt.registry import TableRegistry
 from services.projector.metrics import ProjectorMetrics
 from services.projector.ownership import owner_of
@@ -68,13 +69,14 @@ class Projector:
     block_ms: int = 200
     following: dict[str, Following] = field(default_factory=dict)
     failed: set[str] = field(default_factory=set)
-    last_ok: float = 0.0
+    health: Health = field(default_factory=lambda: Health(accepting=True))
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
 
     # ------------------------------------------------------------------ lifecycle
 
     def request_stop(self) -> None:
         self._stop.set()
+        self.health.accepting = False
 
     @property
     def stopping(self) -> bool:
@@ -173,7 +175,6 @@ class Projector:
             # One table's stream was trimmed past our cursor: find it, leave it, go on.
             await self._find_trimmed(after, exc)
             return 0
-        self.last_ok = time.monotonic()
         for table_id, records in got.items():
             f = self.following.get(table_id)
             if f is None or f.projection.read_to != after[table_id]:
@@ -185,7 +186,10 @@ class Projector:
                 self._fail(table_id, exc)
                 continue
             self.metrics.events.inc(len(records))
-        return await self._write()
+        hands = await self._write()
+        if hands >= 0:  # Redis answered and so did PostgreSQL (or had nothing to do)
+            self.health.last_redis_ok = time.monotonic()
+        return max(hands, 0)
 
     async def _find_trimmed(self, after: dict[str, int], exc: EventsTrimmed) -> None:
         for table_id, sequence in after.items():
@@ -196,6 +200,7 @@ class Projector:
         log.warning("projector_stream_trimmed", error=str(exc))
 
     async def _write(self) -> int:
+        """One transaction for every table that moved; hands written (-1: the database failed)."""
         writes: list[TableWrite] = []
         for table_id, f in self.following.items():
             p = f.projection
@@ -219,7 +224,7 @@ class Projector:
             log.warning("projector_write_failed", error=repr(exc))
             await self._reread(w.table_id for w in writes)
             await self._pause(1.0)
-            return 0
+            return -1
         now = time.time()
         self.metrics.writes.inc()
         self.metrics.write_seconds.observe(time.monotonic() - started)

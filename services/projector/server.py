@@ -25,7 +25,7 @@ from redis.asyncio import Redis
 
 from felt.archive.feed import RedisProjectorFeed
 from felt.archive.postgres import PostgresHandArchive
-from felt.metrics_server import Health, MetricsServer
+from felt.metrics_server import MetricsServer
 from felt.registry import RedisTableRegistry
 from services.projector.config import ProjectorConfig
 from services.projector.metrics import ProjectorMetrics
@@ -35,9 +35,14 @@ from services.settings import ConfigError
 log = structlog.get_logger("felt.projector")
 
 
-async def _schema_ready(pool: asyncpg.Pool) -> None:
-    if await pool.fetchval("SELECT to_regclass('archive_cursors')") is None:
-        raise ConfigError("the archive's tables are missing: run `felt db migrate` first")
+async def _schema_ready(pool: asyncpg.Pool, wait_s: float) -> None:
+    """The archive's tables exist; in development mode, wait up to ``wait_s`` for them (the
+    process runner may start ``felt lobby --dev``, which migrates, at the same time)."""
+    deadline = time.monotonic() + wait_s
+    while await pool.fetchval("SELECT to_regclass('archive_cursors')") is None:
+        if time.monotonic() >= deadline:
+            raise ConfigError("the archive's tables are missing: run `felt db migrate` first")
+        await asyncio.sleep(0.5)
 
 
 async def serve(config: ProjectorConfig) -> int:
@@ -46,7 +51,7 @@ async def serve(config: ProjectorConfig) -> int:
     redis = Redis.from_url(config.redis_url)
     http: MetricsServer | None = None
     try:
-        await _schema_ready(pool)
+        await _schema_ready(pool, 60.0 if config.dev_mode else 0.0)
         member = config.member
         metrics = ProjectorMetrics(member)
         projector = Projector(
@@ -60,22 +65,19 @@ async def serve(config: ProjectorConfig) -> int:
             read_count=config.read_count,
             block_ms=config.block_ms,
         )
-        health = Health(accepting=True)
         if config.metrics_port is not None:
 
             def details() -> dict[str, object]:
-                health.last_redis_ok = projector.last_ok
-                health.accepting = not projector.stopping
                 return {"member": member, "tables": len(projector.following)}
 
-            http = MetricsServer(metrics, health, details)
+            http = MetricsServer(metrics, projector.health, details)
             port = await http.start(config.metrics_host, config.metrics_port)
         else:
             port = None
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, projector.request_stop)
-        projector.last_ok = time.monotonic()
+        projector.health.last_redis_ok = time.monotonic()
         log.info("projector_started", member=member, metrics_port=port)
         print(f"projector {member} archiving (metrics port {port})", flush=True)
         await projector.run()

@@ -172,3 +172,43 @@ async def test_killed_and_doubled_projectors_archive_every_hand_exactly_once(
         assert await p.process.wait() == 0
         log = p.log.read_text()
         assert "Traceback" not in log, log[-3000:]
+
+
+async def test_the_projector_refuses_a_bad_start_serves_health_and_lets_go_on_sigterm(
+    launcher: Launcher,  # noqa: F811
+    redis: redis_async_lib.Redis,
+    archive_db: str,
+    database_url: str,
+) -> None:
+    unset = await launcher.start("projector")
+    assert await unset.process.wait() == 2
+    assert "DATABASE_URL is unset" in unset.log.read_text()
+    unmigrated = await launcher.start("projector", DATABASE_URL=database_url)
+    assert await unmigrated.process.wait() == 2
+    assert "felt db migrate" in unmigrated.log.read_text()
+
+    await RedisTableRegistry(redis).add("quiet")
+    proc = await launcher.start(
+        "projector", "--metrics-port", "52220", DATABASE_URL=archive_db, FELT_PROJECTOR_ID="h"
+    )
+    assert proc.first_line.startswith("projector h archiving"), proc.log.read_text()
+    deadline = time.monotonic() + 20
+    while await redis.get("table:{quiet}:projector") != b"h":
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.1)
+    health = await _get("/healthz")
+    assert health.startswith("HTTP/1.1 200") and '"tables": 1' in health
+    assert "felt_projector_lag_seconds" in await _get("/metrics")
+    proc.process.send_signal(signal.SIGTERM)
+    assert await proc.process.wait() == 0
+    assert await redis.get("table:{quiet}:projector") is None  # released for the others
+    assert not await redis.zrange("felt:projectors", 0, -1)
+
+
+async def _get(path: str) -> str:
+    reader, writer = await asyncio.open_connection("127.0.0.1", 52220)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    await writer.drain()
+    body = (await reader.read()).decode()
+    writer.close()
+    return body

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from felt.archive import ArchivedHand, seat_summaries
-from felt.archive.projection import TableProjection
+from felt.archive.projection import Batch, TableProjection
 from felt.archive.values import Cursor
 from felt.cards import full_deck
 from felt.eventstore import StoredRecord
@@ -72,6 +72,15 @@ def test_resuming_from_any_stored_cursor_archives_each_hand_once(
     rng = random.Random(seed)
     written: dict[str, ArchivedHand] = {}
     cursor = Cursor()
+
+    def write(batch: Batch) -> Cursor:
+        for hand in batch.hands:
+            assert hand.hand_id not in written
+            written[hand.hand_id] = hand
+        for late in batch.late:
+            written[late.hand_id] = written[late.hand_id].with_late(late)
+        return batch.cursor
+
     position = 0
     while position < len(records):
         projection = TableProjection(table_id, cursor)
@@ -79,22 +88,10 @@ def test_resuming_from_any_stored_cursor_archives_each_hand_once(
         for record in records[cursor.position : upto]:
             projection.feed(record)
             if rng.random() < 0.3:  # a batch written
-                batch = projection.take()
-                for hand in batch.hands:
-                    assert hand.hand_id not in written
-                    written[hand.hand_id] = hand
-                for late in batch.late:
-                    written[late.hand_id] = written[late.hand_id].with_late(late)
-                cursor = batch.cursor
+                cursor = write(projection.take())
         position = upto
         if position == len(records):  # the last batch
-            batch = projection.take()
-            for hand in batch.hands:
-                assert hand.hand_id not in written
-                written[hand.hand_id] = hand
-            for late in batch.late:
-                written[late.hand_id] = written[late.hand_id].with_late(late)
-            cursor = batch.cursor
+            cursor = write(projection.take())
         # else: the process dies; whatever it had not written is read again
     assert sorted(written.values(), key=lambda h: h.number) == archived(table_id, records)
     assert cursor.position == len(records)

@@ -25,6 +25,8 @@ from felt.rules.events import (
     PlayerFolded,
     PotAwarded,
 )
+from felt.table.events import DeckCommitted
+from tests.golden.record import stream_path
 from tests.unit.archive.streams import archived, play_table, stored
 
 STREAMS = {v: stored(f"t-{v.value}", play_table(f"t-{v.value}", v, hands=15)) for v in Variant}
@@ -138,3 +140,16 @@ def test_summary_flags_of_a_hand_by_hand() -> None:
     assert (btn.vpip, btn.went_to_showdown, btn.won_at_showdown, btn.net) == (True, True, True, 20)
     with pytest.raises(ValueError):
         seat_summaries(hand[:-1])
+
+
+def test_a_stream_whose_envelopes_name_no_hand_is_archived_by_the_fold_alone() -> None:
+    """The golden streams were stored without envelope hand ids (and before public ids)."""
+    lines = stream_path("holdem").read_text().split()
+    records = [StoredRecord(i, bytes.fromhex(line)) for i, line in enumerate(lines, start=1)]
+    hands = archived("golden-holdem", records)
+    assert [h.number for h in hands] == list(range(1, 41))
+    for hand in hands:
+        events = [decode_event(e.payload)[0] for e in hand.events]
+        assert isinstance(events[0], DeckCommitted)
+        assert any(isinstance(e, HandEnded) for e in events)
+        assert len(hand.hand_id) == 32  # derived from the secret deck: stored without one

@@ -344,7 +344,7 @@ async def main(args: argparse.Namespace) -> None:
 def parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tables", type=int, default=40)
-    parser.add_argument("--hands", type=int, default=100, help="hands per table")
+    parser.add_argument("--hands", type=int, default=50, help="hands per table")
     parser.add_argument("--slices", type=int, default=20, help="alternating slices of each")
     parser.add_argument("--rate", type=float, default=200.0, help="hands per second appended")
     return parser.parse_args()

@@ -101,7 +101,12 @@ async def test_killed_and_doubled_projectors_archive_every_hand_exactly_once(
 ) -> None:
     rng = random.Random(12)
     serve = await launcher.start(
-        "serve", "--dev", "--workers", "2", FELT_TABLE_ADDR=f"127.0.0.1:{TABLE_PORT}"
+        "serve",
+        "--dev",
+        "--workers",
+        "2",
+        FELT_TABLE_ADDR=f"127.0.0.1:{TABLE_PORT}",
+        FELT_TRIM_RETAIN_S="3600",  # the whole streams stay, to compare the archive with
     )
     assert serve.first_line.startswith(READY), (serve.first_line, serve.log.read_text())
     projectors = [await _start_projector(launcher, archive_db, "p-a")]

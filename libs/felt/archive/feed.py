@@ -6,8 +6,9 @@
 
 - ``read_new``: one blocking ``XREAD`` over every followed table's stream
   (one connection however many tables; it returns as soon as any has news).
-- ``mark_archived``: raises ``table:{T}:archived`` (a Lua max, never lowers
-  it) once the hands up to it are committed in PostgreSQL.
+- ``mark_archived``: raises ``table:{T}:archived`` (the event store's own
+  raise-only script, ``RAISE_ARCHIVED_LUA``) once the hands up to it are
+  committed in PostgreSQL.
 - ``claim``/``release``: one projector follows a table at a time, by a lease
   ``table:{T}:projector`` (the table's hash slot, like its other keys) that
   the follower renews; another takes it over once it lapses.
@@ -34,7 +35,12 @@ from felt.eventstore.base import (
     events_key,
 )
 from felt.eventstore.memory import MemoryEventStore
-from felt.eventstore.redis_store import ACQUIRE_LUA, RELEASE_LUA, record_of
+from felt.eventstore.redis_store import (
+    ACQUIRE_LUA,
+    RAISE_ARCHIVED_LUA,
+    RELEASE_LUA,
+    record_of,
+)
 
 MEMBERS_KEY = "felt:projectors"
 
@@ -84,17 +90,6 @@ class ProjectorFeed(Protocol):
         ...
 
 
-# KEYS: mark. ARGV: sequence. Raise only.
-_MARK_LUA = """#!lua
-local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
-local new = tonumber(ARGV[1])
-if new > cur then
-  redis.call('SET', KEYS[1], ARGV[1])
-  return new
-end
-return cur
-"""
-
 # KEYS: members. ARGV: member, ttl_ms. Heartbeat, drop the expired, list the live.
 _JOIN_LUA = """#!lua
 local t = redis.call('TIME')
@@ -120,7 +115,7 @@ class RedisProjectorFeed:
     def __init__(self, redis: Redis, members_key: str = MEMBERS_KEY) -> None:
         self._redis = redis
         self._members_key = members_key
-        self._mark = redis.register_script(_MARK_LUA)
+        self._mark = redis.register_script(RAISE_ARCHIVED_LUA)
         self._acquire = redis.register_script(ACQUIRE_LUA)
         self._release = redis.register_script(RELEASE_LUA)
         self._join = redis.register_script(_JOIN_LUA)
@@ -150,7 +145,7 @@ class RedisProjectorFeed:
         return out
 
     async def mark_archived(self, table_id: str, sequence: int) -> int:
-        return int(await self._mark(keys=[archived_key(table_id)], args=[sequence]))
+        return int(await self._mark(keys=[archived_key(table_id)], args=[max(0, sequence)]))
 
     async def archived(self, table_id: str) -> int:
         raw = await self._redis.get(archived_key(table_id))

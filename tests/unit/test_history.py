@@ -185,7 +185,7 @@ def test_phh_for_holdem_loads_in_pokerkit_and_refuses_draw() -> None:
         text = render_phh(g.log, viewer, hand_id="opaque")
         history = pokerkit.HandHistory.loads(text)
         assert list(history.starting_stacks) == [100, 1000, 1000]
-        assert "_felt_archive_id = 'opaque'" in text
+        assert "_felt_public_id = 'opaque'" in text
     assert "d dh p3 ????" in render_phh(g.log, Viewer.of_seat(1))
     try:
         render_phh(_draw_hand().log, OPERATOR)

@@ -7,7 +7,9 @@ its count and place stay visible. Amounts are integer chips.
 ```
 {
   "schema": "felt.hand-history/1",
-  "hand_id": str, "table_id": str, "variant": "NLHE" | "DRAW5",
+  "hand_id": str,                // the public id (32 hex digits)
+  "table_hand": str,             // the table's own count, "<table_id>:<n>"
+  "table_id": str, "variant": "NLHE" | "DRAW5",
   "started_at": RFC 3339 str | null,
   "viewer": {"role": "seat" | "spectator" | "operator", "seat": int | null},
   "stakes": {"small_blind": int, "big_blind": int, "ante": int,
@@ -81,6 +83,7 @@ def history_to_dict(h: HandHistory) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "hand_id": h.hand_id,
+        "table_hand": h.table_hand,
         "table_id": h.table_id,
         "variant": str(h.variant),
         "started_at": h.started_at.isoformat() if h.started_at is not None else None,

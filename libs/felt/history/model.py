@@ -21,7 +21,7 @@ from datetime import datetime
 from felt.cards import Card
 from felt.evaluator import describe
 from felt.history.viewer import Viewer, visible_events
-from felt.rules.config import Variant
+from felt.rules.config import Variant, public_hand_id
 from felt.rules.events import (
     AntePosted,
     BetPlaced,
@@ -149,6 +149,7 @@ class HandHistory:
     """A hand as one reader may see it (see the module docstring)."""
 
     hand_id: str
+    table_hand: str
     table_id: str
     variant: Variant
     viewer: Viewer
@@ -202,13 +203,16 @@ def build_history(
 ) -> HandHistory:
     """``events`` (one hand's stored events, unredacted or not) as ``viewer`` may see them.
 
-    ``hand_id`` overrides the setup's (the archive's opaque id); ``names``
+    ``hand_id`` is the hand's public id (by default the setup's, ``public_hand_id``;
+    ``table_hand`` keeps the table's own ``<table>:<n>``); ``names``
     gives seats' display names (the hand's events hold player ids only).
     """
-    seen = visible_events(events, viewer)
-    start = next((e for e in seen if isinstance(e, HandStarted)), None)
-    if start is None:
+    raw = next((e for e in events if isinstance(e, HandStarted)), None)
+    if raw is None:
         raise HistoryError("a hand's events include its HandStarted")
+    public_id = hand_id or public_hand_id(raw.setup)
+    seen = visible_events(events, viewer)
+    start = next(e for e in seen if isinstance(e, HandStarted))
     setup = start.setup
     names = names or {}
     hole: dict[int, list[MaybeCard]] = {s.seat: [] for s in setup.seats}
@@ -295,7 +299,8 @@ def build_history(
     ]
     blinds = sorted({s.blind for s in setup.seats if s.blind})
     return HandHistory(
-        hand_id=hand_id or setup.hand_id,
+        hand_id=public_id or setup.hand_id,
+        table_hand=setup.hand_id,
         table_id=table_id,
         variant=setup.variant,
         viewer=viewer,

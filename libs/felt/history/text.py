@@ -93,7 +93,7 @@ def _shown(h: HandHistory, s: Shown) -> str:
 def render_text(h: HandHistory) -> str:
     """The hand as lines of text, ending with a newline."""
     out = [
-        f"Hand {h.hand_id}" + (f" at table {h.table_id}" if h.table_id else ""),
+        f"Hand {h.hand_id} ({h.table_hand})" + (f" at table {h.table_id}" if h.table_id else ""),
         f"{_VARIANT_NAMES.get(h.variant, str(h.variant))}, {_stakes(h)}",
     ]
     if h.started_at is not None:

@@ -5,8 +5,9 @@ spectator (only what was public) and the operator (every card, for audits and
 disputes). The first two go through the one redaction path,
 ``felt.api.convert.redact_event`` (which hands hand events to
 ``felt.rules.views.redact``); the operator's events go through it too, for the
-secrets no reader needs (the deck, the deal seed, token hashes), and keep only
-the hole and drawn cards the operator may see.
+secrets no reader needs (the deck, the deal seed, token hashes): each seat's
+private event (its hole cards, its draw) is redacted for the operator as for
+the seat that owns it, so the operator sees every card and nothing else.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from felt.api.convert import redact_event
 from felt.rules.events import CardsDrawn, HoleCardsDealt
 from felt.table.events import AnyEvent
 
-__all__ = ["OPERATOR", "SPECTATOR", "Role", "Viewer", "visible_events"]
+__all__ = ["OPERATOR", "SPECTATOR", "Role", "Viewer", "seat_for", "visible_event", "visible_events"]
 
 
 class Role(StrEnum):
@@ -51,11 +52,16 @@ SPECTATOR = Viewer(Role.SPECTATOR)
 OPERATOR = Viewer(Role.OPERATOR)
 
 
+def seat_for(event: AnyEvent, viewer: Viewer) -> int | None:
+    """The seat to redact ``event`` for: the viewer's, or for the operator the card owner's."""
+    if viewer.role == Role.OPERATOR:
+        return event.seat if isinstance(event, HoleCardsDealt | CardsDrawn) else None
+    return viewer.seat
+
+
 def visible_event(event: AnyEvent, viewer: Viewer) -> AnyEvent:
     """``event`` as ``viewer`` may see it."""
-    if viewer.role == Role.OPERATOR and isinstance(event, HoleCardsDealt | CardsDrawn):
-        return event
-    return redact_event(event, viewer.seat)
+    return redact_event(event, seat_for(event, viewer))
 
 
 def visible_events(events: Iterable[AnyEvent], viewer: Viewer) -> list[AnyEvent]:

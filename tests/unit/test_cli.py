@@ -63,4 +63,4 @@ def test_a_subcommand_runs_its_program_when_called() -> None:
         [sys.executable, "-m", "services.cli", "verify-hand"], capture_output=True, text=True
     )
     assert done.returncode == 2
-    assert "verify-hand: --table is required (or --file)" in done.stderr
+    assert "verify-hand: --table is required (or --public-id, or --file)" in done.stderr

@@ -25,8 +25,6 @@ one.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,6 +44,7 @@ from felt.table.deals import ProofTracker
 from felt.table.events import ActionTimedOut, AnyEvent, DeckCommitted, PlayerSeated
 from services.lobby.application import LobbyApp
 from services.lobby.auth import Caller
+from services.lobby.paging import bad_page_token, page_match, page_token
 from services.lobby.refusals import NOT_SIGNED_IN, Code, Refused, unauthenticated
 
 __all__ = [
@@ -272,26 +271,17 @@ _PAGE = re.compile(r"h([0-9a-f]{32})@(.{10,40})")
 
 
 def _page_token(row: PlayerHand) -> str:
-    text = f"h{row.hand_id}@{row.ended_at.isoformat()}"
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+    return page_token(f"h{row.hand_id}@{row.ended_at.isoformat()}")
 
 
 def _page_position(token: str) -> PlayerPageKey | None:
-    if not token:
+    match = page_match(token, _PAGE)
+    if match is None:
         return None
-    bad = limits.LimitError(
-        "BAD_PAGE_TOKEN", "page_token must be a next_page_token this call returned, or empty"
-    )
-    if len(token) > limits.PAGE_TOKEN_MAX:
-        raise bad
     try:
-        text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode("ascii")
-        match = _PAGE.fullmatch(text)
-        if match is None:
-            raise bad
         ended = datetime.fromisoformat(match[2])
-    except (binascii.Error, ValueError):
-        raise bad from None
+    except ValueError:
+        raise bad_page_token() from None
     if ended.tzinfo is None:
-        raise bad
+        raise bad_page_token()
     return PlayerPageKey(ended, match[1])

@@ -195,8 +195,8 @@ def test_phh_for_holdem_loads_in_pokerkit_and_refuses_draw() -> None:
         raise AssertionError("PHH of a Draw hand")
 
 
-def test_a_voluntary_show_after_the_hand_is_listed_after_it() -> None:
-    g = _nlhe_three_way()
+def _heads_up_folded() -> Game:
+    """Heads-up: seat 2 (the button, small blind) folds; seat 1 holds aces, seat 2 kings."""
     setup = HandSetup(
         "t:3",
         Variant.NLHE,
@@ -207,6 +207,11 @@ def test_a_voluntary_show_after_the_hand_is_listed_after_it() -> None:
     )
     g = Game(setup)
     g.act(2, FOLD)
+    return g
+
+
+def test_a_voluntary_show_after_the_hand_is_listed_after_it() -> None:
+    g = _heads_up_folded()
     shown = g.do(ShowCards(1))
     assert shown
     text = render_text(build_history(g.log, Viewer.of_seat(2)))
@@ -336,16 +341,7 @@ def test_the_oracle_finds_a_leak() -> None:
     g = _nlhe_three_way()
     secret = _secret_cards(list(g.log), 1)
     assert secret == set()  # all three showed
-    setup = HandSetup(
-        "t:4",
-        Variant.NLHE,
-        2,
-        (SeatSetup(1, 100, "a", blind=10), SeatSetup(2, 100, "b", blind=5)),
-        deck_for(["AsAh", "KsKh"]),
-        min_bet=10,
-    )
-    g = Game(setup)
-    g.act(2, FOLD)
+    g = _heads_up_folded()
     assert _secret_cards(list(g.log), 1) == set(cards("Ks Kh"))
     operator = render_text(build_history(g.log, OPERATOR))
     try:

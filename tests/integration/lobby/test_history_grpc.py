@@ -12,33 +12,43 @@ client: archived and live hands for each reader, status codes and
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import json
 import os
 import sys
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import asyncpg
 import grpc
 import pokerkit
 import pytest
 
+from felt.api.convert import is_hand_event
 from felt.archive import Cursor, TableWrite
 from felt.archive.postgres import PostgresHandArchive
 from felt.archive.projection import TableProjection
-from felt.client.replay import render
+from felt.cards import card_str
+from felt.client.replay import events_of, render
 from felt.client.verify_hand import check_history
 from felt.eventstore import RedisEventStore
 from felt.migrations import migrate
-from felt.rules.events import HandEnded
+from felt.rules.config import public_hand_id
+from felt.rules.events import HandEnded, HandStarted
+from felt.table.events import AnyEvent, DeckCommitted
 from poker.v1 import history_service_pb2 as hpb
 from poker.v1 import history_service_pb2_grpc as hrpc
 from poker.v1 import lobby_service_pb2 as pb
 from poker.v1 import lobby_service_pb2_grpc as rpc
+from services.cli import main as cli_main
 from services.lobby.db_cli import MIGRATIONS
 from services.lobby.server import LobbyServerConfig, start_lobby_server
 from tests.golden.stored import golden_events, public_ids, stored_records
+from tests.unit.rules.test_properties import _cards_in
+from tests.unit.test_history import CARD, _secret_cards
 
 from .test_lobby_grpc import SECRETS, refused
 
@@ -56,6 +66,7 @@ class World:
     operator: tuple[tuple[str, str], ...]
     tables: dict[str, str]  # variant name -> table id
     hands: dict[str, list[str]]  # variant name -> public ids in order
+    events: dict[str, list[AnyEvent]]  # variant name -> the table's events, unredacted
 
 
 @pytest.fixture
@@ -85,10 +96,10 @@ async def world(fresh_database: str, redis_url: str, redis: object) -> AsyncIter
         a, b = alice.player.player_id, bob.player.player_id
         players = {"holdem": {"p3": a, "p5": b}, "draw": {"p10": a, "p6": b}}
         archive = PostgresHandArchive(pool)
-        tables, hands = {}, {}
+        tables, hands, recorded = {}, {}, {}
         for name in ("holdem", "draw"):
             table = tables[name] = f"hist-{name}-{uuid.uuid4().hex[:8]}"
-            events = golden_events(name, players[name])
+            events = recorded[name] = golden_events(name, players[name])
             hands[name] = public_ids(events)
             records = stored_records(table, events)
             await streams.append(table, [r.payload for r in records], 0)
@@ -108,6 +119,7 @@ async def world(fresh_database: str, redis_url: str, redis: object) -> AsyncIter
             (("authorization", f"Bearer {OPERATOR_TOKEN}"),),
             tables,
             hands,
+            recorded,
         )
     finally:
         await streams.aclose()
@@ -176,6 +188,44 @@ async def test_spectators_and_the_operator(world: World) -> None:
         _get(hand, reader=hpb.HAND_READER_SPECTATOR), metadata=world.operator
     )
     assert plain == spectator
+
+
+async def test_no_reader_holds_another_seats_unshown_cards_archived_or_live(world: World) -> None:
+    """Over the wire, for every hand of both tables: the oracle from the recorded events."""
+    for name in ("holdem", "draw"):
+        for n, hand in enumerate(world.hands[name]):
+            raw = _raw(world.events[name], hand)
+            for metadata in (world.alice, ()) if n % 3 == 0 else (world.alice,):
+                got = await world.stub.GetHandHistory(
+                    _get(hand, world.tables[name]), metadata=metadata
+                )
+                viewer = got.seat if got.HasField("seat") else None
+                secret = {card_str(c) for c in _secret_cards(raw, viewer)}
+                sent = set(CARD.findall(render(got, "json"))) | {
+                    card_str(p.card) for item in got.events for p in item.card_proofs
+                }
+                sent |= {
+                    card_str(c)
+                    for e in events_of(got)
+                    if is_hand_event(e)
+                    for c in _cards_in(e)
+                    if c is not None
+                }
+                assert not sent & secret, f"{viewer} was sent {sent & secret} of {hand}"
+
+
+def _raw(events: list[AnyEvent], hand: str) -> list[AnyEvent]:
+    start = next(
+        i
+        for i, e in enumerate(events)
+        if isinstance(e, HandStarted) and public_hand_id(e.setup) == hand
+    )
+    out = [events[start - 1]]
+    for e in events[start:]:
+        if isinstance(e, DeckCommitted):
+            break
+        out.append(e)
+    return out
 
 
 async def test_status_codes_and_reasons(world: World) -> None:
@@ -251,18 +301,49 @@ async def test_a_players_hands_in_pages(world: World) -> None:
 
 
 async def _felt(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """``felt ARGS`` run in this process (in a thread: the service runs on this event loop).
+
+    The command's own code path from its parser on; ``test_felt_replay_as_a_process`` runs
+    the installed command once as its own process too.
+    """
+
+    def run() -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        saved = {k: os.environ.get(k) for k in env or {}}
+        os.environ.update(env or {})
+        try:
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                status = cli_main(list(args))
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        return status, out.getvalue(), err.getvalue()
+
+    return await asyncio.to_thread(run)
+
+
+async def test_felt_replay_as_a_process(world: World) -> None:
+    got = await _alices_hand(world, "holdem", False)
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "services.cli",
-        *args,
+        "replay",
+        got.hand_id,
+        "--target",
+        f"127.0.0.1:{world.port}",
+        "--seat",
+        str(got.seat),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, "FELT_ACCESS_TOKEN": world.alice_token},
     )
     out, err = await process.communicate()
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
+    assert process.returncode == 0, err.decode()
+    assert f"(seat {got.seat}) saw it" in out.decode()
 
 
 async def test_felt_replay_and_verify_hand_on_archived_and_live_hands(
@@ -305,6 +386,26 @@ async def test_felt_replay_and_verify_hand_on_archived_and_live_hands(
             )
             assert status == 0, err
             assert "verified" in out and "NOT" not in out
+    # A history saved by replay is verified and replayed again without the service.
+    saved = Path(str(tmp_path)) / "hand.json"
+    status, out, err = await _felt(
+        "replay",
+        hand,
+        "--target",
+        target,
+        "--table",
+        table,
+        "--seat",
+        seat,
+        "--save",
+        str(saved),
+        env=mine,
+    )
+    assert status == 0, err
+    status, again, _ = await _felt("replay", hand, "--file", str(saved))
+    assert status == 0 and again == out
+    status, out, err = await _felt("verify-hand", "--file", str(saved))
+    assert status == 0 and "verified" in out, err
     # Another player's seat, or a hand that is not there: the service's answer, exit status 2.
     status, _, err = await _felt("replay", "0" * 32, "--target", target)
     assert status == 2 and "NOT_FOUND" in err

@@ -19,14 +19,18 @@ from felt.api.limits import LimitError
 from felt.archive import Cursor, MemoryHandArchive, TableWrite
 from felt.archive.projection import TableProjection
 from felt.eventstore import MemoryEventStore
-from felt.history import Role
+from felt.history import Role, build_history, render_text
 from felt.rules.config import public_hand_id
 from felt.rules.events import (
+    BetPlaced,
     CardsDrawn,
     CardsShown,
     HandEnded,
     HandStarted,
     HoleCardsDealt,
+    PlayerCalled,
+    PlayerChecked,
+    PlayerFolded,
     StreetStarted,
 )
 from felt.table.deals import verify_hand
@@ -284,3 +288,40 @@ def _cards_of(event: AnyEvent) -> list[object]:
     if isinstance(event, CardsDrawn):
         return list(event.discarded + event.drawn)
     return []
+
+
+async def test_the_hand_in_play_from_its_tables_stream(world: World) -> None:
+    """A hand not over yet: its events so far, as each reader may see them, and no result."""
+    events = world.events["holdem"]
+    starts = [i for i, e in enumerate(events) if isinstance(e, HandStarted)]
+    start = next(
+        i
+        for i in starts[ARCHIVED:]
+        if any(s.player_id == world.alice_id for s in events[i].setup.seats)  # type: ignore[union-attr]
+    )
+    hand = public_hand_id(events[start].setup)  # type: ignore[union-attr]
+    cut = (
+        start
+        + 1
+        + next(
+            k
+            for k, e in enumerate(events[start + 1 :])
+            if isinstance(e, PlayerCalled | BetPlaced | PlayerFolded | PlayerChecked)
+        )
+    )
+    table = "in-play"
+    streams = MemoryEventStore()
+    records = stored_records(table, events[: cut + 1])
+    await streams.append(table, [r.payload for r in records], 0)
+    app = HistoryApp(world.app.lobby, world.archive, streams)
+    mine = await app.hand_history(world.alice, hand, table, Reading.AUTO, None)
+    assert not mine.archived and mine.viewer.role == Role.SEAT
+    assert not any(isinstance(e.event, HandEnded) for e in mine.events)
+    assert mine.seats and all(s.display_name for s in mine.seats)  # named as seated
+    history = build_history([e.event for e in mine.events], mine.viewer, hand_id=hand)
+    assert not history.ended and not history.results
+    assert "(the hand is still being played)" in render_text(history)
+    assert mine.viewer.seat is not None and None not in _hole(mine, mine.viewer.seat)
+    spectator = await app.hand_history(ANONYMOUS, hand, table, Reading.AUTO, None)
+    assert all(None in _hole(spectator, s.seat) for s in spectator.seats)
+    assert verify_hand([(e.event, e.proofs) for e in mine.events]).ok

@@ -12,10 +12,12 @@ COMMANDS = {
     "phh",
     "verify-hand",
     "replay",
+    "play",
     "table-service",
     "ladder",
     "serve",
     "ai-worker",
+    "projector",
     "lobby",
     "db",
 }
@@ -43,6 +45,7 @@ def test_building_the_parser_loads_no_server_code() -> None:
         "felt.client.verify_hand",
         "felt.client.replay",
         "felt.history",
+        "textual",
     ]
     code = (
         "import sys\n"

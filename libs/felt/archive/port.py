@@ -53,8 +53,8 @@ def check_writes(writes: Sequence[TableWrite]) -> None:
     if len({w.table_id for w in writes}) != len(writes):
         raise ValueError("a write names each table at most once")
     for w in writes:
-        if w.cursor.position < w.expected:
-            raise ValueError(f"the position only rises: {w.cursor.position} < {w.expected}")
+        if w.cursor.position < w.expected or w.cursor.position == 0:
+            raise ValueError(f"the position only rises: {w.cursor.position} from {w.expected}")
         for hand in w.hands:
             if hand.table_id != w.table_id or not hand.events:
                 raise ValueError(f"hand {hand.hand_id} is not one of {w.table_id}'s")

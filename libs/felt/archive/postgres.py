@@ -1,10 +1,9 @@
 """The hand archive on PostgreSQL (asyncpg): tables of migration ``0005_hand_archive.sql``.
 
-A write is one transaction: first the cursors (an ``INSERT ... ON CONFLICT DO
-NOTHING`` so each table has a row, then one ``UPDATE ... FROM unnest(...)``
-that moves only the rows still at their expected position; a row another
-writer holds is waited for and then re-checked, so of two racing writers the
-second finds the position moved), then the rows by ``COPY``
+A write is one transaction: first the cursors, in one statement that moves
+only those still at their expected position (a row another writer holds is
+waited for and then re-checked, so of two racing writers the second finds the
+position moved), then the rows by ``COPY``
 (``copy_records_to_table``, one per table of rows, whatever the number of
 hands), then the late events. The cursors come first so a loser stops before
 sending rows. Primary keys on the public id and ``(table_id, number)`` would
@@ -149,19 +148,31 @@ COLUMNS = {
     "archived_events": EVENT_COLUMNS,
 }
 
-_ENSURE_CURSORS = """
-INSERT INTO archive_cursors (table_id, position, players, last_hand, last_table_hand)
-SELECT t, 0, '[]', '', '' FROM unnest($1::text[]) AS t
-ON CONFLICT (table_id) DO NOTHING
-"""
+# One statement moves every cursor of a write: a table's first write (expected 0) inserts
+# its row (of two racing first writes, the second's ON CONFLICT waits for the first to
+# commit and then inserts nothing); later ones update it only if it is still at the
+# expected position (a row another writer holds is waited for, then re-checked). The
+# tables returned are those that moved.
 _MOVE_CURSORS = """
-UPDATE archive_cursors AS c
-SET position = w.position, players = w.players::jsonb, last_hand = w.last_hand,
-    last_table_hand = w.last_table_hand, updated_at = now()
-FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[])
-    AS w(table_id, expected, position, players, last_hand, last_table_hand)
-WHERE c.table_id = w.table_id AND c.position = w.expected
-RETURNING c.table_id
+WITH w AS (
+    SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[],
+                         $6::text[])
+        AS w(table_id, expected, position, players, last_hand, last_table_hand)
+), first AS (
+    INSERT INTO archive_cursors (table_id, position, players, last_hand, last_table_hand)
+    SELECT table_id, position, players::jsonb, last_hand, last_table_hand FROM w
+    WHERE expected = 0
+    ON CONFLICT (table_id) DO NOTHING
+    RETURNING table_id
+), later AS (
+    UPDATE archive_cursors AS c
+    SET position = w.position, players = w.players::jsonb, last_hand = w.last_hand,
+        last_table_hand = w.last_table_hand, updated_at = now()
+    FROM w
+    WHERE w.expected > 0 AND c.table_id = w.table_id AND c.position = w.expected
+    RETURNING c.table_id
+)
+SELECT table_id FROM first UNION ALL SELECT table_id FROM later
 """
 
 
@@ -194,7 +205,6 @@ class PostgresHandArchive:
             return
         ids = [w.table_id for w in writes]
         async with self.pool.acquire() as conn, conn.transaction():
-            await conn.execute(_ENSURE_CURSORS, ids)
             moved = await conn.fetch(
                 _MOVE_CURSORS,
                 ids,
@@ -210,7 +220,7 @@ class PostgresHandArchive:
                 actual = await conn.fetchval(
                     "SELECT position FROM archive_cursors WHERE table_id = $1", lost.table_id
                 )
-                raise PositionMoved(lost.table_id, lost.expected, int(actual))
+                raise PositionMoved(lost.table_id, lost.expected, int(actual or 0))
             rows = archive_rows([h for w in writes for h in w.hands])
             for table, records in rows.items():
                 if records:

@@ -91,6 +91,11 @@ class TableProjection:
     def hand_open(self) -> bool:
         return self._open is not None
 
+    @property
+    def has_pending(self) -> bool:
+        """Whether finished hands or late events wait to be taken."""
+        return bool(self._hands or self._late)
+
     def feed(self, record: StoredRecord) -> None:
         """Fold the next record (sequences must follow on from ``read_to``)."""
         if record.sequence != self.read_to + 1:

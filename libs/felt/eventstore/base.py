@@ -99,6 +99,16 @@ def lease_key(table_id: str) -> str:
     return f"table:{{{check_table_id(table_id)}}}:lease"
 
 
+def archived_key(table_id: str) -> str:
+    """String: the last sequence of the table archived to PostgreSQL (a decimal integer).
+
+    Written only by the projector, after the transaction holding those hands
+    committed, and only ever raised; the table service trims the stream only
+    below both it and its latest snapshot.
+    """
+    return f"table:{{{check_table_id(table_id)}}}:archived"
+
+
 @runtime_checkable
 class TableLeases(Protocol):
     """Who runs a table: one owner at a time, for a time-to-live the owner keeps renewing.

@@ -18,6 +18,8 @@ CREATE TABLE archived_hands (
     deck_root        text NOT NULL,
     deck_leaf_count  integer NOT NULL,
     board            smallint[] NOT NULL,
+    -- When the transaction that archived it began (ended_at to archived_at: the lag).
+    archived_at      timestamptz NOT NULL DEFAULT now(),
     UNIQUE (table_id, number)
 );
 -- One row per dealt-in seat: the player as the table recorded them, the result and the

@@ -110,6 +110,7 @@ def test_holdem_text_as_a_seat_a_spectator_and_the_operator() -> None:
     names = {1: "Alice", 2: "Bob", 3: "Carol"}
     as_bob = render_text(build_history(g.log, Viewer.of_seat(2), table_id="t", names=names))
     assert "Shown as Bob (seat 2) saw it" in as_bob
+    assert "Alice posts the small blind 5\nBob posts the big blind 10\n" in as_bob
     assert "Dealt to Bob [Ks Kh]" in as_bob
     assert "Dealt to Carol [?? ??]" in as_bob
     assert "Carol raises to 30" in as_bob

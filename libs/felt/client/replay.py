@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from datetime import UTC
 
 import grpc
 from google.protobuf import json_format
@@ -77,7 +78,11 @@ def render(response: Response, form: str) -> str:
     if form == "phh":
         return render_phh(events, viewer, hand_id=response.hand_id)
     started = next(
-        (item.event.recorded_at.ToDatetime() for item in response.events if item.HasField("event")),
+        (
+            item.event.recorded_at.ToDatetime(tzinfo=UTC)
+            for item in response.events
+            if item.HasField("event")
+        ),
         None,
     )
     history = build_history(

@@ -67,7 +67,7 @@ class SeatLine:
 
     ``cards`` are the seat's cards at the end of the hand (after a draw);
     ``None`` for each card the viewer did not see. ``dealt`` are the cards
-    first dealt.
+    first dealt. ``blind`` is the blind the seat owed (0: none).
     """
 
     seat: int
@@ -77,6 +77,7 @@ class SeatLine:
     dealt: tuple[MaybeCard, ...]
     cards: tuple[MaybeCard, ...]
     button: bool
+    blind: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +295,7 @@ def build_history(
             dealt=dealt.get(s.seat, ()),
             cards=tuple(hole[s.seat]),
             button=s.seat == setup.button,
+            blind=s.blind,
         )
         for s in setup.seats
     ]

@@ -61,7 +61,15 @@ def _action(h: HandHistory, a: Action) -> str:
     if a.kind == "posts_ante":
         return f"{who} posts the ante {_chips(a.amount)}{all_in}"
     if a.kind == "posts_blind":
-        return f"{who} posts a blind of {_chips(a.amount)}{all_in}"
+        owed = next((s.blind for s in h.seats if s.seat == a.seat), 0)
+        which = (
+            "the small blind"
+            if owed == h.small_blind and owed < h.big_blind
+            else "the big blind"
+            if owed == h.big_blind
+            else "a blind"
+        )
+        return f"{who} posts {which} {_chips(a.amount)}{all_in}"
     if a.kind in ("folds", "checks"):
         return f"{who} {a.kind}"
     if a.kind == "calls":

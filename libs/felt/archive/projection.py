@@ -110,7 +110,9 @@ class TableProjection:
         hand = self._open
         if isinstance(event, DeckCommitted):
             hand = self._open = _OpenHand(event, event.hand_id, [stored])
-        elif hand is not None and meta.hand_id == hand.table_hand_id:
+        elif hand is not None and (
+            meta.hand_id == hand.table_hand_id or (not meta.hand_id and is_hand_event(event))
+        ):
             hand.events.append(stored)
             if is_hand_event(event):
                 if isinstance(event, HandStarted):
@@ -118,7 +120,10 @@ class TableProjection:
                 hand.hand_events.append(event)
                 if isinstance(event, HandEnded):
                     self._finish(hand)
-        elif meta.hand_id and meta.hand_id == self._last_table_hand:
+        elif self._last_table_hand and (
+            meta.hand_id == self._last_table_hand
+            or (not meta.hand_id and isinstance(event, CardsShown))
+        ):
             self._late_event(stored, event)
         if self._open is None:
             self._position = record.sequence

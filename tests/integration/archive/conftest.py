@@ -1,22 +1,19 @@
 """The hand archive on both implementations: the fake, and PostgreSQL migrated by `felt db migrate`.
 
-``archive_dsn`` (session) is one throw-away migrated database; ``archive_pool`` empties the
-archive's tables before each test.
+``archive_dsn`` (session) is one throw-away migrated database (the lobby tests' own);
+``empty_archive`` empties the archive's tables before each test.
 """
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
 
 from felt.archive import HandArchive, MemoryHandArchive
 from felt.archive.postgres import PostgresHandArchive
-from felt.migrations import migrate
-from services.lobby.db_cli import MIGRATIONS
-from tests.integration.lobby.conftest import _create, _drop, _run, with_database
+from tests.integration.lobby.conftest import lobby_dsn  # noqa: F401 - the fixture
 
 ARCHIVE_TABLES = (
     "archived_hands",
@@ -28,15 +25,9 @@ ARCHIVE_TABLES = (
 
 
 @pytest.fixture(scope="session")
-def archive_dsn(database_url: str) -> Iterator[str]:
-    name = f"felt_archive_{uuid.uuid4().hex[:12]}"
-    _run(_create(database_url, name))
-    dsn = with_database(database_url, name)
-    try:
-        _run(migrate(dsn, MIGRATIONS))
-        yield dsn
-    finally:
-        _run(_drop(database_url, name))
+def archive_dsn(request: pytest.FixtureRequest) -> str:
+    """The lobby's migrated throw-away database: the archive's tables are among its migrations."""
+    return str(request.getfixturevalue("lobby_dsn"))
 
 
 async def empty_archive(dsn: str) -> asyncpg.Pool:
@@ -44,15 +35,6 @@ async def empty_archive(dsn: str) -> asyncpg.Pool:
     pool = await asyncpg.create_pool(dsn, min_size=1, max_size=10)
     await pool.execute(f"TRUNCATE {', '.join(ARCHIVE_TABLES)}")
     return pool
-
-
-@pytest.fixture
-async def archive_pool(archive_dsn: str) -> AsyncIterator[asyncpg.Pool]:
-    pool = await empty_archive(archive_dsn)
-    try:
-        yield pool
-    finally:
-        await pool.close()
 
 
 @pytest.fixture(params=["memory", "postgres"])

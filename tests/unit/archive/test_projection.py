@@ -8,7 +8,7 @@ import random
 import pytest
 
 from felt.archive import ArchivedHand, seat_summaries
-from felt.archive.projection import TableProjection
+from felt.archive.projection import Batch, TableProjection
 from felt.archive.values import Cursor
 from felt.cards import full_deck
 from felt.eventstore import StoredRecord
@@ -25,6 +25,8 @@ from felt.rules.events import (
     PlayerFolded,
     PotAwarded,
 )
+from felt.table.events import DeckCommitted
+from tests.golden.record import stream_path
 from tests.unit.archive.streams import archived, play_table, stored
 
 STREAMS = {v: stored(f"t-{v.value}", play_table(f"t-{v.value}", v, hands=15)) for v in Variant}
@@ -72,6 +74,15 @@ def test_resuming_from_any_stored_cursor_archives_each_hand_once(
     rng = random.Random(seed)
     written: dict[str, ArchivedHand] = {}
     cursor = Cursor()
+
+    def write(batch: Batch) -> Cursor:
+        for hand in batch.hands:
+            assert hand.hand_id not in written
+            written[hand.hand_id] = hand
+        for late in batch.late:
+            written[late.hand_id] = written[late.hand_id].with_late(late)
+        return batch.cursor
+
     position = 0
     while position < len(records):
         projection = TableProjection(table_id, cursor)
@@ -79,22 +90,10 @@ def test_resuming_from_any_stored_cursor_archives_each_hand_once(
         for record in records[cursor.position : upto]:
             projection.feed(record)
             if rng.random() < 0.3:  # a batch written
-                batch = projection.take()
-                for hand in batch.hands:
-                    assert hand.hand_id not in written
-                    written[hand.hand_id] = hand
-                for late in batch.late:
-                    written[late.hand_id] = written[late.hand_id].with_late(late)
-                cursor = batch.cursor
+                cursor = write(projection.take())
         position = upto
         if position == len(records):  # the last batch
-            batch = projection.take()
-            for hand in batch.hands:
-                assert hand.hand_id not in written
-                written[hand.hand_id] = hand
-            for late in batch.late:
-                written[late.hand_id] = written[late.hand_id].with_late(late)
-            cursor = batch.cursor
+            cursor = write(projection.take())
         # else: the process dies; whatever it had not written is read again
     assert sorted(written.values(), key=lambda h: h.number) == archived(table_id, records)
     assert cursor.position == len(records)
@@ -141,3 +140,16 @@ def test_summary_flags_of_a_hand_by_hand() -> None:
     assert (btn.vpip, btn.went_to_showdown, btn.won_at_showdown, btn.net) == (True, True, True, 20)
     with pytest.raises(ValueError):
         seat_summaries(hand[:-1])
+
+
+def test_a_stream_whose_envelopes_name_no_hand_is_archived_by_the_fold_alone() -> None:
+    """The golden streams were stored without envelope hand ids (and before public ids)."""
+    lines = stream_path("holdem").read_text().split()
+    records = [StoredRecord(i, bytes.fromhex(line)) for i, line in enumerate(lines, start=1)]
+    hands = archived("golden-holdem", records)
+    assert [h.number for h in hands] == list(range(1, 41))
+    for hand in hands:
+        events = [decode_event(e.payload)[0] for e in hand.events]
+        assert isinstance(events[0], DeckCommitted)
+        assert any(isinstance(e, HandEnded) for e in events)
+        assert len(hand.hand_id) == 32  # derived from the secret deck: stored without one

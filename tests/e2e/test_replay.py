@@ -11,10 +11,7 @@ shown. ``felt verify-hand --public-id`` checks each sampled hand's cards as a sp
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import io
 import json
-import os
 import time
 
 import asyncpg
@@ -28,9 +25,9 @@ from poker.v1 import history_service_pb2 as hpb
 from poker.v1 import history_service_pb2_grpc as hrpc
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
-from services.cli import main as cli_main
 from tests.e2e.test_projector_kill import _start_projector, archive_db  # noqa: F401 - fixture
 from tests.e2e.test_serve import READY, Launcher, launcher  # noqa: F401 - the fixture
+from tests.felt_command import run_felt
 from tests.unit.test_history import CARD, _secret_cards
 
 pytestmark = pytest.mark.timeout(300)
@@ -39,23 +36,6 @@ LOBBY_PORT = 52411
 OPERATOR = "operator-token-of-the-replay-e2e-test-0123456789"
 HANDS = 30  # archived hands to wait for, of both variants
 SAMPLE = 10  # archived hands of each variant replayed as each of their seats
-
-
-def _felt(*args: str, **env: str) -> tuple[int, str, str]:
-    """``felt ARGS`` in this process, its output captured (the command's own code path)."""
-    out, err = io.StringIO(), io.StringIO()
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = cli_main(list(args))
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    return status, out.getvalue(), err.getvalue()
 
 
 async def _wait_for_hands(dsn: str) -> list[tuple[str, str, str]]:
@@ -90,7 +70,7 @@ async def _live_hand(table_id: str) -> str:
 def _check_each_seat(hand: str, table: str) -> int:
     """Replay ``hand`` as each of its seats; returns how many seats were checked."""
     target = f"127.0.0.1:{LOBBY_PORT}"
-    status, out, err = _felt("replay", hand, "--target", target, "--table", table, "--operator",
+    status, out, err = run_felt("replay", hand, "--target", target, "--table", table, "--operator",
                              "--json", FELT_ADMIN_TOKEN=OPERATOR)  # fmt: skip
     assert status == 0, err
     full = json.loads(out)
@@ -105,7 +85,7 @@ def _check_each_seat(hand: str, table: str) -> int:
     raw = events_of(response)
     for seat in full["seats"]:
         number = str(seat["seat"])
-        status, out, err = _felt("replay", hand, "--target", target, "--table", table,
+        status, out, err = run_felt("replay", hand, "--target", target, "--table", table,
                                  "--operator", "--seat", number, "--json",
                                  FELT_ADMIN_TOKEN=OPERATOR)  # fmt: skip
         assert status == 0, err
@@ -143,7 +123,7 @@ async def test_felt_replay_shows_archived_and_live_hands_as_each_seat_saw_them(
         for hand, table, _ in sample:
             checked += await asyncio.to_thread(_check_each_seat, hand, table)
             status, out, err = await asyncio.to_thread(
-                _felt, "verify-hand", "--public-id", hand, "--history-target",
+                run_felt, "verify-hand", "--public-id", hand, "--history-target",
                 f"127.0.0.1:{LOBBY_PORT}",
             )  # fmt: skip
             assert status == 0 and "NOT" not in out, (out, err)

@@ -19,7 +19,7 @@ from felt.eventstore.base import StoredRecord
 from felt.eventstore.codec import encode_stored
 from felt.rules.config import public_hand_id
 from felt.rules.events import HandStarted
-from felt.table.events import AnyEvent, PlayerSeated
+from felt.table.events import AnyEvent, DeckCommitted, PlayerSeated
 from services.table.stream import hand_ids
 from tests.golden.record import decode_stream, stream_path
 
@@ -58,3 +58,19 @@ def stored_records(table_id: str, events: list[AnyEvent]) -> list[StoredRecord]:
 def public_ids(events: list[AnyEvent]) -> list[str]:
     """The public id of every hand, in order."""
     return [public_hand_id(e.setup) for e in events if isinstance(e, HandStarted)]
+
+
+def hand_events(events: list[AnyEvent], hand: str) -> list[AnyEvent]:
+    """The events of the hand whose public id is ``hand``, as the table recorded them (never
+    redacted: the tests' oracle): its deck commitment, then everything up to the next one."""
+    start = next(
+        i
+        for i, e in enumerate(events)
+        if isinstance(e, HandStarted) and public_hand_id(e.setup) == hand
+    )
+    out = [events[start - 1]]
+    for e in events[start:]:
+        if isinstance(e, DeckCommitted):
+            break
+        out.append(e)
+    return out

@@ -12,8 +12,6 @@ client: archived and live hands for each reader, status codes and
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import io
 import json
 import os
 import sys
@@ -36,17 +34,16 @@ from felt.client.replay import events_of, render
 from felt.client.verify_hand import check_history
 from felt.eventstore import RedisEventStore
 from felt.migrations import migrate
-from felt.rules.config import public_hand_id
-from felt.rules.events import HandEnded, HandStarted
-from felt.table.events import AnyEvent, DeckCommitted
+from felt.rules.events import HandEnded
+from felt.table.events import AnyEvent
 from poker.v1 import history_service_pb2 as hpb
 from poker.v1 import history_service_pb2_grpc as hrpc
 from poker.v1 import lobby_service_pb2 as pb
 from poker.v1 import lobby_service_pb2_grpc as rpc
-from services.cli import main as cli_main
 from services.lobby.db_cli import MIGRATIONS
 from services.lobby.server import LobbyServerConfig, start_lobby_server
-from tests.golden.stored import golden_events, public_ids, stored_records
+from tests.felt_command import run_felt
+from tests.golden.stored import golden_events, hand_events, public_ids, stored_records
 from tests.unit.rules.test_properties import _cards_in
 from tests.unit.test_history import CARD, _secret_cards
 
@@ -194,7 +191,7 @@ async def test_no_reader_holds_another_seats_unshown_cards_archived_or_live(worl
     """Over the wire, for every hand of both tables: the oracle from the recorded events."""
     for name in ("holdem", "draw"):
         for n, hand in enumerate(world.hands[name]):
-            raw = _raw(world.events[name], hand)
+            raw = hand_events(world.events[name], hand)
             for metadata in (world.alice, ()) if n % 3 == 0 else (world.alice,):
                 got = await world.stub.GetHandHistory(
                     _get(hand, world.tables[name]), metadata=metadata
@@ -212,20 +209,6 @@ async def test_no_reader_holds_another_seats_unshown_cards_archived_or_live(worl
                     if c is not None
                 }
                 assert not sent & secret, f"{viewer} was sent {sent & secret} of {hand}"
-
-
-def _raw(events: list[AnyEvent], hand: str) -> list[AnyEvent]:
-    start = next(
-        i
-        for i, e in enumerate(events)
-        if isinstance(e, HandStarted) and public_hand_id(e.setup) == hand
-    )
-    out = [events[start - 1]]
-    for e in events[start:]:
-        if isinstance(e, DeckCommitted):
-            break
-        out.append(e)
-    return out
 
 
 async def test_status_codes_and_reasons(world: World) -> None:
@@ -306,23 +289,7 @@ async def _felt(*args: str, env: dict[str, str] | None = None) -> tuple[int, str
     The command's own code path from its parser on; ``test_felt_replay_as_a_process`` runs
     the installed command once as its own process too.
     """
-
-    def run() -> tuple[int, str, str]:
-        out, err = io.StringIO(), io.StringIO()
-        saved = {k: os.environ.get(k) for k in env or {}}
-        os.environ.update(env or {})
-        try:
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                status = cli_main(list(args))
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
-        return status, out.getvalue(), err.getvalue()
-
-    return await asyncio.to_thread(run)
+    return await asyncio.to_thread(run_felt, *args, **(env or {}))
 
 
 async def test_felt_replay_as_a_process(world: World) -> None:

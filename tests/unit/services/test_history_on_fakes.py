@@ -34,11 +34,11 @@ from felt.rules.events import (
     StreetStarted,
 )
 from felt.table.deals import verify_hand
-from felt.table.events import AnyEvent, DeckCommitted
+from felt.table.events import AnyEvent
 from services.lobby.auth import ANONYMOUS, OPERATOR, Caller
 from services.lobby.history import HandRead, HistoryApp, Reading
 from services.lobby.refusals import Code, Refused
-from tests.golden.stored import golden_events, public_ids, stored_records
+from tests.golden.stored import golden_events, hand_events, public_ids, stored_records
 from tests.unit.services.test_lobby_app_on_fakes import Lobby, guest_id, req
 from tests.unit.test_history import _secret_cards
 
@@ -155,7 +155,7 @@ async def test_no_reader_holds_another_seats_unshown_cards_archived_or_live(worl
             for caller in (world.alice, world.bob, ANONYMOUS):
                 read = await world.app.hand_history(caller, hand, table, Reading.AUTO, None)
                 assert read.archived == (n < ARCHIVED)
-                raw = _raw(world, name, hand)
+                raw = hand_events(world.events[name], hand)
                 secret = _secret_cards(raw, read.viewer.seat)
                 for e in read.events:
                     held = {c for c in _cards_of(e.event) if c is not None}
@@ -264,22 +264,6 @@ async def test_a_players_hands_page_newest_first_with_their_statistics(world: Wo
 def _seat_in(world: World, hand: str) -> int | None:
     seats = world.archive.hands[hand].seats
     return next((s.seat for s in seats if s.player_id == world.alice_id), None)
-
-
-def _raw(world: World, name: str, hand: str) -> list[AnyEvent]:
-    """The hand's events as the table recorded them (the oracle's input, never redacted)."""
-    events = world.events[name]
-    start = next(
-        i
-        for i, e in enumerate(events)
-        if isinstance(e, HandStarted) and public_hand_id(e.setup) == hand
-    )
-    out = [events[start - 1]]
-    for e in events[start:]:
-        if isinstance(e, DeckCommitted):
-            break
-        out.append(e)
-    return out
 
 
 def _cards_of(event: AnyEvent) -> list[object]:

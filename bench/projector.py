@@ -35,12 +35,11 @@ import asyncio
 import os
 import random
 import time
-import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import asyncpg
-from _support import bench_redis_url, spawn
+from _support import bench_redis_url, scratch_database, spawn
 from redis.asyncio import Redis
 
 from felt.archive import ArchivedHand, Cursor, TableWrite
@@ -48,7 +47,6 @@ from felt.archive.feed import projector_lease_key
 from felt.archive.postgres import COLUMNS, PostgresHandArchive, archive_rows
 from felt.archive.projection import TableProjection
 from felt.bots import get_bot
-from felt.devserver import ensure_postgres
 from felt.eventstore import RedisEventStore, StoredRecord
 from felt.eventstore.codec import EventMeta, encode_event
 from felt.migrations import migrate
@@ -324,23 +322,14 @@ async def bench_keep_up(
 
 
 async def main(args: argparse.Namespace) -> None:
-    server = ensure_postgres()
-    name = f"felt_bench_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(server)
-    try:
-        version = await admin.fetchval("SHOW server_version")
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    dsn = server.rsplit("/", 1)[0] + f"/{name}"
-    print(f"PostgreSQL {version}, scratch database {name}; {os.cpu_count()} CPUs")
-    print(f"load average {os.getloadavg()[0]:.2f}")
-    started = time.monotonic()
-    plays = {f"b-{n}": play(f"b-{n}", n, args.hands) for n in range(args.tables)}
-    print(f"played {args.tables} tables x {args.hands} hands in {time.monotonic() - started:.1f} s")
-    try:
-        await migrate(dsn, MIGRATIONS)
-        pool = await asyncpg.create_pool(dsn, min_size=1, max_size=2)
+    async with scratch_database() as scratch:
+        print(f"load average {os.getloadavg()[0]:.2f}")
+        started = time.monotonic()
+        plays = {f"b-{n}": play(f"b-{n}", n, args.hands) for n in range(args.tables)}
+        took = time.monotonic() - started
+        print(f"played {args.tables} tables x {args.hands} hands in {took:.1f} s")
+        await migrate(scratch.dsn, MIGRATIONS)
+        pool = await asyncpg.create_pool(scratch.dsn, min_size=1, max_size=2)
         try:
             print("\n1. Archiving into PostgreSQL: PostgresHandArchive.write vs plain COPY")
             hands = {t: projected(t, chunks) for t, chunks in plays.items()}
@@ -349,13 +338,7 @@ async def main(args: argparse.Namespace) -> None:
             await pool.close()
         print(f"\n2. A projector process keeping up with {args.rate:.0f} hands/s")
         redis_url = bench_redis_url("FELT_BENCH_REDIS_DB", "13")
-        await bench_keep_up(redis_url, dsn, plays, args.rate)
-    finally:
-        admin = await asyncpg.connect(server)
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
+        await bench_keep_up(redis_url, scratch.dsn, plays, args.rate)
 
 
 def parse() -> argparse.Namespace:

@@ -180,7 +180,7 @@ async def test_the_projector_refuses_a_bad_start_serves_health_and_lets_go_on_si
     archive_db: str,
     database_url: str,
 ) -> None:
-    unset = await launcher.start("projector")
+    unset = await launcher.start("projector", DATABASE_URL="")
     assert await unset.process.wait() == 2
     assert "DATABASE_URL is unset" in unset.log.read_text()
     unmigrated = await launcher.start("projector", DATABASE_URL=database_url)

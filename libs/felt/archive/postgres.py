@@ -1,4 +1,4 @@
-"""The hand archive on PostgreSQL (asyncpg): tables of migration ``0005_hand_archive.sql``.
+"""The hand archive on PostgreSQL (asyncpg): tables of migration ``0007_hand_archive.sql``.
 
 A write is one transaction: first the cursors, in one statement that moves
 only those still at their expected position (a row another writer holds is

@@ -75,7 +75,20 @@ def _check_each_seat(hand: str, table: str) -> int:
     assert status == 0, err
     full = json.loads(out)
     assert full["viewer"]["role"] == "operator"
-    # The oracle: the operator's events, which hold every card.
+    outputs = {}
+    for seat in full["seats"]:
+        number = str(seat["seat"])
+        status, out, err = run_felt("replay", hand, "--target", target, "--table", table,
+                                    "--operator", "--seat", number, "--json",
+                                    FELT_ADMIN_TOKEN=OPERATOR)  # fmt: skip
+        assert status == 0, err
+        mine = json.loads(out)
+        assert mine["viewer"] == {"role": "seat", "seat": seat["seat"]}
+        own = next(s for s in mine["seats"] if s["seat"] == seat["seat"])
+        assert own["dealt"] == seat["dealt"] and None not in own["dealt"]
+        outputs[seat["seat"]] = out
+    # The oracle: the operator's events, which hold every card, read after the replays (a hand
+    # in play goes on meanwhile: what was public when a seat's replay was read still is).
     with grpc.insecure_channel(target) as channel:
         response = hrpc.HistoryServiceStub(channel).GetHandHistory(
             hpb.HistoryServiceGetHandHistoryRequest(hand_id=hand, table_id=table),
@@ -83,18 +96,9 @@ def _check_each_seat(hand: str, table: str) -> int:
             timeout=10,
         )
     raw = events_of(response)
-    for seat in full["seats"]:
-        number = str(seat["seat"])
-        status, out, err = run_felt("replay", hand, "--target", target, "--table", table,
-                                 "--operator", "--seat", number, "--json",
-                                 FELT_ADMIN_TOKEN=OPERATOR)  # fmt: skip
-        assert status == 0, err
-        mine = json.loads(out)
-        assert mine["viewer"] == {"role": "seat", "seat": seat["seat"]}
-        own = next(s for s in mine["seats"] if s["seat"] == seat["seat"])
-        assert own["dealt"] == seat["dealt"] and None not in own["dealt"]
-        secret = {card_str(c) for c in _secret_cards(raw, seat["seat"])}
-        assert not secret & set(CARD.findall(out)), f"seat {number} of {hand}"
+    for seat_number, out in outputs.items():
+        secret = {card_str(c) for c in _secret_cards(raw, seat_number)}
+        assert not secret & set(CARD.findall(out)), f"seat {seat_number} of {hand}"
     return len(full["seats"])
 
 

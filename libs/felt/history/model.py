@@ -48,7 +48,6 @@ __all__ = [
     "Action",
     "HandHistory",
     "HistoryError",
-    "PotResult",
     "SeatLine",
     "SeatResult",
     "Shown",
@@ -124,17 +123,6 @@ class Shown:
 
 
 @dataclass(frozen=True, slots=True)
-class PotResult:
-    """Pot ``index`` (0 the main pot, then side pots): its chips, who could win, who did."""
-
-    index: int
-    amount: int
-    eligible: tuple[int, ...]
-    shares: tuple[tuple[int, int], ...]
-    hand: str
-
-
-@dataclass(frozen=True, slots=True)
 class SeatResult:
     seat: int
     start: int
@@ -164,7 +152,7 @@ class HandHistory:
     seats: list[SeatLine]
     streets: list[StreetLog]
     showdown: list[Shown]
-    pots: list[PotResult]
+    pots: list[PotAwarded]  # as the rules awarded them: 0 the main pot, then side pots
     results: list[SeatResult]
     shown_after: list[Shown]
     started_at: datetime | None = None
@@ -221,7 +209,7 @@ def build_history(
     streets: list[StreetLog] = []
     showdown: list[Shown] = []
     after: list[Shown] = []
-    pots: list[PotResult] = []
+    pots: list[PotAwarded] = []
     final: dict[int, int] = {}
     board: list[Card] = []
     pot = 0
@@ -279,7 +267,7 @@ def build_history(
         elif isinstance(e, CardsMucked):
             showdown.append(Shown(e.seat, mucked=True))
         elif isinstance(e, PotAwarded):
-            pots.append(PotResult(e.index, e.amount, e.eligible, e.shares, e.hand))
+            pots.append(e)
         elif isinstance(e, HandEnded):
             final = dict(e.stacks)
             ended = True

@@ -197,6 +197,7 @@ class HardBot:
         field = not heads_up and read.loose and sit.street == Street.PREFLOP
         if sit.street == Street.PREFLOP and raises == 0 and sit.to_call > 0 and not field:
             return self._open(view, sit, legal, read)
+        sit = _contested(sit, read)
         ranges = [self._range(sit, o.seat, heads_up, read.style(o.seat)) for o in sit.opponents]
         equity = holdem_equity(
             sit.hole, sit.board, (), ranges, samples=self.samples, seed=rng.getrandbits(32)
@@ -454,6 +455,11 @@ class HardBot:
                 return Discard(legal.seat, throw[: legal.max_discard])
         else:
             equity = self._mixture_equity(sit.hole, tuple(sit.hole), dead, models, seed)
+            if sit.to_call == 0 and _calls_with_pairs_only(sit, read):
+                # A value bet is paid only by the hands that call: judge it against those.
+                calling = [_calling_models(m) for m in models]
+                called = self._mixture_equity(sit.hole, tuple(sit.hole), dead, calling, seed)
+                equity = min(equity, called)
         return self._draw_bet(sit, legal, equity, rng, read)
 
     def _best_keep(
@@ -588,6 +594,62 @@ class HardBot:
         if equity >= sit.pot_odds + margin:
             return check_or_call(legal)
         return check_or_fold(legal)
+
+
+def _calls_with_pairs_only(sit: Situation, read: TableRead) -> bool:
+    """After the draw, do the live opponents call a bet only with a pair or better?
+
+    Every player with a known record that folds to bets and is not wild
+    (aggression at most 0.4: not a maniac or a random bettor) plays that way
+    after the draw: what folds is the busted hands, what calls is a pair up.
+    Stations (folding under a tenth of the time) call with anything.
+    """
+    styles = [read.style(o.seat) for o in sit.opponents]
+    return bool(styles) and all(s.known and s.aggression <= 0.4 and s.fold >= 0.1 for s in styles)
+
+
+def _calling_models(
+    mix: list[tuple[float, DrawOpponent]],
+) -> list[tuple[float, DrawOpponent]]:
+    """An opponent's draw model restricted to the hands that call a bet: a pair or better kept."""
+    out = []
+    for weight, model in mix:
+        if model.kept_min < H.PAIR and model.draws <= 3:
+            model = DrawOpponent(model.draws, H.PAIR)
+        out.append((weight, model))
+    return out
+
+
+def _contested(sit: Situation, read: TableRead) -> Situation:
+    """``sit`` with only the opponents expected to contest the pot when facing a bet.
+
+    Opponents who already matched the bet (or are all-in) are in. Those still
+    to act facing it continue as often as their record says they do not
+    fold: the expected number of them (the least folding first) is kept and
+    the rest dropped. Counting every seat still to act as a caller would
+    price a big raise as if the whole table called it, folding aces to a
+    random player's shove because five hands are out; against a field that
+    folds half the time only about half of them are. Seats with no record
+    yet all count, as before, and so do tight fields: there the few who
+    continue hold strong hands, which the count alone would not capture.
+    """
+    if sit.to_call <= 0 or sit.opponent_count < 2 or not read.loose:
+        return sit
+    current = sit.bet + sit.to_call
+    behind = [o for o in sit.opponents if o.bet < current and o.stack > 0]
+    styles = [read.style(o.seat) for o in behind]
+    if not behind or not all(s.known for s in styles):
+        return sit
+    expected = sum(1.0 - s.fold for s in styles)
+    ranked = [
+        o.seat
+        for _, o in sorted(zip((s.fold for s in styles), behind, strict=True), key=lambda x: x[0])
+    ]
+    kept = set(ranked[: int(expected + 0.5)])
+    opponents = tuple(o for o in sit.opponents if o not in behind or o.seat in kept)
+    if not opponents:
+        return sit
+    return replace(sit, opponents=opponents)
 
 
 def _q(x: float, step: float = 0.05) -> float:

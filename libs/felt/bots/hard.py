@@ -107,6 +107,8 @@ class HardTuning:
     check: ``TableRead.check_fold``) beats the bet's share of the pot by
     ``draw_steal_margin``; against opponents folding at most
     ``draw_station_fold`` of the time to a bet, bets and raises are thinner.
+    Hold'em heads-up after the flop, a half-pot steal needs a fold rate a
+    third (its break-even) plus ``steal_margin``.
     """
 
     open_heads_up: float = 1.0
@@ -140,6 +142,7 @@ class HardTuning:
     draw_call_first: float = 0.04
     draw_call_second: float = 0.02
     draw_steal_margin: float = 0.1
+    steal_margin: float = 0.15
     draw_station_fold: float = 0.3
 
 
@@ -341,6 +344,8 @@ class HardBot:
                         return all_in(legal)
                     return pot_bet_to(sit, legal, _clamp(0.5 + 1.2 * share, 0.5, 1.25))
                 return pot_bet_to(sit, legal, _size(equity) + read.value_boost)
+            if sit.opponent_count == 1 and self._steals(sit, read, rng):
+                return pot_bet_to(sit, legal, 0.5)
             if sit.opponent_count <= 2:
                 if drawing and rng.random() < min(1.0, 3 * read.bluff):
                     return pot_bet_to(sit, legal, 0.6)
@@ -366,6 +371,23 @@ class HardBot:
                 return pot_bet_to(sit, legal, 0.8)
             return check_or_call(legal)
         return check_or_fold(legal)
+
+    def _steals(self, sit: Situation, read: TableRead, rng: random.Random) -> bool:
+        """Heads-up after the flop with nothing to call: bet half the pot as a steal?
+
+        A half-pot bet risks a third of the pot it would win, so it pays with any
+        two cards against a player who folds more than that (plus
+        ``steal_margin``). After a check the fold rate is the one of its checks
+        (``TableRead.check_fold``: a player who bets what it keeps checks what it
+        gives up). How often a qualifying spot is taken stays tied to the
+        configured bluff frequency (three times its table-scaled rate), so a
+        bot configured never to bluff never steals.
+        """
+        checked = any(a.kind == "check" and a.seat != sit.seat for a in sit.on(sit.street))
+        fold = read.check_fold[1] if checked else read.fold
+        if fold < 1.0 / 3.0 + self.tuning.steal_margin:
+            return False
+        return rng.random() < min(1.0, 3 * read.bluff)
 
     def _range(self, sit: Situation, seat: int, heads_up: bool, style: Style) -> Range:
         """The opponent's range: preflop read, then narrowed street by street.
@@ -582,6 +604,11 @@ class HardBot:
                 fold = read.check_fold[second] if checked else read.fold
                 if fold >= sit.unit / (sit.pot + sit.unit) + t.draw_steal_margin:
                     return bet_to(legal, sit.unit)
+            elif (
+                not second
+                and _all_fold(sit, read) >= sit.unit / (sit.pot + sit.unit) + t.draw_steal_margin
+            ):
+                return bet_to(legal, sit.unit)  # the antes, from a table that gives up
             if n == 1 and equity < 0.35 and rng.random() < read.bluff * (2.0 if second else 1.0):
                 return bet_to(legal, sit.unit)
             return check_or_fold(legal)
@@ -594,6 +621,22 @@ class HardBot:
         if equity >= sit.pot_odds + margin:
             return check_or_call(legal)
         return check_or_fold(legal)
+
+
+def _all_fold(sit: Situation, read: TableRead) -> float:
+    """How likely every live opponent folds to a bet, from each one's record (0 if unknown).
+
+    A seat that checked folds as often as its checks do (it bets the hands it
+    keeps); one yet to act as often as it folds to bets in general.
+    """
+    p = 1.0
+    for o in sit.opponents:
+        style = read.style(o.seat)
+        if not style.known:
+            return 0.0
+        checked = any(a.kind == "check" and a.seat == o.seat for a in sit.on(sit.street))
+        p *= _check_fold(style.fold, style.pfr) if checked else style.fold
+    return p
 
 
 def _calls_with_pairs_only(sit: Situation, read: TableRead) -> bool:

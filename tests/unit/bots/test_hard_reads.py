@@ -20,8 +20,10 @@ from dataclasses import replace
 from felt.bots import get_bot
 from felt.bots.base import Bot, Decision, situation
 from felt.bots.hard import HardBot, TableRead, _contested
+from felt.bots.holdem import draws
 from felt.bots.ladder import deck_for, hand_id_for, hand_setup, master_key, play_hand
 from felt.bots.opponents import ModelBuilder, SeatStats, TableStats
+from felt.evaluator import HandCategory, category_of, evaluate
 from felt.rules.commands import Act, ActionKind, StartHand
 from felt.rules.config import Variant
 from felt.rules.engine import execute
@@ -131,3 +133,69 @@ def test_after_the_draw_value_bets_only_what_the_callers_pay() -> None:
                 bets[label].add(i)
     assert bets["pair_caller"] <= bets["station"]
     assert len(bets["pair_caller"]) < len(bets["station"])
+
+
+class CheckedToRecorder:
+    """A hard bot that keeps its Hold'em decisions after the flop with nothing to call."""
+
+    name = "hard"
+
+    def __init__(self) -> None:
+        self.bot = HardBot()
+        self.points: list[tuple[HandView, tuple[Event, ...], LegalActions]] = []
+
+    def decide(
+        self,
+        view: HandView,
+        history: Sequence[Event],
+        legal: LegalActions,
+        rng: random.Random,
+        table: TableStats | None = None,
+    ) -> Decision:
+        if view.street != Street.PREFLOP and legal.can_check:
+            self.points.append((view, tuple(history), legal))
+        return self.bot.decide(view, history, legal, rng, table)
+
+
+# Heads-up Hold'em: folds most of its checks to a bet / never folds.
+FOLDER = SeatStats(
+    hands=60, vpip=30, pfr=15, first_faced=30, first_folded=12, faced=60, folded=40,
+    bets=10, calls=20, checks=40,
+)  # fmt: skip
+NEVER_FOLDS = SeatStats(hands=60, vpip=60, faced=80, folded=0, calls=120, checks=40)
+
+
+def test_heads_up_steals_from_folders_only_and_only_when_bluffing_is_allowed() -> None:
+    recorder = CheckedToRecorder()
+    key = master_key(23)
+    bots: dict[int, Bot] = {0: recorder, 1: get_bot("normal")}
+    model = ModelBuilder()
+    for deal in range(80):
+        rngs = {s: random.Random(deal * 10 + s) for s in range(2)}
+        setup = hand_setup(
+            Variant.NLHE, hand_id_for(key, str(deal)), deck_for(Variant.NLHE, key, deal), deal % 2
+        )
+        play_hand(setup, bots, rngs, model)
+    assert len(recorder.points) >= 30
+
+    def air_bets(bot: HardBot, stats: SeatStats, river_only: bool = False) -> int:
+        """Bets with no pair and no strong draw (on the river: nothing left to come)."""
+        count = 0
+        for i, (view, history, legal) in enumerate(recorder.points):
+            sit = situation(view, history, legal)
+            if river_only and sit.street != Street.RIVER:
+                continue
+            made = category_of(evaluate([*sit.hole, *sit.board])) > HandCategory.HIGH_CARD
+            if made or draws(sit.hole, sit.board).strong:
+                continue
+            d = bot.decide(view, history, legal, random.Random(i), {1: stats})
+            count += getattr(d, "kind", None) in (ActionKind.BET, ActionKind.RAISE)
+        return count
+
+    # A high card can still be a thin value bet against a range that checked everything,
+    # so what counts is the difference: configured not to bluff, it steals nothing.
+    steals = air_bets(HardBot(), FOLDER)
+    assert steals >= air_bets(HardBot(bluff_frequency=0.0), FOLDER) + 5
+    assert steals >= air_bets(HardBot(), NEVER_FOLDS) + 5
+    # On the river air is a bluff, and a player who never folds is never bluffed.
+    assert air_bets(HardBot(), NEVER_FOLDS, river_only=True) == 0

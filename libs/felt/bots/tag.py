@@ -338,9 +338,10 @@ def _reweight(
     for rank, i in enumerate(order):
         strength[i] = rank / max(1, len(combos) - 1)
     out: dict[tuple[Card, Card], float] = {}
+    suits, board_mask = _suit_counts(board), _rank_mask(board)
     for i, combo in enumerate(combos):
         s = strength[i]
-        if len(board) < 5 and _strong_draw(combo, board):
+        if len(board) < 5 and _drawing(combo[0], combo[1], suits, board_mask):
             s = max(s, 0.6)
         if kind == "bet":
             factor = 0.1 + 0.9 * s * s
@@ -352,23 +353,37 @@ def _reweight(
     return out
 
 
-@cache
-def _open_ended_masks() -> frozenset[int]:
-    """Rank masks (13 bits) of four consecutive ranks open at both ends (no wheel tricks)."""
-    return frozenset(0xF << low for low in range(1, 9))
+_OPEN_ENDED = tuple(0xF << low for low in range(1, 9))  # four ranks open at both ends
 
 
 def _strong_draw(combo: tuple[Card, Card], board: Sequence[Card]) -> bool:
     """A flush draw or an open-ended straight draw that uses a hole card."""
-    cards = (*combo, *board)
-    for suit in {combo[0] & 3, combo[1] & 3}:
-        if sum(1 for c in cards if c & 3 == suit) == 4:
-            return True
+    return _drawing(combo[0], combo[1], _suit_counts(board), _rank_mask(board))
+
+
+def _suit_counts(board: Sequence[Card]) -> list[int]:
+    counts = [0, 0, 0, 0]
+    for c in board:
+        counts[c & 3] += 1
+    return counts
+
+
+def _rank_mask(board: Sequence[Card]) -> int:
     mask = 0
-    for c in cards:
+    for c in board:
         mask |= 1 << (c >> 2)
-    hole = 1 << (combo[0] >> 2) | 1 << (combo[1] >> 2)
-    return any(mask & m == m and m & hole for m in _open_ended_masks())
+    return mask
+
+
+def _drawing(a: Card, b: Card, suits: list[int], board_mask: int) -> bool:
+    """``_strong_draw`` from the board's suit counts and rank mask (computed once per board)."""
+    sa, sb = a & 3, b & 3
+    same = sa == sb
+    if suits[sa] + 1 + same == 4 or suits[sb] + 1 + same == 4:
+        return True
+    hole = 1 << (a >> 2) | 1 << (b >> 2)
+    mask = board_mask | hole
+    return any(mask & m == m and m & hole for m in _OPEN_ENDED)
 
 
 def _combinations(

@@ -14,15 +14,14 @@ Two reads of the table's public record (``felt.bots.opponents``):
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from dataclasses import replace
 
 from felt.bots import get_bot
-from felt.bots.base import Bot, Decision, situation
+from felt.bots.base import Bot, situation
 from felt.bots.hard import HardBot, TableRead, _contested
 from felt.bots.holdem import draws
 from felt.bots.ladder import deck_for, hand_id_for, hand_setup, master_key, play_hand
-from felt.bots.opponents import ModelBuilder, SeatStats, TableStats
+from felt.bots.opponents import ModelBuilder, SeatStats
 from felt.evaluator import HandCategory, category_of, evaluate
 from felt.rules.commands import Act, ActionKind, StartHand
 from felt.rules.config import Variant
@@ -30,6 +29,7 @@ from felt.rules.engine import execute
 from felt.rules.events import Event, Street
 from felt.rules.legal import LegalActions, legal_actions
 from felt.rules.views import HandView, redact_all, view_for
+from tests.unit.bots.test_hard_fields import Recorder
 
 # Enters most pots, bets a fair share, folds half the time to a bet (the random bot's record).
 LOOSE_FOLDER = SeatStats(
@@ -87,39 +87,26 @@ def test_aces_call_a_shove_at_a_loose_table_that_folds_half_the_time() -> None:
     assert getattr(d, "kind", None) in (ActionKind.CALL, ActionKind.RAISE)
 
 
-class SecondRoundRecorder:
-    """A hard bot that keeps its Draw decisions after the draw with nothing to call."""
+def play_heads_up(variant: Variant, hero: Bot, opponent: str, deals: int, seed: int) -> None:
+    """Ladder hands between ``hero`` (seat 0) and a fresh ``opponent``, the button alternating."""
+    key = master_key(seed)
+    bots: dict[int, Bot] = {0: hero, 1: get_bot(opponent)}
+    model = ModelBuilder()
+    for deal in range(deals):
+        rngs = {s: random.Random(deal * 10 + s) for s in range(2)}
+        deck = deck_for(variant, key, deal)
+        play_hand(
+            hand_setup(variant, hand_id_for(key, str(deal)), deck, deal % 2), bots, rngs, model
+        )
 
-    name = "hard"
 
-    def __init__(self) -> None:
-        self.bot = HardBot()
-        self.points: list[tuple[HandView, tuple[Event, ...], LegalActions]] = []
-
-    def decide(
-        self,
-        view: HandView,
-        history: Sequence[Event],
-        legal: LegalActions,
-        rng: random.Random,
-        table: TableStats | None = None,
-    ) -> Decision:
-        if view.street == Street.SECOND_BET and legal.can_check:
-            self.points.append((view, tuple(history), legal))
-        return self.bot.decide(view, history, legal, rng, table)
+def after_the_draw_checked_to(view: HandView, legal: LegalActions) -> bool:
+    return view.street == Street.SECOND_BET and legal.can_check
 
 
 def test_after_the_draw_value_bets_only_what_the_callers_pay() -> None:
-    recorder = SecondRoundRecorder()
-    key = master_key(17)
-    bots: dict[int, Bot] = {0: recorder, 1: get_bot("loose_passive")}
-    model = ModelBuilder()
-    for deal in range(160):
-        rngs = {s: random.Random(deal * 10 + s) for s in range(2)}
-        setup = hand_setup(
-            Variant.DRAW5, hand_id_for(key, str(deal)), deck_for(Variant.DRAW5, key, deal), deal % 2
-        )
-        play_hand(setup, bots, rngs, model)
+    recorder = Recorder(after_the_draw_checked_to)
+    play_heads_up(Variant.DRAW5, recorder, "loose_passive", 160, 17)
     assert len(recorder.points) >= 40
     bets: dict[str, set[int]] = {"station": set(), "pair_caller": set()}
     for i, (view, history, legal) in enumerate(recorder.points):
@@ -135,28 +122,6 @@ def test_after_the_draw_value_bets_only_what_the_callers_pay() -> None:
     assert len(bets["pair_caller"]) < len(bets["station"])
 
 
-class CheckedToRecorder:
-    """A hard bot that keeps its Hold'em decisions after the flop with nothing to call."""
-
-    name = "hard"
-
-    def __init__(self) -> None:
-        self.bot = HardBot()
-        self.points: list[tuple[HandView, tuple[Event, ...], LegalActions]] = []
-
-    def decide(
-        self,
-        view: HandView,
-        history: Sequence[Event],
-        legal: LegalActions,
-        rng: random.Random,
-        table: TableStats | None = None,
-    ) -> Decision:
-        if view.street != Street.PREFLOP and legal.can_check:
-            self.points.append((view, tuple(history), legal))
-        return self.bot.decide(view, history, legal, rng, table)
-
-
 # Heads-up Hold'em: folds most of its checks to a bet / never folds.
 FOLDER = SeatStats(
     hands=60, vpip=30, pfr=15, first_faced=30, first_folded=12, faced=60, folded=40,
@@ -166,16 +131,8 @@ NEVER_FOLDS = SeatStats(hands=60, vpip=60, faced=80, folded=0, calls=120, checks
 
 
 def test_heads_up_steals_from_folders_only_and_only_when_bluffing_is_allowed() -> None:
-    recorder = CheckedToRecorder()
-    key = master_key(23)
-    bots: dict[int, Bot] = {0: recorder, 1: get_bot("normal")}
-    model = ModelBuilder()
-    for deal in range(80):
-        rngs = {s: random.Random(deal * 10 + s) for s in range(2)}
-        setup = hand_setup(
-            Variant.NLHE, hand_id_for(key, str(deal)), deck_for(Variant.NLHE, key, deal), deal % 2
-        )
-        play_hand(setup, bots, rngs, model)
+    recorder = Recorder()
+    play_heads_up(Variant.NLHE, recorder, "normal", 80, 23)
     assert len(recorder.points) >= 30
 
     def air_bets(bot: HardBot, stats: SeatStats, river_only: bool = False) -> int:

@@ -16,6 +16,7 @@ COMMANDS = {
     "ladder",
     "serve",
     "ai-worker",
+    "projector",
     "lobby",
     "db",
 }

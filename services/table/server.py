@@ -11,10 +11,15 @@ in development, CI and a cluster:
 ``FELT_SEAT_TOKEN_TTL_S`` lifetime of the seat tokens issued (default 86400, one day)
 ``FELT_DEV_MODE``        ``1``: development mode (see below; ``felt serve --dev`` sets it)
 ``FELT_INSTANCE_ID``     this instance's lease identity (default ``<hostname>:<port>``)
+``FELT_TABLE_ADVERTISE_ADDR`` where others (the gateway) reach this instance, announced in the
+                         instance directory (``felt.instances``); default the listen host
+                         (the host name for ``0.0.0.0``) and the bound port
 ``FELT_BETWEEN_HANDS_MS`` pause between hands (default 2000)
 ``FELT_LEASE_TTL_MS``    table lease TTL (default 5000); a crashed owner's tables move after it
 ``FELT_WATCH_MAX_STREAMS`` ``WatchTable`` streams in this instance (default 1000)
 ``FELT_WATCH_MAX_PER_PEER`` ``WatchTable`` streams per client address (default 64)
+``FELT_TRUSTED_PROXIES`` proxies (the gateway) whose ``x-forwarded-for`` names the client whose
+                         streams are counted (addresses or networks, comma separated)
 ``FELT_WATCH_SEAT_RESERVE`` of the instance's streams, those only seats' own may use (100)
 ``FELT_SEAT_RATE_PER_S``, ``FELT_SEAT_RATE_BURST`` mutations per caller and second (10), burst (30)
 ``FELT_WATCH_BUFFER``    events a watcher may fall behind before it is dropped (default 512)
@@ -62,11 +67,13 @@ from redis.asyncio import Redis
 from felt.api.limits import MAX_REQUEST_BYTES
 from felt.decisions import AI_STREAM, RedisDecisionQueue, ai_stream_from_env
 from felt.eventstore import RedisEventStore
+from felt.instances import RedisTableInstances
 from felt.registry import RedisTableRegistry
 from poker.v1 import table_service_pb2, table_service_pb2_grpc
-from services.grpc_server import PortInUse, aio_server, bind
+from services.grpc_server import PortInUse, TrustedProxies, aio_server, bind
 from services.settings import TRUE, int_setting
 from services.settings import ConfigError as ConfigError
+from services.table.announce import Announcer, advertised_address
 from services.table.auth import DEFAULT_TOKEN_TTL_S, Authenticator, Secrets
 from services.table.interceptors import AuthInterceptor, CallInterceptor
 from services.table.manager import TableManager
@@ -101,7 +108,11 @@ class TableServerConfig:
     dev_mode: bool = False
     # The lease owner name; empty: "<hostname>:<bound port>" (see the module docstring).
     instance_id: str = ""
+    # Where the gateway reaches this instance; empty: the listen host and the bound port.
+    advertise: str = ""
     watch: WatchLimits = field(default_factory=WatchLimits)
+    # Whose x-forwarded-for names the client (the gateway): FELT_TRUSTED_PROXIES.
+    proxies: TrustedProxies = field(default_factory=TrustedProxies)
     rate: RateLimits = field(default_factory=RateLimits)
     snapshots: SnapshotPolicy = field(default_factory=SnapshotPolicy)
 
@@ -129,8 +140,10 @@ class TableServerConfig:
             lease_ttl_ms=int_setting(env, "FELT_LEASE_TTL_MS", 5000, 100, 600_000),
             dev_mode=dev,
             instance_id=env.get("FELT_INSTANCE_ID", "").strip(),
+            advertise=env.get("FELT_TABLE_ADVERTISE_ADDR", "").strip(),
             ai_stream=ai_stream_from_env(env),
             watch=_watch_limits(env),
+            proxies=TrustedProxies.from_env(env),
             rate=_rate_limits(env),
             snapshots=SnapshotPolicy.from_env(env),
         )
@@ -191,6 +204,7 @@ class RunningTableServer:
     grace_s: float
     store: RedisEventStore | None = None
     watches: WatchHub | None = None
+    announcer: Announcer | None = None
 
     async def stop(self) -> None:
         """Stop taking calls, finish those in flight, then hand the tables back."""
@@ -199,6 +213,8 @@ class RunningTableServer:
         if self.watches is not None:
             await self.watches.aclose()
         await self.manager.stop()
+        if self.announcer is not None:
+            await self.announcer.stop()
         if self.store is not None:
             await self.store.aclose()  # its own connection (the client is closed below)
         await self.redis.aclose()
@@ -229,7 +245,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         timing=Timing(between_hands=timedelta(milliseconds=config.between_hands_ms)),
         snapshots=config.snapshots,
     )
-    service = TableService(manager, config.secrets, config.watch, config.rate)
+    service = TableService(manager, config.secrets, config.watch, config.rate, config.proxies)
     table_service_pb2_grpc.add_TableServiceServicer_to_server(service, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -238,11 +254,26 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     )
     await server.start()
     await manager.start()
+    announcer = Announcer(
+        RedisTableInstances(redis),
+        manager.owner,
+        advertised_address(config.address, port, config.advertise),
+        config.lease_ttl_ms,
+    )
+    await announcer.start()
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     log.info("table_service_started", port=port, owner=manager.owner)
     return RunningTableServer(
-        server, port, manager, health_servicer, redis, config.grace_s, store, service.watches
+        server,
+        port,
+        manager,
+        health_servicer,
+        redis,
+        config.grace_s,
+        store,
+        service.watches,
+        announcer,
     )
 
 

@@ -28,7 +28,7 @@ PYTEST_ARGS ?=
 # mypy checks these directories (config in pyproject.toml), each once it holds Python code.
 MYPY_DIRS := libs/felt services tests bench examples
 
-.PHONY: help install test unit lint run bench proto proto-check proto-lint clean
+.PHONY: help install test unit lint run bench proto proto-check proto-lint clean web web-deps
 
 help:
 	@echo "make install  - create $(VENV)/ and install felt with its dev dependencies"
@@ -40,6 +40,7 @@ help:
 	@echo "make proto    - regenerate protobuf/gRPC code (scripts/gen_protos.sh)"
 	@echo "make proto-check - fail if the committed generated code is stale"
 	@echo "make proto-lint  - buf lint + buf format check of protos/ (installs buf)"
+	@echo "make web      - build the web client (npm ci + vite build into web/dist/)"
 	@echo "make clean    - remove $(VENV)/, build outputs and caches"
 
 install: $(STAMP)
@@ -54,7 +55,7 @@ $(STAMP): $(INSTALL_DEPS)
 	@rm -f $(VENV)/.install*.stamp
 	@touch $@
 
-test: install
+test: install web
 	@rc=0; $(BIN)/pytest $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): failing" >&2; fi; \
 	exit $$rc
@@ -69,7 +70,7 @@ lint: install proto-lint proto-check
 
 # Redis comes from REDIS_URL, else felt.devserver starts a private redis-server for the
 # lifetime of the command (and stops it when `felt serve` exits).
-run: install
+run: install web
 	$(PY) -m felt.devserver -- $(BIN)/felt serve --dev
 
 bench: install
@@ -83,10 +84,10 @@ bench: install
 BUF_VERSION := 1.75.0
 BUF := $(VENV)/buf/node_modules/.bin/buf
 
-proto: install
+proto: install web-deps
 	PYTHON=$(PY) bash scripts/gen_protos.sh
 
-proto-check: install
+proto-check: install web-deps
 	PYTHON=$(PY) bash scripts/gen_protos.sh --check
 
 $(BUF):
@@ -96,7 +97,25 @@ proto-lint: $(BUF)
 	$(BUF) lint
 	$(BUF) format --diff --exit-code
 
+# The web client (web/, see docs/web.md): npm ci from the lockfile when it changes, then a
+# vite build into web/dist/ (the gateway serves it) when a source changes (~3 s).
+WEB_DEPS := web/node_modules/.package-lock.json
+WEB_SOURCES := web/index.html web/vite.config.ts web/tsconfig.json web/scripts/size.mjs \
+	$(shell find web/src -type f 2>/dev/null)
+
+web-deps: $(WEB_DEPS)
+
+$(WEB_DEPS): web/package.json web/package-lock.json
+	cd web && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+web: web/dist/index.html
+
+web/dist/index.html: $(WEB_DEPS) $(WEB_SOURCES)
+	cd web && npx tsc --noEmit -p . && npm run --silent build
+
 clean:
 	rm -rf $(VENV) build dist *.egg-info libs/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf web/node_modules web/dist
 	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
 	find libs -name '*.so' -delete

@@ -8,7 +8,17 @@ import sys
 from felt.cli import build_parser
 from services.cli import SUBCOMMAND_MODULES
 
-COMMANDS = {"phh", "verify-hand", "table-service", "ladder", "serve", "ai-worker", "lobby", "db"}
+COMMANDS = {
+    "phh",
+    "verify-hand",
+    "table-service",
+    "ladder",
+    "serve",
+    "ai-worker",
+    "lobby",
+    "db",
+    "gateway",
+}
 
 
 def test_every_subcommand_is_registered() -> None:

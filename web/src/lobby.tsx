@@ -47,8 +47,7 @@ export function Welcome({ onSignedIn }: { onSignedIn: () => void }) {
         <h1>{t("welcome.title")}</h1>
         <p>{t("welcome.tagline")}</p>
       </div>
-      <form class="panel auth" onSubmit={submit} aria-labelledby="auth-title">
-        <h2 id="auth-title" class="sr-only">{t("welcome.title")}</h2>
+      <form class="panel auth" onSubmit={submit} aria-label={t(tabs.find(([m]) => m === mode)![1])}>
         <div class="tabs" role="tablist">
           {tabs.map(([m, key]) => (
             <button type="button" role="tab" aria-selected={mode === m} class={mode === m ? "tab on" : "tab"} onClick={() => setMode(m)}>

@@ -121,6 +121,25 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
     }
   };
 
+  // After a reload the stream starts from a snapshot: the hand's log so far comes from its
+  // history (as this seat saw it), then the stream's events carry on after it.
+  const loadLog = async (handId: string) => {
+    try {
+      const h = await client.getHandHistory({ tableId: lounge, handId, seat });
+      const upTo = lastSeq.current;
+      const entries: LogEntry[] = [];
+      for (const item of h.events) {
+        if (item.item.case !== "event" || item.item.value.sequence > upTo) continue;
+        const e = item.item.value;
+        const text = logLine(e, names);
+        if (text) entries.push({ seq: e.sequence, text, hand: e.event.case === "handStarted" });
+      }
+      setLog((l) => [...entries, ...l.filter((x) => x.seq > upTo)]);
+    } catch {
+      /* the log starts empty; play goes on */
+    }
+  };
+
   useEffect(() => {
     const abort = new AbortController();
     (async () => {
@@ -136,6 +155,7 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
               lastSeq.current = snap.table?.sequence ?? lastSeq.current;
               viewRef.current = null;
               accept(snap);
+              if (snap.hand?.handId) loadLog(snap.hand.handId);
             } else if (item.item.case === "event") {
               const e = item.item.value;
               if (e.sequence <= lastSeq.current) continue;
@@ -217,7 +237,26 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
         <span class={`conn ${conn}`} role="status" data-testid="connection">{t(`table.${conn}`)}</span>
       </div>
       <div class="table-main">
-        <Felt view={view} awards={awards} names={names} />
+        <div class="table-left">
+          <Felt view={view} awards={awards} names={names} />
+          <div class="controls">
+            {error && <p class="error" role="alert" data-testid="action-error">{error}</p>}
+            {hand && hand.legalActions.length > 0 ? (
+              <ActionBar view={view} seat={seat} onAct={act} />
+            ) : (
+              <p class="waiting fine" data-testid="waiting">
+                {table.state === TableState.WAITING ? t("table.waitingPlayers")
+                  : table.state === TableState.CLOSED ? t("table.closed")
+                  : hand?.toAct !== undefined ? t("table.waitingFor", { who: names(hand.toAct) })
+                  : t("table.nextHand")}
+              </p>
+            )}
+            <div class="row seat-buttons">
+              <button class="ghost" data-testid="sit-out" onClick={() => sitOutIn(!sittingOut)}>{sittingOut ? t("table.sitIn") : t("table.sitOut")}</button>
+              <button class="ghost" data-testid="leave" onClick={leave}>{t("table.leave")}</button>
+            </div>
+          </div>
+        </div>
         <aside class="side">
           <section class="panel log" aria-labelledby="log-title">
             <h2 id="log-title">{t("table.log")}</h2>
@@ -236,23 +275,6 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
             </section>
           )}
         </aside>
-      </div>
-      <div class="controls">
-        {error && <p class="error" role="alert" data-testid="action-error">{error}</p>}
-        {hand && hand.legalActions.length > 0 ? (
-          <ActionBar view={view} seat={seat} onAct={act} />
-        ) : (
-          <p class="waiting fine" data-testid="waiting">
-            {table.state === TableState.WAITING ? t("table.waitingPlayers")
-              : table.state === TableState.CLOSED ? t("table.closed")
-              : hand?.toAct !== undefined ? t("table.waitingFor", { who: names(hand.toAct) })
-              : t("table.nextHand")}
-          </p>
-        )}
-        <div class="row seat-buttons">
-          <button class="ghost" data-testid="sit-out" onClick={() => sitOutIn(!sittingOut)}>{sittingOut ? t("table.sitIn") : t("table.sitOut")}</button>
-          <button class="ghost" data-testid="leave" onClick={leave}>{t("table.leave")}</button>
-        </div>
       </div>
     </div>
   );
@@ -289,10 +311,11 @@ export function Felt({ view, awards, names }: { view: TableView; awards: Award[]
         </div>
         {hand && (
           <div class="pots" data-testid="pots">
-            {(hand.pots.length ? hand.pots : []).map((p, i) => (
-              <span class="pot">{i === 0 ? t("table.mainPot") : t("table.sidePot", { n: i })}: {chips(p.amount)}</span>
-            ))}
-            {bets > 0n && <span class="pot total">{t("table.total")}: {chips(potTotal + bets)}</span>}
+            <span class="pot total" data-testid="pot">{t("table.pot")}: {chips(potTotal + bets)}</span>
+            {hand.pots.length > 1 &&
+              hand.pots.map((p, i) => (
+                <span class="pot" data-testid="side-pot">{i === 0 ? t("table.mainPot") : t("table.sidePot", { n: i })}: {chips(p.amount)}</span>
+              ))}
           </div>
         )}
         {awards.length > 0 && (
@@ -365,7 +388,7 @@ function Clock({ deadline }: { deadline: number }) {
   const left = Math.max(0, Math.ceil((deadline - now) / 1000));
   return (
     <span class={left <= 5 ? "clock urgent" : "clock"} role="timer" aria-label={t("table.secondsLeft", { n: left })} data-testid="clock">
-      ⏱ {left}s
+      {left}s
     </span>
   );
 }

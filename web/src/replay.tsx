@@ -77,11 +77,11 @@ export function ReplayScreen({ lounge, hand }: { lounge: string; hand: string })
             </ul>
           </div>
           <div class="row stepper" role="group" aria-label={t("replay.steps")}>
-            <button class="ghost" onClick={() => setStep(1)} aria-label={t("replay.first")}>⏮</button>
+            <button class="ghost" onClick={() => setStep(1)} aria-label={t("replay.first")}>«</button>
             <button class="secondary" data-testid="replay-prev" onClick={() => setStep(Math.max(1, step - 1))}>{t("replay.prev")}</button>
             <span data-testid="replay-step" aria-live="polite">{t("replay.stepOf", { n: step, total: events.length })}</span>
             <button class="secondary" data-testid="replay-next" onClick={() => setStep(Math.min(events.length, step + 1))}>{t("replay.next")}</button>
-            <button class="ghost" data-testid="replay-end" onClick={() => setStep(events.length)} aria-label={t("replay.last")}>⏭</button>
+            <button class="ghost" data-testid="replay-end" onClick={() => setStep(events.length)} aria-label={t("replay.last")}>»</button>
           </div>
           <div class="panel log">
             <ol data-testid="replay-log">{lines.map((l) => <li>{l}</li>)}</ol>

@@ -2,7 +2,7 @@
 // actions are legal at which amounts); WatchTable streams the events, each adding a line to
 // the hand's log and prompting a fresh view. A dropped stream is resumed from the last
 // sequence received, so nothing is missed and nothing is shown twice.
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ConnectError, Code } from "@connectrpc/connect";
 import { tableClient, requestId } from "./api";
 import * as session from "./session";
@@ -69,6 +69,11 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
   const [handsDone, setHandsDone] = useState(0);
   const [hands, setHands] = useState<string[]>(finishedHands(lounge));
   const lastSeq = useRef(0n);
+  const logRef = useRef<HTMLOListElement>(null);
+  useLayoutEffect(() => {
+    const el = logRef.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  }, [log]);
   const viewRef = useRef<TableView | null>(null);
   const refreshing = useRef<Promise<void> | null>(null);
   const again = useRef(false);
@@ -260,7 +265,7 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
         <aside class="side">
           <section class="panel log" aria-labelledby="log-title">
             <h2 id="log-title">{t("table.log")}</h2>
-            <ol aria-live="polite" data-testid="log">
+            <ol aria-live="polite" data-testid="log" ref={logRef}>
               {log.map((l) => <li class={l.hand ? "hand" : ""}>{l.text}</li>)}
             </ol>
           </section>
@@ -311,7 +316,7 @@ export function Felt({ view, awards, names }: { view: TableView; awards: Award[]
         </div>
         {hand && (
           <div class="pots" data-testid="pots">
-            <span class="pot total" data-testid="pot">{t("table.pot")}: {chips(potTotal + bets)}</span>
+            {potTotal + bets > 0n && <span class="pot total" data-testid="pot">{t("table.pot")}: {chips(potTotal + bets)}</span>}
             {hand.pots.length > 1 &&
               hand.pots.map((p, i) => (
                 <span class="pot" data-testid="side-pot">{i === 0 ? t("table.mainPot") : t("table.sidePot", { n: i })}: {chips(p.amount)}</span>

@@ -21,6 +21,10 @@ import pytest
 
 from .conftest import ARTIFACTS, WebStack
 
+# Whole hands against AI players on a shared, loaded 2-core machine: past the suite's
+# default per-test timeout (PLAY_S bounds the play itself).
+pytestmark = pytest.mark.timeout(600)
+
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 HANDS = 3
@@ -65,7 +69,9 @@ def visible(page: Any, test_id: str) -> bool:
     return bool(loc.count() and loc.first.is_visible())
 
 
-def play_hands(page: Any, name: str, *, discards: int = 0, reload_once: bool = True) -> dict[str, int]:
+def play_hands(
+    page: Any, name: str, *, discards: int = 0, reload_once: bool = True
+) -> dict[str, int]:
     """Acts whenever the page offers actions until HANDS hands have ended; returns counts."""
     done: dict[str, int] = {"actions": 0, "raises": 0, "discards": 0, "reloads": 0}
     shots: set[str] = set()
@@ -92,7 +98,9 @@ def play_hands(page: Any, name: str, *, discards: int = 0, reload_once: bool = T
                 page.get_by_test_id("table").wait_for()
                 page.get_by_test_id("actions").wait_for(timeout=20_000)
                 done["reloads"] += 1
-            if "table" not in shots:
+            # The table mid-hand: with the flop out for Hold'em, at the first turn for Draw.
+            board = page.locator("[data-testid=board] .card").count()
+            if "table" not in shots and (board >= 3 or name != "holdem"):
                 shoot(page, f"{name}-table")
                 shots.add("table")
             if visible(page, "act-raise") and not done["raises"]:
@@ -162,6 +170,12 @@ def test_draw_three_hands_with_discards(web_stack: WebStack, page: Any) -> None:
     assert counts["discards"] >= 1 and counts["reloads"] == 1
     log = page.get_by_test_id("log").inner_text()
     assert "draws" in log or "Hand over" in log
+    # Sit out (the table says so), then leave: back in the lobby, the chips with the balance.
+    page.get_by_test_id("sit-out").click()
+    page.get_by_role("button", name="Sit in").wait_for()
+    page.get_by_test_id("leave").click()
+    page.get_by_test_id("balance").wait_for()
+    assert page.get_by_role("button", name="Back to table").count() == 0
 
 
 def test_language_switch_and_lobby(web_stack: WebStack, page: Any) -> None:
@@ -172,8 +186,12 @@ def test_language_switch_and_lobby(web_stack: WebStack, page: Any) -> None:
     page.get_by_test_id("enter").click()
     page.get_by_test_id("balance").wait_for()
     assert page.get_by_role("heading", name="New lounge").count() == 1
-    for code, heading in (("lt", "Naujas salonas"), ("da", "Ny lounge"), ("pl", "Nowy salon"),
-                          ("nb", "Ny salong")):
+    for code, heading in (
+        ("lt", "Naujas salonas"),
+        ("da", "Ny lounge"),
+        ("pl", "Nowy salon"),
+        ("nb", "Ny salong"),
+    ):
         page.get_by_test_id("language").select_option(code)
         page.get_by_role("heading", name=heading).wait_for()
         assert page.evaluate("document.documentElement.lang") == code

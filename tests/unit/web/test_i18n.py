@@ -34,6 +34,7 @@ REFUSALS = {
     "BadToken",
     "TableRefused",
     "unauthenticated",
+    "refused",
 }
 SOURCES = ("services", "libs/felt/rules", "libs/felt/table", "libs/felt/api")
 
@@ -62,18 +63,35 @@ def server_reasons() -> frozenset[str]:
                 if isinstance(node, ast.Call) and _name(node.func) in REFUSALS:
                     args = [*node.args, *(k.value for k in node.keywords)]
                     for arg in args:
-                        for sub in ast.walk(arg):
-                            if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-                                if REASON.match(sub.value):
-                                    found.add(sub.value)
+                        found.update(
+                            sub.value
+                            for sub in ast.walk(arg)
+                            if isinstance(sub, ast.Constant)
+                            and isinstance(sub.value, str)
+                            and REASON.match(sub.value)
+                        )
+    # A reason kept in a module constant and passed by name (the gateway's REASON = "...").
+    for path in (ROOT / "services").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and "REASON" in t.id for t in node.targets)
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+                and REASON.match(node.value.value)
+            ):
+                found.add(node.value.value)
     # The table service maps rules codes to status codes in one table: its keys too.
     refusals = ast.parse((ROOT / "services/table/refusals.py").read_text(encoding="utf-8"))
     for node in ast.walk(refusals):
         if isinstance(node, ast.Dict):
-            for key in node.keys:
-                if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                    if REASON.match(key.value):
-                        found.add(key.value)
+            found.update(
+                key.value
+                for key in node.keys
+                if isinstance(key, ast.Constant)
+                and isinstance(key.value, str)
+                and REASON.match(key.value)
+            )
     return frozenset(found)
 
 

@@ -7,6 +7,12 @@ const gateway = process.env.FELT_GATEWAY ?? "http://127.0.0.1:8080";
 export default defineConfig({
   base: "./",
   oxc: { jsx: { runtime: "automatic", importSource: "preact" } },
-  build: { target: "es2022", sourcemap: false, reportCompressedSize: false },
+  build: {
+    target: "es2022",
+    sourcemap: false,
+    reportCompressedSize: false,
+    // No "plugin timings" notice: on a loaded machine it is noise in every build log.
+    rolldownOptions: { checks: { pluginTimings: false } },
+  },
   server: { proxy: { "/poker.v1.": { target: gateway, changeOrigin: true } } },
 });

@@ -12,6 +12,9 @@ import { Variant, AiLevel } from "./gen/poker/events/v1/events_pb";
 import type { Lounge } from "./gen/poker/v1/lobby_pb";
 import type { GetBalanceResponse } from "./gen/poker/v1/lobby_service_pb";
 import { Rules } from "./rules";
+import { CardView } from "./card";
+import { create } from "@bufbuild/protobuf";
+import { CardSchema } from "./gen/poker/events/v1/events_pb";
 
 export function Welcome({ onSignedIn }: { onSignedIn: () => void }) {
   const [mode, setMode] = useState<"guest" | "signIn" | "register">("guest");
@@ -44,6 +47,11 @@ export function Welcome({ onSignedIn }: { onSignedIn: () => void }) {
   return (
     <section class="welcome">
       <div class="hero">
+        <div class="fan" aria-hidden="true">
+          {[51, 46, 41, 36, 31].map((value) => (
+            <CardView card={create(CardSchema, { kind: { case: "code", value } })} />
+          ))}
+        </div>
         <h1>{t("welcome.title")}</h1>
         <p>{t("welcome.tagline")}</p>
       </div>

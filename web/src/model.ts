@@ -5,6 +5,13 @@
 import type { StoredEvent, Card } from "./gen/poker/events/v1/events_pb";
 import { Street } from "./gen/poker/events/v1/events_pb";
 import { t, tDynamic, chips, language, type Key } from "./i18n";
+import { RANKS, SUIT_SYMBOLS } from "./cards";
+
+/** A rank as printed on a card: "10" for the ten (the API's text form writes "T"). */
+function rankLabel(code: number): string {
+  const rank = RANKS[code >> 2];
+  return rank === "T" ? "10" : rank;
+}
 
 export type Names = (seat: number) => string;
 
@@ -53,7 +60,7 @@ export function handName(described: string): string {
 
 export function cardsText(cards: Card[]): string {
   return cards
-    .map((c) => (c.kind.case === "code" ? "23456789TJQKA"[c.kind.value >> 2] + "♣♦♥♠"[c.kind.value & 3] : "🂠"))
+    .map((c) => (c.kind.case === "code" ? rankLabel(c.kind.value) + SUIT_SYMBOLS[c.kind.value & 3] : "▮"))
     .join(" ");
 }
 

@@ -135,15 +135,15 @@ class Stores:
 async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
     """The ports on the in-memory fakes, then on PostgreSQL: every contract test runs on both."""
     if request.param == "memory":
-        ledger, lounges = MemoryLedger(), MemoryLounges()
+        ledger, lounges, players = MemoryLedger(), MemoryLounges(), MemoryPlayers()
         yield Stores(
             "memory",
-            MemoryPlayers(),
+            players,
             MemorySessions(),
             MemoryThrottle(),
             ledger,
             lounges,
-            MemoryBuyIns(ledger, lounges),
+            MemoryBuyIns(ledger, lounges, players),
         )
         return
     pool = await empty_pool(request.getfixturevalue("lobby_dsn"))

@@ -13,9 +13,10 @@ One port serves:
 * everything else: the web client's files (``web/dist``, with ``index.html``
   for ``/``), or a page saying how to build them.
 
-CORS (Starlette's middleware) admits the configured origins only, with the
-headers Connect and gRPC-Web use; none configured, only same-origin pages
-(the web client served here) can call.
+Answers are sent uncompressed (see ``_ACCEPT_COMPRESSED``). CORS (Starlette's
+middleware) admits the configured origins only, with the headers Connect and
+gRPC-Web use; none configured, only same-origin pages (the web client served
+here) can call.
 """
 
 from __future__ import annotations
@@ -75,6 +76,15 @@ CORS_EXPOSE_HEADERS = [
     "connect-content-encoding",
     "content-encoding",
 ]
+
+# Answers are not compressed: Felt's messages are small (a request well under 1 KiB, a view a
+# few KiB) and a stream sends one message per event to every watcher, so gzip would cost more
+# CPU than it saves (every client accepts it, so every answer would be compressed; an ingress
+# in front may compress what leaves the cluster). The headers by which a client offers to
+# accept compressed answers are dropped; compressed requests are still read.
+_ACCEPT_COMPRESSED = frozenset(
+    (b"accept-encoding", b"connect-accept-encoding", b"grpc-accept-encoding")
+)
 
 _NOT_BUILT = b"""<!doctype html><meta charset="utf-8"><title>Felt</title>
 <h1>Felt is running</h1>
@@ -217,7 +227,8 @@ class _Dispatch:
         path: str = scope["path"]
         for prefix, app in self.rpc.items():
             if path.startswith(prefix):
-                await app(scope, receive, send)
+                headers = [h for h in scope["headers"] if h[0] not in _ACCEPT_COMPRESSED]
+                await app({**scope, "headers": headers}, receive, send)
                 return
         if path == "/livez":
             await _respond(send, 200, b"ok", b"text/plain")

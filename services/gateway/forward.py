@@ -18,7 +18,9 @@ a server-streaming one yields what the upstream stream yields. Per call:
   instance (the table moved), the call is made there once more. Every
   mutating call carries a ``request_id``, so a second try is answered, never
   applied twice, and a stream is retried only before its first message;
-* a server stream is admitted by :class:`~services.gateway.caps.StreamCaps`.
+* a server stream is admitted by :class:`~services.gateway.caps.StreamCaps`;
+* answers are handed on undecoded (``services.gateway.codecs.Raw``): a binary
+  client gets the service's bytes, a JSON client their JSON.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 from google.protobuf.message import Message
 
 from services.gateway.caps import StreamCaps
+from services.gateway.codecs import Raw, raw_reader
 from services.gateway.errors import from_grpc
 from services.gateway.routing import Channels, TableRouter
 
@@ -149,18 +152,18 @@ class Forwarder:
             call = make(
                 path,
                 request_serializer=_serialize,
-                response_deserializer=response.FromString,
+                response_deserializer=raw_reader(response),  # handed on undecoded
             )
             self._calls[key] = call
         return call
 
-    def _unary(self, method: MethodDescriptor) -> Callable[[Message, Ctx], Awaitable[Message]]:
-        async def unary(request: Message, ctx: Ctx) -> Message:
+    def _unary(self, method: MethodDescriptor) -> Callable[[Message, Ctx], Awaitable[Raw]]:
+        async def unary(request: Message, ctx: Ctx) -> Raw:
             metadata = client_metadata(ctx)
             timeout = _remaining(ctx, self.deadline_s)
             address = await self.route.address(request)
             try:
-                response: Message = await self._callable(address, method)(
+                response: Raw = await self._callable(address, method)(
                     request, metadata=metadata, timeout=timeout
                 )
                 return response
@@ -181,8 +184,8 @@ class Forwarder:
 
     def _server_stream(
         self, method: MethodDescriptor
-    ) -> Callable[[Message, Ctx], AsyncIterator[Message]]:
-        async def stream(request: Message, ctx: Ctx) -> AsyncIterator[Message]:
+    ) -> Callable[[Message, Ctx], AsyncIterator[Raw]]:
+        async def stream(request: Message, ctx: Ctx) -> AsyncIterator[Raw]:
             with self.caps.admit(bearer(ctx), client_host(ctx)):
                 metadata = client_metadata(ctx)
                 address = await self.route.address(request)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import socket
 import sys
 from collections.abc import Iterator
@@ -109,10 +110,16 @@ def _no_signals() -> Iterator[None]:
 async def serve(config: GatewayConfig, sock: socket.socket) -> None:
     gateway = Gateway.create(config)
     server = uvicorn.Server(_uvicorn_config(gateway, config))
+    # Our own signal handlers: uvicorn's re-raise the signal once it has stopped, which would
+    # end the process before the channels are closed (and with the signal's status, not 0).
+    server.capture_signals = _no_signals  # type: ignore[method-assign]
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, setattr, server, "should_exit", True)
     host, port = sock.getsockname()[:2]
-    announce = asyncio.get_running_loop().create_task(_announce(server, host, port))
+    announce = loop.create_task(_announce(server, host, port))
     try:
-        await server.serve(sockets=[sock])  # returns after SIGTERM/SIGINT (uvicorn's handlers)
+        await server.serve(sockets=[sock])  # returns after SIGTERM/SIGINT
     finally:
         announce.cancel()
         await gateway.close()

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import json
+
 import grpc
 import pytest
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
+from google.protobuf import json_format
 
 from felt.eventstore import MemoryEventStore
 from felt.instances import MemoryTableInstances
 from poker.v1 import lobby_service_connect, table_service_connect
+from poker.v1 import table_service_pb2 as pb
 from services.gateway.app import LOBBY_SERVICE, TABLE_SERVICE
 from services.gateway.caps import StreamCaps
+from services.gateway.codecs import BinaryCodec, CompactJsonCodec, Raw
 from services.gateway.config import GatewayConfig, WatchCaps
 from services.gateway.errors import connect_code
 from services.gateway.forward import python_name
@@ -76,6 +81,26 @@ async def test_a_route_follows_the_lease_and_the_directory() -> None:
     router.forget("t1")
     assert await router.address("t1") == "default:1"
     assert await router.address("Not A Table!") == "default:1"  # nothing looked up
+
+
+def test_answers_are_handed_on_as_bytes_and_json_made_once() -> None:
+    answer = pb.GetTableResponse()
+    answer.table.table_id = "t1"
+    answer.table.sequence = 2**40  # an int64: a string in JSON
+    data = answer.SerializeToString()
+    assert BinaryCodec().encode(Raw(data, pb.GetTableResponse)) == data
+    codec = CompactJsonCodec(cache_entries=2)
+    encoded = codec.encode(Raw(data, pb.GetTableResponse))
+    assert json.loads(encoded) == json_format.MessageToDict(answer)
+    assert b" " not in encoded
+    assert codec.encode(Raw(data, pb.GetTableResponse)) is encoded  # the second: cached
+    for n in range(3):
+        codec.encode(
+            Raw(pb.GetTableRequest(table_id=f"t{n}").SerializeToString(), pb.GetTableRequest)
+        )
+    assert len(codec._cache) == 2  # bounded
+    parsed = codec.decode(b'{"tableId":"t1","someFutureField":1}', pb.GetTableRequest)
+    assert parsed.table_id == "t1"  # unknown fields ignored
 
 
 def test_settings() -> None:

@@ -14,11 +14,11 @@ function clamp(v: bigint, lo: bigint, hi: bigint): bigint {
   return v < lo ? lo : v > hi ? hi : v;
 }
 
-export function ActionBar({ view, seat, onAct }: { view: TableView; seat: number; onAct: (a: ActionInit) => void }) {
+export function ActionBar({ view, seat, busy, onAct }: { view: TableView; seat: number; busy: boolean; onAct: (a: ActionInit) => void }) {
   const hand = view.hand!;
   const legal = new Map<ActionType, LegalAction>(hand.legalActions.map((a) => [a.type, a]));
   const discard = legal.get(ActionType.DISCARD);
-  if (discard) return <DiscardBar view={view} seat={seat} max={discard.maxDiscards} onAct={onAct} />;
+  if (discard) return <DiscardBar view={view} seat={seat} max={discard.maxDiscards} busy={busy} onAct={onAct} />;
 
   const me = hand.seats.find((s) => s.seat === seat);
   const sizing = legal.get(ActionType.RAISE) ?? legal.get(ActionType.BET);
@@ -39,7 +39,7 @@ export function ActionBar({ view, seat, onAct }: { view: TableView; seat: number
   };
 
   return (
-    <div class="action-bar" role="group" aria-label={t("action.yourTurn")} data-testid="actions">
+    <fieldset class="action-bar" disabled={busy} aria-busy={busy} aria-label={t("action.yourTurn")} data-testid="actions">
       <div class="row main-actions">
         {legal.has(ActionType.FOLD) && (
           <button class="danger" data-testid="act-fold" onClick={() => onAct({ kind: { case: "fold", value: {} } })}>{t("action.fold")}</button>
@@ -79,17 +79,17 @@ export function ActionBar({ view, seat, onAct }: { view: TableView; seat: number
           </div>
         </div>
       )}
-    </div>
+    </fieldset>
   );
 }
 
-function DiscardBar({ view, seat, max, onAct }: { view: TableView; seat: number; max: number; onAct: (a: ActionInit) => void }) {
+function DiscardBar({ view, seat, max, busy, onAct }: { view: TableView; seat: number; max: number; busy: boolean; onAct: (a: ActionInit) => void }) {
   const me = view.hand!.seats.find((s) => s.seat === seat);
   const [picked, setPicked] = useState<number[]>([]);
   const toggle = (code: number) =>
     setPicked((p) => (p.includes(code) ? p.filter((c) => c !== code) : p.length < max ? [...p, code] : p));
   return (
-    <div class="action-bar" role="group" aria-label={t("action.chooseDiscards", { max })} data-testid="discard">
+    <fieldset class="action-bar" disabled={busy} aria-busy={busy} aria-label={t("action.chooseDiscards", { max })} data-testid="discard">
       <p>{t("action.chooseDiscards", { max })}</p>
       <div class="row discard-cards">
         {(me?.cards ?? []).map((c) =>
@@ -99,7 +99,7 @@ function DiscardBar({ view, seat, max, onAct }: { view: TableView; seat: number;
       <button class="primary" data-testid="act-discard" onClick={() => onAct({ kind: { case: "discard", value: { cards: picked } } })}>
         {picked.length ? t("action.discardN", { n: picked.length }) : t("action.standPat")}
       </button>
-    </div>
+    </fieldset>
   );
 }
 

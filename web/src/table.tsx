@@ -66,6 +66,8 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
   const [conn, setConn] = useState<"connecting" | "live" | "reconnecting">("connecting");
   const [fatal, setFatal] = useState("");
   const [error, setError] = useState("");
+  // An action in flight: the buttons wait for its answer, so a second press cannot act twice.
+  const [busy, setBusy] = useState(false);
   const [handsDone, setHandsDone] = useState(0);
   const [hands, setHands] = useState<string[]>(finishedHands(lounge));
   const lastSeq = useRef(0n);
@@ -186,13 +188,17 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
   }, [client]);
 
   const act = async (action: Parameters<typeof client.submitAction>[0]["action"]) => {
+    if (busy) return;
     setError("");
+    setBusy(true);
     try {
       const res = await client.submitAction({ tableId: lounge, seat, requestId: requestId(), expectedSequence: viewRef.current?.table?.sequence, action });
       accept(res.view);
     } catch (err) {
       setError(errorText(err));
       refresh();
+    } finally {
+      setBusy(false);
     }
   };
 
@@ -247,7 +253,7 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
           <div class="controls">
             {error && <p class="error" role="alert" data-testid="action-error">{error}</p>}
             {hand && hand.legalActions.length > 0 ? (
-              <ActionBar view={view} seat={seat} onAct={act} />
+              <ActionBar view={view} seat={seat} busy={busy} onAct={act} />
             ) : (
               <p class="waiting fine" data-testid="waiting">
                 {table.state === TableState.WAITING ? t("table.waitingPlayers")

@@ -65,8 +65,9 @@ def hands_finished(page: Any) -> int:
 
 
 def visible(page: Any, test_id: str) -> bool:
+    """Shown and enabled (the buttons are disabled while an action waits for its answer)."""
     loc = page.get_by_test_id(test_id)
-    return bool(loc.count() and loc.first.is_visible())
+    return bool(loc.count() and loc.first.is_visible() and loc.first.is_enabled())
 
 
 def play_hands(
@@ -91,7 +92,10 @@ def play_hands(
             page.get_by_test_id("act-discard").click()
             done["discards"] += 1
             done["actions"] += 1
-        elif visible(page, "actions"):
+        elif visible(page, "actions") and any(
+            visible(page, b)
+            for b in ("act-fold", "act-check", "act-call", "act-raise", "act-allin")
+        ):
             if reload_once and not done["reloads"]:
                 # Mid-hand, with the seat to act: reload and carry on from the same hand.
                 page.reload()
@@ -113,11 +117,15 @@ def play_hands(
                 page.get_by_test_id("act-raise").click()
                 done["raises"] += 1
             elif visible(page, "act-check"):
-                page.get_by_test_id("act-check").click()
+                # By keyboard, as a person without a mouse would: focus, then Enter.
+                page.get_by_test_id("act-check").focus()
+                page.keyboard.press("Enter")
             elif visible(page, "act-call"):
                 page.get_by_test_id("act-call").click()
-            else:
+            elif visible(page, "act-fold"):
                 page.get_by_test_id("act-fold").click()
+            else:
+                page.get_by_test_id("act-allin").click()
             done["actions"] += 1
         elif "result" not in shots and visible(page, "result"):
             shoot(page, f"{name}-result")

@@ -63,7 +63,9 @@ export function ReplayScreen({ lounge, hand }: { lounge: string; hand: string })
           <div class="replay-board panel">
             <div class="street">{streetName(state.street)}</div>
             <div class="board" aria-label={t("table.board")}>{state.board.map((c) => <CardView card={c} />)}</div>
-            <div class="pots"><span class="pot">{t("table.pot")}: {chips(state.pot + [...state.seats.values()].reduce((n, s) => n + s.bet, 0n))}</span></div>
+            {state.pot + [...state.seats.values()].reduce((n, s) => n + s.bet, 0n) > 0n && (
+              <div class="pots"><span class="pot">{t("table.pot")}: {chips(state.pot + [...state.seats.values()].reduce((n, s) => n + s.bet, 0n))}</span></div>
+            )}
             <ul class="replay-seats">
               {[...state.seats.values()].map((s) => (
                 <li class={`${s.folded ? "folded" : ""} ${state.lastSeat === s.seat ? "to-act" : ""}`}>

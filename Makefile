@@ -74,8 +74,8 @@ $(RUN_STAMP): $(INSTALL_DEPS)
 		echo "make run: installing the runtime into $(VENV)/ (uncompiled; 'make install' compiles)"; \
 		extras=run; \
 		$(PYTHON) -P libs/felt/devserver.py --have-binaries || extras=run,servers; \
-		$(PY) -m pip install --disable-pip-version-check -q 'setuptools>=69' wheel; \
-		FELT_PURE_PYTHON=1 $(PY) -m pip install --disable-pip-version-check -q \
+		$(PY) -m pip install --disable-pip-version-check -q --no-compile 'setuptools>=69' wheel; \
+		FELT_PURE_PYTHON=1 $(PY) -m pip install --disable-pip-version-check -q --no-compile \
 			--no-build-isolation -e ".[$$extras]"; \
 	fi
 	@touch $@

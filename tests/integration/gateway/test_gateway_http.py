@@ -160,31 +160,19 @@ async def test_submit_action_plays_through_the_gateway(stack: Stack) -> None:
 
     view = await dealt()
     actor = view.hand.to_act
-    response = await stack.post_json(
-        "SubmitAction",
-        {
-            "tableId": "gw-play",
-            "seat": actor,
-            "requestId": "fold-1",
-            "expectedSequence": str(view.table.sequence),
-            "action": {"fold": {}},
-        },
-        tokens[actor],
-    )
+    fold = {
+        "tableId": "gw-play",
+        "seat": actor,
+        "requestId": "fold-1",
+        "expectedSequence": str(view.table.sequence),
+        "action": {"fold": {}},
+    }
+    response = await stack.post_json("SubmitAction", fold, tokens[actor])
     assert response.status_code == 200, response.text
     accepted = json_format.ParseDict(response.json(), pb.SubmitActionResponse())
     assert accepted.sequence > view.table.sequence
-    again = await stack.post_json(  # a retry is answered, not applied twice
-        "SubmitAction",
-        {
-            "tableId": "gw-play",
-            "seat": actor,
-            "requestId": "fold-1",
-            "expectedSequence": str(view.table.sequence),
-            "action": {"fold": {}},
-        },
-        tokens[actor],
-    )
+    # A retry is answered, not applied twice.
+    again = await stack.post_json("SubmitAction", fold, tokens[actor])
     assert again.json() == response.json()
 
 

@@ -89,7 +89,7 @@ def test_answers_are_handed_on_as_bytes_and_json_made_once() -> None:
     answer.table.sequence = 2**40  # an int64: a string in JSON
     data = answer.SerializeToString()
     assert BinaryCodec().encode(Raw(data, pb.GetTableResponse)) == data
-    codec = CompactJsonCodec(cache_entries=2)
+    codec: CompactJsonCodec[pb.GetTableRequest] = CompactJsonCodec(cache_entries=2)
     encoded = codec.encode(Raw(data, pb.GetTableResponse))
     assert json.loads(encoded) == json_format.MessageToDict(answer)
     assert b" " not in encoded

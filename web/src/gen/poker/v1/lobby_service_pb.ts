@@ -26,7 +26,9 @@
 //   ...); a display name in use is ALREADY_EXISTS (NAME_TAKEN); a wrong name
 //   or password is UNAUTHENTICATED (BAD_CREDENTIALS); too many failed
 //   sign-ins is RESOURCE_EXHAUSTED (TOO_MANY_SIGN_INS: wait, then try
-//   again); a refused movement of chips is FAILED_PRECONDITION
+//   again), as are too many sign-ups (CreateGuest, Register) from one
+//   address (TOO_MANY_SIGN_UPS; 30 an hour by default); a refused movement
+//   of chips is FAILED_PRECONDITION
 //   (INSUFFICIENT_CHIPS, NOT_LOW, COOLING_DOWN); the database unreachable
 //   is UNAVAILABLE (retry with the same request_id).
 // - Lists are paged: `page_size` (1-100, 0 means 50) and the opaque

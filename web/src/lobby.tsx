@@ -8,7 +8,7 @@ import * as session from "./session";
 import { requestId } from "./api";
 import { errorText } from "./errors";
 import { go } from "./route";
-import { Variant, AiLevel } from "./gen/poker/events/v1/events_pb";
+import { Variant, AiLevel, type TableConfig } from "./gen/poker/events/v1/events_pb";
 import type { Lounge } from "./gen/poker/v1/lobby_pb";
 import type { GetBalanceResponse } from "./gen/poker/v1/lobby_service_pb";
 import { Rules } from "./rules";
@@ -93,10 +93,14 @@ export function variantName(v: Variant): string {
   return v === Variant.DRAW5 ? t("variant.draw") : t("variant.nlhe");
 }
 
-export function stakesText(l: Lounge): string {
-  const c = l.config!;
+/** A table's stakes as players say them: the blinds (Hold'em), the small/big bet (Draw). */
+export function stakesOf(c: TableConfig): string {
   if (c.variant === Variant.DRAW5) return `${chips(c.smallBet)}/${chips(c.bigBet || c.smallBet * 2n)}`;
   return `${chips(c.smallBlind)}/${chips(c.bigBlind)}`;
+}
+
+export function stakesText(l: Lounge): string {
+  return stakesOf(l.config!);
 }
 
 export function LobbyScreen() {

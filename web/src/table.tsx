@@ -11,7 +11,7 @@ import { t, chips } from "./i18n";
 import { go } from "./route";
 import { CardView } from "./card";
 import { logLine, streetName, handName } from "./model";
-import { variantName } from "./lobby";
+import { variantName, stakesOf } from "./lobby";
 import { ActionBar } from "./actions";
 import type { TableView, HandSeat, Seat } from "./gen/poker/v1/table_pb";
 import { SeatStatus, TableState } from "./gen/poker/v1/table_pb";
@@ -244,7 +244,7 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
     <div class="table-screen" data-testid="table" data-hands-done={handsDone} data-sequence={String(table.sequence)}>
       <div class="table-head">
         <h1>{table.name}</h1>
-        <span class="fine">{variantName(variant)} · {stakes(view)}</span>
+        <span class="fine">{variantName(variant)} · {table.config ? stakesOf(table.config) : ""}</span>
         <span class={`conn ${conn}`} role="status" data-testid="connection">{t(`table.${conn}`)}</span>
       </div>
       <div class="table-main">
@@ -289,12 +289,6 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
       </div>
     </div>
   );
-}
-
-function stakes(view: TableView): string {
-  const c = view.table!.config!;
-  if (c.variant === Variant.DRAW5) return `${chips(c.smallBet)}/${chips(c.bigBet || c.smallBet * 2n)}`;
-  return `${chips(c.smallBlind)}/${chips(c.bigBlind)}`;
 }
 
 /** Seats around an oval, the viewer's at the bottom. */

@@ -28,6 +28,7 @@ pytestmark = pytest.mark.timeout(600)
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 HANDS = 3
+HEX_RUN = re.compile(rb"[0-9a-f]{64}")  # a SHA-256 in hex: a salt, a sibling or the root
 PLAY_S = 240.0  # a bound, not a measurement: a loaded machine, AI players thinking
 
 
@@ -170,6 +171,24 @@ def test_holdem_three_hands_reload_replay_and_verify(web_stack: WebStack, page: 
     assert result.inner_text().startswith("Verified"), result.inner_text()
     assert "hidden" not in result.inner_text()
     shoot(page, "holdem-replay")
+
+    # The same hand with one hex digit of its history changed on the way (a salt, a sibling
+    # hash or the root): the check in the browser must refuse it.
+    def tamper(route: Any) -> None:
+        response = route.fetch()
+        body = bytearray(response.body())
+        match = HEX_RUN.search(bytes(body))
+        assert match is not None, "no hash or salt in the history"
+        at = match.start() + 10
+        body[at] = ord("0") if body[at] != ord("0") else ord("1")
+        route.fulfill(response=response, body=bytes(body))
+
+    page.route("**/poker.v1.TableService/GetHandHistory", tamper)
+    page.reload()
+    page.get_by_test_id("verify").click()
+    result.wait_for()
+    assert result.inner_text().startswith("Not verified"), result.inner_text()
+    page.unroute("**/poker.v1.TableService/GetHandHistory")
 
 
 def test_draw_three_hands_with_discards(web_stack: WebStack, page: Any) -> None:

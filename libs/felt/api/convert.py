@@ -32,7 +32,13 @@ from felt.rules.legal import LegalActions
 from felt.rules.views import HandView, PotView, SeatView, redact, view_for
 from felt.table.aggregate import TableState
 from felt.table.commitment import CardOpening
-from felt.table.events import AnyEvent, DeckCommitted, PlayerSeated, TableConfig
+from felt.table.events import (
+    AnyEvent,
+    DeckCommitted,
+    PlayerSeated,
+    TableConfig,
+    TableSnapshotTaken,
+)
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 
@@ -343,6 +349,11 @@ def redact_event(event: AnyEvent, viewer: int | None) -> AnyEvent:
         return replace(event, seed=b"")
     if isinstance(event, PlayerSeated):
         return replace(event, token_hash="")
+    if isinstance(event, TableSnapshotTaken):
+        # It holds no card by construction: its only secrets are the seats' token hashes.
+        # Watchers get it redacted like any event, so their sequences have no gap.
+        players = tuple(replace(p, token_hash="") for p in event.players)
+        return replace(event, players=players)
     if is_hand_event(event):
         return redact(event, viewer)
     return event

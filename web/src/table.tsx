@@ -1,7 +1,8 @@
 // The live table. Its state is the server's TableView (what this seat may see, and which
 // actions are legal at which amounts); WatchTable streams the events, each adding a line to
 // the hand's log and prompting a fresh view. A dropped stream is resumed from the last
-// sequence received, so nothing is missed and nothing is shown twice.
+// sequence received, so nothing is missed and nothing is shown twice (or, when those events
+// were archived and trimmed, from a fresh snapshot).
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ConnectError, Code } from "@connectrpc/connect";
 import { tableClient, requestId } from "./api";
@@ -177,6 +178,12 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
           if (code === Code.PermissionDenied || code === Code.Unauthenticated || code === Code.NotFound) {
             setFatal(errorText(err));
             return;
+          }
+          if (code === Code.OutOfRange) {
+            // The events after lastSeq are archived (trimmed from the stream): start again
+            // from a snapshot, which the stream sends for from_sequence 0.
+            lastSeq.current = 0n;
+            continue;
           }
         }
         setConn("reconnecting");

@@ -30,7 +30,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file poker/events/v1/events.proto.
  */
 export const file_poker_events_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("Chxwb2tlci9ldmVudHMvdjEvZXZlbnRzLnByb3RvEg9wb2tlci5ldmVudHMudjEiMAoEQ2FyZBIOCgRjb2RlGAEgASgNSAASEAoGaGlkZGVuGAIgASgISABCBgoEa2luZCL7AgoLVGFibGVDb25maWcSKQoHdmFyaWFudBgBIAEoDjIYLnBva2VyLmV2ZW50cy52MS5WYXJpYW50EhIKCnNlYXRfY291bnQYAiABKAUSEwoLc21hbGxfYmxpbmQYAyABKAMSEQoJYmlnX2JsaW5kGAQgASgDEgwKBGFudGUYBSABKAMSEQoJc21hbGxfYmV0GAYgASgDEg8KB2JpZ19iZXQYByABKAMSEQoJcmFpc2VfY2FwGAggASgFEhkKDGFsbG93X2FsbF9pbhgJIAEoCEgAiAEBEi8KDGFjdGlvbl9jbG9jaxgKIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIgChhtYXhfY29uc2VjdXRpdmVfdGltZW91dHMYCyABKAUSEQoJbWF4X2hhbmRzGAwgASgFEi4KCmNsb3NlX3RpbWUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg8KDV9hbGxvd19hbGxfaW4iWAoJU2VhdFNldHVwEgwKBHNlYXQYASABKAUSDQoFc3RhY2sYAiABKAMSEQoJcGxheWVyX2lkGAMgASgJEgwKBGFudGUYBCABKAMSDQoFYmxpbmQYBSABKAMi7gEKCUhhbmRTZXR1cBIPCgdoYW5kX2lkGAEgASgJEikKB3ZhcmlhbnQYAiABKA4yGC5wb2tlci5ldmVudHMudjEuVmFyaWFudBIOCgZidXR0b24YAyABKAUSKQoFc2VhdHMYBCADKAsyGi5wb2tlci5ldmVudHMudjEuU2VhdFNldHVwEgwKBGRlY2sYBSADKA0SDwoHbWluX2JldBgGIAEoAxIRCglzbWFsbF9iZXQYByABKAMSDwoHYmlnX2JldBgIIAEoAxIRCglyYWlzZV9jYXAYCSABKAUSFAoMYWxsb3dfYWxsX2luGAogASgIIjgKC0hhbmRTdGFydGVkEikKBXNldHVwGAEgASgLMhoucG9rZXIuZXZlbnRzLnYxLkhhbmRTZXR1cCI6CgpBbnRlUG9zdGVkEgwKBHNlYXQYASABKAUSDgoGYW1vdW50GAIgASgDEg4KBmFsbF9pbhgDIAEoCCI7CgtCbGluZFBvc3RlZBIMCgRzZWF0GAEgASgFEg4KBmFtb3VudBgCIAEoAxIOCgZhbGxfaW4YAyABKAgiXAoOSG9sZUNhcmRzRGVhbHQSDAoEc2VhdBgBIAEoBRIkCgVjYXJkcxgCIAMoCzIVLnBva2VyLmV2ZW50cy52MS5DYXJkEhYKDmRlY2tfcG9zaXRpb25zGAMgAygFIhwKDFBsYXllckZvbGRlZBIMCgRzZWF0GAEgASgFIh0KDVBsYXllckNoZWNrZWQSDAoEc2VhdBgBIAEoBSI8CgxQbGF5ZXJDYWxsZWQSDAoEc2VhdBgBIAEoBRIOCgZhbW91bnQYAiABKAMSDgoGYWxsX2luGAMgASgIIlMKCUJldFBsYWNlZBIMCgRzZWF0GAEgASgFEgoKAnRvGAIgASgDEg4KBmFtb3VudBgDIAEoAxIOCgZhbGxfaW4YBCABKAgSDAoEZnVsbBgFIAEoCCKCAQoKQ2FyZHNEcmF3bhIMCgRzZWF0GAEgASgFEigKCWRpc2NhcmRlZBgCIAMoCzIVLnBva2VyLmV2ZW50cy52MS5DYXJkEiQKBWRyYXduGAMgAygLMhUucG9rZXIuZXZlbnRzLnYxLkNhcmQSFgoOZGVja19wb3NpdGlvbnMYBCADKAUidgoNU3RyZWV0U3RhcnRlZBInCgZzdHJlZXQYASABKA4yFy5wb2tlci5ldmVudHMudjEuU3RyZWV0EiQKBWNhcmRzGAIgAygLMhUucG9rZXIuZXZlbnRzLnYxLkNhcmQSFgoOZGVja19wb3NpdGlvbnMYAyADKAUiMwoTVW5jYWxsZWRCZXRSZXR1cm5lZBIMCgRzZWF0GAEgASgFEg4KBmFtb3VudBgCIAEoAyJTCgpDYXJkc1Nob3duEgwKBHNlYXQYASABKAUSJAoFY2FyZHMYAiADKAsyFS5wb2tlci5ldmVudHMudjEuQ2FyZBIRCgl2b2x1bnRhcnkYAyABKAgiGwoLQ2FyZHNNdWNrZWQSDAoEc2VhdBgBIAEoBSIoCghQb3RTaGFyZRIMCgRzZWF0GAEgASgFEg4KBmFtb3VudBgCIAEoAyJ2CgpQb3RBd2FyZGVkEg0KBWluZGV4GAEgASgFEg4KBmFtb3VudBgCIAEoAxIQCghlbGlnaWJsZRgDIAMoBRIpCgZzaGFyZXMYBCADKAsyGS5wb2tlci5ldmVudHMudjEuUG90U2hhcmUSDAoEaGFuZBgFIAEoCSIoCglTZWF0U3RhY2sSDAoEc2VhdBgBIAEoBRINCgVzdGFjaxgCIAEoAyI3CglIYW5kRW5kZWQSKgoGc3RhY2tzGAEgAygLMhoucG9rZXIuZXZlbnRzLnYxLlNlYXRTdGFjayJcCgxUYWJsZUNyZWF0ZWQSEAoIdGFibGVfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIsCgZjb25maWcYAyABKAsyHC5wb2tlci5ldmVudHMudjEuVGFibGVDb25maWcilAEKDFBsYXllclNlYXRlZBIMCgRzZWF0GAEgASgFEhEKCXBsYXllcl9pZBgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSDQoFc3RhY2sYBCABKAMSKgoIYWlfbGV2ZWwYBSABKA4yGC5wb2tlci5ldmVudHMudjEuQWlMZXZlbBISCgp0b2tlbl9oYXNoGAYgASgJIikKClBsYXllckxlZnQSDAoEc2VhdBgBIAEoBRINCgVzdGFjaxgCIAEoAyJLCgxQbGF5ZXJTYXRPdXQSDAoEc2VhdBgBIAEoBRItCgZyZWFzb24YAiABKA4yHS5wb2tlci5ldmVudHMudjEuU2l0T3V0UmVhc29uIhsKC1BsYXllclNhdEluEgwKBHNlYXQYASABKAUiKgoKQ2hpcHNBZGRlZBIMCgRzZWF0GAEgASgFEg4KBmFtb3VudBgCIAEoAyIeCg5BY3Rpb25UaW1lZE91dBIMCgRzZWF0GAEgASgFIlAKDURlY2tDb21taXR0ZWQSDwoHaGFuZF9pZBgBIAEoCRIMCgRyb290GAIgASgJEhIKCmxlYWZfY291bnQYAyABKAUSDAoEc2VlZBgEIAEoDCIdCgtUYWJsZUNsb3NlZBIOCgZyZWFzb24YASABKAki2AsKC1N0b3JlZEV2ZW50EhAKCHNlcXVlbmNlGAEgASgEEi8KC3JlY29yZGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpyZXF1ZXN0X2lkGAMgASgJEhAKCHRhYmxlX2lkGAQgASgJEg8KB2hhbmRfaWQYBSABKAkSEwoLcmVxdWVzdF9rZXkYBiABKAkSNAoMaGFuZF9zdGFydGVkGAogASgLMhwucG9rZXIuZXZlbnRzLnYxLkhhbmRTdGFydGVkSAASMgoLYW50ZV9wb3N0ZWQYCyABKAsyGy5wb2tlci5ldmVudHMudjEuQW50ZVBvc3RlZEgAEjQKDGJsaW5kX3Bvc3RlZBgMIAEoCzIcLnBva2VyLmV2ZW50cy52MS5CbGluZFBvc3RlZEgAEjsKEGhvbGVfY2FyZHNfZGVhbHQYDSABKAsyHy5wb2tlci5ldmVudHMudjEuSG9sZUNhcmRzRGVhbHRIABI2Cg1wbGF5ZXJfZm9sZGVkGA4gASgLMh0ucG9rZXIuZXZlbnRzLnYxLlBsYXllckZvbGRlZEgAEjgKDnBsYXllcl9jaGVja2VkGA8gASgLMh4ucG9rZXIuZXZlbnRzLnYxLlBsYXllckNoZWNrZWRIABI2Cg1wbGF5ZXJfY2FsbGVkGBAgASgLMh0ucG9rZXIuZXZlbnRzLnYxLlBsYXllckNhbGxlZEgAEjAKCmJldF9wbGFjZWQYESABKAsyGi5wb2tlci5ldmVudHMudjEuQmV0UGxhY2VkSAASMgoLY2FyZHNfZHJhd24YEiABKAsyGy5wb2tlci5ldmVudHMudjEuQ2FyZHNEcmF3bkgAEjgKDnN0cmVldF9zdGFydGVkGBMgASgLMh4ucG9rZXIuZXZlbnRzLnYxLlN0cmVldFN0YXJ0ZWRIABJFChV1bmNhbGxlZF9iZXRfcmV0dXJuZWQYFCABKAsyJC5wb2tlci5ldmVudHMudjEuVW5jYWxsZWRCZXRSZXR1cm5lZEgAEjIKC2NhcmRzX3Nob3duGBUgASgLMhsucG9rZXIuZXZlbnRzLnYxLkNhcmRzU2hvd25IABI0CgxjYXJkc19tdWNrZWQYFiABKAsyHC5wb2tlci5ldmVudHMudjEuQ2FyZHNNdWNrZWRIABIyCgtwb3RfYXdhcmRlZBgXIAEoCzIbLnBva2VyLmV2ZW50cy52MS5Qb3RBd2FyZGVkSAASMAoKaGFuZF9lbmRlZBgYIAEoCzIaLnBva2VyLmV2ZW50cy52MS5IYW5kRW5kZWRIABI2Cg10YWJsZV9jcmVhdGVkGB4gASgLMh0ucG9rZXIuZXZlbnRzLnYxLlRhYmxlQ3JlYXRlZEgAEjYKDXBsYXllcl9zZWF0ZWQYHyABKAsyHS5wb2tlci5ldmVudHMudjEuUGxheWVyU2VhdGVkSAASMgoLcGxheWVyX2xlZnQYICABKAsyGy5wb2tlci5ldmVudHMudjEuUGxheWVyTGVmdEgAEjcKDnBsYXllcl9zYXRfb3V0GCEgASgLMh0ucG9rZXIuZXZlbnRzLnYxLlBsYXllclNhdE91dEgAEjUKDXBsYXllcl9zYXRfaW4YIiABKAsyHC5wb2tlci5ldmVudHMudjEuUGxheWVyU2F0SW5IABIyCgtjaGlwc19hZGRlZBgjIAEoCzIbLnBva2VyLmV2ZW50cy52MS5DaGlwc0FkZGVkSAASOwoQYWN0aW9uX3RpbWVkX291dBgkIAEoCzIfLnBva2VyLmV2ZW50cy52MS5BY3Rpb25UaW1lZE91dEgAEjgKDmRlY2tfY29tbWl0dGVkGCUgASgLMh4ucG9rZXIuZXZlbnRzLnYxLkRlY2tDb21taXR0ZWRIABI0Cgx0YWJsZV9jbG9zZWQYJiABKAsyHC5wb2tlci5ldmVudHMudjEuVGFibGVDbG9zZWRIAEIHCgVldmVudCpHCgdWYXJpYW50EhcKE1ZBUklBTlRfVU5TUEVDSUZJRUQQABIQCgxWQVJJQU5UX05MSEUQARIRCg1WQVJJQU5UX0RSQVc1EAIq0AEKBlN0cmVldBIWChJTVFJFRVRfVU5TUEVDSUZJRUQQABISCg5TVFJFRVRfUFJFRkxPUBABEg8KC1NUUkVFVF9GTE9QEAISDwoLU1RSRUVUX1RVUk4QAxIQCgxTVFJFRVRfUklWRVIQBBIUChBTVFJFRVRfRklSU1RfQkVUEAUSDwoLU1RSRUVUX0RSQVcQBhIVChFTVFJFRVRfU0VDT05EX0JFVBAHEhMKD1NUUkVFVF9TSE9XRE9XThAIEhMKD1NUUkVFVF9DT01QTEVURRAJKl4KB0FpTGV2ZWwSGAoUQUlfTEVWRUxfVU5TUEVDSUZJRUQQABIRCg1BSV9MRVZFTF9FQVNZEAESEwoPQUlfTEVWRUxfTk9STUFMEAISEQoNQUlfTEVWRUxfSEFSRBADKqEBCgxTaXRPdXRSZWFzb24SHgoaU0lUX09VVF9SRUFTT05fVU5TUEVDSUZJRUQQABIcChhTSVRfT1VUX1JFQVNPTl9SRVFVRVNURUQQARIcChhTSVRfT1VUX1JFQVNPTl9USU1FRF9PVVQQAhIZChVTSVRfT1VUX1JFQVNPTl9CVVNURUQQAxIaChZTSVRfT1VUX1JFQVNPTl9MRUFWSU5HEARiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("Chxwb2tlci9ldmVudHMvdjEvZXZlbnRzLnByb3RvEg9wb2tlci5ldmVudHMudjEiMAoEQ2FyZBIOCgRjb2RlGAEgASgNSAASEAoGaGlkZGVuGAIgASgISABCBgoEa2luZCL7AgoLVGFibGVDb25maWcSKQoHdmFyaWFudBgBIAEoDjIYLnBva2VyLmV2ZW50cy52MS5WYXJpYW50EhIKCnNlYXRfY291bnQYAiABKAUSEwoLc21hbGxfYmxpbmQYAyABKAMSEQoJYmlnX2JsaW5kGAQgASgDEgwKBGFudGUYBSABKAMSEQoJc21hbGxfYmV0GAYgASgDEg8KB2JpZ19iZXQYByABKAMSEQoJcmFpc2VfY2FwGAggASgFEhkKDGFsbG93X2FsbF9pbhgJIAEoCEgAiAEBEi8KDGFjdGlvbl9jbG9jaxgKIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIgChhtYXhfY29uc2VjdXRpdmVfdGltZW91dHMYCyABKAUSEQoJbWF4X2hhbmRzGAwgASgFEi4KCmNsb3NlX3RpbWUYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg8KDV9hbGxvd19hbGxfaW4iWAoJU2VhdFNldHVwEgwKBHNlYXQYASABKAUSDQoFc3RhY2sYAiABKAMSEQoJcGxheWVyX2lkGAMgASgJEgwKBGFudGUYBCABKAMSDQoFYmxpbmQYBSABKAMi7gEKCUhhbmRTZXR1cBIPCgdoYW5kX2lkGAEgASgJEikKB3ZhcmlhbnQYAiABKA4yGC5wb2tlci5ldmVudHMudjEuVmFyaWFudBIOCgZidXR0b24YAyABKAUSKQoFc2VhdHMYBCADKAsyGi5wb2tlci5ldmVudHMudjEuU2VhdFNldHVwEgwKBGRlY2sYBSADKA0SDwoHbWluX2JldBgGIAEoAxIRCglzbWFsbF9iZXQYByABKAMSDwoHYmlnX2JldBgIIAEoAxIRCglyYWlzZV9jYXAYCSABKAUSFAoMYWxsb3dfYWxsX2luGAogASgIIjgKC0hhbmRTdGFydGVkEikKBXNldHVwGAEgASgLMhoucG9rZXIuZXZlbnRzLnYxLkhhbmRTZXR1cCI6CgpBbnRlUG9zdGVkEgwKBHNlYXQYASABKAUSDgoGYW1vdW50GAIgASgDEg4KBmFsbF9pbhgDIAEoCCI7CgtCbGluZFBvc3RlZBIMCgRzZWF0GAEgASgFEg4KBmFtb3VudBgCIAEoAxIOCgZhbGxfaW4YAyABKAgiXAoOSG9sZUNhcmRzRGVhbHQSDAoEc2VhdBgBIAEoBRIkCgVjYXJkcxgCIAMoCzIVLnBva2VyLmV2ZW50cy52MS5DYXJkEhYKDmRlY2tfcG9zaXRpb25zGAMgAygFIhwKDFBsYXllckZvbGRlZBIMCgRzZWF0GAEgASgFIh0KDVBsYXllckNoZWNrZWQSDAoEc2VhdBgBIAEoBSI8CgxQbGF5ZXJDYWxsZWQSDAoEc2VhdBgBIAEoBRIOCgZhbW91bnQYAiABKAMSDgoGYWxsX2luGAMgASgIIlMKCUJldFBsYWNlZBIMCgRzZWF0GAEgASgFEgoKAnRvGAIgASgDEg4KBmFtb3VudBgDIAEoAxIOCgZhbGxfaW4YBCABKAgSDAoEZnVsbBgFIAEoCCKCAQoKQ2FyZHNEcmF3bhIMCgRzZWF0GAEgASgFEigKCWRpc2NhcmRlZBgCIAMoCzIVLnBva2VyLmV2ZW50cy52MS5DYXJkEiQKBWRyYXduGAMgAygLMhUucG9rZXIuZXZlbnRzLnYxLkNhcmQSFgoOZGVja19wb3NpdGlvbnMYBCADKAUidgoNU3RyZWV0U3RhcnRlZBInCgZzdHJlZXQYASABKA4yFy5wb2tlci5ldmVudHMudjEuU3RyZWV0EiQKBWNhcmRzGAIgAygLMhUucG9rZXIuZXZlbnRzLnYxLkNhcmQSFgoOZGVja19wb3NpdGlvbnMYAyADKAUiMwoTVW5jYWxsZWRCZXRSZXR1cm5lZBIMCgRzZWF0GAEgASgFEg4KBmFtb3VudBgCIAEoAyJTCgpDYXJkc1Nob3duEgwKBHNlYXQYASABKAUSJAoFY2FyZHMYAiADKAsyFS5wb2tlci5ldmVudHMudjEuQ2FyZBIRCgl2b2x1bnRhcnkYAyABKAgiGwoLQ2FyZHNNdWNrZWQSDAoEc2VhdBgBIAEoBSIoCghQb3RTaGFyZRIMCgRzZWF0GAEgASgFEg4KBmFtb3VudBgCIAEoAyJ2CgpQb3RBd2FyZGVkEg0KBWluZGV4GAEgASgFEg4KBmFtb3VudBgCIAEoAxIQCghlbGlnaWJsZRgDIAMoBRIpCgZzaGFyZXMYBCADKAsyGS5wb2tlci5ldmVudHMudjEuUG90U2hhcmUSDAoEaGFuZBgFIAEoCSIoCglTZWF0U3RhY2sSDAoEc2VhdBgBIAEoBRINCgVzdGFjaxgCIAEoAyI3CglIYW5kRW5kZWQSKgoGc3RhY2tzGAEgAygLMhoucG9rZXIuZXZlbnRzLnYxLlNlYXRTdGFjayJcCgxUYWJsZUNyZWF0ZWQSEAoIdGFibGVfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIsCgZjb25maWcYAyABKAsyHC5wb2tlci5ldmVudHMudjEuVGFibGVDb25maWcilAEKDFBsYXllclNlYXRlZBIMCgRzZWF0GAEgASgFEhEKCXBsYXllcl9pZBgCIAEoCRIUCgxkaXNwbGF5X25hbWUYAyABKAkSDQoFc3RhY2sYBCABKAMSKgoIYWlfbGV2ZWwYBSABKA4yGC5wb2tlci5ldmVudHMudjEuQWlMZXZlbBISCgp0b2tlbl9oYXNoGAYgASgJIikKClBsYXllckxlZnQSDAoEc2VhdBgBIAEoBRINCgVzdGFjaxgCIAEoAyJLCgxQbGF5ZXJTYXRPdXQSDAoEc2VhdBgBIAEoBRItCgZyZWFzb24YAiABKA4yHS5wb2tlci5ldmVudHMudjEuU2l0T3V0UmVhc29uIhsKC1BsYXllclNhdEluEgwKBHNlYXQYASABKAUiKgoKQ2hpcHNBZGRlZBIMCgRzZWF0GAEgASgFEg4KBmFtb3VudBgCIAEoAyIeCg5BY3Rpb25UaW1lZE91dBIMCgRzZWF0GAEgASgFIlAKDURlY2tDb21taXR0ZWQSDwoHaGFuZF9pZBgBIAEoCRIMCgRyb290GAIgASgJEhIKCmxlYWZfY291bnQYAyABKAUSDAoEc2VlZBgEIAEoDCIdCgtUYWJsZUNsb3NlZBIOCgZyZWFzb24YASABKAkijwIKElRhYmxlU25hcHNob3RUYWtlbhIOCgZmb3JtYXQYASABKA0SLAoFdGFibGUYAiABKAsyHS5wb2tlci5ldmVudHMudjEuVGFibGVDcmVhdGVkEiwKBXNlYXRzGAMgAygLMh0ucG9rZXIuZXZlbnRzLnYxLlNuYXBzaG90U2VhdBIUCgxoYW5kc19wbGF5ZWQYBCABKAUSNQoJcG9zaXRpb25zGAUgASgLMiIucG9rZXIuZXZlbnRzLnYxLlNuYXBzaG90UG9zaXRpb25zEhwKD3RpbWluZ19vdXRfc2VhdBgGIAEoBUgAiAEBEg4KBmNsb3NlZBgHIAEoCEISChBfdGltaW5nX291dF9zZWF0IpwCCgxTbmFwc2hvdFNlYXQSDAoEc2VhdBgBIAEoBRIRCglwbGF5ZXJfaWQYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEg0KBXN0YWNrGAQgASgDEhIKCnRva2VuX2hhc2gYBSABKAkSKgoIYWlfbGV2ZWwYBiABKA4yGC5wb2tlci5ldmVudHMudjEuQWlMZXZlbBITCgtzaXR0aW5nX291dBgHIAEoCBIPCgdsZWF2aW5nGAggASgIEhAKCHRpbWVvdXRzGAkgASgFEjUKDnNpdF9vdXRfcmVhc29uGAogASgOMh0ucG9rZXIuZXZlbnRzLnYxLlNpdE91dFJlYXNvbhIXCg9zZWF0ZWRfc2VxdWVuY2UYCyABKAQicwoRU25hcHNob3RQb3NpdGlvbnMSDgoGYnV0dG9uGAEgASgFEhgKC3NtYWxsX2JsaW5kGAIgASgFSACIAQESFgoJYmlnX2JsaW5kGAMgASgFSAGIAQFCDgoMX3NtYWxsX2JsaW5kQgwKCl9iaWdfYmxpbmQinQwKC1N0b3JlZEV2ZW50EhAKCHNlcXVlbmNlGAEgASgEEi8KC3JlY29yZGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpyZXF1ZXN0X2lkGAMgASgJEhAKCHRhYmxlX2lkGAQgASgJEg8KB2hhbmRfaWQYBSABKAkSEwoLcmVxdWVzdF9rZXkYBiABKAkSNAoMaGFuZF9zdGFydGVkGAogASgLMhwucG9rZXIuZXZlbnRzLnYxLkhhbmRTdGFydGVkSAASMgoLYW50ZV9wb3N0ZWQYCyABKAsyGy5wb2tlci5ldmVudHMudjEuQW50ZVBvc3RlZEgAEjQKDGJsaW5kX3Bvc3RlZBgMIAEoCzIcLnBva2VyLmV2ZW50cy52MS5CbGluZFBvc3RlZEgAEjsKEGhvbGVfY2FyZHNfZGVhbHQYDSABKAsyHy5wb2tlci5ldmVudHMudjEuSG9sZUNhcmRzRGVhbHRIABI2Cg1wbGF5ZXJfZm9sZGVkGA4gASgLMh0ucG9rZXIuZXZlbnRzLnYxLlBsYXllckZvbGRlZEgAEjgKDnBsYXllcl9jaGVja2VkGA8gASgLMh4ucG9rZXIuZXZlbnRzLnYxLlBsYXllckNoZWNrZWRIABI2Cg1wbGF5ZXJfY2FsbGVkGBAgASgLMh0ucG9rZXIuZXZlbnRzLnYxLlBsYXllckNhbGxlZEgAEjAKCmJldF9wbGFjZWQYESABKAsyGi5wb2tlci5ldmVudHMudjEuQmV0UGxhY2VkSAASMgoLY2FyZHNfZHJhd24YEiABKAsyGy5wb2tlci5ldmVudHMudjEuQ2FyZHNEcmF3bkgAEjgKDnN0cmVldF9zdGFydGVkGBMgASgLMh4ucG9rZXIuZXZlbnRzLnYxLlN0cmVldFN0YXJ0ZWRIABJFChV1bmNhbGxlZF9iZXRfcmV0dXJuZWQYFCABKAsyJC5wb2tlci5ldmVudHMudjEuVW5jYWxsZWRCZXRSZXR1cm5lZEgAEjIKC2NhcmRzX3Nob3duGBUgASgLMhsucG9rZXIuZXZlbnRzLnYxLkNhcmRzU2hvd25IABI0CgxjYXJkc19tdWNrZWQYFiABKAsyHC5wb2tlci5ldmVudHMudjEuQ2FyZHNNdWNrZWRIABIyCgtwb3RfYXdhcmRlZBgXIAEoCzIbLnBva2VyLmV2ZW50cy52MS5Qb3RBd2FyZGVkSAASMAoKaGFuZF9lbmRlZBgYIAEoCzIaLnBva2VyLmV2ZW50cy52MS5IYW5kRW5kZWRIABI2Cg10YWJsZV9jcmVhdGVkGB4gASgLMh0ucG9rZXIuZXZlbnRzLnYxLlRhYmxlQ3JlYXRlZEgAEjYKDXBsYXllcl9zZWF0ZWQYHyABKAsyHS5wb2tlci5ldmVudHMudjEuUGxheWVyU2VhdGVkSAASMgoLcGxheWVyX2xlZnQYICABKAsyGy5wb2tlci5ldmVudHMudjEuUGxheWVyTGVmdEgAEjcKDnBsYXllcl9zYXRfb3V0GCEgASgLMh0ucG9rZXIuZXZlbnRzLnYxLlBsYXllclNhdE91dEgAEjUKDXBsYXllcl9zYXRfaW4YIiABKAsyHC5wb2tlci5ldmVudHMudjEuUGxheWVyU2F0SW5IABIyCgtjaGlwc19hZGRlZBgjIAEoCzIbLnBva2VyLmV2ZW50cy52MS5DaGlwc0FkZGVkSAASOwoQYWN0aW9uX3RpbWVkX291dBgkIAEoCzIfLnBva2VyLmV2ZW50cy52MS5BY3Rpb25UaW1lZE91dEgAEjgKDmRlY2tfY29tbWl0dGVkGCUgASgLMh4ucG9rZXIuZXZlbnRzLnYxLkRlY2tDb21taXR0ZWRIABI0Cgx0YWJsZV9jbG9zZWQYJiABKAsyHC5wb2tlci5ldmVudHMudjEuVGFibGVDbG9zZWRIABJDChR0YWJsZV9zbmFwc2hvdF90YWtlbhgnIAEoCzIjLnBva2VyLmV2ZW50cy52MS5UYWJsZVNuYXBzaG90VGFrZW5IAEIHCgVldmVudCpHCgdWYXJpYW50EhcKE1ZBUklBTlRfVU5TUEVDSUZJRUQQABIQCgxWQVJJQU5UX05MSEUQARIRCg1WQVJJQU5UX0RSQVc1EAIq0AEKBlN0cmVldBIWChJTVFJFRVRfVU5TUEVDSUZJRUQQABISCg5TVFJFRVRfUFJFRkxPUBABEg8KC1NUUkVFVF9GTE9QEAISDwoLU1RSRUVUX1RVUk4QAxIQCgxTVFJFRVRfUklWRVIQBBIUChBTVFJFRVRfRklSU1RfQkVUEAUSDwoLU1RSRUVUX0RSQVcQBhIVChFTVFJFRVRfU0VDT05EX0JFVBAHEhMKD1NUUkVFVF9TSE9XRE9XThAIEhMKD1NUUkVFVF9DT01QTEVURRAJKl4KB0FpTGV2ZWwSGAoUQUlfTEVWRUxfVU5TUEVDSUZJRUQQABIRCg1BSV9MRVZFTF9FQVNZEAESEwoPQUlfTEVWRUxfTk9STUFMEAISEQoNQUlfTEVWRUxfSEFSRBADKqEBCgxTaXRPdXRSZWFzb24SHgoaU0lUX09VVF9SRUFTT05fVU5TUEVDSUZJRUQQABIcChhTSVRfT1VUX1JFQVNPTl9SRVFVRVNURUQQARIcChhTSVRfT1VUX1JFQVNPTl9USU1FRF9PVVQQAhIZChVTSVRfT1VUX1JFQVNPTl9CVVNURUQQAxIaChZTSVRfT1VUX1JFQVNPTl9MRUFWSU5HEARiBnByb3RvMw", [file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * One playing card, or a card the viewer may not see.
@@ -1008,6 +1008,181 @@ export const TableClosedSchema: GenMessage<TableClosed> = /*@__PURE__*/
   messageDesc(file_poker_events_v1_events, 29);
 
 /**
+ * A checkpoint of the table between two hands, written by the table service as
+ * the first event of a deal (before its DeckCommitted): exactly the fold of the
+ * stream before it, minus the last hand (which the deal's own events replace).
+ * A table rebuilds from its latest snapshot plus the events after it, so the
+ * events before it can be trimmed once archived. Folding it changes nothing.
+ * It holds no card, no deck and no seed; it is never sent to clients (its
+ * seats carry token hashes).
+ *
+ * @generated from message poker.events.v1.TableSnapshotTaken
+ */
+export type TableSnapshotTaken = Message<"poker.events.v1.TableSnapshotTaken"> & {
+  /**
+   * The snapshot's own format, so a newer one can be told apart (this is 1).
+   *
+   * @generated from field: uint32 format = 1;
+   */
+  format: number;
+
+  /**
+   * The table's identity and rules, as its TableCreated had them.
+   *
+   * @generated from field: poker.events.v1.TableCreated table = 2;
+   */
+  table?: TableCreated | undefined;
+
+  /**
+   * Everyone seated, in seat order.
+   *
+   * @generated from field: repeated poker.events.v1.SnapshotSeat seats = 3;
+   */
+  seats: SnapshotSeat[];
+
+  /**
+   * Hands played so far at this table (the next hand is number hands_played + 1).
+   *
+   * @generated from field: int32 hands_played = 4;
+   */
+  handsPlayed: number;
+
+  /**
+   * Where the button and blinds were in the last hand; unset when the next hand starts fresh.
+   *
+   * @generated from field: poker.events.v1.SnapshotPositions positions = 5;
+   */
+  positions?: SnapshotPositions | undefined;
+
+  /**
+   * The seat whose time-out is being played, if any (none between hands in practice).
+   *
+   * @generated from field: optional int32 timing_out_seat = 6;
+   */
+  timingOutSeat?: number | undefined;
+
+  /**
+   * @generated from field: bool closed = 7;
+   */
+  closed: boolean;
+};
+
+/**
+ * Describes the message poker.events.v1.TableSnapshotTaken.
+ * Use `create(TableSnapshotTakenSchema)` to create a new message.
+ */
+export const TableSnapshotTakenSchema: GenMessage<TableSnapshotTaken> = /*@__PURE__*/
+  messageDesc(file_poker_events_v1_events, 30);
+
+/**
+ * One seated player in a TableSnapshotTaken.
+ *
+ * @generated from message poker.events.v1.SnapshotSeat
+ */
+export type SnapshotSeat = Message<"poker.events.v1.SnapshotSeat"> & {
+  /**
+   * @generated from field: int32 seat = 1;
+   */
+  seat: number;
+
+  /**
+   * @generated from field: string player_id = 2;
+   */
+  playerId: string;
+
+  /**
+   * @generated from field: string display_name = 3;
+   */
+  displayName: string;
+
+  /**
+   * @generated from field: int64 stack = 4;
+   */
+  stack: bigint;
+
+  /**
+   * SECRET like PlayerSeated.token_hash: never sent to clients.
+   *
+   * @generated from field: string token_hash = 5;
+   */
+  tokenHash: string;
+
+  /**
+   * @generated from field: poker.events.v1.AiLevel ai_level = 6;
+   */
+  aiLevel: AiLevel;
+
+  /**
+   * @generated from field: bool sitting_out = 7;
+   */
+  sittingOut: boolean;
+
+  /**
+   * Sat out to leave: vacated when the hand it holds cards in ends.
+   *
+   * @generated from field: bool leaving = 8;
+   */
+  leaving: boolean;
+
+  /**
+   * Consecutive time-outs so far.
+   *
+   * @generated from field: int32 timeouts = 9;
+   */
+  timeouts: number;
+
+  /**
+   * Why it sits out (unspecified while sitting in).
+   *
+   * @generated from field: poker.events.v1.SitOutReason sit_out_reason = 10;
+   */
+  sitOutReason: SitOutReason;
+
+  /**
+   * Sequence of this occupant's PlayerSeated (what it may see starts after it).
+   *
+   * @generated from field: uint64 seated_sequence = 11;
+   */
+  seatedSequence: bigint;
+};
+
+/**
+ * Describes the message poker.events.v1.SnapshotSeat.
+ * Use `create(SnapshotSeatSchema)` to create a new message.
+ */
+export const SnapshotSeatSchema: GenMessage<SnapshotSeat> = /*@__PURE__*/
+  messageDesc(file_poker_events_v1_events, 31);
+
+/**
+ * The button and blinds of a table's last hand.
+ *
+ * @generated from message poker.events.v1.SnapshotPositions
+ */
+export type SnapshotPositions = Message<"poker.events.v1.SnapshotPositions"> & {
+  /**
+   * @generated from field: int32 button = 1;
+   */
+  button: number;
+
+  /**
+   * @generated from field: optional int32 small_blind = 2;
+   */
+  smallBlind?: number | undefined;
+
+  /**
+   * @generated from field: optional int32 big_blind = 3;
+   */
+  bigBlind?: number | undefined;
+};
+
+/**
+ * Describes the message poker.events.v1.SnapshotPositions.
+ * Use `create(SnapshotPositionsSchema)` to create a new message.
+ */
+export const SnapshotPositionsSchema: GenMessage<SnapshotPositions> = /*@__PURE__*/
+  messageDesc(file_poker_events_v1_events, 32);
+
+/**
  * One entry of a table's event stream.
  *
  * @generated from message poker.events.v1.StoredEvent
@@ -1206,6 +1381,12 @@ export type StoredEvent = Message<"poker.events.v1.StoredEvent"> & {
      */
     value: TableClosed;
     case: "tableClosed";
+  } | {
+    /**
+     * @generated from field: poker.events.v1.TableSnapshotTaken table_snapshot_taken = 39;
+     */
+    value: TableSnapshotTaken;
+    case: "tableSnapshotTaken";
   } | { case: undefined; value?: undefined };
 };
 
@@ -1214,7 +1395,7 @@ export type StoredEvent = Message<"poker.events.v1.StoredEvent"> & {
  * Use `create(StoredEventSchema)` to create a new message.
  */
 export const StoredEventSchema: GenMessage<StoredEvent> = /*@__PURE__*/
-  messageDesc(file_poker_events_v1_events, 30);
+  messageDesc(file_poker_events_v1_events, 33);
 
 /**
  * The games Felt plays (`felt.rules.config.Variant`).

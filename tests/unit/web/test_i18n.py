@@ -106,6 +106,9 @@ def documented_reasons() -> set[str]:
         "NOT_FOUND",
         "PERMISSION_DENIED",
         "RESOURCE_EXHAUSTED",
+        "OUT_OF_RANGE",
+        "DEADLINE_EXCEEDED",
+        "DATA_LOSS",
         "LEAVE_STATE_LEAVING",
         "LEAVE_STATE_LEFT",
     }

@@ -41,6 +41,7 @@ from felt.eventstore.codec import (
 )
 from felt.idempotency import RequestKey, server_key
 from felt.rules.commands import IllegalAction
+from felt.rules.config import PUBLIC_ID_BYTES
 from felt.table.aggregate import (
     CloseTable,
     PlayHand,
@@ -458,7 +459,7 @@ class TableRuntime:
         closing = close_time(state) if state is not None else None
         if closing is not None and self.clock() >= closing:
             return CloseTable("closing time")
-        return StartNextHand(secrets.token_bytes(32))
+        return StartNextHand(secrets.token_bytes(32), secrets.token_bytes(PUBLIC_ID_BYTES))
 
     def _after(self, delay: timedelta, version: int, command: CommandSource, kind: str) -> None:
         async def fire() -> None:

@@ -38,6 +38,7 @@ SETUP = HandSetup(
     ),
     deck=shuffled_deck(b"\x01" * 32),
     min_bet=10,
+    public_id="5f" * 16,
 )
 
 DRAW_SETUP = HandSetup(

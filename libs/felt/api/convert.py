@@ -235,6 +235,7 @@ def _fill_hand_view(msg: tpb.HandView, view: HandView, deadline: datetime | None
     """``hand_view_to_proto`` into an empty message (built in place)."""
     msg.SetInParent()
     msg.hand_id = view.hand_id
+    msg.public_id = view.public_id
     msg.variant = variant_to_proto(view.variant)
     msg.button = view.button
     msg.street = street_to_proto(view.street)
@@ -337,6 +338,7 @@ def hand_view_from_proto(msg: tpb.HandView, viewer: int | None, state: tpb.Table
         actor=actor,
         legal=legal,
         ended=street == Street.COMPLETE,
+        public_id=msg.public_id,
     )
 
 

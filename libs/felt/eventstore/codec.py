@@ -247,6 +247,7 @@ def hand_setup_to_proto(setup: HandSetup) -> pb.HandSetup:
         big_bet=setup.big_bet,
         raise_cap=setup.raise_cap,
         allow_all_in=setup.allow_all_in,
+        public_id=setup.public_id,
     )
 
 
@@ -268,6 +269,7 @@ def hand_setup_from_proto(msg: pb.HandSetup) -> HandSetup:
         big_bet=msg.big_bet,
         raise_cap=msg.raise_cap,
         allow_all_in=msg.allow_all_in,
+        public_id=msg.public_id,
     )
 
 

@@ -195,7 +195,8 @@ def _bytes(value: bytes | str) -> bytes:
     return value.encode() if isinstance(value, str) else value
 
 
-def _record(entry_id: bytes | str, fields: dict[Any, Any]) -> StoredRecord:
+def record_of(entry_id: bytes | str, fields: dict[Any, Any]) -> StoredRecord:
+    """The record in a stream entry as redis-py returns it (``XRANGE``, ``XREAD``)."""
     # Entry ids are "<sequence>-0": the sequence is everything before the dash.
     if isinstance(entry_id, bytes):
         sequence = int(entry_id[: entry_id.index(b"-")])
@@ -213,7 +214,7 @@ def _record(entry_id: bytes | str, fields: dict[Any, Any]) -> StoredRecord:
 
 
 def _raw_record(entry_id: bytes, fields: list[bytes]) -> StoredRecord:
-    """:func:`_record` of an entry as the pipelined connection reads it (fields flat)."""
+    """:func:`record_of` of an entry as the pipelined connection reads it (fields flat)."""
     # The append script writes ``e`` then, if any, ``r``: read those directly (a
     # rebuild reads every entry of the stream); anything else the general way.
     size = len(fields)
@@ -221,7 +222,7 @@ def _raw_record(entry_id: bytes, fields: list[bytes]) -> StoredRecord:
         sequence = int(entry_id[: entry_id.index(b"-")])
         return StoredRecord(sequence, fields[1], fields[3].decode() if size == 4 else None)
     pairs = iter(fields)
-    return _record(entry_id, dict(zip(pairs, pairs, strict=True)))
+    return record_of(entry_id, dict(zip(pairs, pairs, strict=True)))
 
 
 def _check_contiguous(after: int, records: list[StoredRecord]) -> None:
@@ -338,7 +339,7 @@ class RedisEventStore:
             pipe.execute_command(*version_of)
             pipe.execute_command(*entries_of)  # parsed by redis-py's XRANGE callback
             raw_version, entries = await pipe.execute()
-        return int(raw_version or 0), [_record(i, fields) for i, fields in entries]
+        return int(raw_version or 0), [record_of(i, fields) for i, fields in entries]
 
     async def subscribe(
         self, table_id: str, from_sequence: int = 0, *, block_ms: int = 5000
@@ -365,7 +366,7 @@ class RedisEventStore:
                 await self._redis.xread({key: f"{after}-0"}, count=_PAGE, block=block_ms),
             )
             for _stream, entries in reply or ():
-                batch = [_record(entry_id, fields) for entry_id, fields in entries]
+                batch = [record_of(entry_id, fields) for entry_id, fields in entries]
                 _check_contiguous(after, batch)
                 for record in batch:
                     yield record

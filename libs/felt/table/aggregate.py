@@ -29,7 +29,7 @@ from felt.rules.commands import (
     ShowCards,
     StartHand,
 )
-from felt.rules.config import HandSetup, SeatSetup, Variant
+from felt.rules.config import HandSetup, SeatSetup, Variant, public_hand_id, public_id_from
 from felt.rules.engine import apply as apply_hand
 from felt.rules.engine import execute
 from felt.rules.events import (
@@ -231,12 +231,20 @@ class AddChips(Record):
 
 @dataclass(frozen=True, slots=True, init=False)
 class StartNextHand(Record):
-    """Deal the next hand from the deck that ``seed`` (32 secure random bytes) fixes."""
+    """Deal the next hand from the deck that ``seed`` (32 secure random bytes) fixes.
+
+    ``public_id`` (16 more secure random bytes) becomes the hand's unguessable
+    public id. Without them (tests, tools) the hand is named by the rule old
+    hands follow, derived from its secret deck (``public_hand_id``); the table
+    service always draws them, so a public id never depends on the seed alone.
+    """
 
     seed: bytes
+    public_id: bytes = b""
 
-    def __init__(self, seed: bytes) -> None:
+    def __init__(self, seed: bytes, public_id: bytes = b"") -> None:
         object.__setattr__(self, "seed", seed)
+        object.__setattr__(self, "public_id", public_id)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -383,7 +391,7 @@ def _decide(
             raise _refuse("HAND_RUNNING", "chips can be added between hands only")
         return [ChipsAdded(command.seat, command.amount)], None
     if isinstance(command, StartNextHand):
-        return _start_hand(state, command.seed)
+        return _start_hand(state, command.seed, command.public_id)
     if isinstance(command, PlayHand):
         return _play(state, command.command)
     if isinstance(command, TimeOut):
@@ -437,7 +445,9 @@ def _leave(state: TableState, seat: int) -> list[AnyEvent]:
     return [PlayerLeft(seat, stack)]
 
 
-def _start_hand(state: TableState, seed: bytes) -> tuple[list[AnyEvent], HandState]:
+def _start_hand(
+    state: TableState, seed: bytes, public_id: bytes
+) -> tuple[list[AnyEvent], HandState]:
     if state.hand_running:
         raise _refuse("HAND_RUNNING", "a hand is already running")
     if state.config.hand_limit and state.hands_played >= state.config.hand_limit:
@@ -472,6 +482,8 @@ def _start_hand(state: TableState, seed: bytes) -> tuple[list[AnyEvent], HandSta
         raise_cap=config.raise_cap,
         allow_all_in=config.allow_all_in,
     )
+    named = public_id_from(public_id) if public_id else public_hand_id(setup)
+    setup = replace(setup, public_id=named)
     root, leaves = commit_deck(seed, deck)
     committed = DeckCommitted(hand_id, root, leaves, seed)
     hand, hand_events = execute(None, StartHand(setup))

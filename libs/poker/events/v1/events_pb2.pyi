@@ -312,6 +312,7 @@ class HandSetup(_message.Message):
     BIG_BET_FIELD_NUMBER: _builtins.int
     RAISE_CAP_FIELD_NUMBER: _builtins.int
     ALLOW_ALL_IN_FIELD_NUMBER: _builtins.int
+    PUBLIC_ID_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     variant: Global___Variant.ValueType
     button: _builtins.int
@@ -323,6 +324,13 @@ class HandSetup(_message.Message):
     big_bet: _builtins.int
     raise_cap: _builtins.int
     allow_all_in: _builtins.bool
+    public_id: _builtins.str
+    """The hand's unguessable public id: 32 lowercase hex digits of 128 random
+    bits the table service drew for this hand. Clients, the archive and
+    replays name a hand by it; `hand_id` ("<table_id>:<n>") stays internal.
+    Empty in hands recorded before it existed: those hands' public id is
+    derived from their secret deck (`felt.rules.config.public_hand_id`).
+    """
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatSetup]:
         """Dealt-in seats in dealing order: clockwise from the left of the button."""
@@ -346,10 +354,11 @@ class HandSetup(_message.Message):
         big_bet: _builtins.int = ...,
         raise_cap: _builtins.int = ...,
         allow_all_in: _builtins.bool = ...,
+        public_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_all_in", b"allow_all_in", "big_bet", b"big_bet", "button", b"button", "deck", b"deck", "hand_id", b"hand_id", "min_bet", b"min_bet", "raise_cap", b"raise_cap", "seats", b"seats", "small_bet", b"small_bet", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_all_in", b"allow_all_in", "big_bet", b"big_bet", "button", b"button", "deck", b"deck", "hand_id", b"hand_id", "min_bet", b"min_bet", "public_id", b"public_id", "raise_cap", b"raise_cap", "seats", b"seats", "small_bet", b"small_bet", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

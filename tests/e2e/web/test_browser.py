@@ -21,6 +21,8 @@ import pytest
 
 from .conftest import ARTIFACTS, WebStack
 
+PlaywrightError: type[Exception] = pytest.importorskip("playwright.sync_api").Error
+
 # Whole hands against AI players on a shared, loaded 2-core machine: past the suite's
 # default per-test timeout (PLAY_S bounds the play itself).
 pytestmark = pytest.mark.timeout(600)
@@ -67,8 +69,12 @@ def hands_finished(page: Any) -> int:
 
 def visible(page: Any, test_id: str) -> bool:
     """Shown and enabled (the buttons are disabled while an action waits for its answer)."""
-    loc = page.get_by_test_id(test_id)
-    return bool(loc.count() and loc.first.is_visible() and loc.first.is_enabled())
+    loc = page.get_by_test_id(test_id).first
+    try:
+        # A short wait: the element may go away between the checks (the hand moved on).
+        return bool(loc.is_visible() and loc.is_enabled(timeout=500))
+    except PlaywrightError:
+        return False
 
 
 def play_hands(

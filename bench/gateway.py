@@ -44,7 +44,7 @@ from _support import Child, bench_redis_url, cpu_seconds, spawn
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from redis.asyncio import Redis
-from table_service import CALL, CHECK, Stats, TableClients
+from table_service import Stats, TableClients, next_action
 
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_connect as connect
@@ -102,20 +102,11 @@ class ConnectTables:
                 if not view.hand.HasField("to_act"):
                     await asyncio.sleep(0.002)
                 continue
-            hand = view.hand
-            seat = hand.to_act
-            bet = next(s.bet for s in hand.seats if s.seat == seat)
             self.request_number += 1
-            request = pb.SubmitActionRequest(
-                table_id=table.table_id,
-                seat=seat,
-                request_id=f"{table.table_id}:gw{self.request_number}",
-                expected_sequence=view.table.sequence,
-                action=CHECK if bet == hand.current_bet else CALL,
-            )
+            request = next_action(table.table_id, view, f"{table.table_id}:gw{self.request_number}")
             start = time.perf_counter()
             try:
-                response = await client.submit_action(request, headers=headers[seat])
+                response = await client.submit_action(request, headers=headers[request.seat])
             except ConnectError as err:
                 if err.code is not Code.ABORTED:
                     raise

@@ -17,10 +17,10 @@ export FELT_DEV_MODE=1
 FELT_AI_TOKEN=${FELT_AI_TOKEN:-$(python -c 'import secrets; print(secrets.token_urlsafe(24))')}
 export FELT_AI_TOKEN
 export FELT_AI_METRICS_PORT=${FELT_AI_METRICS_PORT:-off}
-# Behind the gateway every browser shares its address at the table service, and the gateway
-# caps watch streams per token and per client itself: let the table service's per-address cap
-# be its instance cap.
-export FELT_WATCH_MAX_PER_PEER=${FELT_WATCH_MAX_PER_PEER:-1000}
+export FELT_PROJECTOR_METRICS_PORT=${FELT_PROJECTOR_METRICS_PORT:-off}
+# Behind the gateway every browser reaches the services from the gateway's address; the
+# gateway names the client in x-forwarded-for, which the services believe from loopback only.
+export FELT_TRUSTED_PROXIES=${FELT_TRUSTED_PROXIES:-127.0.0.1,::1}
 export FELT_GATEWAY_ADDR=${FELT_GATEWAY_ADDR:-127.0.0.1:8080}
 export FELT_TABLE_ADDR=${FELT_TABLE_ADDR:-127.0.0.1:50051}
 export FELT_TABLE_TARGET=${FELT_TABLE_TARGET:-$FELT_TABLE_ADDR}

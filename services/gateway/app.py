@@ -2,8 +2,9 @@
 
 One port serves:
 
-* ``/poker.v1.LobbyService/*`` and ``/poker.v1.TableService/*``: every RPC of
-  the two services over the Connect protocol (JSON or binary protobuf, unary
+* ``/poker.v1.LobbyService/*``, ``/poker.v1.TableService/*`` and
+  ``/poker.v1.HistoryService/*`` (the lobby's process serves it): every RPC of
+  the three services over the Connect protocol (JSON or binary protobuf, unary
   and server streaming), gRPC-Web as well (both from ``connectrpc``'s
   generated ASGI applications, ``poker.v1.*_connect``), forwarded by
   ``services.gateway.forward``; request messages of at most 64 KiB;
@@ -38,6 +39,8 @@ from felt.api.limits import MAX_REQUEST_BYTES
 from felt.eventstore import RedisEventStore
 from felt.instances import RedisTableInstances
 from poker.v1 import (
+    history_service_connect,
+    history_service_pb2,
     lobby_service_connect,
     lobby_service_pb2,
     table_service_connect,
@@ -56,6 +59,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 TABLE_SERVICE = table_service_pb2.DESCRIPTOR.services_by_name["TableService"]
 LOBBY_SERVICE = lobby_service_pb2.DESCRIPTOR.services_by_name["LobbyService"]
+# Served by the lobby's process, beside LobbyService (docs/architecture.md, "The history service").
+HISTORY_SERVICE = history_service_pb2.DESCRIPTOR.services_by_name["HistoryService"]
 
 # What a browser may send and read cross-origin: the Connect and gRPC-Web protocols' headers.
 CORS_ALLOW_HEADERS = [
@@ -130,6 +135,13 @@ class Gateway:
             gateway.caps,
             deadline_s,
         )
+        history = Forwarder(
+            HISTORY_SERVICE,
+            gateway.channels,
+            FixedRoute(config.lobby_target),
+            gateway.caps,
+            deadline_s,
+        )
         rpc: dict[str, ASGIApp] = {}
         for connect_app in (
             table_service_connect.TableServiceASGIApplication(
@@ -139,6 +151,11 @@ class Gateway:
             ),
             lobby_service_connect.LobbyServiceASGIApplication(
                 cast(lobby_service_connect.LobbyService, lobby.implementation()),
+                read_max_bytes=MAX_REQUEST_BYTES,
+                codecs=codecs(),
+            ),
+            history_service_connect.HistoryServiceASGIApplication(
+                cast(history_service_connect.HistoryService, history.implementation()),
                 read_max_bytes=MAX_REQUEST_BYTES,
                 codecs=codecs(),
             ),

@@ -200,8 +200,8 @@ class Forwarder:
                             yield message
                         return
                     except grpc.aio.AioRpcError as error:
-                        moved = sent or attempt == 2
-                        retry = None if moved else await self._moved(request, address, error)
+                        final = sent or attempt == 2  # a stream is retried once, unstarted
+                        retry = None if final else await self._moved(request, address, error)
                         if retry is None:
                             self._failed(request, error)
                             raise from_grpc(error) from None

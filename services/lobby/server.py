@@ -22,6 +22,8 @@ Configuration comes from the environment:
                                also the operator's credential for the history service
 ``REDIS_URL``                  the tables' streams, read by the history service for hands not
                                archived yet (unset: the archive only)
+``FELT_TRUSTED_PROXIES``       proxies (the gateway) whose ``x-forwarded-for`` names the client
+                               that sign-ups and sign-ins are counted for (addresses, networks)
 ``FELT_DEV_MODE``              ``1``: development mode (public development secrets, and the
                                schema migrated at start)
 
@@ -58,7 +60,7 @@ from poker.v1 import (
     lobby_service_pb2,
     lobby_service_pb2_grpc,
 )
-from services.grpc_server import PortInUse, aio_server, bind
+from services.grpc_server import PortInUse, TrustedProxies, aio_server, bind
 from services.lobby.application import LobbyApp, LobbySecrets, LobbySettings
 from services.lobby.auth import Authenticator
 from services.lobby.db_cli import MIGRATIONS
@@ -116,6 +118,8 @@ class LobbyServerConfig:
     recover_every_s: float = 2.0  # the saga recovery pass (leaves wait for a hand's end)
     redis_url: str = ""  # the tables' streams, for hands not archived yet ("": archive only)
     archive: HandArchive | None = None  # None: PostgresHandArchive on the pool
+    # Whose x-forwarded-for names the client (the gateway): FELT_TRUSTED_PROXIES.
+    proxies: TrustedProxies = field(default_factory=TrustedProxies)
 
     @classmethod
     def from_env(
@@ -154,6 +158,7 @@ class LobbyServerConfig:
             pool_size=int_setting(env, "FELT_LOBBY_DB_POOL", 20, 2, 500),
             dev_mode=dev,
             table_address=env.get("FELT_TABLE_ADDR", "127.0.0.1:50051"),
+            proxies=TrustedProxies.from_env(env),
             table_admin_token=env.get("FELT_ADMIN_TOKEN", ""),
             redis_url=env.get("REDIS_URL", ""),
         )
@@ -261,7 +266,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     if seated or compensated:
         log.info("buy_ins_recovered", seated=seated, compensated=compensated)
     lobby_service_pb2_grpc.add_LobbyServiceServicer_to_server(
-        LobbyService(app, lounges, seating), server
+        LobbyService(app, lounges, seating, config.proxies), server
     )
     streams = RedisEventStore.from_url(config.redis_url) if config.redis_url else None
     live: EventStore | None = streams

@@ -18,6 +18,8 @@ in development, CI and a cluster:
 ``FELT_LEASE_TTL_MS``    table lease TTL (default 5000); a crashed owner's tables move after it
 ``FELT_WATCH_MAX_STREAMS`` ``WatchTable`` streams in this instance (default 1000)
 ``FELT_WATCH_MAX_PER_PEER`` ``WatchTable`` streams per client address (default 64)
+``FELT_TRUSTED_PROXIES`` proxies (the gateway) whose ``x-forwarded-for`` names the client whose
+                         streams are counted (addresses or networks, comma separated)
 ``FELT_WATCH_SEAT_RESERVE`` of the instance's streams, those only seats' own may use (100)
 ``FELT_SEAT_RATE_PER_S``, ``FELT_SEAT_RATE_BURST`` mutations per caller and second (10), burst (30)
 ``FELT_WATCH_BUFFER``    events a watcher may fall behind before it is dropped (default 512)
@@ -68,7 +70,7 @@ from felt.eventstore import RedisEventStore
 from felt.instances import RedisTableInstances
 from felt.registry import RedisTableRegistry
 from poker.v1 import table_service_pb2, table_service_pb2_grpc
-from services.grpc_server import PortInUse, aio_server, bind
+from services.grpc_server import PortInUse, TrustedProxies, aio_server, bind
 from services.settings import TRUE, int_setting
 from services.settings import ConfigError as ConfigError
 from services.table.announce import Announcer, advertised_address
@@ -109,6 +111,8 @@ class TableServerConfig:
     # Where the gateway reaches this instance; empty: the listen host and the bound port.
     advertise: str = ""
     watch: WatchLimits = field(default_factory=WatchLimits)
+    # Whose x-forwarded-for names the client (the gateway): FELT_TRUSTED_PROXIES.
+    proxies: TrustedProxies = field(default_factory=TrustedProxies)
     rate: RateLimits = field(default_factory=RateLimits)
     snapshots: SnapshotPolicy = field(default_factory=SnapshotPolicy)
 
@@ -139,6 +143,7 @@ class TableServerConfig:
             advertise=env.get("FELT_TABLE_ADVERTISE_ADDR", "").strip(),
             ai_stream=ai_stream_from_env(env),
             watch=_watch_limits(env),
+            proxies=TrustedProxies.from_env(env),
             rate=_rate_limits(env),
             snapshots=SnapshotPolicy.from_env(env),
         )
@@ -240,7 +245,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         timing=Timing(between_hands=timedelta(milliseconds=config.between_hands_ms)),
         snapshots=config.snapshots,
     )
-    service = TableService(manager, config.secrets, config.watch, config.rate)
+    service = TableService(manager, config.secrets, config.watch, config.rate, config.proxies)
     table_service_pb2_grpc.add_TableServiceServicer_to_server(service, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

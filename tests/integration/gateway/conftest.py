@@ -39,7 +39,7 @@ class Stack:
     gateway: RunningGateway | None = None
     http: httpx.AsyncClient | None = None
 
-    async def add_table_service(self, name: str) -> RunningTableServer:
+    async def add_table_service(self, name: str, **changes: Any) -> RunningTableServer:
         ai_stream = f"gw-tests-ai-{hashlib.sha256(self.redis_url.encode()).hexdigest()[:6]}"
         server = await start_table_server(
             TableServerConfig(
@@ -50,6 +50,7 @@ class Stack:
                 instance_id=f"gw-test-{name}",
                 between_hands_ms=50,
                 grace_s=0.2,
+                **changes,
             )
         )
         self.tables.append(server)

@@ -25,6 +25,8 @@ from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_connect as connect
 from poker.v1 import table_service_pb2 as pb
 from services.gateway.codecs import CompactJsonCodec
+from services.grpc_server import TrustedProxies
+from services.table.watch import WatchLimits
 
 from .conftest import ADMIN, ORIGIN, Stack, create_table, seat
 
@@ -335,3 +337,30 @@ async def test_a_table_that_moves_is_followed(stack: Stack) -> None:
     moved = await stack.post_json("GetTable", {"tableId": "gw-moves"})
     assert moved.status_code == 200, moved.text  # the first instance adopted it
     assert first.manager.runtimes.get("gw-moves") is not None
+
+
+async def test_the_table_service_counts_the_clients_the_gateway_names(stack: Stack) -> None:
+    # One watch stream per client address at the table service, which trusts loopback (the
+    # gateway) to name the client: two browsers behind the gateway are two clients, not one.
+    await stack.add_table_service(
+        "a",
+        watch=WatchLimits(max_per_peer=1),
+        proxies=TrustedProxies.from_env({"FELT_TRUSTED_PROXIES": "127.0.0.1"}),
+    )
+    await stack.start_gateway()
+    await create_table(stack.stub(stack.tables[0]), "gw-peers")
+    request = pb.WatchTableRequest(table_id="gw-peers")
+    # The test's clients say who they are as an ingress would (uvicorn reads X-Forwarded-For
+    # from loopback); the gateway passes that on.
+    one, two = {"x-forwarded-for": "203.0.113.1"}, {"x-forwarded-for": "203.0.113.2"}
+    async with connect.TableServiceClient(stack.url) as client:
+        first = client.watch_table(request, headers=one)
+        second = client.watch_table(request, headers=two)
+        assert (await anext(first)).WhichOneof("item") == "snapshot"
+        assert (await anext(second)).WhichOneof("item") == "snapshot"
+        third = client.watch_table(request, headers=one)
+        with pytest.raises(ConnectError) as caught:
+            await anext(third)
+        assert caught.value.code is Code.RESOURCE_EXHAUSTED  # 203.0.113.1's second stream
+        for stream in (first, second):
+            await stream.aclose()  # type: ignore[attr-defined]

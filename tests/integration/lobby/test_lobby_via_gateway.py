@@ -71,6 +71,15 @@ async def test_a_guest_plays_with_its_token(http: httpx.AsyncClient) -> None:
     assert balance.status_code == 200, balance.text
     assert int(balance.json()["balance"]) == 10_000  # the starting grant
 
+    # The history service, served by the lobby's process, through the same gateway.
+    hands = await http.post(
+        "/poker.v1.HistoryService/ListPlayerHands",
+        json={"pageSize": 10},
+        headers={"authorization": f"Bearer {token}"},
+    )
+    assert hands.status_code == 200, hands.text
+    assert hands.json().get("hands", []) == []  # no hand played yet
+
     anonymous = await call(http, "GetBalance", {})
     assert anonymous.status_code == 401
     assert anonymous.json()["code"] == "unauthenticated"

@@ -12,9 +12,9 @@ from google.protobuf import json_format
 
 from felt.eventstore import MemoryEventStore
 from felt.instances import MemoryTableInstances
-from poker.v1 import lobby_service_connect, table_service_connect
+from poker.v1 import history_service_connect, lobby_service_connect, table_service_connect
 from poker.v1 import table_service_pb2 as pb
-from services.gateway.app import LOBBY_SERVICE, TABLE_SERVICE
+from services.gateway.app import HISTORY_SERVICE, LOBBY_SERVICE, TABLE_SERVICE
 from services.gateway.caps import StreamCaps
 from services.gateway.codecs import BinaryCodec, CompactJsonCodec, Raw
 from services.gateway.config import GatewayConfig, WatchCaps
@@ -29,6 +29,7 @@ from services.settings import ConfigError
     [
         (TABLE_SERVICE, table_service_connect.TableService),
         (LOBBY_SERVICE, lobby_service_connect.LobbyService),
+        (HISTORY_SERVICE, history_service_connect.HistoryService),
     ],
 )
 def test_every_rpc_has_the_name_the_connect_stubs_call(descriptor: object, protocol: type) -> None:

@@ -124,7 +124,9 @@ class SeatingApp:
             if lounge.state is not LoungeState.OPEN:
                 raise Refused(
                     Code.FAILED_PRECONDITION,
-                    "the lounge is not open yet: retry CreateLounge",
+                    "the lounge is closed"
+                    if lounge.state in (LoungeState.CLOSING, LoungeState.CLOSED)
+                    else "the lounge is not open yet: retry CreateLounge",
                     "LOUNGE_NOT_OPEN",
                 )
             if not lounge.min_buy_in <= buy_in <= lounge.max_buy_in:

@@ -748,6 +748,48 @@ class JoinLoungeResponse(_message.Message):
 Global___JoinLoungeResponse: _TypeAlias = JoinLoungeResponse  # noqa: Y015
 
 @_typing.final
+class CloseLoungeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGE_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    lounge_id: _builtins.str
+    request_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        lounge_id: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["lounge_id", b"lounge_id", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CloseLoungeRequest: _TypeAlias = CloseLoungeRequest  # noqa: Y015
+
+@_typing.final
+class CloseLoungeResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def lounge(self) -> _lobby_pb2.Lounge: ...
+    def __init__(
+        self,
+        *,
+        lounge: _lobby_pb2.Lounge | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["lounge", b"lounge"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["lounge", b"lounge"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CloseLoungeResponse: _TypeAlias = CloseLoungeResponse  # noqa: Y015
+
+@_typing.final
 class LeaveLoungeRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -124,6 +124,19 @@ class LobbyServiceStub:
     UNAVAILABLE TABLES_UNAVAILABLE: the leave is recorded; retry with the same
     request_id (the lobby also finishes it by itself).
     """
+    CloseLounge: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.CloseLoungeRequest, _lobby_service_pb2.CloseLoungeResponse]
+    """Closes a lounge (its owner only): no more joins, its table closes
+    (after the hand in play), and every seat's chips go home exactly once,
+    as "table closed" ledger entries. The answer is the lounge, CLOSING
+    until every seat is settled (by the lobby itself; GetLounge shows it),
+    then CLOSED; a retry, or a second close, answers with the lounge as it
+    is now and moves nothing. Lounges with a hands or time limit close by
+    themselves and are settled the same way.
+    PERMISSION_DENIED NOT_OWNER; NOT_FOUND NO_LOUNGE; FAILED_PRECONDITION
+    LOUNGE_NOT_OPEN (still being created: retry CreateLounge first).
+    UNAVAILABLE TABLES_UNAVAILABLE: the close is recorded and the lobby
+    finishes it by itself.
+    """
 
 @_typing.type_check_only
 class LobbyServiceAsyncStub(LobbyServiceStub):
@@ -188,6 +201,19 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     FAILED_PRECONDITION NOT_SEATED (no seat at that lounge).
     UNAVAILABLE TABLES_UNAVAILABLE: the leave is recorded; retry with the same
     request_id (the lobby also finishes it by itself).
+    """
+    CloseLounge: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.CloseLoungeRequest, _lobby_service_pb2.CloseLoungeResponse]  # type: ignore[assignment]
+    """Closes a lounge (its owner only): no more joins, its table closes
+    (after the hand in play), and every seat's chips go home exactly once,
+    as "table closed" ledger entries. The answer is the lounge, CLOSING
+    until every seat is settled (by the lobby itself; GetLounge shows it),
+    then CLOSED; a retry, or a second close, answers with the lounge as it
+    is now and moves nothing. Lounges with a hands or time limit close by
+    themselves and are settled the same way.
+    PERMISSION_DENIED NOT_OWNER; NOT_FOUND NO_LOUNGE; FAILED_PRECONDITION
+    LOUNGE_NOT_OPEN (still being created: retry CreateLounge first).
+    UNAVAILABLE TABLES_UNAVAILABLE: the close is recorded and the lobby
+    finishes it by itself.
     """
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -340,6 +366,25 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         FAILED_PRECONDITION NOT_SEATED (no seat at that lounge).
         UNAVAILABLE TABLES_UNAVAILABLE: the leave is recorded; retry with the same
         request_id (the lobby also finishes it by itself).
+        """
+
+    @_abc_1.abstractmethod
+    def CloseLounge(
+        self,
+        request: _lobby_service_pb2.CloseLoungeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_service_pb2.CloseLoungeResponse, _abc.Awaitable[_lobby_service_pb2.CloseLoungeResponse]]:
+        """Closes a lounge (its owner only): no more joins, its table closes
+        (after the hand in play), and every seat's chips go home exactly once,
+        as "table closed" ledger entries. The answer is the lounge, CLOSING
+        until every seat is settled (by the lobby itself; GetLounge shows it),
+        then CLOSED; a retry, or a second close, answers with the lounge as it
+        is now and moves nothing. Lounges with a hands or time limit close by
+        themselves and are settled the same way.
+        PERMISSION_DENIED NOT_OWNER; NOT_FOUND NO_LOUNGE; FAILED_PRECONDITION
+        LOUNGE_NOT_OPEN (still being created: retry CreateLounge first).
+        UNAVAILABLE TABLES_UNAVAILABLE: the close is recorded and the lobby
+        finishes it by itself.
         """
 
 def add_LobbyServiceServicer_to_server(servicer: LobbyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

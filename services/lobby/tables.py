@@ -17,8 +17,8 @@ from __future__ import annotations
 from datetime import UTC
 
 import grpc
-from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
+from felt.api.status import error_reason
 from felt.tokens import SEAT_TOKEN_HEADER
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
@@ -40,18 +40,6 @@ DEFINITE = frozenset(
 """Statuses that will not change on a retry of the same request."""
 CALL_TIMEOUT_S = 10.0
 WATCH_TIMEOUT_S = 30.0
-
-
-def error_reason(err: grpc.aio.AioRpcError) -> str:
-    """The ``google.rpc.ErrorInfo.reason`` of a refused call, else the status code's name."""
-    for key, value in err.trailing_metadata() or ():
-        if key == "grpc-status-details-bin":
-            status = status_pb2.Status.FromString(value)
-            for detail in status.details:
-                info = error_details_pb2.ErrorInfo()
-                if detail.Unpack(info) and info.reason:
-                    return str(info.reason)
-    return str(err.code().name)
 
 
 class GrpcTables:

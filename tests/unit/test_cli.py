@@ -8,7 +8,17 @@ import sys
 from felt.cli import build_parser
 from services.cli import SUBCOMMAND_MODULES
 
-COMMANDS = {"phh", "verify-hand", "table-service", "ladder", "serve", "ai-worker", "lobby", "db"}
+COMMANDS = {
+    "phh",
+    "verify-hand",
+    "play",
+    "table-service",
+    "ladder",
+    "serve",
+    "ai-worker",
+    "lobby",
+    "db",
+}
 
 
 def test_every_subcommand_is_registered() -> None:
@@ -25,7 +35,14 @@ def test_building_the_parser_loads_no_server_code() -> None:
 
     Checked in a new interpreter: this test process has imported them already.
     """
-    heavy = ["grpc", "redis", "google.protobuf", "services.serve", "felt.client.verify_hand"]
+    heavy = [
+        "grpc",
+        "redis",
+        "google.protobuf",
+        "services.serve",
+        "felt.client.verify_hand",
+        "textual",
+    ]
     code = (
         "import sys\n"
         "from felt.cli import build_parser\n"

@@ -1,0 +1,306 @@
+"""A player's session over the public gRPC API: the lobby for the account, the lounge and
+the seat; the table service for the game, with the seat token the lobby issued.
+
+It is the only part of ``felt play`` that does I/O, and it uses nothing but the
+generated stubs, as any front end would. Every mutating call carries a fresh
+request id and is retried with the same id while the service is unavailable,
+so a retry never acts twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+import grpc
+
+from felt.api.status import error_reason
+from poker.events.v1 import events_pb2 as epb
+from poker.v1 import lobby_pb2 as lpb
+from poker.v1 import lobby_service_pb2 as lobby_api
+from poker.v1 import lobby_service_pb2_grpc as lobby_rpc
+from poker.v1 import table_pb2 as tpb
+from poker.v1 import table_service_pb2 as table
+from poker.v1 import table_service_pb2_grpc as table_rpc
+
+T = TypeVar("T")
+RETRIES = 5
+RETRY_PAUSE_S = 0.5
+CALL_TIMEOUT_S = 10.0
+
+Metadata = tuple[tuple[str, str], ...]
+
+
+def request_id() -> str:
+    return str(uuid.uuid4())
+
+
+class Refused(Exception):
+    """A call the server refused: its status, ErrorInfo reason and message."""
+
+    def __init__(self, err: grpc.aio.AioRpcError) -> None:
+        self.code = err.code()
+        self.reason = error_reason(err)
+        super().__init__(f"{self.reason}: {err.details() or self.code.name}")
+
+
+async def _retrying(call: Callable[[], Awaitable[T]]) -> T:
+    """``call()``, again (same request) while the service is UNAVAILABLE; refusals raise."""
+    for attempt in range(RETRIES):
+        try:
+            return await call()
+        except grpc.aio.AioRpcError as err:
+            if err.code() != grpc.StatusCode.UNAVAILABLE or attempt == RETRIES - 1:
+                raise Refused(err) from err
+            await asyncio.sleep(RETRY_PAUSE_S * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """Where the player sits: the lounge, its table, the seat and the seat's token."""
+
+    lounge_id: str
+    table_id: str
+    seat: int
+    token: str
+
+
+class PlaySession:
+    """One signed-in player, optionally seated at one lounge."""
+
+    def __init__(self, lobby_address: str, table_address: str) -> None:
+        # grpc.aio channels belong to the event loop they are made on, so they are made
+        # on first use, inside the app's loop.
+        self._addresses = (lobby_address, table_address)
+        self._channels: list[grpc.aio.Channel] = []
+        self._lobby: lobby_rpc.LobbyServiceAsyncStub | None = None
+        self._tables: table_rpc.TableServiceAsyncStub | None = None
+        self.player: lpb.Player | None = None
+        self._credentials: lpb.Credentials | None = None
+        self.seat: Seat | None = None
+
+    def _connect(self) -> None:
+        self._channels = [grpc.aio.insecure_channel(a) for a in self._addresses]
+        self._lobby = lobby_rpc.LobbyServiceStub(self._channels[0])
+        self._tables = table_rpc.TableServiceStub(self._channels[1])
+
+    @property
+    def lobby(self) -> lobby_rpc.LobbyServiceAsyncStub:
+        if self._lobby is None:
+            self._connect()
+        assert self._lobby is not None
+        return self._lobby
+
+    @property
+    def tables(self) -> table_rpc.TableServiceAsyncStub:
+        if self._tables is None:
+            self._connect()
+        assert self._tables is not None
+        return self._tables
+
+    async def close(self) -> None:
+        for channel in self._channels:
+            await channel.close()
+        self._channels, self._lobby, self._tables = [], None, None
+
+    # ------------------------------------------------------------------ account
+
+    def _auth(self) -> Metadata:
+        if self._credentials is None:
+            raise RuntimeError("not signed in")
+        return (("authorization", f"Bearer {self._credentials.access_token}"),)
+
+    def _seat_auth(self) -> Metadata:
+        if self.seat is None:
+            raise RuntimeError("not seated")
+        return (("authorization", f"Bearer {self.seat.token}"),)
+
+    async def guest(self, name: str) -> lpb.Player:
+        rid = request_id()
+        made = await _retrying(
+            lambda: self.lobby.CreateGuest(
+                lobby_api.CreateGuestRequest(display_name=name, request_id=rid),
+                timeout=CALL_TIMEOUT_S,
+            )
+        )
+        self.player, self._credentials = made.player, made.credentials
+        return made.player
+
+    async def sign_in(self, name: str, password: str) -> lpb.Player:
+        rid = request_id()
+        made = await _retrying(
+            lambda: self.lobby.SignIn(
+                lobby_api.SignInRequest(display_name=name, password=password, request_id=rid),
+                timeout=CALL_TIMEOUT_S,
+            )
+        )
+        self.player, self._credentials = made.player, made.credentials
+        return made.player
+
+    async def balance(self) -> int:
+        got = await _retrying(
+            lambda: self.lobby.GetBalance(
+                lobby_api.GetBalanceRequest(), metadata=self._auth(), timeout=CALL_TIMEOUT_S
+            )
+        )
+        return got.balance
+
+    async def top_up(self) -> int:
+        rid = request_id()
+        done = await _retrying(
+            lambda: self.lobby.TopUp(
+                lobby_api.TopUpRequest(request_id=rid),
+                metadata=self._auth(),
+                timeout=CALL_TIMEOUT_S,
+            )
+        )
+        return done.balance
+
+    # ------------------------------------------------------------------ lounges
+
+    async def create_lounge(
+        self, name: str, config: epb.TableConfig, ai_levels: Sequence[int]
+    ) -> lpb.Lounge:
+        rid = request_id()
+        request = lobby_api.CreateLoungeRequest(
+            name=name,
+            config=config,
+            ai_seats=[lpb.AiSeat(level=level) for level in ai_levels],  # type: ignore[arg-type]
+            request_id=rid,
+        )
+        made = await _retrying(
+            lambda: self.lobby.CreateLounge(request, metadata=self._auth(), timeout=CALL_TIMEOUT_S)
+        )
+        return made.lounge
+
+    async def lounges(self, variant: int = 0) -> list[lpb.Lounge]:
+        listed = await _retrying(
+            lambda: self.lobby.ListLounges(
+                lobby_api.ListLoungesRequest(variant=variant, min_free_seats=1),  # type: ignore[arg-type]
+                metadata=self._auth(),
+                timeout=CALL_TIMEOUT_S,
+            )
+        )
+        return list(listed.lounges)
+
+    async def lounge(self, lounge_id: str) -> lpb.Lounge:
+        got = await _retrying(
+            lambda: self.lobby.GetLounge(
+                lobby_api.GetLoungeRequest(lounge_id=lounge_id),
+                metadata=self._auth(),
+                timeout=CALL_TIMEOUT_S,
+            )
+        )
+        return got.lounge
+
+    async def join(self, lounge: lpb.Lounge, buy_in: int) -> Seat:
+        rid = request_id()
+        joined = await _retrying(
+            lambda: self.lobby.JoinLounge(
+                lobby_api.JoinLoungeRequest(
+                    lounge_id=lounge.lounge_id, buy_in=buy_in, request_id=rid
+                ),
+                metadata=self._auth(),
+                timeout=CALL_TIMEOUT_S,
+            )
+        )
+        self.seat = Seat(lounge.lounge_id, lounge.lounge_id, joined.seat, joined.seat_token)
+        return self.seat
+
+    async def leave(self) -> lobby_api.LeaveLoungeResponse:
+        if self.seat is None:
+            raise RuntimeError("not seated")
+        rid, lounge_id = request_id(), self.seat.lounge_id
+        left = await _retrying(
+            lambda: self.lobby.LeaveLounge(
+                lobby_api.LeaveLoungeRequest(lounge_id=lounge_id, request_id=rid),
+                metadata=self._auth(),
+                timeout=CALL_TIMEOUT_S,
+            )
+        )
+        self.seat = None
+        return left
+
+    # ------------------------------------------------------------------ the table
+
+    def _here(self) -> Seat:
+        if self.seat is None:
+            raise RuntimeError("not seated")
+        return self.seat
+
+    async def view(self) -> tpb.TableView:
+        here = self._here()
+        got = await _retrying(
+            lambda: self.tables.GetTableView(
+                table.GetTableViewRequest(table_id=here.table_id, seat=here.seat),
+                metadata=self._seat_auth(),
+                timeout=CALL_TIMEOUT_S,
+            )
+        )
+        return got.view
+
+    async def act(self, action: tpb.Action, expected_sequence: int) -> int:
+        here, rid = self._here(), request_id()
+        request = table.SubmitActionRequest(
+            table_id=here.table_id,
+            seat=here.seat,
+            request_id=rid,
+            action=action,
+            expected_sequence=expected_sequence,
+        )
+        done = await _retrying(
+            lambda: self.tables.SubmitAction(
+                request, metadata=self._seat_auth(), timeout=CALL_TIMEOUT_S
+            )
+        )
+        return done.sequence
+
+    async def sit_out(self) -> None:
+        here, rid = self._here(), request_id()
+        await _retrying(
+            lambda: self.tables.SitOut(
+                table.SitOutRequest(table_id=here.table_id, seat=here.seat, request_id=rid),
+                metadata=self._seat_auth(),
+                timeout=CALL_TIMEOUT_S,
+            )
+        )
+
+    async def sit_in(self) -> None:
+        here, rid = self._here(), request_id()
+        await _retrying(
+            lambda: self.tables.SitIn(
+                table.SitInRequest(table_id=here.table_id, seat=here.seat, request_id=rid),
+                metadata=self._seat_auth(),
+                timeout=CALL_TIMEOUT_S,
+            )
+        )
+
+    async def watch(self, from_sequence: int = 0) -> AsyncIterator[table.WatchTableResponse]:
+        """The seat's stream of redacted events, resumed after ``from_sequence`` when the
+        connection drops (the stream is gap-free, so nothing is missed or repeated)."""
+        here = self._here()
+        last = from_sequence
+        failures = 0
+        while True:
+            call = self.tables.WatchTable(
+                table.WatchTableRequest(table_id=here.table_id, seat=here.seat, from_sequence=last),
+                metadata=self._seat_auth(),
+            )
+            try:
+                async for item in call:
+                    failures = 0
+                    if item.WhichOneof("item") == "event":
+                        last = item.event.sequence
+                    else:
+                        last = item.snapshot.table.sequence
+                    yield item
+                return
+            except grpc.aio.AioRpcError as err:
+                failures += 1
+                if err.code() != grpc.StatusCode.UNAVAILABLE or failures > RETRIES:
+                    raise Refused(err) from err
+                await asyncio.sleep(RETRY_PAUSE_S * failures)

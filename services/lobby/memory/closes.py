@@ -51,25 +51,14 @@ class MemoryCloses:
         return saga
 
     async def settle(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
-        saga = self.buy_ins.sagas[saga_id]
-        if saga.state not in (BuyInState.SEATED, BuyInState.LEAVING):
-            return saga
-        if stack > 0:
-            await self.buy_ins.ledger.move(
-                saga.player_id, Kind.TABLE_CLOSED, stack, closed_key(saga_id), at, saga.lounge_id
-            )
-        lounge = self.lounges._lounges[saga.lounge_id]
-        self.lounges._lounges[saga.lounge_id] = replace(
-            lounge,
-            seats=tuple(
-                s
-                for s in lounge.seats
-                if not (s.seat == saga.seat and s.player_id == saga.player_id)
-            ),
+        return await self.buy_ins.vacated(
+            saga_id,
+            (BuyInState.SEATED, BuyInState.LEAVING),
+            Kind.TABLE_CLOSED,
+            closed_key(saga_id),
+            stack,
+            at,
         )
-        saga = replace(saga, state=BuyInState.LEFT, left_stack=stack)
-        self.buy_ins.sagas[saga_id] = saga
-        return saga
 
     async def mark_closed(self, lounge_id: str) -> Lounge:
         lounge = self.lounges._lounges[lounge_id]

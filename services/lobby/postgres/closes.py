@@ -10,19 +10,19 @@ from services.lobby.ports.buy_ins import BuyIn, BuyInState
 from services.lobby.ports.closes import closed_key
 from services.lobby.ports.ledger import Kind
 from services.lobby.ports.lounges import Lounge
-from services.lobby.postgres._tx import first_movement, lock_account, write_movement
-from services.lobby.postgres.buy_ins import _BUY_IN, _buy_in
+from services.lobby.postgres.buy_ins import _BUY_IN, PgBuyIns, _buy_in
 from services.lobby.postgres.lounges import _LOUNGE, PgLounges
 
 
 class PgCloses:
-    """Settling locks the player's account, then the saga's row (``FOR UPDATE``), in the
-    order a leave's cash-out takes them, and checks the saga's state under those locks: of
-    a close and a leave of one seat, one credits it and the other finds it LEFT."""
+    """Settling is a leave's cash-out with another kind (``PgBuyIns.vacated``): the player's
+    account, then the saga's row locked (``FOR UPDATE``) and its state checked under those
+    locks, so of a close and a leave of one seat, one credits it and the other finds it LEFT."""
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
         self.lounges = PgLounges(pool)
+        self.buy_ins = PgBuyIns(pool)
 
     async def _moved(self, lounge_id: str, sql: str) -> Lounge:
         async with self.pool.acquire() as conn, conn.transaction():
@@ -78,42 +78,14 @@ class PgCloses:
         return _buy_in(row)
 
     async def settle(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
-        async with self.pool.acquire() as conn, conn.transaction():
-            row = await conn.fetchrow("SELECT player_id FROM buy_ins WHERE saga_id = $1", saga_id)
-            if row is None:
-                raise KeyError(saga_id)
-            account = await lock_account(conn, row["player_id"])
-            row = await conn.fetchrow(
-                f"SELECT {_BUY_IN} FROM buy_ins WHERE saga_id = $1 FOR UPDATE", saga_id
-            )
-            assert row is not None
-            saga = _buy_in(row)
-            if saga.state not in (BuyInState.SEATED, BuyInState.LEAVING):
-                return saga
-            key = closed_key(saga_id)
-            if stack > 0 and await first_movement(conn, key) is None:
-                await write_movement(
-                    conn, account, Kind.TABLE_CLOSED, stack, key, at, saga.lounge_id
-                )
-            freed = await conn.execute(
-                "DELETE FROM lounge_seats WHERE lounge_id = $1 AND seat = $2 AND player_id = $3",
-                saga.lounge_id,
-                saga.seat,
-                saga.player_id,
-            )
-            if freed == "DELETE 1":
-                await conn.execute(
-                    "UPDATE lounges SET seats_taken = seats_taken - 1 WHERE lounge_id = $1",
-                    saga.lounge_id,
-                )
-            row = await conn.fetchrow(
-                "UPDATE buy_ins SET state = 'left', left_stack = $2 WHERE saga_id = $1 "
-                f"RETURNING {_BUY_IN}",
-                saga_id,
-                stack,
-            )
-            assert row is not None
-            return _buy_in(row)
+        return await self.buy_ins.vacated(
+            saga_id,
+            (BuyInState.SEATED, BuyInState.LEAVING),
+            Kind.TABLE_CLOSED,
+            closed_key(saga_id),
+            stack,
+            at,
+        )
 
     async def closing(self, limit: int) -> list[Lounge]:
         rows = await self.pool.fetch(

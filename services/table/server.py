@@ -98,7 +98,7 @@ class TableServerConfig:
     grace_s: float = 5.0
     # Where AI decision requests go (FELT_AI_STREAM; AI workers read the same stream).
     ai_stream: str = AI_STREAM
-    # Development mode: the development secret and open admin calls are allowed.
+    # Development mode: the public development secret and service credential are allowed.
     dev_mode: bool = False
     # The lease owner name; empty: "<hostname>:<bound port>" (see the module docstring).
     instance_id: str = ""

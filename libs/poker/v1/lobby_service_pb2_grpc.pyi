@@ -26,8 +26,16 @@ Conventions (as the table service's)
   or password is UNAUTHENTICATED (BAD_CREDENTIALS); too many failed
   sign-ins is RESOURCE_EXHAUSTED (TOO_MANY_SIGN_INS: wait, then try
   again); a refused movement of chips is FAILED_PRECONDITION
-  (INSUFFICIENT_CHIPS, NOT_LOW, COOLING_DOWN); the database unreachable
-  is UNAVAILABLE (retry with the same request_id).
+  (INSUFFICIENT_CHIPS, NOT_LOW, COOLING_DOWN); another player's lounge
+  is PERMISSION_DENIED (NOT_OWNER); the database unreachable is
+  UNAVAILABLE (retry with the same request_id), and the table service
+  unreachable UNAVAILABLE (TABLES_UNAVAILABLE: retry with the same
+  request_id; the lobby also finishes what it started).
+- Players get their seat tokens from JoinLounge and use them on the table
+  service (TableService) for the seat's own calls: SubmitAction,
+  ShowCards, SitOut, SitIn and the reads as the seat. Seating, leaving and
+  chips go through the lobby only (the table service's calls for them are
+  internal, for the lobby's service credential).
 - Lists are paged: `page_size` (1-100, 0 means 50) and the opaque
   `next_page_token` of the previous page (empty: the first page); an empty
   `next_page_token` means there is no more.

@@ -207,13 +207,15 @@ class Authenticator:
         if secrets.admin_token and hmac.compare_digest(token, secrets.admin_token):
             if not seat_token:
                 return Caller(token=True, admin=True)
-            return replace(self._seat_caller(seat_token), admin=True)
+            # The service names an occupant with its token: a genuine one, expired or not (a
+            # player seated for longer than a token lives must still be able to leave).
+            return replace(self._seat_caller(seat_token, 0), admin=True)
         if secrets.ai_token and hmac.compare_digest(token, secrets.ai_token):
             return Caller(token=True, ai=True)
-        return self._seat_caller(token)
+        return self._seat_caller(token, int(time.time()))
 
-    def _seat_caller(self, token: str) -> Caller:
-        now = int(time.time())
+    def _seat_caller(self, token: str, now: int) -> Caller:
+        """A seat token's caller; ``now`` 0 takes an expired token too."""
         known = self._verified.get(token)
         if known is not None and not (known[0].expires_at and known[0].expires_at < now):
             claim, hashed = known

@@ -10,12 +10,15 @@ that a refused or retried request changes nothing.
 from __future__ import annotations
 
 import asyncio
+import time
+import types
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import timedelta
 
 import pytest
 
+import services.table.auth as auth_module
 from felt.decisions import MemoryDecisionQueue
 from felt.eventstore import MemoryEventStore
 from felt.idempotency import ClientRequest
@@ -282,6 +285,25 @@ async def test_seating_chips_and_closing_are_for_the_service_credential_only(
         closed
     )
     assert (await service.app.leave_seat(service.admin, request("b"), TABLE, 1)).stack == 1000
+
+
+async def test_the_service_leaves_a_seat_whose_token_has_expired(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A player seated longer than a seat token lives cannot act any more, but the lobby can
+    still leave it with that (genuine) token: its chips are never stuck at the table."""
+    await service.admins.create_table(service.admin, request("c"), TABLE, "", config(3))
+    seated = await service.seat(0, "alice", stack=500)
+    later = time.time() + 2 * 86_400  # the service's clock moves on; nothing else does
+    monkeypatch.setattr(auth_module, "time", types.SimpleNamespace(time=lambda: later))
+    alice = service.auth.authenticate(seated.seat_token)
+    expired = await refused(service.app.sit_out(alice, request("out"), TABLE, 0))
+    assert (expired.code, expired.message) == (Code.UNAUTHENTICATED, "the seat token has expired")
+    forged = service.auth.authenticate(ADMIN_TOKEN, seated.seat_token[:-2] + "xx")
+    bad = await refused(service.app.leave_seat(forged, request("bye"), TABLE, 0))
+    assert bad.code == Code.UNAUTHENTICATED  # genuine, though: the signature is still checked
+    lobby = service.auth.authenticate(ADMIN_TOKEN, seated.seat_token)
+    assert (await service.app.leave_seat(lobby, request("bye"), TABLE, 0)).stack == 500
 
 
 async def test_unknown_malformed_and_quarantined_tables(service: Service) -> None:

@@ -7,8 +7,11 @@ Not a test: run ``python bench/lobby.py`` (``--help`` for options).
    in-memory fake) as the table service, so only the lobby's own work is measured,
    against a bare asyncpg transaction of as many statements as one join runs
    (counted with asyncpg's query logger on every pooled connection, BEGIN/COMMIT
-   not counted as statements), both with 16 concurrent clients on pools of the same
-   size, in alternating slices so that both see the same background load. The
+   not counted as statements), both with 16 concurrent clients on one pool, the
+   lobby's own (``services.lobby.postgres.pool``), in alternating slices so that both
+   see the same background load. A statement is what the lobby sends: a call of one of
+   the saga's SQL functions (migration 0005) is one, as a CTE would be, though the
+   server runs several inside (docs/benchmarks.md: what that means for the ratio). The
    baseline's statements are ``SELECT $1::int`` but for the last, an INSERT into a
    scratch table, so that its COMMIT flushes the WAL as a write does. Target: the
    saga >= 0.5x the baseline's throughput.
@@ -57,6 +60,7 @@ from services.lobby.postgres import (
     PgSessions,
     PgThrottle,
 )
+from services.lobby.postgres.pool import create_pool, keep_session
 from services.lobby.seating import SeatingApp
 from services.lobby.tokens import Passwords
 
@@ -79,8 +83,13 @@ class Counter:
     on: bool = False
     statements: int = 0
     transactions: int = 0
-    releases: int = 0  # the pool's reset query when a connection goes back: not a statement
+    releases: int = 0  # connections given back to the pool (each one acquired)
     seen: list[str] = field(default_factory=list)
+
+    async def release(self, conn: asyncpg.Connection) -> None:
+        """The pool's reset hook: counts, then resets as the lobby's pool does."""
+        self.releases += self.on
+        await keep_session(conn)
 
     def __call__(self, record: Any) -> None:
         if not self.on:
@@ -88,7 +97,7 @@ class Counter:
         query = str(record.query).strip()
         word = query.split(None, 1)[0].rstrip(";").upper() if query else ""
         if query.startswith("SELECT pg_advisory_unlock_all()"):
-            self.releases += 1
+            self.releases += 1  # asyncpg's own reset query (a pool that is not the lobby's)
         elif word == "BEGIN" or word.startswith("START"):
             self.transactions += 1
         elif word not in TRANSACTION_CONTROL:
@@ -155,7 +164,9 @@ async def gather_in(n: int, jobs: list[Callable[[], Awaitable[None]]]) -> None:
 # ------------------------------------------------------------------ 1. buy-in
 
 
-async def bench_buy_in(lobby: Lobby, counter: Counter, joins: int, rounds: int) -> float:
+async def bench_buy_in(
+    lobby: Lobby, counter: Counter, joins: int, rounds: int, baseline: int | None = None
+) -> float:
     """The saga vs a bare transaction of as many statements: prints both; the ratio."""
     holdem = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=9, small_blind=1, big_blind=2)
     owner = await lobby.guest("Bench owner")
@@ -189,6 +200,9 @@ async def bench_buy_in(lobby: Lobby, counter: Counter, joins: int, rounds: int) 
     )
     for query in counter.seen:
         print(f"    {query}")
+    if baseline is not None:
+        print(f"the baseline runs {baseline} statements (--baseline-statements), not {statements}")
+        statements = baseline
     await lobby.pool.execute("CREATE TABLE bench_baseline (client int, n int)")
 
     async def bare(client: int) -> None:
@@ -331,13 +345,19 @@ async def main(args: argparse.Namespace) -> None:
         async def init(conn: asyncpg.Connection) -> None:
             conn.add_query_logger(counter)
 
-        pool = await asyncpg.create_pool(dsn, min_size=CLIENTS, max_size=CLIENTS, init=init)
+        pool = await create_pool(
+            dsn, min_size=CLIENTS, max_size=CLIENTS, init=init, reset=counter.release
+        )
         try:
             lobby = Lobby.on(pool)
-            print("\n1. Buy-in: SeatingApp.join (the whole saga) vs a bare asyncpg transaction")
-            await bench_buy_in(lobby, counter, args.joins, args.rounds)
-            print(f"\n2. ListLounges pages (LoungeApp.listing, PgLounges) over {args.lounges:,}")
-            await bench_listing(lobby, args.lounges, args.pages, args.page_size)
+            if args.part in ("all", "buy-in"):
+                print("\n1. Buy-in: SeatingApp.join (the whole saga) vs a bare transaction")
+                await bench_buy_in(
+                    lobby, counter, args.joins, args.rounds, args.baseline_statements
+                )
+            if args.part in ("all", "listing"):
+                print(f"\n2. ListLounges pages (LoungeApp.listing, PgLounges), {args.lounges:,}")
+                await bench_listing(lobby, args.lounges, args.pages, args.page_size)
         finally:
             await pool.close()
     finally:
@@ -355,6 +375,13 @@ def parse() -> argparse.Namespace:
     parser.add_argument("--lounges", type=int, default=10_000, help="open lounges to list")
     parser.add_argument("--pages", type=int, default=600, help="listings timed")
     parser.add_argument("--page-size", type=int, default=50)
+    parser.add_argument("--part", choices=("all", "buy-in", "listing"), default="all")
+    parser.add_argument(
+        "--baseline-statements",
+        type=int,
+        help="the baseline's statements (default: as many as one buy-in sends); e.g. 18, "
+        "what the saga sent before its steps became SQL functions",
+    )
     return parser.parse_args()
 
 

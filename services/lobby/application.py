@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import ipaddress
 import re
 import secrets
 import unicodedata
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -91,6 +92,12 @@ class LobbySettings:
     sign_in_max_failures: int = 5  # per client address and name
     sign_in_max_per_name: int = 100  # per name, from every address together
     sign_in_max_per_client: int = 50  # per client address, over every name
+    # Sign-ups (CreateGuest, Register) per client address (an IPv6 one by its /64) in a
+    # window: accounts are free and each may open lounges that run tables, so one address
+    # must not be able to make them without end; a retry of an answered sign-up is not
+    # counted again, nor one refused for a taken name (it made nothing).
+    sign_up_window: timedelta = timedelta(hours=1)
+    sign_up_max_per_client: int = 30
     # How long the retry of a sign-up or sign-in may still be answered with its credentials.
     replay_window: timedelta = timedelta(seconds=60)
     # Lounges one player may have open (or being created) at once: each runs a table, its AI
@@ -187,12 +194,17 @@ class LobbyApp:
 
     # -------------------------------------------------------------- signing up and in
 
-    async def create_guest(self, name: str, request: ClientRequest) -> Signed:
+    async def create_guest(self, name: str, request: ClientRequest, client: str = "") -> Signed:
+        """``client``: the caller's address (``client_address``), its sign-ups limited."""
         limits.check_guest_request_id(request.request_id)
         name = display_name(name)
-        return await self._sign_up(name, None, "", request.key("guest"))
+        key = request.key("guest")
+        async with self._sign_up_counted(key, client):
+            return await self._sign_up(name, None, "", key)
 
-    async def register(self, name: str, password: str, request: ClientRequest) -> Signed:
+    async def register(
+        self, name: str, password: str, request: ClientRequest, client: str = ""
+    ) -> Signed:
         """``request``'s content must not hold the password (handlers clear it): the key's
         fingerprint is a fast hash, a password only ever gets a slow one.
 
@@ -203,12 +215,47 @@ class LobbyApp:
         name = display_name(name)
         limits.check_password(password)
         key = request.key(f"register/{name_key(name)}")
-        if await self.players.by_name(name_key(name)) is not None:
-            if await self.players.by_request(key) is None:
-                raise NAME_TAKEN
-            return await self._sign_up(name, None, password, key)  # the retry
-        hashed = await self.passwords.hash(password)
-        return await self._sign_up(name, hashed, password, key)
+        async with self._sign_up_counted(key, client):
+            if await self.players.by_name(name_key(name)) is not None:
+                if await self.players.by_request(key) is None:
+                    raise NAME_TAKEN
+                return await self._sign_up(name, None, password, key)  # the retry
+            hashed = await self.passwords.hash(password)
+            return await self._sign_up(name, hashed, password, key)
+
+    @contextlib.asynccontextmanager
+    async def _sign_up_counted(self, key: RequestKey, client: str) -> AsyncIterator[None]:
+        """Count a sign-up from ``client`` (RESOURCE_EXHAUSTED ``TOO_MANY_SIGN_UPS`` past
+        ``sign_up_max_per_client`` in ``sign_up_window``), reserved before the sign-up runs
+        so that concurrent ones never pass the limit, as the sign-in throttle does. A retry
+        of a sign-up that made its player is not counted again (it makes nothing new); one
+        refused for a taken name is given back."""
+        if await self.players.by_request(key) is not None:
+            yield  # a retry: counted when it was first made
+            return
+        s, scope = self.settings, f"sign-up:{client}"
+        if not await self.throttle.reserve(
+            {scope: s.sign_up_max_per_client}, self.clock(), s.sign_up_window
+        ):
+            raise Refused(
+                Code.RESOURCE_EXHAUSTED,
+                f"too many sign-ups from your address (at most {s.sign_up_max_per_client} in "
+                f"{_duration(s.sign_up_window)}); try again later",
+                "TOO_MANY_SIGN_UPS",
+            )
+        try:
+            yield
+        except Refused as exc:
+            if exc.reason == NAME_TAKEN.reason:
+                await self.throttle.refund([scope])
+            raise
+
+    async def forget_old_attempts(self) -> int:
+        """Drop the throttle's counts whose window has passed (run periodically by the
+        server), so its rows stay as many as the addresses and names seen in one window."""
+        s = self.settings
+        longest = max(s.sign_in_window, s.sign_up_window)
+        return await self.throttle.prune(self.clock() - longest)
 
     async def _sign_up(
         self, name: str, hashed: str | None, password: str, key: RequestKey
@@ -446,6 +493,14 @@ class LobbyApp:
             refresh_token(self.secrets.refresh, session.session_id, session.generation),
             session.expires_at,
         )
+
+
+def _duration(span: timedelta) -> str:
+    minutes = int(span.total_seconds()) // 60
+    if minutes % 60 == 0 and minutes >= 60:
+        hours = minutes // 60
+        return "an hour" if hours == 1 else f"{hours} hours"
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
 
 
 def _page_token(entry_id: int) -> str:

@@ -48,6 +48,7 @@ from services.lobby.ports import (
     TooManyLounges,
 )
 from services.lobby.refusals import Code, Refused
+from services.lobby.tokens import AccessClaim
 
 log = structlog.get_logger("felt.lobby.lounges")
 
@@ -258,7 +259,10 @@ class LoungeApp:
         """A lounge and who sits where. A private one only for its owner or with its invite
         code; a CREATING one only for its owner (to everyone else both do not exist). A
         closing or closed one is shown (its players see their chips going home)."""
-        claim = await self.lobby.signed_in(caller)
+        return await self.visible(await self.lobby.signed_in(caller), lounge_id, invite_code)
+
+    async def visible(self, claim: AccessClaim, lounge_id: str, invite_code: str) -> Lounge:
+        """:meth:`get` for a caller already known signed in (its session looked up once)."""
         limits.check_table_id(lounge_id)
         lounge = await self.lounges.get(lounge_id)
         hidden = NOT_FOUND

@@ -52,9 +52,12 @@ from services.lobby.ports import (
     BuyIns,
     BuyInState,
     InsufficientChips,
+    Lounge,
     LoungeState,
     NewBuyIn,
+    NoAccount,
     NotSeated,
+    Reservation,
     TableRefused,
     Tables,
     TablesUnavailable,
@@ -81,6 +84,28 @@ class Left:
 
     buy_in: BuyIn
     balance: int
+
+
+def _first_call_refusal(lounge: Lounge, player_id: str, buy_in: int) -> Refused | None:
+    """Why a first join of ``lounge`` must be refused before any chips move, if it must."""
+    if lounge.state is not LoungeState.OPEN:
+        return Refused(
+            Code.FAILED_PRECONDITION,
+            "the lounge is closed"
+            if lounge.state in (LoungeState.CLOSING, LoungeState.CLOSED)
+            else "the lounge is not open yet: retry CreateLounge",
+            "LOUNGE_NOT_OPEN",
+        )
+    if not lounge.min_buy_in <= buy_in <= lounge.max_buy_in:
+        return Refused(
+            Code.INVALID_ARGUMENT,
+            f"the buy-in must be {lounge.min_buy_in:,} to {lounge.max_buy_in:,} chips "
+            f"at this lounge ({buy_in:,})",
+            "BAD_BUY_IN",
+        )
+    if any(s.player_id == player_id for s in lounge.seats):
+        return Refused(Code.FAILED_PRECONDITION, "you sit at this lounge already", "ALREADY_SEATED")
+    return None
 
 
 def leave_request_id(saga_id: str) -> str:
@@ -114,51 +139,25 @@ class SeatingApp:
         limits.check_request_id(request.request_id)
         key = request.key(f"join/{claim.player_id}")
         saga_id = "b-" + hashlib.sha256(key.key.encode()).hexdigest()[:24]
-        lounge = await self.lounges.get(caller, lounge_id, invite_code)  # visibility checked
+        lounge = await self.lounges.visible(claim, lounge_id, invite_code)
         limits.check_amount(buy_in, "buy_in")
         if seat is not None and not 0 <= seat < lounge.seat_count:
             raise limits.LimitError(
                 "BAD_SEAT", f"seat must be 0-{lounge.seat_count - 1} at this lounge ({seat})"
             )
-        if await self.buy_ins.get(saga_id) is None:  # a first call: check it before chips move
-            if lounge.state is not LoungeState.OPEN:
-                raise Refused(
-                    Code.FAILED_PRECONDITION,
-                    "the lounge is closed"
-                    if lounge.state in (LoungeState.CLOSING, LoungeState.CLOSED)
-                    else "the lounge is not open yet: retry CreateLounge",
-                    "LOUNGE_NOT_OPEN",
-                )
-            if not lounge.min_buy_in <= buy_in <= lounge.max_buy_in:
-                raise Refused(
-                    Code.INVALID_ARGUMENT,
-                    f"the buy-in must be {lounge.min_buy_in:,} to {lounge.max_buy_in:,} chips "
-                    f"at this lounge ({buy_in:,})",
-                    "BAD_BUY_IN",
-                )
-            if any(s.player_id == claim.player_id for s in lounge.seats):
-                raise Refused(
-                    Code.FAILED_PRECONDITION, "you sit at this lounge already", "ALREADY_SEATED"
-                )
-        player = await self.lobby._player(claim.player_id)
-        await self.lobby._account(claim.player_id)  # its starting grant, if not yet
+        refusal = _first_call_refusal(lounge, claim.player_id, buy_in)
+        # Checked before chips move, for a first call; a retry is past them (it may be what
+        # seated the player here since), so only a refused call looks for its first saga.
+        if refusal is not None and await self.buy_ins.get(saga_id) is None:
+            raise refusal
+        at = self.lobby.clock()
+        new = NewBuyIn(saga_id, claim.player_id, lounge.lounge_id, seat, buy_in, key, at)
         try:  # a retry finds its first saga here (its fingerprint checked), and moves nothing
-            saga = await self.buy_ins.reserve(
-                NewBuyIn(
-                    saga_id,
-                    claim.player_id,
-                    player.display_name,
-                    lounge.lounge_id,
-                    seat,
-                    buy_in,
-                    key,
-                    self.lobby.clock(),
-                )
-            )
+            reservation = await self._reserve(new)
         except InsufficientChips as exc:
             raise Refused(Code.FAILED_PRECONDITION, str(exc), "INSUFFICIENT_CHIPS") from None
         try:
-            saga = await self.drive(saga)
+            saga = await self.drive(reservation.buy_in)
         except TablesUnavailable:
             raise Refused(
                 Code.UNAVAILABLE,
@@ -172,8 +171,16 @@ class SeatingApp:
                 f"the table refused the seat ({saga.refusal}); your chips are back",
                 saga.refusal or "TABLE_REFUSED",
             )
-        account = await self.lobby._account(claim.player_id)
-        return Joined(saga, account.balance)
+        return Joined(saga, reservation.balance)
+
+    async def _reserve(self, new: NewBuyIn) -> Reservation:
+        """Reserve, opening the player's account with its starting grant first if it has none
+        yet (a sign-up that crashed before its grant): the rare case pays the second call."""
+        try:
+            return await self.buy_ins.reserve(new)
+        except NoAccount:
+            await self.lobby._account(new.player_id)
+            return await self.buy_ins.reserve(new)
 
     async def drive(self, saga: BuyIn) -> BuyIn:
         """Take a RESERVED saga to SEATED or COMPENSATED (a finished one is returned as is);

@@ -13,6 +13,9 @@ Configuration comes from the environment:
 ``FELT_LOBBY_TOP_UP_BELOW``    a top-up is for a balance under this (default 500)
 ``FELT_LOBBY_TOP_UP_COOLDOWN_S`` time between two top-ups of one player (default 3600)
 ``FELT_LOBBY_MAX_LOUNGES``     lounges one player may have at once (default 3)
+``FELT_LOBBY_MAX_SIGN_UPS``    sign-ups (CreateGuest, Register) per client address (IPv6: /64)
+                              in a window (default 30)
+``FELT_LOBBY_SIGN_UP_WINDOW_S`` that window (default 3600)
 ``FELT_LOBBY_DB_POOL``         most PostgreSQL connections (default 20)
 ``FELT_TABLE_ADDR``            the table service, default ``127.0.0.1:50051``
 ``FELT_ADMIN_TOKEN``           the table service's service credential (its internal calls:
@@ -64,6 +67,7 @@ from services.lobby.postgres import (
     PgSessions,
     PgThrottle,
 )
+from services.lobby.postgres.pool import create_pool
 from services.lobby.seating import SeatingApp
 from services.lobby.service import LobbyService
 from services.lobby.tables import GrpcTables
@@ -128,6 +132,10 @@ class LobbyServerConfig:
                 seconds=int_setting(env, "FELT_LOBBY_TOP_UP_COOLDOWN_S", 3600, 0, 30 * 86_400)
             ),
             max_lounges_per_owner=int_setting(env, "FELT_LOBBY_MAX_LOUNGES", 3, 1, 1000),
+            sign_up_max_per_client=int_setting(env, "FELT_LOBBY_MAX_SIGN_UPS", 30, 1, 100_000),
+            sign_up_window=timedelta(
+                seconds=int_setting(env, "FELT_LOBBY_SIGN_UP_WINDOW_S", 3600, 60, 7 * 86_400)
+            ),
         )
         return cls(
             database_url=env.get("DATABASE_URL", ""),
@@ -216,7 +224,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         ],
     )
     port = bind(server, config.address)
-    pool = await asyncpg.create_pool(config.database_url, min_size=1, max_size=config.pool_size)
+    pool = await create_pool(config.database_url, min_size=1, max_size=config.pool_size)
     app = LobbyApp(
         PgPlayers(pool),
         PgSessions(pool),
@@ -274,13 +282,15 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
 async def _recover_forever(seating: SeatingApp, closing: ClosingApp, every_s: float) -> None:
     """The saga recovery pass, periodically: buy-ins an unreachable table service left
     RESERVED, leaves whose seat is vacated only when its hand ends, and closing lounges
-    (and those whose table ended by itself). An error is logged and the next pass tries
+    (and those whose table ended by itself); and the throttle's counts whose window has
+    passed are forgotten. An error is logged and the next pass tries
     again (the sagas' state is in the database)."""
     while True:
         await asyncio.sleep(every_s)
         try:
             await closing.recover()  # first: a closing lounge's seats settle as "table closed"
             await seating.recover()
+            await seating.lobby.forget_old_attempts()
         except asyncio.CancelledError:
             raise
         except Exception:

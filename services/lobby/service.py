@@ -138,7 +138,9 @@ class LobbyService(rpc.LobbyServiceServicer):
     async def CreateGuest(
         self, request: pb.CreateGuestRequest, context: Context
     ) -> pb.CreateGuestResponse:
-        signed = await self.app.create_guest(request.display_name, ClientRequest.of(request))
+        signed = await self.app.create_guest(
+            request.display_name, ClientRequest.of(request), client_address(context.peer())
+        )
         return pb.CreateGuestResponse(
             player=player_message(signed.player),
             credentials=credentials_message(signed.credentials),
@@ -146,7 +148,10 @@ class LobbyService(rpc.LobbyServiceServicer):
 
     async def Register(self, request: pb.RegisterRequest, context: Context) -> pb.RegisterResponse:
         signed = await self.app.register(
-            request.display_name, request.password, without_password(request)
+            request.display_name,
+            request.password,
+            without_password(request),
+            client_address(context.peer()),
         )
         return pb.RegisterResponse(
             player=player_message(signed.player),

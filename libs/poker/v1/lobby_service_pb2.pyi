@@ -25,12 +25,14 @@ Conventions (as the table service's)
   ...); a display name in use is ALREADY_EXISTS (NAME_TAKEN); a wrong name
   or password is UNAUTHENTICATED (BAD_CREDENTIALS); too many failed
   sign-ins is RESOURCE_EXHAUSTED (TOO_MANY_SIGN_INS: wait, then try
-  again); a refused movement of chips is FAILED_PRECONDITION
-  (INSUFFICIENT_CHIPS, NOT_LOW, COOLING_DOWN); another player's lounge
-  is PERMISSION_DENIED (NOT_OWNER); the database unreachable is
-  UNAVAILABLE (retry with the same request_id), and the table service
-  unreachable UNAVAILABLE (TABLES_UNAVAILABLE: retry with the same
-  request_id; the lobby also finishes what it started).
+  again), as are too many sign-ups (CreateGuest, Register) from one
+  address (TOO_MANY_SIGN_UPS; 30 an hour by default); a refused movement
+  of chips is FAILED_PRECONDITION (INSUFFICIENT_CHIPS, NOT_LOW,
+  COOLING_DOWN); another player's lounge is PERMISSION_DENIED
+  (NOT_OWNER); the database unreachable is UNAVAILABLE (retry with the
+  same request_id), and the table service unreachable UNAVAILABLE
+  (TABLES_UNAVAILABLE: retry with the same request_id; the lobby also
+  finishes what it started).
 - Players get their seat tokens from JoinLounge and use them on the table
   service (TableService) for the seat's own calls: SubmitAction,
   ShowCards, SitOut, SitIn and the reads as the seat. Seating, leaving and

@@ -1,4 +1,4 @@
-"""The ``BuyIns`` port in memory, beside a ``MemoryLedger`` and ``MemoryLounges``."""
+"""The ``BuyIns`` port in memory, beside a ``MemoryLedger``, ``MemoryLounges`` and players."""
 
 from __future__ import annotations
 
@@ -13,33 +13,40 @@ from services.lobby.ports.buy_ins import (
     BuyInState,
     NewBuyIn,
     NotSeated,
+    Reservation,
     cash_out_key,
     refund_key,
     reserve_key,
 )
-from services.lobby.ports.ledger import Kind
+from services.lobby.ports.ledger import Kind, NoAccount
 from services.lobby.ports.lounges import LoungeSeat
+from services.lobby.ports.players import Players
 from services.lobby.ports.tables import SeatGrant
 
 
 class MemoryBuyIns:
     """The saga's rows beside a :class:`MemoryLedger` and :class:`MemoryLounges`: each
     transition runs with no suspension point between its checks and writes (the ledger's
-    methods do not await anything), so it is atomic on one event loop."""
+    methods do not await anything), so it is atomic on one event loop. ``players`` gives a
+    saga its player's display name (looked up before, names never change)."""
 
-    def __init__(self, ledger: MemoryLedger, lounges: MemoryLounges) -> None:
-        self.ledger, self.lounges = ledger, lounges
+    def __init__(self, ledger: MemoryLedger, lounges: MemoryLounges, players: Players) -> None:
+        self.ledger, self.lounges, self.players = ledger, lounges, players
         self.sagas: dict[str, BuyIn] = {}
         self._requests: dict[str, tuple[bytes, str]] = {}
         self._leaves: dict[str, tuple[bytes, str]] = {}
 
-    async def reserve(self, new: NewBuyIn) -> BuyIn:
+    async def reserve(self, new: NewBuyIn) -> Reservation:
+        player = await self.players.get(new.player_id)
+        if player is None:
+            raise KeyError(new.player_id)
+        # From here on nothing awaits anything that suspends: atomic on the event loop.
         first = self._requests.get(new.request.key)
         if first is not None:
             if first[0] != new.request.fingerprint:
                 raise RequestReused()
-            return self.sagas[first[1]]
-        await self.ledger.move(
+            return Reservation(self.sagas[first[1]], self._balance(new.player_id))
+        movement = await self.ledger.move(
             new.player_id,
             Kind.BUY_IN,
             new.amount,
@@ -50,7 +57,7 @@ class MemoryBuyIns:
         saga = BuyIn(
             new.saga_id,
             new.player_id,
-            new.display_name,
+            player.display_name,
             new.lounge_id,
             new.seat,
             new.amount,
@@ -62,7 +69,13 @@ class MemoryBuyIns:
         )
         self.sagas[saga.saga_id] = saga
         self._requests[new.request.key] = (new.request.fingerprint, saga.saga_id)
-        return saga
+        return Reservation(saga, movement.balance_after)
+
+    def _balance(self, player_id: str) -> int:
+        account = self.ledger._accounts.get(player_id)
+        if account is None:
+            raise NoAccount(player_id)
+        return account.balance
 
     async def seated(self, saga_id: str, grant: SeatGrant) -> BuyIn:
         saga = self.sagas[saga_id]

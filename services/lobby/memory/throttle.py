@@ -45,3 +45,9 @@ class MemoryThrottle:
                 self._scopes[scope] = (entry[0] - 1, entry[1])
             elif entry is not None:
                 del self._scopes[scope]
+
+    async def prune(self, before: datetime) -> int:
+        old = [scope for scope, (_, start) in self._scopes.items() if start <= before]
+        for scope in old:
+            del self._scopes[scope]
+        return len(old)

@@ -22,8 +22,7 @@ class BuyInState(enum.StrEnum):
 @dataclass(frozen=True, slots=True)
 class NewBuyIn:
     saga_id: str  # derived from ``request``: also the table's request id and the ledger's keys
-    player_id: str
-    display_name: str
+    player_id: str  # the saga records the player's display name (the players' store's)
     lounge_id: str
     seat: int | None  # asked for; None: the next free one
     amount: int
@@ -48,6 +47,15 @@ class BuyIn:
     created_at: datetime
     leave_sequence: int | None = None  # LEAVING/LEFT: the table's sequence of the leave call
     left_stack: int | None = None  # LEFT only: the chips the seat left with (cashed out)
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """What ``reserve`` answers: the saga (new, or a retry's first one) and the player's
+    balance as the reservation left it (so a join needs no second look at the account)."""
+
+    buy_in: BuyIn
+    balance: int
 
 
 def reserve_key(saga_id: str) -> RequestKey:
@@ -76,10 +84,11 @@ class BuyIns(Protocol):
     ``buy-in/<saga>/refund`` and COMPENSATED). A transition from any other state changes
     nothing and returns the saga as it is, so each happens at most once."""
 
-    async def reserve(self, new: NewBuyIn) -> BuyIn:
-        """Record the saga and take its chips from the balance, atomically; a retry (same key
-        and fingerprint) finds the first saga. Raises :class:`InsufficientChips`,
-        :class:`NoAccount` or ``RequestReused`` (and then nothing is written)."""
+    async def reserve(self, new: NewBuyIn) -> Reservation:
+        """Record the saga (with the player's display name) and take its chips from the
+        balance, atomically; a retry (same key and fingerprint) finds the first saga. Raises
+        :class:`InsufficientChips`, :class:`NoAccount` (the player has no account yet: open
+        it, then reserve again) or ``RequestReused`` (and then nothing is written)."""
         ...
 
     async def seated(self, saga_id: str, grant: SeatGrant) -> BuyIn:

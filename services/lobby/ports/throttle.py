@@ -1,4 +1,5 @@
-"""The ``Throttle`` port: sign-in attempts reserved per scope before a password is checked."""
+"""The ``Throttle`` port: attempts reserved per scope in a window (sign-ins before a password
+is checked, sign-ups per client address)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Protocol
 
 
 class Throttle(Protocol):
-    """Sign-in attempts counted per scope (``player:<id>``, ``name:<name_key>``...) in a window.
+    """Attempts counted per scope (``client:<address>``, ``name:<name_key>``,
+    ``sign-up:<address>``...) in a window.
 
     An attempt is *reserved* before its password is checked, not recorded after: checking is
     slow (Argon2 in a thread), so a count read first and written afterwards would let any
@@ -32,4 +34,10 @@ class Throttle(Protocol):
 
     async def refund(self, scopes: Sequence[str]) -> None:
         """Take back one reserved attempt from each scope (one that succeeded)."""
+        ...
+
+    async def prune(self, before: datetime) -> int:
+        """Forget every scope whose window started at or before ``before`` (its count would
+        start over anyway): how many. Run periodically, it keeps the counts bounded by the
+        scopes seen in one window."""
         ...

@@ -12,11 +12,12 @@ from services.lobby.ports.buy_ins import (
     BuyInState,
     NewBuyIn,
     NotSeated,
+    Reservation,
     cash_out_key,
     refund_key,
     reserve_key,
 )
-from services.lobby.ports.ledger import InsufficientChips, Kind
+from services.lobby.ports.ledger import InsufficientChips, Kind, NoAccount
 from services.lobby.ports.tables import SeatGrant
 from services.lobby.postgres._tx import Conn, first_movement, lock_account, write_movement
 
@@ -26,11 +27,13 @@ _BUY_IN = (
 )
 
 
-_BUY_IN_B = ", ".join(f"b.{c.strip()}" for c in _BUY_IN.split(","))
+_COLUMNS = [c.strip() for c in _BUY_IN.split(",")]
+_BUY_IN_B = ", ".join(f"b.{c}" for c in _COLUMNS)
+_SAGA_OF_R = ", ".join(f"(r.r_saga).{c}" for c in _COLUMNS)
 
 
 def _buy_in(row: asyncpg.Record) -> BuyIn:
-    values = [row[c.strip()] for c in _BUY_IN.split(",")]
+    values = [row[c] for c in _COLUMNS]
     values[6] = BuyInState(values[6])
     return BuyIn(*values)
 
@@ -43,40 +46,33 @@ class PgBuyIns:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
 
-    async def reserve(self, new: NewBuyIn) -> BuyIn:
-        async with self.pool.acquire() as conn, conn.transaction():
-            account = await lock_account(conn, new.player_id)  # serialises the player's sagas
-            first = await conn.fetchrow(
-                f"SELECT fingerprint, {_BUY_IN} FROM buy_ins WHERE request_key = $1",
-                new.request.key,
-            )
-            if first is not None:
-                if bytes(first["fingerprint"]) != new.request.fingerprint:
-                    raise RequestReused()
-                return _buy_in(first)
-            if account["balance"] < new.amount:
-                raise InsufficientChips(int(account["balance"]), new.amount)
-            key = reserve_key(new.saga_id)
-            await write_movement(
-                conn, account, Kind.BUY_IN, -new.amount, key, new.at, new.lounge_id
-            )
-            row = await conn.fetchrow(
-                "INSERT INTO buy_ins (saga_id, player_id, display_name, lounge_id, seat, amount, "
-                "state, request_key, fingerprint, created_at) "
-                "VALUES ($1, $2, $3, $4, $5, $6, 'reserved', $7, $8, $9) "
-                f"RETURNING {_BUY_IN}",
-                new.saga_id,
-                new.player_id,
-                new.display_name,
-                new.lounge_id,
-                new.seat,
-                new.amount,
-                new.request.key,
-                new.request.fingerprint,
-                new.at,
-            )
-            assert row is not None
-            return _buy_in(row)
+    async def reserve(self, new: NewBuyIn) -> Reservation:
+        """One call of ``lobby_reserve_buy_in`` (migration 0005): its steps are the
+        transaction this method ran statement by statement, one round trip in all."""
+        movement = reserve_key(new.saga_id)
+        row = await self.pool.fetchrow(
+            f"SELECT r.r_outcome, r.r_balance, (r.r_saga).fingerprint, {_SAGA_OF_R} "
+            "FROM lobby_reserve_buy_in($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) r",
+            new.saga_id,
+            new.player_id,
+            new.lounge_id,
+            new.seat,
+            new.amount,
+            new.request.key,
+            new.request.fingerprint,
+            movement.key,
+            movement.fingerprint,
+            new.at,
+        )
+        assert row is not None
+        outcome = row["r_outcome"]
+        if outcome == "no_account":
+            raise NoAccount(new.player_id)
+        if outcome == "insufficient":
+            raise InsufficientChips(int(row["r_balance"]), new.amount)
+        if outcome == "first" and bytes(row["fingerprint"]) != new.request.fingerprint:
+            raise RequestReused()
+        return Reservation(_buy_in(row), int(row["r_balance"]))
 
     @staticmethod
     async def _locked(conn: Conn, saga_id: str) -> BuyIn:
@@ -88,41 +84,19 @@ class PgBuyIns:
         return _buy_in(row)
 
     async def seated(self, saga_id: str, grant: SeatGrant) -> BuyIn:
-        async with self.pool.acquire() as conn, conn.transaction():
-            saga = await self._locked(conn, saga_id)
-            if saga.state is not BuyInState.RESERVED:
-                return saga
-            # The table service is the authority on who sits where: its seat replaces
-            # whatever the lobby's view had there.
-            old = await conn.execute(
-                "DELETE FROM lounge_seats WHERE lounge_id = $1 AND seat = $2",
-                saga.lounge_id,
-                grant.seat,
-            )
-            await conn.execute(
-                "INSERT INTO lounge_seats (lounge_id, seat, player_id, display_name, ai_level, "
-                "stack) VALUES ($1, $2, $3, $4, 0, $5)",
-                saga.lounge_id,
-                grant.seat,
-                saga.player_id,
-                saga.display_name,
-                saga.amount,
-            )
-            if old == "DELETE 0":
-                await conn.execute(
-                    "UPDATE lounges SET seats_taken = seats_taken + 1 WHERE lounge_id = $1",
-                    saga.lounge_id,
-                )
-            row = await conn.fetchrow(
-                "UPDATE buy_ins SET state = 'seated', seat = $2, seat_token = $3, "
-                f"seat_token_expires_at = $4 WHERE saga_id = $1 RETURNING {_BUY_IN}",
-                saga_id,
-                grant.seat,
-                grant.seat_token,
-                grant.expires_at,
-            )
-            assert row is not None
-            return _buy_in(row)
+        """One call of ``lobby_seat_buy_in`` (migration 0005), the transaction this method
+        ran statement by statement: the table service is the authority on who sits where,
+        so its seat replaces whatever the lobby's view had there."""
+        row = await self.pool.fetchrow(
+            f"SELECT {_BUY_IN} FROM lobby_seat_buy_in($1, $2, $3, $4)",  # a buy_ins row
+            saga_id,
+            grant.seat,
+            grant.seat_token,
+            grant.expires_at,
+        )
+        if row is None or row["saga_id"] is None:
+            raise KeyError(saga_id)
+        return _buy_in(row)
 
     async def compensate(self, saga_id: str, refusal: str, at: datetime) -> BuyIn:
         async with self.pool.acquire() as conn, conn.transaction():

@@ -22,6 +22,25 @@ _LOUNGE = (
 )
 
 
+def _lounge(r: asyncpg.Record, seats: list[LoungeSeat]) -> Lounge:
+    return Lounge(
+        r["lounge_id"],
+        r["listing_id"],
+        r["owner_id"],
+        r["name"],
+        r["variant"],
+        bytes(r["config"]),
+        r["stake"],
+        r["seat_count"],
+        r["min_buy_in"],
+        r["max_buy_in"],
+        r["invite_code"],
+        LoungeState(r["state"]),
+        r["created_at"],
+        tuple(seats),
+    )
+
+
 class PgLounges:
     """Lounges and their seats; a listing walks ``lounges_listing`` (or, for one variant,
     ``lounges_listing_variant``) newest first and stops at the page size."""
@@ -43,25 +62,7 @@ class PgLounges:
 
     async def _lounges(self, conn: Conn | asyncpg.Pool, rows: list[asyncpg.Record]) -> list[Lounge]:
         seats = await self._seats(conn, [r["lounge_id"] for r in rows])
-        return [
-            Lounge(
-                r["lounge_id"],
-                r["listing_id"],
-                r["owner_id"],
-                r["name"],
-                r["variant"],
-                bytes(r["config"]),
-                r["stake"],
-                r["seat_count"],
-                r["min_buy_in"],
-                r["max_buy_in"],
-                r["invite_code"],
-                LoungeState(r["state"]),
-                r["created_at"],
-                tuple(seats[r["lounge_id"]]),
-            )
-            for r in rows
-        ]
+        return [_lounge(r, seats[r["lounge_id"]]) for r in rows]
 
     async def create(self, new: NewLounge, max_per_owner: int | None = None) -> Lounge:
         """With a cap, the owner's player row is locked first (one owner's creations run one
@@ -127,10 +128,16 @@ class PgLounges:
             return (await self._lounges(conn, [row]))[0]
 
     async def get(self, lounge_id: str) -> Lounge | None:
+        """One statement, the seats an array of records beside the lounge's row: a join
+        looks its lounge up first, and a second round trip for the seats cost it as much."""
         row = await self.pool.fetchrow(
-            f"SELECT {_LOUNGE} FROM lounges WHERE lounge_id = $1", lounge_id
+            f"SELECT {_LOUNGE}, (SELECT coalesce(array_agg(ROW(s.seat, s.player_id, "
+            "s.display_name, s.ai_level, s.stack) ORDER BY s.seat), '{}') "
+            "FROM lounge_seats s WHERE s.lounge_id = l.lounge_id) AS seats "
+            "FROM lounges l WHERE lounge_id = $1",
+            lounge_id,
         )
-        return None if row is None else (await self._lounges(self.pool, [row]))[0]
+        return None if row is None else _lounge(row, [LoungeSeat(*s) for s in row["seats"]])
 
     async def mark_open(self, lounge_id: str) -> Lounge:
         status = await self.pool.execute(

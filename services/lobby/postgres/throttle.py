@@ -64,3 +64,9 @@ class PgThrottle:
             "WHERE scope = ANY($1::text[]) AND failures > 1",
             sorted(set(scopes)),
         )
+
+    async def prune(self, before: datetime) -> int:
+        status = await self.pool.execute(  # by the index sign_in_failures_window
+            "DELETE FROM sign_in_failures WHERE window_start <= $1", before
+        )
+        return int(status.split()[-1])

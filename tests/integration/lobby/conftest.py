@@ -138,11 +138,11 @@ class Stores:
 async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
     """The ports on the in-memory fakes, then on PostgreSQL: every contract test runs on both."""
     if request.param == "memory":
-        ledger, lounges = MemoryLedger(), MemoryLounges()
-        buy_ins = MemoryBuyIns(ledger, lounges)
+        ledger, lounges, players = MemoryLedger(), MemoryLounges(), MemoryPlayers()
+        buy_ins = MemoryBuyIns(ledger, lounges, players)
         yield Stores(
             "memory",
-            MemoryPlayers(),
+            players,
             MemorySessions(),
             MemoryThrottle(),
             ledger,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -24,6 +25,7 @@ from services.lobby.ports import (
     NewBuyIn,
     NewLounge,
     NewPlayer,
+    NoAccount,
     NotSeated,
     SeatGrant,
 )
@@ -68,7 +70,6 @@ def buy_in(n: int, amount: int = 300, lounge: str = "l-0", content: str = "") ->
     return NewBuyIn(
         f"b-{n}",
         "p1",
-        "Ann",
         lounge,
         None,
         amount,
@@ -86,9 +87,11 @@ async def conserved(stores: Stores) -> int:
 
 async def test_reserve_takes_the_chips_with_the_saga_once(stores: Stores) -> None:
     await setup(stores)
-    saga = await stores.buy_ins.reserve(buy_in(1))
+    reservation = await stores.buy_ins.reserve(buy_in(1))
+    saga = reservation.buy_in
     assert (saga.state, saga.amount, saga.seat_token) == (BuyInState.RESERVED, 300, None)
-    assert await stores.buy_ins.reserve(buy_in(1)) == saga  # a retry
+    assert (saga.display_name, reservation.balance) == ("Ann", 700)  # the player's own name
+    assert await stores.buy_ins.reserve(buy_in(1)) == reservation  # a retry
     assert (await stores.ledger.account("p1")).balance == 700  # type: ignore[union-attr]
     with pytest.raises(RequestReused):
         await stores.buy_ins.reserve(buy_in(1, content="other"))
@@ -98,6 +101,17 @@ async def test_reserve_takes_the_chips_with_the_saga_once(stores: Stores) -> Non
     assert await stores.buy_ins.get("b-1") == saga
     assert [s.saga_id for s in await stores.buy_ins.unfinished(10)] == ["b-1"]
     assert await conserved(stores) == 300
+
+
+async def test_reserve_without_an_account_writes_nothing(stores: Stores) -> None:
+    await setup(stores)
+    await stores.players.create(NewPlayer("p2", "Bob", "bob", None, key("p2"), T0))
+    with pytest.raises(NoAccount):
+        await stores.buy_ins.reserve(replace(buy_in(1), player_id="p2"))
+    assert await stores.buy_ins.get("b-1") is None
+    await stores.ledger.open("p2", 500, key("grant/p2"), T0)
+    reservation = await stores.buy_ins.reserve(replace(buy_in(1), player_id="p2"))
+    assert (reservation.buy_in.display_name, reservation.balance) == ("Bob", 200)
 
 
 async def test_seated_commits_the_seat_once(stores: Stores) -> None:

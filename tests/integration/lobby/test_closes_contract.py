@@ -23,7 +23,7 @@ from .test_buy_ins_contract import T0, buy_in, conserved, key, setup
 
 
 async def seated(stores: Stores, n: int, seat: int, amount: int = 300) -> str:
-    saga = await stores.buy_ins.reserve(buy_in(n, amount))
+    saga = (await stores.buy_ins.reserve(buy_in(n, amount))).buy_in
     await stores.buy_ins.seated(saga.saga_id, SeatGrant(seat, f"token-{n}", None, 7))
     return saga.saga_id
 
@@ -88,7 +88,7 @@ async def test_a_close_and_a_leave_of_one_seat_credit_it_once(stores: Stores) ->
 
 async def test_a_reserved_buy_in_is_unsettled_but_cannot_be_settled(stores: Stores) -> None:
     await setup(stores)
-    saga = await stores.buy_ins.reserve(buy_in(1))
+    saga = (await stores.buy_ins.reserve(buy_in(1))).buy_in
     assert [s.state for s in await stores.closes.unsettled("l-0")] == [BuyInState.RESERVED]
     assert (await stores.closes.seen_seated(saga.saga_id, 5)).leave_sequence is None
     assert (await stores.closes.settle(saga.saga_id, 300, T0)).state is BuyInState.RESERVED

@@ -288,3 +288,61 @@ async def test_production_mode_refuses_a_schema_not_migrated(fresh_database: str
     }
     with pytest.raises(ConfigError, match="felt db migrate"):
         await start_lobby_server(LobbyServerConfig.from_env(env))
+
+
+async def test_sign_ups_from_one_address_are_limited(lobby_dsn: str) -> None:
+    """FELT_LOBBY_MAX_SIGN_UPS from the environment, then over gRPC from 127.0.0.1: past it
+    RESOURCE_EXHAUSTED TOO_MANY_SIGN_UPS, nothing made; a retry of an answered one is
+    answered (not counted); the server's periodic pass forgets the window once it is over."""
+    pool = await empty_pool(lobby_dsn)
+    env = {"DATABASE_URL": lobby_dsn, "FELT_LOBBY_MAX_SIGN_UPS": "2"}
+    settings = LobbyServerConfig.from_env(env, dev=True).settings
+    assert settings.sign_up_max_per_client == 2
+    clock = Clock()
+    config = LobbyServerConfig(
+        database_url=lobby_dsn,
+        address="127.0.0.1:0",
+        secrets=SECRETS,
+        settings=settings,
+        passwords=Passwords(PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)),
+        clock=clock,
+        grace_s=0.5,
+        recover_every_s=0.05,
+        table_admin_token="lobby-tests-service",  # no table service is called here
+    )
+    running = await start_lobby_server(config)
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{running.port}")
+    try:
+        stub: rpc.LobbyServiceAsyncStub = rpc.LobbyServiceStub(channel)
+        first = pb.CreateGuestRequest(display_name="Ann", request_id=rid())
+        await stub.CreateGuest(first)
+        await stub.Register(
+            pb.RegisterRequest(display_name="Bo", password=PASSWORD, request_id=rid())
+        )
+        assert await refused(
+            stub.CreateGuest(pb.CreateGuestRequest(display_name="Cy", request_id=rid()))
+        ) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_SIGN_UPS")
+        assert await refused(
+            stub.Register(
+                pb.RegisterRequest(display_name="Di", password=PASSWORD, request_id=rid())
+            )
+        ) == (grpc.StatusCode.RESOURCE_EXHAUSTED, "TOO_MANY_SIGN_UPS")
+        assert (await stub.CreateGuest(first)).player.display_name == "Ann"  # a retry
+        assert await pool.fetchval("SELECT count(*) FROM players") == 2
+        assert (
+            await pool.fetchval(
+                "SELECT failures FROM sign_in_failures WHERE scope = 'sign-up:127.0.0.1'"
+            )
+            == 2
+        )
+        clock.offset = settings.sign_up_window
+        for _ in range(100):  # the periodic pass forgets the window that has passed
+            if not await pool.fetchval("SELECT count(*) FROM sign_in_failures"):
+                break
+            await asyncio.sleep(0.05)
+        assert not await pool.fetchval("SELECT count(*) FROM sign_in_failures")
+        await stub.CreateGuest(pb.CreateGuestRequest(display_name="Cy", request_id=rid()))
+    finally:
+        await channel.close()
+        await running.stop()
+        await pool.close()

@@ -163,6 +163,19 @@ async def test_throttle_refunds_one_attempt(stores: Any) -> None:
     assert await stores.throttle.reserve({"client:b": 1}, T0, window)  # it starts over
 
 
+async def test_throttle_prunes_the_windows_that_have_passed(stores: Any) -> None:
+    window = timedelta(hours=1)
+    await stores.throttle.reserve({"sign-up:1.2.3.4": 9}, T0, window)
+    await stores.throttle.reserve({"sign-up:1.2.3.4": 9}, T0 + timedelta(minutes=5), window)
+    await stores.throttle.reserve({"name:bob": 9}, T0 + timedelta(minutes=10), window)
+    assert await stores.throttle.prune(T0 - timedelta(seconds=1)) == 0
+    assert await stores.throttle.prune(T0 + timedelta(minutes=5)) == 1  # by its window's start
+    assert await stores.throttle.failures(["sign-up:1.2.3.4"], T0 - window) == 0
+    assert await stores.throttle.failures(["name:bob"], T0 - window) == 1
+    assert await stores.throttle.prune(T0 + window) == 1
+    assert await stores.throttle.failures(["name:bob"], T0 - window) == 0
+
+
 async def test_players_by_request(stores: Any) -> None:
     p = await stores.players.create(new_player("p1", "Alice", "r1"))
     assert await stores.players.by_request(key("r1", "Alice")) == p

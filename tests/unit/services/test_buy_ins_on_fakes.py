@@ -34,12 +34,13 @@ from services.lobby.ports import (
     Lounge,
     LoungeState,
     NewBuyIn,
+    Reservation,
     SeatGrant,
 )
 from services.lobby.refusals import Code, Refused
 from services.lobby.seating import SeatingApp, table_request_id
 
-from .test_lobby_app_on_fakes import Lobby, guest_id, refused, req
+from .test_lobby_app_on_fakes import PASSWORD, Lobby, guest_id, refused, req
 from .test_lounges_on_fakes import nlhe
 
 GRANT = 10_000
@@ -61,10 +62,10 @@ class CrashingBuyIns:
             self.crash = ""
             raise Crash(point)
 
-    async def reserve(self, new: NewBuyIn) -> BuyIn:
-        saga = await self.inner.reserve(new)
+    async def reserve(self, new: NewBuyIn) -> Reservation:
+        reservation = await self.inner.reserve(new)
         self._fire("after_reserve")
-        return saga
+        return reservation
 
     async def seated(self, saga_id: str, grant: SeatGrant) -> BuyIn:
         saga = await self.inner.seated(saga_id, grant)
@@ -170,7 +171,7 @@ class World:
         self.lounges = MemoryLounges()
         self.tables = CrashingTables()
         self.lounge_app = LoungeApp(self.lobby.app, self.lounges, self.tables)
-        self.store = MemoryBuyIns(self.ledger, self.lounges)
+        self.store = MemoryBuyIns(self.ledger, self.lounges, self.lobby.app.players)
         self.buy_ins = CrashingBuyIns(self.store)
         self.app = SeatingApp(self.lounge_app, self.buy_ins, self.tables)
         self.closes = CrashingCloses(MemoryCloses(self.store))
@@ -527,3 +528,28 @@ async def test_conservation_over_random_joins_failures_crashes_and_recoveries(
         closed = await world.lounges.get(lounge.lounge_id)
         assert closed is not None and closed.state is LoungeState.CLOSED and not closed.seats
         assert world.tables.tables[lounge.lounge_id].closed
+
+
+async def test_a_player_whose_grant_was_never_written_gets_it_at_its_first_join(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A registration cut short after its player, before its grant, then a sign-in: the
+    reserve finds no account, the join opens it with its grant and reserves again, once."""
+    alice = await world.player(1)
+    lounge = await world.lounge(alice, 1)
+    opened = world.ledger.open
+
+    async def lost(*args: object, **kwargs: object) -> object:
+        monkeypatch.setattr(world.ledger, "open", opened)
+        raise ConnectionError("the lobby died before the grant")
+
+    monkeypatch.setattr(world.ledger, "open", lost)
+    with pytest.raises(ConnectionError):
+        await world.lobby.app.register("Bob", PASSWORD, req("reg", content="Bob"))
+    signed = await world.lobby.app.sign_in("Bob", PASSWORD, req("in"))
+    bob = world.lobby.caller(signed.credentials)
+    assert await world.ledger.account(signed.player.player_id) is None
+    joined = await world.app.join(bob, req("j"), lounge.lounge_id, None, 300, "")
+    assert (joined.buy_in.display_name, joined.balance) == ("Bob", GRANT - 300)
+    assert await balance(world, bob) == GRANT - 300
+    await world.check(settled=True)

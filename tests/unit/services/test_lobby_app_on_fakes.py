@@ -264,7 +264,7 @@ async def test_a_name_has_a_ceiling_against_guessing_from_many_addresses() -> No
 async def test_one_address_cannot_make_the_server_hash_without_end() -> None:
     """Sign-ins over many names from one address are capped (a guest's name costs a decoy
     hash); a taken name in Register costs no hash."""
-    lobby = Lobby(settings=LobbySettings(sign_in_max_per_client=12))
+    lobby = Lobby(settings=LobbySettings(sign_in_max_per_client=12, sign_up_max_per_client=50))
     await lobby.app.register("Bob", PASSWORD, req("r1", content="Bob"))
     lobby.passwords.verified = lobby.passwords.hashed = 0
     for n in range(30):
@@ -282,6 +282,86 @@ async def test_one_address_cannot_make_the_server_hash_without_end() -> None:
         taken = await refused(lobby.app.register("BOB", PASSWORD, req(f"x{n}", content="BOB")))
         assert taken.reason == "NAME_TAKEN"
     assert lobby.passwords.hashed == 0
+
+
+async def test_sign_ups_per_address_are_limited_in_a_window() -> None:
+    lobby = Lobby(settings=LobbySettings(sign_up_max_per_client=3))
+    here, there = "203.0.113.7", "198.51.100.1"
+    await lobby.app.create_guest("G1", req(guest_id(1), content="G1"), here)
+    await lobby.app.register("R1", PASSWORD, req("r1", content="R1"), here)
+    await lobby.app.create_guest("G2", req(guest_id(2), content="G2"), here)
+    lobby.passwords.hashed = 0
+    for answer in (
+        await refused(lobby.app.create_guest("G3", req(guest_id(3), content="G3"), here)),
+        await refused(lobby.app.register("R2", PASSWORD, req("r2", content="R2"), here)),
+    ):
+        assert (answer.code, answer.reason) == (Code.RESOURCE_EXHAUSTED, "TOO_MANY_SIGN_UPS")
+    assert lobby.passwords.hashed == 0  # refused before any hashing
+    assert await lobby.app.players.by_name("g3") is None  # nothing made
+    # a retry of an answered sign-up is answered, and not counted again
+    again = await lobby.app.create_guest("G2", req(guest_id(2), content="G2"), here)
+    assert again.player.display_name == "G2"
+    assert (await lobby.app.register("R1", PASSWORD, req("r1", content="R1"), here)).player
+    # another address has its own count
+    assert (await lobby.app.create_guest("G4", req(guest_id(4), content="G4"), there)).player
+    # a window later the address may sign up again
+    lobby.clock.now += LobbySettings().sign_up_window
+    assert (await lobby.app.create_guest("G3", req(guest_id(3), content="G3"), here)).player
+
+
+async def test_a_sign_up_refused_for_a_taken_name_is_not_counted() -> None:
+    lobby = Lobby(settings=LobbySettings(sign_up_max_per_client=2))
+    await lobby.app.create_guest("Ann", req(guest_id(1), content="Ann"), "203.0.113.7")
+    for n in range(5):
+        taken = await refused(
+            lobby.app.create_guest("ANN", req(guest_id(10 + n), content="ANN"), "203.0.113.7")
+        )
+        assert taken.reason == "NAME_TAKEN"
+        taken = await refused(
+            lobby.app.register("ann", PASSWORD, req(f"r{n}", content="ann"), "203.0.113.7")
+        )
+        assert taken.reason == "NAME_TAKEN"
+    assert await lobby.app.create_guest("Bo", req(guest_id(2), content="Bo"), "203.0.113.7")
+    full = await refused(
+        lobby.app.create_guest("Cy", req(guest_id(3), content="Cy"), "203.0.113.7")
+    )
+    assert full.reason == "TOO_MANY_SIGN_UPS"
+
+
+async def test_sign_ups_from_one_ipv6_64_count_together() -> None:
+    lobby = Lobby(settings=LobbySettings(sign_up_max_per_client=2))
+    peers = ["ipv6:[2001:db8:1:2::1]:5000", "ipv6:[2001:db8:1:2:ffff::9]:6000"]
+    for n, peer in enumerate(peers):
+        await lobby.app.create_guest(
+            f"V{n}", req(guest_id(n), content=f"V{n}"), client_address(peer)
+        )
+    third = client_address("ipv6:%5B2001:db8:1:2:abcd::1%5D:7000")
+    full = await refused(lobby.app.create_guest("V9", req(guest_id(9), content="V9"), third))
+    assert full.reason == "TOO_MANY_SIGN_UPS"
+    other = client_address("ipv6:[2001:db8:1:3::1]:5000")  # the next /64
+    assert (await lobby.app.create_guest("V8", req(guest_id(8), content="V8"), other)).player
+
+
+async def test_concurrent_sign_ups_never_pass_the_limit() -> None:
+    lobby = Lobby(settings=LobbySettings(sign_up_max_per_client=4))
+    answers = await asyncio.gather(
+        *(
+            lobby.app.create_guest(f"C{n}", req(guest_id(n), content=f"C{n}"), "203.0.113.7")
+            for n in range(12)
+        ),
+        return_exceptions=True,
+    )
+    assert sum(not isinstance(a, BaseException) for a in answers) == 4
+    assert {a.reason for a in answers if isinstance(a, Refused)} == {"TOO_MANY_SIGN_UPS"}
+
+
+async def test_old_throttle_counts_are_forgotten() -> None:
+    lobby = Lobby()
+    await lobby.app.create_guest("Ann", req(guest_id(1), content="Ann"), "203.0.113.7")
+    await refused(lobby.app.sign_in("Ann", "wrong pass", req("w1"), "203.0.113.7"))
+    assert await lobby.app.forget_old_attempts() == 0
+    lobby.clock.now += LobbySettings().sign_up_window  # the longer of the two windows
+    assert await lobby.app.forget_old_attempts() == 4  # the sign-up's and the sign-in's 3
 
 
 async def test_a_guest_upgrades_and_keeps_its_chips(lobby: Lobby) -> None:

@@ -6,15 +6,20 @@ Not a benchmark itself (``make bench`` skips ``bench/_*.py``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
 import sys
+import uuid
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from felt.devserver import ensure_redis
+import asyncpg
+
+from felt.devserver import ensure_postgres, ensure_redis
 
 REPO = Path(__file__).resolve().parents[1]
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
@@ -33,6 +38,38 @@ def bench_redis_url(db_env: str, default_db: str) -> str:
     """
     parts = urlsplit(ensure_redis())
     return urlunsplit(parts._replace(path=f"/{os.environ.get(db_env, default_db)}"))
+
+
+@dataclass(frozen=True)
+class Scratch:
+    """A benchmark's own PostgreSQL database: its URL, its name and the server's version."""
+
+    dsn: str
+    name: str
+    version: str
+
+
+@contextlib.asynccontextmanager
+async def scratch_database() -> AsyncIterator[Scratch]:
+    """A database ``felt_bench_<hex>`` on ``$DATABASE_URL``'s server (unset: a private one),
+    announced on stdout and dropped afterwards whatever happens."""
+    server = ensure_postgres()
+    name = f"felt_bench_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(server)
+    try:
+        version = str(await admin.fetchval("SHOW server_version"))
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    print(f"PostgreSQL {version}, scratch database {name}; {os.cpu_count()} CPUs")
+    try:
+        yield Scratch(urlunsplit(urlsplit(server)._replace(path=f"/{name}")), name, version)
+    finally:
+        admin = await asyncpg.connect(server)
+        try:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await admin.close()
 
 
 @dataclass

@@ -37,12 +37,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
+from _support import scratch_database
 from argon2 import PasswordHasher
 
-from felt.devserver import ensure_postgres
 from felt.idempotency import ClientRequest
 from felt.migrations import migrate
 from poker.events.v1 import events_pb2 as epb
@@ -321,24 +320,11 @@ async def bench_listing(lobby: Lobby, count: int, pages: int, page_size: int) ->
 # ------------------------------------------------------------------ main
 
 
-def with_database(url: str, name: str) -> str:
-    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
-
-
 async def main(args: argparse.Namespace) -> None:
-    server = ensure_postgres()  # $DATABASE_URL, else a private server for this run
-    name = f"felt_bench_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(server)
-    try:
-        version = await admin.fetchval("SHOW server_version")
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    dsn = with_database(server, name)
-    print(f"PostgreSQL {version}, scratch database {name}; {os.cpu_count()} CPUs")
-    print(f"load average {os.getloadavg()[0]:.2f}; {date.today()}")
-    print("the table service is MemoryTables (in memory): only the lobby's own work is measured")
-    try:
+    async with scratch_database() as scratch:
+        dsn = scratch.dsn
+        print(f"load average {os.getloadavg()[0]:.2f}; {date.today()}")
+        print("the table service is MemoryTables (in memory): only the lobby's own work counts")
         await migrate(dsn, MIGRATIONS)
         counter = Counter()
 
@@ -360,12 +346,6 @@ async def main(args: argparse.Namespace) -> None:
                 await bench_listing(lobby, args.lounges, args.pages, args.page_size)
         finally:
             await pool.close()
-    finally:
-        admin = await asyncpg.connect(server)
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
 
 
 def parse() -> argparse.Namespace:

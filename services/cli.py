@@ -17,6 +17,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "services.table.cli",
     "services.serve_cli",
     "services.ai_worker.cli",
+    "services.projector.cli",
     "services.lobby.cli",
     "services.lobby.db_cli",
 )

@@ -30,6 +30,7 @@ COMPILED_MODULES = (
     "rules/pots",
     "rules/variants",
     "rules/views",
+    "table/player",
     "table/events",
     "table/positions",
     "table/aggregate",

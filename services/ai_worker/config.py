@@ -48,6 +48,9 @@ class WorkerConfig:
     bot_thread: bool = False
     # Consumers that hold nothing and were not seen for this long (crashed workers) are removed.
     prune_idle_ms: int = 3_600_000
+    # How often a worker trims the requests every consumer is done with from the stream
+    # (``DecisionQueue.trim_acknowledged``; any worker may, it is idempotent). 0: never.
+    trim_interval_s: float = 10.0
 
     @property
     def dead_letter_stream(self) -> str:
@@ -59,7 +62,8 @@ class WorkerConfig:
         ``FELT_AI_CLAIM_IDLE_MS``, ``FELT_AI_METRICS_PORT`` (``off`` disables it),
         ``FELT_AI_METRICS_HOST``, ``FELT_AI_STREAM``, ``FELT_AI_GROUP``,
         ``FELT_AI_DEAD_STREAM``, ``FELT_AI_CONSUMER``, ``FELT_AI_MAX_DELIVERIES``,
-        ``FELT_AI_BOT_THREAD`` (``1``: run bots in a thread).
+        ``FELT_AI_BOT_THREAD`` (``1``: run bots in a thread), ``FELT_AI_TRIM_INTERVAL_S``
+        (``0``: never trim the stream).
         """
         e = os.environ if env is None else env
         port_text = e.get("FELT_AI_METRICS_PORT", "9464").strip().lower()
@@ -78,6 +82,7 @@ class WorkerConfig:
             consumer=e.get("FELT_AI_CONSUMER", ""),
             max_deliveries=int(e.get("FELT_AI_MAX_DELIVERIES", cls.max_deliveries)),
             bot_thread=e.get("FELT_AI_BOT_THREAD", "").strip().lower() in ("1", "true", "yes"),
+            trim_interval_s=float(e.get("FELT_AI_TRIM_INTERVAL_S", cls.trim_interval_s)),
         )
         config.validate()
         return config
@@ -89,6 +94,8 @@ class WorkerConfig:
             raise ValueError("FELT_AI_CLAIM_IDLE_MS must be at least 100")
         if self.max_deliveries < 1:
             raise ValueError("FELT_AI_MAX_DELIVERIES must be at least 1")
+        if not 0 <= self.trim_interval_s <= 86_400:
+            raise ValueError("FELT_AI_TRIM_INTERVAL_S must be between 0 and 86400")
         if self.block_ms * 1.5 >= 5000:
             # redis-py's default socket timeout is 5 s: a longer BLOCK would look like a dead
             # connection.

@@ -6,25 +6,20 @@ worker reports for the whole group). ``GET /healthz`` is liveness: 200 while
 the read loop has talked to Redis recently, 503 otherwise. ``GET /readyz`` is
 readiness: 200 while the worker takes new requests, 503 while it drains.
 
-The server is a few lines on ``asyncio.start_server`` rather than
-``prometheus_client.start_http_server`` so it runs on the worker's event loop
-(no thread), binds port 0 in tests, and stops with the worker. Each worker has
+The server is ``felt.metrics_server`` (shared with the projector). Each worker has
 its own ``CollectorRegistry`` so several workers can live in one process
 (tests, the benchmark) without clashing.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import json
-import time
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from felt.metrics_server import Health, MetricsServer
+
+__all__ = ["LATENCY_BUCKETS", "Health", "MetricsServer", "WorkerMetrics", "quantile"]
 
 # Decisions are a proto decode, a bot and one RPC: milliseconds, with a long tail for
 # "hard" bots and a slow table service.
@@ -135,74 +130,3 @@ class WorkerMetrics:
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
-
-
-@dataclass
-class Health:
-    """What the health endpoints report; the worker updates it as it runs."""
-
-    last_redis_ok: float = 0.0
-    accepting: bool = False
-    stale_after_s: float = 15.0
-
-    def live(self) -> bool:
-        return time.monotonic() - self.last_redis_ok < self.stale_after_s
-
-
-class MetricsServer:
-    """``/metrics``, ``/healthz`` and ``/readyz`` on one port (see the module docstring)."""
-
-    def __init__(
-        self, metrics: WorkerMetrics, health: Health, details: Callable[[], dict[str, object]]
-    ) -> None:
-        self.metrics = metrics
-        self.health = health
-        self.details = details
-        self._server: asyncio.Server | None = None
-        self.port = 0
-
-    async def start(self, host: str, port: int) -> int:
-        self._server = await asyncio.start_server(self._handle, host, port)
-        self.port = int(self._server.sockets[0].getsockname()[1])
-        return self.port
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-            with contextlib.suppress(Exception):
-                await self._server.wait_closed()
-            self._server = None
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            request_line = await asyncio.wait_for(reader.readline(), timeout=5)
-            while True:  # skip headers; no request has a body
-                line = await asyncio.wait_for(reader.readline(), timeout=5)
-                if line in (b"\r\n", b"\n", b""):
-                    break
-            parts = request_line.decode("latin-1").split()
-            path = parts[1].split("?", 1)[0] if len(parts) >= 2 else "/"
-            status, content_type, body = self._route(path)
-            head = (
-                f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n"
-                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-            )
-            writer.write(head.encode() + body)
-            await writer.drain()
-        except (TimeoutError, ConnectionError, UnicodeDecodeError):
-            pass
-        finally:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-
-    def _route(self, path: str) -> tuple[str, str, bytes]:
-        if path == "/metrics":
-            return "200 OK", CONTENT_TYPE_LATEST, self.metrics.exposition()
-        if path in ("/healthz", "/readyz"):
-            live = self.health.live()
-            ok = live if path == "/healthz" else live and self.health.accepting
-            body = json.dumps({"ok": ok, **self.details()}).encode()
-            status = "200 OK" if ok else "503 Service Unavailable"
-            return status, "application/json", body
-        return "404 Not Found", "text/plain", b"not found: try /metrics, /healthz or /readyz\n"

@@ -372,11 +372,13 @@ class AiWorker:
     # ------------------------------------------------------------------ claiming
 
     async def _claim_loop(self) -> None:
-        """Keep own slow decisions ours, and take over requests others left idle too long.
+        """Keep own slow decisions ours, take over requests others left idle too long, and
+        every ``trim_interval_s`` trim what the group is done with from the stream.
 
         Runs until the worker closes: while draining it only heartbeats (claims nothing new).
         """
         interval = max(0.05, self.config.claim_idle_ms / 4000)
+        trimmed_at = time.monotonic()
         while not self._closing:
             await asyncio.sleep(interval)
             if self._closing:
@@ -385,6 +387,12 @@ class AiWorker:
                 await self._heartbeat()
                 if not self._stopping.is_set() and self._free_slots() > 0:
                     await self.claim_once()
+                every = self.config.trim_interval_s
+                if every and time.monotonic() - trimmed_at >= every:
+                    trimmed_at = time.monotonic()
+                    trimmed = await self._queue.trim_acknowledged()
+                    if trimmed:
+                        log.debug("ai_stream_trimmed", entries=trimmed)
             except (RedisError, OSError) as exc:
                 self.metrics.errors.labels(kind="redis").inc()
                 log.warning("ai_claim_failed", error=str(exc))

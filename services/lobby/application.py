@@ -25,8 +25,6 @@ the player and account look-ups, from this class).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import ipaddress
 import re
@@ -40,6 +38,7 @@ from datetime import datetime, timedelta
 from felt.api import limits
 from felt.idempotency import ClientRequest, RequestKey, server_key
 from services.lobby.auth import Caller
+from services.lobby.paging import page_match, page_token
 from services.lobby.ports import (
     Account,
     AlreadyRegistered,
@@ -92,7 +91,7 @@ class LobbySettings:
     sign_in_max_failures: int = 5  # per client address and name
     sign_in_max_per_name: int = 100  # per name, from every address together
     sign_in_max_per_client: int = 50  # per client address, over every name
-    # Sign-ups (CreateGuest, Register) per client address (an IPv6 one by its /64) in a
+    # Sign-ups (CreateGuest, Register) per client address (an IPv6 one by its /48) in a
     # window: accounts are free and each may open lounges that run tables, so one address
     # must not be able to make them without end; a retry of an answered sign-up is not
     # counted again, nor one refused for a taken name (it made nothing).
@@ -152,6 +151,19 @@ def client_address(peer: str) -> str:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is None:
         return str(ipaddress.ip_network(f"{address}/64", strict=False))
     return str(address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else address)
+
+
+def sign_up_site(client: str) -> str:
+    """Whose sign-ups count together: ``client`` (``client_address``), but an IPv6 one by
+    its /48, not its /64. A /48 is what one end site is assigned (RFC 6177; a tunnel broker
+    hands one out free): counted by the /64, one such client had its 65,536 /64s' limits."""
+    try:
+        network = ipaddress.ip_network(client)
+    except ValueError:
+        return client  # not an address (a Unix socket's peer): as it is
+    if isinstance(network, ipaddress.IPv6Network) and network.prefixlen > 48:
+        return str(network.supernet(new_prefix=48))
+    return client
 
 
 def name_key(display_name: str) -> str:
@@ -233,7 +245,7 @@ class LobbyApp:
         if await self.players.by_request(key) is not None:
             yield  # a retry: counted when it was first made
             return
-        s, scope = self.settings, f"sign-up:{client}"
+        s, scope = self.settings, f"sign-up:{sign_up_site(client)}"
         if not await self.throttle.reserve(
             {scope: s.sign_up_max_per_client}, self.clock(), s.sign_up_window
         ):
@@ -504,22 +516,9 @@ def _duration(span: timedelta) -> str:
 
 
 def _page_token(entry_id: int) -> str:
-    return base64.urlsafe_b64encode(f"e{entry_id}".encode()).decode().rstrip("=")
+    return page_token(f"e{entry_id}")
 
 
 def _page_position(token: str) -> int | None:
-    if not token:
-        return None
-    bad = limits.LimitError(
-        "BAD_PAGE_TOKEN", "page_token must be a next_page_token this call returned, or empty"
-    )
-    if len(token) > limits.PAGE_TOKEN_MAX:
-        raise bad
-    try:
-        text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode("ascii")
-    except (binascii.Error, ValueError):
-        raise bad from None
-    match = _PAGE.fullmatch(text)
-    if match is None:
-        raise bad
-    return int(match[1])
+    match = page_match(token, _PAGE)
+    return int(match[1]) if match is not None else None

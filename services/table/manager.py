@@ -57,6 +57,7 @@ from services.table.runtime import (
     fault_reason,
     utc_now,
 )
+from services.table.snapshots import SnapshotPolicy
 
 log = structlog.get_logger("felt.table")
 
@@ -88,6 +89,7 @@ class TableManager:
     owner: str = field(default_factory=lambda: f"table-{uuid.uuid4().hex[:12]}")
     lease_ttl_ms: int = 5_000
     timing: Timing = field(default_factory=Timing)
+    snapshots: SnapshotPolicy = field(default_factory=SnapshotPolicy)
     clock: Clock = utc_now
     adopt: bool = True
     leases: TableLeases | None = None
@@ -230,6 +232,7 @@ class TableManager:
             self.store,
             clock=self.clock,
             timing=self.timing,
+            snapshots=self.snapshots,
             on_ai_turn=self.ask_ai,
             on_fault=self._faulted,
         )
@@ -350,7 +353,12 @@ class TableManager:
         """
         builder, done = self._models.get(table_id, (ModelBuilder(), 0))
         try:
-            records = await self.store.read(table_id, from_sequence=min(done, version))
+            try:
+                records = await self.store.read(table_id, from_sequence=min(done, version))
+            except EventsTrimmed as trimmed:
+                # The older hands were archived and trimmed: model what Redis still holds.
+                builder, done = ModelBuilder(), trimmed.first_available - 1
+                records = await self.store.read(table_id, from_sequence=done)
             builder, done = self._models.get(table_id, (builder, done))  # after the await
             if done > version:  # pragma: no cover - a request older than the model
                 builder, done = ModelBuilder(), 0

@@ -182,6 +182,11 @@ class TableQueries:
             raise Refused(Code.NOT_FOUND, "no hand has been dealt at this table")
         first = hands.get(hand_id)
         if first is None:
+            if runtime.loaded_from > 1:  # rebuilt from a snapshot: older hands are archived
+                raise Refused(
+                    Code.NOT_FOUND,
+                    f"hand {hand_id} is not among this table's recent hands; ask the hand archive",
+                )
             raise Refused(Code.NOT_FOUND, f"hand {hand_id} is not at this table")
         if viewer is not None and runtime.seated_at.get(viewer, 0) > first:
             viewer = None  # the seat's occupant sat down after this hand: not theirs

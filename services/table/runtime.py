@@ -41,6 +41,7 @@ from felt.eventstore.codec import (
 )
 from felt.idempotency import RequestKey, server_key
 from felt.rules.commands import IllegalAction
+from felt.rules.config import PUBLIC_ID_BYTES
 from felt.table.aggregate import (
     CloseTable,
     PlayHand,
@@ -50,10 +51,12 @@ from felt.table.aggregate import (
     TimeOut,
     execute_table,
     passive_action,
+    snapshot_of,
 )
 from felt.table.events import (
     AnyEvent,
 )
+from services.table.snapshots import SnapshotPolicy, TrimPoints
 from services.table.stream import (
     close_time,
     deadline_of,
@@ -138,6 +141,7 @@ class TableRuntime:
     store: EventStore
     clock: Clock = utc_now
     timing: Timing = field(default_factory=Timing)
+    snapshots: SnapshotPolicy = field(default_factory=SnapshotPolicy)
     on_ai_turn: AiHook | None = None
     on_fault: FaultHook | None = None
     # Why the table cannot be driven ("" while it can): see TableQuarantined.
@@ -153,27 +157,46 @@ class TableRuntime:
     hand_decks: dict[str, int] = field(default_factory=dict)
     # Seat -> sequence of its current occupant's PlayerSeated.
     seated_at: dict[int, int] = field(default_factory=dict)
+    # The sequence the cache was rebuilt from (its snapshot's; 1 for a whole stream): the
+    # indexes above know nothing of the hands before it.
+    loaded_from: int = 1
+    # Snapshots this runtime may trim below, once they are old enough.
+    trim_points: TrimPoints = field(default_factory=TrimPoints)
     # time.monotonic() until which this instance surely holds the lease (set by the manager).
     lease_expires: float = math.inf
     stale: bool = False
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _timer: asyncio.Task[None] | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    _trims: set[asyncio.Task[None]] = field(default_factory=set)
     _closed: bool = False
     _started: bool = False
 
     # ------------------------------------------------------------------ loading
 
     async def load(self) -> None:
-        """Rebuild the table from its whole stream (``services.table.stream.rebuild``)."""
-        records = await self.store.read(self.table_id)
+        """Rebuild the table from its latest snapshot and the events after it.
+
+        ``EventStore.read_tail`` (the whole stream for a table without a
+        snapshot), folded by ``services.table.stream.rebuild``; the state is
+        the same as the whole stream's fold, which the snapshot is.
+        """
+        records = await self.store.read_tail(self.table_id)
         rebuilt = rebuild(records)
         self.state, self.version = rebuilt.state, rebuilt.version
         self.last_event_at, self.turn_started_at = rebuilt.last_event_at, rebuilt.turn_started_at
         self.deck_sequences, self.hand_decks = rebuilt.deck_sequences, rebuilt.hand_decks
         self.seated_at = rebuilt.seated_at
+        self.loaded_from = records[0].sequence if records else 1
+        self.trim_points.reset(rebuilt.snapshot, rebuilt.snapshot_at)
         self.stale = False
-        log.info("table_loaded", table_id=self.table_id, events=len(records), version=self.version)
+        log.info(
+            "table_loaded",
+            table_id=self.table_id,
+            events=len(records),
+            version=self.version,
+            snapshot=rebuilt.snapshot,
+        )
 
     def deck_sequence_before(self, sequence: int) -> int:
         """Sequence of the last DeckCommitted at or before ``sequence`` (0 if none)."""
@@ -220,8 +243,13 @@ class TableRuntime:
             cmd = command(self.state) if callable(command) else command
             before = self.state
             state, events = execute_table(before, cmd)
-            recorded = timestamp(now)
             version = self.version
+            snapshot_at = 0
+            if before is not None and self.snapshots.due(before, cmd):
+                # The deal's first event: the table as it is between the hands.
+                events = [snapshot_of(before, self.seated_at), *events]
+                snapshot_at = version + 1
+            recorded = timestamp(now)
             turn_at = self.turn_started_at
             decks: list[int] = []
             hands: dict[str, int] = {}
@@ -246,7 +274,12 @@ class TableRuntime:
             blob = response.SerializeToString() if response is not None else b""
             try:
                 result: AppendResult = await self.store.append(
-                    self.table_id, payloads, version, request.key, request.seal(blob)
+                    self.table_id,
+                    payloads,
+                    version,
+                    request.key,
+                    request.seal(blob),
+                    snapshot_at=snapshot_at,
                 )
             except BaseException:
                 # A conflict, or an outcome we cannot know (cancelled, connection lost):
@@ -269,7 +302,29 @@ class TableRuntime:
             self.hand_decks.update(hands)
             self.seated_at = seated
             self._schedule()
+            if snapshot_at:
+                self.trim_points.add(snapshot_at, now)
+                trim = self._spawn(self._trim(now))
+                self._trims.add(trim)
+                trim.add_done_callback(self._trims.discard)
             return Outcome(tuple(events), last, response, blob)
+
+    async def _trim(self, now: datetime) -> None:
+        """Trim the stream below the newest snapshot old enough (``services.table.snapshots``).
+
+        In the background: a deal's answer does not wait for it, and a failed
+        trim changes nothing (the next snapshot's trim reaches as far).
+        """
+        below = self.trim_points.take(now, self.snapshots.retain)
+        if not below:
+            return
+        try:
+            dropped = await self.store.trim_archived(self.table_id, below)
+        except Exception as exc:
+            log.warning("table_trim_failed", table_id=self.table_id, error=repr(exc))
+            return
+        if dropped:
+            log.debug("table_trimmed", table_id=self.table_id, below=below, dropped=dropped)
 
     # ------------------------------------------------------------------ timers
 
@@ -302,6 +357,11 @@ class TableRuntime:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
+
+    async def trimmed(self) -> None:
+        """Wait for the trims already started to finish (tests, benchmarks)."""
+        while pending := list(self._trims):
+            await asyncio.gather(*pending, return_exceptions=True)
 
     def action_deadline(self) -> datetime | None:
         """When the seat to act will be timed out (None without a clock or an actor)."""
@@ -399,7 +459,7 @@ class TableRuntime:
         closing = close_time(state) if state is not None else None
         if closing is not None and self.clock() >= closing:
             return CloseTable("closing time")
-        return StartNextHand(secrets.token_bytes(32))
+        return StartNextHand(secrets.token_bytes(32), secrets.token_bytes(PUBLIC_ID_BYTES))
 
     def _after(self, delay: timedelta, version: int, command: CommandSource, kind: str) -> None:
         async def fire() -> None:

@@ -75,6 +75,7 @@ from services.table.manager import TableManager
 from services.table.ratelimit import RateLimits
 from services.table.runtime import Timing
 from services.table.service import TableService
+from services.table.snapshots import SnapshotPolicy
 from services.table.watch import WatchHub, WatchLimits
 
 log = structlog.get_logger("felt.table")
@@ -104,6 +105,7 @@ class TableServerConfig:
     instance_id: str = ""
     watch: WatchLimits = field(default_factory=WatchLimits)
     rate: RateLimits = field(default_factory=RateLimits)
+    snapshots: SnapshotPolicy = field(default_factory=SnapshotPolicy)
 
     @classmethod
     def from_env(
@@ -134,6 +136,7 @@ class TableServerConfig:
             ai_stream=ai_stream_from_env(env),
             watch=_watch_limits(env),
             rate=_rate_limits(env),
+            snapshots=SnapshotPolicy.from_env(env),
         )
 
     def check(self) -> None:
@@ -230,6 +233,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         owner=config.instance_id or _instance_id(config.address, port),
         lease_ttl_ms=config.lease_ttl_ms,
         timing=Timing(between_hands=timedelta(milliseconds=config.between_hands_ms)),
+        snapshots=config.snapshots,
     )
     service = TableService(manager, config.secrets, config.watch, config.rate)
     table_service_pb2_grpc.add_TableServiceServicer_to_server(service, server)

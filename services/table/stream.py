@@ -36,6 +36,7 @@ from felt.table.events import (
     PlayerLeft,
     PlayerSeated,
     TableEvent,
+    TableSnapshotTaken,
 )
 from poker.events.v1 import events_pb2 as epb
 
@@ -66,13 +67,17 @@ class Rebuilt:
     deck_sequences: list[int]  # sequences of the DeckCommitted events
     hand_decks: dict[str, int]  # the same by hand id
     seated_at: dict[int, int]  # seat -> sequence of its current occupant's PlayerSeated
+    snapshot: int = 0  # sequence of the last snapshot folded (0: none)
+    snapshot_at: datetime | None = None  # when it was written
 
 
 def rebuild(records: Sequence[StoredRecord]) -> Rebuilt:
-    """Fold a table's whole stream.
+    """Fold a table's stream: the whole of it, or from a snapshot on (``read_tail``).
 
     Hands before the last one are skimmed (``skim_event``): only what outlives
-    them is folded, and their other events are not even decoded.
+    them is folded, and their other events are not even decoded. A snapshot
+    first is the table as it was then (``apply_event`` starts from it), with
+    its seats' occupants' sequences.
     """
     try:
         stored = [epb.StoredEvent.FromString(r.payload) for r in records]
@@ -86,7 +91,15 @@ def rebuild(records: Sequence[StoredRecord]) -> Rebuilt:
     decks: list[int] = []
     hands: dict[str, int] = {}
     seated: dict[int, int] = {}
+    snapshot, snapshot_at = 0, None
     for i, (record, message, kind) in enumerate(zip(records, stored, kinds, strict=True)):
+        if kind == "table_snapshot_taken":
+            snapshot = record.sequence
+            snapshot_at = (
+                message.recorded_at.ToDatetime(tzinfo=UTC)
+                if message.HasField("recorded_at")
+                else None
+            )
         if i < last_hand:
             # A hand that is over (``skim_event``, straight from the message): only what
             # outlives it is folded, and times do not matter.
@@ -114,7 +127,7 @@ def rebuild(records: Sequence[StoredRecord]) -> Rebuilt:
                     turn_at = last_at
         track(event, record.sequence, decks, hands, seated)
     version = records[-1].sequence if records else 0
-    return Rebuilt(state, version, last_at, turn_at, decks, hands, seated)
+    return Rebuilt(state, version, last_at, turn_at, decks, hands, seated, snapshot, snapshot_at)
 
 
 def track(
@@ -132,6 +145,10 @@ def track(
         seated[event.seat] = sequence
     elif isinstance(event, PlayerLeft):
         seated.pop(event.seat, None)
+    elif isinstance(event, TableSnapshotTaken):
+        # What the stream before it said (the same, unless it was trimmed away).
+        seated.clear()
+        seated.update(event.seated_at)
 
 
 def hand_ids(before: TableState | None, events: list[AnyEvent]) -> list[str]:

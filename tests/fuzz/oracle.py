@@ -40,6 +40,7 @@ from felt.table.events import (
     PlayerSeated,
     TableClosed,
     TableCreated,
+    TableSnapshotTaken,
 )
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
@@ -150,6 +151,13 @@ class Ledger:
             self.sitting_out.discard(event.seat)
         elif isinstance(event, TableClosed):
             self.closed = True
+        elif isinstance(event, TableSnapshotTaken):
+            # A snapshot is the fold so far: its stacks are the ones the events gave.
+            if self.hand_running:
+                self._bad("snapshot", f"snapshot at {stored.sequence} while a hand runs")
+            recorded = {p.seat: p.stack for p in event.players}
+            if recorded != self.stacks:
+                self._bad("snapshot", f"snapshot stacks {recorded}, the events gave {self.stacks}")
         elif isinstance(event, HandStarted):
             self.hand_running = True
             self.hands_started += 1

@@ -71,11 +71,12 @@ def _seed(name: str, hand: int) -> bytes:
     return hashlib.sha256(f"golden:{name}:{hand}".encode()).digest()
 
 
-class _Recorder:
+class Recorder:
     """Drives one table through its pure core and keeps every event it causes."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, config: TableConfig | None = None) -> None:
         self.name = name
+        self.config = config or CONFIGS[name]
         self.rng = random.Random(f"golden:{name}")
         self.state: TableState | None = None
         self.events: list[AnyEvent] = []
@@ -151,7 +152,7 @@ class _Recorder:
         self.run(PlayHand(self.rng.choice(choices)))
 
     def play(self) -> None:
-        self.run(CreateTable(CONFIGS[self.name]))
+        self.run(CreateTable(self.config))
         for seat in range(3):
             self.seat(seat)
         hand = 0
@@ -204,7 +205,7 @@ def decode_stream(lines: list[str]) -> list[AnyEvent]:
 
 def main() -> int:
     for name in CONFIGS:
-        recorder = _Recorder(name)
+        recorder = Recorder(name)
         recorder.play()
         lines = encode_stream(name, recorder.events)
         assert decode_stream(lines) == recorder.events

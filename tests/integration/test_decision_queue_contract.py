@@ -146,3 +146,31 @@ async def test_prune_removes_idle_empty_consumers(queue: DecisionQueue) -> None:
     assert await queue.prune("me", 10) == ["idle"]
     stats = await queue.stats()
     assert stats is not None and stats.consumers == 1
+
+
+async def test_trim_acknowledged_never_drops_a_pending_or_unread_request(
+    queue: DecisionQueue,
+) -> None:
+    assert await queue.trim_acknowledged() == 0  # no group yet
+    await queue.ensure_group()
+    for n in range(5):
+        await queue.publish(request(n))
+    assert await queue.trim_acknowledged() == 0  # nothing delivered
+    entries = await queue.read("a", 3, 50)  # 0, 1, 2 delivered; 3, 4 not yet
+    await queue.ack(entries[0].entry_id)
+    await queue.ack(entries[2].entry_id)
+    assert await queue.trim_acknowledged() == 1  # 0 only: 1 is still pending
+    # The pending one can still be claimed and read as it was.
+    _, claimed = await queue.claim_idle("b", 0, 5, "0-0")
+    assert [decoded(e.fields).request_id for e in claimed] == ["ai:t:1"]
+    await queue.ack(entries[1].entry_id)
+    assert await queue.trim_acknowledged() == 2  # 1 and 2: all delivered are done
+    rest = await queue.read("a", 5, 50)
+    assert [decoded(e.fields).request_id for e in rest] == ["ai:t:3", "ai:t:4"]
+    assert await queue.trim_acknowledged() == 0  # 3, 4 pending
+    for e in rest:
+        await queue.ack(e.entry_id)
+    assert await queue.trim_acknowledged() == 2
+    await queue.publish(request(9))
+    [last] = await queue.read("a", 5, 50)
+    assert decoded(last.fields).request_id == "ai:t:9"

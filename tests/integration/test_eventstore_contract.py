@@ -21,6 +21,7 @@ from felt.eventstore import (
     RedisEventStore,
     StoredRecord,
     VersionConflict,
+    archived_key,
     events_key,
     lease_key,
     meta_key,
@@ -63,7 +64,9 @@ async def new_table(request: pytest.FixtureRequest) -> AsyncIterator[Callable[[]
         client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
         try:
             for t in made:
-                await client.delete(events_key(t), meta_key(t), requests_key(t), lease_key(t))
+                await client.delete(
+                    events_key(t), meta_key(t), requests_key(t), lease_key(t), archived_key(t)
+                )
         finally:
             await client.aclose()
 
@@ -344,6 +347,103 @@ async def test_trim_drops_events_and_their_requests(
     assert await store.read(t, 4) == []
     assert (await store.append(t, payloads("e"), 4)).first_sequence == 5
     assert seqs(await store.read(t, 4)) == [5]
+
+
+# ------------------------------------------------------------ snapshots and archived trimming
+
+
+async def test_snapshot_pointer_and_tail(store: EventStore, new_table: Callable[[], str]) -> None:
+    t = new_table()
+    assert await store.latest_snapshot(t) == 0
+    assert await store.read_tail(t) == []
+    await store.append(t, payloads("created", "seated"), 0, request_id="r1")
+    assert seqs(await store.read_tail(t)) == [1, 2]  # no snapshot: the whole stream
+    await store.append(t, payloads("snap", "deal"), 2, request_id="r2", snapshot_at=3)
+    await store.append(t, payloads("act"), 4)
+    assert await store.latest_snapshot(t) == 3
+    tail = await store.read_tail(t)
+    assert seqs(tail) == [3, 4, 5] and tail[0].payload == b"snap"
+    await store.append(t, payloads("a", "snap2"), 5, snapshot_at=7)
+    assert await store.latest_snapshot(t) == 7
+    assert seqs(await store.read_tail(t)) == [7]
+    # A duplicate or refused append moves no pointer; a snapshot outside the batch is refused.
+    assert (await store.append(t, payloads("x"), 0, request_id="r2", snapshot_at=1)).duplicate
+    with pytest.raises(VersionConflict):
+        await store.append(t, payloads("x"), 3, snapshot_at=4)
+    with pytest.raises(ValueError):
+        await store.append(t, payloads("x"), 7, snapshot_at=9)
+    assert await store.latest_snapshot(t) == 7
+    assert await store.version(t) == 7
+
+
+async def test_archived_position_only_rises(
+    store: EventStore, new_table: Callable[[], str]
+) -> None:
+    t = new_table()
+    assert await store.archived(t) == 0
+    assert await store.record_archived(t, 5) == 5
+    assert await store.record_archived(t, 3) == 5
+    assert await store.archived(t) == 5
+
+
+async def test_trim_archived_keeps_what_is_not_archived_or_after_the_snapshot(
+    store: EventStore, new_table: Callable[[], str]
+) -> None:
+    t = new_table()
+    await store.append(t, payloads("created", "seated"), 0, request_id="r1")
+    await store.append(t, payloads("h1", "h1-end"), 2, request_id="r2")
+    await store.append(t, payloads("snap", "h2"), 4, request_id="r3", snapshot_at=5)
+    await store.append(t, payloads("h2-end"), 6, request_id="r4")
+    # Nothing archived: nothing goes, whatever the snapshot.
+    assert await store.trim_archived(t, 5) == 0
+    # Archived up to 2: only 1..2 go (with r1's record), not the unarchived hand.
+    await store.record_archived(t, 2)
+    assert await store.trim_archived(t, 5) == 2
+    assert seqs(await store.read(t, 2)) == [3, 4, 5, 6, 7]
+    with pytest.raises(VersionConflict):
+        await store.append(t, payloads("created", "seated"), 0, request_id="r1")
+    assert (await store.append(t, payloads("h1", "h1-end"), 2, request_id="r2")).duplicate
+    # Archived past the snapshot: trimmed up to the snapshot, never the snapshot itself.
+    await store.record_archived(t, 7)
+    assert await store.trim_archived(t, 5) == 2
+    assert seqs(await store.read_tail(t)) == [5, 6, 7]
+    assert seqs(await store.read(t, 4)) == [5, 6, 7]
+    with pytest.raises(EventsTrimmed):
+        await store.read(t)
+    assert (await store.append(t, payloads("snap", "h2"), 4, request_id="r3")).duplicate
+    # Asked to trim past the latest snapshot: capped at it.
+    assert await store.trim_archived(t, 100) == 0
+    assert await store.version(t) == 7
+    assert seqs(await store.read_tail(t)) == [5, 6, 7]
+
+
+async def test_read_tail_survives_a_trim_to_a_newer_snapshot(
+    store: EventStore, new_table: Callable[[], str]
+) -> None:
+    """A rebuild that read the pointer before a newer snapshot and a trim still gets no hole."""
+    t = new_table()
+    await store.append(t, payloads("created"), 0)
+    await store.append(t, payloads("snap1", "h1"), 1, snapshot_at=2)
+    await store.append(t, payloads("snap2", "h2"), 3, snapshot_at=4)
+    await store.record_archived(t, 4)
+    real_latest = store.latest_snapshot
+    calls = 0
+
+    async def stale_then_real(table_id: str) -> int:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await store.trim_archived(t, 4)  # lands between the pointer and the read
+            return 2
+        return await real_latest(table_id)
+
+    store.latest_snapshot = stale_then_real  # type: ignore[method-assign]
+    try:
+        tail = await store.read_tail(t)
+    finally:
+        del store.latest_snapshot
+    assert seqs(tail) == [4, 5] and tail[0].payload == b"snap2"
+    assert calls == 2
 
 
 # ------------------------------------------------------------ Redis layout

@@ -11,11 +11,13 @@ from services.cli import SUBCOMMAND_MODULES
 COMMANDS = {
     "phh",
     "verify-hand",
+    "replay",
     "play",
     "table-service",
     "ladder",
     "serve",
     "ai-worker",
+    "projector",
     "lobby",
     "db",
 }
@@ -41,6 +43,8 @@ def test_building_the_parser_loads_no_server_code() -> None:
         "google.protobuf",
         "services.serve",
         "felt.client.verify_hand",
+        "felt.client.replay",
+        "felt.history",
         "textual",
     ]
     code = (
@@ -62,4 +66,4 @@ def test_a_subcommand_runs_its_program_when_called() -> None:
         [sys.executable, "-m", "services.cli", "verify-hand"], capture_output=True, text=True
     )
     assert done.returncode == 2
-    assert "verify-hand: --table is required (or --file)" in done.stderr
+    assert "verify-hand: --table is required (or --public-id, or --file)" in done.stderr

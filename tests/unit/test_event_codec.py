@@ -23,6 +23,8 @@ from felt.rules import events as ev
 from felt.rules.config import HandSetup, SeatSetup, Variant
 from felt.rules.views import redact
 from felt.table import events as te
+from felt.table.player import Player
+from felt.table.positions import Positions
 from poker.events.v1 import events_pb2 as pb
 
 SETUP = HandSetup(
@@ -36,6 +38,7 @@ SETUP = HandSetup(
     ),
     deck=shuffled_deck(b"\x01" * 32),
     min_bet=10,
+    public_id="5f" * 16,
 )
 
 DRAW_SETUP = HandSetup(
@@ -120,6 +123,22 @@ TABLE_EVENTS: list[AnyEvent] = [
     te.DeckCommitted(hand_id="h-2", root="", leaf_count=0),
     te.TableClosed(reason="hand limit reached"),
     te.TableClosed(),
+    te.TableSnapshotTaken(NLHE_CONFIG),
+    te.TableSnapshotTaken(
+        DRAW_CONFIG,
+        players=(
+            Player(0, "p-0", "Ann", 480, "ab" * 32),
+            Player(2, "bot", "Robo", 7, "", "hard", True, False, 1, "timeouts"),
+            Player(4, "p-4", "Bea", 0, "cd" * 32, "", True, True, 0, "leaving"),
+            Player(5, "p-5", "Cy", 9, "ef" * 32, "easy", True, False, 0, "requested"),
+        ),
+        hands_played=41,
+        positions=Positions(2),
+        timing_out=2,
+        closed=True,
+        seated_at=((0, 3), (2, 4), (4, 90), (5, 0)),
+    ),
+    te.TableSnapshotTaken(NLHE_CONFIG, hands_played=1, positions=Positions(1, 1, 3)),
 ]
 
 META = EventMeta(

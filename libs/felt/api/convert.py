@@ -32,7 +32,13 @@ from felt.rules.legal import LegalActions
 from felt.rules.views import HandView, PotView, SeatView, redact, view_for
 from felt.table.aggregate import TableState
 from felt.table.commitment import CardOpening
-from felt.table.events import AnyEvent, DeckCommitted, PlayerSeated, TableConfig
+from felt.table.events import (
+    AnyEvent,
+    DeckCommitted,
+    PlayerSeated,
+    TableConfig,
+    TableSnapshotTaken,
+)
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 
@@ -229,6 +235,7 @@ def _fill_hand_view(msg: tpb.HandView, view: HandView, deadline: datetime | None
     """``hand_view_to_proto`` into an empty message (built in place)."""
     msg.SetInParent()
     msg.hand_id = view.hand_id
+    msg.public_id = view.public_id
     msg.variant = variant_to_proto(view.variant)
     msg.button = view.button
     msg.street = street_to_proto(view.street)
@@ -331,6 +338,7 @@ def hand_view_from_proto(msg: tpb.HandView, viewer: int | None, state: tpb.Table
         actor=actor,
         legal=legal,
         ended=street == Street.COMPLETE,
+        public_id=msg.public_id,
     )
 
 
@@ -343,6 +351,11 @@ def redact_event(event: AnyEvent, viewer: int | None) -> AnyEvent:
         return replace(event, seed=b"")
     if isinstance(event, PlayerSeated):
         return replace(event, token_hash="")
+    if isinstance(event, TableSnapshotTaken):
+        # It holds no card by construction: its only secrets are the seats' token hashes.
+        # Watchers get it redacted like any event, so their sequences have no gap.
+        players = tuple(replace(p, token_hash="") for p in event.players)
+        return replace(event, players=players)
     if is_hand_event(event):
         return redact(event, viewer)
     return event

@@ -138,3 +138,12 @@ class DecisionQueue(DecisionPublisher, Protocol):
     async def prune(self, keep: str, idle_ms: int) -> list[str]:
         """Remove consumers other than ``keep`` that hold nothing and were idle ``idle_ms``."""
         ...
+
+    async def trim_acknowledged(self) -> int:
+        """Drop the entries every consumer is done with: delivered and acknowledged.
+
+        Everything below the group's oldest pending entry (or, with none
+        pending, up to its last delivered one) goes; nothing pending or not yet
+        delivered ever does. Returns how many entries went (0 without a group).
+        """
+        ...

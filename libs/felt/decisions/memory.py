@@ -60,6 +60,7 @@ class MemoryDecisionQueue:
         self._seen: dict[str, float] = {}  # consumer -> last interaction
         self._added = asyncio.Event()
         self._last_ms = 0
+        self._serial = 0  # entry ids' second part: never reused, even after a trim
 
     # ------------------------------------------------------------------ publishing
 
@@ -69,7 +70,8 @@ class MemoryDecisionQueue:
     def add(self, fields: dict[bytes, bytes]) -> bytes:
         """Append raw fields (tests use it for malformed entries); returns the entry id."""
         self._last_ms = max(self._last_ms, int(time.time() * 1000))  # ids never go back
-        entry_id = f"{self._last_ms}-{len(self.entries)}".encode()
+        entry_id = f"{self._last_ms}-{self._serial}".encode()
+        self._serial += 1
         self.entries.append((entry_id, dict(fields)))
         self._added.set()
         return entry_id
@@ -165,6 +167,21 @@ class MemoryDecisionQueue:
             return None
         consumers = set(self._seen) | {p.consumer for p in self._pending.values()}
         return GroupStats(len(self.entries) - self._delivered, len(self._pending), len(consumers))
+
+    async def trim_acknowledged(self) -> int:
+        if not self._group_exists:
+            return 0
+        bound = min((_order(eid) for eid in self._pending), default=None)
+        if bound is None and self._delivered < len(self.entries):
+            bound = _order(self.entries[self._delivered][0])
+        done = (
+            self._delivered
+            if bound is None
+            else sum(1 for eid, _ in self.entries[: self._delivered] if _order(eid) < bound)
+        )
+        del self.entries[:done]
+        self._delivered -= done
+        return done
 
     async def prune(self, keep: str, idle_ms: int) -> list[str]:
         now = self._clock()

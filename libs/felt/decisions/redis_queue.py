@@ -127,6 +127,33 @@ class RedisDecisionQueue:
                 )
         return None
 
+    async def trim_acknowledged(self) -> int:
+        """``XTRIM MINID`` at the group's oldest pending id, or just past its last delivered one.
+
+        Not one atomic step, and it need not be: between reading the bound and
+        trimming, the group can only deliver more (which moves the bound up) or
+        acknowledge (likewise); an entry below the bound was delivered and
+        acknowledged already, and nothing brings it back to pending.
+        """
+        try:
+            groups = await self.redis.xinfo_groups(self.stream)
+        except ResponseError as exc:
+            if "no such key" in str(exc):
+                return 0  # no stream yet
+            raise
+        group = next((g for g in groups if _text(g.get("name")) == self.group), None)
+        if group is None:
+            return 0
+        summary = await self.redis.xpending(self.stream, self.group)
+        if int(summary.get("pending") or 0):
+            bound = _text(summary["min"])
+        else:
+            ms, _, seq = _text(group["last-delivered-id"]).partition("-")
+            bound = f"{ms}-{int(seq or 0) + 1}"
+        if bound in ("0-1", "0-0"):
+            return 0  # nothing delivered yet
+        return int(await self.redis.xtrim(self.stream, minid=bound, approximate=False))
+
     async def prune(self, keep: str, idle_ms: int) -> list[str]:
         pruned = []
         for consumer in await self.redis.xinfo_consumers(self.stream, self.group):

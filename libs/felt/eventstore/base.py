@@ -85,13 +85,22 @@ def events_key(table_id: str) -> str:
 
 
 def meta_key(table_id: str) -> str:
-    """Hash with the table's ``version`` (last sequence)."""
+    """Hash with the table's ``version`` (last sequence) and ``snapshot`` (its latest's)."""
     return f"table:{{{check_table_id(table_id)}}}:meta"
 
 
 def requests_key(table_id: str) -> str:
     """Hash: request id -> ``b"<first>:<last>:<response>"`` (for idempotent retries)."""
     return f"table:{{{check_table_id(table_id)}}}:requests"
+
+
+def archived_key(table_id: str) -> str:
+    """String: the last sequence of the table archived to PostgreSQL (decimal, only raised).
+
+    Written by the projector once a table's hands are committed to the archive;
+    the table service trims the stream only below it (and below a snapshot).
+    """
+    return f"table:{{{check_table_id(table_id)}}}:archived"
 
 
 def lease_key(table_id: str) -> str:
@@ -144,10 +153,14 @@ class EventStore(TableLeases, Protocol):
         expected_version: int,
         request_id: str | None = None,
         response: bytes = b"",
+        *,
+        snapshot_at: int = 0,
     ) -> AppendResult:
         """Atomically append ``events`` if the table's version is ``expected_version``.
 
-        They get sequences ``expected_version + 1 ...``. With a ``request_id``
+        They get sequences ``expected_version + 1 ...``. ``snapshot_at`` (0:
+        none) is the sequence of a table snapshot among them: it becomes the
+        table's latest snapshot (:meth:`latest_snapshot`) in the same step. With a ``request_id``
         (empty means none) that was already used on this table, nothing is
         appended and the original :class:`AppendResult` (with its ``response``)
         is returned with ``duplicate=True``, whatever the version now is.
@@ -184,6 +197,44 @@ class EventStore(TableLeases, Protocol):
         """Drop archived events with sequence <= ``up_to_sequence`` and their request-id records.
 
         Returns how many events were dropped. The version is unchanged.
+        Unconditional: the table service trims with :meth:`trim_archived`.
+        """
+        ...
+
+    async def latest_snapshot(self, table_id: str) -> int:
+        """The sequence of the table's latest snapshot (0 if it has none)."""
+        ...
+
+    async def read_tail(self, table_id: str) -> list[StoredRecord]:
+        """The events from the table's latest snapshot on (all of them without one).
+
+        What a table is rebuilt from: the snapshot first, then every event
+        after it. A trim racing the read (below a snapshot written meanwhile)
+        makes it start again from the newer snapshot, so it never returns a
+        stream with a hole; :class:`EventsTrimmed` only if that keeps happening.
+        """
+        ...
+
+    async def archived(self, table_id: str) -> int:
+        """The table's archived position (``archived_key``; 0 if nothing is archived)."""
+        ...
+
+    async def record_archived(self, table_id: str, sequence: int) -> int:
+        """Raise the archived position to ``sequence`` (never lowers it); returns it.
+
+        The projector's write (tests stand in for it until it exists).
+        """
+        ...
+
+    async def trim_archived(self, table_id: str, before_snapshot: int) -> int:
+        """Drop the events before snapshot ``before_snapshot`` that are archived, atomically.
+
+        Drops every event with a sequence below ``before_snapshot``, below the
+        latest snapshot, and at or below the archived position, with their
+        request-id records (a retry of those requests is then a new request).
+        All three are compared in one step, so a projector that has not archived
+        an event yet never loses it, and a rebuild always finds its snapshot.
+        Returns how many events were dropped; the version is unchanged.
         """
         ...
 
@@ -201,6 +252,32 @@ def check_append_args(events: Sequence[bytes], expected_version: int) -> None:
         raise ValueError("append needs at least one event")
     if expected_version < 0:
         raise ValueError(f"expected_version must be >= 0, not {expected_version}")
+
+
+def check_snapshot_at(snapshot_at: int, expected_version: int, count: int) -> None:
+    if snapshot_at and not expected_version < snapshot_at <= expected_version + count:
+        raise ValueError(f"snapshot_at {snapshot_at} is not one of the appended sequences")
+
+
+_TAIL_ATTEMPTS = 5
+
+
+async def read_tail_of(store: EventStore, table_id: str) -> list[StoredRecord]:
+    """``EventStore.read_tail`` on the port's own reads (both adapters share it).
+
+    Trims only ever drop events below the latest snapshot, so reading from the
+    latest snapshot is safe unless a newer one is written and trimmed below
+    meanwhile; the read then finds a hole (``EventsTrimmed``) and starts over
+    from that newer snapshot.
+    """
+    for attempt in range(_TAIL_ATTEMPTS):
+        snapshot = await store.latest_snapshot(table_id)
+        try:
+            return await store.read(table_id, max(0, snapshot - 1))
+        except EventsTrimmed:
+            if attempt == _TAIL_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def check_ttl(ttl_ms: int) -> None:

@@ -49,6 +49,8 @@ from felt.rules.events import (
 from felt.rules.variants import rules_for
 from felt.table import events as te
 from felt.table.events import AnyEvent, TableEvent
+from felt.table.player import Player
+from felt.table.positions import Positions
 from poker.events.v1 import events_pb2 as pb
 
 __all__ = [
@@ -75,6 +77,10 @@ __all__ = [
     "variant_from_proto",
     "variant_to_proto",
 ]
+
+
+SNAPSHOT_FORMAT = 1
+"""``TableSnapshotTaken.format`` this codec writes and reads."""
 
 
 class CodecError(ValueError):
@@ -241,6 +247,7 @@ def hand_setup_to_proto(setup: HandSetup) -> pb.HandSetup:
         big_bet=setup.big_bet,
         raise_cap=setup.raise_cap,
         allow_all_in=setup.allow_all_in,
+        public_id=setup.public_id,
     )
 
 
@@ -262,6 +269,7 @@ def hand_setup_from_proto(msg: pb.HandSetup) -> HandSetup:
         big_bet=msg.big_bet,
         raise_cap=msg.raise_cap,
         allow_all_in=msg.allow_all_in,
+        public_id=msg.public_id,
     )
 
 
@@ -472,6 +480,84 @@ def _table_closed(stored: pb.StoredEvent, e: te.TableClosed) -> None:
     stored.table_closed.reason = e.reason
 
 
+def _table_snapshot_taken(stored: pb.StoredEvent, e: te.TableSnapshotTaken) -> None:
+    m = stored.table_snapshot_taken
+    m.format = SNAPSHOT_FORMAT
+    m.table.table_id, m.table.name = e.config.table_id, e.config.name
+    m.table.config.CopyFrom(table_config_to_proto(e.config))
+    seated_at = dict(e.seated_at)
+    for p in e.players:
+        m.seats.add(
+            seat=p.seat,
+            player_id=p.player_id,
+            display_name=p.name,
+            stack=p.stack,
+            token_hash=p.token_hash,
+            ai_level=ai_level_to_proto(p.ai_level),
+            sitting_out=p.sitting_out,
+            leaving=p.leaving,
+            timeouts=p.timeouts,
+            sit_out_reason=(
+                _sit_out_reason_to_proto(p.sit_out_reason)
+                if p.sit_out_reason
+                else pb.SIT_OUT_REASON_UNSPECIFIED
+            ),
+            seated_sequence=seated_at.get(p.seat, 0),
+        )
+    m.hands_played = e.hands_played
+    if e.positions is not None:
+        pos = m.positions
+        pos.button = e.positions.button
+        if e.positions.small_blind is not None:
+            pos.small_blind = e.positions.small_blind
+        if e.positions.big_blind is not None:
+            pos.big_blind = e.positions.big_blind
+    if e.timing_out is not None:
+        m.timing_out_seat = e.timing_out
+    m.closed = e.closed
+
+
+def _snapshot_from(m: pb.TableSnapshotTaken) -> te.TableSnapshotTaken:
+    if m.format != SNAPSHOT_FORMAT:
+        raise CodecError(f"unknown table snapshot format {m.format} (written by a newer version?)")
+    players = tuple(
+        Player(
+            seat=s.seat,
+            player_id=s.player_id,
+            name=s.display_name,
+            stack=s.stack,
+            token_hash=s.token_hash,
+            ai_level=ai_level_from_proto(s.ai_level),
+            sitting_out=s.sitting_out,
+            leaving=s.leaving,
+            timeouts=s.timeouts,
+            sit_out_reason=(
+                _sit_out_reason_from_proto(s.sit_out_reason)
+                if s.sit_out_reason != pb.SIT_OUT_REASON_UNSPECIFIED
+                else ""
+            ),
+        )
+        for s in m.seats
+    )
+    positions = None
+    if m.HasField("positions"):
+        p = m.positions
+        positions = Positions(
+            p.button,
+            p.small_blind if p.HasField("small_blind") else None,
+            p.big_blind if p.HasField("big_blind") else None,
+        )
+    return te.TableSnapshotTaken(
+        config=table_config_from_proto(m.table.config, m.table.table_id, m.table.name),
+        players=players,
+        hands_played=m.hands_played,
+        positions=positions,
+        timing_out=m.timing_out_seat if m.HasField("timing_out_seat") else None,
+        closed=m.closed,
+        seated_at=tuple((s.seat, s.seated_sequence) for s in m.seats),
+    )
+
+
 _FILLERS: dict[type, Any] = {
     HandStarted: _hand_started,
     AntePosted: _ante_posted,
@@ -497,6 +583,7 @@ _FILLERS: dict[type, Any] = {
     te.ActionTimedOut: _action_timed_out,
     te.DeckCommitted: _deck_committed,
     te.TableClosed: _table_closed,
+    te.TableSnapshotTaken: _table_snapshot_taken,
 }
 
 
@@ -603,6 +690,8 @@ def _event_from(stored: pb.StoredEvent) -> AnyEvent:
         )
     if kind == "table_closed":
         return te.TableClosed(reason=stored.table_closed.reason)
+    if kind == "table_snapshot_taken":
+        return _snapshot_from(stored.table_snapshot_taken)
     raise CodecError(f"no decoder for stored event {kind!r}")
 
 

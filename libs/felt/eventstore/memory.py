@@ -13,8 +13,10 @@ from felt.eventstore.base import (
     StoredRecord,
     VersionConflict,
     check_append_args,
+    check_snapshot_at,
     check_table_id,
     check_ttl,
+    read_tail_of,
 )
 
 
@@ -26,6 +28,8 @@ class _Table:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     lease_owner: str | None = None
     lease_expires: float = 0.0
+    snapshot: int = 0  # sequence of the latest snapshot
+    archived: int = 0  # the projector's archived position
 
 
 class MemoryEventStore:
@@ -52,8 +56,11 @@ class MemoryEventStore:
         expected_version: int,
         request_id: str | None = None,
         response: bytes = b"",
+        *,
+        snapshot_at: int = 0,
     ) -> AppendResult:
         check_append_args(events, expected_version)
+        check_snapshot_at(snapshot_at, expected_version, len(events))
         table = self._table(table_id)
         # No await below: the check and the append are atomic within the event loop.
         if request_id and (prev := table.requests.get(request_id)) is not None:
@@ -64,6 +71,8 @@ class MemoryEventStore:
         for offset, payload in enumerate(events):
             table.records.append(StoredRecord(first + offset, bytes(payload), request_id or None))
         table.version += len(events)
+        if snapshot_at:
+            table.snapshot = snapshot_at
         result = AppendResult(first, table.version, bytes(response))
         if request_id:
             table.requests[request_id] = result
@@ -111,6 +120,25 @@ class MemoryEventStore:
             if record.request_id is not None:
                 table.requests.pop(record.request_id, None)
         return len(dropped)
+
+    async def latest_snapshot(self, table_id: str) -> int:
+        return self._table(table_id).snapshot
+
+    async def read_tail(self, table_id: str) -> list[StoredRecord]:
+        return await read_tail_of(self, table_id)
+
+    async def archived(self, table_id: str) -> int:
+        return self._table(table_id).archived
+
+    async def record_archived(self, table_id: str, sequence: int) -> int:
+        table = self._table(table_id)
+        table.archived = max(table.archived, sequence)
+        return table.archived
+
+    async def trim_archived(self, table_id: str, before_snapshot: int) -> int:
+        table = self._table(table_id)
+        up_to = min(min(before_snapshot, table.snapshot) - 1, table.archived)
+        return await self.trim(table_id, up_to) if up_to >= 1 else 0
 
     def _holder(self, table: _Table) -> str | None:
         if table.lease_owner is not None and self._clock() >= table.lease_expires:

@@ -7,11 +7,16 @@ the Lua scripts below may touch them together):
                         and fields ``e`` (payload) and, when it has one,
                         ``r`` (request id). XREAD/XRANGE positions are thus
                         sequences, and resuming "after N" is reading after ``N-0``.
-``table:{id}:meta``     hash; ``version`` = last sequence. Kept separately from
-                        the stream so it survives trimming.
+``table:{id}:meta``     hash; ``version`` = last sequence, ``snapshot`` = the
+                        sequence of the latest table snapshot (set by the append
+                        that writes it). Kept separately from the stream so it
+                        survives trimming; a rebuild reads from ``snapshot``.
 ``table:{id}:requests`` hash; request id -> ``<first>:<last>:<response blob>``.
                         Records are dropped with their events by ``trim``.
 ``table:{id}:lease``    string; lease owner, with the lease TTL (PX).
+``table:{id}:archived`` string; the last sequence the projector archived
+                        (only raised). ``trim_archived`` trims below it and
+                        below the latest snapshot, in one script.
 
 One append is ONE script call (``APPEND_LUA``): it looks up the request id,
 compares the version, XADDs every event with an explicit ID, bumps the version
@@ -39,17 +44,20 @@ from felt.eventstore.base import (
     EventsTrimmed,
     StoredRecord,
     VersionConflict,
+    archived_key,
     check_append_args,
+    check_snapshot_at,
     check_ttl,
     events_key,
     lease_key,
     meta_key,
+    read_tail_of,
     requests_key,
 )
 from felt.eventstore.pipeline import RedisPipeline
 
 # KEYS: events, meta, requests. ARGV: expected_version, request_id ('' = none),
-# response blob, payload 1, payload 2, ...
+# response blob, snapshot sequence ('0' = none), payload 1, payload 2, ...
 # Returns {'ok', first, last} | {'dup', '<first>:<last>:<response>'} | {'conflict', version}.
 APPEND_LUA = """#!lua
 local rid = ARGV[2]
@@ -63,30 +71,36 @@ local version = tonumber(redis.call('HGET', KEYS[2], 'version') or '0')
 if version ~= tonumber(ARGV[1]) then
   return {'conflict', string.format('%d', version)}
 end
-local n = #ARGV - 3
+local n = #ARGV - 4
 for i = 1, n do
   local id = string.format('%d-0', version + i)
   if rid ~= '' then
-    redis.call('XADD', KEYS[1], id, 'e', ARGV[3 + i], 'r', rid)
+    redis.call('XADD', KEYS[1], id, 'e', ARGV[4 + i], 'r', rid)
   else
-    redis.call('XADD', KEYS[1], id, 'e', ARGV[3 + i])
+    redis.call('XADD', KEYS[1], id, 'e', ARGV[4 + i])
   end
 end
 local first = string.format('%d', version + 1)
 local last = string.format('%d', version + n)
-redis.call('HSET', KEYS[2], 'version', last)
+if ARGV[4] ~= '0' then
+  redis.call('HSET', KEYS[2], 'version', last, 'snapshot', ARGV[4])
+else
+  redis.call('HSET', KEYS[2], 'version', last)
+end
 if rid ~= '' then
   redis.call('HSET', KEYS[3], rid, first .. ':' .. last .. ':' .. ARGV[3])
 end
 return {'ok', first, last}
 """
 
-# KEYS: events, requests. ARGV: up_to_sequence. Drops entries <= up_to and their
-# request records (a request's events are contiguous, so its record goes when
-# its last event does). Returns the number of entries dropped.
-TRIM_LUA = """#!lua
-local upto = string.format('%d-0', tonumber(ARGV[1]))
-local entries = redis.call('XRANGE', KEYS[1], '-', upto)
+# Drops the entries <= `upto` of KEYS[1] (events) and the request records in KEYS[2]
+# of every request that wrote one of them (a retry of it is then a new request).
+# Returns the number of entries dropped. The tail of both trimming scripts.
+_DROP_UPTO_LUA = """
+if upto < 1 then
+  return 0
+end
+local entries = redis.call('XRANGE', KEYS[1], '-', string.format('%d-0', upto))
 for _, entry in ipairs(entries) do
   local fields = entry[2]
   for i = 1, #fields, 2 do
@@ -96,9 +110,43 @@ for _, entry in ipairs(entries) do
   end
 end
 if #entries > 0 then
-  redis.call('XTRIM', KEYS[1], 'MINID', string.format('%d-0', tonumber(ARGV[1]) + 1))
+  redis.call('XTRIM', KEYS[1], 'MINID', string.format('%d-0', upto + 1))
 end
 return #entries
+"""
+
+# KEYS: events, requests. ARGV: up_to_sequence. Drops entries <= up_to, unconditionally.
+TRIM_LUA = (
+    """#!lua
+local upto = tonumber(ARGV[1])
+"""
+    + _DROP_UPTO_LUA
+)
+
+# KEYS: events, requests, meta, archived. ARGV: before_snapshot. Drops the entries
+# below the given snapshot, below the latest one and at or below the archived
+# position, with their request records. Returns how many.
+TRIM_ARCHIVED_LUA = (
+    """#!lua
+local latest = tonumber(redis.call('HGET', KEYS[3], 'snapshot') or '0')
+local archived = tonumber(redis.call('GET', KEYS[4]) or '0')
+local upto = math.min(tonumber(ARGV[1]), latest) - 1
+if archived < upto then
+  upto = archived
+end
+"""
+    + _DROP_UPTO_LUA
+)
+
+# KEYS: archived. ARGV: sequence. Raise the archived position, never lower it.
+RAISE_ARCHIVED_LUA = """#!lua
+local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
+local new = tonumber(ARGV[1])
+if new > cur then
+  redis.call('SET', KEYS[1], string.format('%d', new))
+  return new
+end
+return cur
 """
 
 # KEYS: lease. ARGV: owner, ttl_ms. Take the lease if free, or extend it if ours.
@@ -147,7 +195,8 @@ def _bytes(value: bytes | str) -> bytes:
     return value.encode() if isinstance(value, str) else value
 
 
-def _record(entry_id: bytes | str, fields: dict[Any, Any]) -> StoredRecord:
+def record_of(entry_id: bytes | str, fields: dict[Any, Any]) -> StoredRecord:
+    """The record in a stream entry as redis-py returns it (``XRANGE``, ``XREAD``)."""
     # Entry ids are "<sequence>-0": the sequence is everything before the dash.
     if isinstance(entry_id, bytes):
         sequence = int(entry_id[: entry_id.index(b"-")])
@@ -165,7 +214,7 @@ def _record(entry_id: bytes | str, fields: dict[Any, Any]) -> StoredRecord:
 
 
 def _raw_record(entry_id: bytes, fields: list[bytes]) -> StoredRecord:
-    """:func:`_record` of an entry as the pipelined connection reads it (fields flat)."""
+    """:func:`record_of` of an entry as the pipelined connection reads it (fields flat)."""
     # The append script writes ``e`` then, if any, ``r``: read those directly (a
     # rebuild reads every entry of the stream); anything else the general way.
     size = len(fields)
@@ -173,7 +222,7 @@ def _raw_record(entry_id: bytes, fields: list[bytes]) -> StoredRecord:
         sequence = int(entry_id[: entry_id.index(b"-")])
         return StoredRecord(sequence, fields[1], fields[3].decode() if size == 4 else None)
     pairs = iter(fields)
-    return _record(entry_id, dict(zip(pairs, pairs, strict=True)))
+    return record_of(entry_id, dict(zip(pairs, pairs, strict=True)))
 
 
 def _check_contiguous(after: int, records: list[StoredRecord]) -> None:
@@ -199,6 +248,8 @@ class RedisEventStore:
         self._pipeline = RedisPipeline.for_client(redis) if pipeline else None
         self._append_sha = self._pipeline.script(APPEND_LUA) if self._pipeline else ""
         self._trim = redis.register_script(TRIM_LUA)
+        self._trim_archived = redis.register_script(TRIM_ARCHIVED_LUA)
+        self._raise_archived = redis.register_script(RAISE_ARCHIVED_LUA)
         self._acquire = redis.register_script(ACQUIRE_LUA)
         self._renew = redis.register_script(RENEW_LUA)
         self._release = redis.register_script(RELEASE_LUA)
@@ -220,10 +271,19 @@ class RedisEventStore:
         expected_version: int,
         request_id: str | None = None,
         response: bytes = b"",
+        *,
+        snapshot_at: int = 0,
     ) -> AppendResult:
         check_append_args(events, expected_version)
+        check_snapshot_at(snapshot_at, expected_version, len(events))
         keys = [events_key(table_id), meta_key(table_id), requests_key(table_id)]
-        args: list[bytes | str | int] = [expected_version, request_id or "", response, *events]
+        args: list[bytes | str | int] = [
+            expected_version,
+            request_id or "",
+            response,
+            snapshot_at,
+            *events,
+        ]
         if self._pipeline is not None:
             reply = await self._pipeline.run_script(self._append_sha, keys, args)
         else:
@@ -279,7 +339,7 @@ class RedisEventStore:
             pipe.execute_command(*version_of)
             pipe.execute_command(*entries_of)  # parsed by redis-py's XRANGE callback
             raw_version, entries = await pipe.execute()
-        return int(raw_version or 0), [_record(i, fields) for i, fields in entries]
+        return int(raw_version or 0), [record_of(i, fields) for i, fields in entries]
 
     async def subscribe(
         self, table_id: str, from_sequence: int = 0, *, block_ms: int = 5000
@@ -306,7 +366,7 @@ class RedisEventStore:
                 await self._redis.xread({key: f"{after}-0"}, count=_PAGE, block=block_ms),
             )
             for _stream, entries in reply or ():
-                batch = [_record(entry_id, fields) for entry_id, fields in entries]
+                batch = [record_of(entry_id, fields) for entry_id, fields in entries]
                 _check_contiguous(after, batch)
                 for record in batch:
                     yield record
@@ -321,6 +381,32 @@ class RedisEventStore:
             return 0
         keys = [events_key(table_id), requests_key(table_id)]
         return int(await self._trim(keys=keys, args=[up_to_sequence]))
+
+    async def latest_snapshot(self, table_id: str) -> int:
+        raw = await self._redis.hget(meta_key(table_id), "snapshot")
+        return int(raw or 0)
+
+    async def read_tail(self, table_id: str) -> list[StoredRecord]:
+        return await read_tail_of(self, table_id)
+
+    async def archived(self, table_id: str) -> int:
+        raw = await self._redis.get(archived_key(table_id))
+        return int(raw or 0)
+
+    async def record_archived(self, table_id: str, sequence: int) -> int:
+        keys = [archived_key(table_id)]
+        return int(await self._raise_archived(keys=keys, args=[max(0, sequence)]))
+
+    async def trim_archived(self, table_id: str, before_snapshot: int) -> int:
+        if before_snapshot <= 1:
+            return 0
+        keys = [
+            events_key(table_id),
+            requests_key(table_id),
+            meta_key(table_id),
+            archived_key(table_id),
+        ]
+        return int(await self._trim_archived(keys=keys, args=[before_snapshot]))
 
     async def acquire_lease(self, table_id: str, owner: str, ttl_ms: int) -> bool:
         check_ttl(ttl_ms)

@@ -8,6 +8,7 @@ hand can be rebuilt from its events alone.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -71,6 +72,7 @@ class HandSetup(Record):
     big_bet: int = 0
     raise_cap: int = 4
     allow_all_in: bool = True
+    public_id: str = ""
 
     def __init__(
         self,
@@ -84,6 +86,7 @@ class HandSetup(Record):
         big_bet: int = 0,
         raise_cap: int = 4,
         allow_all_in: bool = True,
+        public_id: str = "",
     ) -> None:
         object.__setattr__(self, "hand_id", hand_id)
         object.__setattr__(self, "variant", variant)
@@ -95,3 +98,35 @@ class HandSetup(Record):
         object.__setattr__(self, "big_bet", big_bet)
         object.__setattr__(self, "raise_cap", raise_cap)
         object.__setattr__(self, "allow_all_in", allow_all_in)
+        object.__setattr__(self, "public_id", public_id)
+
+
+PUBLIC_ID_BYTES = 16
+"""Random bytes in a hand's public id (128 bits, written as 32 lowercase hex digits)."""
+
+
+def public_id_from(random_bytes: bytes) -> str:
+    """The public id a hand gets from the table service's random bytes."""
+    if len(random_bytes) != PUBLIC_ID_BYTES:
+        raise ValueError(f"a hand's public id takes {PUBLIC_ID_BYTES} random bytes")
+    return random_bytes.hex()
+
+
+def public_hand_id(setup: HandSetup) -> str:
+    """The hand's unguessable public id, the name clients and the archive know it by.
+
+    Hands dealt since the id existed carry it (``setup.public_id``, drawn by the
+    table service). A hand recorded before has none; its id is derived from
+    what only the server ever held for it, its shuffled deck (52 cards in
+    secret order, ~225 bits), with its internal id so two tables dealt the same
+    deck (fixed test seeds) still differ. The derivation reads nothing but the
+    stored event, so every rebuild, the archive and replays agree on it, and a
+    stored event keeps its meaning.
+    """
+    if setup.public_id or not setup.deck:
+        return setup.public_id  # a redacted copy of an old hand: its id is not knowable
+    digest = hashlib.sha256(b"felt/public-hand-id/v1\0")
+    digest.update(setup.hand_id.encode())
+    digest.update(b"\0")
+    digest.update(bytes(setup.deck))
+    return digest.hexdigest()[: 2 * PUBLIC_ID_BYTES]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from felt.cards import Card
 from felt.record import Record
-from felt.rules.config import Variant
+from felt.rules.config import Variant, public_hand_id
 from felt.rules.events import (
     CardsDrawn,
     CardsShown,
@@ -135,6 +135,7 @@ class HandView(Record):
     actor: int | None
     legal: LegalActions | None
     ended: bool
+    public_id: str = ""
 
     def __init__(
         self,
@@ -156,6 +157,7 @@ class HandView(Record):
         actor: int | None,
         legal: LegalActions | None,
         ended: bool,
+        public_id: str = "",
     ) -> None:
         object.__setattr__(self, "hand_id", hand_id)
         object.__setattr__(self, "variant", variant)
@@ -175,6 +177,7 @@ class HandView(Record):
         object.__setattr__(self, "actor", actor)
         object.__setattr__(self, "legal", legal)
         object.__setattr__(self, "ended", ended)
+        object.__setattr__(self, "public_id", public_id)
 
     def seat(self, number: int) -> SeatView:
         for s in self.seats:
@@ -232,4 +235,5 @@ def view_for(state: HandQueries, viewer: int | None) -> HandView:
         actor=state.actor_seat,
         legal=legal,
         ended=state.ended,
+        public_id=public_hand_id(setup),
     )

@@ -29,7 +29,7 @@ from felt.rules.commands import (
     ShowCards,
     StartHand,
 )
-from felt.rules.config import HandSetup, SeatSetup, Variant
+from felt.rules.config import HandSetup, SeatSetup, Variant, public_hand_id, public_id_from
 from felt.rules.engine import apply as apply_hand
 from felt.rules.engine import execute
 from felt.rules.events import (
@@ -59,7 +59,9 @@ from felt.table.events import (
     TableClosed,
     TableConfig,
     TableCreated,
+    TableSnapshotTaken,
 )
+from felt.table.player import Player
 from felt.table.positions import Positions, dealing_order, next_positions
 
 SEAT_ACTIONS = (PlayerFolded, PlayerChecked, PlayerCalled, BetPlaced, CardsDrawn)
@@ -72,54 +74,6 @@ LASTING_HAND_EVENTS: tuple[type, ...] = (HandStarted, HandEnded, *SEAT_ACTIONS)
 def is_hand_event(event: AnyEvent) -> TypeGuard[HandEvent]:
     """Whether ``event`` is one of the rules' hand events (not a table event)."""
     return isinstance(event, HAND_EVENTS)
-
-
-@dataclass(frozen=True, slots=True, init=False)
-class Player(Record):
-    seat: int
-    player_id: str
-    name: str
-    stack: int
-    token_hash: str
-    ai_level: str = ""
-    sitting_out: bool = False
-    leaving: bool = False
-    timeouts: int = 0
-    # Why the seat sits out ("requested", "timeouts", "leaving"); empty while sitting in.
-    sit_out_reason: str = ""
-
-    def __init__(
-        self,
-        seat: int,
-        player_id: str,
-        name: str,
-        stack: int,
-        token_hash: str,
-        ai_level: str = "",
-        sitting_out: bool = False,
-        leaving: bool = False,
-        timeouts: int = 0,
-        sit_out_reason: str = "",
-    ) -> None:
-        object.__setattr__(self, "seat", seat)
-        object.__setattr__(self, "player_id", player_id)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "stack", stack)
-        object.__setattr__(self, "token_hash", token_hash)
-        object.__setattr__(self, "ai_level", ai_level)
-        object.__setattr__(self, "sitting_out", sitting_out)
-        object.__setattr__(self, "leaving", leaving)
-        object.__setattr__(self, "timeouts", timeouts)
-        object.__setattr__(self, "sit_out_reason", sit_out_reason)
-
-    @property
-    def away(self) -> bool:
-        """Played passively (check, else fold) in the running hand: gone, or timed out.
-
-        A seat that asked to sit out still plays the hand it holds cards in;
-        it is only no longer dealt in.
-        """
-        return self.leaving or (self.sitting_out and self.sit_out_reason == "timeouts")
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -277,12 +231,20 @@ class AddChips(Record):
 
 @dataclass(frozen=True, slots=True, init=False)
 class StartNextHand(Record):
-    """Deal the next hand from the deck that ``seed`` (32 secure random bytes) fixes."""
+    """Deal the next hand from the deck that ``seed`` (32 secure random bytes) fixes.
+
+    ``public_id`` (16 more secure random bytes) becomes the hand's unguessable
+    public id. Without them (tests, tools) the hand is named by the rule old
+    hands follow, derived from its secret deck (``public_hand_id``); the table
+    service always draws them, so a public id never depends on the seed alone.
+    """
 
     seed: bytes
+    public_id: bytes = b""
 
-    def __init__(self, seed: bytes) -> None:
+    def __init__(self, seed: bytes, public_id: bytes = b"") -> None:
         object.__setattr__(self, "seed", seed)
+        object.__setattr__(self, "public_id", public_id)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -429,7 +391,7 @@ def _decide(
             raise _refuse("HAND_RUNNING", "chips can be added between hands only")
         return [ChipsAdded(command.seat, command.amount)], None
     if isinstance(command, StartNextHand):
-        return _start_hand(state, command.seed)
+        return _start_hand(state, command.seed, command.public_id)
     if isinstance(command, PlayHand):
         return _play(state, command.command)
     if isinstance(command, TimeOut):
@@ -483,7 +445,9 @@ def _leave(state: TableState, seat: int) -> list[AnyEvent]:
     return [PlayerLeft(seat, stack)]
 
 
-def _start_hand(state: TableState, seed: bytes) -> tuple[list[AnyEvent], HandState]:
+def _start_hand(
+    state: TableState, seed: bytes, public_id: bytes
+) -> tuple[list[AnyEvent], HandState]:
     if state.hand_running:
         raise _refuse("HAND_RUNNING", "a hand is already running")
     if state.config.hand_limit and state.hands_played >= state.config.hand_limit:
@@ -518,6 +482,8 @@ def _start_hand(state: TableState, seed: bytes) -> tuple[list[AnyEvent], HandSta
         raise_cap=config.raise_cap,
         allow_all_in=config.allow_all_in,
     )
+    named = public_id_from(public_id) if public_id else public_hand_id(setup)
+    setup = replace(setup, public_id=named)
     root, leaves = commit_deck(seed, deck)
     committed = DeckCommitted(hand_id, root, leaves, seed)
     hand, hand_events = execute(None, StartHand(setup))
@@ -596,7 +562,9 @@ def apply_event(state: TableState | None, event: AnyEvent) -> TableState:
     """Fold one table or hand event into the table state."""
     if isinstance(event, TableCreated):
         return TableState(config=event.config)
-    assert state is not None, "a table's stream starts with TableCreated"
+    if state is None and isinstance(event, TableSnapshotTaken):
+        return state_from_snapshot(event)  # a stream trimmed up to its snapshot
+    assert state is not None, "a table's stream starts with TableCreated (or a snapshot)"
     if isinstance(event, PlayerSeated):
         player = Player(
             event.seat, event.player_id, event.name, event.stack, event.token_hash, event.ai_level
@@ -633,6 +601,8 @@ def apply_event(state: TableState | None, event: AnyEvent) -> TableState:
         return replace(state, commitment=event)
     if isinstance(event, TableClosed):
         return replace(state, closed=True)
+    if isinstance(event, TableSnapshotTaken):
+        return state  # a checkpoint of what the stream already says: nothing happened
     return _apply_hand_event(state, event)
 
 
@@ -765,8 +735,48 @@ def _short_handed(state: TableState) -> TableState:
     return state
 
 
+# ---------------------------------------------------------------------------
+# snapshots
+
+
+class SnapshotRefused(ValueError):
+    """A snapshot was asked for while a hand runs: only a table between hands has one."""
+
+
+def snapshot_of(state: TableState, seated_at: dict[int, int]) -> TableSnapshotTaken:
+    """The snapshot of ``state`` between hands (``seated_at``: seat -> its PlayerSeated).
+
+    Everything ``apply_event`` keeps that outlives a hand, and nothing of the
+    last hand: no cards, deck or seed can be in it. Raises
+    :class:`SnapshotRefused` while a hand runs (its cards would be needed).
+    """
+    if state.hand_running:
+        raise SnapshotRefused("a table is snapshotted between hands only")
+    return TableSnapshotTaken(
+        state.config,
+        state.players,
+        state.hands_played,
+        state.positions,
+        state.timing_out,
+        state.closed,
+        tuple(sorted((p.seat, seated_at.get(p.seat, 0)) for p in state.players)),
+    )
+
+
+def state_from_snapshot(snapshot: TableSnapshotTaken) -> TableState:
+    """The table a snapshot records, without a last hand (the deal after it brings one)."""
+    return TableState(
+        config=snapshot.config,
+        players=snapshot.players,
+        hands_played=snapshot.hands_played,
+        positions=snapshot.positions,
+        closed=snapshot.closed,
+        timing_out=snapshot.timing_out,
+    )
+
+
 def replay_table(events: Iterable[AnyEvent]) -> TableState:
-    """Rebuild a table from its whole stream."""
+    """Rebuild a table from its whole stream (or from a snapshot and the events after it)."""
     state: TableState | None = None
     for event in events:
         state = apply_event(state, event)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from felt.record import Record
 from felt.rules.config import Variant
 from felt.rules.events import Event as HandEvent
+from felt.table.player import Player
+from felt.table.positions import Positions
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +167,48 @@ class TableClosed(Record):
         object.__setattr__(self, "reason", reason)
 
 
+@dataclass(frozen=True, slots=True, init=False)
+class TableSnapshotTaken(Record):
+    """The table between two hands: what its fold holds that outlives a hand.
+
+    Written by the table service as the first event of a deal, so it is exactly
+    the fold of the stream before it except for the last hand's ``hand``,
+    ``hand_events`` and ``commitment``, which the deal's ``DeckCommitted`` and
+    ``HandStarted`` replace at once. Folding it changes nothing
+    (``felt.table.aggregate.apply_event``); a stream trimmed up to it folds
+    from it (``state_from_snapshot``). ``seated_at`` is not the fold's: it is
+    each occupant's ``PlayerSeated`` sequence, which the service needs to know
+    what a seat may see and which a trimmed stream no longer shows.
+    No card, deck or seed is in it, by construction.
+    """
+
+    config: TableConfig
+    players: tuple[Player, ...] = ()
+    hands_played: int = 0
+    positions: Positions | None = None
+    timing_out: int | None = None
+    closed: bool = False
+    seated_at: tuple[tuple[int, int], ...] = ()
+
+    def __init__(
+        self,
+        config: TableConfig,
+        players: tuple[Player, ...] = (),
+        hands_played: int = 0,
+        positions: Positions | None = None,
+        timing_out: int | None = None,
+        closed: bool = False,
+        seated_at: tuple[tuple[int, int], ...] = (),
+    ) -> None:
+        object.__setattr__(self, "config", config)
+        object.__setattr__(self, "players", players)
+        object.__setattr__(self, "hands_played", hands_played)
+        object.__setattr__(self, "positions", positions)
+        object.__setattr__(self, "timing_out", timing_out)
+        object.__setattr__(self, "closed", closed)
+        object.__setattr__(self, "seated_at", seated_at)
+
+
 TableEvent = (
     TableCreated
     | PlayerSeated
@@ -175,6 +219,7 @@ TableEvent = (
     | ActionTimedOut
     | DeckCommitted
     | TableClosed
+    | TableSnapshotTaken
 )
 
 AnyEvent = TableEvent | HandEvent

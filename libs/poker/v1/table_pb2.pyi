@@ -247,6 +247,7 @@ class HandView(_message.Message):
     ACTION_DEADLINE_FIELD_NUMBER: _builtins.int
     CURRENT_BET_FIELD_NUMBER: _builtins.int
     LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
+    PUBLIC_ID_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     variant: _events_pb2.Variant.ValueType
     button: _builtins.int
@@ -255,6 +256,12 @@ class HandView(_message.Message):
     """The seat whose turn it is; unset when nobody is to act."""
     current_bet: _builtins.int
     """Highest bet this round."""
+    public_id: _builtins.str
+    """The hand's unguessable public id (32 lowercase hex digits): the name to
+    look a hand up by in its history and the archive. `hand_id` is the
+    table's count of hands ("<table_id>:<n>"), guessable, kept for
+    `ShowCards` and older clients.
+    """
     @_builtins.property
     def board(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.Card]:
         """Community cards (Hold'em)."""
@@ -291,10 +298,11 @@ class HandView(_message.Message):
         action_deadline: _timestamp_pb2.Timestamp | None = ...,
         current_bet: _builtins.int = ...,
         legal_actions: _abc.Iterable[Global___LegalAction] | None = ...,
+        public_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "action_deadline", b"action_deadline", "to_act", b"to_act"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "action_deadline", b"action_deadline", "board", b"board", "button", b"button", "current_bet", b"current_bet", "hand_id", b"hand_id", "legal_actions", b"legal_actions", "pots", b"pots", "seats", b"seats", "street", b"street", "to_act", b"to_act", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "action_deadline", b"action_deadline", "board", b"board", "button", b"button", "current_bet", b"current_bet", "hand_id", b"hand_id", "legal_actions", b"legal_actions", "pots", b"pots", "public_id", b"public_id", "seats", b"seats", "street", b"street", "to_act", b"to_act", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__to_act: _TypeAlias = _typing.Literal["to_act"]  # noqa: Y015
     _WhichOneofArgType__to_act: _TypeAlias = _typing.Literal["_to_act", b"_to_act"]  # noqa: Y015

@@ -1,4 +1,4 @@
-"""The ``Closes`` port on PostgreSQL (migration ``0007_closes.sql``)."""
+"""The ``Closes`` port on PostgreSQL (migration ``0008_closes.sql``)."""
 
 from __future__ import annotations
 

@@ -360,9 +360,12 @@ class TableEnv:
             live.turn_started_at,
             live.last_event_at,
         )
+        # A rebuild starts from the latest snapshot: it indexes the hands from there on.
+        since = rebuilt.loaded_from
+        assert since == max(1, await rebuilt.store.latest_snapshot(table_id))
         assert (rebuilt.deck_sequences, rebuilt.hand_decks, rebuilt.seated_at) == (
-            live.deck_sequences,
-            live.hand_decks,
+            [s for s in live.deck_sequences if s >= since],
+            {h: s for h, s in live.hand_decks.items() if s >= since},
             live.seated_at,
         )
 

@@ -32,7 +32,7 @@ async def test_an_ai_seat_to_act_gets_a_redacted_decision_request(table_env: Env
     table_id = await table_env.create_table(stub, table_env.nlhe(2, clock_ms=30_000))
     human = await table_env.seat(stub, table_id, 0)
     await table_env.seat(stub, table_id, 1, ai_level=epb.AI_LEVEL_NORMAL)
-    watcher = table_env.watch(stub, table_id)
+    watcher = table_env.watch(stub, table_id, from_sequence=1)
     await watcher.wait_event("hole_cards_dealt", seat=0)
     view = await table_env.view(stub, table_id, human)
     assert view.hand.to_act == 0  # the human (button) acts first; nothing is asked yet

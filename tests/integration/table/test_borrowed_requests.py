@@ -43,7 +43,7 @@ async def test_another_seats_request_id_gives_a_new_request_not_its_answer(
     stub = table_env.stub(server)
     table_id = await table_env.create_table(stub, table_env.nlhe(2))
     keys = await table_env.seat_all(stub, table_id, 2)
-    watcher = table_env.watch(stub, table_id)
+    watcher = table_env.watch(stub, table_id, from_sequence=1)
     await watcher.wait_event("hole_cards_dealt", seat=1)
     view = await table_env.view(stub, table_id, keys[0])
     assert view.hand.to_act == 0
@@ -84,7 +84,7 @@ async def test_an_ai_decisions_request_id_reads_nothing_for_a_human(table_env: E
     table_id = await table_env.create_table(stub, table_env.nlhe(2, clock_ms=30_000))
     human = await table_env.seat(stub, table_id, 0)
     await table_env.seat(stub, table_id, 1, ai_level=epb.AI_LEVEL_EASY)
-    await table_env.watch(stub, table_id).wait_event("hole_cards_dealt", seat=1)
+    await table_env.watch(stub, table_id, from_sequence=1).wait_event("hole_cards_dealt", seat=1)
     view = await table_env.view(stub, table_id, human)
     called = await table_env.submit(stub, table_id, human, CALL, view.table.sequence)
     reply = await table_env.redis.xread({table_env.ai_stream: "0-0"}, count=1, block=20_000)
@@ -192,7 +192,7 @@ async def test_leave_seat_with_a_submit_action_id_leaves(table_env: Env) -> None
     stub = table_env.stub(server)
     table_id = await table_env.create_table(stub, table_env.nlhe(3))
     keys = await table_env.seat_all(stub, table_id, 3)
-    await table_env.watch(stub, table_id).wait_event("hole_cards_dealt", seat=2)
+    await table_env.watch(stub, table_id, from_sequence=1).wait_event("hole_cards_dealt", seat=2)
     view = await table_env.view(stub, table_id, keys[0])
     actor = keys[view.hand.to_act]
     shared_id = "one-id-for-two-calls"

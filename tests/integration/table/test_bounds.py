@@ -158,7 +158,7 @@ async def test_an_unknown_hand_id_is_not_echoed(table_env: Env) -> None:
     stub = table_env.stub(srv)
     table_id = await table_env.create_table(stub, table_env.nlhe(2))
     keys = await table_env.seat_all(stub, table_id, 2)
-    await table_env.watch(stub, table_id).wait_event("hole_cards_dealt", seat=1)
+    await table_env.watch(stub, table_id, from_sequence=1).wait_event("hole_cards_dealt", seat=1)
     huge = "h" * 60_000  # under the message limit, far over the bound
     err = await _refused(
         stub.GetHandHistory(pb.GetHandHistoryRequest(table_id=table_id, hand_id=huge)),
@@ -266,7 +266,7 @@ async def test_expected_sequence_zero_is_refused_and_unset_is_no_check(table_env
     stub = table_env.stub(srv)
     table_id = await table_env.create_table(stub, table_env.nlhe(2))
     keys = await table_env.seat_all(stub, table_id, 2)
-    watcher = table_env.watch(stub, table_id)
+    watcher = table_env.watch(stub, table_id, from_sequence=1)
     await watcher.wait_event("hole_cards_dealt", seat=1)
     length = await table_env.xlen(table_id)
     request = pb.SubmitActionRequest(
@@ -290,7 +290,7 @@ async def test_a_discard_naming_too_many_cards_is_refused(table_env: Env) -> Non
     stub = table_env.stub(srv)
     table_id = await table_env.create_table(stub, table_env.draw(2))
     keys = await table_env.seat_all(stub, table_id, 2)
-    watcher = table_env.watch(stub, table_id)
+    watcher = table_env.watch(stub, table_id, from_sequence=1)
     await watcher.wait_event("hole_cards_dealt", seat=1)
     length = await table_env.xlen(table_id)
     for cards in (list(range(6)), [3, 3], [c % 52 for c in range(10_000)]):

@@ -18,7 +18,7 @@ async def test_leaving_when_to_act_folds_instead_of_checking_it_down(table_env: 
     stub = table_env.stub(server)
     table_id = await table_env.create_table(stub, table_env.nlhe(2, clock_ms=60_000))
     keys = await table_env.seat_all(stub, table_id, 2)
-    watcher = table_env.watch(stub, table_id)
+    watcher = table_env.watch(stub, table_id, from_sequence=1)
     await watcher.wait_event("hole_cards_dealt", seat=1)
     view = await table_env.view(stub, table_id, keys[0])
     button = view.hand.to_act
@@ -51,7 +51,7 @@ async def test_a_seats_next_occupant_cannot_see_or_show_the_last_players_cards(
     stub = table_env.stub(server)
     table_id = await table_env.create_table(stub, table_env.nlhe(2))
     keys = await table_env.seat_all(stub, table_id, 2)
-    watcher = table_env.watch(stub, table_id)
+    watcher = table_env.watch(stub, table_id, from_sequence=1)
     await watcher.wait_event("hole_cards_dealt", seat=1)
     view = await table_env.view(stub, table_id, keys[0])
     actor = view.hand.to_act

@@ -43,7 +43,7 @@ async def test_a_crashed_owner_table_is_taken_over_and_finished(table_env: Env) 
     clock_ms = 600
     table_id = await table_env.create_table(stub, table_env.nlhe(3, clock_ms=clock_ms))
     keys = await table_env.seat_all(stub, table_id, 3)
-    watcher = table_env.watch(stub, table_id)
+    watcher = table_env.watch(stub, table_id, from_sequence=1)
     dealt = await watcher.wait_event("hole_cards_dealt", seat=2)
     view = await table_env.view(stub, table_id, keys[dealt.hole_cards_dealt.seat])
     actor = view.hand.to_act
@@ -218,7 +218,7 @@ async def test_an_append_with_an_unknown_outcome_is_reread_at_once(table_env: En
     stub = table_env.stub(server)
     table_id = await table_env.create_table(stub, table_env.nlhe(2))
     keys = await table_env.seat_all(stub, table_id, 2)
-    await table_env.watch(stub, table_id).wait_event("hole_cards_dealt", seat=0)
+    await table_env.watch(stub, table_id, from_sequence=1).wait_event("hole_cards_dealt", seat=0)
     await server.manager.stop()  # hand the table to a runtime on the flaky store
     store = _LostReply(table_env.redis)
     runtime = TableRuntime(table_id, store)

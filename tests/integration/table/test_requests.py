@@ -31,7 +31,7 @@ async def _heads_up(env: Env, **server: Any) -> tuple[Any, str, dict[int, Any], 
     stub = env.stub(srv)
     table_id = await env.create_table(stub, env.nlhe(2))
     keys = await env.seat_all(stub, table_id, 2)
-    watcher = env.watch(stub, table_id)
+    watcher = env.watch(stub, table_id, from_sequence=1)
     await watcher.wait_event("hole_cards_dealt", seat=0)
     view = await env.view(stub, table_id, keys[0])
     assert view.hand.to_act == 0  # heads-up: the button (seat 0, small blind) acts first

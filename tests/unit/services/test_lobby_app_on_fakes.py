@@ -328,7 +328,7 @@ async def test_a_sign_up_refused_for_a_taken_name_is_not_counted() -> None:
     assert full.reason == "TOO_MANY_SIGN_UPS"
 
 
-async def test_sign_ups_from_one_ipv6_64_count_together() -> None:
+async def test_sign_ups_from_one_ipv6_site_count_together() -> None:
     lobby = Lobby(settings=LobbySettings(sign_up_max_per_client=2))
     peers = ["ipv6:[2001:db8:1:2::1]:5000", "ipv6:[2001:db8:1:2:ffff::9]:6000"]
     for n, peer in enumerate(peers):
@@ -338,7 +338,10 @@ async def test_sign_ups_from_one_ipv6_64_count_together() -> None:
     third = client_address("ipv6:%5B2001:db8:1:2:abcd::1%5D:7000")
     full = await refused(lobby.app.create_guest("V9", req(guest_id(9), content="V9"), third))
     assert full.reason == "TOO_MANY_SIGN_UPS"
-    other = client_address("ipv6:[2001:db8:1:3::1]:5000")  # the next /64
+    next_64 = client_address("ipv6:[2001:db8:1:3::1]:5000")  # the same /48: one site
+    full = await refused(lobby.app.create_guest("V7", req(guest_id(7), content="V7"), next_64))
+    assert full.reason == "TOO_MANY_SIGN_UPS"
+    other = client_address("ipv6:[2001:db8:2::1]:5000")  # the next /48
     assert (await lobby.app.create_guest("V8", req(guest_id(8), content="V8"), other)).player
 
 

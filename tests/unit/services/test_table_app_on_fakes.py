@@ -13,7 +13,7 @@ import asyncio
 import time
 import types
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 import pytest
@@ -24,6 +24,7 @@ from felt.eventstore import MemoryEventStore
 from felt.idempotency import ClientRequest
 from felt.registry import MemoryTableRegistry
 from felt.rules.commands import Act, ActionKind
+from felt.rules.config import public_hand_id
 from felt.rules.events import HandStarted
 from felt.table.events import PlayerSeated
 from poker.events.v1 import events_pb2 as epb
@@ -176,6 +177,11 @@ async def test_play_act_retry_and_refusals(service: Service) -> None:
     actor = runtime.state.hand.actor_seat
     assert actor is not None
     other = 1 - actor
+    # The hand's public id is 128 random bits the service drew, not derived from the deck.
+    setup = runtime.state.hand.setup
+    assert len(setup.public_id) == 32 and setup.public_id != public_hand_id(
+        replace(setup, public_id="")
+    )
     callers = [service.auth.authenticate(s.seat_token) for s in seats]
 
     # Out of turn: the rules' code, nothing appended.

@@ -312,6 +312,7 @@ class HandSetup(_message.Message):
     BIG_BET_FIELD_NUMBER: _builtins.int
     RAISE_CAP_FIELD_NUMBER: _builtins.int
     ALLOW_ALL_IN_FIELD_NUMBER: _builtins.int
+    PUBLIC_ID_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     variant: Global___Variant.ValueType
     button: _builtins.int
@@ -323,6 +324,13 @@ class HandSetup(_message.Message):
     big_bet: _builtins.int
     raise_cap: _builtins.int
     allow_all_in: _builtins.bool
+    public_id: _builtins.str
+    """The hand's unguessable public id: 32 lowercase hex digits of 128 random
+    bits the table service drew for this hand. Clients, the archive and
+    replays name a hand by it; `hand_id` ("<table_id>:<n>") stays internal.
+    Empty in hands recorded before it existed: those hands' public id is
+    derived from their secret deck (`felt.rules.config.public_hand_id`).
+    """
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatSetup]:
         """Dealt-in seats in dealing order: clockwise from the left of the button."""
@@ -346,10 +354,11 @@ class HandSetup(_message.Message):
         big_bet: _builtins.int = ...,
         raise_cap: _builtins.int = ...,
         allow_all_in: _builtins.bool = ...,
+        public_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_all_in", b"allow_all_in", "big_bet", b"big_bet", "button", b"button", "deck", b"deck", "hand_id", b"hand_id", "min_bet", b"min_bet", "raise_cap", b"raise_cap", "seats", b"seats", "small_bet", b"small_bet", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allow_all_in", b"allow_all_in", "big_bet", b"big_bet", "button", b"button", "deck", b"deck", "hand_id", b"hand_id", "min_bet", b"min_bet", "public_id", b"public_id", "raise_cap", b"raise_cap", "seats", b"seats", "small_bet", b"small_bet", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1062,6 +1071,156 @@ class TableClosed(_message.Message):
 Global___TableClosed: _TypeAlias = TableClosed  # noqa: Y015
 
 @_typing.final
+class TableSnapshotTaken(_message.Message):
+    """A checkpoint of the table between two hands, written by the table service as
+    the first event of a deal (before its DeckCommitted): exactly the fold of the
+    stream before it, minus the last hand (which the deal's own events replace).
+    A table rebuilds from its latest snapshot plus the events after it, so the
+    events before it can be trimmed once archived. Folding it changes nothing.
+    It holds no card, no deck and no seed; it is never sent to clients (its
+    seats carry token hashes).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FORMAT_FIELD_NUMBER: _builtins.int
+    TABLE_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    HANDS_PLAYED_FIELD_NUMBER: _builtins.int
+    POSITIONS_FIELD_NUMBER: _builtins.int
+    TIMING_OUT_SEAT_FIELD_NUMBER: _builtins.int
+    CLOSED_FIELD_NUMBER: _builtins.int
+    format: _builtins.int
+    """The snapshot's own format, so a newer one can be told apart (this is 1)."""
+    hands_played: _builtins.int
+    """Hands played so far at this table (the next hand is number hands_played + 1)."""
+    timing_out_seat: _builtins.int
+    """The seat whose time-out is being played, if any (none between hands in practice)."""
+    closed: _builtins.bool
+    @_builtins.property
+    def table(self) -> Global___TableCreated:
+        """The table's identity and rules, as its TableCreated had them."""
+
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SnapshotSeat]:
+        """Everyone seated, in seat order."""
+
+    @_builtins.property
+    def positions(self) -> Global___SnapshotPositions:
+        """Where the button and blinds were in the last hand; unset when the next hand starts fresh."""
+
+    def __init__(
+        self,
+        *,
+        format: _builtins.int = ...,
+        table: Global___TableCreated | None = ...,
+        seats: _abc.Iterable[Global___SnapshotSeat] | None = ...,
+        hands_played: _builtins.int = ...,
+        positions: Global___SnapshotPositions | None = ...,
+        timing_out_seat: _builtins.int | None = ...,
+        closed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_timing_out_seat", b"_timing_out_seat", "positions", b"positions", "table", b"table", "timing_out_seat", b"timing_out_seat"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_timing_out_seat", b"_timing_out_seat", "closed", b"closed", "format", b"format", "hands_played", b"hands_played", "positions", b"positions", "seats", b"seats", "table", b"table", "timing_out_seat", b"timing_out_seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__timing_out_seat: _TypeAlias = _typing.Literal["timing_out_seat"]  # noqa: Y015
+    _WhichOneofArgType__timing_out_seat: _TypeAlias = _typing.Literal["_timing_out_seat", b"_timing_out_seat"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__timing_out_seat) -> _WhichOneofReturnType__timing_out_seat | None: ...
+
+Global___TableSnapshotTaken: _TypeAlias = TableSnapshotTaken  # noqa: Y015
+
+@_typing.final
+class SnapshotSeat(_message.Message):
+    """One seated player in a TableSnapshotTaken."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    DISPLAY_NAME_FIELD_NUMBER: _builtins.int
+    STACK_FIELD_NUMBER: _builtins.int
+    TOKEN_HASH_FIELD_NUMBER: _builtins.int
+    AI_LEVEL_FIELD_NUMBER: _builtins.int
+    SITTING_OUT_FIELD_NUMBER: _builtins.int
+    LEAVING_FIELD_NUMBER: _builtins.int
+    TIMEOUTS_FIELD_NUMBER: _builtins.int
+    SIT_OUT_REASON_FIELD_NUMBER: _builtins.int
+    SEATED_SEQUENCE_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    player_id: _builtins.str
+    display_name: _builtins.str
+    stack: _builtins.int
+    token_hash: _builtins.str
+    """SECRET like PlayerSeated.token_hash: never sent to clients."""
+    ai_level: Global___AiLevel.ValueType
+    sitting_out: _builtins.bool
+    leaving: _builtins.bool
+    """Sat out to leave: vacated when the hand it holds cards in ends."""
+    timeouts: _builtins.int
+    """Consecutive time-outs so far."""
+    sit_out_reason: Global___SitOutReason.ValueType
+    """Why it sits out (unspecified while sitting in)."""
+    seated_sequence: _builtins.int
+    """Sequence of this occupant's PlayerSeated (what it may see starts after it)."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        player_id: _builtins.str = ...,
+        display_name: _builtins.str = ...,
+        stack: _builtins.int = ...,
+        token_hash: _builtins.str = ...,
+        ai_level: Global___AiLevel.ValueType = ...,
+        sitting_out: _builtins.bool = ...,
+        leaving: _builtins.bool = ...,
+        timeouts: _builtins.int = ...,
+        sit_out_reason: Global___SitOutReason.ValueType = ...,
+        seated_sequence: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ai_level", b"ai_level", "display_name", b"display_name", "leaving", b"leaving", "player_id", b"player_id", "seat", b"seat", "seated_sequence", b"seated_sequence", "sit_out_reason", b"sit_out_reason", "sitting_out", b"sitting_out", "stack", b"stack", "timeouts", b"timeouts", "token_hash", b"token_hash"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SnapshotSeat: _TypeAlias = SnapshotSeat  # noqa: Y015
+
+@_typing.final
+class SnapshotPositions(_message.Message):
+    """The button and blinds of a table's last hand."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BUTTON_FIELD_NUMBER: _builtins.int
+    SMALL_BLIND_FIELD_NUMBER: _builtins.int
+    BIG_BLIND_FIELD_NUMBER: _builtins.int
+    button: _builtins.int
+    small_blind: _builtins.int
+    big_blind: _builtins.int
+    def __init__(
+        self,
+        *,
+        button: _builtins.int = ...,
+        small_blind: _builtins.int | None = ...,
+        big_blind: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_big_blind", b"_big_blind", "_small_blind", b"_small_blind", "big_blind", b"big_blind", "small_blind", b"small_blind"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_big_blind", b"_big_blind", "_small_blind", b"_small_blind", "big_blind", b"big_blind", "button", b"button", "small_blind", b"small_blind"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__big_blind: _TypeAlias = _typing.Literal["big_blind"]  # noqa: Y015
+    _WhichOneofArgType__big_blind: _TypeAlias = _typing.Literal["_big_blind", b"_big_blind"]  # noqa: Y015
+    _WhichOneofReturnType__small_blind: _TypeAlias = _typing.Literal["small_blind"]  # noqa: Y015
+    _WhichOneofArgType__small_blind: _TypeAlias = _typing.Literal["_small_blind", b"_small_blind"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__big_blind) -> _WhichOneofReturnType__big_blind | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__small_blind) -> _WhichOneofReturnType__small_blind | None: ...
+
+Global___SnapshotPositions: _TypeAlias = SnapshotPositions  # noqa: Y015
+
+@_typing.final
 class StoredEvent(_message.Message):
     """------------------------------------------------------------------ envelope
 
@@ -1100,6 +1259,7 @@ class StoredEvent(_message.Message):
     ACTION_TIMED_OUT_FIELD_NUMBER: _builtins.int
     DECK_COMMITTED_FIELD_NUMBER: _builtins.int
     TABLE_CLOSED_FIELD_NUMBER: _builtins.int
+    TABLE_SNAPSHOT_TAKEN_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     """1-based position in the table's stream; consecutive, never reused."""
     request_id: _builtins.str
@@ -1166,6 +1326,8 @@ class StoredEvent(_message.Message):
     def deck_committed(self) -> Global___DeckCommitted: ...
     @_builtins.property
     def table_closed(self) -> Global___TableClosed: ...
+    @_builtins.property
+    def table_snapshot_taken(self) -> Global___TableSnapshotTaken: ...
     def __init__(
         self,
         *,
@@ -1199,12 +1361,13 @@ class StoredEvent(_message.Message):
         action_timed_out: Global___ActionTimedOut | None = ...,
         deck_committed: Global___DeckCommitted | None = ...,
         table_closed: Global___TableClosed | None = ...,
+        table_snapshot_taken: Global___TableSnapshotTaken | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action_timed_out", b"action_timed_out", "ante_posted", b"ante_posted", "bet_placed", b"bet_placed", "blind_posted", b"blind_posted", "cards_drawn", b"cards_drawn", "cards_mucked", b"cards_mucked", "cards_shown", b"cards_shown", "chips_added", b"chips_added", "deck_committed", b"deck_committed", "event", b"event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "hole_cards_dealt", b"hole_cards_dealt", "player_called", b"player_called", "player_checked", b"player_checked", "player_folded", b"player_folded", "player_left", b"player_left", "player_sat_in", b"player_sat_in", "player_sat_out", b"player_sat_out", "player_seated", b"player_seated", "pot_awarded", b"pot_awarded", "recorded_at", b"recorded_at", "street_started", b"street_started", "table_closed", b"table_closed", "table_created", b"table_created", "uncalled_bet_returned", b"uncalled_bet_returned"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action_timed_out", b"action_timed_out", "ante_posted", b"ante_posted", "bet_placed", b"bet_placed", "blind_posted", b"blind_posted", "cards_drawn", b"cards_drawn", "cards_mucked", b"cards_mucked", "cards_shown", b"cards_shown", "chips_added", b"chips_added", "deck_committed", b"deck_committed", "event", b"event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "hole_cards_dealt", b"hole_cards_dealt", "player_called", b"player_called", "player_checked", b"player_checked", "player_folded", b"player_folded", "player_left", b"player_left", "player_sat_in", b"player_sat_in", "player_sat_out", b"player_sat_out", "player_seated", b"player_seated", "pot_awarded", b"pot_awarded", "recorded_at", b"recorded_at", "street_started", b"street_started", "table_closed", b"table_closed", "table_created", b"table_created", "table_snapshot_taken", b"table_snapshot_taken", "uncalled_bet_returned", b"uncalled_bet_returned"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_timed_out", b"action_timed_out", "ante_posted", b"ante_posted", "bet_placed", b"bet_placed", "blind_posted", b"blind_posted", "cards_drawn", b"cards_drawn", "cards_mucked", b"cards_mucked", "cards_shown", b"cards_shown", "chips_added", b"chips_added", "deck_committed", b"deck_committed", "event", b"event", "hand_ended", b"hand_ended", "hand_id", b"hand_id", "hand_started", b"hand_started", "hole_cards_dealt", b"hole_cards_dealt", "player_called", b"player_called", "player_checked", b"player_checked", "player_folded", b"player_folded", "player_left", b"player_left", "player_sat_in", b"player_sat_in", "player_sat_out", b"player_sat_out", "player_seated", b"player_seated", "pot_awarded", b"pot_awarded", "recorded_at", b"recorded_at", "request_id", b"request_id", "request_key", b"request_key", "sequence", b"sequence", "street_started", b"street_started", "table_closed", b"table_closed", "table_created", b"table_created", "table_id", b"table_id", "uncalled_bet_returned", b"uncalled_bet_returned"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_timed_out", b"action_timed_out", "ante_posted", b"ante_posted", "bet_placed", b"bet_placed", "blind_posted", b"blind_posted", "cards_drawn", b"cards_drawn", "cards_mucked", b"cards_mucked", "cards_shown", b"cards_shown", "chips_added", b"chips_added", "deck_committed", b"deck_committed", "event", b"event", "hand_ended", b"hand_ended", "hand_id", b"hand_id", "hand_started", b"hand_started", "hole_cards_dealt", b"hole_cards_dealt", "player_called", b"player_called", "player_checked", b"player_checked", "player_folded", b"player_folded", "player_left", b"player_left", "player_sat_in", b"player_sat_in", "player_sat_out", b"player_sat_out", "player_seated", b"player_seated", "pot_awarded", b"pot_awarded", "recorded_at", b"recorded_at", "request_id", b"request_id", "request_key", b"request_key", "sequence", b"sequence", "street_started", b"street_started", "table_closed", b"table_closed", "table_created", b"table_created", "table_id", b"table_id", "table_snapshot_taken", b"table_snapshot_taken", "uncalled_bet_returned", b"uncalled_bet_returned"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["hand_started", "ante_posted", "blind_posted", "hole_cards_dealt", "player_folded", "player_checked", "player_called", "bet_placed", "cards_drawn", "street_started", "uncalled_bet_returned", "cards_shown", "cards_mucked", "pot_awarded", "hand_ended", "table_created", "player_seated", "player_left", "player_sat_out", "player_sat_in", "chips_added", "action_timed_out", "deck_committed", "table_closed"]  # noqa: Y015
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["hand_started", "ante_posted", "blind_posted", "hole_cards_dealt", "player_folded", "player_checked", "player_called", "bet_placed", "cards_drawn", "street_started", "uncalled_bet_returned", "cards_shown", "cards_mucked", "pot_awarded", "hand_ended", "table_created", "player_seated", "player_left", "player_sat_out", "player_sat_in", "chips_added", "action_timed_out", "deck_committed", "table_closed", "table_snapshot_taken"]  # noqa: Y015
     _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 

@@ -1,0 +1,1 @@
+"""The projector (``felt projector``): each finished hand from the streams into the archive."""

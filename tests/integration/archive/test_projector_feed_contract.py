@@ -1,0 +1,101 @@
+"""The ProjectorFeed contract (felt.archive.feed), on Redis and on the fake over a memory store."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest
+import redis.asyncio as aioredis
+
+from felt.archive.feed import MemoryProjectorFeed, ProjectorFeed, RedisProjectorFeed
+from felt.eventstore import EventStore, EventsTrimmed, MemoryEventStore, RedisEventStore
+
+
+@dataclass
+class Feed:
+    feed: ProjectorFeed
+    store: EventStore
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def both(request: pytest.FixtureRequest) -> AsyncIterator[Feed]:
+    if request.param == "memory":
+        store = MemoryEventStore()
+        yield Feed(MemoryProjectorFeed(store), store)
+        return
+    client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+    await client.flushdb()  # the test DB only (FELT_TEST_REDIS_DB)
+    redis_store = RedisEventStore(client)
+    try:
+        yield Feed(RedisProjectorFeed(client), redis_store)
+    finally:
+        await redis_store.aclose()
+        await client.aclose()
+
+
+async def _append(store: EventStore, table_id: str, n: int) -> None:
+    version = await store.version(table_id)
+    await store.append(table_id, [f"e{version + i}".encode() for i in range(n)], version)
+
+
+async def test_new_records_of_many_tables_at_once(both: Feed) -> None:
+    await _append(both.store, "a", 5)
+    await _append(both.store, "b", 2)
+    got = await both.feed.read_new({"a": 1, "b": 0, "c": 0}, count=3, block_ms=0)
+    assert {t: [r.sequence for r in rs] for t, rs in got.items()} == {"a": [2, 3, 4], "b": [1, 2]}
+    assert got["a"][0].payload == b"e1"
+    assert await both.feed.read_new({"a": 5, "b": 2}, count=3, block_ms=0) == {}
+
+
+async def test_a_blocked_read_returns_when_a_table_gets_an_event(both: Feed) -> None:
+    await _append(both.store, "a", 1)
+    started = time.monotonic()
+    reading = asyncio.create_task(both.feed.read_new({"a": 1, "b": 0}, count=10, block_ms=3000))
+    await asyncio.sleep(0.1)
+    await _append(both.store, "b", 1)
+    got = await reading
+    assert [r.sequence for r in got["b"]] == [1] and time.monotonic() - started < 2
+    assert await both.feed.read_new({"a": 1}, count=10, block_ms=50) == {}
+
+
+async def test_a_trimmed_gap_is_refused(both: Feed) -> None:
+    await _append(both.store, "a", 6)
+    await both.store.trim("a", 4)
+    with pytest.raises(EventsTrimmed):
+        await both.feed.read_new({"a": 2}, count=10, block_ms=0)
+    got = await both.feed.read_new({"a": 4}, count=10, block_ms=0)
+    assert [r.sequence for r in got["a"]] == [5, 6]
+
+
+async def test_the_archived_mark_only_rises(both: Feed) -> None:
+    assert await both.feed.archived("a") == 0
+    assert await both.feed.mark_archived("a", 7) == 7
+    assert await both.feed.mark_archived("a", 3) == 7
+    assert await both.feed.archived("a") == 7
+    assert await both.feed.mark_archived("a", 9) == 9
+
+
+async def test_one_projector_follows_a_table_until_its_lease_lapses(both: Feed) -> None:
+    assert await both.feed.claim("a", "p1", 200)
+    assert not await both.feed.claim("a", "p2", 200)
+    assert await both.feed.claim("a", "p1", 200)  # renewed
+    assert not await both.feed.release("a", "p2")
+    await asyncio.sleep(0.3)
+    assert await both.feed.claim("a", "p2", 10_000)  # lapsed: taken over
+    assert not await both.feed.release("a", "p1")
+    assert await both.feed.release("a", "p2")
+    assert await both.feed.claim("a", "p1", 10_000)
+    with pytest.raises(ValueError):
+        await both.feed.claim("a", "p1", 0)
+
+
+async def test_live_members_are_those_whose_heartbeat_has_not_expired(both: Feed) -> None:
+    assert await both.feed.join("p1", 10_000) == ["p1"]
+    assert await both.feed.join("p2", 200) == ["p1", "p2"]
+    await asyncio.sleep(0.3)
+    assert await both.feed.join("p1", 10_000) == ["p1"]
+    await both.feed.leave("p1")
+    assert await both.feed.join("p3", 10_000) == ["p3"]

@@ -1,0 +1,150 @@
+"""The projector on the fakes (memory event store, registry, archive): every hand once, tables
+shared between projectors, tables found as they are created, one bad stream harms no other."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from felt.archive import ArchivedHand, MemoryHandArchive
+from felt.archive.feed import MemoryProjectorFeed
+from felt.eventstore import MemoryEventStore, StoredRecord
+from felt.registry import MemoryTableRegistry
+from felt.rules.config import Variant
+from services.projector.metrics import ProjectorMetrics
+from services.projector.ownership import owner_of
+from services.projector.projector import Projector
+from tests.unit.archive.streams import archived, play_table, stored
+
+TABLES = {
+    f"f-{n}": stored(f"f-{n}", play_table(f"f-{n}", variant, hands=6))
+    for n, variant in enumerate([Variant.NLHE, Variant.DRAW5, Variant.NLHE, Variant.DRAW5])
+}
+
+
+async def _append(store: MemoryEventStore, table_id: str, records: Sequence[StoredRecord]) -> None:
+    version = await store.version(table_id)
+    for r in records:
+        assert r.sequence == version + 1
+        await store.append(table_id, [r.payload], version)
+        version += 1
+
+
+def _projector(
+    member: str,
+    feed: MemoryProjectorFeed,
+    registry: MemoryTableRegistry,
+    archive: MemoryHandArchive,
+) -> Projector:
+    return Projector(
+        member, feed, registry, archive, ProjectorMetrics(member), scan_ms=50, block_ms=20
+    )
+
+
+async def _until(check: object, timeout: float = 10.0) -> None:
+    async def wait() -> None:
+        while not check():  # type: ignore[operator]
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(wait(), timeout)
+
+
+def _expected() -> dict[str, ArchivedHand]:
+    return {h.hand_id: h for t, records in TABLES.items() for h in archived(t, records)}
+
+
+async def test_two_projectors_share_the_tables_and_archive_every_hand_once() -> None:
+    store, registry, archive = MemoryEventStore(), MemoryTableRegistry(), MemoryHandArchive()
+    feed = MemoryProjectorFeed(store)
+    first_two = list(TABLES)[:2]
+    for t in first_two:
+        await registry.add(t)
+        await _append(store, t, TABLES[t][: len(TABLES[t]) // 2])
+    a, b = _projector("a", feed, registry, archive), _projector("b", feed, registry, archive)
+    runs = [asyncio.create_task(p.run()) for p in (a, b)]
+    try:
+        # Tables created later are found, and the rest of every stream arrives as played.
+        for t in list(TABLES)[2:]:
+            await registry.add(t)
+        for t, records in TABLES.items():
+            await _append(store, t, records[await store.version(t) :])
+        expected = _expected()
+        await _until(lambda: len(archive.hands) == len(expected))
+        await _until(lambda: all(feed.marks.get(t) == len(r) for t, r in TABLES.items()))
+        assert archive.hands == expected
+        members = ["a", "b"]
+        # a started alone and took every table; once b is live, each keeps only its own.
+        await _until(
+            lambda: all(
+                (t in a.following) == (owner_of(t, members) == "a") != (t in b.following)
+                for t in TABLES
+            )
+        )
+        assert {owner_of(t, members) for t in TABLES} == {"a", "b"}  # the hashing shares them
+    finally:
+        for p in (a, b):
+            p.request_stop()
+        await asyncio.gather(*runs)
+    assert not a.following and not b.following
+    # What the archive holds is exactly once per hand: every hand, no hand twice.
+    assert sorted(h.number for h in archive.hands.values() if h.table_id == "f-0") == list(
+        range(1, 7)
+    )
+
+
+async def test_a_projector_stopped_anywhere_is_resumed_by_another_without_a_duplicate() -> None:
+    store, registry, archive = MemoryEventStore(), MemoryTableRegistry(), MemoryHandArchive()
+    feed = MemoryProjectorFeed(store)
+    for t, records in TABLES.items():
+        await registry.add(t)
+        await _append(store, t, records)
+    first = _projector("a", feed, registry, archive)
+    await first.rebalance()
+    await first.step()  # one read and one write of every table, then "dies" (no clean-up)
+    assert archive.writes == 1
+    second = _projector("b", feed, registry, archive)
+    second.lease_ms = 10_000
+    # The dead projector's leases must lapse before another takes its tables.
+    feed._leases.clear()
+    run = asyncio.create_task(second.run())
+    try:
+        expected = _expected()
+        await _until(lambda: archive.hands == expected)
+    finally:
+        second.request_stop()
+        await run
+
+
+async def test_a_stream_that_cannot_be_projected_is_left_alone_and_the_others_go_on() -> None:
+    store, registry, archive = MemoryEventStore(), MemoryTableRegistry(), MemoryHandArchive()
+    feed = MemoryProjectorFeed(store)
+    await registry.add("bad")
+    await store.append("bad", [b"\xff\x00 not an event"], 0)
+    good = next(iter(TABLES))
+    await registry.add(good)
+    await _append(store, good, TABLES[good])
+    projector = _projector("a", feed, registry, archive)
+    run = asyncio.create_task(projector.run())
+    try:
+        await _until(lambda: len(archive.hands) == 6)
+        assert "bad" in projector.failed and "bad" not in projector.following
+    finally:
+        projector.request_stop()
+        await run
+
+
+async def test_a_stale_projector_loses_the_race_and_rereads() -> None:
+    store, registry, archive = MemoryEventStore(), MemoryTableRegistry(), MemoryHandArchive()
+    feed = MemoryProjectorFeed(store)
+    t = next(iter(TABLES))
+    await registry.add(t)
+    await _append(store, t, TABLES[t])
+    a, b = _projector("a", feed, registry, archive), _projector("b", feed, registry, archive)
+    await a.rebalance()
+    # b follows the same table behind a's back (as after a lease lapsed in a stall).
+    await b._adopt(t)
+    assert await a.step() == 6
+    assert await b.step() == 0  # refused: the position moved
+    assert t not in b.following and a.metrics.conflicts._value.get() == 0
+    assert b.metrics.conflicts._value.get() == 1
+    assert len(archive.hands) == 6

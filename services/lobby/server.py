@@ -19,6 +19,8 @@ Configuration comes from the environment:
 ``FELT_LOBBY_DB_POOL``         most PostgreSQL connections (default 20)
 ``FELT_TABLE_ADDR``            the table service, default ``127.0.0.1:50051``
 ``FELT_ADMIN_TOKEN``           the table service's admin credential (lounges' tables, seating)
+``FELT_TRUSTED_PROXIES``       proxies (the gateway) whose ``x-forwarded-for`` names the client
+                               that sign-ups and sign-ins are counted for (addresses, networks)
 ``FELT_DEV_MODE``              ``1``: development mode (public development secrets, and the
                                schema migrated at start)
 
@@ -44,6 +46,7 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc  # type: ignore[import-untyped]
 from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 
+from felt.api.clients import TrustedProxies
 from felt.api.limits import CHIP_CAP, MAX_REQUEST_BYTES
 from felt.migrations import applied_versions, load, migrate
 from poker.v1 import lobby_service_pb2, lobby_service_pb2_grpc
@@ -67,7 +70,7 @@ from services.lobby.seating import SeatingApp
 from services.lobby.service import LobbyService
 from services.lobby.tables import GrpcTables
 from services.lobby.tokens import Passwords
-from services.settings import TRUE, int_setting
+from services.settings import TRUE, int_setting, trusted_proxies
 from services.settings import ConfigError as ConfigError
 
 log = structlog.get_logger("felt.lobby")
@@ -100,6 +103,8 @@ class LobbyServerConfig:
     table_admin_token: str = ""
     tables: Tables | None = None  # None: GrpcTables on table_address (tests pass a fake)
     recover_every_s: float = 2.0  # the saga recovery pass (leaves wait for a hand's end)
+    # Whose x-forwarded-for names the client (the gateway): FELT_TRUSTED_PROXIES.
+    proxies: TrustedProxies = field(default_factory=TrustedProxies)
 
     @classmethod
     def from_env(
@@ -138,6 +143,7 @@ class LobbyServerConfig:
             pool_size=int_setting(env, "FELT_LOBBY_DB_POOL", 20, 2, 500),
             dev_mode=dev,
             table_address=env.get("FELT_TABLE_ADDR", "127.0.0.1:50051"),
+            proxies=trusted_proxies(env),
             table_admin_token=env.get("FELT_ADMIN_TOKEN", ""),
         )
 
@@ -236,7 +242,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     if seated or compensated:
         log.info("buy_ins_recovered", seated=seated, compensated=compensated)
     lobby_service_pb2_grpc.add_LobbyServiceServicer_to_server(
-        LobbyService(app, lounges, seating), server
+        LobbyService(app, lounges, seating, config.proxies), server
     )
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from felt.api.clients import TrustedProxies
 from felt.idempotency import ClientRequest
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import lobby_pb2 as lpb
@@ -120,14 +121,24 @@ def lounge_message(lounge: Lounge, caller: Caller) -> lpb.Lounge:
 
 
 class LobbyService(rpc.LobbyServiceServicer):
-    def __init__(self, app: LobbyApp, lounges: LoungeApp, seating: SeatingApp) -> None:
+    def __init__(
+        self,
+        app: LobbyApp,
+        lounges: LoungeApp,
+        seating: SeatingApp,
+        proxies: TrustedProxies | None = None,
+    ) -> None:
         self.app, self.lounges, self.seating = app, lounges, seating
+        # Behind the gateway, the client it names (x-forwarded-for) is who is throttled.
+        self.proxies = proxies or TrustedProxies()
 
     async def CreateGuest(
         self, request: pb.CreateGuestRequest, context: Context
     ) -> pb.CreateGuestResponse:
         signed = await self.app.create_guest(
-            request.display_name, ClientRequest.of(request), client_address(context.peer())
+            request.display_name,
+            ClientRequest.of(request),
+            client_address(self.proxies.caller(context)),
         )
         return pb.CreateGuestResponse(
             player=player_message(signed.player),
@@ -139,7 +150,7 @@ class LobbyService(rpc.LobbyServiceServicer):
             request.display_name,
             request.password,
             without_password(request),
-            client_address(context.peer()),
+            client_address(self.proxies.caller(context)),
         )
         return pb.RegisterResponse(
             player=player_message(signed.player),
@@ -159,7 +170,7 @@ class LobbyService(rpc.LobbyServiceServicer):
             request.display_name,
             request.password,
             without_password(request),
-            client_address(context.peer()),
+            client_address(self.proxies.caller(context)),
         )
         return pb.SignInResponse(
             player=player_message(signed.player),

@@ -15,6 +15,8 @@ in development, CI and a cluster:
 ``FELT_LEASE_TTL_MS``    table lease TTL (default 5000); a crashed owner's tables move after it
 ``FELT_WATCH_MAX_STREAMS`` ``WatchTable`` streams in this instance (default 1000)
 ``FELT_WATCH_MAX_PER_PEER`` ``WatchTable`` streams per client address (default 64)
+``FELT_TRUSTED_PROXIES`` proxies (the gateway) whose ``x-forwarded-for`` names the client whose
+                         streams are counted (addresses or networks, comma separated)
 ``FELT_WATCH_SEAT_RESERVE`` of the instance's streams, those only seats' own may use (100)
 ``FELT_SEAT_RATE_PER_S``, ``FELT_SEAT_RATE_BURST`` mutations per caller and second (10), burst (30)
 ``FELT_WATCH_BUFFER``    events a watcher may fall behind before it is dropped (default 512)
@@ -59,13 +61,14 @@ from grpc_health.v1 import (  # type: ignore[import-untyped]
 from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 from redis.asyncio import Redis
 
+from felt.api.clients import TrustedProxies
 from felt.api.limits import MAX_REQUEST_BYTES
 from felt.decisions import AI_STREAM, RedisDecisionQueue, ai_stream_from_env
 from felt.eventstore import RedisEventStore
 from felt.registry import RedisTableRegistry
 from poker.v1 import table_service_pb2, table_service_pb2_grpc
 from services.grpc_server import PortInUse, aio_server, bind
-from services.settings import TRUE, int_setting
+from services.settings import TRUE, int_setting, trusted_proxies
 from services.settings import ConfigError as ConfigError
 from services.table.auth import DEFAULT_TOKEN_TTL_S, Authenticator, Secrets
 from services.table.interceptors import AuthInterceptor, CallInterceptor
@@ -102,6 +105,8 @@ class TableServerConfig:
     # The lease owner name; empty: "<hostname>:<bound port>" (see the module docstring).
     instance_id: str = ""
     watch: WatchLimits = field(default_factory=WatchLimits)
+    # Whose x-forwarded-for names the client (the gateway): FELT_TRUSTED_PROXIES.
+    proxies: TrustedProxies = field(default_factory=TrustedProxies)
     rate: RateLimits = field(default_factory=RateLimits)
     snapshots: SnapshotPolicy = field(default_factory=SnapshotPolicy)
 
@@ -131,6 +136,7 @@ class TableServerConfig:
             instance_id=env.get("FELT_INSTANCE_ID", "").strip(),
             ai_stream=ai_stream_from_env(env),
             watch=_watch_limits(env),
+            proxies=trusted_proxies(env),
             rate=_rate_limits(env),
             snapshots=SnapshotPolicy.from_env(env),
         )
@@ -229,7 +235,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         timing=Timing(between_hands=timedelta(milliseconds=config.between_hands_ms)),
         snapshots=config.snapshots,
     )
-    service = TableService(manager, config.secrets, config.watch, config.rate)
+    service = TableService(manager, config.secrets, config.watch, config.rate, config.proxies)
     table_service_pb2_grpc.add_TableServiceServicer_to_server(service, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -35,7 +35,7 @@ help:
 	@echo "make test     - run the whole test suite (starts a private Redis if REDIS_URL is unset)"
 	@echo "make unit     - run the fast, pure tests only (tests/unit: no Redis, no network)"
 	@echo "make lint     - ruff check, ruff format --check, mypy --strict"
-	@echo "make run      - run Felt (felt serve) with Redis from REDIS_URL or a private one"
+	@echo "make run      - run Felt (every service and the gateway, http://127.0.0.1:8080)"
 	@echo "make bench    - run every bench/*.py"
 	@echo "make proto    - regenerate protobuf/gRPC code (scripts/gen_protos.sh)"
 	@echo "make proto-check - fail if the committed generated code is stale"
@@ -44,14 +44,39 @@ help:
 
 install: $(STAMP)
 
+define ENSURE_VENV
+if ! $(PY) -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null; then \
+	echo "creating $(VENV)/ with $(PYTHON)"; \
+	rm -rf $(VENV); \
+	$(PYTHON) -m venv $(VENV); \
+fi
+endef
+
 $(STAMP): $(INSTALL_DEPS)
-	@if ! $(PY) -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null; then \
-		echo "creating $(VENV)/ with $(PYTHON)"; \
-		rm -rf $(VENV); \
-		$(PYTHON) -m venv $(VENV); \
-	fi
+	@$(ENSURE_VENV)
 	$(PY) -m pip install --disable-pip-version-check -q -e '.[dev]'
 	@rm -f $(VENV)/.install*.stamp
+	@touch $@
+
+# `make run` needs only what running needs: the runtime dependencies and the `run` extra
+# (honcho, the embedded servers' binaries), uncompiled, so that a first start never waits for
+# the test tools or the mypyc build. A full install (`make install`, compiled) that is current
+# is used as it is; a later `make install` adds the dev tools and compiles the hot path.
+RUN_STAMP := $(VENV)/.install-run.stamp
+DEV_STAMP := $(firstword $(wildcard $(VENV)/.install-compiled.stamp $(VENV)/.install-pure.stamp))
+
+$(RUN_STAMP): $(INSTALL_DEPS)
+	@if [ -n "$(DEV_STAMP)" ] && [ -z "$$(find $(INSTALL_DEPS) -newer $(DEV_STAMP))" ]; then \
+		echo "make run: using the installed environment ($(notdir $(DEV_STAMP)))"; \
+	else \
+		$(ENSURE_VENV); \
+		echo "make run: installing the runtime into $(VENV)/ (uncompiled; 'make install' compiles)"; \
+		extras=run; \
+		$(PYTHON) -P libs/felt/devserver.py --have-binaries || extras=run,servers; \
+		$(PY) -m pip install --disable-pip-version-check -q --no-compile 'setuptools>=69' wheel; \
+		FELT_PURE_PYTHON=1 $(PY) -m pip install --disable-pip-version-check -q --no-compile \
+			--no-build-isolation -e ".[$$extras]"; \
+	fi
 	@touch $@
 
 test: install
@@ -67,10 +92,11 @@ lint: install proto-lint proto-check
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy $(foreach d,$(MYPY_DIRS),$(if $(shell find $(d) -name '*.py' -print -quit 2>/dev/null),$(d)))
 
-# Redis comes from REDIS_URL, else felt.devserver starts a private redis-server for the
-# lifetime of the command (and stops it when `felt serve` exits).
-run: install
-	$(PY) -m felt.devserver -- $(BIN)/felt serve --dev
+# Redis and PostgreSQL come from REDIS_URL / DATABASE_URL, else felt.devserver starts private
+# ones for the lifetime of the command; scripts/run.sh migrates the lobby's database and starts
+# the Procfile's processes under honcho (Ctrl-C stops them all, then the private servers).
+run: $(RUN_STAMP)
+	$(PY) -m felt.devserver --postgres -- bash scripts/run.sh
 
 bench: install
 	@mkdir -p bench/out

@@ -185,6 +185,20 @@ class BenchTable:
     view: tpb.TableView | None = None
 
 
+def next_action(table_id: str, view: tpb.TableView, request_id: str) -> pb.SubmitActionRequest:
+    """The seat to act checks if there is nothing to call, else calls (always legal)."""
+    hand = view.hand
+    seat = hand.to_act
+    bet = next(s.bet for s in hand.seats if s.seat == seat)
+    return pb.SubmitActionRequest(
+        table_id=table_id,
+        seat=seat,
+        request_id=request_id,
+        expected_sequence=view.table.sequence,
+        action=CHECK if bet == hand.current_bet else CALL,
+    )
+
+
 class TableClients:
     """One heads-up table per client; each client acts for both seats of its table."""
 
@@ -232,20 +246,11 @@ class TableClients:
                 if not view.hand.HasField("to_act"):
                     await asyncio.sleep(0.002)  # the next deal is a timer away
                 continue
-            hand = view.hand
-            seat = hand.to_act
-            bet = next(s.bet for s in hand.seats if s.seat == seat)
             self.request_number += 1
-            request = pb.SubmitActionRequest(
-                table_id=table.table_id,
-                seat=seat,
-                request_id=f"{table.table_id}:{self.request_number}",
-                expected_sequence=view.table.sequence,
-                action=CHECK if bet == hand.current_bet else CALL,
-            )
+            request = next_action(table.table_id, view, f"{table.table_id}:{self.request_number}")
             start = time.perf_counter()
             try:
-                response = await stub.SubmitAction(request, metadata=table.tokens[seat])
+                response = await stub.SubmitAction(request, metadata=table.tokens[request.seat])
             except grpc.aio.AioRpcError as err:
                 if err.code() != grpc.StatusCode.ABORTED:
                     raise

@@ -6,9 +6,12 @@
 #                                    difference from libs/poker/ (make proto-check)
 #
 # Imports are `from poker.v1 import table_service_pb2` and
-# `from poker.events.v1 import events_pb2`. Output depends on the exact
-# grpcio-tools and mypy-protobuf versions, which pyproject.toml pins (dev
-# extra). Set PYTHON to choose the interpreter (default: .venv/bin/python,
+# `from poker.events.v1 import events_pb2`; each service also gets its Connect
+# stubs (`from poker.v1 import table_service_connect`, protoc-gen-connectrpc
+# with protobuf=google, so they share the grpcio messages), which the HTTP
+# gateway (services/gateway) serves. Output depends on the exact grpcio-tools,
+# mypy-protobuf and protoc-gen-connectrpc versions, which pyproject.toml pins
+# (dev extra). Set PYTHON to choose the interpreter (default: .venv/bin/python,
 # else python3).
 set -euo pipefail
 
@@ -27,7 +30,7 @@ if [[ -z "$python" ]]; then
   if [[ -x "$root/.venv/bin/python" ]]; then python="$root/.venv/bin/python"; else python=python3; fi
 fi
 scripts=$("$python" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
-for plugin in protoc-gen-mypy protoc-gen-mypy_grpc; do
+for plugin in protoc-gen-mypy protoc-gen-mypy_grpc protoc-gen-connectrpc; do
   if [[ ! -x "$scripts/$plugin" ]]; then
     echo "gen_protos: $scripts/$plugin not found; install the dev extra (pip install -e '.[dev]')" >&2
     exit 1
@@ -36,7 +39,7 @@ done
 
 versions=$("$python" - <<'PY'
 from importlib.metadata import version
-print(" ".join(f"{p}=={version(p)}" for p in ("grpcio-tools", "mypy-protobuf", "protobuf")))
+print(" ".join(f"{p}=={version(p)}" for p in ("grpcio-tools", "mypy-protobuf", "protoc-gen-connectrpc", "protobuf")))
 PY
 )
 
@@ -50,10 +53,14 @@ mapfile -t service_protos < <(cd protos && grep -l '^service ' "${all_protos[@]}
 
 protoc=("$python" -m grpc_tools.protoc -I protos
   "--plugin=protoc-gen-mypy=$scripts/protoc-gen-mypy"
-  "--plugin=protoc-gen-mypy_grpc=$scripts/protoc-gen-mypy_grpc")
+  "--plugin=protoc-gen-mypy_grpc=$scripts/protoc-gen-mypy_grpc"
+  "--plugin=protoc-gen-connectrpc=$scripts/protoc-gen-connectrpc")
 "${protoc[@]}" --python_out="$out" --mypy_out="quiet:$out" "${all_protos[@]}"
 if ((${#service_protos[@]})); then
   "${protoc[@]}" --grpc_python_out="$out" --mypy_grpc_out="quiet:$out" "${service_protos[@]}"
+  # Connect stubs (asyncio only: the gateway is an ASGI app) on the same google.protobuf messages.
+  "${protoc[@]}" --connectrpc_out="$out" --connectrpc_opt=protobuf=google,io=async \
+    "${service_protos[@]}"
 fi
 
 # Make every generated directory a package, and mark the tree as typed.

@@ -16,8 +16,6 @@ periodically), drives it on.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import hmac
 import re
@@ -35,6 +33,7 @@ from felt.table.aggregate import CreateTable, decide_table
 from poker.events.v1 import events_pb2 as epb
 from services.lobby.application import LobbyApp
 from services.lobby.auth import Caller
+from services.lobby.paging import page_match, page_token
 from services.lobby.ports import (
     Lounge,
     LoungeFilter,
@@ -304,22 +303,9 @@ NOT_FOUND = Refused(Code.NOT_FOUND, "no such lounge (or it is private)", "NO_LOU
 
 
 def _page_token(listing_id: int) -> str:
-    return base64.urlsafe_b64encode(f"l{listing_id}".encode()).decode().rstrip("=")
+    return page_token(f"l{listing_id}")
 
 
 def _page_position(token: str) -> int | None:
-    if not token:
-        return None
-    bad = _bad(
-        "BAD_PAGE_TOKEN", "page_token must be a next_page_token this call returned, or empty"
-    )
-    if len(token) > limits.PAGE_TOKEN_MAX:
-        raise bad
-    try:
-        text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode("ascii")
-    except (binascii.Error, ValueError):
-        raise bad from None
-    match = _PAGE.fullmatch(text)
-    if match is None:
-        raise bad
-    return int(match[1])
+    match = page_match(token, _PAGE)
+    return int(match[1]) if match is not None else None

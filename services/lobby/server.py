@@ -18,7 +18,10 @@ Configuration comes from the environment:
 ``FELT_LOBBY_SIGN_UP_WINDOW_S`` that window (default 3600)
 ``FELT_LOBBY_DB_POOL``         most PostgreSQL connections (default 20)
 ``FELT_TABLE_ADDR``            the table service, default ``127.0.0.1:50051``
-``FELT_ADMIN_TOKEN``           the table service's admin credential (lounges' tables, seating)
+``FELT_ADMIN_TOKEN``           the table service's admin credential (lounges' tables, seating);
+                               also the operator's credential for the history service
+``REDIS_URL``                  the tables' streams, read by the history service for hands not
+                               archived yet (unset: the archive only)
 ``FELT_TRUSTED_PROXIES``       proxies (the gateway) whose ``x-forwarded-for`` names the client
                                that sign-ups and sign-ins are counted for (addresses, networks)
 ``FELT_DEV_MODE``              ``1``: development mode (public development secrets, and the
@@ -48,12 +51,22 @@ from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 
 from felt.api.clients import TrustedProxies
 from felt.api.limits import CHIP_CAP, MAX_REQUEST_BYTES
+from felt.archive import HandArchive
+from felt.archive.postgres import PostgresHandArchive
+from felt.eventstore import EventStore, RedisEventStore
 from felt.migrations import applied_versions, load, migrate
-from poker.v1 import lobby_service_pb2, lobby_service_pb2_grpc
+from poker.v1 import (
+    history_service_pb2,
+    history_service_pb2_grpc,
+    lobby_service_pb2,
+    lobby_service_pb2_grpc,
+)
 from services.grpc_server import PortInUse, aio_server, bind
 from services.lobby.application import LobbyApp, LobbySecrets, LobbySettings
 from services.lobby.auth import Authenticator
 from services.lobby.db_cli import MIGRATIONS
+from services.lobby.history import HistoryApp
+from services.lobby.history_service import HistoryService
 from services.lobby.interceptors import AuthInterceptor, CallInterceptor
 from services.lobby.lounges import LoungeApp
 from services.lobby.ports import Tables
@@ -76,6 +89,7 @@ from services.settings import ConfigError as ConfigError
 log = structlog.get_logger("felt.lobby")
 
 SERVICE_NAME = lobby_service_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name
+HISTORY_SERVICE_NAME = history_service_pb2.DESCRIPTOR.services_by_name["HistoryService"].full_name
 DEV_SECRETS = LobbySecrets(
     b"felt-lobby-development-access-secret-not-for-production",
     b"felt-lobby-development-refresh-secret-not-for-production",
@@ -103,6 +117,8 @@ class LobbyServerConfig:
     table_admin_token: str = ""
     tables: Tables | None = None  # None: GrpcTables on table_address (tests pass a fake)
     recover_every_s: float = 2.0  # the saga recovery pass (leaves wait for a hand's end)
+    redis_url: str = ""  # the tables' streams, for hands not archived yet ("": archive only)
+    archive: HandArchive | None = None  # None: PostgresHandArchive on the pool
     # Whose x-forwarded-for names the client (the gateway): FELT_TRUSTED_PROXIES.
     proxies: TrustedProxies = field(default_factory=TrustedProxies)
 
@@ -145,6 +161,7 @@ class LobbyServerConfig:
             table_address=env.get("FELT_TABLE_ADDR", "127.0.0.1:50051"),
             proxies=trusted_proxies(env),
             table_admin_token=env.get("FELT_ADMIN_TOKEN", ""),
+            redis_url=env.get("REDIS_URL", ""),
         )
 
     def check(self) -> None:
@@ -184,6 +201,7 @@ class RunningLobbyServer:
     grace_s: float
     channel: grpc.aio.Channel | None = None
     recovery: asyncio.Task[None] | None = None
+    streams: RedisEventStore | None = None
 
     async def stop(self) -> None:
         await self.health.enter_graceful_shutdown()
@@ -194,6 +212,8 @@ class RunningLobbyServer:
         await self.pool.close()
         if self.channel is not None:
             await self.channel.close()
+        if self.streams is not None:
+            await self.streams.aclose()
         log.info("lobby_stopped", port=self.port)
 
 
@@ -215,6 +235,11 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         interceptors=[
             CallInterceptor(SERVICE_NAME),
             AuthInterceptor(SERVICE_NAME, Authenticator(config.secrets.access, config.clock)),
+            CallInterceptor(HISTORY_SERVICE_NAME),
+            AuthInterceptor(
+                HISTORY_SERVICE_NAME,
+                Authenticator(config.secrets.access, config.clock, config.table_admin_token),
+            ),
         ],
     )
     port = bind(server, config.address)
@@ -244,13 +269,18 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     lobby_service_pb2_grpc.add_LobbyServiceServicer_to_server(
         LobbyService(app, lounges, seating, config.proxies), server
     )
+    streams = RedisEventStore.from_url(config.redis_url) if config.redis_url else None
+    live: EventStore | None = streams
+    history = HistoryApp(app, config.archive or PostgresHandArchive(pool), live)
+    history_service_pb2_grpc.add_HistoryServiceServicer_to_server(HistoryService(history), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
-        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        (SERVICE_NAME, HISTORY_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
     await server.start()
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+    await health_servicer.set(HISTORY_SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     log.info("lobby_started", port=port)
     recovery = asyncio.create_task(_recover_forever(seating, config.recover_every_s))
@@ -265,6 +295,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         config.grace_s,
         channel,
         recovery,
+        streams,
     )
 
 

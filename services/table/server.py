@@ -11,6 +11,9 @@ in development, CI and a cluster:
 ``FELT_SEAT_TOKEN_TTL_S`` lifetime of the seat tokens issued (default 86400, one day)
 ``FELT_DEV_MODE``        ``1``: development mode (see below; ``felt serve --dev`` sets it)
 ``FELT_INSTANCE_ID``     this instance's lease identity (default ``<hostname>:<port>``)
+``FELT_TABLE_ADVERTISE_ADDR`` where others (the gateway) reach this instance, announced in the
+                         instance directory (``felt.instances``); default the listen host
+                         (the host name for ``0.0.0.0``) and the bound port
 ``FELT_BETWEEN_HANDS_MS`` pause between hands (default 2000)
 ``FELT_LEASE_TTL_MS``    table lease TTL (default 5000); a crashed owner's tables move after it
 ``FELT_WATCH_MAX_STREAMS`` ``WatchTable`` streams in this instance (default 1000)
@@ -65,11 +68,13 @@ from felt.api.clients import TrustedProxies
 from felt.api.limits import MAX_REQUEST_BYTES
 from felt.decisions import AI_STREAM, RedisDecisionQueue, ai_stream_from_env
 from felt.eventstore import RedisEventStore
+from felt.instances import RedisTableInstances
 from felt.registry import RedisTableRegistry
 from poker.v1 import table_service_pb2, table_service_pb2_grpc
 from services.grpc_server import PortInUse, aio_server, bind
 from services.settings import TRUE, int_setting, trusted_proxies
 from services.settings import ConfigError as ConfigError
+from services.table.announce import Announcer, advertised_address
 from services.table.auth import DEFAULT_TOKEN_TTL_S, Authenticator, Secrets
 from services.table.interceptors import AuthInterceptor, CallInterceptor
 from services.table.manager import TableManager
@@ -104,6 +109,8 @@ class TableServerConfig:
     dev_mode: bool = False
     # The lease owner name; empty: "<hostname>:<bound port>" (see the module docstring).
     instance_id: str = ""
+    # Where the gateway reaches this instance; empty: the listen host and the bound port.
+    advertise: str = ""
     watch: WatchLimits = field(default_factory=WatchLimits)
     # Whose x-forwarded-for names the client (the gateway): FELT_TRUSTED_PROXIES.
     proxies: TrustedProxies = field(default_factory=TrustedProxies)
@@ -134,6 +141,7 @@ class TableServerConfig:
             lease_ttl_ms=int_setting(env, "FELT_LEASE_TTL_MS", 5000, 100, 600_000),
             dev_mode=dev,
             instance_id=env.get("FELT_INSTANCE_ID", "").strip(),
+            advertise=env.get("FELT_TABLE_ADVERTISE_ADDR", "").strip(),
             ai_stream=ai_stream_from_env(env),
             watch=_watch_limits(env),
             proxies=trusted_proxies(env),
@@ -197,6 +205,7 @@ class RunningTableServer:
     grace_s: float
     store: RedisEventStore | None = None
     watches: WatchHub | None = None
+    announcer: Announcer | None = None
 
     async def stop(self) -> None:
         """Stop taking calls, finish those in flight, then hand the tables back."""
@@ -205,6 +214,8 @@ class RunningTableServer:
         if self.watches is not None:
             await self.watches.aclose()
         await self.manager.stop()
+        if self.announcer is not None:
+            await self.announcer.stop()
         if self.store is not None:
             await self.store.aclose()  # its own connection (the client is closed below)
         await self.redis.aclose()
@@ -244,11 +255,26 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     )
     await server.start()
     await manager.start()
+    announcer = Announcer(
+        RedisTableInstances(redis),
+        manager.owner,
+        advertised_address(config.address, port, config.advertise),
+        config.lease_ttl_ms,
+    )
+    await announcer.start()
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     log.info("table_service_started", port=port, owner=manager.owner)
     return RunningTableServer(
-        server, port, manager, health_servicer, redis, config.grace_s, store, service.watches
+        server,
+        port,
+        manager,
+        health_servicer,
+        redis,
+        config.grace_s,
+        store,
+        service.watches,
+        announcer,
     )
 
 

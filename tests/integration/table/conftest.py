@@ -242,6 +242,8 @@ class TableEnv:
         for runtime in list(manager.runtimes.values()):
             await runtime.stop()
         manager.runtimes.clear()
+        if server.announcer is not None:
+            await server.announcer.abandon()
         await server.server.stop(0)
         if server.store is not None:
             await server.store.aclose()

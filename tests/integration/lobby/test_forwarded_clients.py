@@ -3,7 +3,8 @@
 A trusted proxy (the gateway, here this test on 127.0.0.1) names each client in
 ``x-forwarded-for``: sign-ups and sign-ins are counted per forwarded client, so
 one web client's limit is not everyone's. From a peer that is not trusted the
-header is ignored: a direct client cannot get a fresh count by writing one.
+header is ignored: a direct client cannot get a fresh count by writing one. The last
+test goes the whole way, through the HTTP gateway.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import asyncpg
 import grpc
+import httpx
 import pytest
 from argon2 import PasswordHasher
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
@@ -22,6 +24,8 @@ from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-unty
 from felt.api.clients import TrustedProxies
 from poker.v1 import lobby_service_pb2 as pb
 from poker.v1 import lobby_service_pb2_grpc as rpc
+from services.gateway.config import GatewayConfig
+from services.gateway.server import start_gateway
 from services.lobby.application import LobbySecrets, LobbySettings
 from services.lobby.server import LobbyServerConfig, start_lobby_server
 from services.lobby.tokens import Passwords
@@ -62,7 +66,7 @@ async def reason(call: Any) -> str:
 
 
 @asynccontextmanager
-async def lobby_trusting(dsn: str, proxies: str) -> AsyncIterator[tuple[Stub, asyncpg.Pool]]:
+async def lobby_trusting(dsn: str, proxies: str) -> AsyncIterator[tuple[Stub, asyncpg.Pool, int]]:
     pool = await empty_pool(dsn)
     config = LobbyServerConfig(
         database_url=dsn,
@@ -76,7 +80,7 @@ async def lobby_trusting(dsn: str, proxies: str) -> AsyncIterator[tuple[Stub, as
     running = await start_lobby_server(config)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{running.port}")
     try:
-        yield rpc.LobbyServiceStub(channel), pool
+        yield rpc.LobbyServiceStub(channel), pool, running.port
     finally:
         await channel.close()
         await running.stop()
@@ -104,7 +108,7 @@ async def sign_ups(stub: Stub, metadata: Callable[[int], tuple[tuple[str, str], 
 
 
 async def test_sign_ups_are_counted_per_forwarded_client(lobby_dsn: str) -> None:
-    async with lobby_trusting(lobby_dsn, "127.0.0.1") as (stub, pool):
+    async with lobby_trusting(lobby_dsn, "127.0.0.1") as (stub, pool, _):
         alice = forwarded("203.0.113.7")
         assert await sign_ups(stub, lambda n: alice) == ["", "", LIMITED, LIMITED]
         # Another client behind the same proxy has its own count, an IPv6 one by its /48
@@ -155,7 +159,7 @@ async def test_a_direct_client_cannot_spoof_its_way_around_the_sign_up_limit(
 ) -> None:
     """127.0.0.1 is not a trusted proxy here (nobody is, or only others): whatever it
     writes in x-forwarded-for, its sign-ups are its own address's."""
-    async with lobby_trusting(lobby_dsn, proxies) as (stub, pool):
+    async with lobby_trusting(lobby_dsn, proxies) as (stub, pool, _):
         reasons = await sign_ups(stub, lambda n: forwarded(f"203.0.113.{n + 1}"))
         assert reasons == ["", "", LIMITED, LIMITED]
         assert await pool.fetchval("SELECT count(*) FROM players") == 2
@@ -167,7 +171,7 @@ async def test_sign_ins_are_throttled_per_forwarded_client(lobby_dsn: str) -> No
     """A guesser behind the proxy locks out only itself: the name's owner, another client
     of the same proxy, still signs in. Spoofed headers from an untrusted peer change
     nothing (the next test)."""
-    async with lobby_trusting(lobby_dsn, "127.0.0.1") as (stub, _):
+    async with lobby_trusting(lobby_dsn, "127.0.0.1") as (stub, _, _):
         await stub.Register(
             pb.RegisterRequest(display_name="Bob", password=PASSWORD, request_id=rid())
         )
@@ -187,7 +191,7 @@ async def test_sign_ins_are_throttled_per_forwarded_client(lobby_dsn: str) -> No
 async def test_a_direct_client_cannot_spoof_its_way_around_the_sign_in_throttle(
     lobby_dsn: str,
 ) -> None:
-    async with lobby_trusting(lobby_dsn, "10.0.0.0/8") as (stub, _):
+    async with lobby_trusting(lobby_dsn, "10.0.0.0/8") as (stub, _, _):
         await stub.Register(
             pb.RegisterRequest(display_name="Bob", password=PASSWORD, request_id=rid())
         )
@@ -202,3 +206,33 @@ async def test_a_direct_client_cannot_spoof_its_way_around_the_sign_in_throttle(
             await reason(stub.SignIn(right, metadata=forwarded("198.51.100.200")))
             == "TOO_MANY_SIGN_INS"
         )
+
+
+async def test_browsers_behind_the_real_gateway_are_counted_apart(lobby_dsn: str) -> None:
+    """The whole way: HTTP clients through ``services/gateway`` (uvicorn believes an
+    ``X-Forwarded-For`` from loopback, as from an ingress), which names each one to the
+    lobby in gRPC ``x-forwarded-for``; the lobby trusts loopback."""
+    async with lobby_trusting(lobby_dsn, "127.0.0.1, ::1") as (_, pool, port):
+        gateway = await start_gateway(
+            GatewayConfig(address="127.0.0.1:0", lobby_target=f"127.0.0.1:{port}")
+        )
+        try:
+            async with httpx.AsyncClient(base_url=gateway.url, timeout=20.0) as http:
+
+                async def sign_up(browser: str) -> int:
+                    made = await http.post(
+                        "/poker.v1.LobbyService/CreateGuest",
+                        json={"displayName": f"W{uuid.uuid4().hex[:8]}", "requestId": rid()},
+                        headers={"x-forwarded-for": browser},
+                    )
+                    return made.status_code
+
+                assert [await sign_up("203.0.113.1") for _ in range(3)] == [200, 200, 429]
+                assert await sign_up("203.0.113.2") == 200  # another browser: its own count
+        finally:
+            await gateway.stop()
+        rows = await pool.fetch("SELECT scope, failures FROM sign_in_failures ORDER BY scope")
+        assert [(r["scope"], r["failures"]) for r in rows] == [
+            ("sign-up:203.0.113.1", 2),
+            ("sign-up:203.0.113.2", 1),
+        ]

@@ -191,7 +191,16 @@ def test_what_each_service_counts_of_a_forwarded_client() -> None:
 
 
 @pytest.mark.parametrize(
-    "raw", ["localhost", "10.0.0.1/8", "0.0.0.0/0", "::/0", "10.0.0.0/33", "10.0.0.0/8;1.2.3.4"]
+    "raw",
+    [
+        "localhost",
+        "10.0.0.1/8",
+        "0.0.0.0/0",
+        "::/0",
+        "::ffff:0.0.0.0/96",
+        "10.0.0.0/33",
+        "10.0.0.0/8;1.2.3.4",
+    ],
 )
 def test_a_malformed_setting_stops_both_services(raw: str) -> None:
     env = {"FELT_TRUSTED_PROXIES": raw, "DATABASE_URL": "postgresql://x/y"}

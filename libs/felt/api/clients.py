@@ -136,8 +136,6 @@ class TrustedProxies:
                 network = ipaddress.ip_network(entry)
             except ValueError as exc:
                 raise ValueError(f"{entry!r} is not an address or a network ({exc})") from None
-            if network.prefixlen == 0:
-                raise ValueError(f"{entry!r} would trust every address: name the proxies")
             mapped = network.network_address
             if (
                 isinstance(mapped, ipaddress.IPv6Address)
@@ -145,6 +143,8 @@ class TrustedProxies:
                 and network.prefixlen >= 96  # ::ffff:10.0.0.0/104 is 10.0.0.0/8
             ):
                 network = ipaddress.IPv4Network(f"{mapped.ipv4_mapped}/{network.prefixlen - 96}")
+            if network.prefixlen == 0:  # after the mapping: ::ffff:0.0.0.0/96 is 0.0.0.0/0
+                raise ValueError(f"{entry!r} would trust every address: name the proxies")
             networks.append(network)
         return cls(networks)
 

@@ -28,7 +28,7 @@ PYTEST_ARGS ?=
 # mypy checks these directories (config in pyproject.toml), each once it holds Python code.
 MYPY_DIRS := libs/felt services tests bench examples
 
-.PHONY: help install test unit lint run bench proto proto-check proto-lint clean
+.PHONY: help install test unit lint run bench proto proto-check proto-lint clean web web-deps
 
 help:
 	@echo "make install  - create $(VENV)/ and install felt with its dev dependencies"
@@ -40,6 +40,7 @@ help:
 	@echo "make proto    - regenerate protobuf/gRPC code (scripts/gen_protos.sh)"
 	@echo "make proto-check - fail if the committed generated code is stale"
 	@echo "make proto-lint  - buf lint + buf format check of protos/ (installs buf)"
+	@echo "make web      - build the web client (npm ci + vite build into web/dist/)"
 	@echo "make clean    - remove $(VENV)/, build outputs and caches"
 
 install: $(STAMP)
@@ -79,7 +80,7 @@ $(RUN_STAMP): $(INSTALL_DEPS)
 	fi
 	@touch $@
 
-test: install
+test: install web
 	@rc=0; $(BIN)/pytest $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): failing" >&2; fi; \
 	exit $$rc
@@ -94,8 +95,8 @@ lint: install proto-lint proto-check
 
 # Redis and PostgreSQL come from REDIS_URL / DATABASE_URL, else felt.devserver starts private
 # ones for the lifetime of the command; scripts/run.sh migrates the lobby's database and starts
-# the Procfile's processes under honcho (Ctrl-C stops them all, then the private servers).
-run: $(RUN_STAMP)
+# the Procfile's processes under honcho; the web client is built first (make web) (Ctrl-C stops them all, then the private servers).
+run: $(RUN_STAMP) web
 	$(PY) -m felt.devserver --postgres -- bash scripts/run.sh
 
 bench: install
@@ -109,10 +110,10 @@ bench: install
 BUF_VERSION := 1.75.0
 BUF := $(VENV)/buf/node_modules/.bin/buf
 
-proto: install
+proto: install web-deps
 	PYTHON=$(PY) bash scripts/gen_protos.sh
 
-proto-check: install
+proto-check: install web-deps
 	PYTHON=$(PY) bash scripts/gen_protos.sh --check
 
 $(BUF):
@@ -122,7 +123,25 @@ proto-lint: $(BUF)
 	$(BUF) lint
 	$(BUF) format --diff --exit-code
 
+# The web client (web/, see docs/web.md): npm ci from the lockfile when it changes, then a
+# vite build into web/dist/ (the gateway serves it) when a source changes (~3 s).
+WEB_DEPS := web/node_modules/.package-lock.json
+WEB_SOURCES := web/index.html web/vite.config.ts web/tsconfig.json web/scripts/size.mjs \
+	$(shell find web/src -type f 2>/dev/null)
+
+web-deps: $(WEB_DEPS)
+
+$(WEB_DEPS): web/package.json web/package-lock.json
+	cd web && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+web: web/dist/index.html
+
+web/dist/index.html: $(WEB_DEPS) $(WEB_SOURCES)
+	cd web && npx tsc --noEmit -p . && npm run --silent build
+
 clean:
 	rm -rf $(VENV) build dist *.egg-info libs/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf web/node_modules web/dist
 	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
 	find libs -name '*.so' -delete

@@ -6,7 +6,7 @@ in development, CI and a cluster:
 ``REDIS_URL``            event store and AI stream (required)
 ``FELT_TABLE_ADDR``      listen address, default ``127.0.0.1:50051`` (``:0`` picks a port)
 ``FELT_TOKEN_SECRET``    HMAC secret for seat tokens (shared with the lobby), at least 32 bytes
-``FELT_ADMIN_TOKEN``     bearer token for admin calls
+``FELT_ADMIN_TOKEN``     the service credential: the lobby's bearer token for internal calls
 ``FELT_AI_TOKEN``        bearer token AI workers act with for AI seats
 ``FELT_SEAT_TOKEN_TTL_S`` lifetime of the seat tokens issued (default 86400, one day)
 ``FELT_DEV_MODE``        ``1``: development mode (see below; ``felt serve --dev`` sets it)
@@ -30,7 +30,9 @@ Production mode (the default) refuses to start without a token secret of at
 least 32 bytes (and never with the development secret) or without an admin
 token: anyone who knows the secret can mint every seat's token, and the
 development secret is public. Development mode must be asked for; it fills
-in the development secret and leaves admin calls open, and says so in the log.
+in the development secret and, without ``FELT_ADMIN_TOKEN``, the public
+development service credential (``DEV_SERVICE_TOKEN``), and says so in the
+log. Internal calls are never open to a caller without the credential.
 
 The instance id is what a table's lease names as its owner. The default,
 host name and bound port, survives a restart of the process (the port is
@@ -75,7 +77,7 @@ from services.grpc_server import PortInUse, aio_server, bind
 from services.settings import TRUE, int_setting, trusted_proxies
 from services.settings import ConfigError as ConfigError
 from services.table.announce import Announcer, advertised_address
-from services.table.auth import DEFAULT_TOKEN_TTL_S, Authenticator, Secrets
+from services.table.auth import DEFAULT_TOKEN_TTL_S, DEV_SERVICE_TOKEN, Authenticator, Secrets
 from services.table.interceptors import AuthInterceptor, CallInterceptor
 from services.table.manager import TableManager
 from services.table.ratelimit import RateLimits
@@ -105,7 +107,7 @@ class TableServerConfig:
     grace_s: float = 5.0
     # Where AI decision requests go (FELT_AI_STREAM; AI workers read the same stream).
     ai_stream: str = AI_STREAM
-    # Development mode: the development secret and open admin calls are allowed.
+    # Development mode: the public development secret and service credential are allowed.
     dev_mode: bool = False
     # The lease owner name; empty: "<hostname>:<bound port>" (see the module docstring).
     instance_id: str = ""
@@ -126,14 +128,16 @@ class TableServerConfig:
         env = os.environ if environ is None else environ
         dev = dev or env.get("FELT_DEV_MODE", "").strip().lower() in TRUE
         secret = env.get("FELT_TOKEN_SECRET", "").encode()
-        if not secret and dev:
-            secret = DEV_SECRET
+        admin = env.get("FELT_ADMIN_TOKEN", "")
+        if dev:
+            secret = secret or DEV_SECRET
+            admin = admin or DEV_SERVICE_TOKEN
         return cls(
             redis_url=env.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
             address=env.get("FELT_TABLE_ADDR", "127.0.0.1:50051"),
             secrets=Secrets(
                 secret,
-                env.get("FELT_ADMIN_TOKEN", ""),
+                admin,
                 env.get("FELT_AI_TOKEN", ""),
                 int_setting(env, "FELT_SEAT_TOKEN_TTL_S", DEFAULT_TOKEN_TTL_S, 60, MAX_TOKEN_TTL_S),
             ),
@@ -156,7 +160,7 @@ class TableServerConfig:
             log.warning(
                 "development_mode",
                 insecure_secret=secret == DEV_SECRET,
-                admin_calls_open=not admin,
+                public_service_token=admin == DEV_SERVICE_TOKEN,
                 hint="never expose a development-mode table service; unset FELT_DEV_MODE",
             )
             return
@@ -169,7 +173,9 @@ class TableServerConfig:
                 f"(it has {len(secret)}); e.g. `openssl rand -base64 48`"
             )
         if not admin:
-            problems.append("FELT_ADMIN_TOKEN is unset (admin calls would be open to anyone)")
+            problems.append("FELT_ADMIN_TOKEN is unset (it is the service credential)")
+        elif admin == DEV_SERVICE_TOKEN:
+            problems.append("FELT_ADMIN_TOKEN is the public development service credential")
         if not 0 < self.secrets.token_ttl_s <= MAX_TOKEN_TTL_S:
             problems.append(f"the seat token lifetime must be 1 s to {MAX_TOKEN_TTL_S} s")
         if problems:

@@ -102,6 +102,14 @@ class TableService(rpc.TableServiceServicer):
             response.seat_token_expire_time.FromSeconds(seated.expires_at)
         return response
 
+    async def CloseTable(
+        self, request: pb.CloseTableRequest, context: Context
+    ) -> pb.CloseTableResponse:
+        sequence = await self.admin.close_table(
+            current_caller(), ClientRequest.of(request), request.table_id, request.reason
+        )
+        return pb.CloseTableResponse(sequence=sequence)
+
     # ------------------------------------------------------------------ a seat's calls
 
     async def LeaveSeat(

@@ -214,7 +214,7 @@ async def test_chips_at_a_table_are_capped(table_env: Env) -> None:
             pb.AddChipsRequest(
                 table_id=table_id, seat=0, amount=amount, request_id=uuid.uuid4().hex
             ),
-            metadata=alone.md,
+            metadata=alone.service_md,
         )
 
     def seat(stack: int) -> Any:

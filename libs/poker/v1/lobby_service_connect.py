@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint
 from pyqwest import Client
 
-from .lobby_service_pb2 import CreateGuestRequest, CreateGuestResponse, CreateLoungeRequest, CreateLoungeResponse, GetBalanceRequest, GetBalanceResponse, GetLoungeRequest, GetLoungeResponse, GetPlayerRequest, GetPlayerResponse, JoinLoungeRequest, JoinLoungeResponse, LeaveLoungeRequest, LeaveLoungeResponse, ListLedgerEntriesRequest, ListLedgerEntriesResponse, ListLoungesRequest, ListLoungesResponse, RefreshSessionRequest, RefreshSessionResponse, RegisterRequest, RegisterResponse, SignInRequest, SignInResponse, SignOutRequest, SignOutResponse, TopUpRequest, TopUpResponse, UpgradeGuestRequest, UpgradeGuestResponse
+from .lobby_service_pb2 import CloseLoungeRequest, CloseLoungeResponse, CreateGuestRequest, CreateGuestResponse, CreateLoungeRequest, CreateLoungeResponse, GetBalanceRequest, GetBalanceResponse, GetLoungeRequest, GetLoungeResponse, GetPlayerRequest, GetPlayerResponse, JoinLoungeRequest, JoinLoungeResponse, LeaveLoungeRequest, LeaveLoungeResponse, ListLedgerEntriesRequest, ListLedgerEntriesResponse, ListLoungesRequest, ListLoungesResponse, RefreshSessionRequest, RefreshSessionResponse, RegisterRequest, RegisterResponse, SignInRequest, SignInResponse, SignOutRequest, SignOutResponse, TopUpRequest, TopUpResponse, UpgradeGuestRequest, UpgradeGuestResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -152,6 +152,22 @@ class LobbyService(Protocol):
         FAILED_PRECONDITION NOT_SEATED (no seat at that lounge).
         UNAVAILABLE TABLES_UNAVAILABLE: the leave is recorded; retry with the same
         request_id (the lobby also finishes it by itself).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def close_lounge(self, request: CloseLoungeRequest, ctx: RequestContext[CloseLoungeRequest, CloseLoungeResponse], /) -> CloseLoungeResponse:
+        """
+        Closes a lounge (its owner only): no more joins, its table closes
+        (after the hand in play), and every seat's chips go home exactly once,
+        as "table closed" ledger entries. The answer is the lounge, CLOSING
+        until every seat is settled (by the lobby itself; GetLounge shows it),
+        then CLOSED; a retry, or a second close, answers with the lounge as it
+        is now and moves nothing. Lounges with a hands or time limit close by
+        themselves and are settled the same way.
+        PERMISSION_DENIED NOT_OWNER; NOT_FOUND NO_LOUNGE; FAILED_PRECONDITION
+        LOUNGE_NOT_OPEN (still being created: retry CreateLounge first).
+        UNAVAILABLE TABLES_UNAVAILABLE: the close is recorded and the lobby
+        finishes it by itself.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -333,6 +349,17 @@ class LobbyServiceASGIApplication(ConnectASGIApplication[LobbyService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.leave_lounge,
+                ),
+                "/poker.v1.LobbyService/CloseLounge": Endpoint.unary(
+                    method=MethodInfo(
+                        name="CloseLounge",
+                        service_name="poker.v1.LobbyService",
+                        input=CloseLoungeRequest,
+                        output=CloseLoungeResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.close_lounge,
                 ),
             },
             interceptors=interceptors,
@@ -738,6 +765,39 @@ class LobbyServiceClient(ConnectClient):
                 service_name="poker.v1.LobbyService",
                 input=LeaveLoungeRequest,
                 output=LeaveLoungeResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def close_lounge(
+        self,
+        request: CloseLoungeRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> CloseLoungeResponse:
+        """
+        Closes a lounge (its owner only): no more joins, its table closes
+        (after the hand in play), and every seat's chips go home exactly once,
+        as "table closed" ledger entries. The answer is the lounge, CLOSING
+        until every seat is settled (by the lobby itself; GetLounge shows it),
+        then CLOSED; a retry, or a second close, answers with the lounge as it
+        is now and moves nothing. Lounges with a hands or time limit close by
+        themselves and are settled the same way.
+        PERMISSION_DENIED NOT_OWNER; NOT_FOUND NO_LOUNGE; FAILED_PRECONDITION
+        LOUNGE_NOT_OPEN (still being created: retry CreateLounge first).
+        UNAVAILABLE TABLES_UNAVAILABLE: the close is recorded and the lobby
+        finishes it by itself.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="CloseLounge",
+                service_name="poker.v1.LobbyService",
+                input=CloseLoungeRequest,
+                output=CloseLoungeResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint
 from pyqwest import Client
 
-from .table_service_pb2 import AddChipsRequest, AddChipsResponse, CreateTableRequest, CreateTableResponse, GetHandHistoryRequest, GetHandHistoryResponse, GetTableRequest, GetTableResponse, GetTableViewRequest, GetTableViewResponse, LeaveSeatRequest, LeaveSeatResponse, SeatPlayerRequest, SeatPlayerResponse, ShowCardsRequest, ShowCardsResponse, SitInRequest, SitInResponse, SitOutRequest, SitOutResponse, SubmitActionRequest, SubmitActionResponse, WatchTableRequest, WatchTableResponse
+from .table_service_pb2 import AddChipsRequest, AddChipsResponse, CloseTableRequest, CloseTableResponse, CreateTableRequest, CreateTableResponse, GetHandHistoryRequest, GetHandHistoryResponse, GetTableRequest, GetTableResponse, GetTableViewRequest, GetTableViewResponse, LeaveSeatRequest, LeaveSeatResponse, SeatPlayerRequest, SeatPlayerResponse, ShowCardsRequest, ShowCardsResponse, SitInRequest, SitInResponse, SitOutRequest, SitOutResponse, SubmitActionRequest, SubmitActionResponse, WatchTableRequest, WatchTableResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
@@ -55,15 +55,17 @@ class TableService(Protocol):
 
     async def seat_player(self, request: SeatPlayerRequest, ctx: RequestContext[SeatPlayerRequest, SeatPlayerResponse], /) -> SeatPlayerResponse:
         """
-        Seats a player and issues the seat token the player acts with (admin,
-        until the lobby exists).
+        Seats a player and issues the seat token the player acts with
+        (internal: the lobby's service credential).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
     async def leave_seat(self, request: LeaveSeatRequest, ctx: RequestContext[LeaveSeatRequest, LeaveSeatResponse], /) -> LeaveSeatResponse:
         """
         Leaves the table with the seat's chips (after the running hand if the
-        seat is dealt in; its cards are folded when it is to act).
+        seat is dealt in; its cards are folded when it is to act). Internal: the
+        lobby leaves for its players (LobbyService.LeaveLounge), so that the
+        chips reach their balance. Allowed at a closed table.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -81,7 +83,16 @@ class TableService(Protocol):
 
     async def add_chips(self, request: AddChipsRequest, ctx: RequestContext[AddChipsRequest, AddChipsResponse], /) -> AddChipsResponse:
         """
-        Adds chips to the seat's stack (between hands).
+        Adds chips to the seat's stack (between hands; internal).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def close_table(self, request: CloseTableRequest, ctx: RequestContext[CloseTableRequest, CloseTableResponse], /) -> CloseTableResponse:
+        """
+        Closes the table: no more hands or seats (internal). Between hands only:
+        while a hand runs it is FAILED_PRECONDITION (reason HAND_RUNNING; leave
+        every seat, then close). A closed table is FAILED_PRECONDITION (reason
+        TABLE_CLOSED) to a new request. Its seats leave with LeaveSeat.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -206,6 +217,17 @@ class TableServiceASGIApplication(ConnectASGIApplication[TableService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.add_chips,
+                ),
+                "/poker.v1.TableService/CloseTable": Endpoint.unary(
+                    method=MethodInfo(
+                        name="CloseTable",
+                        service_name="poker.v1.TableService",
+                        input=CloseTableRequest,
+                        output=CloseTableResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.close_table,
                 ),
                 "/poker.v1.TableService/SubmitAction": Endpoint.unary(
                     method=MethodInfo(
@@ -357,8 +379,8 @@ class TableServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> SeatPlayerResponse:
         """
-        Seats a player and issues the seat token the player acts with (admin,
-        until the lobby exists).
+        Seats a player and issues the seat token the player acts with
+        (internal: the lobby's service credential).
         """
         return await self.execute_unary(
             request=request,
@@ -382,7 +404,9 @@ class TableServiceClient(ConnectClient):
     ) -> LeaveSeatResponse:
         """
         Leaves the table with the seat's chips (after the running hand if the
-        seat is dealt in; its cards are folded when it is to act).
+        seat is dealt in; its cards are folded when it is to act). Internal: the
+        lobby leaves for its players (LobbyService.LeaveLounge), so that the
+        chips reach their balance. Allowed at a closed table.
         """
         return await self.execute_unary(
             request=request,
@@ -451,7 +475,7 @@ class TableServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> AddChipsResponse:
         """
-        Adds chips to the seat's stack (between hands).
+        Adds chips to the seat's stack (between hands; internal).
         """
         return await self.execute_unary(
             request=request,
@@ -460,6 +484,32 @@ class TableServiceClient(ConnectClient):
                 service_name="poker.v1.TableService",
                 input=AddChipsRequest,
                 output=AddChipsResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def close_table(
+        self,
+        request: CloseTableRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> CloseTableResponse:
+        """
+        Closes the table: no more hands or seats (internal). Between hands only:
+        while a hand runs it is FAILED_PRECONDITION (reason HAND_RUNNING; leave
+        every seat, then close). A closed table is FAILED_PRECONDITION (reason
+        TABLE_CLOSED) to a new request. Its seats leave with LeaveSeat.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="CloseTable",
+                service_name="poker.v1.TableService",
+                input=CloseTableRequest,
+                output=CloseTableResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file poker/v1/lobby.proto.
  */
 export const file_poker_v1_lobby: GenFile = /*@__PURE__*/
-  fileDesc("ChRwb2tlci92MS9sb2JieS5wcm90bxIIcG9rZXIudjEidgoGUGxheWVyEhEKCXBsYXllcl9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSEgoKcmVnaXN0ZXJlZBgDIAEoCBIvCgtjcmVhdGVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAitwEKC0NyZWRlbnRpYWxzEhQKDGFjY2Vzc190b2tlbhgBIAEoCRI8ChhhY2Nlc3NfdG9rZW5fZXhwaXJlX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDXJlZnJlc2hfdG9rZW4YAyABKAkSPQoZcmVmcmVzaF90b2tlbl9leHBpcmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAisgEKC0xlZGdlckVudHJ5EhAKCGVudHJ5X2lkGAEgASgDEicKBGtpbmQYAiABKA4yGS5wb2tlci52MS5MZWRnZXJFbnRyeUtpbmQSDgoGYW1vdW50GAMgASgDEhUKDWJhbGFuY2VfYWZ0ZXIYBCABKAMSEAoIdGFibGVfaWQYBSABKAkSLwoLY3JlYXRlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIn4KCkxvdW5nZVNlYXQSDAoEc2VhdBgBIAEoBRIRCglwbGF5ZXJfaWQYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEioKCGFpX2xldmVsGAQgASgOMhgucG9rZXIuZXZlbnRzLnYxLkFpTGV2ZWwSDQoFc3RhY2sYBSABKAMivgIKBkxvdW5nZRIRCglsb3VuZ2VfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIQCghvd25lcl9pZBgDIAEoCRIsCgZjb25maWcYBCABKAsyHC5wb2tlci5ldmVudHMudjEuVGFibGVDb25maWcSDQoFc3Rha2UYBSABKAMSEgoKbWluX2J1eV9pbhgGIAEoAxISCgptYXhfYnV5X2luGAcgASgDEg8KB3ByaXZhdGUYCCABKAgSEwoLaW52aXRlX2NvZGUYCSABKAkSEgoKZnJlZV9zZWF0cxgKIAEoBRIjCgVzZWF0cxgLIAMoCzIULnBva2VyLnYxLkxvdW5nZVNlYXQSDAoEb3BlbhgMIAEoCBIvCgtjcmVhdGVfdGltZRgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiTQoGQWlTZWF0EhEKBHNlYXQYASABKAVIAIgBARInCgVsZXZlbBgCIAEoDjIYLnBva2VyLmV2ZW50cy52MS5BaUxldmVsQgcKBV9zZWF0KtEBCg9MZWRnZXJFbnRyeUtpbmQSIQodTEVER0VSX0VOVFJZX0tJTkRfVU5TUEVDSUZJRUQQABIbChdMRURHRVJfRU5UUllfS0lORF9HUkFOVBABEhwKGExFREdFUl9FTlRSWV9LSU5EX1RPUF9VUBACEhwKGExFREdFUl9FTlRSWV9LSU5EX0JVWV9JThADEh4KGkxFREdFUl9FTlRSWV9LSU5EX0NBU0hfT1VUEAQSIgoeTEVER0VSX0VOVFJZX0tJTkRfVEFCTEVfQ0xPU0VEEAViBnByb3RvMw", [file_google_protobuf_timestamp, file_poker_events_v1_events]);
+  fileDesc("ChRwb2tlci92MS9sb2JieS5wcm90bxIIcG9rZXIudjEidgoGUGxheWVyEhEKCXBsYXllcl9pZBgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkSEgoKcmVnaXN0ZXJlZBgDIAEoCBIvCgtjcmVhdGVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAitwEKC0NyZWRlbnRpYWxzEhQKDGFjY2Vzc190b2tlbhgBIAEoCRI8ChhhY2Nlc3NfdG9rZW5fZXhwaXJlX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDXJlZnJlc2hfdG9rZW4YAyABKAkSPQoZcmVmcmVzaF90b2tlbl9leHBpcmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAisgEKC0xlZGdlckVudHJ5EhAKCGVudHJ5X2lkGAEgASgDEicKBGtpbmQYAiABKA4yGS5wb2tlci52MS5MZWRnZXJFbnRyeUtpbmQSDgoGYW1vdW50GAMgASgDEhUKDWJhbGFuY2VfYWZ0ZXIYBCABKAMSEAoIdGFibGVfaWQYBSABKAkSLwoLY3JlYXRlX3RpbWUYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIn4KCkxvdW5nZVNlYXQSDAoEc2VhdBgBIAEoBRIRCglwbGF5ZXJfaWQYAiABKAkSFAoMZGlzcGxheV9uYW1lGAMgASgJEioKCGFpX2xldmVsGAQgASgOMhgucG9rZXIuZXZlbnRzLnYxLkFpTGV2ZWwSDQoFc3RhY2sYBSABKAMi5AIKBkxvdW5nZRIRCglsb3VuZ2VfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIQCghvd25lcl9pZBgDIAEoCRIsCgZjb25maWcYBCABKAsyHC5wb2tlci5ldmVudHMudjEuVGFibGVDb25maWcSDQoFc3Rha2UYBSABKAMSEgoKbWluX2J1eV9pbhgGIAEoAxISCgptYXhfYnV5X2luGAcgASgDEg8KB3ByaXZhdGUYCCABKAgSEwoLaW52aXRlX2NvZGUYCSABKAkSEgoKZnJlZV9zZWF0cxgKIAEoBRIjCgVzZWF0cxgLIAMoCzIULnBva2VyLnYxLkxvdW5nZVNlYXQSDAoEb3BlbhgMIAEoCBIvCgtjcmVhdGVfdGltZRgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJAoFc3RhdGUYDiABKA4yFS5wb2tlci52MS5Mb3VuZ2VTdGF0ZSJNCgZBaVNlYXQSEQoEc2VhdBgBIAEoBUgAiAEBEicKBWxldmVsGAIgASgOMhgucG9rZXIuZXZlbnRzLnYxLkFpTGV2ZWxCBwoFX3NlYXQq0QEKD0xlZGdlckVudHJ5S2luZBIhCh1MRURHRVJfRU5UUllfS0lORF9VTlNQRUNJRklFRBAAEhsKF0xFREdFUl9FTlRSWV9LSU5EX0dSQU5UEAESHAoYTEVER0VSX0VOVFJZX0tJTkRfVE9QX1VQEAISHAoYTEVER0VSX0VOVFJZX0tJTkRfQlVZX0lOEAMSHgoaTEVER0VSX0VOVFJZX0tJTkRfQ0FTSF9PVVQQBBIiCh5MRURHRVJfRU5UUllfS0lORF9UQUJMRV9DTE9TRUQQBSqQAQoLTG91bmdlU3RhdGUSHAoYTE9VTkdFX1NUQVRFX1VOU1BFQ0lGSUVEEAASGQoVTE9VTkdFX1NUQVRFX0NSRUFUSU5HEAESFQoRTE9VTkdFX1NUQVRFX09QRU4QAhIYChRMT1VOR0VfU1RBVEVfQ0xPU0lORxADEhcKE0xPVU5HRV9TVEFURV9DTE9TRUQQBGIGcHJvdG8z", [file_google_protobuf_timestamp, file_poker_events_v1_events]);
 
 /**
  * A player, as the lobby shows it.
@@ -255,7 +255,8 @@ export type Lounge = Message<"poker.v1.Lounge"> & {
   seats: LoungeSeat[];
 
   /**
-   * False while its table is being created (shown to its owner only).
+   * False while its table is being created (shown to its owner only), and
+   * once it closes (`state` says which).
    *
    * @generated from field: bool open = 12;
    */
@@ -265,6 +266,11 @@ export type Lounge = Message<"poker.v1.Lounge"> & {
    * @generated from field: google.protobuf.Timestamp create_time = 13;
    */
   createTime?: Timestamp | undefined;
+
+  /**
+   * @generated from field: poker.v1.LoungeState state = 14;
+   */
+  state: LoungeState;
 };
 
 /**
@@ -352,4 +358,51 @@ export enum LedgerEntryKind {
  */
 export const LedgerEntryKindSchema: GenEnum<LedgerEntryKind> = /*@__PURE__*/
   enumDesc(file_poker_v1_lobby, 0);
+
+/**
+ * Where a lounge is in its life.
+ *
+ * @generated from enum poker.v1.LoungeState
+ */
+export enum LoungeState {
+  /**
+   * @generated from enum value: LOUNGE_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Its table and AI seats are being created (shown to its owner only).
+   *
+   * @generated from enum value: LOUNGE_STATE_CREATING = 1;
+   */
+  CREATING = 1,
+
+  /**
+   * Listed and joinable.
+   *
+   * @generated from enum value: LOUNGE_STATE_OPEN = 2;
+   */
+  OPEN = 2,
+
+  /**
+   * Closed by its owner or by its limit (hands or time): no more joins; its
+   * seats' chips go home when the hand in play ends.
+   *
+   * @generated from enum value: LOUNGE_STATE_CLOSING = 3;
+   */
+  CLOSING = 3,
+
+  /**
+   * Its table is closed and every seat's chips are back in the balances.
+   *
+   * @generated from enum value: LOUNGE_STATE_CLOSED = 4;
+   */
+  CLOSED = 4,
+}
+
+/**
+ * Describes the enum poker.v1.LoungeState.
+ */
+export const LoungeStateSchema: GenEnum<LoungeState> = /*@__PURE__*/
+  enumDesc(file_poker_v1_lobby, 1);
 

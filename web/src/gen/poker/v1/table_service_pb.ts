@@ -6,10 +6,17 @@
 //
 // Conventions
 // - Authentication is sent as gRPC metadata, never in messages:
-//   `authorization: Bearer <token>`. Seat calls (LeaveSeat, SitOut, SitIn,
-//   SubmitAction, ShowCards, AddChips, and GetTableView/WatchTable for a seat)
-//   take the seat token SeatPlayer issued; admin calls (CreateTable,
-//   SeatPlayer) take an admin token. A wrong or missing token is
+//   `authorization: Bearer <token>`. Seat calls (SitOut, SitIn, SubmitAction,
+//   ShowCards, and GetTableView/WatchTable for a seat) take the seat token
+//   SeatPlayer issued (players get theirs from the lobby). Internal calls
+//   (CreateTable, SeatPlayer, LeaveSeat, AddChips, CloseTable: those that
+//   move seats or chips in or out) take the service credential (the lobby's;
+//   FELT_ADMIN_TOKEN), never a player's token: without a token they are
+//   UNAUTHENTICATED (reason SERVICE_CREDENTIAL_REQUIRED), with a seat or AI
+//   token PERMISSION_DENIED (reason SERVICE_ONLY). For LeaveSeat and
+//   AddChips the service acts as one occupant by sending that seat's token in
+//   `x-felt-seat-token` metadata too (checked like a seat token), or without
+//   it for whoever sits at the seat. A wrong or missing seat token is
 //   UNAUTHENTICATED; a token for another seat is PERMISSION_DENIED.
 // - Every mutating call carries a client-generated `request_id` (a UUID). A
 //   retry of the same request with the same id returns the original response
@@ -43,7 +50,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file poker/v1/table_service.proto.
  */
 export const file_poker_v1_table_service: GenFile = /*@__PURE__*/
-  fileDesc("Chxwb2tlci92MS90YWJsZV9zZXJ2aWNlLnByb3RvEghwb2tlci52MSJ2ChJDcmVhdGVUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIsCgZjb25maWcYAyABKAsyHC5wb2tlci5ldmVudHMudjEuVGFibGVDb25maWcSEgoKcmVxdWVzdF9pZBgEIAEoCSI1ChNDcmVhdGVUYWJsZVJlc3BvbnNlEh4KBXRhYmxlGAEgASgLMg8ucG9rZXIudjEuVGFibGUiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjIKEEdldFRhYmxlUmVzcG9uc2USHgoFdGFibGUYASABKAsyDy5wb2tlci52MS5UYWJsZSK5AQoRU2VhdFBsYXllclJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBEhEKCXBsYXllcl9pZBgDIAEoCRIUCgxkaXNwbGF5X25hbWUYBCABKAkSDQoFc3RhY2sYBSABKAMSKgoIYWlfbGV2ZWwYBiABKA4yGC5wb2tlci5ldmVudHMudjEuQWlMZXZlbBISCgpyZXF1ZXN0X2lkGAcgASgJQgcKBV9zZWF0IoQBChJTZWF0UGxheWVyUmVzcG9uc2USDAoEc2VhdBgBIAEoBRISCgpzZWF0X3Rva2VuGAIgASgJEjoKFnNlYXRfdG9rZW5fZXhwaXJlX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHNlcXVlbmNlGAQgASgEIkYKEExlYXZlU2VhdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRISCgpyZXF1ZXN0X2lkGAMgASgJIjQKEUxlYXZlU2VhdFJlc3BvbnNlEg0KBXN0YWNrGAEgASgDEhAKCHNlcXVlbmNlGAIgASgEIkMKDVNpdE91dFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRISCgpyZXF1ZXN0X2lkGAMgASgJIiIKDlNpdE91dFJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIkIKDFNpdEluUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhIKCnJlcXVlc3RfaWQYAyABKAkiIQoNU2l0SW5SZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCJVCg9BZGRDaGlwc1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRIOCgZhbW91bnQYAyABKAMSEgoKcmVxdWVzdF9pZBgEIAEoCSIzChBBZGRDaGlwc1Jlc3BvbnNlEg0KBXN0YWNrGAEgASgDEhAKCHNlcXVlbmNlGAIgASgEIqEBChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEgoKcmVxdWVzdF9pZBgDIAEoCRIeChFleHBlY3RlZF9zZXF1ZW5jZRgEIAEoBEgAiAEBEiAKBmFjdGlvbhgFIAEoCzIQLnBva2VyLnYxLkFjdGlvbkIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiSwoUU3VibWl0QWN0aW9uUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQSIQoEdmlldxgCIAEoCzITLnBva2VyLnYxLlRhYmxlVmlldyJXChBTaG93Q2FyZHNSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSDwoHaGFuZF9pZBgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJIiUKEVNob3dDYXJkc1Jlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIkMKE0dldFRhYmxlVmlld1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBQgcKBV9zZWF0IjkKFEdldFRhYmxlVmlld1Jlc3BvbnNlEiEKBHZpZXcYASABKAsyEy5wb2tlci52MS5UYWJsZVZpZXciWAoRV2F0Y2hUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBEhUKDWZyb21fc2VxdWVuY2UYAyABKARCBwoFX3NlYXQingEKEldhdGNoVGFibGVSZXNwb25zZRItCgVldmVudBgBIAEoCzIcLnBva2VyLmV2ZW50cy52MS5TdG9yZWRFdmVudEgAEicKCHNuYXBzaG90GAIgASgLMhMucG9rZXIudjEuVGFibGVWaWV3SAASKAoLY2FyZF9wcm9vZnMYAyADKAsyEy5wb2tlci52MS5DYXJkUHJvb2ZCBgoEaXRlbSJWChVHZXRIYW5kSGlzdG9yeVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDwoHaGFuZF9pZBgCIAEoCRIRCgRzZWF0GAMgASgFSACIAQFCBwoFX3NlYXQiVwoWR2V0SGFuZEhpc3RvcnlSZXNwb25zZRIPCgdoYW5kX2lkGAEgASgJEiwKBmV2ZW50cxgCIAMoCzIcLnBva2VyLnYxLldhdGNoVGFibGVSZXNwb25zZTLqBgoMVGFibGVTZXJ2aWNlEkoKC0NyZWF0ZVRhYmxlEhwucG9rZXIudjEuQ3JlYXRlVGFibGVSZXF1ZXN0Gh0ucG9rZXIudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJBCghHZXRUYWJsZRIZLnBva2VyLnYxLkdldFRhYmxlUmVxdWVzdBoaLnBva2VyLnYxLkdldFRhYmxlUmVzcG9uc2USRwoKU2VhdFBsYXllchIbLnBva2VyLnYxLlNlYXRQbGF5ZXJSZXF1ZXN0GhwucG9rZXIudjEuU2VhdFBsYXllclJlc3BvbnNlEkQKCUxlYXZlU2VhdBIaLnBva2VyLnYxLkxlYXZlU2VhdFJlcXVlc3QaGy5wb2tlci52MS5MZWF2ZVNlYXRSZXNwb25zZRI7CgZTaXRPdXQSFy5wb2tlci52MS5TaXRPdXRSZXF1ZXN0GhgucG9rZXIudjEuU2l0T3V0UmVzcG9uc2USOAoFU2l0SW4SFi5wb2tlci52MS5TaXRJblJlcXVlc3QaFy5wb2tlci52MS5TaXRJblJlc3BvbnNlEkEKCEFkZENoaXBzEhkucG9rZXIudjEuQWRkQ2hpcHNSZXF1ZXN0GhoucG9rZXIudjEuQWRkQ2hpcHNSZXNwb25zZRJNCgxTdWJtaXRBY3Rpb24SHS5wb2tlci52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Gh4ucG9rZXIudjEuU3VibWl0QWN0aW9uUmVzcG9uc2USRAoJU2hvd0NhcmRzEhoucG9rZXIudjEuU2hvd0NhcmRzUmVxdWVzdBobLnBva2VyLnYxLlNob3dDYXJkc1Jlc3BvbnNlEk0KDEdldFRhYmxlVmlldxIdLnBva2VyLnYxLkdldFRhYmxlVmlld1JlcXVlc3QaHi5wb2tlci52MS5HZXRUYWJsZVZpZXdSZXNwb25zZRJJCgpXYXRjaFRhYmxlEhsucG9rZXIudjEuV2F0Y2hUYWJsZVJlcXVlc3QaHC5wb2tlci52MS5XYXRjaFRhYmxlUmVzcG9uc2UwARJTCg5HZXRIYW5kSGlzdG9yeRIfLnBva2VyLnYxLkdldEhhbmRIaXN0b3J5UmVxdWVzdBogLnBva2VyLnYxLkdldEhhbmRIaXN0b3J5UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_poker_events_v1_events, file_poker_v1_table]);
+  fileDesc("Chxwb2tlci92MS90YWJsZV9zZXJ2aWNlLnByb3RvEghwb2tlci52MSJ2ChJDcmVhdGVUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIsCgZjb25maWcYAyABKAsyHC5wb2tlci5ldmVudHMudjEuVGFibGVDb25maWcSEgoKcmVxdWVzdF9pZBgEIAEoCSI1ChNDcmVhdGVUYWJsZVJlc3BvbnNlEh4KBXRhYmxlGAEgASgLMg8ucG9rZXIudjEuVGFibGUiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjIKEEdldFRhYmxlUmVzcG9uc2USHgoFdGFibGUYASABKAsyDy5wb2tlci52MS5UYWJsZSK5AQoRU2VhdFBsYXllclJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBEhEKCXBsYXllcl9pZBgDIAEoCRIUCgxkaXNwbGF5X25hbWUYBCABKAkSDQoFc3RhY2sYBSABKAMSKgoIYWlfbGV2ZWwYBiABKA4yGC5wb2tlci5ldmVudHMudjEuQWlMZXZlbBISCgpyZXF1ZXN0X2lkGAcgASgJQgcKBV9zZWF0IoQBChJTZWF0UGxheWVyUmVzcG9uc2USDAoEc2VhdBgBIAEoBRISCgpzZWF0X3Rva2VuGAIgASgJEjoKFnNlYXRfdG9rZW5fZXhwaXJlX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHNlcXVlbmNlGAQgASgEIkYKEExlYXZlU2VhdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRISCgpyZXF1ZXN0X2lkGAMgASgJIjQKEUxlYXZlU2VhdFJlc3BvbnNlEg0KBXN0YWNrGAEgASgDEhAKCHNlcXVlbmNlGAIgASgEIkMKDVNpdE91dFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRISCgpyZXF1ZXN0X2lkGAMgASgJIiIKDlNpdE91dFJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIkIKDFNpdEluUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhIKCnJlcXVlc3RfaWQYAyABKAkiIQoNU2l0SW5SZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCJVCg9BZGRDaGlwc1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRIOCgZhbW91bnQYAyABKAMSEgoKcmVxdWVzdF9pZBgEIAEoCSIzChBBZGRDaGlwc1Jlc3BvbnNlEg0KBXN0YWNrGAEgASgDEhAKCHNlcXVlbmNlGAIgASgEIkkKEUNsb3NlVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkSDgoGcmVhc29uGAMgASgJIiYKEkNsb3NlVGFibGVSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCKhAQoTU3VibWl0QWN0aW9uUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhIKCnJlcXVlc3RfaWQYAyABKAkSHgoRZXhwZWN0ZWRfc2VxdWVuY2UYBCABKARIAIgBARIgCgZhY3Rpb24YBSABKAsyEC5wb2tlci52MS5BY3Rpb25CFAoSX2V4cGVjdGVkX3NlcXVlbmNlIksKFFN1Ym1pdEFjdGlvblJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEEiEKBHZpZXcYAiABKAsyEy5wb2tlci52MS5UYWJsZVZpZXciVwoQU2hvd0NhcmRzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEg8KB2hhbmRfaWQYAyABKAkSEgoKcmVxdWVzdF9pZBgEIAEoCSIlChFTaG93Q2FyZHNSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCJDChNHZXRUYWJsZVZpZXdSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhEKBHNlYXQYAiABKAVIAIgBAUIHCgVfc2VhdCI5ChRHZXRUYWJsZVZpZXdSZXNwb25zZRIhCgR2aWV3GAEgASgLMhMucG9rZXIudjEuVGFibGVWaWV3IlgKEVdhdGNoVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhEKBHNlYXQYAiABKAVIAIgBARIVCg1mcm9tX3NlcXVlbmNlGAMgASgEQgcKBV9zZWF0Ip4BChJXYXRjaFRhYmxlUmVzcG9uc2USLQoFZXZlbnQYASABKAsyHC5wb2tlci5ldmVudHMudjEuU3RvcmVkRXZlbnRIABInCghzbmFwc2hvdBgCIAEoCzITLnBva2VyLnYxLlRhYmxlVmlld0gAEigKC2NhcmRfcHJvb2ZzGAMgAygLMhMucG9rZXIudjEuQ2FyZFByb29mQgYKBGl0ZW0iVgoVR2V0SGFuZEhpc3RvcnlSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEg8KB2hhbmRfaWQYAiABKAkSEQoEc2VhdBgDIAEoBUgAiAEBQgcKBV9zZWF0IlcKFkdldEhhbmRIaXN0b3J5UmVzcG9uc2USDwoHaGFuZF9pZBgBIAEoCRIsCgZldmVudHMYAiADKAsyHC5wb2tlci52MS5XYXRjaFRhYmxlUmVzcG9uc2UyswcKDFRhYmxlU2VydmljZRJKCgtDcmVhdGVUYWJsZRIcLnBva2VyLnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBodLnBva2VyLnYxLkNyZWF0ZVRhYmxlUmVzcG9uc2USQQoIR2V0VGFibGUSGS5wb2tlci52MS5HZXRUYWJsZVJlcXVlc3QaGi5wb2tlci52MS5HZXRUYWJsZVJlc3BvbnNlEkcKClNlYXRQbGF5ZXISGy5wb2tlci52MS5TZWF0UGxheWVyUmVxdWVzdBocLnBva2VyLnYxLlNlYXRQbGF5ZXJSZXNwb25zZRJECglMZWF2ZVNlYXQSGi5wb2tlci52MS5MZWF2ZVNlYXRSZXF1ZXN0GhsucG9rZXIudjEuTGVhdmVTZWF0UmVzcG9uc2USOwoGU2l0T3V0EhcucG9rZXIudjEuU2l0T3V0UmVxdWVzdBoYLnBva2VyLnYxLlNpdE91dFJlc3BvbnNlEjgKBVNpdEluEhYucG9rZXIudjEuU2l0SW5SZXF1ZXN0GhcucG9rZXIudjEuU2l0SW5SZXNwb25zZRJBCghBZGRDaGlwcxIZLnBva2VyLnYxLkFkZENoaXBzUmVxdWVzdBoaLnBva2VyLnYxLkFkZENoaXBzUmVzcG9uc2USRwoKQ2xvc2VUYWJsZRIbLnBva2VyLnYxLkNsb3NlVGFibGVSZXF1ZXN0GhwucG9rZXIudjEuQ2xvc2VUYWJsZVJlc3BvbnNlEk0KDFN1Ym1pdEFjdGlvbhIdLnBva2VyLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaHi5wb2tlci52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJECglTaG93Q2FyZHMSGi5wb2tlci52MS5TaG93Q2FyZHNSZXF1ZXN0GhsucG9rZXIudjEuU2hvd0NhcmRzUmVzcG9uc2USTQoMR2V0VGFibGVWaWV3Eh0ucG9rZXIudjEuR2V0VGFibGVWaWV3UmVxdWVzdBoeLnBva2VyLnYxLkdldFRhYmxlVmlld1Jlc3BvbnNlEkkKCldhdGNoVGFibGUSGy5wb2tlci52MS5XYXRjaFRhYmxlUmVxdWVzdBocLnBva2VyLnYxLldhdGNoVGFibGVSZXNwb25zZTABElMKDkdldEhhbmRIaXN0b3J5Eh8ucG9rZXIudjEuR2V0SGFuZEhpc3RvcnlSZXF1ZXN0GiAucG9rZXIudjEuR2V0SGFuZEhpc3RvcnlSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_poker_events_v1_events, file_poker_v1_table]);
 
 /**
  * @generated from message poker.v1.CreateTableRequest
@@ -417,6 +424,54 @@ export const AddChipsResponseSchema: GenMessage<AddChipsResponse> = /*@__PURE__*
   messageDesc(file_poker_v1_table_service, 13);
 
 /**
+ * @generated from message poker.v1.CloseTableRequest
+ */
+export type CloseTableRequest = Message<"poker.v1.CloseTableRequest"> & {
+  /**
+   * @generated from field: string table_id = 1;
+   */
+  tableId: string;
+
+  /**
+   * @generated from field: string request_id = 2;
+   */
+  requestId: string;
+
+  /**
+   * Why, for people (at most 200 characters; the event says it).
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message poker.v1.CloseTableRequest.
+ * Use `create(CloseTableRequestSchema)` to create a new message.
+ */
+export const CloseTableRequestSchema: GenMessage<CloseTableRequest> = /*@__PURE__*/
+  messageDesc(file_poker_v1_table_service, 14);
+
+/**
+ * @generated from message poker.v1.CloseTableResponse
+ */
+export type CloseTableResponse = Message<"poker.v1.CloseTableResponse"> & {
+  /**
+   * The table's sequence after its TableClosed.
+   *
+   * @generated from field: uint64 sequence = 1;
+   */
+  sequence: bigint;
+};
+
+/**
+ * Describes the message poker.v1.CloseTableResponse.
+ * Use `create(CloseTableResponseSchema)` to create a new message.
+ */
+export const CloseTableResponseSchema: GenMessage<CloseTableResponse> = /*@__PURE__*/
+  messageDesc(file_poker_v1_table_service, 15);
+
+/**
  * @generated from message poker.v1.SubmitActionRequest
  */
 export type SubmitActionRequest = Message<"poker.v1.SubmitActionRequest"> & {
@@ -461,7 +516,7 @@ export type SubmitActionRequest = Message<"poker.v1.SubmitActionRequest"> & {
  * Use `create(SubmitActionRequestSchema)` to create a new message.
  */
 export const SubmitActionRequestSchema: GenMessage<SubmitActionRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 14);
+  messageDesc(file_poker_v1_table_service, 16);
 
 /**
  * @generated from message poker.v1.SubmitActionResponse
@@ -488,7 +543,7 @@ export type SubmitActionResponse = Message<"poker.v1.SubmitActionResponse"> & {
  * Use `create(SubmitActionResponseSchema)` to create a new message.
  */
 export const SubmitActionResponseSchema: GenMessage<SubmitActionResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 15);
+  messageDesc(file_poker_v1_table_service, 17);
 
 /**
  * @generated from message poker.v1.ShowCardsRequest
@@ -522,7 +577,7 @@ export type ShowCardsRequest = Message<"poker.v1.ShowCardsRequest"> & {
  * Use `create(ShowCardsRequestSchema)` to create a new message.
  */
 export const ShowCardsRequestSchema: GenMessage<ShowCardsRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 16);
+  messageDesc(file_poker_v1_table_service, 18);
 
 /**
  * @generated from message poker.v1.ShowCardsResponse
@@ -539,7 +594,7 @@ export type ShowCardsResponse = Message<"poker.v1.ShowCardsResponse"> & {
  * Use `create(ShowCardsResponseSchema)` to create a new message.
  */
 export const ShowCardsResponseSchema: GenMessage<ShowCardsResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 17);
+  messageDesc(file_poker_v1_table_service, 19);
 
 /**
  * @generated from message poker.v1.GetTableViewRequest
@@ -563,7 +618,7 @@ export type GetTableViewRequest = Message<"poker.v1.GetTableViewRequest"> & {
  * Use `create(GetTableViewRequestSchema)` to create a new message.
  */
 export const GetTableViewRequestSchema: GenMessage<GetTableViewRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 18);
+  messageDesc(file_poker_v1_table_service, 20);
 
 /**
  * @generated from message poker.v1.GetTableViewResponse
@@ -580,7 +635,7 @@ export type GetTableViewResponse = Message<"poker.v1.GetTableViewResponse"> & {
  * Use `create(GetTableViewResponseSchema)` to create a new message.
  */
 export const GetTableViewResponseSchema: GenMessage<GetTableViewResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 19);
+  messageDesc(file_poker_v1_table_service, 21);
 
 /**
  * @generated from message poker.v1.WatchTableRequest
@@ -612,7 +667,7 @@ export type WatchTableRequest = Message<"poker.v1.WatchTableRequest"> & {
  * Use `create(WatchTableRequestSchema)` to create a new message.
  */
 export const WatchTableRequestSchema: GenMessage<WatchTableRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 20);
+  messageDesc(file_poker_v1_table_service, 22);
 
 /**
  * One item of a WatchTable stream.
@@ -661,7 +716,7 @@ export type WatchTableResponse = Message<"poker.v1.WatchTableResponse"> & {
  * Use `create(WatchTableResponseSchema)` to create a new message.
  */
 export const WatchTableResponseSchema: GenMessage<WatchTableResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 21);
+  messageDesc(file_poker_v1_table_service, 23);
 
 /**
  * @generated from message poker.v1.GetHandHistoryRequest
@@ -692,7 +747,7 @@ export type GetHandHistoryRequest = Message<"poker.v1.GetHandHistoryRequest"> & 
  * Use `create(GetHandHistoryRequestSchema)` to create a new message.
  */
 export const GetHandHistoryRequestSchema: GenMessage<GetHandHistoryRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 22);
+  messageDesc(file_poker_v1_table_service, 24);
 
 /**
  * @generated from message poker.v1.GetHandHistoryResponse
@@ -717,7 +772,7 @@ export type GetHandHistoryResponse = Message<"poker.v1.GetHandHistoryResponse"> 
  * Use `create(GetHandHistoryResponseSchema)` to create a new message.
  */
 export const GetHandHistoryResponseSchema: GenMessage<GetHandHistoryResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 23);
+  messageDesc(file_poker_v1_table_service, 25);
 
 /**
  * Creates tables, seats players and plays hands.
@@ -746,8 +801,8 @@ export const TableService: GenService<{
     output: typeof GetTableResponseSchema;
   },
   /**
-   * Seats a player and issues the seat token the player acts with (admin,
-   * until the lobby exists).
+   * Seats a player and issues the seat token the player acts with
+   * (internal: the lobby's service credential).
    *
    * @generated from rpc poker.v1.TableService.SeatPlayer
    */
@@ -758,7 +813,9 @@ export const TableService: GenService<{
   },
   /**
    * Leaves the table with the seat's chips (after the running hand if the
-   * seat is dealt in; its cards are folded when it is to act).
+   * seat is dealt in; its cards are folded when it is to act). Internal: the
+   * lobby leaves for its players (LobbyService.LeaveLounge), so that the
+   * chips reach their balance. Allowed at a closed table.
    *
    * @generated from rpc poker.v1.TableService.LeaveSeat
    */
@@ -788,7 +845,7 @@ export const TableService: GenService<{
     output: typeof SitInResponseSchema;
   },
   /**
-   * Adds chips to the seat's stack (between hands).
+   * Adds chips to the seat's stack (between hands; internal).
    *
    * @generated from rpc poker.v1.TableService.AddChips
    */
@@ -796,6 +853,19 @@ export const TableService: GenService<{
     methodKind: "unary";
     input: typeof AddChipsRequestSchema;
     output: typeof AddChipsResponseSchema;
+  },
+  /**
+   * Closes the table: no more hands or seats (internal). Between hands only:
+   * while a hand runs it is FAILED_PRECONDITION (reason HAND_RUNNING; leave
+   * every seat, then close). A closed table is FAILED_PRECONDITION (reason
+   * TABLE_CLOSED) to a new request. Its seats leave with LeaveSeat.
+   *
+   * @generated from rpc poker.v1.TableService.CloseTable
+   */
+  closeTable: {
+    methodKind: "unary";
+    input: typeof CloseTableRequestSchema;
+    output: typeof CloseTableResponseSchema;
   },
   /**
    * Acts in the running hand.

@@ -13,13 +13,18 @@ itself. Hence:
 * **A record remembers what was asked.** The stored answer is sealed with a
   fingerprint of the request's content; the same key with other content is
   :class:`RequestReused` (``INVALID_ARGUMENT``), never the first answer.
-* **The server's own ids live apart.** Client keys are ``c/<hash>``; the
-  server's (timers, deals, AI turns) are ``s/<kind>/<table>/<version>``. No
-  client input can produce an ``s/`` key.
+* **The server's own ids live apart.** Client keys are ``c/<hash>`` (``a/<hash>``
+  for the admin); the server's (timers, deals, AI turns) are
+  ``s/<kind>/<table>/<version>``. No client input can produce an ``s/`` key.
 * **Nobody sees a key.** Events shown to clients carry no request id or key.
 
 Records live in the table's request hash and go with its retention (trimmed
-with the events they wrote).
+with the events they wrote), except the admin's (``a/<hash>``): the lobby's sagas
+retry ``CreateTable`` and ``SeatPlayer`` with the same id until they hear an
+answer, however long that takes, and a retry that found no record would be
+refused (``ALREADY_SEATED``) and refunded while the seat holds the chips. They
+are one small record per table and per seating, so they are kept for the
+table's life.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ FINGERPRINT_BYTES = 16
 """How much of the SHA-256 of a request's content is kept beside its answer."""
 
 CLIENT_PREFIX = "c/"
+ADMIN_PREFIX = "a/"
+"""Client keys of the admin's calls: trimming keeps their records (see the module docstring)."""
 SERVER_PREFIX = "s/"
 
 
@@ -108,7 +115,8 @@ class ClientRequest:
     def key(self, principal: str) -> RequestKey:
         """The key of this request sent by ``principal`` (see :func:`client_key`)."""
         scope = f"{principal}\0{self.call}\0{self.request_id}".encode()
-        key = CLIENT_PREFIX + hashlib.sha256(scope).hexdigest()[:32]
+        prefix = ADMIN_PREFIX if principal == ADMIN_PRINCIPAL else CLIENT_PREFIX
+        key = prefix + hashlib.sha256(scope).hexdigest()[:32]
         return RequestKey(key, hashlib.sha256(self.content).digest()[:FINGERPRINT_BYTES])
 
 

@@ -349,6 +349,27 @@ async def test_trim_drops_events_and_their_requests(
     assert seqs(await store.read(t, 4)) == [5]
 
 
+async def test_trimming_keeps_the_admins_request_records(
+    store: EventStore, new_table: Callable[[], str]
+) -> None:
+    """The admin's records (``a/`` keys: the lobby's seatings, retried until answered) outlive
+    their events; the others go with theirs."""
+    t = new_table()
+    admin, seat = "a/" + "1" * 32, "c/" + "2" * 32
+    await store.append(t, payloads("seated"), 0, request_id=admin, response=b"grant")
+    await store.append(t, payloads("acted"), 1, request_id=seat, response=b"view")
+    await store.append(t, payloads("snap"), 2, snapshot_at=3)
+    await store.record_archived(t, 3)
+    assert await store.trim_archived(t, 3) == 2
+    kept = await store.request_result(t, admin)
+    assert kept is not None and (kept.first_sequence, kept.response) == (1, b"grant")
+    again = await store.append(t, payloads("seated"), 3, request_id=admin, response=b"other")
+    assert again.duplicate and again.response == b"grant"
+    assert await store.request_result(t, seat) is None
+    assert await store.trim(t, 3) == 1
+    assert await store.request_result(t, admin) is not None
+
+
 # ------------------------------------------------------------ snapshots and archived trimming
 
 

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from felt.idempotency import (
+    ADMIN_PREFIX,
     ADMIN_PRINCIPAL,
     CLIENT_PREFIX,
     RequestReused,
@@ -58,7 +59,8 @@ def test_a_stored_answer_opens_only_for_the_same_content() -> None:
 @given(principal=st.text(max_size=40), request_id=st.text(min_size=1, max_size=128))
 def test_no_client_key_is_a_server_key(principal: str, request_id: str) -> None:
     key = client_key(principal, _submit(request_id)).key
-    assert key.startswith(CLIENT_PREFIX) and len(key) == len(CLIENT_PREFIX) + 32
+    prefix = ADMIN_PREFIX if principal == ADMIN_PRINCIPAL else CLIENT_PREFIX
+    assert key.startswith(prefix) and len(key) == len(prefix) + 32
     assert key != server_key("deal", "t", 3).key
     assert server_key("deal", "t", 3) == server_key("deal", "t", 3)
     assert not server_key("timeout", "t", 3).key.startswith(CLIENT_PREFIX)

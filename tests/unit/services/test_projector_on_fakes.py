@@ -148,3 +148,30 @@ async def test_a_stale_projector_loses_the_race_and_rereads() -> None:
     assert t not in b.following and a.metrics.conflicts._value.get() == 0
     assert b.metrics.conflicts._value.get() == 1
     assert len(archive.hands) == 6
+
+
+async def test_every_event_up_to_the_archived_mark_is_in_the_archive() -> None:
+    """The mark lets the table service trim everything up to it, so everything up to it must
+    be in PostgreSQL: the hands' events, and the table's own between them (created, seated,
+    chips added, left with a stack, snapshots), or a trim loses them for good."""
+    store, registry, archive = MemoryEventStore(), MemoryTableRegistry(), MemoryHandArchive()
+    feed = MemoryProjectorFeed(store)
+    for t, records in TABLES.items():
+        await registry.add(t)
+        await _append(store, t, records)
+    projector = _projector("a", feed, registry, archive)
+    run = asyncio.create_task(projector.run())
+    try:
+        await _until(lambda: all(feed.marks.get(t) == len(r) for t, r in TABLES.items()))
+    finally:
+        projector.request_stop()
+        await run
+    for t, records in TABLES.items():
+        kept = {
+            e.sequence: e.payload
+            for h in archive.hands.values()
+            if h.table_id == t
+            for e in h.events
+        }
+        kept.update((e.sequence, e.payload) for e in await archive.table_events(t))
+        assert kept == {r.sequence: r.payload for r in records}

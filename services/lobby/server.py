@@ -45,6 +45,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc  # type: ignore[i
 from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 
 from felt.api.limits import CHIP_CAP, MAX_REQUEST_BYTES
+from felt.archive.postgres import PostgresHandArchive
 from felt.migrations import applied_versions, load, migrate
 from poker.v1 import lobby_service_pb2, lobby_service_pb2_grpc
 from services.grpc_server import PortInUse, aio_server, bind
@@ -226,7 +227,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     channel, tables = None, config.tables
     if tables is None:
         channel = grpc.aio.insecure_channel(config.table_address)
-        tables = GrpcTables(channel, config.table_admin_token)
+        tables = GrpcTables(channel, config.table_admin_token, PostgresHandArchive(pool))
     lounges = LoungeApp(app, PgLounges(pool), tables)
     opened = await lounges.recover()  # lounges a crash left half-created
     if opened:

@@ -352,10 +352,10 @@ async def test_trim_drops_events_and_their_requests(
 async def test_trimming_keeps_the_admins_request_records(
     store: EventStore, new_table: Callable[[], str]
 ) -> None:
-    """The admin's records (``a/`` keys: the lobby's seatings, retried until answered) outlive
-    their events; the others go with theirs."""
+    """The kept records (``k/`` keys: the lobby's seatings and leaves, retried until answered)
+    outlive their events; the others go with theirs."""
     t = new_table()
-    admin, seat = "a/" + "1" * 32, "c/" + "2" * 32
+    admin, seat = "k/" + "1" * 32, "c/" + "2" * 32
     await store.append(t, payloads("seated"), 0, request_id=admin, response=b"grant")
     await store.append(t, payloads("acted"), 1, request_id=seat, response=b"view")
     await store.append(t, payloads("snap"), 2, snapshot_at=3)

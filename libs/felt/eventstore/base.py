@@ -196,7 +196,7 @@ class EventStore(TableLeases, Protocol):
     async def trim(self, table_id: str, up_to_sequence: int) -> int:
         """Drop archived events with sequence <= ``up_to_sequence`` and their request-id records.
 
-        The admin's records (``felt.idempotency.ADMIN_PREFIX``) stay: the lobby
+        The kept records (``felt.idempotency.KEPT_PREFIX``) stay: the lobby
         retries those calls until it hears an answer, however late.
 
         Returns how many events were dropped. The version is unchanged.

@@ -18,7 +18,7 @@ from felt.eventstore.base import (
     check_ttl,
     read_tail_of,
 )
-from felt.idempotency import ADMIN_PREFIX
+from felt.idempotency import KEPT_PREFIX
 
 
 @dataclass
@@ -118,7 +118,7 @@ class MemoryEventStore:
         dropped = [r for r in table.records if r.sequence <= up_to_sequence]
         table.records = table.records[len(dropped) :]
         for record in dropped:
-            if record.request_id is not None and not record.request_id.startswith(ADMIN_PREFIX):
+            if record.request_id is not None and not record.request_id.startswith(KEPT_PREFIX):
                 table.requests.pop(record.request_id, None)
         return len(dropped)
 

@@ -13,7 +13,7 @@ the Lua scripts below may touch them together):
                         survives trimming; a rebuild reads from ``snapshot``.
 ``table:{id}:requests`` hash; request id -> ``<first>:<last>:<response blob>``.
                         Records are dropped with their events by ``trim``, but
-                        the admin's (``a/`` keys), which are kept.
+                        the kept ones (``k/`` keys: the lobby's retried calls).
 ``table:{id}:lease``    string; lease owner, with the lease TTL (PX).
 ``table:{id}:archived`` string; the last sequence the projector archived
                         (only raised). ``trim_archived`` trims below it and
@@ -96,7 +96,7 @@ return {'ok', first, last}
 
 # Drops the entries <= `upto` of KEYS[1] (events) and the request records in KEYS[2]
 # of every request that wrote one of them (a retry of it is then a new request), but
-# the admin's ('a/' keys, felt.idempotency.ADMIN_PREFIX: the lobby's sagas retry them
+# the kept ones ('k/' keys, felt.idempotency.KEPT_PREFIX: the lobby's sagas retry them
 # for as long as it takes). Returns the number of entries dropped. The tail of both
 # trimming scripts.
 _DROP_UPTO_LUA = """
@@ -107,7 +107,7 @@ local entries = redis.call('XRANGE', KEYS[1], '-', string.format('%d-0', upto))
 for _, entry in ipairs(entries) do
   local fields = entry[2]
   for i = 1, #fields, 2 do
-    if fields[i] == 'r' and string.sub(fields[i + 1], 1, 2) ~= 'a/' then
+    if fields[i] == 'r' and string.sub(fields[i + 1], 1, 2) ~= 'k/' then
       redis.call('HDEL', KEYS[2], fields[i + 1])
     end
   end

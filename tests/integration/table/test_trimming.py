@@ -141,3 +141,30 @@ async def test_a_seating_retried_after_its_events_were_trimmed_gets_its_first_an
         first.seat_token,
         first.sequence,
     )
+
+
+async def test_a_leave_retried_after_its_events_were_trimmed_gets_its_first_answer(
+    table_env: Env, policies: dict[str, Any]
+) -> None:
+    """The lobby's leave saga retries ``LeaveSeat`` (request id ``leave/<saga>``) until it
+    records the answer's sequence. A retry after trimming must get that answer, not a refusal
+    (the seat's token is void once it left) that leaves the saga LEAVING for good."""
+    server = await table_env.start_server(snapshots=SnapshotPolicy(1, timedelta(0)))
+    stub = table_env.stub(server)
+    table_id = await table_env.create_table(stub, table_env.nlhe(3))
+    keys = await table_env.seat_all(stub, table_id, 2)
+    leaver = await table_env.seat(stub, table_id, 2, player_id="leaver")
+    request = pb.LeaveSeatRequest(table_id=table_id, seat=2, request_id="leave/b-0123456789abcd")
+    as_leaver = leaver.md
+    first = await stub.LeaveSeat(request, metadata=as_leaver)
+    store = RedisEventStore(table_env.redis)
+    live = server.manager.runtimes[table_id]
+    await table_env.play(stub, table_id, keys, policies["passive"], hands=2)
+    await store.record_archived(table_id, live.version)
+    await table_env.play(stub, table_id, keys, policies["passive"], hands=2)
+    await live.trimmed()
+    with pytest.raises(EventsTrimmed):
+        await store.read(table_id, first.sequence - 1)  # the leave's events are gone
+
+    again = await stub.LeaveSeat(request, metadata=as_leaver)
+    assert (again.stack, again.sequence) == (first.stack, first.sequence)

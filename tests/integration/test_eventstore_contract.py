@@ -27,6 +27,7 @@ from felt.eventstore import (
     meta_key,
     requests_key,
 )
+from felt.eventstore.base import TRIM_PAGE
 
 WAIT = 5.0  # seconds any single wait in these tests may take
 
@@ -368,6 +369,24 @@ async def test_trimming_keeps_the_admins_request_records(
     assert await store.request_result(t, seat) is None
     assert await store.trim(t, 3) == 1
     assert await store.request_result(t, admin) is not None
+
+
+async def test_one_trim_drops_at_most_a_page(
+    store: EventStore, new_table: Callable[[], str]
+) -> None:
+    """A trim is one script that blocks Redis while it runs: a table long unarchived is
+    trimmed a page at a time (the oldest first), never in one go."""
+    t = new_table()
+    many = TRIM_PAGE + 3
+    await store.append(t, [b"x"] * many, 0, request_id="r-many")
+    await store.append(t, payloads("snap"), many, snapshot_at=many + 1)
+    await store.record_archived(t, many + 1)
+    assert await store.trim_archived(t, many + 1) == TRIM_PAGE
+    assert seqs(await store.read(t, TRIM_PAGE, 1)) == [TRIM_PAGE + 1]
+    assert await store.request_result(t, "r-many") is None
+    assert await store.trim_archived(t, many + 1) == 3
+    assert seqs(await store.read(t, many)) == [many + 1]
+    assert await store.trim(t, many + 1) == 1
 
 
 # ------------------------------------------------------------ snapshots and archived trimming

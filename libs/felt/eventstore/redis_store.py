@@ -41,6 +41,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from felt.eventstore.base import (
+    TRIM_PAGE,
     AppendResult,
     EventsTrimmed,
     StoredRecord,
@@ -97,13 +98,17 @@ return {'ok', first, last}
 # Drops the entries <= `upto` of KEYS[1] (events) and the request records in KEYS[2]
 # of every request that wrote one of them (a retry of it is then a new request), but
 # the kept ones ('k/' keys, felt.idempotency.KEPT_PREFIX: the lobby's sagas retry them
-# for as long as it takes). Returns the number of entries dropped. The tail of both
+# for as long as it takes). At most TRIM_PAGE entries a call: a script blocks Redis, every
+# table's appends included, while it runs. Returns the number of entries dropped. The tail of both
 # trimming scripts.
-_DROP_UPTO_LUA = """
+_DROP_UPTO_LUA = (
+    """
 if upto < 1 then
   return 0
 end
-local entries = redis.call('XRANGE', KEYS[1], '-', string.format('%d-0', upto))
+local entries = redis.call('XRANGE', KEYS[1], '-', string.format('%d-0', upto), 'COUNT', """
+    + str(TRIM_PAGE)
+    + """)
 for _, entry in ipairs(entries) do
   local fields = entry[2]
   for i = 1, #fields, 2 do
@@ -113,10 +118,13 @@ for _, entry in ipairs(entries) do
   end
 end
 if #entries > 0 then
-  redis.call('XTRIM', KEYS[1], 'MINID', string.format('%d-0', upto + 1))
+  -- Up to the last entry read (a page): the rest goes with the next call.
+  local last = tonumber(string.match(entries[#entries][1], '^(%d+)'))
+  redis.call('XTRIM', KEYS[1], 'MINID', string.format('%d-0', last + 1))
 end
 return #entries
 """
+)
 
 # KEYS: events, requests. ARGV: up_to_sequence. Drops entries <= up_to, unconditionally.
 TRIM_LUA = (

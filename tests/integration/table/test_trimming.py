@@ -28,6 +28,7 @@ from felt.eventstore import (
     meta_key,
     requests_key,
 )
+from felt.tokens import SEAT_TOKEN_HEADER
 from poker.v1 import table_service_pb2 as pb
 from services.table.runtime import TableRuntime
 from services.table.snapshots import SnapshotPolicy
@@ -155,7 +156,7 @@ async def test_a_leave_retried_after_its_events_were_trimmed_gets_its_first_answ
     keys = await table_env.seat_all(stub, table_id, 2)
     leaver = await table_env.seat(stub, table_id, 2, player_id="leaver")
     request = pb.LeaveSeatRequest(table_id=table_id, seat=2, request_id="leave/b-0123456789abcd")
-    as_leaver = leaver.md
+    as_leaver = (*table_env.admin, (SEAT_TOKEN_HEADER, leaver.token))  # as the lobby sends it
     first = await stub.LeaveSeat(request, metadata=as_leaver)
     store = RedisEventStore(table_env.redis)
     live = server.manager.runtimes[table_id]

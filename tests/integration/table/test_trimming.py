@@ -104,6 +104,21 @@ async def test_a_served_table_trims_once_archived_and_watchers_of_trimmed_events
     assert rebuilt.seated_at == live.seated_at
 
 
+async def _play_archive_and_trim_past(
+    table_env: Env, server: Any, table_id: str, keys: dict[int, Any], passive: Any, sequence: int
+) -> None:
+    """Two hands, all archived, two more: the table trims past ``sequence`` (checked)."""
+    stub = table_env.stub(server)
+    store = RedisEventStore(table_env.redis)
+    live = server.manager.runtimes[table_id]
+    await table_env.play(stub, table_id, keys, passive, hands=2)
+    await store.record_archived(table_id, live.version)
+    await table_env.play(stub, table_id, keys, passive, hands=2)
+    await live.trimmed()
+    with pytest.raises(EventsTrimmed):
+        await store.read(table_id, sequence - 1)  # its events are gone
+
+
 async def test_a_seating_retried_after_its_events_were_trimmed_gets_its_first_answer(
     table_env: Env, policies: dict[str, Any]
 ) -> None:
@@ -127,14 +142,8 @@ async def test_a_seating_retried_after_its_events_were_trimmed_gets_its_first_an
     admin = table_env.admin
     first = await stub.SeatPlayer(request, metadata=admin)
     keys[2] = type(keys[0])(first.seat, "buyer", first.seat_token)  # conftest's SeatKey
-    store = RedisEventStore(table_env.redis)
-    live = server.manager.runtimes[table_id]
-    await table_env.play(stub, table_id, keys, policies["passive"], hands=2)
-    await store.record_archived(table_id, live.version)
-    await table_env.play(stub, table_id, keys, policies["passive"], hands=2)
-    await live.trimmed()
-    with pytest.raises(EventsTrimmed):
-        await store.read(table_id, first.sequence - 1)  # the seating's events are gone
+    passive = policies["passive"]
+    await _play_archive_and_trim_past(table_env, server, table_id, keys, passive, first.sequence)
 
     again = await stub.SeatPlayer(request, metadata=admin)
     assert (again.seat, again.seat_token, again.sequence) == (
@@ -158,14 +167,8 @@ async def test_a_leave_retried_after_its_events_were_trimmed_gets_its_first_answ
     request = pb.LeaveSeatRequest(table_id=table_id, seat=2, request_id="leave/b-0123456789abcd")
     as_leaver = (*table_env.admin, (SEAT_TOKEN_HEADER, leaver.token))  # as the lobby sends it
     first = await stub.LeaveSeat(request, metadata=as_leaver)
-    store = RedisEventStore(table_env.redis)
-    live = server.manager.runtimes[table_id]
-    await table_env.play(stub, table_id, keys, policies["passive"], hands=2)
-    await store.record_archived(table_id, live.version)
-    await table_env.play(stub, table_id, keys, policies["passive"], hands=2)
-    await live.trimmed()
-    with pytest.raises(EventsTrimmed):
-        await store.read(table_id, first.sequence - 1)  # the leave's events are gone
+    passive = policies["passive"]
+    await _play_archive_and_trim_past(table_env, server, table_id, keys, passive, first.sequence)
 
     again = await stub.LeaveSeat(request, metadata=as_leaver)
     assert (again.stack, again.sequence) == (first.stack, first.sequence)

@@ -49,6 +49,17 @@ async def _until(check: object, timeout: float = 10.0) -> None:
     await asyncio.wait_for(wait(), timeout)
 
 
+async def _every_table_stored() -> tuple[
+    MemoryTableRegistry, MemoryHandArchive, MemoryProjectorFeed
+]:
+    """The fakes with every table registered and its whole stream stored."""
+    store, registry, archive = MemoryEventStore(), MemoryTableRegistry(), MemoryHandArchive()
+    for t, records in TABLES.items():
+        await registry.add(t)
+        await _append(store, t, records)
+    return registry, archive, MemoryProjectorFeed(store)
+
+
 def _expected() -> dict[str, ArchivedHand]:
     return {h.hand_id: h for t, records in TABLES.items() for h in archived(t, records)}
 
@@ -93,11 +104,7 @@ async def test_two_projectors_share_the_tables_and_archive_every_hand_once() -> 
 
 
 async def test_a_projector_stopped_anywhere_is_resumed_by_another_without_a_duplicate() -> None:
-    store, registry, archive = MemoryEventStore(), MemoryTableRegistry(), MemoryHandArchive()
-    feed = MemoryProjectorFeed(store)
-    for t, records in TABLES.items():
-        await registry.add(t)
-        await _append(store, t, records)
+    registry, archive, feed = await _every_table_stored()
     first = _projector("a", feed, registry, archive)
     await first.rebalance()
     await first.step()  # one read and one write of every table, then "dies" (no clean-up)
@@ -154,11 +161,7 @@ async def test_every_event_up_to_the_archived_mark_is_in_the_archive() -> None:
     """The mark lets the table service trim everything up to it, so everything up to it must
     be in PostgreSQL: the hands' events, and the table's own between them (created, seated,
     chips added, left with a stack, snapshots), or a trim loses them for good."""
-    store, registry, archive = MemoryEventStore(), MemoryTableRegistry(), MemoryHandArchive()
-    feed = MemoryProjectorFeed(store)
-    for t, records in TABLES.items():
-        await registry.add(t)
-        await _append(store, t, records)
+    registry, archive, feed = await _every_table_stored()
     projector = _projector("a", feed, registry, archive)
     run = asyncio.create_task(projector.run())
     try:

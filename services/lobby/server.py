@@ -266,10 +266,11 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         config.settings,
         config.clock,
     )
+    archive = config.archive or PostgresHandArchive(pool)
     channel, tables = None, config.tables
     if tables is None:
         channel = grpc.aio.insecure_channel(config.table_address)
-        tables = GrpcTables(channel, config.table_admin_token)
+        tables = GrpcTables(channel, config.table_admin_token, archive)
     lounges = LoungeApp(app, PgLounges(pool), tables)
     opened = await lounges.recover()  # lounges a crash left half-created
     if opened:
@@ -287,7 +288,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     )
     streams = RedisEventStore.from_url(config.redis_url) if config.redis_url else None
     live: EventStore | None = streams
-    history = HistoryApp(app, config.archive or PostgresHandArchive(pool), live)
+    history = HistoryApp(app, archive, live)
     history_service_pb2_grpc.add_HistoryServiceServicer_to_server(HistoryService(history), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

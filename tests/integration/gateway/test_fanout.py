@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from connectrpc.code import Code
@@ -90,13 +92,27 @@ def gap_free(items: list[pb.WatchTableResponse]) -> list[int]:
     return sequences
 
 
-async def test_spectators_share_one_upstream_and_get_every_event(stack: Stack) -> None:
+@dataclass
+class Watched:
+    """A table with seat 0 taken, behind a gateway: what the tests append and count with."""
+
+    hub: WatchHub
+    stub: rpc.TableServiceAsyncStub
+    token: str
+
+
+async def watched_table(stack: Stack, table_id: str, **gateway: Any) -> Watched:
     server = await stack.add_table_service("a")
-    await stack.start_gateway()
+    await stack.start_gateway(**gateway)
     assert server.watches is not None
     stub = stack.stub(server)
-    await create_table(stub, "fan-share")
-    token = await seat(stub, "fan-share", 0)
+    await create_table(stub, table_id)
+    return Watched(server.watches, stub, await seat(stub, table_id, 0))
+
+
+async def test_spectators_share_one_upstream_and_get_every_event(stack: Stack) -> None:
+    table = await watched_table(stack, "fan-share")
+    hub, stub, token = table.hub, table.stub, table.token
     request = pb.WatchTableRequest(table_id="fan-share")
     async with (
         connect.TableServiceClient(stack.url) as binary,
@@ -105,28 +121,24 @@ async def test_spectators_share_one_upstream_and_get_every_event(stack: Stack) -
         readers = [Reader(binary if i % 2 else json, request) for i in range(8)]
         for reader in readers:
             await reader.until(0)  # its snapshot
-        await streams_settle(server.watches, 1)  # one upstream stream for all eight
+        await streams_settle(hub, 1)  # one upstream stream for all eight
         last = await add_chips(stub, "fan-share", token, 12)
         for reader in readers:
             await reader.until(last)
             assert gap_free(reader.items)[-1] == last
-        assert server.watches.streams == 1
+        assert hub.streams == 1
         events = [[item.SerializeToString() for item in r.items[1:]] for r in readers]
         assert all(e == events[0] for e in events)
         for reader in readers:
             await reader.close()
-    await streams_settle(server.watches, 0)  # closed with its last spectator
+    await streams_settle(hub, 0)  # closed with its last spectator
     assert stack.gateway is not None and stack.gateway.gateway.shared is not None
     assert stack.gateway.gateway.shared.feeds == {}
 
 
 async def test_a_late_joiners_stream_is_gap_free(stack: Stack) -> None:
-    server = await stack.add_table_service("a")
-    await stack.start_gateway()
-    assert server.watches is not None
-    stub = stack.stub(server)
-    await create_table(stub, "fan-late")
-    token = await seat(stub, "fan-late", 0)
+    table = await watched_table(stack, "fan-late")
+    hub, stub, token = table.hub, table.stub, table.token
     request = pb.WatchTableRequest(table_id="fan-late")
     async with connect.TableServiceClient(stack.url) as client:
         early = Reader(client, request)
@@ -146,7 +158,7 @@ async def test_a_late_joiners_stream_is_gap_free(stack: Stack) -> None:
             gap_free(reader.items)
         await resumed.until(last)
         assert [sequence(i) for i in resumed.items] == list(range(middle - 1, last + 1))
-        await streams_settle(server.watches, 1)
+        await streams_settle(hub, 1)
         by_sequence = {sequence(i): i.SerializeToString() for i in early.items[1:]}
         for reader in late:
             assert all(by_sequence[sequence(i)] == i.SerializeToString() for i in reader.items[1:])
@@ -155,13 +167,11 @@ async def test_a_late_joiners_stream_is_gap_free(stack: Stack) -> None:
 
 
 async def test_a_slow_spectator_is_dropped_and_the_others_go_on(stack: Stack) -> None:
-    server = await stack.add_table_service("a")
-    await stack.start_gateway(watch=WatchCaps(per_token=2, per_address=1000, total=1000, buffer=8))
-    assert server.watches is not None
+    table = await watched_table(
+        stack, "fan-slow", watch=WatchCaps(per_token=2, per_address=1000, total=1000, buffer=8)
+    )
+    hub, stub, token = table.hub, table.stub, table.token
     assert stack.gateway is not None and stack.gateway.gateway.shared is not None
-    stub = stack.stub(server)
-    await create_table(stub, "fan-slow")
-    token = await seat(stub, "fan-slow", 0)
     request = pb.WatchTableRequest(table_id="fan-slow")
     async with connect.TableServiceClient(stack.url) as client:
         fast = Reader(client, request)
@@ -185,7 +195,7 @@ async def test_a_slow_spectator_is_dropped_and_the_others_go_on(stack: Stack) ->
         assert connect_reason(caught.value) == "WATCH_TOO_SLOW"
         after = await add_chips(stub, "fan-slow", token, 1)  # the feed goes on
         await fast.until(after)
-        await streams_settle(server.watches, 1)
+        await streams_settle(hub, 1)
         await fast.close()
 
 

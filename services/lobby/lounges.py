@@ -256,7 +256,8 @@ class LoungeApp:
 
     async def get(self, caller: Caller, lounge_id: str, invite_code: str) -> Lounge:
         """A lounge and who sits where. A private one only for its owner or with its invite
-        code; a CREATING one only for its owner (to everyone else both do not exist)."""
+        code; a CREATING one only for its owner (to everyone else both do not exist). A
+        closing or closed one is shown (its players see their chips going home)."""
         return await self.visible(await self.lobby.signed_in(caller), lounge_id, invite_code)
 
     async def visible(self, claim: AccessClaim, lounge_id: str, invite_code: str) -> Lounge:
@@ -268,7 +269,7 @@ class LoungeApp:
             raise hidden
         if lounge.owner_id == claim.player_id:
             return lounge
-        if lounge.state is not LoungeState.OPEN:
+        if lounge.state is LoungeState.CREATING:
             raise hidden
         if lounge.invite_code is not None and not hmac.compare_digest(
             invite_code.encode(), lounge.invite_code.encode()

@@ -24,6 +24,8 @@ _WITHIN = {
     "first_faced": "hands",
     "first_folded": "first_faced",
     "folded": "faced",
+    "hu_faced": "faced",
+    "hu_folded": "hu_faced",
     "saw_later": "hands",
     "showdowns": "hands",
     "shown": "showdowns",

@@ -86,6 +86,8 @@ class Situation:
     ``order`` lists live seats (not folded) in post-flop acting order (clockwise
     from the left of the button), so the last of them has position.
     ``draws`` maps a seat to how many cards it drew (Draw, once it drew).
+    ``dealt`` is how many seats were dealt in (2: the hand was heads-up from
+    the start, not just down to two players).
     """
 
     seat: int
@@ -102,6 +104,7 @@ class Situation:
     unit: int
     actions: tuple[PublicAction, ...]
     draws: dict[int, int] = field(default_factory=dict)
+    dealt: int = 0
 
     @property
     def in_position(self) -> bool:
@@ -211,6 +214,7 @@ def situation(view: HandView, history: Sequence[Event], legal: LegalActions) -> 
         unit=unit,
         actions=tuple(actions),
         draws=draws,
+        dealt=len(view.seats),
     )
 
 

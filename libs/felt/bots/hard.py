@@ -382,9 +382,19 @@ class HardBot:
         gives up). How often a qualifying spot is taken stays tied to the
         configured bluff frequency (three times its table-scaled rate), so a
         bot configured never to bluff never steals.
+
+        In a pot dealt to more players and left heads-up, the fold rate is the
+        one measured in pots down to two players (``TableRead.hu_fold``), not
+        over every pot: folding to a bet into several players overstates how
+        often a player gives up heads-up, and that mistake cost hard its edge
+        over the normal field at 6-max.
         """
         checked = any(a.kind == "check" and a.seat != sit.seat for a in sit.on(sit.street))
-        fold = read.check_fold[1] if checked else read.fold
+        if sit.dealt == 2:
+            fold = read.check_fold[1] if checked else read.fold
+        else:
+            # A full-table pot left heads-up: only folds in such pots count (see ``hu_fold``).
+            fold = read.hu_check_fold if checked else read.hu_fold
         if fold < 1.0 / 3.0 + self.tuning.steal_margin:
             return False
         return rng.random() < min(1.0, 3 * read.bluff)
@@ -808,7 +818,10 @@ class TableRead:
     per betting round (first, later), how often a seat that checked folds
     to a bet, estimated for the one folding least: a player who bets the
     hands it keeps (``pfr``, ``aggression``) checks the ones it gives up, so
-    its fold rate is concentrated in its checks.
+    its fold rate is concentrated in its checks. ``hu_fold`` and
+    ``hu_check_fold`` are the same two reads (later rounds) counted only in
+    pots down to two players (``SeatStats.hu_faced``), for steals in pots a
+    full table left heads-up.
     """
 
     styles: tuple[tuple[int, Style], ...]
@@ -820,6 +833,8 @@ class TableRead:
     wild: bool = False
     fold: float = 0.4
     check_fold: tuple[float, float] = (0.4, 0.4)
+    hu_fold: float = 0.4
+    hu_check_fold: float = 0.4
 
     @classmethod
     def of(cls, table: TableStats | None, sit: Situation, bluff_frequency: float) -> TableRead:
@@ -845,6 +860,8 @@ class TableRead:
                 min(_check_fold(s.steal_fold_rate(), s.pfr_rate()) for s in seen),
                 min(_check_fold(s.fold_rate(), s.aggression()) for s in seen),
             ),
+            hu_fold=_q(min(s.hu_fold_rate() for s in seen)),
+            hu_check_fold=min(_check_fold(s.hu_fold_rate(), s.aggression()) for s in seen),
         )
 
     def style(self, seat: int) -> Style:

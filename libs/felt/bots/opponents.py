@@ -57,7 +57,10 @@ class SeatStats:
       blinds) in the first round / folded to it: how much it gives up to steals.
     - ``bets``/``calls``/``checks``: later-round actions (bets count raises),
       for aggression; ``faced``/``folded``: later-round decisions facing a bet
-      / folds among them.
+      / folds among them; ``hu_faced``/``hu_folded``: of those, the ones in a
+      pot down to two players (dealt heads-up or left so): a steal's odds, which
+      the all-pot rate overstates at a full table (folding to a bet into
+      several players is a different decision from folding heads-up).
     - ``saw_later``: hands it reached the second betting round; ``showdowns``:
       hands it was still in at the end against someone else.
     - ``shown``: showdowns where its cards were shown; ``shown_bettor``: of
@@ -79,6 +82,8 @@ class SeatStats:
     checks: int = 0
     faced: int = 0
     folded: int = 0
+    hu_faced: int = 0
+    hu_folded: int = 0
     saw_later: int = 0
     showdowns: int = 0
     shown: int = 0
@@ -119,6 +124,10 @@ class SeatStats:
     def fold_rate(self, prior: float = 0.4, weight: float = 10) -> float:
         """How often it folds to a later-round bet."""
         return self.rate(self.folded, self.faced, prior, weight)
+
+    def hu_fold_rate(self, prior: float = 0.4, weight: float = 10) -> float:
+        """How often it folds to a later-round bet in a pot down to two players."""
+        return self.rate(self.hu_folded, self.hu_faced, prior, weight)
 
     def bluff_rate(self, prior: float = 0.3, weight: float = 5) -> float:
         """Share of its shown later-round bets that were at most one pair."""
@@ -235,8 +244,13 @@ class ModelBuilder:
         else:
             if facing:
                 h.add(seat, "faced")
+                heads_up = len(h.seats) - len(h.folded) == 2
+                if heads_up:
+                    h.add(seat, "hu_faced")
                 if isinstance(e, PlayerFolded):
                     h.add(seat, "folded")
+                    if heads_up:
+                        h.add(seat, "hu_folded")
             if isinstance(e, BetPlaced):
                 h.add(seat, "bets")
                 h.later_bettor.add(seat)

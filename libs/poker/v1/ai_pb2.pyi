@@ -132,6 +132,8 @@ class SeatStats(_message.Message):
     PAT_FIELD_NUMBER: _builtins.int
     SHOWN_DRAWN_FIELD_NUMBER: _builtins.int
     SHOWN_DRAWN_ODD_FIELD_NUMBER: _builtins.int
+    HU_FACED_FIELD_NUMBER: _builtins.int
+    HU_FOLDED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     hands: _builtins.int
     """Hands dealt in."""
@@ -164,6 +166,12 @@ class SeatStats(_message.Message):
     """
     shown_drawn: _builtins.int
     shown_drawn_odd: _builtins.int
+    hu_faced: _builtins.int
+    """Of the later-round decisions facing a bet, those in a pot down to two
+    players / folds among them (added later: zero in older requests, read as
+    "nothing seen yet").
+    """
+    hu_folded: _builtins.int
     def __init__(
         self,
         *,
@@ -186,10 +194,12 @@ class SeatStats(_message.Message):
         pat: _builtins.int = ...,
         shown_drawn: _builtins.int = ...,
         shown_drawn_odd: _builtins.int = ...,
+        hu_faced: _builtins.int = ...,
+        hu_folded: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bets", b"bets", "calls", b"calls", "checks", b"checks", "faced", b"faced", "first_faced", b"first_faced", "first_folded", b"first_folded", "folded", b"folded", "hands", b"hands", "pat", b"pat", "pfr", b"pfr", "saw_later", b"saw_later", "seat", b"seat", "showdowns", b"showdowns", "shown", b"shown", "shown_bettor", b"shown_bettor", "shown_bettor_weak", b"shown_bettor_weak", "shown_drawn", b"shown_drawn", "shown_drawn_odd", b"shown_drawn_odd", "vpip", b"vpip"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bets", b"bets", "calls", b"calls", "checks", b"checks", "faced", b"faced", "first_faced", b"first_faced", "first_folded", b"first_folded", "folded", b"folded", "hands", b"hands", "hu_faced", b"hu_faced", "hu_folded", b"hu_folded", "pat", b"pat", "pfr", b"pfr", "saw_later", b"saw_later", "seat", b"seat", "showdowns", b"showdowns", "shown", b"shown", "shown_bettor", b"shown_bettor", "shown_bettor_weak", b"shown_bettor_weak", "shown_drawn", b"shown_drawn", "shown_drawn_odd", b"shown_drawn_odd", "vpip", b"vpip"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

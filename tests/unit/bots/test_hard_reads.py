@@ -156,3 +156,53 @@ def test_heads_up_steals_from_folders_only_and_only_when_bluffing_is_allowed() -
     assert steals >= air_bets(HardBot(), NEVER_FOLDS) + 5
     # On the river air is a bluff, and a player who never folds is never bluffed.
     assert air_bets(HardBot(), NEVER_FOLDS, river_only=True) == 0
+
+
+# Folds two bets in three over all pots, but in pots down to two players only one in five:
+# its folds were to bets into several players (the full-table normal bot's pattern).
+MULTIWAY_FOLDER = replace(FOLDER, hu_faced=30, hu_folded=6)
+
+
+class AlwaysTakes(random.Random):
+    """An RNG whose every draw is 0: a spot that qualifies for a steal is always taken."""
+
+    def random(self) -> float:
+        return 0.0
+
+
+def test_no_steal_in_a_pot_a_full_table_left_heads_up_unless_it_folds_heads_up() -> None:
+    recorder = Recorder()
+    key = master_key(29)
+    bots: dict[int, Bot] = {0: recorder, **{s: get_bot("normal") for s in range(1, 6)}}
+    model = ModelBuilder()
+    for deal in range(120):
+        rngs = {s: random.Random(deal * 10 + s) for s in range(6)}
+        setup = hand_setup(
+            Variant.NLHE, hand_id_for(key, str(deal)), deck_for(Variant.NLHE, key, deal, 6),
+            deal % 6, 6,
+        )  # fmt: skip
+        play_hand(setup, bots, rngs, model)
+    spots = [situation(*point) for point in recorder.points]
+    left_heads_up = [s for s in spots if s.opponent_count == 1 and s.dealt == 6]
+    assert len(left_heads_up) >= 10
+    bot = HardBot()
+    for sit in left_heads_up:
+        villain = sit.opponents[0].seat
+        # The all-pot fold rate says "steal"; the heads-up one says no.
+        read = TableRead.of({villain: MULTIWAY_FOLDER}, sit, 0.1)
+        assert min(read.fold, read.check_fold[1]) > 1 / 3 + bot.tuning.steal_margin
+        assert not bot._steals(sit, read, AlwaysTakes())
+        # Folding as much heads-up, it is robbed.
+        folds_heads_up = replace(MULTIWAY_FOLDER, hu_folded=24)
+        assert bot._steals(sit, TableRead.of({villain: folds_heads_up}, sit, 0.1), AlwaysTakes())
+
+    # Dealt heads-up, every pot is heads-up: the same record (even from an older request,
+    # without the heads-up counts) is a folder to steal from.
+    recorder = Recorder()
+    play_heads_up(Variant.NLHE, recorder, "normal", 40, 23)
+    dealt_heads_up = [situation(*point) for point in recorder.points]
+    assert dealt_heads_up and all(s.dealt == 2 for s in dealt_heads_up)
+    for sit in dealt_heads_up:
+        read = TableRead.of({1: MULTIWAY_FOLDER}, sit, 0.1)
+        assert bot._steals(sit, read, AlwaysTakes())
+        assert bot._steals(sit, TableRead.of({1: FOLDER}, sit, 0.1), AlwaysTakes())

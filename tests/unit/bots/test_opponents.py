@@ -147,3 +147,22 @@ def test_tight_players_still_have_a_range() -> None:
         for e in h
     )
     assert stats[1].vpip < stats[1].hands
+
+
+def test_heads_up_pot_folds_are_counted_apart() -> None:
+    """Facing a later-round bet in a pot down to two players counts in ``hu_faced`` too.
+
+    Dealt heads-up, every pot is such a pot; at a full table only some are, and
+    a request from before the field existed reads as "nothing seen yet".
+    """
+    heads_up = build_stats(e for h in play(Variant.NLHE, ["random", "normal"], 60) for e in h)
+    assert all(s.hu_faced == s.faced and s.hu_folded == s.folded for s in heads_up.values())
+    names = ["random", "normal", "random", "normal", "random", "normal"]
+    full = build_stats(e for h in play(Variant.NLHE, names, 80) for e in h)
+    assert all(s.hu_folded <= s.hu_faced <= s.faced for s in full.values())
+    assert 0 < sum(s.hu_faced for s in full.values()) < sum(s.faced for s in full.values())
+    assert stats_from_proto(stats_to_proto(full)) == full
+    old = stats_from_proto([ai_pb2.SeatStats(seat=1, hands=9, faced=6, folded=4)])
+    assert old[1].hu_faced == 0 and old[1].hu_fold_rate() == 0.4
+    hostile = stats_from_proto([ai_pb2.SeatStats(seat=1, faced=3, hu_faced=9, hu_folded=9)])
+    assert hostile[1].hu_faced == 3 and hostile[1].hu_folded == 3

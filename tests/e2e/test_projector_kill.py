@@ -65,14 +65,16 @@ async def _start_projector(procs: Launcher, dsn: str, member: str) -> Proc:
     return proc
 
 
-async def _open_table(table_id: str, variant: epb.Variant.ValueType) -> None:
+async def _open_table(
+    table_id: str, variant: epb.Variant.ValueType, port: int = TABLE_PORT
+) -> None:
     """A table of three easy bots, as an operator opens one mid-run."""
     config = (
         epb.TableConfig(variant=variant, seat_count=6, small_blind=5, big_blind=10)
         if variant == epb.VARIANT_NLHE
         else epb.TableConfig(variant=variant, seat_count=5, ante=1, small_bet=10, big_bet=20)
     )
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{TABLE_PORT}") as channel:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         stub = rpc.TableServiceStub(channel)
         await stub.CreateTable(
             pb.CreateTableRequest(

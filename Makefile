@@ -28,33 +28,59 @@ PYTEST_ARGS ?=
 # mypy checks these directories (config in pyproject.toml), each once it holds Python code.
 MYPY_DIRS := libs/felt services tests bench examples
 
-.PHONY: help install test unit lint run bench proto proto-check proto-lint clean
+.PHONY: help install test unit lint run bench proto proto-check proto-lint clean web web-deps
 
 help:
 	@echo "make install  - create $(VENV)/ and install felt with its dev dependencies"
 	@echo "make test     - run the whole test suite (starts a private Redis if REDIS_URL is unset)"
 	@echo "make unit     - run the fast, pure tests only (tests/unit: no Redis, no network)"
 	@echo "make lint     - ruff check, ruff format --check, mypy --strict"
-	@echo "make run      - run Felt (felt serve) with Redis from REDIS_URL or a private one"
+	@echo "make run      - run Felt (every service and the gateway, http://127.0.0.1:8080)"
 	@echo "make bench    - run every bench/*.py"
 	@echo "make proto    - regenerate protobuf/gRPC code (scripts/gen_protos.sh)"
 	@echo "make proto-check - fail if the committed generated code is stale"
 	@echo "make proto-lint  - buf lint + buf format check of protos/ (installs buf)"
+	@echo "make web      - build the web client (npm ci + vite build into web/dist/)"
 	@echo "make clean    - remove $(VENV)/, build outputs and caches"
 
 install: $(STAMP)
 
+define ENSURE_VENV
+if ! $(PY) -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null; then \
+	echo "creating $(VENV)/ with $(PYTHON)"; \
+	rm -rf $(VENV); \
+	$(PYTHON) -m venv $(VENV); \
+fi
+endef
+
 $(STAMP): $(INSTALL_DEPS)
-	@if ! $(PY) -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null; then \
-		echo "creating $(VENV)/ with $(PYTHON)"; \
-		rm -rf $(VENV); \
-		$(PYTHON) -m venv $(VENV); \
-	fi
+	@$(ENSURE_VENV)
 	$(PY) -m pip install --disable-pip-version-check -q -e '.[dev]'
 	@rm -f $(VENV)/.install*.stamp
 	@touch $@
 
-test: install
+# `make run` needs only what running needs: the runtime dependencies and the `run` extra
+# (honcho, the embedded servers' binaries), uncompiled, so that a first start never waits for
+# the test tools or the mypyc build. A full install (`make install`, compiled) that is current
+# is used as it is; a later `make install` adds the dev tools and compiles the hot path.
+RUN_STAMP := $(VENV)/.install-run.stamp
+DEV_STAMP := $(firstword $(wildcard $(VENV)/.install-compiled.stamp $(VENV)/.install-pure.stamp))
+
+$(RUN_STAMP): $(INSTALL_DEPS)
+	@if [ -n "$(DEV_STAMP)" ] && [ -z "$$(find $(INSTALL_DEPS) -newer $(DEV_STAMP))" ]; then \
+		echo "make run: using the installed environment ($(notdir $(DEV_STAMP)))"; \
+	else \
+		$(ENSURE_VENV); \
+		echo "make run: installing the runtime into $(VENV)/ (uncompiled; 'make install' compiles)"; \
+		extras=run; \
+		$(PYTHON) -P libs/felt/devserver.py --have-binaries || extras=run,servers; \
+		$(PY) -m pip install --disable-pip-version-check -q --no-compile 'setuptools>=69' wheel; \
+		FELT_PURE_PYTHON=1 $(PY) -m pip install --disable-pip-version-check -q --no-compile \
+			--no-build-isolation -e ".[$$extras]"; \
+	fi
+	@touch $@
+
+test: install web
 	@rc=0; $(BIN)/pytest $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): failing" >&2; fi; \
 	exit $$rc
@@ -67,10 +93,11 @@ lint: install proto-lint proto-check
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy $(foreach d,$(MYPY_DIRS),$(if $(shell find $(d) -name '*.py' -print -quit 2>/dev/null),$(d)))
 
-# Redis comes from REDIS_URL, else felt.devserver starts a private redis-server for the
-# lifetime of the command (and stops it when `felt serve` exits).
-run: install
-	$(PY) -m felt.devserver -- $(BIN)/felt serve --dev
+# Redis and PostgreSQL come from REDIS_URL / DATABASE_URL, else felt.devserver starts private
+# ones for the lifetime of the command; scripts/run.sh migrates the lobby's database and starts
+# the Procfile's processes under honcho; the web client is built first (make web) (Ctrl-C stops them all, then the private servers).
+run: $(RUN_STAMP) web
+	$(PY) -m felt.devserver --postgres -- bash scripts/run.sh
 
 bench: install
 	@mkdir -p bench/out
@@ -83,10 +110,10 @@ bench: install
 BUF_VERSION := 1.75.0
 BUF := $(VENV)/buf/node_modules/.bin/buf
 
-proto: install
+proto: install web-deps
 	PYTHON=$(PY) bash scripts/gen_protos.sh
 
-proto-check: install
+proto-check: install web-deps
 	PYTHON=$(PY) bash scripts/gen_protos.sh --check
 
 $(BUF):
@@ -96,7 +123,25 @@ proto-lint: $(BUF)
 	$(BUF) lint
 	$(BUF) format --diff --exit-code
 
+# The web client (web/, see docs/web.md): npm ci from the lockfile when it changes, then a
+# vite build into web/dist/ (the gateway serves it) when a source changes (~3 s).
+WEB_DEPS := web/node_modules/.package-lock.json
+WEB_SOURCES := web/index.html web/vite.config.ts web/tsconfig.json web/scripts/size.mjs \
+	$(shell find web/src -type f 2>/dev/null)
+
+web-deps: $(WEB_DEPS)
+
+$(WEB_DEPS): web/package.json web/package-lock.json
+	cd web && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+web: web/dist/index.html
+
+web/dist/index.html: $(WEB_DEPS) $(WEB_SOURCES)
+	cd web && npx tsc --noEmit -p . && npm run --silent build
+
 clean:
 	rm -rf $(VENV) build dist *.egg-info libs/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf web/node_modules web/dist
 	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +
 	find libs -name '*.so' -delete

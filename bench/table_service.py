@@ -58,10 +58,12 @@ from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.grpc_server import aio_server, bind
+from services.table.auth import DEV_SERVICE_TOKEN
 from services.table.runtime import TableRuntime
 from services.table.stream import hand_ids
 
 PING_METHOD = "/bench.Ping/Ping"
+SERVICE = (("authorization", f"Bearer {DEV_SERVICE_TOKEN}"),)
 PORT_LINE = r"listening on port (\d+)"  # both servers' first line of output
 CHECK = tpb.Action(check=tpb.Action.Check())
 CALL = tpb.Action(call=tpb.Action.Call())
@@ -185,6 +187,20 @@ class BenchTable:
     view: tpb.TableView | None = None
 
 
+def next_action(table_id: str, view: tpb.TableView, request_id: str) -> pb.SubmitActionRequest:
+    """The seat to act checks if there is nothing to call, else calls (always legal)."""
+    hand = view.hand
+    seat = hand.to_act
+    bet = next(s.bet for s in hand.seats if s.seat == seat)
+    return pb.SubmitActionRequest(
+        table_id=table_id,
+        seat=seat,
+        request_id=request_id,
+        expected_sequence=view.table.sequence,
+        action=CHECK if bet == hand.current_bet else CALL,
+    )
+
+
 class TableClients:
     """One heads-up table per client; each client acts for both seats of its table."""
 
@@ -202,7 +218,8 @@ class TableClients:
         for i in range(len(self.stubs)):
             table_id = f"bench-{run_id}-{i}"
             await stub.CreateTable(
-                pb.CreateTableRequest(table_id=table_id, config=config, request_id=table_id)
+                pb.CreateTableRequest(table_id=table_id, config=config, request_id=table_id),
+                metadata=SERVICE,
             )
             tokens: dict[int, tuple[tuple[str, str], ...]] = {}
             for seat in range(2):
@@ -213,7 +230,8 @@ class TableClients:
                         player_id=f"p{seat}",
                         stack=10_000_000,
                         request_id=f"{table_id}-{seat}",
-                    )
+                    ),
+                    metadata=SERVICE,
                 )
                 tokens[seat] = (("authorization", f"Bearer {seated.seat_token}"),)
             self.tables.append(BenchTable(table_id, tokens))
@@ -232,20 +250,11 @@ class TableClients:
                 if not view.hand.HasField("to_act"):
                     await asyncio.sleep(0.002)  # the next deal is a timer away
                 continue
-            hand = view.hand
-            seat = hand.to_act
-            bet = next(s.bet for s in hand.seats if s.seat == seat)
             self.request_number += 1
-            request = pb.SubmitActionRequest(
-                table_id=table.table_id,
-                seat=seat,
-                request_id=f"{table.table_id}:{self.request_number}",
-                expected_sequence=view.table.sequence,
-                action=CHECK if bet == hand.current_bet else CALL,
-            )
+            request = next_action(table.table_id, view, f"{table.table_id}:{self.request_number}")
             start = time.perf_counter()
             try:
-                response = await stub.SubmitAction(request, metadata=table.tokens[seat])
+                response = await stub.SubmitAction(request, metadata=table.tokens[request.seat])
             except grpc.aio.AioRpcError as err:
                 if err.code() != grpc.StatusCode.ABORTED:
                     raise
@@ -358,7 +367,7 @@ async def main(args: argparse.Namespace) -> None:
             "FELT_TABLE_ADDR": "127.0.0.1:0",
             "FELT_BETWEEN_HANDS_MS": "0",
             "FELT_TOKEN_SECRET": "bench-secret",
-            "FELT_DEV_MODE": "1",  # short secret, admin calls open: a throw-away bench
+            "FELT_DEV_MODE": "1",  # short secret, the public service credential: a throw-away bench
         },
         PORT_LINE,
     )

@@ -31,7 +31,9 @@ from redis.asyncio import Redis
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
+from services.table.auth import DEV_SERVICE_TOKEN, SEAT_TOKEN_HEADER
 
+SERVICE = (("authorization", f"Bearer {DEV_SERVICE_TOKEN}"),)
 PORT_LINE = r"listening on port (\d+)"
 
 
@@ -46,14 +48,16 @@ def rss_mb(pid: int) -> float:
 async def make_history(stub: rpc.TableServiceAsyncStub, table_id: str, events: int) -> None:
     config = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=2, small_blind=5, big_blind=10)
     await stub.CreateTable(
-        pb.CreateTableRequest(table_id=table_id, config=config, request_id=f"c-{table_id}")
+        pb.CreateTableRequest(table_id=table_id, config=config, request_id=f"c-{table_id}"),
+        metadata=SERVICE,
     )
     seated = await stub.SeatPlayer(
         pb.SeatPlayerRequest(
             table_id=table_id, seat=0, player_id="p0", stack=1000, request_id=f"s-{table_id}"
-        )
+        ),
+        metadata=SERVICE,
     )
-    md = (("authorization", f"Bearer {seated.seat_token}"),)
+    md = (*SERVICE, (SEAT_TOKEN_HEADER, seated.seat_token))  # AddChips is internal
 
     async def add() -> None:
         request = pb.AddChipsRequest(
@@ -110,7 +114,7 @@ async def main(args: argparse.Namespace) -> None:
         {
             "REDIS_URL": url,
             "FELT_TABLE_ADDR": "127.0.0.1:0",
-            "FELT_DEV_MODE": "1",  # a throw-away bench: admin calls open
+            "FELT_DEV_MODE": "1",  # a throw-away bench: the public service credential
             "FELT_WATCH_MAX_PER_PEER": str(args.watchers),
             "FELT_WATCH_MAX_STREAMS": str(args.watchers + 10),
         },

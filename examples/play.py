@@ -26,9 +26,11 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--target", default="127.0.0.1:50051")
     parser.add_argument("--hands", type=int, default=3)
-    parser.add_argument("--admin-token", default="")
+    # Seating is internal to Felt (the lobby seats players): this example seats its two
+    # players itself with the service credential, the public one of `felt serve --dev`.
+    parser.add_argument("--admin-token", default="felt-development-service-token")
     args = parser.parse_args()
-    admin = (("authorization", f"Bearer {args.admin_token}"),) if args.admin_token else ()
+    admin = (("authorization", f"Bearer {args.admin_token}"),)
 
     stub = rpc.TableServiceStub(grpc.insecure_channel(args.target))
     table_id = f"demo-{uuid.uuid4().hex[:8]}"

@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# Generate Python code and mypy stubs from protos/ into libs/poker/.
+# Generate Python code and mypy stubs from protos/ into libs/poker/, and the web client's
+# TypeScript messages and service descriptors (@bufbuild/protoc-gen-es) into web/src/gen/.
 #
 #   scripts/gen_protos.sh            regenerate libs/poker/ in place (make proto)
 #   scripts/gen_protos.sh --check    regenerate into a temp dir and fail on any
-#                                    difference from libs/poker/ (make proto-check)
+#                                    difference from libs/poker/ or web/src/gen/
+#                                    (make proto-check)
 #
 # Imports are `from poker.v1 import table_service_pb2` and
-# `from poker.events.v1 import events_pb2`. Output depends on the exact
-# grpcio-tools and mypy-protobuf versions, which pyproject.toml pins (dev
-# extra). Set PYTHON to choose the interpreter (default: .venv/bin/python,
-# else python3).
+# `from poker.events.v1 import events_pb2`; each service also gets its Connect
+# stubs (`from poker.v1 import table_service_connect`, protoc-gen-connectrpc
+# with protobuf=google, so they share the grpcio messages), which the HTTP
+# gateway (services/gateway) serves. Output depends on the exact grpcio-tools,
+# mypy-protobuf and protoc-gen-connectrpc versions, which pyproject.toml pins
+# (dev extra), and on the protoc-gen-es version web/package-lock.json pins (in
+# web/node_modules: `make web-deps`). Set PYTHON to choose the interpreter (default:
+# .venv/bin/python, else python3).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,7 +33,7 @@ if [[ -z "$python" ]]; then
   if [[ -x "$root/.venv/bin/python" ]]; then python="$root/.venv/bin/python"; else python=python3; fi
 fi
 scripts=$("$python" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
-for plugin in protoc-gen-mypy protoc-gen-mypy_grpc; do
+for plugin in protoc-gen-mypy protoc-gen-mypy_grpc protoc-gen-connectrpc; do
   if [[ ! -x "$scripts/$plugin" ]]; then
     echo "gen_protos: $scripts/$plugin not found; install the dev extra (pip install -e '.[dev]')" >&2
     exit 1
@@ -36,12 +42,21 @@ done
 
 versions=$("$python" - <<'PY'
 from importlib.metadata import version
-print(" ".join(f"{p}=={version(p)}" for p in ("grpcio-tools", "mypy-protobuf", "protobuf")))
+print(" ".join(f"{p}=={version(p)}" for p in ("grpcio-tools", "mypy-protobuf", "protoc-gen-connectrpc", "protobuf")))
 PY
 )
 
+es_plugin="$root/web/node_modules/.bin/protoc-gen-es"
+if [[ ! -x "$es_plugin" ]]; then
+  echo "gen_protos: $es_plugin not found; run 'make web-deps' (npm ci in web/)" >&2
+  exit 1
+fi
+es_version=$(cd web && node -p 'require("@bufbuild/protoc-gen-es/package.json").version')
+versions="$versions protoc-gen-es==$es_version"
+
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+web_out=$(mktemp -d)
+trap 'rm -rf "$out" "$web_out"' EXIT
 
 # All protos, relative to protos/ so generated imports are `poker.*`.
 mapfile -t all_protos < <(cd protos && find poker -name '*.proto' | LC_ALL=C sort)
@@ -50,11 +65,24 @@ mapfile -t service_protos < <(cd protos && grep -l '^service ' "${all_protos[@]}
 
 protoc=("$python" -m grpc_tools.protoc -I protos
   "--plugin=protoc-gen-mypy=$scripts/protoc-gen-mypy"
-  "--plugin=protoc-gen-mypy_grpc=$scripts/protoc-gen-mypy_grpc")
+  "--plugin=protoc-gen-mypy_grpc=$scripts/protoc-gen-mypy_grpc"
+  "--plugin=protoc-gen-connectrpc=$scripts/protoc-gen-connectrpc")
 "${protoc[@]}" --python_out="$out" --mypy_out="quiet:$out" "${all_protos[@]}"
 if ((${#service_protos[@]})); then
   "${protoc[@]}" --grpc_python_out="$out" --mypy_grpc_out="quiet:$out" "${service_protos[@]}"
+  # Connect stubs (asyncio only: the gateway is an ASGI app) on the same google.protobuf messages.
+  "${protoc[@]}" --connectrpc_out="$out" --connectrpc_opt=protobuf=google,io=async \
+    "${service_protos[@]}"
 fi
+
+# The web client's messages: the lobby and table APIs (and the events they carry), plus
+# google.rpc.ErrorInfo so the client can read a refusal's reason. The AI workers' protocol
+# is internal and not generated for the browser.
+mapfile -t web_protos < <(cd protos && printf '%s\n' "${all_protos[@]}" | grep -v '/ai\.proto$')
+rpc_dir=$("$python" -c 'import google.rpc, os; print(os.path.dirname(os.path.dirname(google.rpc.__path__[0])))')
+"$python" -m grpc_tools.protoc -I protos -I "$rpc_dir" "--plugin=protoc-gen-es=$es_plugin" \
+  --es_out="$web_out" --es_opt=target=ts,import_extension=none \
+  "${web_protos[@]}" google/rpc/error_details.proto
 
 # Make every generated directory a package, and mark the tree as typed.
 while IFS= read -r dir; do
@@ -63,16 +91,27 @@ done < <(find "$out/poker" -type d)
 : >"$out/poker/py.typed"
 
 if ((check)); then
-  if diff -r -x __pycache__ "$out/poker" libs/poker >/dev/null 2>&1; then
-    echo "gen_protos: libs/poker is up to date ($versions)"
-    exit 0
+  stale=0
+  if ! diff -r -x __pycache__ "$out/poker" libs/poker >/dev/null 2>&1; then
+    echo "gen_protos: libs/poker differs from what protos/ generate ($versions):" >&2
+    diff -r -u -x __pycache__ libs/poker "$out/poker" >&2 || true
+    stale=1
   fi
-  echo "gen_protos: libs/poker differs from what protos/ generate ($versions):" >&2
-  diff -r -u -x __pycache__ libs/poker "$out/poker" >&2 || true
-  echo "gen_protos: run 'make proto' and commit the result" >&2
-  exit 1
+  if ! diff -r "$web_out" web/src/gen >/dev/null 2>&1; then
+    echo "gen_protos: web/src/gen differs from what protos/ generate ($versions):" >&2
+    diff -r -u web/src/gen "$web_out" >&2 || true
+    stale=1
+  fi
+  if ((stale)); then
+    echo "gen_protos: run 'make proto' and commit the result" >&2
+    exit 1
+  fi
+  echo "gen_protos: libs/poker and web/src/gen are up to date ($versions)"
+  exit 0
 fi
 
-rm -rf libs/poker
+rm -rf libs/poker web/src/gen
 cp -R "$out/poker" libs/poker
-echo "gen_protos: generated libs/poker ($versions)"
+mkdir -p web/src
+cp -R "$web_out" web/src/gen
+echo "gen_protos: generated libs/poker and web/src/gen ($versions)"

@@ -139,7 +139,7 @@ async def open_demo_tables(target: str, admin_token: str, patience_s: float = 20
     answers ``UNAVAILABLE`` until its lease is ours or has expired: each call is
     retried for up to ``patience_s``.
     """
-    metadata = (("authorization", f"Bearer {admin_token}"),) if admin_token else ()
+    metadata = (("authorization", f"Bearer {admin_token}"),)
     async with grpc.aio.insecure_channel(target) as channel:
         stub = rpc.TableServiceStub(channel)
         for table_id, table_config in DEMO_TABLES.items():

@@ -26,7 +26,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--dev",
         action="store_true",
         help="development mode (also FELT_DEV_MODE=1): the public development token secret "
-        "and open admin calls; without it FELT_TOKEN_SECRET and FELT_ADMIN_TOKEN are required",
+        "and the public development service credential (felt-development-service-token); "
+        "without it FELT_TOKEN_SECRET and FELT_ADMIN_TOKEN are required",
     )
     p.set_defaults(handler=run)
 

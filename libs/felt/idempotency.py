@@ -73,6 +73,11 @@ def seat_principal(seat: int, token_hash: str) -> str:
     return f"seat/{seat}/{token_hash}"
 
 
+def service_principal(seat: int) -> str:
+    """The service credential, acting for whoever sits at ``seat`` (closing a table)."""
+    return f"service/{seat}"
+
+
 def ai_principal(seat: int) -> str:
     """The AI workers, acting for ``seat``."""
     return f"ai/{seat}"

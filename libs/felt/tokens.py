@@ -19,6 +19,12 @@ import secrets
 from dataclasses import dataclass
 
 VERSION = "v1"
+DEV_SERVICE_TOKEN = "felt-development-service-token"
+"""The service credential (the table service's ``FELT_ADMIN_TOKEN``, the lobby's key to its
+internal calls) in development mode when none is set: public, as the development token secret
+is (anyone who knows that can mint any seat's token anyway)."""
+SEAT_TOKEN_HEADER = "x-felt-seat-token"
+"""Metadata with which the service credential's holder names the seat token it acts as."""
 
 
 class TokenError(Exception):

@@ -25,8 +25,6 @@ the player and account look-ups, from this class).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import ipaddress
 import re
@@ -40,6 +38,7 @@ from datetime import datetime, timedelta
 from felt.api import limits
 from felt.idempotency import ClientRequest, RequestKey, server_key
 from services.lobby.auth import Caller
+from services.lobby.paging import page_match, page_token
 from services.lobby.ports import (
     Account,
     AlreadyRegistered,
@@ -517,22 +516,9 @@ def _duration(span: timedelta) -> str:
 
 
 def _page_token(entry_id: int) -> str:
-    return base64.urlsafe_b64encode(f"e{entry_id}".encode()).decode().rstrip("=")
+    return page_token(f"e{entry_id}")
 
 
 def _page_position(token: str) -> int | None:
-    if not token:
-        return None
-    bad = limits.LimitError(
-        "BAD_PAGE_TOKEN", "page_token must be a next_page_token this call returned, or empty"
-    )
-    if len(token) > limits.PAGE_TOKEN_MAX:
-        raise bad
-    try:
-        text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode("ascii")
-    except (binascii.Error, ValueError):
-        raise bad from None
-    match = _PAGE.fullmatch(text)
-    if match is None:
-        raise bad
-    return int(match[1])
+    match = page_match(token, _PAGE)
+    return int(match[1]) if match is not None else None

@@ -16,8 +16,6 @@ periodically), drives it on.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import hmac
 import re
@@ -35,6 +33,7 @@ from felt.table.aggregate import CreateTable, decide_table
 from poker.events.v1 import events_pb2 as epb
 from services.lobby.application import LobbyApp
 from services.lobby.auth import Caller
+from services.lobby.paging import page_match, page_token
 from services.lobby.ports import (
     Lounge,
     LoungeFilter,
@@ -257,7 +256,8 @@ class LoungeApp:
 
     async def get(self, caller: Caller, lounge_id: str, invite_code: str) -> Lounge:
         """A lounge and who sits where. A private one only for its owner or with its invite
-        code; a CREATING one only for its owner (to everyone else both do not exist)."""
+        code; a CREATING one only for its owner (to everyone else both do not exist). A
+        closing or closed one is shown (its players see their chips going home)."""
         return await self.visible(await self.lobby.signed_in(caller), lounge_id, invite_code)
 
     async def visible(self, claim: AccessClaim, lounge_id: str, invite_code: str) -> Lounge:
@@ -269,7 +269,7 @@ class LoungeApp:
             raise hidden
         if lounge.owner_id == claim.player_id:
             return lounge
-        if lounge.state is not LoungeState.OPEN:
+        if lounge.state is LoungeState.CREATING:
             raise hidden
         if lounge.invite_code is not None and not hmac.compare_digest(
             invite_code.encode(), lounge.invite_code.encode()
@@ -304,22 +304,9 @@ NOT_FOUND = Refused(Code.NOT_FOUND, "no such lounge (or it is private)", "NO_LOU
 
 
 def _page_token(listing_id: int) -> str:
-    return base64.urlsafe_b64encode(f"l{listing_id}".encode()).decode().rstrip("=")
+    return page_token(f"l{listing_id}")
 
 
 def _page_position(token: str) -> int | None:
-    if not token:
-        return None
-    bad = _bad(
-        "BAD_PAGE_TOKEN", "page_token must be a next_page_token this call returned, or empty"
-    )
-    if len(token) > limits.PAGE_TOKEN_MAX:
-        raise bad
-    try:
-        text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode("ascii")
-    except (binascii.Error, ValueError):
-        raise bad from None
-    match = _PAGE.fullmatch(text)
-    if match is None:
-        raise bad
-    return int(match[1])
+    match = page_match(token, _PAGE)
+    return int(match[1]) if match is not None else None

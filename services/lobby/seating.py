@@ -91,7 +91,9 @@ def _first_call_refusal(lounge: Lounge, player_id: str, buy_in: int) -> Refused 
     if lounge.state is not LoungeState.OPEN:
         return Refused(
             Code.FAILED_PRECONDITION,
-            "the lounge is not open yet: retry CreateLounge",
+            "the lounge is closed"
+            if lounge.state in (LoungeState.CLOSING, LoungeState.CLOSED)
+            else "the lounge is not open yet: retry CreateLounge",
             "LOUNGE_NOT_OPEN",
         )
     if not lounge.min_buy_in <= buy_in <= lounge.max_buy_in:

@@ -18,7 +18,14 @@ Configuration comes from the environment:
 ``FELT_LOBBY_SIGN_UP_WINDOW_S`` that window (default 3600)
 ``FELT_LOBBY_DB_POOL``         most PostgreSQL connections (default 20)
 ``FELT_TABLE_ADDR``            the table service, default ``127.0.0.1:50051``
-``FELT_ADMIN_TOKEN``           the table service's admin credential (lounges' tables, seating)
+``FELT_ADMIN_TOKEN``           the table service's service credential (its internal calls:
+                               tables, seating, leaving, closing); also the operator's
+                               credential for the history service; development mode: the
+                               public ``felt.tokens.DEV_SERVICE_TOKEN`` when unset
+``REDIS_URL``                  the tables' streams, read by the history service for hands not
+                               archived yet (unset: the archive only)
+``FELT_TRUSTED_PROXIES``       proxies (the gateway) whose ``x-forwarded-for`` names the client
+                               that sign-ups and sign-ins are counted for (addresses, networks)
 ``FELT_DEV_MODE``              ``1``: development mode (public development secrets, and the
                                schema migrated at start)
 
@@ -45,17 +52,30 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc  # type: ignore[i
 from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 
 from felt.api.limits import CHIP_CAP, MAX_REQUEST_BYTES
+from felt.archive import HandArchive
+from felt.archive.postgres import PostgresHandArchive
+from felt.eventstore import EventStore, RedisEventStore
 from felt.migrations import applied_versions, load, migrate
-from poker.v1 import lobby_service_pb2, lobby_service_pb2_grpc
-from services.grpc_server import PortInUse, aio_server, bind
+from felt.tokens import DEV_SERVICE_TOKEN
+from poker.v1 import (
+    history_service_pb2,
+    history_service_pb2_grpc,
+    lobby_service_pb2,
+    lobby_service_pb2_grpc,
+)
+from services.grpc_server import PortInUse, TrustedProxies, aio_server, bind
 from services.lobby.application import LobbyApp, LobbySecrets, LobbySettings
 from services.lobby.auth import Authenticator
+from services.lobby.closing import ClosingApp
 from services.lobby.db_cli import MIGRATIONS
+from services.lobby.history import HistoryApp
+from services.lobby.history_service import HistoryService
 from services.lobby.interceptors import AuthInterceptor, CallInterceptor
 from services.lobby.lounges import LoungeApp
 from services.lobby.ports import Tables
 from services.lobby.postgres import (
     PgBuyIns,
+    PgCloses,
     PgLedger,
     PgLounges,
     PgPlayers,
@@ -73,6 +93,7 @@ from services.settings import ConfigError as ConfigError
 log = structlog.get_logger("felt.lobby")
 
 SERVICE_NAME = lobby_service_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name
+HISTORY_SERVICE_NAME = history_service_pb2.DESCRIPTOR.services_by_name["HistoryService"].full_name
 DEV_SECRETS = LobbySecrets(
     b"felt-lobby-development-access-secret-not-for-production",
     b"felt-lobby-development-refresh-secret-not-for-production",
@@ -100,6 +121,10 @@ class LobbyServerConfig:
     table_admin_token: str = ""
     tables: Tables | None = None  # None: GrpcTables on table_address (tests pass a fake)
     recover_every_s: float = 2.0  # the saga recovery pass (leaves wait for a hand's end)
+    redis_url: str = ""  # the tables' streams, for hands not archived yet ("": archive only)
+    archive: HandArchive | None = None  # None: PostgresHandArchive on the pool
+    # Whose x-forwarded-for names the client (the gateway): FELT_TRUSTED_PROXIES.
+    proxies: TrustedProxies = field(default_factory=TrustedProxies)
 
     @classmethod
     def from_env(
@@ -109,8 +134,10 @@ class LobbyServerConfig:
         dev = dev or env.get("FELT_DEV_MODE", "").strip().lower() in TRUE
         access = env.get("FELT_LOBBY_ACCESS_SECRET", "").encode()
         refresh = env.get("FELT_LOBBY_REFRESH_SECRET", "").encode()
+        service_token = env.get("FELT_ADMIN_TOKEN", "")
         if dev:
             access, refresh = access or DEV_SECRETS.access, refresh or DEV_SECRETS.refresh
+            service_token = service_token or DEV_SERVICE_TOKEN
         settings = LobbySettings(
             access_ttl=timedelta(
                 seconds=int_setting(env, "FELT_LOBBY_ACCESS_TTL_S", 900, 60, 86_400)
@@ -138,7 +165,9 @@ class LobbyServerConfig:
             pool_size=int_setting(env, "FELT_LOBBY_DB_POOL", 20, 2, 500),
             dev_mode=dev,
             table_address=env.get("FELT_TABLE_ADDR", "127.0.0.1:50051"),
-            table_admin_token=env.get("FELT_ADMIN_TOKEN", ""),
+            proxies=TrustedProxies.from_env(env),
+            table_admin_token=service_token,
+            redis_url=env.get("REDIS_URL", ""),
         )
 
     def check(self) -> None:
@@ -159,6 +188,10 @@ class LobbyServerConfig:
                 problems.append(f"{name} must be at least {MIN_SECRET_BYTES} bytes")
         if self.secrets.access == self.secrets.refresh:
             problems.append("the access and refresh secrets must differ")
+        if self.tables is None and not self.table_admin_token:
+            problems.append("FELT_ADMIN_TOKEN (the table service's service credential) is unset")
+        elif self.tables is None and self.table_admin_token == DEV_SERVICE_TOKEN:
+            problems.append("FELT_ADMIN_TOKEN is the public development service credential")
         if problems:
             raise ConfigError(
                 "refusing to start in production mode: " + "; ".join(problems) + ". For "
@@ -175,9 +208,11 @@ class RunningLobbyServer:
     app: LobbyApp
     lounges: LoungeApp
     seating: SeatingApp
+    closing: ClosingApp
     grace_s: float
     channel: grpc.aio.Channel | None = None
     recovery: asyncio.Task[None] | None = None
+    streams: RedisEventStore | None = None
 
     async def stop(self) -> None:
         await self.health.enter_graceful_shutdown()
@@ -188,6 +223,8 @@ class RunningLobbyServer:
         await self.pool.close()
         if self.channel is not None:
             await self.channel.close()
+        if self.streams is not None:
+            await self.streams.aclose()
         log.info("lobby_stopped", port=self.port)
 
 
@@ -209,6 +246,11 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         interceptors=[
             CallInterceptor(SERVICE_NAME),
             AuthInterceptor(SERVICE_NAME, Authenticator(config.secrets.access, config.clock)),
+            CallInterceptor(HISTORY_SERVICE_NAME),
+            AuthInterceptor(
+                HISTORY_SERVICE_NAME,
+                Authenticator(config.secrets.access, config.clock, config.table_admin_token),
+            ),
         ],
     )
     port = bind(server, config.address)
@@ -235,19 +277,28 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     seated, compensated = await seating.recover()  # buy-ins a crash left half-done
     if seated or compensated:
         log.info("buy_ins_recovered", seated=seated, compensated=compensated)
+    closing = ClosingApp(seating, PgCloses(pool))
+    closed, ended = await closing.recover()  # closes a crash left half-done
+    if closed or ended:
+        log.info("closes_recovered", closed=closed, ended=ended)
     lobby_service_pb2_grpc.add_LobbyServiceServicer_to_server(
-        LobbyService(app, lounges, seating), server
+        LobbyService(app, lounges, seating, closing, config.proxies), server
     )
+    streams = RedisEventStore.from_url(config.redis_url) if config.redis_url else None
+    live: EventStore | None = streams
+    history = HistoryApp(app, config.archive or PostgresHandArchive(pool), live)
+    history_service_pb2_grpc.add_HistoryServiceServicer_to_server(HistoryService(history), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
-        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        (SERVICE_NAME, HISTORY_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
     )
     await server.start()
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
+    await health_servicer.set(HISTORY_SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     log.info("lobby_started", port=port)
-    recovery = asyncio.create_task(_recover_forever(seating, config.recover_every_s))
+    recovery = asyncio.create_task(_recover_forever(seating, closing, config.recover_every_s))
     return RunningLobbyServer(
         server,
         port,
@@ -256,20 +307,24 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         app,
         lounges,
         seating,
+        closing,
         config.grace_s,
         channel,
         recovery,
+        streams,
     )
 
 
-async def _recover_forever(seating: SeatingApp, every_s: float) -> None:
+async def _recover_forever(seating: SeatingApp, closing: ClosingApp, every_s: float) -> None:
     """The saga recovery pass, periodically: buy-ins an unreachable table service left
-    RESERVED, and leaves whose seat is vacated only when its hand ends; and the throttle's
-    counts whose window has passed are forgotten. An error is logged and the next pass tries
+    RESERVED, leaves whose seat is vacated only when its hand ends, and closing lounges
+    (and those whose table ended by itself); and the throttle's counts whose window has
+    passed are forgotten. An error is logged and the next pass tries
     again (the sagas' state is in the database)."""
     while True:
         await asyncio.sleep(every_s)
         try:
+            await closing.recover()  # first: a closing lounge's seats settle as "table closed"
             await seating.recover()
             await seating.lobby.forget_old_attempts()
         except asyncio.CancelledError:

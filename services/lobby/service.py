@@ -20,8 +20,10 @@ from poker.events.v1 import events_pb2 as epb
 from poker.v1 import lobby_pb2 as lpb
 from poker.v1 import lobby_service_pb2 as pb
 from poker.v1 import lobby_service_pb2_grpc as rpc
+from services.grpc_server import TrustedProxies
 from services.lobby.application import Credentials, LobbyApp, client_address
 from services.lobby.auth import Caller
+from services.lobby.closing import ClosingApp
 from services.lobby.interceptors import current_caller
 from services.lobby.lounges import AiSeat, LoungeApp
 from services.lobby.ports import (
@@ -116,18 +118,38 @@ def lounge_message(lounge: Lounge, caller: Caller) -> lpb.Lounge:
         ],
         open=lounge.state is LoungeState.OPEN,
         create_time=_time(lounge.created_at),
+        state=_LOUNGE_STATES[lounge.state],
     )
 
 
+_LOUNGE_STATES = {
+    LoungeState.CREATING: lpb.LOUNGE_STATE_CREATING,
+    LoungeState.OPEN: lpb.LOUNGE_STATE_OPEN,
+    LoungeState.CLOSING: lpb.LOUNGE_STATE_CLOSING,
+    LoungeState.CLOSED: lpb.LOUNGE_STATE_CLOSED,
+}
+
+
 class LobbyService(rpc.LobbyServiceServicer):
-    def __init__(self, app: LobbyApp, lounges: LoungeApp, seating: SeatingApp) -> None:
-        self.app, self.lounges, self.seating = app, lounges, seating
+    def __init__(
+        self,
+        app: LobbyApp,
+        lounges: LoungeApp,
+        seating: SeatingApp,
+        closing: ClosingApp,
+        proxies: TrustedProxies | None = None,
+    ) -> None:
+        self.app, self.lounges, self.seating, self.closing = app, lounges, seating, closing
+        # Behind the gateway, the client it names (x-forwarded-for) is who is throttled.
+        self.proxies = proxies or TrustedProxies()
 
     async def CreateGuest(
         self, request: pb.CreateGuestRequest, context: Context
     ) -> pb.CreateGuestResponse:
         signed = await self.app.create_guest(
-            request.display_name, ClientRequest.of(request), client_address(context.peer())
+            request.display_name,
+            ClientRequest.of(request),
+            client_address(self.proxies.caller(context)),
         )
         return pb.CreateGuestResponse(
             player=player_message(signed.player),
@@ -139,7 +161,7 @@ class LobbyService(rpc.LobbyServiceServicer):
             request.display_name,
             request.password,
             without_password(request),
-            client_address(context.peer()),
+            client_address(self.proxies.caller(context)),
         )
         return pb.RegisterResponse(
             player=player_message(signed.player),
@@ -159,7 +181,7 @@ class LobbyService(rpc.LobbyServiceServicer):
             request.display_name,
             request.password,
             without_password(request),
-            client_address(context.peer()),
+            client_address(self.proxies.caller(context)),
         )
         return pb.SignInResponse(
             player=player_message(signed.player),
@@ -279,3 +301,10 @@ class LobbyService(rpc.LobbyServiceServicer):
             stack=saga.left_stack or 0,
             balance=left.balance,
         )
+
+    async def CloseLounge(
+        self, request: pb.CloseLoungeRequest, context: Context
+    ) -> pb.CloseLoungeResponse:
+        caller = current_caller()
+        lounge = await self.closing.close(caller, ClientRequest.of(request), request.lounge_id)
+        return pb.CloseLoungeResponse(lounge=lounge_message(lounge, caller))

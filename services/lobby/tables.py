@@ -1,4 +1,6 @@
-"""The ``Tables`` port over gRPC: the table service's admin calls, with the lobby's admin token.
+"""The ``Tables`` port over gRPC: the table service's internal calls, with the lobby's service
+credential (``FELT_ADMIN_TOKEN``; a seat's own token as well, in ``x-felt-seat-token``, when it
+leaves for one player).
 
 The table service scopes request ids to their caller, so the lobby (one admin
 credential) derives each id from what it is for (``lounge/<id>/create``,
@@ -17,10 +19,12 @@ from datetime import UTC
 import grpc
 
 from felt.api.status import error_reason
+from felt.tokens import SEAT_TOKEN_HEADER
 from poker.events.v1 import events_pb2 as epb
+from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
-from services.lobby.ports import Departure, SeatGrant, TableRefused, TablesUnavailable
+from services.lobby.ports import Departure, Occupants, SeatGrant, TableRefused, TablesUnavailable
 
 DEFINITE = frozenset(
     {
@@ -41,7 +45,7 @@ WATCH_TIMEOUT_S = 30.0
 class GrpcTables:
     def __init__(self, channel: grpc.aio.Channel, admin_token: str) -> None:
         self.stub: rpc.TableServiceAsyncStub = rpc.TableServiceStub(channel)
-        self.metadata = (("authorization", f"Bearer {admin_token}"),)
+        self.metadata: tuple[tuple[str, str], ...] = (("authorization", f"Bearer {admin_token}"),)
 
     @staticmethod
     def _failed(err: grpc.aio.AioRpcError) -> Exception:
@@ -91,19 +95,49 @@ class GrpcTables:
             if answer.HasField("seat_token_expire_time")
             else None
         )
-        return SeatGrant(answer.seat, answer.seat_token, expires)
+        return SeatGrant(answer.seat, answer.seat_token, expires, answer.sequence)
 
     async def leave(self, table_id: str, seat: int, seat_token: str, request_id: str) -> Departure:
         request = pb.LeaveSeatRequest(table_id=table_id, seat=seat, request_id=request_id)
+        metadata = self.metadata
+        if seat_token:
+            metadata = (*metadata, (SEAT_TOKEN_HEADER, seat_token))
         try:
-            answer = await self.stub.LeaveSeat(
-                request,
-                metadata=(("authorization", f"Bearer {seat_token}"),),
+            answer = await self.stub.LeaveSeat(request, metadata=metadata, timeout=CALL_TIMEOUT_S)
+        except grpc.aio.AioRpcError as err:
+            raise self._failed(err) from None
+        return Departure(answer.stack, answer.sequence)
+
+    async def close(self, table_id: str, request_id: str) -> bool:
+        request = pb.CloseTableRequest(
+            table_id=table_id, request_id=request_id, reason="closed by its owner"
+        )
+        try:
+            await self.stub.CloseTable(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
+        except grpc.aio.AioRpcError as err:
+            failed = self._failed(err)
+            if isinstance(failed, TableRefused) and failed.reason == "TABLE_CLOSED":
+                return True
+            if isinstance(failed, TableRefused) and failed.reason == "HAND_RUNNING":
+                return False
+            raise failed from None
+        return True
+
+    async def occupants(self, table_id: str) -> Occupants:
+        try:
+            answer = await self.stub.GetTable(
+                pb.GetTableRequest(table_id=table_id),
+                metadata=self.metadata,
                 timeout=CALL_TIMEOUT_S,
             )
         except grpc.aio.AioRpcError as err:
             raise self._failed(err) from None
-        return Departure(answer.stack, answer.sequence)
+        table = answer.table
+        return Occupants(
+            table.sequence,
+            table.state == tpb.TABLE_STATE_CLOSED,
+            tuple((s.seat, s.player_id) for s in table.seats if s.player_id),
+        )
 
     async def vacated(
         self, table_id: str, seat: int, player_id: str, after_sequence: int

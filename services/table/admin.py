@@ -1,6 +1,7 @@
-"""The admin's use cases, without gRPC: create a table, seat a player (who gets a seat token).
+"""The internal use cases, without gRPC: create a table, seat a player (who gets a seat token),
+close a table.
 
-Both need the admin (``Caller.require_admin``) and are retry-safe like every
+Each needs the service credential (``Caller.require_admin``) and is retry-safe like every
 mutation (``services.table.application``). A new table's configuration comes
 as the API's ``TableConfig`` message, because its bounds (``felt.api.limits``)
 and its conversion (``felt.eventstore.codec``) are defined on it.
@@ -17,7 +18,7 @@ from felt.api import limits
 from felt.api.convert import table_to_proto
 from felt.eventstore.codec import CodecError, ai_level_from_proto, table_config_from_proto
 from felt.idempotency import ClientRequest
-from felt.table.aggregate import CreateTable, SeatPlayer, TableCommand, TableState
+from felt.table.aggregate import CloseTable, CreateTable, SeatPlayer, TableCommand, TableState
 from felt.tokens import SeatClaim, issue_token, request_nonce, token_hash
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
@@ -149,6 +150,26 @@ class TableAdmin:
         expires_at = first.seat_token_expire_time.seconds
         claim = SeatClaim(table_id, first.seat, player_id, expires_at)
         return Seated(first.seat, first.sequence, issue_token(secret, claim, nonce), expires_at)
+
+    async def close_table(
+        self, caller: Caller, request: ClientRequest, table_id: str, reason: str
+    ) -> int:
+        """Close a table between hands (service): no more hands or seats; its seats still
+        leave with their chips. Its sequence after the ``TableClosed``."""
+        key = request_key(caller.require_admin(), request)
+        reason = limits.clean_name(reason, "reason", CLOSE_REASON_MAX) or "closed"
+        runtime = await self.app.runtime(table_id)
+        first = await self.app.mutate(
+            runtime,
+            CloseTable(reason),
+            key,
+            lambda _, __, seq, ___: pb.CloseTableResponse(sequence=seq),
+            pb.CloseTableResponse,
+        )
+        return first.sequence
+
+
+CLOSE_REASON_MAX = 200
 
 
 def free_seat(state: TableState) -> int:

@@ -156,12 +156,18 @@ class TableApp:
         answer: Answer[M],
         answer_type: type[M],
         expected: int | None = None,
+        internal: bool = False,
     ) -> M:
-        """A seat's mutating call: the table first, then the token, then the request id."""
+        """A seat's mutating call: the table first, then the token, then the request id.
+        ``internal``: the service credential's only (``Caller.for_service_seat``)."""
         runtime = await self.runtime(table_id)
-        credential = caller.for_seat(table_id, seat)
+        if internal:
+            credential = caller.for_service_seat(table_id, seat)
+        else:
+            credential = caller.for_seat(table_id, seat)
         key = request_key(credential.principal, request)
-        if not self.rate.take(credential.principal):
+        # The service (the lobby) is trusted and bounded by its own callers' limits.
+        if not caller.admin and not self.rate.take(credential.principal):
             raise Refused(
                 Code.RESOURCE_EXHAUSTED,
                 f"too many changes from this seat: at most {self.rate.limits.per_second:g} a "
@@ -175,7 +181,8 @@ class TableApp:
     async def leave_seat(
         self, caller: Caller, request: ClientRequest, table_id: str, seat: int
     ) -> Stack:
-        """Leave: gone now with its stack, or (dealt in) after the hand, its chips behind."""
+        """Leave (internal: the lobby's, as the seat): gone now with its stack, or (dealt in)
+        after the hand, its chips behind."""
 
         def answer(
             before: TableState | None, state: TableState, seq: int, _: datetime | None
@@ -184,7 +191,14 @@ class TableApp:
             return pb.LeaveSeatResponse(stack=stack_behind(source, seat), sequence=seq)
 
         first = await self._seat_call(
-            caller, request, table_id, seat, LeaveSeat(seat), answer, pb.LeaveSeatResponse
+            caller,
+            request,
+            table_id,
+            seat,
+            LeaveSeat(seat),
+            answer,
+            pb.LeaveSeatResponse,
+            internal=True,
         )
         return Stack(first.stack, first.sequence)
 
@@ -220,7 +234,7 @@ class TableApp:
     async def add_chips(
         self, caller: Caller, request: ClientRequest, table_id: str, seat: int, amount: int
     ) -> Stack:
-        """Add chips to the seat's stack (within the table's cap); its new stack."""
+        """Add chips to the seat's stack (internal; within the table's cap); its new stack."""
 
         def make(state: TableState | None) -> TableCommand:
             try:
@@ -237,7 +251,7 @@ class TableApp:
             return pb.AddChipsResponse(stack=player.stack if player else 0, sequence=seq)
 
         first = await self._seat_call(
-            caller, request, table_id, seat, make, answer, pb.AddChipsResponse
+            caller, request, table_id, seat, make, answer, pb.AddChipsResponse, internal=True
         )
         return Stack(first.stack, first.sequence)
 

@@ -15,6 +15,19 @@ Authentication is split in two, as seat checks must be:
    lock :func:`check_occupant` (the token belongs to the seat's current
    occupant, so that nobody can slip in between the check and the append).
 
+**The service credential** (``FELT_ADMIN_TOKEN``: the lobby's, and an
+operator's) is the only key to the calls that move chips or seats in or out:
+``CreateTable``, ``SeatPlayer``, ``LeaveSeat``, ``AddChips``, ``CloseTable``
+(:meth:`Caller.for_service_seat`). Players get their seat tokens from the
+lobby, which buys them in and cashes them out; a player who could leave or add
+chips at the table directly would move chips the lobby's ledger never sees.
+The service acts for one occupant by sending that seat's token as well
+(``x-felt-seat-token`` metadata: the lobby's leave of its player, checked
+against the occupant like any seat token and keyed as that seat), or for
+whoever sits at the seat without it (closing a table, AI seats). Nothing is
+open without it, development mode included: there the credential is the
+public :data:`DEV_SERVICE_TOKEN`.
+
 Nothing here knows gRPC: the fakes' service tests build callers with
 :meth:`Authenticator.authenticate` from a plain token.
 """
@@ -23,11 +36,18 @@ from __future__ import annotations
 
 import hmac
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from felt.idempotency import ADMIN_PRINCIPAL, ai_principal, seat_principal
+from felt.idempotency import ADMIN_PRINCIPAL, ai_principal, seat_principal, service_principal
 from felt.table.aggregate import TableState
-from felt.tokens import SeatClaim, TokenError, token_hash, verify_token
+from felt.tokens import DEV_SERVICE_TOKEN as DEV_SERVICE_TOKEN
+from felt.tokens import SEAT_TOKEN_HEADER as SEAT_TOKEN_HEADER
+from felt.tokens import (
+    SeatClaim,
+    TokenError,
+    token_hash,
+    verify_token,
+)
 from services.table.refusals import Code, Refused
 
 DEFAULT_TOKEN_TTL_S = 86_400  # seat tokens live a day unless configured (FELT_SEAT_TOKEN_TTL_S)
@@ -55,20 +75,27 @@ class Credential:
     seat: int
     token_hash: str
     ai: bool = False
+    service: bool = False  # the service credential, for whoever sits at the seat
 
     @property
     def principal(self) -> str:
-        """Who calls, for idempotency keys: the AI workers for this seat, or this very token."""
-        return ai_principal(self.seat) if self.ai else seat_principal(self.seat, self.token_hash)
+        """Who calls, for idempotency keys: the AI workers or the service for this seat, or
+        this very token."""
+        if self.ai:
+            return ai_principal(self.seat)
+        if self.service:
+            return service_principal(self.seat)
+        return seat_principal(self.seat, self.token_hash)
 
 
 @dataclass(frozen=True, slots=True)
 class Caller:
     """The caller as its bearer token says, checked for what the token is (step one).
 
-    ``admin``: the admin token was sent (or admin calls are open: no admin token
-    is configured). ``ai``: the AI workers' token. Otherwise ``claim`` is the
-    seat token's claim, or ``error`` says why the token is none.
+    ``admin``: the service credential (the admin token) was sent; then ``claim``
+    is that of the seat token sent with it, if any. ``ai``: the AI workers' token.
+    Otherwise ``claim`` is the seat token's claim, or ``error`` says why the token
+    is none.
     """
 
     token: bool = False
@@ -79,10 +106,30 @@ class Caller:
     error: str = ""
 
     def require_admin(self) -> str:
-        """The admin principal, or UNAUTHENTICATED."""
+        """The admin (service) principal: UNAUTHENTICATED without a token, PERMISSION_DENIED
+        (``SERVICE_ONLY``) with a player's or the AI workers' token."""
         if not self.admin:
-            raise Refused(Code.UNAUTHENTICATED, "this call needs the admin token")
+            if not self.token:
+                raise Refused(
+                    Code.UNAUTHENTICATED,
+                    "this call is internal: it needs the service credential",
+                    "SERVICE_CREDENTIAL_REQUIRED",
+                )
+            raise Refused(
+                Code.PERMISSION_DENIED,
+                "this call is internal, for the lobby's service credential only: players "
+                "take, leave and top up seats through the lobby",
+                "SERVICE_ONLY",
+            )
         return ADMIN_PRINCIPAL
+
+    def for_service_seat(self, table_id: str, seat: int) -> Credential:
+        """An internal call for a seat: the service credential, as the seat token sent with it
+        (checked as :meth:`for_seat` checks one) or, without one, for whoever sits there."""
+        self.require_admin()
+        if self.claim is None and not self.error:
+            return Credential(seat, "", service=True)
+        return self._seat_token(table_id, seat)
 
     def for_seat(self, table_id: str, seat: int) -> Credential:
         """A genuine token for this table and seat (or the AI workers' token), or a refusal."""
@@ -93,9 +140,16 @@ class Caller:
             )
         if self.ai:
             return Credential(seat, "", ai=True)
+        return self._seat_token(table_id, seat)
+
+    def _seat_token(self, table_id: str, seat: int) -> Credential:
         claim = self.claim
         if claim is None:
-            raise Refused(Code.UNAUTHENTICATED, self.error)
+            raise Refused(
+                Code.UNAUTHENTICATED,
+                self.error
+                or f"the service credential acts as a seat with its token in {SEAT_TOKEN_HEADER}",
+            )
         if claim.table_id != table_id:
             raise Refused(
                 Code.PERMISSION_DENIED,
@@ -120,6 +174,8 @@ def check_occupant(state: TableState | None, credential: Credential) -> None:
     player = state.player(seat)
     if player is None:
         raise Refused(Code.NOT_FOUND, f"nobody sits at seat {seat}")
+    if credential.service:
+        return  # the service credential, for whoever sits there
     if credential.ai:
         if not player.ai_level:
             raise Refused(
@@ -142,17 +198,24 @@ class Authenticator:
         # token -> (claim, hash). Expiry is still checked on every use.
         self._verified: dict[str, tuple[SeatClaim, str]] = {}
 
-    def authenticate(self, token: str) -> Caller:
-        """The caller sending ``token`` ("" when none was sent)."""
+    def authenticate(self, token: str, seat_token: str = "") -> Caller:
+        """The caller sending ``token`` ("" when none was sent) and, with the service
+        credential, ``seat_token`` (the seat it acts as; ignored with any other token)."""
         secrets = self.secrets
-        admin = not secrets.admin_token or (
-            bool(token) and hmac.compare_digest(token, secrets.admin_token)
-        )
         if not token:
-            return Caller(admin=admin)
+            return ANONYMOUS
+        if secrets.admin_token and hmac.compare_digest(token, secrets.admin_token):
+            if not seat_token:
+                return Caller(token=True, admin=True)
+            # The service names an occupant with its token: a genuine one, expired or not (a
+            # player seated for longer than a token lives must still be able to leave).
+            return replace(self._seat_caller(seat_token, 0), admin=True)
         if secrets.ai_token and hmac.compare_digest(token, secrets.ai_token):
-            return Caller(token=True, admin=admin, ai=True)
-        now = int(time.time())
+            return Caller(token=True, ai=True)
+        return self._seat_caller(token, int(time.time()))
+
+    def _seat_caller(self, token: str, now: int) -> Caller:
+        """A seat token's caller; ``now`` 0 takes an expired token too."""
         known = self._verified.get(token)
         if known is not None and not (known[0].expires_at and known[0].expires_at < now):
             claim, hashed = known
@@ -160,12 +223,12 @@ class Authenticator:
             try:
                 claim = verify_token(self.secrets.token_secret, token, now)
             except TokenError as exc:
-                return Caller(token=True, admin=admin, error=str(exc))
+                return Caller(token=True, error=str(exc))
             hashed = token_hash(token)
             if len(self._verified) >= _VERIFIED_TOKENS:
                 self._verified.pop(next(iter(self._verified)))
             self._verified[token] = (claim, hashed)
-        return Caller(token=True, admin=admin, claim=claim, token_hash=hashed)
+        return Caller(token=True, claim=claim, token_hash=hashed)
 
 
 def bearer(metadata: object) -> str:
@@ -173,4 +236,12 @@ def bearer(metadata: object) -> str:
     for key, value in metadata or ():  # type: ignore[attr-defined]
         if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
             return value[len("Bearer ") :].strip()
+    return ""
+
+
+def seat_token_header(metadata: object) -> str:
+    """The seat token the service credential acts as (:data:`SEAT_TOKEN_HEADER`), or ""."""
+    for key, value in metadata or ():  # type: ignore[attr-defined]
+        if key == SEAT_TOKEN_HEADER and isinstance(value, str):
+            return value.strip()
     return ""

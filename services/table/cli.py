@@ -16,8 +16,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--dev",
         action="store_true",
-        help="development mode: the public development secret and open admin calls (never "
-        "expose it)",
+        help="development mode: the public development secret and service credential "
+        "(never expose it)",
     )
     p.set_defaults(handler=run)
 

@@ -41,7 +41,7 @@ from redis.exceptions import RedisError
 from structlog.contextvars import bind_contextvars, reset_contextvars
 
 from felt.api import limits
-from services.table.auth import ANONYMOUS, Authenticator, Caller, bearer
+from services.table.auth import ANONYMOUS, Authenticator, Caller, bearer, seat_token_header
 from services.table.errors import Context, fail
 from services.table.refusals import Code, Refused, invalid, quarantined
 from services.table.runtime import TableQuarantined
@@ -151,7 +151,8 @@ class AuthInterceptor(_MethodInterceptor):
         self.authenticator = authenticator
 
     def _caller(self, context: Context) -> Caller:
-        return self.authenticator.authenticate(bearer(context.invocation_metadata()))
+        metadata = context.invocation_metadata()
+        return self.authenticator.authenticate(bearer(metadata), seat_token_header(metadata))
 
     def unary(self, behavior: Unary) -> Unary:
         async def authenticated(request: Any, context: Context) -> Any:

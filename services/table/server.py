@@ -6,15 +6,20 @@ in development, CI and a cluster:
 ``REDIS_URL``            event store and AI stream (required)
 ``FELT_TABLE_ADDR``      listen address, default ``127.0.0.1:50051`` (``:0`` picks a port)
 ``FELT_TOKEN_SECRET``    HMAC secret for seat tokens (shared with the lobby), at least 32 bytes
-``FELT_ADMIN_TOKEN``     bearer token for admin calls
+``FELT_ADMIN_TOKEN``     the service credential: the lobby's bearer token for internal calls
 ``FELT_AI_TOKEN``        bearer token AI workers act with for AI seats
 ``FELT_SEAT_TOKEN_TTL_S`` lifetime of the seat tokens issued (default 86400, one day)
 ``FELT_DEV_MODE``        ``1``: development mode (see below; ``felt serve --dev`` sets it)
 ``FELT_INSTANCE_ID``     this instance's lease identity (default ``<hostname>:<port>``)
+``FELT_TABLE_ADVERTISE_ADDR`` where others (the gateway) reach this instance, announced in the
+                         instance directory (``felt.instances``); default the listen host
+                         (the host name for ``0.0.0.0``) and the bound port
 ``FELT_BETWEEN_HANDS_MS`` pause between hands (default 2000)
 ``FELT_LEASE_TTL_MS``    table lease TTL (default 5000); a crashed owner's tables move after it
 ``FELT_WATCH_MAX_STREAMS`` ``WatchTable`` streams in this instance (default 1000)
 ``FELT_WATCH_MAX_PER_PEER`` ``WatchTable`` streams per client address (default 64)
+``FELT_TRUSTED_PROXIES`` proxies (the gateway) whose ``x-forwarded-for`` names the client whose
+                         streams are counted (addresses or networks, comma separated)
 ``FELT_WATCH_SEAT_RESERVE`` of the instance's streams, those only seats' own may use (100)
 ``FELT_SEAT_RATE_PER_S``, ``FELT_SEAT_RATE_BURST`` mutations per caller and second (10), burst (30)
 ``FELT_WATCH_BUFFER``    events a watcher may fall behind before it is dropped (default 512)
@@ -25,7 +30,9 @@ Production mode (the default) refuses to start without a token secret of at
 least 32 bytes (and never with the development secret) or without an admin
 token: anyone who knows the secret can mint every seat's token, and the
 development secret is public. Development mode must be asked for; it fills
-in the development secret and leaves admin calls open, and says so in the log.
+in the development secret and, without ``FELT_ADMIN_TOKEN``, the public
+development service credential (``DEV_SERVICE_TOKEN``), and says so in the
+log. Internal calls are never open to a caller without the credential.
 
 The instance id is what a table's lease names as its owner. The default,
 host name and bound port, survives a restart of the process (the port is
@@ -62,12 +69,14 @@ from redis.asyncio import Redis
 from felt.api.limits import MAX_REQUEST_BYTES
 from felt.decisions import AI_STREAM, RedisDecisionQueue, ai_stream_from_env
 from felt.eventstore import RedisEventStore
+from felt.instances import RedisTableInstances
 from felt.registry import RedisTableRegistry
 from poker.v1 import table_service_pb2, table_service_pb2_grpc
-from services.grpc_server import PortInUse, aio_server, bind
+from services.grpc_server import PortInUse, TrustedProxies, aio_server, bind
 from services.settings import TRUE, int_setting
 from services.settings import ConfigError as ConfigError
-from services.table.auth import DEFAULT_TOKEN_TTL_S, Authenticator, Secrets
+from services.table.announce import Announcer, advertised_address
+from services.table.auth import DEFAULT_TOKEN_TTL_S, DEV_SERVICE_TOKEN, Authenticator, Secrets
 from services.table.interceptors import AuthInterceptor, CallInterceptor
 from services.table.manager import TableManager
 from services.table.ratelimit import RateLimits
@@ -97,11 +106,15 @@ class TableServerConfig:
     grace_s: float = 5.0
     # Where AI decision requests go (FELT_AI_STREAM; AI workers read the same stream).
     ai_stream: str = AI_STREAM
-    # Development mode: the development secret and open admin calls are allowed.
+    # Development mode: the public development secret and service credential are allowed.
     dev_mode: bool = False
     # The lease owner name; empty: "<hostname>:<bound port>" (see the module docstring).
     instance_id: str = ""
+    # Where the gateway reaches this instance; empty: the listen host and the bound port.
+    advertise: str = ""
     watch: WatchLimits = field(default_factory=WatchLimits)
+    # Whose x-forwarded-for names the client (the gateway): FELT_TRUSTED_PROXIES.
+    proxies: TrustedProxies = field(default_factory=TrustedProxies)
     rate: RateLimits = field(default_factory=RateLimits)
     snapshots: SnapshotPolicy = field(default_factory=SnapshotPolicy)
 
@@ -114,14 +127,16 @@ class TableServerConfig:
         env = os.environ if environ is None else environ
         dev = dev or env.get("FELT_DEV_MODE", "").strip().lower() in TRUE
         secret = env.get("FELT_TOKEN_SECRET", "").encode()
-        if not secret and dev:
-            secret = DEV_SECRET
+        admin = env.get("FELT_ADMIN_TOKEN", "")
+        if dev:
+            secret = secret or DEV_SECRET
+            admin = admin or DEV_SERVICE_TOKEN
         return cls(
             redis_url=env.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
             address=env.get("FELT_TABLE_ADDR", "127.0.0.1:50051"),
             secrets=Secrets(
                 secret,
-                env.get("FELT_ADMIN_TOKEN", ""),
+                admin,
                 env.get("FELT_AI_TOKEN", ""),
                 int_setting(env, "FELT_SEAT_TOKEN_TTL_S", DEFAULT_TOKEN_TTL_S, 60, MAX_TOKEN_TTL_S),
             ),
@@ -129,8 +144,10 @@ class TableServerConfig:
             lease_ttl_ms=int_setting(env, "FELT_LEASE_TTL_MS", 5000, 100, 600_000),
             dev_mode=dev,
             instance_id=env.get("FELT_INSTANCE_ID", "").strip(),
+            advertise=env.get("FELT_TABLE_ADVERTISE_ADDR", "").strip(),
             ai_stream=ai_stream_from_env(env),
             watch=_watch_limits(env),
+            proxies=TrustedProxies.from_env(env),
             rate=_rate_limits(env),
             snapshots=SnapshotPolicy.from_env(env),
         )
@@ -142,7 +159,7 @@ class TableServerConfig:
             log.warning(
                 "development_mode",
                 insecure_secret=secret == DEV_SECRET,
-                admin_calls_open=not admin,
+                public_service_token=admin == DEV_SERVICE_TOKEN,
                 hint="never expose a development-mode table service; unset FELT_DEV_MODE",
             )
             return
@@ -155,7 +172,9 @@ class TableServerConfig:
                 f"(it has {len(secret)}); e.g. `openssl rand -base64 48`"
             )
         if not admin:
-            problems.append("FELT_ADMIN_TOKEN is unset (admin calls would be open to anyone)")
+            problems.append("FELT_ADMIN_TOKEN is unset (it is the service credential)")
+        elif admin == DEV_SERVICE_TOKEN:
+            problems.append("FELT_ADMIN_TOKEN is the public development service credential")
         if not 0 < self.secrets.token_ttl_s <= MAX_TOKEN_TTL_S:
             problems.append(f"the seat token lifetime must be 1 s to {MAX_TOKEN_TTL_S} s")
         if problems:
@@ -191,6 +210,7 @@ class RunningTableServer:
     grace_s: float
     store: RedisEventStore | None = None
     watches: WatchHub | None = None
+    announcer: Announcer | None = None
 
     async def stop(self) -> None:
         """Stop taking calls, finish those in flight, then hand the tables back."""
@@ -199,6 +219,8 @@ class RunningTableServer:
         if self.watches is not None:
             await self.watches.aclose()
         await self.manager.stop()
+        if self.announcer is not None:
+            await self.announcer.stop()
         if self.store is not None:
             await self.store.aclose()  # its own connection (the client is closed below)
         await self.redis.aclose()
@@ -229,7 +251,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         timing=Timing(between_hands=timedelta(milliseconds=config.between_hands_ms)),
         snapshots=config.snapshots,
     )
-    service = TableService(manager, config.secrets, config.watch, config.rate)
+    service = TableService(manager, config.secrets, config.watch, config.rate, config.proxies)
     table_service_pb2_grpc.add_TableServiceServicer_to_server(service, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -238,11 +260,26 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     )
     await server.start()
     await manager.start()
+    announcer = Announcer(
+        RedisTableInstances(redis),
+        manager.owner,
+        advertised_address(config.address, port, config.advertise),
+        config.lease_ttl_ms,
+    )
+    await announcer.start()
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     log.info("table_service_started", port=port, owner=manager.owner)
     return RunningTableServer(
-        server, port, manager, health_servicer, redis, config.grace_s, store, service.watches
+        server,
+        port,
+        manager,
+        health_servicer,
+        redis,
+        config.grace_s,
+        store,
+        service.watches,
+        announcer,
     )
 
 

@@ -30,6 +30,7 @@ from felt.api.convert import (
 from felt.idempotency import ClientRequest
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
+from services.grpc_server import TrustedProxies
 from services.table.admin import TableAdmin
 from services.table.application import TableApp
 from services.table.auth import DEFAULT_TOKEN_TTL_S, Secrets
@@ -53,8 +54,11 @@ class TableService(rpc.TableServiceServicer):
         secrets: Secrets,
         watch_limits: WatchLimits | None = None,
         rate_limits: RateLimits | None = None,
+        proxies: TrustedProxies | None = None,
     ) -> None:
         self.manager = manager
+        # Behind the gateway, the client it names (x-forwarded-for) is whose streams count.
+        self.proxies = proxies or TrustedProxies()
         self.watches = WatchHub(manager.store, watch_limits)
         self.app = TableApp(manager, RateLimiter(rate_limits))
         self.admin = TableAdmin(self.app, secrets)
@@ -97,6 +101,14 @@ class TableService(rpc.TableServiceServicer):
         if seated.expires_at:
             response.seat_token_expire_time.FromSeconds(seated.expires_at)
         return response
+
+    async def CloseTable(
+        self, request: pb.CloseTableRequest, context: Context
+    ) -> pb.CloseTableResponse:
+        sequence = await self.admin.close_table(
+            current_caller(), ClientRequest.of(request), request.table_id, request.reason
+        )
+        return pb.CloseTableResponse(sequence=sequence)
 
     # ------------------------------------------------------------------ a seat's calls
 
@@ -174,7 +186,7 @@ class TableService(rpc.TableServiceServicer):
         """Stream the table's events as the viewer may see them (``TableQueries.watch``)."""
         items = self.queries.watch(
             current_caller(),
-            context.peer(),
+            self.proxies.caller(context),
             request.table_id,
             _seat(request),
             request.from_sequence,

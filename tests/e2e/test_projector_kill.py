@@ -26,6 +26,7 @@ from felt.archive.postgres import PostgresHandArchive
 from felt.eventstore import RedisEventStore, archived_key
 from felt.migrations import migrate
 from felt.registry import RedisTableRegistry
+from felt.tokens import DEV_SERVICE_TOKEN
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
@@ -65,6 +66,10 @@ async def _start_projector(procs: Launcher, dsn: str, member: str) -> Proc:
     return proc
 
 
+# `felt serve --dev`'s public service credential: opening tables is an internal call.
+SERVICE = (("authorization", f"Bearer {DEV_SERVICE_TOKEN}"),)
+
+
 async def _open_table(
     table_id: str, variant: epb.Variant.ValueType, port: int = TABLE_PORT
 ) -> None:
@@ -80,6 +85,7 @@ async def _open_table(
             pb.CreateTableRequest(
                 table_id=table_id, name=table_id, config=config, request_id=f"c-{table_id}"
             ),
+            metadata=SERVICE,
             timeout=10,
         )
         for n in range(3):
@@ -92,6 +98,7 @@ async def _open_table(
                     ai_level=epb.AI_LEVEL_EASY,
                     request_id=f"s-{table_id}-{n}",
                 ),
+                metadata=SERVICE,
                 timeout=10,
             )
 

@@ -52,13 +52,20 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from felt.eventstore import events_key
-from felt.idempotency import ADMIN_PRINCIPAL, ai_principal, client_key, seat_principal
+from felt.idempotency import (
+    ADMIN_PRINCIPAL,
+    ai_principal,
+    client_key,
+    seat_principal,
+    service_principal,
+)
 from felt.tokens import token_hash
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import ai_pb2
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
+from services.table.auth import SEAT_TOKEN_HEADER
 from services.table.server import SERVICE_NAME
 from tests.fuzz.oracle import Ledger, Viewer, Violation, leaks, written_by_server
 from tests.integration.table.conftest import (
@@ -142,10 +149,14 @@ request_ids = st.one_of(
     st.tuples(st.just("odd"), odd_text),
 )
 # Who calls: ("own",) | ("other", k) | ("ai",) | ("admin",) | ("none",) | ("garbage", s)
+# | ("service-own",) (the service credential acting as the seat's own token: how the lobby
+# leaves and tops up a seat)
 callers = st.one_of(
     st.just(("own",)),
     st.just(("own",)),
     st.just(("own",)),
+    st.just(("service-own",)),
+    st.just(("service-own",)),
     st.tuples(st.just("other"), st.integers(0, MAX_SEATS)),
     st.just(("ai",)),
     st.just(("admin",)),
@@ -396,9 +407,14 @@ def _request_key(request: Message, metadata: tuple[tuple[str, str], ...]) -> str
     call, the id), not read from the service: a call's events must carry exactly it.
     """
     bearer = next((v.removeprefix("Bearer ") for k, v in metadata if k == "authorization"), "")
+    as_seat = next((v for k, v in metadata if k == SEAT_TOKEN_HEADER), "")
     seat = int(getattr(request, "seat", 0))
-    if isinstance(request, pb.CreateTableRequest | pb.SeatPlayerRequest):
+    if isinstance(request, pb.CreateTableRequest | pb.SeatPlayerRequest | pb.CloseTableRequest):
         principal = ADMIN_PRINCIPAL
+    elif bearer == ADMIN_TOKEN:
+        principal = (
+            seat_principal(seat, token_hash(as_seat)) if as_seat else service_principal(seat)
+        )
     elif bearer == AI_TOKEN:
         principal = ai_principal(seat)
     else:
@@ -520,6 +536,14 @@ class ApiFuzzer(RuleBasedStateMachine):
             if ref.ai:
                 return self._ai(table_id, seat)
             return (("authorization", f"Bearer {ref.token}"),), self._viewer(ref), "own"
+        if kind == "service-own" and ref is not None and not ref.ai:
+            service: tuple[tuple[str, str], ...] = (
+                ("authorization", f"Bearer {ADMIN_TOKEN}"),
+                (SEAT_TOKEN_HEADER, ref.token),
+            )
+            return service, self._viewer(ref), "service as own"
+        if kind == "service-own":
+            return (("authorization", f"Bearer {ADMIN_TOKEN}"),), spectator, "admin"
         if kind == "other" and self.seats:
             other = self.seats[caller[1] % len(self.seats)]
             md = (("authorization", f"Bearer {other.token}"),)

@@ -11,6 +11,7 @@ from services.cli import SUBCOMMAND_MODULES
 COMMANDS = {
     "phh",
     "verify-hand",
+    "replay",
     "play",
     "table-service",
     "ladder",
@@ -19,6 +20,7 @@ COMMANDS = {
     "projector",
     "lobby",
     "db",
+    "gateway",
 }
 
 
@@ -42,6 +44,8 @@ def test_building_the_parser_loads_no_server_code() -> None:
         "google.protobuf",
         "services.serve",
         "felt.client.verify_hand",
+        "felt.client.replay",
+        "felt.history",
         "textual",
     ]
     code = (
@@ -63,4 +67,4 @@ def test_a_subcommand_runs_its_program_when_called() -> None:
         [sys.executable, "-m", "services.cli", "verify-hand"], capture_output=True, text=True
     )
     assert done.returncode == 2
-    assert "verify-hand: --table is required (or --file)" in done.stderr
+    assert "verify-hand: --table is required (or --public-id, or --file)" in done.stderr

@@ -127,6 +127,29 @@ def check_hand_id(hand_id: str) -> str:
     return hand_id
 
 
+PUBLIC_HAND_ID = re.compile(r"[0-9a-f]{32}")
+"""A hand's public id: 32 lowercase hex digits (128 random bits), as ``HandView.public_id``."""
+SEAT_MAX = 8
+"""Seats are numbered 0 to 8 (nine seats at most, in every variant)."""
+
+
+def check_public_hand_id(hand_id: str) -> str:
+    """A hand's public id in a request (required): 32 lowercase hex digits."""
+    if not PUBLIC_HAND_ID.fullmatch(hand_id):
+        raise LimitError(
+            "BAD_HAND_ID",
+            "hand_id is the hand's public id, 32 lowercase hex digits "
+            f"(this one is {_length(hand_id)}, not of that form)",
+        )
+    return hand_id
+
+
+def check_seat(seat: int) -> int:
+    if not 0 <= seat <= SEAT_MAX:
+        raise LimitError("BAD_SEAT", f"seat must be 0 to {SEAT_MAX}")
+    return seat
+
+
 # Format characters that are part of writing (joiners in emoji and in Indic and Arabic
 # scripts); every other control, format, surrogate, private-use or unassigned code point,
 # line and paragraph separator is refused (bidi overrides would let a name spoof others).

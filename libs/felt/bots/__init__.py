@@ -6,7 +6,9 @@ and the legal actions it was offered, with a caller-supplied random source
 ``"easy"``, ``"normal"`` and ``"hard"`` are the product's levels
 (``felt.table.events.AI_LEVELS``, which a seat's ``ai_level`` names);
 ``"calling_station"``, ``"random"``, ``"maniac"``, ``"rock"`` and
-``"loose_passive"`` are fixed references for the ladder (``felt.bots.baseline``).
+``"loose_passive"`` are fixed references for the ladder (``felt.bots.baseline``), and
+``"tag"`` a textbook tight-aggressive reference written apart from the levels
+(``felt.bots.tag``).
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from felt.bots.baseline import CallingStation, LoosePassive, Maniac, RandomBot, 
 from felt.bots.easy import EasyBot
 from felt.bots.hard import HardBot
 from felt.bots.normal import NormalBot
+from felt.bots.tag import TightAggressive
 from felt.table.events import AI_LEVELS
 
 LEVELS = AI_LEVELS
-BASELINES = ("calling_station", "random", "maniac", "rock", "loose_passive")
+BASELINES = ("calling_station", "random", "maniac", "rock", "loose_passive", "tag")
 BOT_NAMES = (*LEVELS, *BASELINES)
 
 _FACTORIES: dict[str, Callable[[], Bot]] = {
@@ -33,6 +36,7 @@ _FACTORIES: dict[str, Callable[[], Bot]] = {
     "maniac": Maniac,
     "rock": Rock,
     "loose_passive": LoosePassive,
+    "tag": TightAggressive,
 }
 
 
@@ -58,5 +62,6 @@ __all__ = [
     "NormalBot",
     "RandomBot",
     "Rock",
+    "TightAggressive",
     "get_bot",
 ]

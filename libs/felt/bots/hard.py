@@ -107,6 +107,8 @@ class HardTuning:
     check: ``TableRead.check_fold``) beats the bet's share of the pot by
     ``draw_steal_margin``; against opponents folding at most
     ``draw_station_fold`` of the time to a bet, bets and raises are thinner.
+    Hold'em heads-up after the flop, a half-pot steal needs a fold rate a
+    third (its break-even) plus ``steal_margin``.
     """
 
     open_heads_up: float = 1.0
@@ -140,6 +142,7 @@ class HardTuning:
     draw_call_first: float = 0.04
     draw_call_second: float = 0.02
     draw_steal_margin: float = 0.1
+    steal_margin: float = 0.15
     draw_station_fold: float = 0.3
 
 
@@ -197,6 +200,7 @@ class HardBot:
         field = not heads_up and read.loose and sit.street == Street.PREFLOP
         if sit.street == Street.PREFLOP and raises == 0 and sit.to_call > 0 and not field:
             return self._open(view, sit, legal, read)
+        sit = _contested(sit, read)
         ranges = [self._range(sit, o.seat, heads_up, read.style(o.seat)) for o in sit.opponents]
         equity = holdem_equity(
             sit.hole, sit.board, (), ranges, samples=self.samples, seed=rng.getrandbits(32)
@@ -340,6 +344,8 @@ class HardBot:
                         return all_in(legal)
                     return pot_bet_to(sit, legal, _clamp(0.5 + 1.2 * share, 0.5, 1.25))
                 return pot_bet_to(sit, legal, _size(equity) + read.value_boost)
+            if sit.opponent_count == 1 and self._steals(sit, read, rng):
+                return pot_bet_to(sit, legal, 0.5)
             if sit.opponent_count <= 2:
                 if drawing and rng.random() < min(1.0, 3 * read.bluff):
                     return pot_bet_to(sit, legal, 0.6)
@@ -365,6 +371,23 @@ class HardBot:
                 return pot_bet_to(sit, legal, 0.8)
             return check_or_call(legal)
         return check_or_fold(legal)
+
+    def _steals(self, sit: Situation, read: TableRead, rng: random.Random) -> bool:
+        """Heads-up after the flop with nothing to call: bet half the pot as a steal?
+
+        A half-pot bet risks a third of the pot it would win, so it pays with any
+        two cards against a player who folds more than that (plus
+        ``steal_margin``). After a check the fold rate is the one of its checks
+        (``TableRead.check_fold``: a player who bets what it keeps checks what it
+        gives up). How often a qualifying spot is taken stays tied to the
+        configured bluff frequency (three times its table-scaled rate), so a
+        bot configured never to bluff never steals.
+        """
+        checked = any(a.kind == "check" and a.seat != sit.seat for a in sit.on(sit.street))
+        fold = read.check_fold[1] if checked else read.fold
+        if fold < 1.0 / 3.0 + self.tuning.steal_margin:
+            return False
+        return rng.random() < min(1.0, 3 * read.bluff)
 
     def _range(self, sit: Situation, seat: int, heads_up: bool, style: Style) -> Range:
         """The opponent's range: preflop read, then narrowed street by street.
@@ -454,6 +477,11 @@ class HardBot:
                 return Discard(legal.seat, throw[: legal.max_discard])
         else:
             equity = self._mixture_equity(sit.hole, tuple(sit.hole), dead, models, seed)
+            if sit.to_call == 0 and _calls_with_pairs_only(sit, read):
+                # A value bet is paid only by the hands that call: judge it against those.
+                calling = [_calling_models(m) for m in models]
+                called = self._mixture_equity(sit.hole, tuple(sit.hole), dead, calling, seed)
+                equity = min(equity, called)
         return self._draw_bet(sit, legal, equity, rng, read)
 
     def _best_keep(
@@ -576,6 +604,11 @@ class HardBot:
                 fold = read.check_fold[second] if checked else read.fold
                 if fold >= sit.unit / (sit.pot + sit.unit) + t.draw_steal_margin:
                     return bet_to(legal, sit.unit)
+            elif (
+                not second
+                and _all_fold(sit, read) >= sit.unit / (sit.pot + sit.unit) + t.draw_steal_margin
+            ):
+                return bet_to(legal, sit.unit)  # the antes, from a table that gives up
             if n == 1 and equity < 0.35 and rng.random() < read.bluff * (2.0 if second else 1.0):
                 return bet_to(legal, sit.unit)
             return check_or_fold(legal)
@@ -588,6 +621,78 @@ class HardBot:
         if equity >= sit.pot_odds + margin:
             return check_or_call(legal)
         return check_or_fold(legal)
+
+
+def _all_fold(sit: Situation, read: TableRead) -> float:
+    """How likely every live opponent folds to a bet, from each one's record (0 if unknown).
+
+    A seat that checked folds as often as its checks do (it bets the hands it
+    keeps); one yet to act as often as it folds to bets in general.
+    """
+    p = 1.0
+    for o in sit.opponents:
+        style = read.style(o.seat)
+        if not style.known:
+            return 0.0
+        checked = any(a.kind == "check" and a.seat == o.seat for a in sit.on(sit.street))
+        p *= _check_fold(style.fold, style.pfr) if checked else style.fold
+    return p
+
+
+def _calls_with_pairs_only(sit: Situation, read: TableRead) -> bool:
+    """After the draw, do the live opponents call a bet only with a pair or better?
+
+    Every player with a known record that folds to bets and is not wild
+    (aggression at most 0.4: not a maniac or a random bettor) plays that way
+    after the draw: what folds is the busted hands, what calls is a pair up.
+    Stations (folding under a tenth of the time) call with anything.
+    """
+    styles = [read.style(o.seat) for o in sit.opponents]
+    return bool(styles) and all(s.known and s.aggression <= 0.4 and s.fold >= 0.1 for s in styles)
+
+
+def _calling_models(
+    mix: list[tuple[float, DrawOpponent]],
+) -> list[tuple[float, DrawOpponent]]:
+    """An opponent's draw model restricted to the hands that call a bet: a pair or better kept."""
+    out = []
+    for weight, model in mix:
+        if model.kept_min < H.PAIR and model.draws <= 3:
+            model = DrawOpponent(model.draws, H.PAIR)
+        out.append((weight, model))
+    return out
+
+
+def _contested(sit: Situation, read: TableRead) -> Situation:
+    """``sit`` with only the opponents expected to contest the pot when facing a bet.
+
+    Opponents who already matched the bet (or are all-in) are in. Those still
+    to act facing it continue as often as their record says they do not
+    fold: the expected number of them (the least folding first) is kept and
+    the rest dropped. Counting every seat still to act as a caller would
+    price a big raise as if the whole table called it, folding aces to a
+    random player's shove because five hands are out; against a field that
+    folds half the time only about half of them are. Seats with no record
+    yet all count, as before, and so do tight fields: there the few who
+    continue hold strong hands, which the count alone would not capture.
+    """
+    if sit.to_call <= 0 or sit.opponent_count < 2 or not read.loose:
+        return sit
+    current = sit.bet + sit.to_call
+    behind = [o for o in sit.opponents if o.bet < current and o.stack > 0]
+    styles = [read.style(o.seat) for o in behind]
+    if not behind or not all(s.known for s in styles):
+        return sit
+    expected = sum(1.0 - s.fold for s in styles)
+    ranked = [
+        o.seat
+        for _, o in sorted(zip((s.fold for s in styles), behind, strict=True), key=lambda x: x[0])
+    ]
+    kept = set(ranked[: int(expected + 0.5)])
+    opponents = tuple(o for o in sit.opponents if o not in behind or o.seat in kept)
+    if not opponents:
+        return sit
+    return replace(sit, opponents=opponents)
 
 
 def _q(x: float, step: float = 0.05) -> float:

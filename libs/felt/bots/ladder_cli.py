@@ -189,7 +189,11 @@ def write_outputs(
 
 def plot(results: Sequence[PairingResult], path: Path) -> None:
     """Horizontal bars with 95% CI error bars, one panel per variant."""
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        needed = "felt ladder draws its chart with matplotlib: pip install 'felt[ladder]'"
+        raise SystemExit(needed) from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

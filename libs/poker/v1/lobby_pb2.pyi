@@ -55,6 +55,40 @@ LEDGER_ENTRY_KIND_TABLE_CLOSED: LedgerEntryKind.ValueType  # 5
 """Chips sent home when a table closed."""
 Global___LedgerEntryKind: _TypeAlias = LedgerEntryKind  # noqa: Y015
 
+class _LoungeState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _LoungeStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_LoungeState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    LOUNGE_STATE_UNSPECIFIED: _LoungeState.ValueType  # 0
+    LOUNGE_STATE_CREATING: _LoungeState.ValueType  # 1
+    """Its table and AI seats are being created (shown to its owner only)."""
+    LOUNGE_STATE_OPEN: _LoungeState.ValueType  # 2
+    """Listed and joinable."""
+    LOUNGE_STATE_CLOSING: _LoungeState.ValueType  # 3
+    """Closed by its owner or by its limit (hands or time): no more joins; its
+    seats' chips go home when the hand in play ends.
+    """
+    LOUNGE_STATE_CLOSED: _LoungeState.ValueType  # 4
+    """Its table is closed and every seat's chips are back in the balances."""
+
+class LoungeState(_LoungeState, metaclass=_LoungeStateEnumTypeWrapper):
+    """Where a lounge is in its life."""
+
+LOUNGE_STATE_UNSPECIFIED: LoungeState.ValueType  # 0
+LOUNGE_STATE_CREATING: LoungeState.ValueType  # 1
+"""Its table and AI seats are being created (shown to its owner only)."""
+LOUNGE_STATE_OPEN: LoungeState.ValueType  # 2
+"""Listed and joinable."""
+LOUNGE_STATE_CLOSING: LoungeState.ValueType  # 3
+"""Closed by its owner or by its limit (hands or time): no more joins; its
+seats' chips go home when the hand in play ends.
+"""
+LOUNGE_STATE_CLOSED: LoungeState.ValueType  # 4
+"""Its table is closed and every seat's chips are back in the balances."""
+Global___LoungeState: _TypeAlias = LoungeState  # noqa: Y015
+
 @_typing.final
 class Player(_message.Message):
     """A player, as the lobby shows it."""
@@ -219,6 +253,7 @@ class Lounge(_message.Message):
     SEATS_FIELD_NUMBER: _builtins.int
     OPEN_FIELD_NUMBER: _builtins.int
     CREATE_TIME_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
     lounge_id: _builtins.str
     name: _builtins.str
     owner_id: _builtins.str
@@ -231,7 +266,10 @@ class Lounge(_message.Message):
     """A private lounge's invite code: shown to its owner only."""
     free_seats: _builtins.int
     open: _builtins.bool
-    """False while its table is being created (shown to its owner only)."""
+    """False while its table is being created (shown to its owner only), and
+    once it closes (`state` says which).
+    """
+    state: Global___LoungeState.ValueType
     @_builtins.property
     def config(self) -> _events_pb2.TableConfig:
         """The table's settings; `max_hands` or `close_time` is its limit, if any."""
@@ -258,10 +296,11 @@ class Lounge(_message.Message):
         seats: _abc.Iterable[Global___LoungeSeat] | None = ...,
         open: _builtins.bool = ...,
         create_time: _timestamp_pb2.Timestamp | None = ...,
+        state: Global___LoungeState.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "create_time", b"create_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "create_time", b"create_time", "free_seats", b"free_seats", "invite_code", b"invite_code", "lounge_id", b"lounge_id", "max_buy_in", b"max_buy_in", "min_buy_in", b"min_buy_in", "name", b"name", "open", b"open", "owner_id", b"owner_id", "private", b"private", "seats", b"seats", "stake", b"stake"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "create_time", b"create_time", "free_seats", b"free_seats", "invite_code", b"invite_code", "lounge_id", b"lounge_id", "max_buy_in", b"max_buy_in", "min_buy_in", b"min_buy_in", "name", b"name", "open", b"open", "owner_id", b"owner_id", "private", b"private", "seats", b"seats", "stake", b"stake", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -27,9 +27,17 @@ Conventions (as the table service's)
   sign-ins is RESOURCE_EXHAUSTED (TOO_MANY_SIGN_INS: wait, then try
   again), as are too many sign-ups (CreateGuest, Register) from one
   address (TOO_MANY_SIGN_UPS; 30 an hour by default); a refused movement
-  of chips is FAILED_PRECONDITION
-  (INSUFFICIENT_CHIPS, NOT_LOW, COOLING_DOWN); the database unreachable
-  is UNAVAILABLE (retry with the same request_id).
+  of chips is FAILED_PRECONDITION (INSUFFICIENT_CHIPS, NOT_LOW,
+  COOLING_DOWN); another player's lounge is PERMISSION_DENIED
+  (NOT_OWNER); the database unreachable is UNAVAILABLE (retry with the
+  same request_id), and the table service unreachable UNAVAILABLE
+  (TABLES_UNAVAILABLE: retry with the same request_id; the lobby also
+  finishes what it started).
+- Players get their seat tokens from JoinLounge and use them on the table
+  service (TableService) for the seat's own calls: SubmitAction,
+  ShowCards, SitOut, SitIn and the reads as the seat. Seating, leaving and
+  chips go through the lobby only (the table service's calls for them are
+  internal, for the lobby's service credential).
 - Lists are paged: `page_size` (1-100, 0 means 50) and the opaque
   `next_page_token` of the previous page (empty: the first page); an empty
   `next_page_token` means there is no more.
@@ -748,6 +756,48 @@ class JoinLoungeResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___JoinLoungeResponse: _TypeAlias = JoinLoungeResponse  # noqa: Y015
+
+@_typing.final
+class CloseLoungeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGE_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    lounge_id: _builtins.str
+    request_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        lounge_id: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["lounge_id", b"lounge_id", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CloseLoungeRequest: _TypeAlias = CloseLoungeRequest  # noqa: Y015
+
+@_typing.final
+class CloseLoungeResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def lounge(self) -> _lobby_pb2.Lounge: ...
+    def __init__(
+        self,
+        *,
+        lounge: _lobby_pb2.Lounge | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["lounge", b"lounge"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["lounge", b"lounge"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CloseLoungeResponse: _TypeAlias = CloseLoungeResponse  # noqa: Y015
 
 @_typing.final
 class LeaveLoungeRequest(_message.Message):

@@ -110,6 +110,11 @@ class LobbyServiceStub:
                 request_serializer=poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeRequest.SerializeToString,
                 response_deserializer=poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeResponse.FromString,
                 _registered_method=True)
+        self.CloseLounge = channel.unary_unary(
+                '/poker.v1.LobbyService/CloseLounge',
+                request_serializer=poker_dot_v1_dot_lobby__service__pb2.CloseLoungeRequest.SerializeToString,
+                response_deserializer=poker_dot_v1_dot_lobby__service__pb2.CloseLoungeResponse.FromString,
+                _registered_method=True)
 
 
 class LobbyServiceServicer:
@@ -245,6 +250,23 @@ class LobbyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CloseLounge(self, request, context):
+        """Closes a lounge (its owner only): no more joins, its table closes
+        (after the hand in play), and every seat's chips go home exactly once,
+        as "table closed" ledger entries. The answer is the lounge, CLOSING
+        until every seat is settled (by the lobby itself; GetLounge shows it),
+        then CLOSED; a retry, or a second close, answers with the lounge as it
+        is now and moves nothing. Lounges with a hands or time limit close by
+        themselves and are settled the same way.
+        PERMISSION_DENIED NOT_OWNER; NOT_FOUND NO_LOUNGE; FAILED_PRECONDITION
+        LOUNGE_NOT_OPEN (still being created: retry CreateLounge first).
+        UNAVAILABLE TABLES_UNAVAILABLE: the close is recorded and the lobby
+        finishes it by itself.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LobbyServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -322,6 +344,11 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     servicer.LeaveLounge,
                     request_deserializer=poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeRequest.FromString,
                     response_serializer=poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeResponse.SerializeToString,
+            ),
+            'CloseLounge': grpc.unary_unary_rpc_method_handler(
+                    servicer.CloseLounge,
+                    request_deserializer=poker_dot_v1_dot_lobby__service__pb2.CloseLoungeRequest.FromString,
+                    response_serializer=poker_dot_v1_dot_lobby__service__pb2.CloseLoungeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -730,6 +757,33 @@ class LobbyService:
             '/poker.v1.LobbyService/LeaveLounge',
             poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeRequest.SerializeToString,
             poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CloseLounge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.v1.LobbyService/CloseLounge',
+            poker_dot_v1_dot_lobby__service__pb2.CloseLoungeRequest.SerializeToString,
+            poker_dot_v1_dot_lobby__service__pb2.CloseLoungeResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -27,9 +27,17 @@ Conventions (as the table service's)
   sign-ins is RESOURCE_EXHAUSTED (TOO_MANY_SIGN_INS: wait, then try
   again), as are too many sign-ups (CreateGuest, Register) from one
   address (TOO_MANY_SIGN_UPS; 30 an hour by default); a refused movement
-  of chips is FAILED_PRECONDITION
-  (INSUFFICIENT_CHIPS, NOT_LOW, COOLING_DOWN); the database unreachable
-  is UNAVAILABLE (retry with the same request_id).
+  of chips is FAILED_PRECONDITION (INSUFFICIENT_CHIPS, NOT_LOW,
+  COOLING_DOWN); another player's lounge is PERMISSION_DENIED
+  (NOT_OWNER); the database unreachable is UNAVAILABLE (retry with the
+  same request_id), and the table service unreachable UNAVAILABLE
+  (TABLES_UNAVAILABLE: retry with the same request_id; the lobby also
+  finishes what it started).
+- Players get their seat tokens from JoinLounge and use them on the table
+  service (TableService) for the seat's own calls: SubmitAction,
+  ShowCards, SitOut, SitIn and the reads as the seat. Seating, leaving and
+  chips go through the lobby only (the table service's calls for them are
+  internal, for the lobby's service credential).
 - Lists are paged: `page_size` (1-100, 0 means 50) and the opaque
   `next_page_token` of the previous page (empty: the first page); an empty
   `next_page_token` means there is no more.
@@ -126,6 +134,19 @@ class LobbyServiceStub:
     UNAVAILABLE TABLES_UNAVAILABLE: the leave is recorded; retry with the same
     request_id (the lobby also finishes it by itself).
     """
+    CloseLounge: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.CloseLoungeRequest, _lobby_service_pb2.CloseLoungeResponse]
+    """Closes a lounge (its owner only): no more joins, its table closes
+    (after the hand in play), and every seat's chips go home exactly once,
+    as "table closed" ledger entries. The answer is the lounge, CLOSING
+    until every seat is settled (by the lobby itself; GetLounge shows it),
+    then CLOSED; a retry, or a second close, answers with the lounge as it
+    is now and moves nothing. Lounges with a hands or time limit close by
+    themselves and are settled the same way.
+    PERMISSION_DENIED NOT_OWNER; NOT_FOUND NO_LOUNGE; FAILED_PRECONDITION
+    LOUNGE_NOT_OPEN (still being created: retry CreateLounge first).
+    UNAVAILABLE TABLES_UNAVAILABLE: the close is recorded and the lobby
+    finishes it by itself.
+    """
 
 @_typing.type_check_only
 class LobbyServiceAsyncStub(LobbyServiceStub):
@@ -190,6 +211,19 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     FAILED_PRECONDITION NOT_SEATED (no seat at that lounge).
     UNAVAILABLE TABLES_UNAVAILABLE: the leave is recorded; retry with the same
     request_id (the lobby also finishes it by itself).
+    """
+    CloseLounge: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.CloseLoungeRequest, _lobby_service_pb2.CloseLoungeResponse]  # type: ignore[assignment]
+    """Closes a lounge (its owner only): no more joins, its table closes
+    (after the hand in play), and every seat's chips go home exactly once,
+    as "table closed" ledger entries. The answer is the lounge, CLOSING
+    until every seat is settled (by the lobby itself; GetLounge shows it),
+    then CLOSED; a retry, or a second close, answers with the lounge as it
+    is now and moves nothing. Lounges with a hands or time limit close by
+    themselves and are settled the same way.
+    PERMISSION_DENIED NOT_OWNER; NOT_FOUND NO_LOUNGE; FAILED_PRECONDITION
+    LOUNGE_NOT_OPEN (still being created: retry CreateLounge first).
+    UNAVAILABLE TABLES_UNAVAILABLE: the close is recorded and the lobby
+    finishes it by itself.
     """
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -342,6 +376,25 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         FAILED_PRECONDITION NOT_SEATED (no seat at that lounge).
         UNAVAILABLE TABLES_UNAVAILABLE: the leave is recorded; retry with the same
         request_id (the lobby also finishes it by itself).
+        """
+
+    @_abc_1.abstractmethod
+    def CloseLounge(
+        self,
+        request: _lobby_service_pb2.CloseLoungeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_service_pb2.CloseLoungeResponse, _abc.Awaitable[_lobby_service_pb2.CloseLoungeResponse]]:
+        """Closes a lounge (its owner only): no more joins, its table closes
+        (after the hand in play), and every seat's chips go home exactly once,
+        as "table closed" ledger entries. The answer is the lounge, CLOSING
+        until every seat is settled (by the lobby itself; GetLounge shows it),
+        then CLOSED; a retry, or a second close, answers with the lounge as it
+        is now and moves nothing. Lounges with a hands or time limit close by
+        themselves and are settled the same way.
+        PERMISSION_DENIED NOT_OWNER; NOT_FOUND NO_LOUNGE; FAILED_PRECONDITION
+        LOUNGE_NOT_OPEN (still being created: retry CreateLounge first).
+        UNAVAILABLE TABLES_UNAVAILABLE: the close is recorded and the lobby
+        finishes it by itself.
         """
 
 def add_LobbyServiceServicer_to_server(servicer: LobbyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

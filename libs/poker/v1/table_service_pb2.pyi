@@ -5,10 +5,17 @@ The table service: plays hands at tables it owns.
 
 Conventions
 - Authentication is sent as gRPC metadata, never in messages:
-  `authorization: Bearer <token>`. Seat calls (LeaveSeat, SitOut, SitIn,
-  SubmitAction, ShowCards, AddChips, and GetTableView/WatchTable for a seat)
-  take the seat token SeatPlayer issued; admin calls (CreateTable,
-  SeatPlayer) take an admin token. A wrong or missing token is
+  `authorization: Bearer <token>`. Seat calls (SitOut, SitIn, SubmitAction,
+  ShowCards, and GetTableView/WatchTable for a seat) take the seat token
+  SeatPlayer issued (players get theirs from the lobby). Internal calls
+  (CreateTable, SeatPlayer, LeaveSeat, AddChips, CloseTable: those that
+  move seats or chips in or out) take the service credential (the lobby's;
+  FELT_ADMIN_TOKEN), never a player's token: without a token they are
+  UNAUTHENTICATED (reason SERVICE_CREDENTIAL_REQUIRED), with a seat or AI
+  token PERMISSION_DENIED (reason SERVICE_ONLY). For LeaveSeat and
+  AddChips the service acts as one occupant by sending that seat's token in
+  `x-felt-seat-token` metadata too (checked like a seat token), or without
+  it for whoever sits at the seat. A wrong or missing seat token is
   UNAUTHENTICATED; a token for another seat is PERMISSION_DENIED.
 - Every mutating call carries a client-generated `request_id` (a UUID). A
   retry of the same request with the same id returns the original response
@@ -398,6 +405,52 @@ class AddChipsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___AddChipsResponse: _TypeAlias = AddChipsResponse  # noqa: Y015
+
+@_typing.final
+class CloseTableRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    request_id: _builtins.str
+    reason: _builtins.str
+    """Why, for people (at most 200 characters; the event says it)."""
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "request_id", b"request_id", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CloseTableRequest: _TypeAlias = CloseTableRequest  # noqa: Y015
+
+@_typing.final
+class CloseTableResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEQUENCE_FIELD_NUMBER: _builtins.int
+    sequence: _builtins.int
+    """The table's sequence after its TableClosed."""
+    def __init__(
+        self,
+        *,
+        sequence: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["sequence", b"sequence"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CloseTableResponse: _TypeAlias = CloseTableResponse  # noqa: Y015
 
 @_typing.final
 class SubmitActionRequest(_message.Message):

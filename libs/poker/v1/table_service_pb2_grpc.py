@@ -70,6 +70,11 @@ class TableServiceStub:
                 request_serializer=poker_dot_v1_dot_table__service__pb2.AddChipsRequest.SerializeToString,
                 response_deserializer=poker_dot_v1_dot_table__service__pb2.AddChipsResponse.FromString,
                 _registered_method=True)
+        self.CloseTable = channel.unary_unary(
+                '/poker.v1.TableService/CloseTable',
+                request_serializer=poker_dot_v1_dot_table__service__pb2.CloseTableRequest.SerializeToString,
+                response_deserializer=poker_dot_v1_dot_table__service__pb2.CloseTableResponse.FromString,
+                _registered_method=True)
         self.SubmitAction = channel.unary_unary(
                 '/poker.v1.TableService/SubmitAction',
                 request_serializer=poker_dot_v1_dot_table__service__pb2.SubmitActionRequest.SerializeToString,
@@ -116,8 +121,8 @@ class TableServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SeatPlayer(self, request, context):
-        """Seats a player and issues the seat token the player acts with (admin,
-        until the lobby exists).
+        """Seats a player and issues the seat token the player acts with
+        (internal: the lobby's service credential).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -125,7 +130,9 @@ class TableServiceServicer:
 
     def LeaveSeat(self, request, context):
         """Leaves the table with the seat's chips (after the running hand if the
-        seat is dealt in; its cards are folded when it is to act).
+        seat is dealt in; its cards are folded when it is to act). Internal: the
+        lobby leaves for its players (LobbyService.LeaveLounge), so that the
+        chips reach their balance. Allowed at a closed table.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -146,7 +153,17 @@ class TableServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def AddChips(self, request, context):
-        """Adds chips to the seat's stack (between hands).
+        """Adds chips to the seat's stack (between hands; internal).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CloseTable(self, request, context):
+        """Closes the table: no more hands or seats (internal). Between hands only:
+        while a hand runs it is FAILED_PRECONDITION (reason HAND_RUNNING; leave
+        every seat, then close). A closed table is FAILED_PRECONDITION (reason
+        TABLE_CLOSED) to a new request. Its seats leave with LeaveSeat.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -225,6 +242,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.AddChips,
                     request_deserializer=poker_dot_v1_dot_table__service__pb2.AddChipsRequest.FromString,
                     response_serializer=poker_dot_v1_dot_table__service__pb2.AddChipsResponse.SerializeToString,
+            ),
+            'CloseTable': grpc.unary_unary_rpc_method_handler(
+                    servicer.CloseTable,
+                    request_deserializer=poker_dot_v1_dot_table__service__pb2.CloseTableRequest.FromString,
+                    response_serializer=poker_dot_v1_dot_table__service__pb2.CloseTableResponse.SerializeToString,
             ),
             'SubmitAction': grpc.unary_unary_rpc_method_handler(
                     servicer.SubmitAction,
@@ -442,6 +464,33 @@ class TableService:
             '/poker.v1.TableService/AddChips',
             poker_dot_v1_dot_table__service__pb2.AddChipsRequest.SerializeToString,
             poker_dot_v1_dot_table__service__pb2.AddChipsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CloseTable(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.v1.TableService/CloseTable',
+            poker_dot_v1_dot_table__service__pb2.CloseTableRequest.SerializeToString,
+            poker_dot_v1_dot_table__service__pb2.CloseTableResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -5,10 +5,17 @@ The table service: plays hands at tables it owns.
 
 Conventions
 - Authentication is sent as gRPC metadata, never in messages:
-  `authorization: Bearer <token>`. Seat calls (LeaveSeat, SitOut, SitIn,
-  SubmitAction, ShowCards, AddChips, and GetTableView/WatchTable for a seat)
-  take the seat token SeatPlayer issued; admin calls (CreateTable,
-  SeatPlayer) take an admin token. A wrong or missing token is
+  `authorization: Bearer <token>`. Seat calls (SitOut, SitIn, SubmitAction,
+  ShowCards, and GetTableView/WatchTable for a seat) take the seat token
+  SeatPlayer issued (players get theirs from the lobby). Internal calls
+  (CreateTable, SeatPlayer, LeaveSeat, AddChips, CloseTable: those that
+  move seats or chips in or out) take the service credential (the lobby's;
+  FELT_ADMIN_TOKEN), never a player's token: without a token they are
+  UNAUTHENTICATED (reason SERVICE_CREDENTIAL_REQUIRED), with a seat or AI
+  token PERMISSION_DENIED (reason SERVICE_ONLY). For LeaveSeat and
+  AddChips the service acts as one occupant by sending that seat's token in
+  `x-felt-seat-token` metadata too (checked like a seat token), or without
+  it for whoever sits at the seat. A wrong or missing seat token is
   UNAUTHENTICATED; a token for another seat is PERMISSION_DENIED.
 - Every mutating call carries a client-generated `request_id` (a UUID). A
   retry of the same request with the same id returns the original response
@@ -64,19 +71,27 @@ class TableServiceStub:
     GetTable: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.GetTableRequest, _table_service_pb2.GetTableResponse]
     """Returns a table's public state."""
     SeatPlayer: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.SeatPlayerRequest, _table_service_pb2.SeatPlayerResponse]
-    """Seats a player and issues the seat token the player acts with (admin,
-    until the lobby exists).
+    """Seats a player and issues the seat token the player acts with
+    (internal: the lobby's service credential).
     """
     LeaveSeat: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.LeaveSeatRequest, _table_service_pb2.LeaveSeatResponse]
     """Leaves the table with the seat's chips (after the running hand if the
-    seat is dealt in; its cards are folded when it is to act).
+    seat is dealt in; its cards are folded when it is to act). Internal: the
+    lobby leaves for its players (LobbyService.LeaveLounge), so that the
+    chips reach their balance. Allowed at a closed table.
     """
     SitOut: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.SitOutRequest, _table_service_pb2.SitOutResponse]
     """Stops being dealt in from the next hand."""
     SitIn: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.SitInRequest, _table_service_pb2.SitInResponse]
     """Is dealt in again from the next hand."""
     AddChips: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.AddChipsRequest, _table_service_pb2.AddChipsResponse]
-    """Adds chips to the seat's stack (between hands)."""
+    """Adds chips to the seat's stack (between hands; internal)."""
+    CloseTable: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.CloseTableRequest, _table_service_pb2.CloseTableResponse]
+    """Closes the table: no more hands or seats (internal). Between hands only:
+    while a hand runs it is FAILED_PRECONDITION (reason HAND_RUNNING; leave
+    every seat, then close). A closed table is FAILED_PRECONDITION (reason
+    TABLE_CLOSED) to a new request. Its seats leave with LeaveSeat.
+    """
     SubmitAction: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.SubmitActionRequest, _table_service_pb2.SubmitActionResponse]
     """Acts in the running hand."""
     ShowCards: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.ShowCardsRequest, _table_service_pb2.ShowCardsResponse]
@@ -100,19 +115,27 @@ class TableServiceAsyncStub(TableServiceStub):
     GetTable: _aio.UnaryUnaryMultiCallable[_table_service_pb2.GetTableRequest, _table_service_pb2.GetTableResponse]  # type: ignore[assignment]
     """Returns a table's public state."""
     SeatPlayer: _aio.UnaryUnaryMultiCallable[_table_service_pb2.SeatPlayerRequest, _table_service_pb2.SeatPlayerResponse]  # type: ignore[assignment]
-    """Seats a player and issues the seat token the player acts with (admin,
-    until the lobby exists).
+    """Seats a player and issues the seat token the player acts with
+    (internal: the lobby's service credential).
     """
     LeaveSeat: _aio.UnaryUnaryMultiCallable[_table_service_pb2.LeaveSeatRequest, _table_service_pb2.LeaveSeatResponse]  # type: ignore[assignment]
     """Leaves the table with the seat's chips (after the running hand if the
-    seat is dealt in; its cards are folded when it is to act).
+    seat is dealt in; its cards are folded when it is to act). Internal: the
+    lobby leaves for its players (LobbyService.LeaveLounge), so that the
+    chips reach their balance. Allowed at a closed table.
     """
     SitOut: _aio.UnaryUnaryMultiCallable[_table_service_pb2.SitOutRequest, _table_service_pb2.SitOutResponse]  # type: ignore[assignment]
     """Stops being dealt in from the next hand."""
     SitIn: _aio.UnaryUnaryMultiCallable[_table_service_pb2.SitInRequest, _table_service_pb2.SitInResponse]  # type: ignore[assignment]
     """Is dealt in again from the next hand."""
     AddChips: _aio.UnaryUnaryMultiCallable[_table_service_pb2.AddChipsRequest, _table_service_pb2.AddChipsResponse]  # type: ignore[assignment]
-    """Adds chips to the seat's stack (between hands)."""
+    """Adds chips to the seat's stack (between hands; internal)."""
+    CloseTable: _aio.UnaryUnaryMultiCallable[_table_service_pb2.CloseTableRequest, _table_service_pb2.CloseTableResponse]  # type: ignore[assignment]
+    """Closes the table: no more hands or seats (internal). Between hands only:
+    while a hand runs it is FAILED_PRECONDITION (reason HAND_RUNNING; leave
+    every seat, then close). A closed table is FAILED_PRECONDITION (reason
+    TABLE_CLOSED) to a new request. Its seats leave with LeaveSeat.
+    """
     SubmitAction: _aio.UnaryUnaryMultiCallable[_table_service_pb2.SubmitActionRequest, _table_service_pb2.SubmitActionResponse]  # type: ignore[assignment]
     """Acts in the running hand."""
     ShowCards: _aio.UnaryUnaryMultiCallable[_table_service_pb2.ShowCardsRequest, _table_service_pb2.ShowCardsResponse]  # type: ignore[assignment]
@@ -151,8 +174,8 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _table_service_pb2.SeatPlayerRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_table_service_pb2.SeatPlayerResponse, _abc.Awaitable[_table_service_pb2.SeatPlayerResponse]]:
-        """Seats a player and issues the seat token the player acts with (admin,
-        until the lobby exists).
+        """Seats a player and issues the seat token the player acts with
+        (internal: the lobby's service credential).
         """
 
     @_abc_1.abstractmethod
@@ -162,7 +185,9 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_service_pb2.LeaveSeatResponse, _abc.Awaitable[_table_service_pb2.LeaveSeatResponse]]:
         """Leaves the table with the seat's chips (after the running hand if the
-        seat is dealt in; its cards are folded when it is to act).
+        seat is dealt in; its cards are folded when it is to act). Internal: the
+        lobby leaves for its players (LobbyService.LeaveLounge), so that the
+        chips reach their balance. Allowed at a closed table.
         """
 
     @_abc_1.abstractmethod
@@ -187,7 +212,19 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _table_service_pb2.AddChipsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_table_service_pb2.AddChipsResponse, _abc.Awaitable[_table_service_pb2.AddChipsResponse]]:
-        """Adds chips to the seat's stack (between hands)."""
+        """Adds chips to the seat's stack (between hands; internal)."""
+
+    @_abc_1.abstractmethod
+    def CloseTable(
+        self,
+        request: _table_service_pb2.CloseTableRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_service_pb2.CloseTableResponse, _abc.Awaitable[_table_service_pb2.CloseTableResponse]]:
+        """Closes the table: no more hands or seats (internal). Between hands only:
+        while a hand runs it is FAILED_PRECONDITION (reason HAND_RUNNING; leave
+        every seat, then close). A closed table is FAILED_PRECONDITION (reason
+        TABLE_CLOSED) to a new request. Its seats leave with LeaveSeat.
+        """
 
     @_abc_1.abstractmethod
     def SubmitAction(

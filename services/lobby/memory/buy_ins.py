@@ -141,13 +141,25 @@ class MemoryBuyIns:
         return saga
 
     async def left(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
+        return await self.vacated(
+            saga_id, (BuyInState.LEAVING,), Kind.CASH_OUT, cash_out_key(saga_id), stack, at
+        )
+
+    async def vacated(
+        self,
+        saga_id: str,
+        states: tuple[BuyInState, ...],
+        kind: Kind,
+        key: RequestKey,
+        stack: int,
+        at: datetime,
+    ) -> BuyIn:
+        """As ``PgBuyIns.vacated``: from ``states`` to LEFT with ``stack`` credited once."""
         saga = self.sagas[saga_id]
-        if saga.state is not BuyInState.LEAVING:
+        if saga.state not in states:
             return saga
         if stack > 0:
-            await self.ledger.move(
-                saga.player_id, Kind.CASH_OUT, stack, cash_out_key(saga_id), at, saga.lounge_id
-            )
+            await self.ledger.move(saga.player_id, kind, stack, key, at, saga.lounge_id)
         lounge = self.lounges._lounges[saga.lounge_id]
         self.lounges._lounges[saga.lounge_id] = replace(
             lounge,

@@ -6,7 +6,13 @@ from dataclasses import dataclass, field, replace
 
 from poker.events.v1 import events_pb2 as epb
 from services.lobby.ports.lounges import LoungeSeat
-from services.lobby.ports.tables import Departure, SeatGrant, TableRefused, TablesUnavailable
+from services.lobby.ports.tables import (
+    Departure,
+    Occupants,
+    SeatGrant,
+    TableRefused,
+    TablesUnavailable,
+)
 
 
 @dataclass(slots=True)
@@ -19,6 +25,9 @@ class FakeTable:
     leaving: dict[int, str] = field(default_factory=dict)  # seat: its leave's request id
     # PlayerLeft events: (sequence, seat, player id, stack, the leave's request id)
     left: list[tuple[int, int, str, int, str]] = field(default_factory=list)
+    closed: bool = False
+    seated_by: dict[int, str] = field(default_factory=dict)  # seat: its SeatPlayer's request id
+    vacated_by: list[str] = field(default_factory=list)  # of each ``left``: its seating's id
 
 
 class MemoryTables:
@@ -69,6 +78,8 @@ class MemoryTables:
             table = self.tables.get(table_id)
             if table is None:
                 raise TableRefused("NO_TABLE", f"no table {table_id}")
+            if table.closed:
+                raise TableRefused("TABLE_CLOSED", "the table is closed")
             if seat is None:
                 count = epb.TableConfig.FromString(table.config).seat_count
                 free = [s for s in range(count) if s not in table.seats]
@@ -78,8 +89,9 @@ class MemoryTables:
             if seat in table.seats:
                 raise TableRefused("SEAT_TAKEN", f"seat {seat} is taken")
             table.seats[seat] = LoungeSeat(seat, player_id, display_name, ai_level, stack)
+            table.seated_by[seat] = request_id
             table.sequence += 1
-            answer = SeatGrant(seat, f"token-{request_id}", None)
+            answer = SeatGrant(seat, f"token-{request_id}", None, table.sequence)
             self._answers[key] = answer
             self._answers[f"token/{answer.seat_token}"] = (table_id, seat)
         self._answer()
@@ -95,7 +107,9 @@ class MemoryTables:
             if table is None:
                 raise TableRefused("NO_TABLE", f"no table {table_id}")
             player = table.seats.get(seat)
-            if player is None or self._answers.get(f"token/{seat_token}") != (table_id, seat):
+            if player is None:
+                raise TableRefused("SEAT_EMPTY", f"nobody sits at seat {seat}")
+            if seat_token and self._answers.get(f"token/{seat_token}") != (table_id, seat):
                 raise TableRefused("BAD_SEAT_TOKEN", "not this seat's token")
             if seat in table.leaving:
                 raise TableRefused("ALREADY_LEAVING", f"seat {seat} leaves when this hand ends")
@@ -110,6 +124,40 @@ class MemoryTables:
         assert isinstance(answer, Departure)
         return answer
 
+    async def close(self, table_id: str, request_id: str) -> bool:
+        self._gate()
+        table = self.tables.get(table_id)
+        if table is None:
+            raise TableRefused("NO_TABLE", f"no table {table_id}")
+        if not table.closed and table.dealt_in:
+            self._answer()
+            return False
+        if not table.closed:
+            table.closed = True
+            table.sequence += 1
+        self._answer()
+        return True
+
+    async def occupants(self, table_id: str) -> Occupants:
+        self._gate()
+        table = self.tables.get(table_id)
+        if table is None:
+            raise TableRefused("NO_TABLE", f"no table {table_id}")
+        found = Occupants(
+            table.sequence,
+            table.closed,
+            tuple((n, s.player_id) for n, s in sorted(table.seats.items())),
+        )
+        self._answer()
+        return found
+
+    def end_by_itself(self, table_id: str) -> None:
+        """The table reached its limit: closed after the hand (its seats still sit there)."""
+        self.end_hand(table_id)
+        table = self.tables[table_id]
+        table.closed = True
+        table.sequence += 1
+
     def _vacate(self, table_id: str, seat: int, request_id: str) -> None:
         """PlayerLeft: the seat is free and its token void."""
         table = self.tables[table_id]
@@ -117,6 +165,7 @@ class MemoryTables:
             del self._answers[key]
         player = table.seats.pop(seat)
         table.left.append((table.sequence, seat, player.player_id, player.stack, request_id))
+        table.vacated_by.append(table.seated_by.pop(seat, ""))
 
     async def vacated(
         self, table_id: str, seat: int, player_id: str, after_sequence: int

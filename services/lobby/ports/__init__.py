@@ -1,7 +1,7 @@
 """The lobby's ports: what it stores, as ``typing.Protocol``s, and the values they hold.
 
 One module per port (``players``, ``sessions``, ``throttle``, ``ledger``,
-``lounges``, ``tables``, ``buy_ins``); this package re-exports their public
+``lounges``, ``tables``, ``buy_ins``, ``closes``); this package re-exports their public
 names. Each port has a PostgreSQL adapter (``services.lobby.postgres``) and an
 in-memory fake (``services.lobby.memory``); one contract suite per port
 (``tests/integration/lobby/test_*_contract.py``) runs against both, so the
@@ -26,6 +26,7 @@ from services.lobby.ports.buy_ins import (
     refund_key,
     reserve_key,
 )
+from services.lobby.ports.closes import Closes, closed_key, ends_by_itself
 from services.lobby.ports.ledger import (
     Account,
     InsufficientChips,
@@ -50,6 +51,7 @@ from services.lobby.ports.players import AlreadyRegistered, NameTaken, NewPlayer
 from services.lobby.ports.sessions import Rotation, Session, Sessions, TokenHasher
 from services.lobby.ports.tables import (
     Departure,
+    Occupants,
     SeatGrant,
     TableRefused,
     Tables,
@@ -63,6 +65,7 @@ __all__ = [
     "BuyIn",
     "BuyInState",
     "BuyIns",
+    "Closes",
     "Departure",
     "InsufficientChips",
     "Kind",
@@ -79,6 +82,7 @@ __all__ = [
     "NewPlayer",
     "NoAccount",
     "NotSeated",
+    "Occupants",
     "Player",
     "Players",
     "Reservation",
@@ -96,6 +100,8 @@ __all__ = [
     "Totals",
     "cash_out_key",
     "check_top_up",
+    "closed_key",
+    "ends_by_itself",
     "refund_key",
     "reserve_key",
 ]

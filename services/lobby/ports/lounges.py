@@ -13,6 +13,8 @@ from felt.idempotency import RequestKey
 class LoungeState(enum.StrEnum):
     CREATING = "creating"  # its row is written; its table and AI seats may not be yet
     OPEN = "open"  # its table exists and its AI players sit there
+    CLOSING = "closing"  # closed by its owner or its limit: its seats' chips are going home
+    CLOSED = "closed"  # its table is closed and every seat's chips are home
 
 
 @dataclass(frozen=True, slots=True)

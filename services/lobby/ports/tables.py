@@ -1,4 +1,4 @@
-"""The ``Tables`` port: the table service as the lobby's admin client sees it."""
+"""The ``Tables`` port: the table service as the lobby (its service credential) sees it."""
 
 from __future__ import annotations
 
@@ -14,6 +14,16 @@ class SeatGrant:
     seat: int
     seat_token: str
     expires_at: datetime | None  # None: never
+    sequence: int = 0  # the table's sequence with the player seated (its PlayerSeated)
+
+
+@dataclass(frozen=True, slots=True)
+class Occupants:
+    """A table's seats as ``GetTable`` shows them: who sits where, at which sequence."""
+
+    sequence: int
+    closed: bool
+    seats: tuple[tuple[int, str], ...]  # (seat, player id) of each taken seat
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +67,17 @@ class Tables(Protocol):
     ) -> SeatGrant: ...
 
     async def leave(self, table_id: str, seat: int, seat_token: str, request_id: str) -> Departure:
-        """``LeaveSeat`` as the seat (its token): the seat is vacated now, or, dealt in, when
-        the hand in play ends."""
+        """``LeaveSeat`` as the seat (its token; "": for whoever sits there, as closing a table
+        does): the seat is vacated now, or, dealt in, when the hand in play ends."""
+        ...
+
+    async def close(self, table_id: str, request_id: str) -> bool:
+        """``CloseTable``: True once the table is closed (now, or already), False while a
+        hand runs (it closes between hands)."""
+        ...
+
+    async def occupants(self, table_id: str) -> Occupants:
+        """``GetTable``: who sits where now."""
         ...
 
     async def vacated(

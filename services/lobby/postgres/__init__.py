@@ -11,6 +11,7 @@ refreshes with one token only one rotates it. The schema is
 """
 
 from services.lobby.postgres.buy_ins import PgBuyIns
+from services.lobby.postgres.closes import PgCloses
 from services.lobby.postgres.ledger import PgLedger
 from services.lobby.postgres.lounges import PgLounges
 from services.lobby.postgres.players import PgPlayers
@@ -19,6 +20,7 @@ from services.lobby.postgres.throttle import PgThrottle
 
 __all__ = [
     "PgBuyIns",
+    "PgCloses",
     "PgLedger",
     "PgLounges",
     "PgPlayers",

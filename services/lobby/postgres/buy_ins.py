@@ -176,24 +176,33 @@ class PgBuyIns:
             return _buy_in(row)
 
     async def left(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
+        return await self.vacated(
+            saga_id, (BuyInState.LEAVING,), Kind.CASH_OUT, cash_out_key(saga_id), stack, at
+        )
+
+    async def vacated(
+        self,
+        saga_id: str,
+        states: tuple[BuyInState, ...],
+        kind: Kind,
+        key: RequestKey,
+        stack: int,
+        at: datetime,
+    ) -> BuyIn:
+        """A vacated seat's saga from one of ``states`` to LEFT, its ``stack`` back to the
+        balance as ``kind`` (ledger key ``key``, once; none for 0), its lounge seat freed,
+        in one transaction; from any other state nothing changes. A leave's cash-out and a
+        close's "table closed" (``services.lobby.postgres.closes``) are both this."""
         async with self.pool.acquire() as conn, conn.transaction():
             row = await conn.fetchrow("SELECT player_id FROM buy_ins WHERE saga_id = $1", saga_id)
             if row is None:
                 raise KeyError(saga_id)
             account = await lock_account(conn, row["player_id"])  # the order reserve takes
             saga = await self._locked(conn, saga_id)
-            if saga.state is not BuyInState.LEAVING:
+            if saga.state not in states:
                 return saga
-            if stack > 0 and await first_movement(conn, cash_out_key(saga_id)) is None:
-                await write_movement(
-                    conn,
-                    account,
-                    Kind.CASH_OUT,
-                    stack,
-                    cash_out_key(saga_id),
-                    at,
-                    saga.lounge_id,
-                )
+            if stack > 0 and await first_movement(conn, key) is None:
+                await write_movement(conn, account, kind, stack, key, at, saga.lounge_id)
             freed = await conn.execute(
                 "DELETE FROM lounge_seats WHERE lounge_id = $1 AND seat = $2 AND player_id = $3",
                 saga.lounge_id,

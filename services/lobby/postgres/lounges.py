@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncpg
 
 from felt.idempotency import RequestReused
+from services.lobby.ports.closes import ends_by_itself
 from services.lobby.ports.lounges import (
     Lounge,
     LoungeFilter,
@@ -85,8 +86,8 @@ class PgLounges:
             row = await conn.fetchrow(
                 "INSERT INTO lounges (lounge_id, owner_id, name, variant, config, stake, "
                 "seat_count, seats_taken, min_buy_in, max_buy_in, private, invite_code, state, "
-                "request_key, fingerprint, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
-                "$9, $10, $11, $12, 'creating', $13, $14, $15) "
+                "request_key, fingerprint, created_at, ends_by_itself) VALUES ($1, $2, $3, $4, "
+                "$5, $6, $7, $8, $9, $10, $11, $12, 'creating', $13, $14, $15, $16) "
                 f"ON CONFLICT (request_key) DO NOTHING RETURNING {_LOUNGE}",
                 new.lounge_id,
                 new.owner_id,
@@ -103,6 +104,7 @@ class PgLounges:
                 new.request.key,
                 new.request.fingerprint,
                 new.at,
+                ends_by_itself(new.config),
             )
             if row is None:  # a retry: the first lounge of this request
                 first = await conn.fetchrow(

@@ -22,15 +22,17 @@ from felt.migrations import migrate
 from services.lobby.db_cli import MIGRATIONS
 from services.lobby.memory import (
     MemoryBuyIns,
+    MemoryCloses,
     MemoryLedger,
     MemoryLounges,
     MemoryPlayers,
     MemorySessions,
     MemoryThrottle,
 )
-from services.lobby.ports import BuyIns, Ledger, Lounges, Players, Sessions, Throttle
+from services.lobby.ports import BuyIns, Closes, Ledger, Lounges, Players, Sessions, Throttle
 from services.lobby.postgres import (
     PgBuyIns,
+    PgCloses,
     PgLedger,
     PgLounges,
     PgPlayers,
@@ -129,6 +131,7 @@ class Stores:
     ledger: Ledger
     lounges: Lounges
     buy_ins: BuyIns
+    closes: Closes
 
 
 @pytest.fixture(params=["memory", "postgres"])
@@ -136,6 +139,7 @@ async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
     """The ports on the in-memory fakes, then on PostgreSQL: every contract test runs on both."""
     if request.param == "memory":
         ledger, lounges, players = MemoryLedger(), MemoryLounges(), MemoryPlayers()
+        buy_ins = MemoryBuyIns(ledger, lounges, players)
         yield Stores(
             "memory",
             players,
@@ -143,7 +147,8 @@ async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
             MemoryThrottle(),
             ledger,
             lounges,
-            MemoryBuyIns(ledger, lounges, players),
+            buy_ins,
+            MemoryCloses(buy_ins),
         )
         return
     pool = await empty_pool(request.getfixturevalue("lobby_dsn"))
@@ -156,6 +161,7 @@ async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
             PgLedger(pool),
             PgLounges(pool),
             PgBuyIns(pool),
+            PgCloses(pool),
         )
     finally:
         await pool.close()

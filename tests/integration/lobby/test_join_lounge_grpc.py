@@ -153,3 +153,60 @@ async def test_a_half_done_buy_in_is_finished_at_start(lobby: Lobby) -> None:
     calls = lobby.tables.calls
     joined = await stub.JoinLounge(join, metadata=auth(alice))
     assert (joined.seat, joined.balance) == (0, 9_700) and lobby.tables.calls == calls
+
+
+async def test_close_lounge(lobby: Lobby) -> None:
+    """CloseLounge over gRPC: its owner only (NOT_OWNER, NO_LOUNGE), a seat dealt in sent home
+    as "table closed" when its hand ends (the recovery pass of a restarted lobby), joins
+    refused from the close on, the closed lounge still shown (not listed), a retry unchanged."""
+    stub = await lobby.start()
+    alice, bob = await guest(stub, "Alice"), await guest(stub, "Bob")
+    config = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=3, small_blind=5, big_blind=10)
+    create = pb.CreateLoungeRequest(name="Closing", config=config, request_id=rid())
+    lounge = (await stub.CreateLounge(create, metadata=auth(alice))).lounge
+    lid = lounge.lounge_id
+    start = await balance(stub, bob)
+    join = pb.JoinLoungeRequest(lounge_id=lid, seat=1, buy_in=500, request_id=rid())
+    await stub.JoinLounge(join, metadata=auth(bob))
+    lobby.tables.deal(lid)
+    close = pb.CloseLoungeRequest(lounge_id=lid, request_id=rid())
+    assert await refused(stub.CloseLounge(close, metadata=auth(bob))) == (
+        grpc.StatusCode.PERMISSION_DENIED,
+        "NOT_OWNER",
+    )
+    nowhere = pb.CloseLoungeRequest(lounge_id="l-nowhere", request_id=rid())
+    assert await refused(stub.CloseLounge(nowhere, metadata=auth(alice))) == (
+        grpc.StatusCode.NOT_FOUND,
+        "NO_LOUNGE",
+    )
+    assert await refused(stub.CloseLounge(close)) == (
+        grpc.StatusCode.UNAUTHENTICATED,
+        "TOKEN_MISSING",
+    )
+    closing = (await stub.CloseLounge(close, metadata=auth(alice))).lounge
+    assert closing.state == lpb.LOUNGE_STATE_CLOSING and not closing.open  # the hand first
+    assert await balance(stub, bob) == start - 500
+    late = pb.JoinLoungeRequest(lounge_id=lid, buy_in=500, request_id=rid())
+    assert await refused(stub.JoinLounge(late, metadata=auth(alice))) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "LOUNGE_NOT_OPEN",
+    )
+    listed = await stub.ListLounges(pb.ListLoungesRequest(), metadata=auth(bob))
+    assert lid not in [x.lounge_id for x in listed.lounges]
+    lobby.tables.end_hand(lid)
+    await lobby.stop()
+    stub = await lobby.start()  # a new lobby: its start's recovery pass finishes the close
+    seen = (await stub.GetLounge(pb.GetLoungeRequest(lounge_id=lid), metadata=auth(bob))).lounge
+    assert seen.state == lpb.LOUNGE_STATE_CLOSED and not seen.seats
+    assert await balance(stub, bob) == start
+    entries = (
+        await stub.ListLedgerEntries(pb.ListLedgerEntriesRequest(), metadata=auth(bob))
+    ).entries
+    assert (entries[0].kind, entries[0].amount, entries[0].table_id) == (
+        lpb.LEDGER_ENTRY_KIND_TABLE_CLOSED,
+        500,
+        lid,
+    )
+    again = (await stub.CloseLounge(close, metadata=auth(alice))).lounge
+    assert again.state == lpb.LOUNGE_STATE_CLOSED
+    assert await balance(stub, bob) == start

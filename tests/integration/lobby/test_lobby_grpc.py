@@ -19,6 +19,7 @@ import pytest
 from argon2 import PasswordHasher
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
+from felt.tokens import DEV_SERVICE_TOKEN
 from poker.v1 import lobby_pb2 as lpb
 from poker.v1 import lobby_service_pb2 as pb
 from poker.v1 import lobby_service_pb2_grpc as rpc
@@ -60,6 +61,7 @@ async def lobby(lobby_dsn: str) -> AsyncIterator[Lobby]:
         passwords=Passwords(PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)),
         clock=clock,
         grace_s=0.5,
+        table_admin_token="lobby-tests-service",  # no table service is called here
     )
     running = await start_lobby_server(config)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{running.port}")
@@ -263,8 +265,15 @@ def test_production_mode_refuses_unsafe_secrets() -> None:
     with pytest.raises(ConfigError, match="differ"):
         LobbyServerConfig.from_env(same).check()
     good = {**env, "FELT_LOBBY_ACCESS_SECRET": "a" * 40, "FELT_LOBBY_REFRESH_SECRET": "r" * 40}
+    with pytest.raises(ConfigError, match="FELT_ADMIN_TOKEN"):  # the table service's credential
+        LobbyServerConfig.from_env(good).check()
+    with pytest.raises(ConfigError, match="public development service credential"):
+        LobbyServerConfig.from_env({**good, "FELT_ADMIN_TOKEN": DEV_SERVICE_TOKEN}).check()
+    good["FELT_ADMIN_TOKEN"] = "a-service-credential"
     LobbyServerConfig.from_env(good).check()
-    LobbyServerConfig.from_env(env, dev=True).check()
+    dev = LobbyServerConfig.from_env(env, dev=True)
+    dev.check()
+    assert dev.table_admin_token == DEV_SERVICE_TOKEN
     with pytest.raises(ConfigError, match="FELT_LOBBY_ACCESS_TTL_S"):
         LobbyServerConfig.from_env({**good, "FELT_LOBBY_ACCESS_TTL_S": "1"})
 
@@ -274,6 +283,7 @@ async def test_production_mode_refuses_a_schema_not_migrated(fresh_database: str
         "DATABASE_URL": fresh_database,
         "FELT_LOBBY_ACCESS_SECRET": "a" * 40,
         "FELT_LOBBY_REFRESH_SECRET": "r" * 40,
+        "FELT_ADMIN_TOKEN": "a-service-credential",
         "FELT_LOBBY_ADDR": "127.0.0.1:0",
     }
     with pytest.raises(ConfigError, match="felt db migrate"):
@@ -298,6 +308,7 @@ async def test_sign_ups_from_one_address_are_limited(lobby_dsn: str) -> None:
         clock=clock,
         grace_s=0.5,
         recover_every_s=0.05,
+        table_admin_token="lobby-tests-service",  # no table service is called here
     )
     running = await start_lobby_server(config)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{running.port}")

@@ -4,6 +4,7 @@ answered as the first call, refusals told apart from an unreachable service."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,12 +15,16 @@ import pytest
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb_table
 from poker.v1 import table_service_pb2 as tpb
+from services.lobby.closing import ClosingApp
 from services.lobby.lounges import AiSeat, LoungeApp
-from services.lobby.memory import MemoryLounges
-from services.lobby.ports import TableRefused, TablesUnavailable
+from services.lobby.memory import MemoryCloses, MemoryLounges
+from services.lobby.ports import Kind, LoungeState, TableRefused, TablesUnavailable
+from services.lobby.seating import SeatingApp
 from services.lobby.tables import GrpcTables
 from services.table.auth import Secrets
 from services.table.server import RunningTableServer, TableServerConfig, start_table_server
+from tests.unit.services.test_buy_ins_on_fakes import GRANT
+from tests.unit.services.test_buy_ins_on_fakes import World as BuyInWorld
 from tests.unit.services.test_lobby_app_on_fakes import req
 from tests.unit.services.test_lounges_on_fakes import World, nlhe
 
@@ -154,3 +159,49 @@ async def test_a_seat_dealt_in_is_vacated_when_its_hand_ends(channel: grpc.aio.C
     left_behind = sum(s.stack for s in got.seats if s.player_id)
     assert stack is not None and stack > 500  # it won the blind the other folded
     assert stack + left_behind == 1_000  # every chip accounted for
+
+
+async def test_a_table_closed_with_its_seats_sent_home(channel: grpc.aio.Channel) -> None:
+    """``Tables.close`` and ``occupants`` on a real table service, and a lounge's close through
+    them: a hand in play first (the seats asked to leave, the one to act folded for), then
+    every seat's stack home as "table closed", every chip accounted for."""
+    world = BuyInWorld()
+    tables = GrpcTables(channel, ADMIN)
+    lounges = LoungeApp(world.lobby.app, world.lounges, tables)
+    seating = SeatingApp(lounges, world.store, tables)
+    closing = ClosingApp(seating, MemoryCloses(world.store))
+    alice, bob = await world.player(1), await world.player(2)
+    lounge = await lounges.create(alice, req("lc"), "Closing", nlhe(2), 0, 0, [], False)
+    lid = lounge.lounge_id
+    await seating.join(alice, req("ja"), lid, 0, 500, "")
+    await seating.join(bob, req("jb"), lid, 1, 700, "")
+    watch = tables.stub.WatchTable(tpb.WatchTableRequest(table_id=lid), metadata=tables.metadata)
+    async for item in watch:  # the first hand is dealt by itself (two players)
+        if item.HasField("event") and item.event.WhichOneof("event") == "hole_cards_dealt":
+            break
+    watch.cancel()
+    assert await tables.close(lid, "close-early") is False  # HAND_RUNNING: between hands only
+    seen = await tables.occupants(lid)
+    sagas = sorted(world.store.sagas.values(), key=lambda s: s.seat or 0)
+    assert (seen.closed, [p for _, p in seen.seats]) == (False, [s.player_id for s in sagas])
+    closing_now = await closing.close(alice, req("c"), lid)
+    for _ in range(50):  # the hand ends (the seat to act folded for), then the table closes
+        if closing_now.state is LoungeState.CLOSED:
+            break
+        await asyncio.sleep(0.05)
+        closing_now = await closing.drive(closing_now)
+    assert closing_now.state is LoungeState.CLOSED
+    table = (await tables.stub.GetTable(tpb.GetTableRequest(table_id=lid))).table
+    assert table.state == tpb_table.TABLE_STATE_CLOSED and not any(s.player_id for s in table.seats)
+    assert await tables.close(lid, "close-again") is True  # closed already
+    with pytest.raises(TableRefused) as refused:
+        await tables.seat(lid, 0, "p-late", "Late", 500, 0, "late")
+    assert refused.value.reason == "TABLE_CLOSED"
+    home = {
+        p: (await world.lobby.app.balance(c)).balance for p, c in (("alice", alice), ("bob", bob))
+    }
+    assert sum(home.values()) == 2 * GRANT and home != {"alice": GRANT, "bob": GRANT}
+    totals = await world.ledger.totals()
+    assert totals.on_tables == 0 and totals.balances == totals.created
+    closed = [m for m in world.ledger._rows if m.kind is Kind.TABLE_CLOSED]
+    assert sorted(m.amount for m in closed) != [] and sum(m.amount for m in closed) == 1_200

@@ -37,7 +37,7 @@ from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
-from services.table.auth import Secrets
+from services.table.auth import SEAT_TOKEN_HEADER, Secrets
 from services.table.ratelimit import RateLimits
 from services.table.runtime import TableRuntime
 from services.table.server import RunningTableServer, TableServerConfig, start_table_server
@@ -88,6 +88,11 @@ class SeatKey:
     @property
     def md(self) -> tuple[tuple[str, str], ...]:
         return (("authorization", f"Bearer {self.token}"),)
+
+    @property
+    def service_md(self) -> tuple[tuple[str, str], ...]:
+        """The service credential acting as this seat (internal calls: LeaveSeat, AddChips)."""
+        return (("authorization", f"Bearer {ADMIN_TOKEN}"), (SEAT_TOKEN_HEADER, self.token))
 
 
 class Watcher:
@@ -242,6 +247,8 @@ class TableEnv:
         for runtime in list(manager.runtimes.values()):
             await runtime.stop()
         manager.runtimes.clear()
+        if server.announcer is not None:
+            await server.announcer.abandon()
         await server.server.stop(0)
         if server.store is not None:
             await server.store.aclose()

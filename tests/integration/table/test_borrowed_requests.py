@@ -131,7 +131,7 @@ async def test_the_next_deals_id_cannot_be_squatted(table_env: Env) -> None:
     # id first, in the old spelling and in the new one.
     for rid in (f"deal:{table_id}:{version + 3}", f"s/deal/{table_id}/{version + 3}"):
         chips = pb.AddChipsRequest(table_id=table_id, seat=0, request_id=rid, amount=1)
-        await stub.AddChips(chips, metadata=first.md)
+        await stub.AddChips(chips, metadata=first.service_md)
     await table_env.seat(stub, table_id, 1)
     assert await table_env.xlen(table_id) == version + 3
     dealt = await table_env.watch(stub, table_id, from_sequence=1).wait_event("hand_started")
@@ -199,7 +199,7 @@ async def test_leave_seat_with_a_submit_action_id_leaves(table_env: Env) -> None
     await table_env.submit(stub, table_id, actor, CALL, view.table.sequence, shared_id)
     left = await stub.LeaveSeat(
         pb.LeaveSeatRequest(table_id=table_id, seat=actor.seat, request_id=shared_id),
-        metadata=actor.md,
+        metadata=actor.service_md,
     )
     assert left.sequence > view.table.sequence
     stored = await table_env.stored(table_id)

@@ -160,7 +160,8 @@ async def test_the_table_closes_at_its_closing_time_after_the_running_hand(
     assert table.state == tpb.TABLE_STATE_CLOSED
     # Players still leave a closed table with their chips.
     left = await stub.LeaveSeat(
-        pb.LeaveSeatRequest(table_id=table_id, seat=0, request_id="bye"), metadata=keys[0].md
+        pb.LeaveSeatRequest(table_id=table_id, seat=0, request_id="bye"),
+        metadata=keys[0].service_md,
     )
     gone = await watcher.wait_event("player_left", seat=0)
     assert gone.player_left.stack == left.stack == table.seats[0].stack

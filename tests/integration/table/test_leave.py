@@ -30,7 +30,7 @@ async def test_leaving_when_to_act_folds_instead_of_checking_it_down(table_env: 
     assert called.view.hand.to_act == big_blind
     left = await stub.LeaveSeat(
         pb.LeaveSeatRequest(table_id=table_id, seat=big_blind, request_id="bye"),
-        metadata=keys[big_blind].md,
+        metadata=keys[big_blind].service_md,
     )
     folded = await watcher.wait_event("player_folded", seat=big_blind)
     assert folded.sequence > left.sequence
@@ -61,7 +61,7 @@ async def test_a_seats_next_occupant_cannot_see_or_show_the_last_players_cards(
     await table_env.submit(stub, table_id, keys[actor], fold, view.table.sequence)
     await stub.LeaveSeat(
         pb.LeaveSeatRequest(table_id=table_id, seat=actor, request_id="gone"),
-        metadata=keys[actor].md,
+        metadata=keys[actor].service_md,
     )
     await watcher.wait_event("player_left", seat=actor)
     mallory = await table_env.seat(stub, table_id, actor)

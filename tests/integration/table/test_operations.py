@@ -21,7 +21,7 @@ from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from services.grpc_server import PortInUse, aio_server, bind
 from services.serve import DEMO_BOTS, DEMO_TABLES, open_demo_tables
-from services.table.auth import DEFAULT_TOKEN_TTL_S, Secrets
+from services.table.auth import DEFAULT_TOKEN_TTL_S, DEV_SERVICE_TOKEN, Secrets
 from services.table.server import (
     DEV_SECRET,
     ConfigError,
@@ -92,6 +92,7 @@ async def test_felt_servers_bind_exclusively() -> None:
         (Secrets(DEV_SECRET, ADMIN), "public development secret"),
         (Secrets(b"short-secret", ADMIN), "at least 32 bytes"),
         (Secrets(SECRET, ""), "FELT_ADMIN_TOKEN is unset"),
+        (Secrets(SECRET, DEV_SERVICE_TOKEN), "public development service credential"),
         (Secrets(SECRET, ADMIN, token_ttl_s=0), "seat token lifetime"),
     ],
 )
@@ -109,12 +110,18 @@ async def test_the_default_configuration_starts_only_in_development_mode(table_e
         await start_table_server(TableServerConfig(table_env.redis_url, address="127.0.0.1:0"))
     config = TableServerConfig.from_env({"REDIS_URL": table_env.redis_url}, dev=True)
     assert config.dev_mode and config.secrets.token_secret == DEV_SECRET
+    assert config.secrets.admin_token == DEV_SERVICE_TOKEN
     server = await table_env.start_server(secrets=config.secrets, dev_mode=True)
     stub = table_env.stub(server)
-    # Development mode: admin calls are open.
-    response = await stub.CreateTable(
-        pb.CreateTableRequest(table_id="dev", config=table_env.nlhe(2), request_id="c")
-    )
+    # Development mode: internal calls take the public development service credential, and
+    # are no more open without it than in production.
+    create = pb.CreateTableRequest(table_id="dev", config=table_env.nlhe(2), request_id="c")
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await stub.CreateTable(create)
+    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert table_env.error_reason(refused.value) == "SERVICE_CREDENTIAL_REQUIRED"
+    service = (("authorization", f"Bearer {DEV_SERVICE_TOKEN}"),)
+    response = await stub.CreateTable(create, metadata=service)
     assert response.table.table_id == "dev"
 
 

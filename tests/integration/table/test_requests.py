@@ -186,7 +186,7 @@ async def test_refused_requests_say_why_and_change_nothing(table_env: Env) -> No
             "add chips mid-hand",
             lambda: stub.AddChips(
                 pb.AddChipsRequest(table_id=table_id, seat=0, amount=10, request_id="a1"),
-                metadata=keys[0].md,
+                metadata=keys[0].service_md,
             ),
             code.FAILED_PRECONDITION,
             "HAND_RUNNING",
@@ -211,13 +211,89 @@ async def test_refused_requests_say_why_and_change_nothing(table_env: Env) -> No
             "SEAT_TAKEN",
         ),
         (
-            "seat without admin token",
+            "seat without the service credential",
             lambda: stub.SeatPlayer(
                 pb.SeatPlayerRequest(
                     table_id=table_id, seat=1, player_id="carol", stack=100, request_id="p2"
                 )
             ),
             code.UNAUTHENTICATED,
+            "SERVICE_CREDENTIAL_REQUIRED",
+        ),
+        (
+            "seat with a player's seat token",
+            lambda: stub.SeatPlayer(
+                pb.SeatPlayerRequest(
+                    table_id=table_id, seat=2, player_id="carol", stack=100, request_id="p3"
+                ),
+                metadata=keys[0].md,
+            ),
+            code.PERMISSION_DENIED,
+            "SERVICE_ONLY",
+        ),
+        (
+            "add chips with the seat's own token",
+            lambda: stub.AddChips(
+                pb.AddChipsRequest(table_id=table_id, seat=0, amount=10, request_id="a2"),
+                metadata=keys[0].md,
+            ),
+            code.PERMISSION_DENIED,
+            "SERVICE_ONLY",
+        ),
+        (
+            "add chips with the AI workers' token",
+            lambda: stub.AddChips(
+                pb.AddChipsRequest(table_id=table_id, seat=0, amount=10, request_id="a3"),
+                metadata=table_env.ai_md,
+            ),
+            code.PERMISSION_DENIED,
+            "SERVICE_ONLY",
+        ),
+        (
+            "leave with the seat's own token",
+            lambda: stub.LeaveSeat(
+                pb.LeaveSeatRequest(table_id=table_id, seat=0, request_id="l1"),
+                metadata=keys[0].md,
+            ),
+            code.PERMISSION_DENIED,
+            "SERVICE_ONLY",
+        ),
+        (
+            "leave without a token",
+            lambda: stub.LeaveSeat(pb.LeaveSeatRequest(table_id=table_id, seat=0, request_id="l2")),
+            code.UNAUTHENTICATED,
+            "SERVICE_CREDENTIAL_REQUIRED",
+        ),
+        (
+            "close with a seat token",
+            lambda: stub.CloseTable(
+                pb.CloseTableRequest(table_id=table_id, request_id="c1"), metadata=keys[1].md
+            ),
+            code.PERMISSION_DENIED,
+            "SERVICE_ONLY",
+        ),
+        (
+            "close without a token",
+            lambda: stub.CloseTable(pb.CloseTableRequest(table_id=table_id, request_id="c2")),
+            code.UNAUTHENTICATED,
+            "SERVICE_CREDENTIAL_REQUIRED",
+        ),
+        (
+            "close mid-hand",
+            lambda: stub.CloseTable(
+                pb.CloseTableRequest(table_id=table_id, request_id="c3"),
+                metadata=table_env.admin,
+            ),
+            code.FAILED_PRECONDITION,
+            "HAND_RUNNING",
+        ),
+        (
+            "the service as another seat's token",
+            lambda: stub.LeaveSeat(
+                pb.LeaveSeatRequest(table_id=table_id, seat=0, request_id="l3"),
+                metadata=keys[1].service_md,
+            ),
+            code.PERMISSION_DENIED,
             "",
         ),
         (
@@ -314,7 +390,8 @@ async def test_only_the_seat_token_sees_the_seat_cards(table_env: Env) -> None:
 
     # A new occupant's token does not open the old occupant's hands, and the old token is dead.
     left = await stub.LeaveSeat(
-        pb.LeaveSeatRequest(table_id=table_id, seat=1, request_id="bye"), metadata=keys[1].md
+        pb.LeaveSeatRequest(table_id=table_id, seat=1, request_id="bye"),
+        metadata=keys[1].service_md,
     )
     assert left.stack == 990  # still dealt in: it leaves when the hand ends
     watcher = table_env.watch(stub, table_id, from_sequence=left.sequence)

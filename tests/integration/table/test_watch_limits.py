@@ -74,7 +74,7 @@ async def _add_chips(
             pb.AddChipsRequest(
                 table_id=table_id, seat=key.seat, amount=1, request_id=uuid.uuid4().hex
             ),
-            metadata=key.md,
+            metadata=key.service_md,
         )
 
     for start in range(0, times, concurrency):

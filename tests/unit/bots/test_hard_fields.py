@@ -9,7 +9,7 @@ of the pot and folds the rest.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from felt.bots import get_bot
@@ -56,13 +56,21 @@ def test_table_read_of_loose_and_wild_fields() -> None:
     assert tight.check_fold[0] > tight.fold
 
 
+def checked_to_after_the_flop(view: HandView, legal: LegalActions) -> bool:
+    return view.street != Street.PREFLOP and legal.can_check
+
+
 class Recorder:
-    """A hard bot that keeps its postflop checked-to decision points (view, history, legal)."""
+    """A hard bot that keeps the decision points (view, history, legal) that ``keep`` selects:
+    by default its Hold'em decisions after the flop with nothing to call."""
 
     name = "hard"
 
-    def __init__(self) -> None:
+    def __init__(
+        self, keep: Callable[[HandView, LegalActions], bool] = checked_to_after_the_flop
+    ) -> None:
         self.bot = HardBot()
+        self.keep = keep
         self.points: list[tuple[HandView, tuple[Event, ...], LegalActions]] = []
 
     def decide(
@@ -73,7 +81,7 @@ class Recorder:
         rng: random.Random,
         table: TableStats | None = None,
     ) -> Decision:
-        if view.street != Street.PREFLOP and legal.can_check:
+        if self.keep(view, legal):
             self.points.append((view, tuple(history), legal))
         return self.bot.decide(view, history, legal, rng, table)
 

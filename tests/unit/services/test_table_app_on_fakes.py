@@ -10,12 +10,15 @@ that a refused or retried request changes nothing.
 from __future__ import annotations
 
 import asyncio
+import time
+import types
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import timedelta
 
 import pytest
 
+import services.table.auth as auth_module
 from felt.decisions import MemoryDecisionQueue
 from felt.eventstore import MemoryEventStore
 from felt.idempotency import ClientRequest
@@ -117,7 +120,7 @@ async def test_create_table_is_admin_only_and_retry_safe(service: Service) -> No
     create = request("create-1")
     anonymous = service.auth.authenticate("")
     no = await refused(service.admins.create_table(anonymous, create, TABLE, "t", config()))
-    assert (no.code, no.message) == (Code.UNAUTHENTICATED, "this call needs the admin token")
+    assert (no.code, no.reason) == (Code.UNAUTHENTICATED, "SERVICE_CREDENTIAL_REQUIRED")
     assert not await service.registry.exists(TABLE)
 
     table = await service.admins.create_table(service.admin, create, TABLE, "Main", config())
@@ -229,11 +232,13 @@ async def test_leave_returns_the_stack_and_voids_the_token(service: Service) -> 
     alice = service.auth.authenticate(seated.seat_token)
     sat_out = await service.app.sit_out(alice, request("out"), TABLE, 2)
     assert await service.app.sit_in(alice, request("in"), TABLE, 2) == sat_out + 1
-    added = await service.app.add_chips(alice, request("more"), TABLE, 2, 300)
+    # Chips and leaving are internal: the service (the lobby) acts as alice's seat.
+    lobby = service.auth.authenticate(ADMIN_TOKEN, seated.seat_token)
+    added = await service.app.add_chips(lobby, request("more"), TABLE, 2, 300)
     assert added.stack == 1000
-    left = await service.app.leave_seat(alice, request("bye"), TABLE, 2)
+    left = await service.app.leave_seat(lobby, request("bye"), TABLE, 2)
     assert left.stack == 1000
-    assert await service.app.leave_seat(alice, request("bye"), TABLE, 2) == left  # a retry
+    assert await service.app.leave_seat(lobby, request("bye"), TABLE, 2) == left  # a retry
     gone = await refused(service.app.sit_out(alice, request("out-2"), TABLE, 2))
     assert (gone.code, gone.message) == (Code.NOT_FOUND, "nobody sits at seat 2")
     # Someone new at the seat: the old token belonged to an earlier occupant.
@@ -241,6 +246,70 @@ async def test_leave_returns_the_stack_and_voids_the_token(service: Service) -> 
     earlier = await refused(service.app.sit_out(alice, request("out-3"), TABLE, 2))
     assert earlier.code == Code.PERMISSION_DENIED
     assert earlier.message == "this token belonged to an earlier occupant of the seat"
+
+
+async def test_seating_chips_and_closing_are_for_the_service_credential_only(
+    service: Service,
+) -> None:
+    """A player's seat token, the AI workers' token or no token cannot seat, leave, add chips
+    or close: those move chips the lobby's ledger must see. Nothing changes on a refusal."""
+    await service.admins.create_table(service.admin, request("c"), TABLE, "", config(3))
+    seated = await service.seat(0, "alice", stack=500)
+    alice = service.auth.authenticate(seated.seat_token)
+    ai = service.auth.authenticate(AI_TOKEN)
+    anonymous = service.auth.authenticate("")
+    version = await service.store.version(TABLE)
+    for caller, code, reason in (
+        (alice, Code.PERMISSION_DENIED, "SERVICE_ONLY"),
+        (ai, Code.PERMISSION_DENIED, "SERVICE_ONLY"),
+        (anonymous, Code.UNAUTHENTICATED, "SERVICE_CREDENTIAL_REQUIRED"),
+    ):
+        calls = (
+            service.admins.seat_player(caller, request("s2"), TABLE, 1, "mallory", "", 10**6, 0),
+            service.app.add_chips(caller, request("more"), TABLE, 0, 10**6),
+            service.app.leave_seat(caller, request("bye"), TABLE, 0),
+            service.admins.close_table(caller, request("close"), TABLE, ""),
+        )
+        for call in calls:
+            no = await refused(call)
+            assert (no.code, no.reason) == (code, reason), no.message
+    assert await service.store.version(TABLE) == version
+    # The service credential with another seat's token is that seat's, checked as one.
+    bob = await service.seat(1, "bob")
+    as_bob = service.auth.authenticate(ADMIN_TOKEN, bob.seat_token)
+    other = await refused(service.app.leave_seat(as_bob, request("x"), TABLE, 0))
+    assert other.code == Code.PERMISSION_DENIED
+    # Alone, it acts for whoever sits at the seat (closing a table); then the table closes.
+    left = await service.app.leave_seat(service.admin, request("gone"), TABLE, 0)
+    assert left.stack == 500
+    closed = await service.admins.close_table(service.admin, request("close"), TABLE, "done")
+    assert closed == await service.store.version(TABLE)
+    again = await refused(service.admins.close_table(service.admin, request("c2"), TABLE, ""))
+    assert (again.code, again.reason) == (Code.FAILED_PRECONDITION, "TABLE_CLOSED")
+    # A retry of the close gets its first answer; seats still leave a closed table.
+    assert await service.admins.close_table(service.admin, request("close"), TABLE, "done") == (
+        closed
+    )
+    assert (await service.app.leave_seat(service.admin, request("b"), TABLE, 1)).stack == 1000
+
+
+async def test_the_service_leaves_a_seat_whose_token_has_expired(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A player seated longer than a seat token lives cannot act any more, but the lobby can
+    still leave it with that (genuine) token: its chips are never stuck at the table."""
+    await service.admins.create_table(service.admin, request("c"), TABLE, "", config(3))
+    seated = await service.seat(0, "alice", stack=500)
+    later = time.time() + 2 * 86_400  # the service's clock moves on; nothing else does
+    monkeypatch.setattr(auth_module, "time", types.SimpleNamespace(time=lambda: later))
+    alice = service.auth.authenticate(seated.seat_token)
+    expired = await refused(service.app.sit_out(alice, request("out"), TABLE, 0))
+    assert (expired.code, expired.message) == (Code.UNAUTHENTICATED, "the seat token has expired")
+    forged = service.auth.authenticate(ADMIN_TOKEN, seated.seat_token[:-2] + "xx")
+    bad = await refused(service.app.leave_seat(forged, request("bye"), TABLE, 0))
+    assert bad.code == Code.UNAUTHENTICATED  # genuine, though: the signature is still checked
+    lobby = service.auth.authenticate(ADMIN_TOKEN, seated.seat_token)
+    assert (await service.app.leave_seat(lobby, request("bye"), TABLE, 0)).stack == 500
 
 
 async def test_unknown_malformed_and_quarantined_tables(service: Service) -> None:

@@ -1,0 +1,269 @@
+"""The gateway's HTTP application (ASGI): Connect RPCs, CORS, health, the web client.
+
+One port serves:
+
+* ``/poker.v1.LobbyService/*``, ``/poker.v1.TableService/*`` and
+  ``/poker.v1.HistoryService/*`` (the lobby's process serves it): every RPC of
+  the three services over the Connect protocol (JSON or binary protobuf, unary
+  and server streaming), gRPC-Web as well (both from ``connectrpc``'s
+  generated ASGI applications, ``poker.v1.*_connect``), forwarded by
+  ``services.gateway.forward``; request messages of at most 64 KiB;
+* ``/healthz``: 200 while the table service and the lobby answer their gRPC
+  health checks (503 and which one does not, else); ``/livez``: 200 while the
+  gateway itself runs;
+* everything else: the web client's files (``web/dist``, with ``index.html``
+  for ``/``), or a page saying how to build them.
+
+Answers are sent uncompressed (see ``_ACCEPT_COMPRESSED``). CORS (Starlette's
+middleware) admits the configured origins only, with the headers Connect and
+gRPC-Web use; none configured, only same-origin pages (the web client served
+here) can call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc  # type: ignore[import-untyped]
+from redis.asyncio import Redis
+from starlette.middleware.cors import CORSMiddleware
+from starlette.staticfiles import StaticFiles
+
+from felt.api.limits import MAX_REQUEST_BYTES
+from felt.eventstore import RedisEventStore
+from felt.instances import RedisTableInstances
+from poker.v1 import (
+    history_service_connect,
+    history_service_pb2,
+    lobby_service_connect,
+    lobby_service_pb2,
+    table_service_connect,
+    table_service_pb2,
+)
+from services.gateway.caps import StreamCaps
+from services.gateway.codecs import codecs
+from services.gateway.config import GatewayConfig
+from services.gateway.forward import FixedRoute, Forwarder, TableRoute
+from services.gateway.routing import Channels, TableRouter
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+TABLE_SERVICE = table_service_pb2.DESCRIPTOR.services_by_name["TableService"]
+LOBBY_SERVICE = lobby_service_pb2.DESCRIPTOR.services_by_name["LobbyService"]
+# Served by the lobby's process, beside LobbyService (docs/architecture.md, "The history service").
+HISTORY_SERVICE = history_service_pb2.DESCRIPTOR.services_by_name["HistoryService"]
+
+# What a browser may send and read cross-origin: the Connect and gRPC-Web protocols' headers.
+CORS_ALLOW_HEADERS = [
+    "authorization",
+    "content-type",
+    "connect-protocol-version",
+    "connect-timeout-ms",
+    "connect-accept-encoding",
+    "connect-content-encoding",
+    "grpc-timeout",
+    "x-grpc-web",
+    "x-user-agent",
+]
+CORS_EXPOSE_HEADERS = [
+    "grpc-status",
+    "grpc-message",
+    "grpc-status-details-bin",
+    "connect-content-encoding",
+    "content-encoding",
+]
+
+# Answers are not compressed: Felt's messages are small (a request well under 1 KiB, a view a
+# few KiB) and a stream sends one message per event to every watcher, so gzip would cost more
+# CPU than it saves (every client accepts it, so every answer would be compressed; an ingress
+# in front may compress what leaves the cluster). The headers by which a client offers to
+# accept compressed answers are dropped; compressed requests are still read.
+_ACCEPT_COMPRESSED = frozenset(
+    (b"accept-encoding", b"connect-accept-encoding", b"grpc-accept-encoding")
+)
+
+_NOT_BUILT = b"""<!doctype html><meta charset="utf-8"><title>Felt</title>
+<h1>Felt is running</h1>
+<p>The web client is not built yet (<code>web/dist</code> is missing). The API is served here
+over Connect: see docs/gateway.md.</p>
+"""
+
+
+@dataclass
+class Gateway:
+    """The running gateway: its upstream channels, routes, caps and the ASGI app."""
+
+    config: GatewayConfig
+    channels: Channels = field(default_factory=Channels)
+    redis: Redis | None = None
+    router: TableRouter | None = None
+    caps: StreamCaps | None = None
+    app: ASGIApp | None = None
+
+    @classmethod
+    def create(cls, config: GatewayConfig) -> Gateway:
+        """The gateway for ``config`` (channels connect on first use; call in the event loop)."""
+        gateway = cls(config)
+        if config.redis_url:
+            gateway.redis = Redis.from_url(config.redis_url)
+            gateway.router = TableRouter(
+                config.table_target,
+                RedisEventStore(gateway.redis, pipeline=False),
+                RedisTableInstances(gateway.redis),
+                config.route_ttl_ms / 1000,
+            )
+        else:
+            gateway.router = TableRouter(config.table_target)
+        gateway.caps = StreamCaps(config.watch)
+        deadline_s = config.deadline_ms / 1000
+        tables = Forwarder(
+            TABLE_SERVICE, gateway.channels, TableRoute(gateway.router), gateway.caps, deadline_s
+        )
+        lobby = Forwarder(
+            LOBBY_SERVICE,
+            gateway.channels,
+            FixedRoute(config.lobby_target),
+            gateway.caps,
+            deadline_s,
+        )
+        history = Forwarder(
+            HISTORY_SERVICE,
+            gateway.channels,
+            FixedRoute(config.lobby_target),
+            gateway.caps,
+            deadline_s,
+        )
+        rpc: dict[str, ASGIApp] = {}
+        for connect_app in (
+            table_service_connect.TableServiceASGIApplication(
+                cast(table_service_connect.TableService, tables.implementation()),
+                read_max_bytes=MAX_REQUEST_BYTES,
+                codecs=codecs(),
+            ),
+            lobby_service_connect.LobbyServiceASGIApplication(
+                cast(lobby_service_connect.LobbyService, lobby.implementation()),
+                read_max_bytes=MAX_REQUEST_BYTES,
+                codecs=codecs(),
+            ),
+            history_service_connect.HistoryServiceASGIApplication(
+                cast(history_service_connect.HistoryService, history.implementation()),
+                read_max_bytes=MAX_REQUEST_BYTES,
+                codecs=codecs(),
+            ),
+        ):
+            rpc[connect_app.path + "/"] = cast(ASGIApp, connect_app)
+        inner = _Dispatch(rpc, gateway.health, _static(config.static_dir))
+        app: ASGIApp = inner
+        if config.origins:
+            app = cast(
+                ASGIApp,
+                CORSMiddleware(
+                    cast(Any, inner),
+                    allow_origins=list(config.origins),
+                    allow_methods=["GET", "POST"],
+                    allow_headers=CORS_ALLOW_HEADERS,
+                    expose_headers=CORS_EXPOSE_HEADERS,
+                    max_age=7200,
+                ),
+            )
+        gateway.app = app
+        return gateway
+
+    async def health(self) -> dict[str, str]:
+        """Each upstream's gRPC health status (``SERVING`` when it is well)."""
+        targets = {"table": self.config.table_target, "lobby": self.config.lobby_target}
+        results = await asyncio.gather(*(self._check(t) for t in targets.values()))
+        return dict(zip(targets, results, strict=True))
+
+    async def _check(self, target: str) -> str:
+        stub = health_pb2_grpc.HealthStub(self.channels.get(target))
+        try:
+            reply = await stub.Check(health_pb2.HealthCheckRequest(), timeout=1.0)
+        except grpc.aio.AioRpcError as exc:
+            return f"UNREACHABLE ({exc.code().name})"
+        return str(health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status))
+
+    async def close(self) -> None:
+        await self.channels.close()
+        if self.redis is not None:
+            await self.redis.aclose()
+
+
+def _static(directory: Path) -> ASGIApp:
+    if (directory / "index.html").is_file():
+        return cast(ASGIApp, StaticFiles(directory=directory, html=True))
+    return _not_built
+
+
+async def _not_built(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["path"] != "/":
+        await _respond(send, 404, b"not found", b"text/plain")
+        return
+    await _respond(send, 200, _NOT_BUILT, b"text/html; charset=utf-8")
+
+
+async def _respond(send: Send, status: int, body: bytes, content_type: bytes) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", content_type), (b"content-length", b"%d" % len(body))],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class _Dispatch:
+    """Routes a request by its path: an RPC to its service's app, health, else static."""
+
+    def __init__(
+        self,
+        rpc: dict[str, ASGIApp],
+        health: Callable[[], Awaitable[dict[str, str]]],
+        static: ASGIApp,
+    ) -> None:
+        self.rpc = rpc
+        self.health = health
+        self.static = static
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return  # no websockets here
+        path: str = scope["path"]
+        for prefix, app in self.rpc.items():
+            if path.startswith(prefix):
+                headers = [h for h in scope["headers"] if h[0] not in _ACCEPT_COMPRESSED]
+                await app({**scope, "headers": headers}, receive, send)
+                return
+        if path == "/livez":
+            await _respond(send, 200, b"ok", b"text/plain")
+            return
+        if path == "/healthz":
+            statuses = await self.health()
+            ok = all(s == "SERVING" for s in statuses.values())
+            body = json.dumps(statuses).encode()
+            await _respond(send, 200 if ok else 503, body, b"application/json")
+            return
+        await self.static(scope, receive, send)
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

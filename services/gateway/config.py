@@ -1,0 +1,99 @@
+"""The gateway's settings, from the environment.
+
+``FELT_GATEWAY_ADDR``            HTTP listen address, default ``127.0.0.1:8080``
+``FELT_TABLE_TARGET``            a table-service instance (default ``127.0.0.1:50051``): where
+                                 calls go when no instance owns the table yet (``CreateTable``,
+                                 a table nobody runs) or when Redis cannot say who does
+``FELT_LOBBY_TARGET``            the lobby (default ``127.0.0.1:50052``)
+``REDIS_URL``                    where the table leases and the instances' addresses are read
+                                 (unset: every table call goes to ``FELT_TABLE_TARGET``)
+``FELT_GATEWAY_ORIGINS``         comma-separated origins browsers may call from (CORS), e.g.
+                                 ``https://play.example.com``; ``*`` for any; empty for none
+                                 (same-origin only: the web client the gateway serves itself)
+``FELT_GATEWAY_STATIC``          the web client's files, served at ``/`` (default ``web/dist``)
+``FELT_GATEWAY_DEADLINE_MS``     the most a unary call may take upstream (default 10000); a
+                                 client's shorter ``connect-timeout-ms`` wins
+``FELT_GATEWAY_WATCH_PER_TOKEN`` ``WatchTable`` streams one bearer token may hold (default 4)
+``FELT_GATEWAY_WATCH_PER_ADDRESS`` streams one client address may hold, all tokens and none
+                                 (default 64)
+``FELT_GATEWAY_WATCH_MAX``       streams through this gateway (default 10000)
+``FELT_GATEWAY_ROUTE_TTL_MS``    how long a table's owner is remembered (default 1000)
+
+A request message may be at most 64 KiB (``felt.api.limits.MAX_REQUEST_BYTES``,
+the services' own bound), refused with RESOURCE_EXHAUSTED before it is parsed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from services.settings import ConfigError, int_setting
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class WatchCaps:
+    """How many ``WatchTable`` streams a token, a client address and the gateway may hold.
+
+    Behind the gateway every client shares the gateway's address at the table
+    service, whose per-address cap then counts them all together: the gateway
+    counts per caller instead (docs/architecture.md, "Watchers").
+    """
+
+    per_token: int = 4
+    per_address: int = 64
+    total: int = 10_000
+
+
+@dataclass(frozen=True)
+class GatewayConfig:
+    address: str = "127.0.0.1:8080"
+    table_target: str = "127.0.0.1:50051"
+    lobby_target: str = "127.0.0.1:50052"
+    redis_url: str = ""
+    origins: tuple[str, ...] = ()
+    static_dir: Path = REPO / "web" / "dist"
+    deadline_ms: int = 10_000
+    route_ttl_ms: int = 1_000
+    watch: WatchCaps = field(default_factory=WatchCaps)
+
+    @property
+    def host(self) -> str:
+        return self.address.rsplit(":", 1)[0].strip("[]") or "127.0.0.1"
+
+    @property
+    def port(self) -> int:
+        return int(self.address.rsplit(":", 1)[1])
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> GatewayConfig:
+        """The settings in ``environ`` (default: the process's); :class:`ConfigError` names a
+        malformed one."""
+        env = os.environ if environ is None else environ
+        address = env.get("FELT_GATEWAY_ADDR", "127.0.0.1:8080").strip()
+        _, sep, port = address.rpartition(":")
+        if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+            raise ConfigError(f"FELT_GATEWAY_ADDR must be host:port, not {address!r}")
+        origins = tuple(
+            o.strip() for o in env.get("FELT_GATEWAY_ORIGINS", "").split(",") if o.strip()
+        )
+        static = env.get("FELT_GATEWAY_STATIC", "").strip()
+        return cls(
+            address=address,
+            table_target=env.get("FELT_TABLE_TARGET", "127.0.0.1:50051").strip(),
+            lobby_target=env.get("FELT_LOBBY_TARGET", "127.0.0.1:50052").strip(),
+            redis_url=env.get("REDIS_URL", "").strip(),
+            origins=origins,
+            static_dir=Path(static) if static else REPO / "web" / "dist",
+            deadline_ms=int_setting(env, "FELT_GATEWAY_DEADLINE_MS", 10_000, 100, 600_000),
+            route_ttl_ms=int_setting(env, "FELT_GATEWAY_ROUTE_TTL_MS", 1_000, 0, 60_000),
+            watch=WatchCaps(
+                per_token=int_setting(env, "FELT_GATEWAY_WATCH_PER_TOKEN", 4, 1, 10_000),
+                per_address=int_setting(env, "FELT_GATEWAY_WATCH_PER_ADDRESS", 64, 1, 1_000_000),
+                total=int_setting(env, "FELT_GATEWAY_WATCH_MAX", 10_000, 1, 1_000_000),
+            ),
+        )

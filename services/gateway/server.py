@@ -1,0 +1,156 @@
+"""The gateway process: the ASGI app on uvicorn, until SIGTERM or SIGINT.
+
+uvicorn (with uvloop and httptools) serves HTTP/1.1, which carries the Connect
+protocol's unary and streaming calls and gRPC-Web; it stops taking
+connections on a signal and gives open streams a few seconds to end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import socket
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, cast
+
+import structlog
+import uvicorn
+
+from services.gateway.app import Gateway
+from services.gateway.config import GatewayConfig
+from services.grpc_server import PortInUse
+from services.settings import ConfigError
+
+log = structlog.get_logger("felt.gateway")
+
+# Open watch streams are cut after this on shutdown (clients resume from their last event).
+SHUTDOWN_GRACE_S = 3
+
+
+def _uvicorn_config(gateway: Gateway, config: GatewayConfig) -> uvicorn.Config:
+    assert gateway.app is not None
+    return uvicorn.Config(
+        cast(Any, gateway.app),
+        host=config.host,
+        port=config.port,
+        loop="uvloop",
+        http="httptools",
+        lifespan="on",
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        # Headers are small (a token, a content type): bound what a request may send before
+        # its body (bodies are bounded by the RPCs' message limit).
+        h11_max_incomplete_event_size=16 * 1024,
+    )
+
+
+def listen(config: GatewayConfig) -> socket.socket:
+    """The listening socket (bound here, so a taken port is a clear refusal and port 0
+    picks a free one); raises :class:`PortInUse`."""
+    family = socket.AF_INET6 if ":" in config.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((config.host, config.port))
+    except OSError as exc:
+        sock.close()
+        raise PortInUse(
+            f"cannot listen on {config.address}: {exc.strerror} (is another gateway running "
+            "there?); choose another address (FELT_GATEWAY_ADDR)"
+        ) from None
+    sock.listen(1024)
+    sock.set_inheritable(True)
+    return sock
+
+
+@dataclass
+class RunningGateway:
+    """A gateway serving in this event loop (tests, benchmarks): ``port``, then ``stop()``."""
+
+    gateway: Gateway
+    server: uvicorn.Server
+    task: asyncio.Task[None]
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def stop(self) -> None:
+        self.server.should_exit = True
+        await self.task
+        await self.gateway.close()
+
+
+async def start_gateway(config: GatewayConfig) -> RunningGateway:
+    """Serve ``config`` (address ``127.0.0.1:0`` picks a port) until ``stop()``."""
+    sock = listen(config)
+    gateway = Gateway.create(config)
+    server = uvicorn.Server(_uvicorn_config(gateway, config))
+    server.capture_signals = _no_signals  # type: ignore[method-assign]  # the caller's loop
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if task.done():
+            await task  # raises what stopped it
+            raise RuntimeError("the gateway stopped while starting")
+        await asyncio.sleep(0.01)
+    return RunningGateway(gateway, server, task, sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _no_signals() -> Iterator[None]:
+    yield
+
+
+async def serve(config: GatewayConfig, sock: socket.socket) -> None:
+    gateway = Gateway.create(config)
+    server = uvicorn.Server(_uvicorn_config(gateway, config))
+    # Our own signal handlers: uvicorn's re-raise the signal once it has stopped, which would
+    # end the process before the channels are closed (and with the signal's status, not 0).
+    server.capture_signals = _no_signals  # type: ignore[method-assign]
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, setattr, server, "should_exit", True)
+    host, port = sock.getsockname()[:2]
+    announce = loop.create_task(_announce(server, host, port))
+    try:
+        await server.serve(sockets=[sock])  # returns after SIGTERM/SIGINT
+    finally:
+        announce.cancel()
+        await gateway.close()
+        log.info("gateway_stopped")
+
+
+async def _announce(server: uvicorn.Server, host: str, port: int) -> None:
+    while not server.started:
+        await asyncio.sleep(0.02)
+    shown = f"[{host}]" if ":" in host else host
+    log.info("gateway_started", port=port)
+    print(f"gateway listening on http://{shown}:{port}", flush=True)
+
+
+def run_service() -> int:
+    """``felt gateway``: serve until stopped; 2 with a message for a refused start."""
+    try:
+        config = GatewayConfig.from_env()
+        sock = listen(config)
+    except (ConfigError, PortInUse) as exc:
+        print(f"felt gateway: {exc}", file=sys.stderr, flush=True)
+        return 2
+    log.info(
+        "gateway_starting",
+        address=config.address,
+        table=config.table_target,
+        lobby=config.lobby_target,
+        routing="leases" if config.redis_url else "single table service",
+        origins=list(config.origins),
+    )
+    import uvloop
+
+    uvloop.run(serve(config, sock))
+    return 0

@@ -1,0 +1,213 @@
+"""Closing a lounge (``CloseLounge``, or its table ending by itself), without gRPC.
+
+A close is driven again and again until it is done, each pass retry-safe and
+crash-safe, by the owner's call, then by :meth:`ClosingApp.recover` (on start and
+periodically):
+
+1. **closing** — OPEN to CLOSING (``Closes.mark_closing``): no more joins (a buy-in
+   already under way is seated and then sent home, or refused by the closed table
+   and compensated).
+2. **the table** — ``CloseTable`` (between hands; while a hand runs it is tried
+   again on the next pass); buy-ins under way driven to SEATED or COMPENSATED (a closed
+   table refuses a new seat); then ``GetTable``: for each player's seat still held by
+   its player, that sequence is recorded on the saga (``Closes.seen_seated``, once),
+   *before* the seat is asked to leave (``LeaveSeat`` with the service credential, AI
+   seats too): the seat's ``PlayerLeft`` is after it, whenever it comes (at once, or
+   when the hand in play ends).
+3. **settle** — a seat whose ``PlayerLeft`` is there is settled in one transaction
+   (``Closes.settle``: its stack back to the balance as a ``table closed`` movement,
+   key ``table-closed/<saga>``, the saga LEFT). A seat whose player had asked to leave
+   (its saga LEAVING, perhaps with a leave the table refused) is settled the same way;
+   if the leave's own pass gets there first, it is its cash-out instead. Either way
+   the saga's row lock lets one of them credit it, once.
+4. **closed** — once the table is closed and no saga of the lounge holds chips off
+   the balances, CLOSED.
+
+Until a seat is settled its chips count as on the table (they are), so balances +
+chips on tables == chips granted at every moment. A lounge whose table closes by
+itself (``max_hands``, ``close_time``) is found by the recovery pass
+(``Closes.ending``: only those lounges, a batch per pass) and closed the same way.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import structlog
+
+from felt.api import limits
+from felt.idempotency import ClientRequest
+from poker.events.v1 import events_pb2 as epb
+from services.lobby.auth import Caller
+from services.lobby.lounges import LoungeApp
+from services.lobby.ports import (
+    BuyInState,
+    Closes,
+    Lounge,
+    LoungeState,
+    TableRefused,
+    Tables,
+    TablesUnavailable,
+)
+from services.lobby.refusals import Code, Refused
+from services.lobby.seating import SeatingApp
+
+log = structlog.get_logger("felt.lobby.closing")
+
+RECOVER_BATCH = 100
+
+
+def close_request_id(lounge_id: str) -> str:
+    """The table service's request id for a lounge's ``CloseTable``."""
+    return f"lounge/{lounge_id}/close"
+
+
+class ClosingApp:
+    def __init__(self, seating: SeatingApp, closes: Closes) -> None:
+        self.seating, self.closes = seating, closes
+        self.lounges: LoungeApp = seating.lounges
+        self.tables: Tables = seating.tables
+        self.lobby = seating.lobby
+        self._ending_after = 0  # where the recovery pass's walk of self-ending lounges is
+
+    async def close(self, caller: Caller, request: ClientRequest, lounge_id: str) -> Lounge:
+        """Close the caller's lounge (see the module docstring); the lounge as it is then. A
+        retry, or a second close, answers with the lounge as it is now and moves nothing."""
+        claim = await self.lobby.signed_in(caller)
+        limits.check_request_id(request.request_id)
+        lounge = await self.lounges.get(caller, lounge_id, "")  # NO_LOUNGE as for a reader
+        if lounge.owner_id != claim.player_id:
+            raise Refused(
+                Code.PERMISSION_DENIED, "only the lounge's owner may close it", "NOT_OWNER"
+            )
+        if lounge.state is LoungeState.CREATING:
+            raise Refused(
+                Code.FAILED_PRECONDITION,
+                "the lounge is still being created: retry CreateLounge first",
+                "LOUNGE_NOT_OPEN",
+            )
+        lounge = await self.closes.mark_closing(lounge.lounge_id)
+        log.info("lounge_closing", lounge_id=lounge.lounge_id, by="owner")
+        try:
+            return await self.drive(lounge)
+        except TablesUnavailable:
+            raise Refused(
+                Code.UNAVAILABLE,
+                "the table service did not answer: the lounge is closing and every seat's "
+                "chips come home once its table frees them (the lobby finishes it by itself)",
+                "TABLES_UNAVAILABLE",
+            ) from None
+        except TableRefused as exc:
+            log.error("lounge_close_refused", lounge_id=lounge.lounge_id, reason=exc.reason)
+            raise Refused(
+                Code.FAILED_PRECONDITION,
+                f"the table service refused the lounge's table: {exc.message}; the lounge "
+                "is closing, and the lobby keeps trying",
+                "TABLE_REFUSED",
+            ) from None
+
+    async def drive(self, lounge: Lounge) -> Lounge:
+        """One pass of a CLOSING lounge's close (any other lounge is returned as it is):
+        CLOSED when it is done. ``TablesUnavailable`` leaves it for the next pass."""
+        if lounge.state is not LoungeState.CLOSING:
+            return lounge
+        lid = lounge.lounge_id
+        try:
+            table_closed = await self.tables.close(lid, close_request_id(lid))
+        except TableRefused as exc:  # quarantined, say: an operator's business; seats still go
+            log.error("lounge_table_not_closed", lounge_id=lid, reason=exc.reason)
+            table_closed = False
+        for saga in await self.closes.unsettled(lid):  # buy-ins under way: seated, or refused
+            if saga.state is BuyInState.RESERVED:
+                await self.seating.drive(saga)
+        seen = await self.tables.occupants(lid)
+        sitting = dict(seen.seats)
+        sagas = []
+        for saga in await self.closes.unsettled(lid):  # where each seat is seen held, first
+            if (
+                saga.state in (BuyInState.SEATED, BuyInState.LEAVING)
+                and saga.leave_sequence is None
+                and saga.seat is not None
+                and sitting.get(saga.seat) == saga.player_id
+            ):
+                saga = await self.closes.seen_seated(saga.saga_id, seen.sequence)
+            sagas.append(saga)
+        # Then every seat is asked to leave: the AI players, and each player whose seat was
+        # seen held (a seat the table gave a buy-in the lobby has not recorded yet waits for
+        # the next pass, so that its PlayerLeft is never before its recorded sequence).
+        ai_players = {s.player_id for s in lounge.seats if s.ai_level}
+        seen_held = {
+            (s.seat, s.player_id)
+            for s in sagas
+            if s.state is not BuyInState.RESERVED and s.leave_sequence is not None
+        }
+        for seat, player_id in seen.seats:
+            if player_id not in ai_players and (seat, player_id) not in seen_held:
+                continue
+            try:
+                await self.tables.leave(lid, seat, "", f"close/{lid}/{seat}/{seen.sequence}")
+            except TableRefused as exc:  # leaving already (when the hand ends), or gone
+                log.debug("close_leave_refused", lounge_id=lid, seat=seat, reason=exc.reason)
+        pending = 0
+        for saga in sagas:
+            if saga.state is BuyInState.RESERVED:
+                pending += 1  # the table service did not answer its seating yet
+                continue
+            assert saga.seat is not None
+            if saga.leave_sequence is None:
+                log.warning("close_seat_not_seen", saga_id=saga.saga_id, lounge_id=lid)
+                pending += 1
+                continue
+            stack = await self.tables.vacated(
+                lid, saga.seat, saga.player_id, saga.leave_sequence - 1
+            )
+            if stack is None:
+                pending += 1  # dealt in: vacated when the hand ends
+                continue
+            await self.closes.settle(saga.saga_id, stack, self.lobby.clock())
+            log.info("seat_sent_home", saga_id=saga.saga_id, lounge_id=lid, chips=stack)
+        if pending or not table_closed:
+            return lounge
+        log.info("lounge_closed", lounge_id=lid)
+        return await self.closes.mark_closed(lid)
+
+    async def recover(self) -> tuple[int, int]:
+        """Drive every CLOSING lounge on, and start the close of lounges whose table ended by
+        itself (a batch of them per pass); how many closed, and how many were found ended."""
+        found = await self._find_ended()
+        closed = 0
+        for lounge in await self.closes.closing(RECOVER_BATCH):
+            try:
+                done = await self.drive(lounge)
+            except (TablesUnavailable, TableRefused) as exc:
+                log.warning("close_not_recovered", lounge_id=lounge.lounge_id, error=str(exc))
+                continue
+            closed += done.state is LoungeState.CLOSED
+        return closed, found
+
+    async def _find_ended(self) -> int:
+        batch = await self.closes.ending(self._ending_after, RECOVER_BATCH)
+        self._ending_after = batch[-1].listing_id if len(batch) == RECOVER_BATCH else 0
+        now = self.lobby.clock()
+        found = 0
+        for lounge in batch:
+            if not _may_have_ended(lounge.config, now):
+                continue
+            try:
+                seen = await self.tables.occupants(lounge.lounge_id)
+            except (TablesUnavailable, TableRefused) as exc:
+                log.warning("lounge_not_checked", lounge_id=lounge.lounge_id, error=str(exc))
+                continue
+            if seen.closed:
+                await self.closes.mark_closing(lounge.lounge_id)
+                log.info("lounge_closing", lounge_id=lounge.lounge_id, by="its limit")
+                found += 1
+        return found
+
+
+def _may_have_ended(config: bytes, now: datetime) -> bool:
+    """A hands limit may have been reached any time; a time limit only once its time came."""
+    table = epb.TableConfig.FromString(config)
+    if table.HasField("close_time") and not table.max_hands:
+        return table.close_time.ToDatetime(tzinfo=now.tzinfo) <= now
+    return True

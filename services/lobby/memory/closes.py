@@ -1,0 +1,79 @@
+"""The ``Closes`` port in memory, on the rows of a ``MemoryBuyIns`` and its ``MemoryLounges``."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from services.lobby.memory.buy_ins import MemoryBuyIns
+from services.lobby.ports.buy_ins import BuyIn, BuyInState
+from services.lobby.ports.closes import closed_key, ends_by_itself
+from services.lobby.ports.ledger import Kind
+from services.lobby.ports.lounges import Lounge, LoungeState
+
+_UNSETTLED = (BuyInState.RESERVED, BuyInState.SEATED, BuyInState.LEAVING)
+
+
+class MemoryCloses:
+    """Each method does its work without awaiting between its checks and writes (the
+    ledger's ``move`` awaits nothing), so it is atomic on one event loop."""
+
+    def __init__(self, buy_ins: MemoryBuyIns) -> None:
+        self.buy_ins, self.lounges = buy_ins, buy_ins.lounges
+
+    def _set(self, lounge_id: str, state: LoungeState, *, clear: bool = False) -> Lounge:
+        lounges = self.lounges._lounges
+        lounge = lounges[lounge_id]
+        lounge = replace(lounge, state=state, seats=() if clear else lounge.seats)
+        lounges[lounge_id] = lounge
+        return lounge
+
+    async def mark_closing(self, lounge_id: str) -> Lounge:
+        lounge = self.lounges._lounges[lounge_id]
+        if lounge.state is not LoungeState.OPEN:
+            return lounge
+        return self._set(lounge_id, LoungeState.CLOSING)
+
+    async def unsettled(self, lounge_id: str) -> list[BuyIn]:
+        found = [
+            s
+            for s in self.buy_ins.sagas.values()
+            if s.lounge_id == lounge_id and s.state in _UNSETTLED
+        ]
+        return sorted(found, key=lambda s: s.created_at)
+
+    async def seen_seated(self, saga_id: str, sequence: int) -> BuyIn:
+        saga = self.buy_ins.sagas[saga_id]
+        if saga.state not in (BuyInState.SEATED, BuyInState.LEAVING) or saga.leave_sequence:
+            return saga
+        saga = replace(saga, leave_sequence=sequence)
+        self.buy_ins.sagas[saga_id] = saga
+        return saga
+
+    async def settle(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
+        return await self.buy_ins.vacated(
+            saga_id,
+            (BuyInState.SEATED, BuyInState.LEAVING),
+            Kind.TABLE_CLOSED,
+            closed_key(saga_id),
+            stack,
+            at,
+        )
+
+    async def mark_closed(self, lounge_id: str) -> Lounge:
+        lounge = self.lounges._lounges[lounge_id]
+        if lounge.state is not LoungeState.CLOSING:
+            return lounge
+        return self._set(lounge_id, LoungeState.CLOSED, clear=True)
+
+    async def closing(self, limit: int) -> list[Lounge]:
+        found = [x for x in self.lounges._lounges.values() if x.state is LoungeState.CLOSING]
+        return sorted(found, key=lambda x: x.created_at)[:limit]
+
+    async def ending(self, after: int, limit: int) -> list[Lounge]:
+        found = [
+            x
+            for x in self.lounges._lounges.values()
+            if x.state is LoungeState.OPEN and x.listing_id > after and ends_by_itself(x.config)
+        ]
+        return sorted(found, key=lambda x: x.listing_id)[:limit]

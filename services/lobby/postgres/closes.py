@@ -1,0 +1,104 @@
+"""The ``Closes`` port on PostgreSQL (migration ``0008_closes.sql``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import asyncpg
+
+from services.lobby.ports.buy_ins import BuyIn, BuyInState
+from services.lobby.ports.closes import closed_key
+from services.lobby.ports.ledger import Kind
+from services.lobby.ports.lounges import Lounge
+from services.lobby.postgres.buy_ins import _BUY_IN, PgBuyIns, _buy_in
+from services.lobby.postgres.lounges import _LOUNGE, PgLounges
+
+
+class PgCloses:
+    """Settling is a leave's cash-out with another kind (``PgBuyIns.vacated``): the player's
+    account, then the saga's row locked (``FOR UPDATE``) and its state checked under those
+    locks, so of a close and a leave of one seat, one credits it and the other finds it LEFT."""
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+        self.lounges = PgLounges(pool)
+        self.buy_ins = PgBuyIns(pool)
+
+    async def _moved(self, lounge_id: str, sql: str) -> Lounge:
+        async with self.pool.acquire() as conn, conn.transaction():
+            if await conn.fetchval("SELECT 1 FROM lounges WHERE lounge_id = $1", lounge_id) is None:
+                raise KeyError(lounge_id)
+            await conn.execute(sql, lounge_id)
+        lounge = await self.lounges.get(lounge_id)
+        assert lounge is not None
+        return lounge
+
+    async def mark_closing(self, lounge_id: str) -> Lounge:
+        return await self._moved(
+            lounge_id,
+            "UPDATE lounges SET state = 'closing' WHERE lounge_id = $1 AND state = 'open'",
+        )
+
+    async def mark_closed(self, lounge_id: str) -> Lounge:
+        async with self.pool.acquire() as conn, conn.transaction():
+            status = await conn.execute(
+                "UPDATE lounges SET state = 'closed', seats_taken = 0 "
+                "WHERE lounge_id = $1 AND state = 'closing'",
+                lounge_id,
+            )
+            if status == "UPDATE 1":
+                await conn.execute("DELETE FROM lounge_seats WHERE lounge_id = $1", lounge_id)
+        lounge = await self.lounges.get(lounge_id)
+        if lounge is None:
+            raise KeyError(lounge_id)
+        return lounge
+
+    async def unsettled(self, lounge_id: str) -> list[BuyIn]:
+        rows = await self.pool.fetch(
+            f"SELECT {_BUY_IN} FROM buy_ins WHERE lounge_id = $1 "
+            "AND state IN ('reserved', 'seated', 'leaving') ORDER BY created_at",
+            lounge_id,
+        )
+        return [_buy_in(r) for r in rows]
+
+    async def seen_seated(self, saga_id: str, sequence: int) -> BuyIn:
+        row = await self.pool.fetchrow(
+            "UPDATE buy_ins SET leave_sequence = $2 WHERE saga_id = $1 "
+            "AND state IN ('seated', 'leaving') AND leave_sequence IS NULL "
+            f"RETURNING {_BUY_IN}",
+            saga_id,
+            sequence,
+        )
+        if row is None:
+            row = await self.pool.fetchrow(
+                f"SELECT {_BUY_IN} FROM buy_ins WHERE saga_id = $1", saga_id
+            )
+            if row is None:
+                raise KeyError(saga_id)
+        return _buy_in(row)
+
+    async def settle(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
+        return await self.buy_ins.vacated(
+            saga_id,
+            (BuyInState.SEATED, BuyInState.LEAVING),
+            Kind.TABLE_CLOSED,
+            closed_key(saga_id),
+            stack,
+            at,
+        )
+
+    async def closing(self, limit: int) -> list[Lounge]:
+        rows = await self.pool.fetch(
+            f"SELECT {_LOUNGE} FROM lounges WHERE state = 'closing' ORDER BY created_at LIMIT $1",
+            limit,
+        )
+        return await self.lounges._lounges(self.pool, list(rows))
+
+    async def ending(self, after: int, limit: int) -> list[Lounge]:
+        rows = await self.pool.fetch(
+            f"SELECT {_LOUNGE} FROM lounges WHERE state = 'open' AND ends_by_itself "
+            "AND listing_id > $1 ORDER BY listing_id LIMIT $2",
+            after,
+            limit,
+        )
+        return await self.lounges._lounges(self.pool, list(rows))

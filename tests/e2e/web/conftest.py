@@ -1,0 +1,143 @@
+"""The whole stack as processes for the browser tests, and a Chromium driven by Playwright.
+
+``web_stack`` (module) migrates a throw-away PostgreSQL database, then starts
+``felt serve --dev --no-demo`` (table service and AI workers), ``felt lobby`` and
+``felt gateway`` on free loopback ports, on the test Redis DB, and waits for the
+gateway's ``/healthz``; the gateway serves the built client (``make web``, which
+``make test`` runs first). ``FELT_E2E_URL`` points the tests at a stack already
+running instead.
+
+``browser`` (module) is Debian's ``/usr/bin/chromium`` (``FELT_CHROMIUM`` to
+override) driven by Playwright for Python: no browser download. Without that
+binary or ``web/dist`` the tests are skipped with the reason (.ci/run installs
+chromium, so in CI they run). Screenshots go to ``tests/e2e/artifacts/``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+ARTIFACTS = REPO / "tests" / "e2e" / "artifacts"
+CHROMIUM = os.environ.get("FELT_CHROMIUM", "/usr/bin/chromium")
+READY_S = 90.0  # a loaded 2-core machine starting four Python processes
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _with_database(url: str, name: str) -> str:
+    return urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
+
+
+async def _admin(url: str, sql: str) -> None:
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+@dataclass
+class WebStack:
+    url: str
+    logs: Path
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/healthz", timeout=2) as r:
+            return bool(r.status == 200)
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def web_stack(redis_url: str, database_url: str, tmp_path_factory: Any) -> Iterator[WebStack]:
+    logs = tmp_path_factory.mktemp("web-stack")
+    if os.environ.get("FELT_E2E_URL"):
+        yield WebStack(os.environ["FELT_E2E_URL"].rstrip("/"), logs)
+        return
+    if not (REPO / "web" / "dist" / "index.html").exists():
+        pytest.skip("web/dist is not built: run `make web`")
+    name = f"felt_web_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_admin(database_url, f'CREATE DATABASE "{name}"'))
+    dsn = _with_database(database_url, name)
+    table, lobby, gateway = _free_port(), _free_port(), _free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FELT_")}
+    path = f"{REPO / 'libs'}{os.pathsep}{REPO}"
+    env["PYTHONPATH"] = path + (os.pathsep + env["PYTHONPATH"] if "PYTHONPATH" in env else "")
+    env.update(
+        REDIS_URL=redis_url,
+        DATABASE_URL=dsn,
+        FELT_DEV_MODE="1",
+        FELT_ADMIN_TOKEN=f"web-e2e-{uuid.uuid4().hex}",
+        FELT_BETWEEN_HANDS_MS="600",
+        FELT_TABLE_ADDR=f"127.0.0.1:{table}",
+        FELT_LOBBY_ADDR=f"127.0.0.1:{lobby}",
+        FELT_TABLE_TARGET=f"127.0.0.1:{table}",
+        FELT_LOBBY_TARGET=f"127.0.0.1:{lobby}",
+        FELT_GATEWAY_ADDR=f"127.0.0.1:{gateway}",
+    )
+    felt = [sys.executable, "-m", "services.cli"]
+    subprocess.run([*felt, "db", "migrate"], env=env, check=True, capture_output=True)
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for what, args in (
+            ("serve", ["serve", "--dev", "--no-demo"]),
+            ("lobby", ["lobby"]),
+            ("gateway", ["gateway"]),
+        ):
+            out = (logs / f"{what}.log").open("wb")
+            procs.append(subprocess.Popen([*felt, *args], env=env, stdout=out, stderr=out))
+        url = f"http://127.0.0.1:{gateway}"
+        deadline = time.monotonic() + READY_S
+        while not _healthy(url):
+            dead = [p.args for p in procs if p.poll() is not None]
+            if dead or time.monotonic() > deadline:
+                tails = {p.name: p.read_text()[-2000:] for p in logs.glob("*.log")}
+                pytest.fail(f"the stack did not come up (exited: {dead}): {tails}")
+            time.sleep(0.3)
+        yield WebStack(url, logs)
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        asyncio.run(_admin(database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium; .ci/run does)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield b
+        finally:
+            b.close()

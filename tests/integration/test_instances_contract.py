@@ -1,0 +1,77 @@
+"""The instance-directory contract (``felt.instances``), run against Redis and the fake."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+import redis.asyncio as aioredis
+
+from felt.instances import MemoryTableInstances, RedisTableInstances, TableInstances
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def instances(request: pytest.FixtureRequest) -> AsyncIterator[TableInstances]:
+    if request.param == "memory":
+        yield MemoryTableInstances()
+        return
+    client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+    directory = RedisTableInstances(client, f"test-{uuid.uuid4().hex}:")
+    try:
+        yield directory
+    finally:
+        keys = [k async for k in client.scan_iter(match=f"{directory.prefix}*")]
+        if keys:
+            await client.delete(*keys)
+        await client.aclose()
+
+
+async def test_an_announced_address_is_found(instances: TableInstances) -> None:
+    assert await instances.address_of("table-a") is None
+    await instances.announce("table-a", "10.0.0.1:50051", 60_000)
+    await instances.announce("table-b", "10.0.0.2:50051", 60_000)
+    assert await instances.address_of("table-a") == "10.0.0.1:50051"
+    assert await instances.address_of("table-b") == "10.0.0.2:50051"
+
+
+async def test_announcing_again_replaces_the_address(instances: TableInstances) -> None:
+    await instances.announce("table-a", "10.0.0.1:50051", 60_000)
+    await instances.announce("table-a", "10.0.0.9:50051", 60_000)
+    assert await instances.address_of("table-a") == "10.0.0.9:50051"
+
+
+async def test_withdraw_only_its_own_address(instances: TableInstances) -> None:
+    await instances.announce("table-a", "10.0.0.9:50051", 60_000)
+    await instances.withdraw("table-a", "10.0.0.1:50051")  # an older incarnation's
+    assert await instances.address_of("table-a") == "10.0.0.9:50051"
+    await instances.withdraw("table-a", "10.0.0.9:50051")
+    assert await instances.address_of("table-a") is None
+    await instances.withdraw("table-a", "10.0.0.9:50051")  # nothing left: no error
+
+
+async def test_an_address_lapses_unless_renewed(instances: TableInstances) -> None:
+    if isinstance(instances, MemoryTableInstances):
+        clock = _Clock()
+        instances = MemoryTableInstances(clock)
+        await instances.announce("table-a", "10.0.0.1:50051", 200)
+        clock.now += 0.1
+        await instances.announce("table-a", "10.0.0.1:50051", 200)  # renewed
+        clock.now += 0.15
+        assert await instances.address_of("table-a") == "10.0.0.1:50051"
+        clock.now += 0.1
+        assert await instances.address_of("table-a") is None
+        return
+    await instances.announce("table-a", "10.0.0.1:50051", 150)
+    assert await instances.address_of("table-a") == "10.0.0.1:50051"
+    await asyncio.sleep(0.3)
+    assert await instances.address_of("table-a") is None

@@ -1,0 +1,158 @@
+"""How the hard bot reads who will contest a pot and who pays a value bet.
+
+Two reads of the table's public record (``felt.bots.opponents``):
+
+- facing a big bet at a loose table, the seats still to act continue only as
+  often as their record says they do not fold, so aces call a random
+  player's shove instead of fearing five callers;
+- after the draw, a value bet is paid only by the hands that call: against
+  players who fold their busted hands and call with a pair, hard bets fewer
+  marginal hands than against calling stations, and never one it would not
+  bet against the stations.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+from felt.bots import get_bot
+from felt.bots.base import Bot, situation
+from felt.bots.hard import HardBot, TableRead, _contested
+from felt.bots.holdem import draws
+from felt.bots.ladder import deck_for, hand_id_for, hand_setup, master_key, play_hand
+from felt.bots.opponents import ModelBuilder, SeatStats
+from felt.evaluator import HandCategory, category_of, evaluate
+from felt.rules.commands import Act, ActionKind, StartHand
+from felt.rules.config import Variant
+from felt.rules.engine import execute
+from felt.rules.events import Event, Street
+from felt.rules.legal import LegalActions, legal_actions
+from felt.rules.views import HandView, redact_all, view_for
+from tests.unit.bots.test_hard_fields import Recorder
+
+# Enters most pots, bets a fair share, folds half the time to a bet (the random bot's record).
+LOOSE_FOLDER = SeatStats(
+    hands=60, vpip=40, pfr=15, first_faced=40, first_folded=20, faced=40, folded=20,
+    bets=30, calls=30, checks=30,
+)  # fmt: skip
+TIGHT = SeatStats(hands=60, vpip=12, pfr=10, first_faced=30, first_folded=25, faced=40, folded=25)
+# Draw: calls almost every bet (a calling station) / folds some bets, rarely bets itself.
+STATION = SeatStats(hands=60, vpip=60, faced=80, folded=0, calls=120, checks=40)
+PAIR_CALLER = SeatStats(hands=60, vpip=40, faced=80, folded=12, calls=100, checks=40, bets=8)
+
+
+def shove_spot() -> tuple[HandView, list[Event], LegalActions]:
+    """6-max Hold'em: under the gun shoves; the next seat (hero) faces it holding aces."""
+    setup = hand_setup(Variant.NLHE, "h-s", deck_for(Variant.NLHE, master_key(5), 0, 6), 0, 6)
+    state, history = execute(None, StartHand(setup))
+    history = list(history)
+    legal = legal_actions(state)
+    assert legal is not None and legal.max_raise_to is not None
+    state, events = execute(state, Act(legal.seat, ActionKind.RAISE, legal.max_raise_to))
+    history.extend(events)
+    legal = legal_actions(state)
+    assert legal is not None
+    view = view_for(state, legal.seat)
+    aces = (51, 50)  # A♠ A♥ (rank * 4 + suit); the deck's other copies do not matter here
+    seats = tuple(replace(s, cards=aces) if s.seat == legal.seat else s for s in view.seats)
+    return replace(view, seats=seats), redact_all(history, legal.seat), legal
+
+
+def table_of(stats: SeatStats, hero: int, seats: int = 6) -> dict[int, SeatStats]:
+    return {s: stats for s in range(seats) if s != hero}
+
+
+def test_only_the_expected_callers_contest_a_shove_at_a_loose_table() -> None:
+    view, history, legal = shove_spot()
+    sit = situation(view, history, legal)
+    loose = TableRead.of(table_of(LOOSE_FOLDER, legal.seat), sit, 0.1)
+    assert loose.loose
+    contested = _contested(sit, loose)
+    # The shover is in; of the four still to act, folding half the time, about two call.
+    assert sit.opponent_count == 5
+    assert contested.opponent_count == 3
+    shover = next(a.seat for a in sit.actions if a.kind == "bet")
+    assert shover in {o.seat for o in contested.opponents}
+    # A tight field's callers hold strong hands: it is not thinned, nor is an unknown one.
+    tight = TableRead.of(table_of(TIGHT, legal.seat), sit, 0.1)
+    assert _contested(sit, tight) == sit
+    assert _contested(sit, TableRead.of(None, sit, 0.1)) == sit
+
+
+def test_aces_call_a_shove_at_a_loose_table_that_folds_half_the_time() -> None:
+    view, history, legal = shove_spot()
+    stats = table_of(LOOSE_FOLDER, legal.seat)
+    d = HardBot(samples=1500).decide(view, history, legal, random.Random(2), stats)
+    assert getattr(d, "kind", None) in (ActionKind.CALL, ActionKind.RAISE)
+
+
+def play_heads_up(variant: Variant, hero: Bot, opponent: str, deals: int, seed: int) -> None:
+    """Ladder hands between ``hero`` (seat 0) and a fresh ``opponent``, the button alternating."""
+    key = master_key(seed)
+    bots: dict[int, Bot] = {0: hero, 1: get_bot(opponent)}
+    model = ModelBuilder()
+    for deal in range(deals):
+        rngs = {s: random.Random(deal * 10 + s) for s in range(2)}
+        deck = deck_for(variant, key, deal)
+        play_hand(
+            hand_setup(variant, hand_id_for(key, str(deal)), deck, deal % 2), bots, rngs, model
+        )
+
+
+def after_the_draw_checked_to(view: HandView, legal: LegalActions) -> bool:
+    return view.street == Street.SECOND_BET and legal.can_check
+
+
+def test_after_the_draw_value_bets_only_what_the_callers_pay() -> None:
+    recorder = Recorder(after_the_draw_checked_to)
+    play_heads_up(Variant.DRAW5, recorder, "loose_passive", 160, 17)
+    assert len(recorder.points) >= 40
+    bets: dict[str, set[int]] = {"station": set(), "pair_caller": set()}
+    for i, (view, history, legal) in enumerate(recorder.points):
+        for label, stats in (("station", STATION), ("pair_caller", PAIR_CALLER)):
+            read = TableRead.of({1: stats}, situation(view, history, legal), 0.0)
+            assert read.stations  # both fold rarely: only who calls with what differs
+            d = HardBot(bluff_frequency=0.0).decide(
+                view, history, legal, random.Random(i), {1: stats}
+            )
+            if getattr(d, "kind", None) in (ActionKind.BET, ActionKind.RAISE):
+                bets[label].add(i)
+    assert bets["pair_caller"] <= bets["station"]
+    assert len(bets["pair_caller"]) < len(bets["station"])
+
+
+# Heads-up Hold'em: folds most of its checks to a bet / never folds.
+FOLDER = SeatStats(
+    hands=60, vpip=30, pfr=15, first_faced=30, first_folded=12, faced=60, folded=40,
+    bets=10, calls=20, checks=40,
+)  # fmt: skip
+NEVER_FOLDS = SeatStats(hands=60, vpip=60, faced=80, folded=0, calls=120, checks=40)
+
+
+def test_heads_up_steals_from_folders_only_and_only_when_bluffing_is_allowed() -> None:
+    recorder = Recorder()
+    play_heads_up(Variant.NLHE, recorder, "normal", 80, 23)
+    assert len(recorder.points) >= 30
+
+    def air_bets(bot: HardBot, stats: SeatStats, river_only: bool = False) -> int:
+        """Bets with no pair and no strong draw (on the river: nothing left to come)."""
+        count = 0
+        for i, (view, history, legal) in enumerate(recorder.points):
+            sit = situation(view, history, legal)
+            if river_only and sit.street != Street.RIVER:
+                continue
+            made = category_of(evaluate([*sit.hole, *sit.board])) > HandCategory.HIGH_CARD
+            if made or draws(sit.hole, sit.board).strong:
+                continue
+            d = bot.decide(view, history, legal, random.Random(i), {1: stats})
+            count += getattr(d, "kind", None) in (ActionKind.BET, ActionKind.RAISE)
+        return count
+
+    # A high card can still be a thin value bet against a range that checked everything,
+    # so what counts is the difference: configured not to bluff, it steals nothing.
+    steals = air_bets(HardBot(), FOLDER)
+    assert steals >= air_bets(HardBot(bluff_frequency=0.0), FOLDER) + 5
+    assert steals >= air_bets(HardBot(), NEVER_FOLDS) + 5
+    # On the river air is a bluff, and a player who never folds is never bluffed.
+    assert air_bets(HardBot(), NEVER_FOLDS, river_only=True) == 0

@@ -1,0 +1,119 @@
+"""The gateway's pure parts: the stubs' method names, status codes, watch caps, routes."""
+
+from __future__ import annotations
+
+import json
+
+import grpc
+import pytest
+from connectrpc.code import Code
+from connectrpc.errors import ConnectError
+from google.protobuf import json_format
+
+from felt.eventstore import MemoryEventStore
+from felt.instances import MemoryTableInstances
+from poker.v1 import history_service_connect, lobby_service_connect, table_service_connect
+from poker.v1 import table_service_pb2 as pb
+from services.gateway.app import HISTORY_SERVICE, LOBBY_SERVICE, TABLE_SERVICE
+from services.gateway.caps import StreamCaps
+from services.gateway.codecs import BinaryCodec, CompactJsonCodec, Raw
+from services.gateway.config import GatewayConfig, WatchCaps
+from services.gateway.errors import connect_code
+from services.gateway.forward import python_name
+from services.gateway.routing import TableRouter
+from services.settings import ConfigError
+
+
+@pytest.mark.parametrize(
+    "descriptor,protocol",
+    [
+        (TABLE_SERVICE, table_service_connect.TableService),
+        (LOBBY_SERVICE, lobby_service_connect.LobbyService),
+        (HISTORY_SERVICE, history_service_connect.HistoryService),
+    ],
+)
+def test_every_rpc_has_the_name_the_connect_stubs_call(descriptor: object, protocol: type) -> None:
+    stub_methods = {name for name in vars(protocol) if not name.startswith("_")}
+    names = {python_name(m.name) for m in descriptor.methods}  # type: ignore[attr-defined]
+    assert names == stub_methods
+
+
+def test_status_codes_map_one_to_one() -> None:
+    codes = {connect_code(s) for s in grpc.StatusCode if s is not grpc.StatusCode.OK}
+    assert len(codes) == len(Code)
+    assert connect_code(grpc.StatusCode.CANCELLED) is Code.CANCELED
+    assert connect_code(grpc.StatusCode.FAILED_PRECONDITION) is Code.FAILED_PRECONDITION
+
+
+def test_watch_caps_per_token_address_and_total() -> None:
+    caps = StreamCaps(WatchCaps(per_token=2, per_address=3, total=4))
+    with caps.admit("t1", "a"), caps.admit("t1", "a"):
+        with pytest.raises(ConnectError) as caught, caps.admit("t1", "a"):
+            pass
+        assert caught.value.code is Code.RESOURCE_EXHAUSTED
+        with caps.admit("t2", "a"):  # another token, the same address: its third
+            with pytest.raises(ConnectError), caps.admit("", "a"):
+                pass
+            with caps.admit("", "b"), pytest.raises(ConnectError), caps.admit("", "c"):
+                pass  # b's stream is the fourth in all: c's is refused
+    assert (caps.total, caps.per_token, caps.per_address) == (0, {}, {})
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_route_follows_the_lease_and_the_directory() -> None:
+    clock = Clock()
+    leases, instances = MemoryEventStore(clock=clock), MemoryTableInstances(clock)
+    router = TableRouter("default:1", leases, instances, route_ttl_s=1.0, clock=clock)
+    assert await router.address("t1") == "default:1"  # nobody owns it: the default adopts it
+    await leases.acquire_lease("t1", "inst-b", 10_000)
+    await instances.announce("inst-b", "b:2", 10_000)
+    assert await router.address("t1") == "default:1"  # remembered for a second
+    clock.now += 1.5
+    assert await router.address("t1") == "b:2"
+    await leases.release_lease("t1", "inst-b")
+    await leases.acquire_lease("t1", "inst-c", 10_000)  # c never announced itself
+    router.forget("t1")
+    assert await router.address("t1") == "default:1"
+    assert await router.address("Not A Table!") == "default:1"  # nothing looked up
+
+
+def test_answers_are_handed_on_as_bytes_and_json_made_once() -> None:
+    answer = pb.GetTableResponse()
+    answer.table.table_id = "t1"
+    answer.table.sequence = 2**40  # an int64: a string in JSON
+    data = answer.SerializeToString()
+    assert BinaryCodec().encode(Raw(data, pb.GetTableResponse)) == data
+    codec: CompactJsonCodec[pb.GetTableRequest] = CompactJsonCodec(cache_entries=2)
+    encoded = codec.encode(Raw(data, pb.GetTableResponse))
+    assert json.loads(encoded) == json_format.MessageToDict(answer)
+    assert b" " not in encoded
+    assert codec.encode(Raw(data, pb.GetTableResponse)) is encoded  # the second: cached
+    for n in range(3):
+        codec.encode(
+            Raw(pb.GetTableRequest(table_id=f"t{n}").SerializeToString(), pb.GetTableRequest)
+        )
+    assert len(codec._cache) == 2  # bounded
+    parsed = codec.decode(b'{"tableId":"t1","someFutureField":1}', pb.GetTableRequest)
+    assert parsed.table_id == "t1"  # unknown fields ignored
+
+
+def test_settings() -> None:
+    config = GatewayConfig.from_env(
+        {"FELT_GATEWAY_ADDR": "0.0.0.0:9000", "FELT_GATEWAY_ORIGINS": "https://a, https://b,"}
+    )
+    assert (config.host, config.port, config.origins) == (
+        "0.0.0.0",
+        9000,
+        ("https://a", "https://b"),
+    )
+    with pytest.raises(ConfigError):
+        GatewayConfig.from_env({"FELT_GATEWAY_ADDR": "nowhere"})
+    with pytest.raises(ConfigError):
+        GatewayConfig.from_env({"FELT_GATEWAY_WATCH_PER_TOKEN": "0"})

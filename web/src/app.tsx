@@ -1,0 +1,75 @@
+// The page: a header (name, balance, language) and one screen: the lobby, a table or a replay.
+import { useState } from "preact/hooks";
+import { LANGUAGES, language, setLanguage, t } from "./i18n";
+import * as session from "./session";
+import { useRoute, go } from "./route";
+import { Welcome, LobbyScreen } from "./lobby";
+import { TableScreen } from "./table";
+import { ReplayScreen } from "./replay";
+
+export function App() {
+  const [lang, setLang] = useState(language());
+  const [me, setMe] = useState(session.current());
+  const route = useRoute();
+
+  const signOut = async () => {
+    try {
+      await session.lobby().signOut({ requestId: crypto.randomUUID() });
+    } catch {
+      /* signed out locally either way */
+    }
+    session.clear();
+    setMe(null);
+    go({ name: "lobby" });
+  };
+
+  return (
+    <div class="page" key={lang}>
+      <header class="top">
+        <a class="logo" href="#/" aria-label={t("app.home")}>
+          <span aria-hidden="true">♠</span> Felt
+        </a>
+        <div class="top-right">
+          {me && (
+            <span class="who" data-testid="player-name">
+              {me.name}
+              {!me.registered && <span class="badge">{t("lobby.guest")}</span>}
+            </span>
+          )}
+          <label class="lang">
+            <span class="sr-only">{t("app.language")}</span>
+            <select
+              data-testid="language"
+              value={lang}
+              onChange={async (e) => {
+                const code = (e.target as HTMLSelectElement).value;
+                await setLanguage(code);
+                setLang(code);
+              }}
+            >
+              {LANGUAGES.map((l) => (
+                <option value={l.code}>{l.name}</option>
+              ))}
+            </select>
+          </label>
+          {me && (
+            <button class="ghost" onClick={signOut}>
+              {t("app.signOut")}
+            </button>
+          )}
+        </div>
+      </header>
+      <main id="main">
+        {!me ? (
+          <Welcome onSignedIn={() => setMe(session.current())} />
+        ) : route.name === "table" ? (
+          <TableScreen lounge={route.lounge} />
+        ) : route.name === "replay" ? (
+          <ReplayScreen lounge={route.lounge} hand={route.hand} />
+        ) : (
+          <LobbyScreen />
+        )}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,104 @@
+// A past hand step by step, as this seat saw it (GetHandHistory redacts it for the seat),
+// and "verify this deal": every card seen checked against the deck commitment, here in the
+// browser (verify.ts), so the player need not trust the server's word for it.
+import { useEffect, useMemo, useState } from "preact/hooks";
+import { tableClient } from "./api";
+import * as session from "./session";
+import { errorText } from "./errors";
+import { t, chips } from "./i18n";
+import { go } from "./route";
+import { CardView } from "./card";
+import { foldHand, logLine, streetName, handName } from "./model";
+import { verifyHand, type HandCheck } from "./verify";
+import type { GetHandHistoryResponse } from "./gen/poker/v1/table_service_pb";
+import type { Table } from "./gen/poker/v1/table_pb";
+import type { StoredEvent } from "./gen/poker/events/v1/events_pb";
+
+export function ReplayScreen({ lounge, hand }: { lounge: string; hand: string }) {
+  const ticket = session.seatAt(lounge);
+  const client = useMemo(() => tableClient(ticket?.token ?? ""), [ticket?.token]);
+  const [history, setHistory] = useState<GetHandHistoryResponse | null>(null);
+  const [table, setTable] = useState<Table | null>(null);
+  const [step, setStep] = useState(0);
+  const [error, setError] = useState("");
+  const [check, setCheck] = useState<HandCheck | null>(null);
+
+  useEffect(() => {
+    (async () => {
+      try {
+        const [h, tb] = await Promise.all([
+          client.getHandHistory({ tableId: lounge, handId: hand, seat: ticket?.seat }),
+          client.getTable({ tableId: lounge }),
+        ]);
+        setHistory(h);
+        setTable(tb.table ?? null);
+        setStep(1);
+      } catch (err) {
+        setError(errorText(err));
+      }
+    })();
+  }, [lounge, hand]);
+
+  const events: StoredEvent[] = (history?.events ?? []).flatMap((i) => (i.item.case === "event" ? [i.item.value] : []));
+  const names = (s: number) => table?.seats.find((x) => x.seat === s)?.displayName || t("table.seatN", { n: s + 1 });
+  const state = foldHand(events, step);
+  const lines = events.slice(0, step).map((e) => logLine(e, names)).filter(Boolean);
+
+  const onKey = (e: KeyboardEvent) => {
+    if (e.key === "ArrowRight") setStep((s) => Math.min(events.length, s + 1));
+    if (e.key === "ArrowLeft") setStep((s) => Math.max(1, s - 1));
+  };
+
+  const verify = async () => setCheck(await verifyHand(history?.events ?? []));
+
+  return (
+    <section class="replay" onKeyDown={onKey} aria-labelledby="replay-title">
+      <div class="table-head">
+        <h1 id="replay-title">{t("replay.title", { hand: (history?.handId ?? hand).split(":").pop() ?? "" })}</h1>
+        <button class="ghost" onClick={() => (ticket ? go({ name: "table", lounge }) : go({ name: "lobby" }))}>{t("replay.back")}</button>
+      </div>
+      {error && <p class="error" role="alert">{error}</p>}
+      {history && (
+        <>
+          <div class="replay-board panel">
+            <div class="street">{streetName(state.street)}</div>
+            <div class="board" aria-label={t("table.board")}>{state.board.map((c) => <CardView card={c} />)}</div>
+            {state.pot + [...state.seats.values()].reduce((n, s) => n + s.bet, 0n) > 0n && (
+              <div class="pots"><span class="pot">{t("table.pot")}: {chips(state.pot + [...state.seats.values()].reduce((n, s) => n + s.bet, 0n))}</span></div>
+            )}
+            <ul class="replay-seats">
+              {[...state.seats.values()].map((s) => (
+                <li class={`${s.folded ? "folded" : ""} ${state.lastSeat === s.seat ? "to-act" : ""}`}>
+                  <span class="name">{names(s.seat)}{state.button === s.seat && <span class="dealer" aria-label={t("table.button")}>D</span>}</span>
+                  <span class="seat-cards">{s.cards.map((c) => <CardView card={c} small />)}</span>
+                  <span class="stack">{chips(s.stack)}</span>
+                  {s.bet > 0n && <span class="bet">{chips(s.bet)}</span>}
+                  {s.won > 0n && <span class="tag win">+{chips(s.won)} {handName(state.hands.get(s.seat) ?? "")}</span>}
+                </li>
+              ))}
+            </ul>
+          </div>
+          <div class="row stepper" role="group" aria-label={t("replay.steps")}>
+            <button class="ghost" onClick={() => setStep(1)} aria-label={t("replay.first")}>«</button>
+            <button class="secondary" data-testid="replay-prev" onClick={() => setStep(Math.max(1, step - 1))}>{t("replay.prev")}</button>
+            <span data-testid="replay-step" aria-live="polite">{t("replay.stepOf", { n: step, total: events.length })}</span>
+            <button class="secondary" data-testid="replay-next" onClick={() => setStep(Math.min(events.length, step + 1))}>{t("replay.next")}</button>
+            <button class="ghost" data-testid="replay-end" onClick={() => setStep(events.length)} aria-label={t("replay.last")}>»</button>
+          </div>
+          <div class="panel log">
+            <ol data-testid="replay-log">{lines.map((l) => <li>{l}</li>)}</ol>
+          </div>
+          <div class="panel verify">
+            <button class="primary" data-testid="verify" onClick={verify}>{t("replay.verify")}</button>
+            {check && (
+              <p class={check.ok ? "ok" : "error"} role="status" data-testid="verify-result">
+                {check.ok ? t("replay.verified", { n: check.verified, root: check.root.slice(0, 16) }) : t("replay.notVerified", { problems: check.problems.join("; ") || t("replay.noCommitment") })}
+              </p>
+            )}
+            <p class="fine">{t("replay.verifyNote")}</p>
+          </div>
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,406 @@
+// The live table. Its state is the server's TableView (what this seat may see, and which
+// actions are legal at which amounts); WatchTable streams the events, each adding a line to
+// the hand's log and prompting a fresh view. A dropped stream is resumed from the last
+// sequence received, so nothing is missed and nothing is shown twice (or, when those events
+// were archived and trimmed, from a fresh snapshot).
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { ConnectError, Code } from "@connectrpc/connect";
+import { tableClient, requestId } from "./api";
+import * as session from "./session";
+import { errorText } from "./errors";
+import { t, chips } from "./i18n";
+import { go } from "./route";
+import { CardView } from "./card";
+import { logLine, streetName, handName } from "./model";
+import { variantName, stakesOf } from "./lobby";
+import { ActionBar } from "./actions";
+import type { TableView, HandSeat, Seat } from "./gen/poker/v1/table_pb";
+import { SeatStatus, TableState } from "./gen/poker/v1/table_pb";
+import { Variant, type Card, type StoredEvent } from "./gen/poker/events/v1/events_pb";
+
+interface LogEntry {
+  seq: bigint;
+  text: string;
+  hand: boolean;
+}
+
+interface Award {
+  seat: number;
+  amount: bigint;
+  hand: string;
+}
+
+const HANDS_KEY = (lounge: string) => `felt.hands.${lounge}`;
+
+function rememberHand(lounge: string, handId: string): string[] {
+  const all: string[] = JSON.parse(localStorage.getItem(HANDS_KEY(lounge)) ?? "[]");
+  if (!all.includes(handId)) all.unshift(handId);
+  const kept = all.slice(0, 20);
+  localStorage.setItem(HANDS_KEY(lounge), JSON.stringify(kept));
+  return kept;
+}
+
+export function finishedHands(lounge: string): string[] {
+  return JSON.parse(localStorage.getItem(HANDS_KEY(lounge)) ?? "[]");
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function TableScreen({ lounge }: { lounge: string }) {
+  const ticket = session.seatAt(lounge);
+  if (!ticket) {
+    return (
+      <section class="panel narrow">
+        <p>{t("table.notSeated")}</p>
+        <button class="primary" onClick={() => go({ name: "lobby" })}>{t("table.toLobby")}</button>
+      </section>
+    );
+  }
+  return <LiveTable lounge={lounge} seat={ticket.seat} token={ticket.token} />;
+}
+
+function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; token: string }) {
+  const client = useMemo(() => tableClient(token), [token]);
+  const [view, setView] = useState<TableView | null>(null);
+  const [log, setLog] = useState<LogEntry[]>([]);
+  const [awards, setAwards] = useState<Award[]>([]);
+  const [conn, setConn] = useState<"connecting" | "live" | "reconnecting">("connecting");
+  const [fatal, setFatal] = useState("");
+  const [error, setError] = useState("");
+  // An action in flight: the buttons wait for its answer, so a second press cannot act twice.
+  const [busy, setBusy] = useState(false);
+  const [handsDone, setHandsDone] = useState(0);
+  const [hands, setHands] = useState<string[]>(finishedHands(lounge));
+  const lastSeq = useRef(0n);
+  const logRef = useRef<HTMLOListElement>(null);
+  useLayoutEffect(() => {
+    const el = logRef.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  }, [log]);
+  const viewRef = useRef<TableView | null>(null);
+  const refreshing = useRef<Promise<void> | null>(null);
+  const again = useRef(false);
+
+  const names = (s: number) => {
+    const found = viewRef.current?.table?.seats.find((x) => x.seat === s);
+    return found?.displayName || t("table.seatN", { n: s + 1 });
+  };
+
+  const accept = (v: TableView | undefined) => {
+    if (!v?.table) return;
+    if (viewRef.current?.table && viewRef.current.table.sequence > v.table.sequence) return;
+    viewRef.current = v;
+    setView(v);
+  };
+
+  const refresh = () => {
+    if (refreshing.current) {
+      again.current = true;
+      return;
+    }
+    refreshing.current = (async () => {
+      do {
+        again.current = false;
+        try {
+          accept((await client.getTableView({ tableId: lounge, seat })).view);
+        } catch {
+          /* the stream's reconnect shows the trouble */
+        }
+      } while (again.current);
+      refreshing.current = null;
+    })();
+  };
+
+  const onEvent = (e: StoredEvent) => {
+    const ev = e.event;
+    if (ev.case === "handStarted") setAwards([]);
+    if (ev.case === "potAwarded") {
+      const hand = ev.value.hand;
+      setAwards((a) => [...a, ...ev.value.shares.map((s) => ({ seat: s.seat, amount: s.amount, hand }))]);
+    }
+    if (ev.case === "handEnded") {
+      setHandsDone((n) => n + 1);
+      if (e.handId) setHands(rememberHand(lounge, e.handId));
+    }
+    const text = logLine(e, names);
+    if (text) {
+      const entry = { seq: e.sequence, text, hand: ev.case === "handStarted" };
+      setLog((l) => (ev.case === "handStarted" ? [entry] : [...l, entry]).slice(-200));
+    }
+  };
+
+  // After a reload the stream starts from a snapshot: the hand's log so far comes from its
+  // history (as this seat saw it), then the stream's events carry on after it.
+  const loadLog = async (handId: string) => {
+    try {
+      const h = await client.getHandHistory({ tableId: lounge, handId, seat });
+      const upTo = lastSeq.current;
+      const entries: LogEntry[] = [];
+      for (const item of h.events) {
+        if (item.item.case !== "event" || item.item.value.sequence > upTo) continue;
+        const e = item.item.value;
+        const text = logLine(e, names);
+        if (text) entries.push({ seq: e.sequence, text, hand: e.event.case === "handStarted" });
+      }
+      setLog((l) => [...entries, ...l.filter((x) => x.seq > upTo)]);
+    } catch {
+      /* the log starts empty; play goes on */
+    }
+  };
+
+  useEffect(() => {
+    const abort = new AbortController();
+    (async () => {
+      let delay = 500;
+      while (!abort.signal.aborted) {
+        try {
+          const stream = client.watchTable({ tableId: lounge, seat, fromSequence: lastSeq.current }, { signal: abort.signal });
+          for await (const item of stream) {
+            setConn("live");
+            delay = 500;
+            if (item.item.case === "snapshot") {
+              const snap = item.item.value;
+              lastSeq.current = snap.table?.sequence ?? lastSeq.current;
+              viewRef.current = null;
+              accept(snap);
+              if (snap.hand?.handId) loadLog(snap.hand.handId);
+            } else if (item.item.case === "event") {
+              const e = item.item.value;
+              if (e.sequence <= lastSeq.current) continue;
+              lastSeq.current = e.sequence;
+              onEvent(e);
+              refresh();
+            }
+          }
+        } catch (err) {
+          if (abort.signal.aborted) return;
+          const code = ConnectError.from(err).code;
+          if (code === Code.PermissionDenied || code === Code.Unauthenticated || code === Code.NotFound) {
+            setFatal(errorText(err));
+            return;
+          }
+          if (code === Code.OutOfRange) {
+            // The events after lastSeq are archived (trimmed from the stream): start again
+            // from a snapshot, which the stream sends for from_sequence 0.
+            lastSeq.current = 0n;
+            continue;
+          }
+        }
+        setConn("reconnecting");
+        await sleep(delay);
+        delay = Math.min(delay * 2, 8000);
+      }
+    })();
+    return () => abort.abort();
+  }, [client]);
+
+  const act = async (action: Parameters<typeof client.submitAction>[0]["action"]) => {
+    if (busy) return;
+    setError("");
+    setBusy(true);
+    try {
+      const res = await client.submitAction({ tableId: lounge, seat, requestId: requestId(), expectedSequence: viewRef.current?.table?.sequence, action });
+      accept(res.view);
+    } catch (err) {
+      setError(errorText(err));
+      refresh();
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const leave = async () => {
+    setError("");
+    try {
+      await session.lobby().leaveLounge({ loungeId: lounge, requestId: requestId() });
+      session.forgetSeat(lounge);
+      go({ name: "lobby" });
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+
+  const sitOutIn = async (out: boolean) => {
+    setError("");
+    try {
+      if (out) await client.sitOut({ tableId: lounge, seat, requestId: requestId() });
+      else await client.sitIn({ tableId: lounge, seat, requestId: requestId() });
+      refresh();
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+
+  if (fatal) {
+    return (
+      <section class="panel narrow">
+        <p class="error" role="alert">{fatal}</p>
+        <button class="primary" onClick={() => { session.forgetSeat(lounge); go({ name: "lobby" }); }}>{t("table.toLobby")}</button>
+      </section>
+    );
+  }
+  if (!view?.table) return <p class="loading" role="status">{t("table.connecting")}</p>;
+
+  const table = view.table;
+  const hand = view.hand;
+  const mySeat = table.seats.find((s) => s.seat === seat);
+  const sittingOut = mySeat?.status === SeatStatus.SITTING_OUT;
+  const variant = table.config?.variant ?? Variant.NLHE;
+
+  return (
+    <div class="table-screen" data-testid="table" data-hands-done={handsDone} data-sequence={String(table.sequence)}>
+      <div class="table-head">
+        <h1>{table.name}</h1>
+        <span class="fine">{variantName(variant)} · {table.config ? stakesOf(table.config) : ""}</span>
+        <span class={`conn ${conn}`} role="status" data-testid="connection">{t(`table.${conn}`)}</span>
+      </div>
+      <div class="table-main">
+        <div class="table-left">
+          <Felt view={view} awards={awards} names={names} />
+          <div class="controls">
+            {error && <p class="error" role="alert" data-testid="action-error">{error}</p>}
+            {hand && hand.legalActions.length > 0 ? (
+              <ActionBar view={view} seat={seat} busy={busy} onAct={act} />
+            ) : (
+              <p class="waiting fine" data-testid="waiting">
+                {table.state === TableState.WAITING ? t("table.waitingPlayers")
+                  : table.state === TableState.CLOSED ? t("table.closed")
+                  : hand?.toAct !== undefined ? t("table.waitingFor", { who: names(hand.toAct) })
+                  : t("table.nextHand")}
+              </p>
+            )}
+            <div class="row seat-buttons">
+              <button class="ghost" data-testid="sit-out" onClick={() => sitOutIn(!sittingOut)}>{sittingOut ? t("table.sitIn") : t("table.sitOut")}</button>
+              <button class="ghost" data-testid="leave" onClick={leave}>{t("table.leave")}</button>
+            </div>
+          </div>
+        </div>
+        <aside class="side">
+          <section class="panel log" aria-labelledby="log-title">
+            <h2 id="log-title">{t("table.log")}</h2>
+            <ol aria-live="polite" data-testid="log" ref={logRef}>
+              {log.map((l) => <li class={l.hand ? "hand" : ""}>{l.text}</li>)}
+            </ol>
+          </section>
+          {hands.length > 0 && (
+            <section class="panel replays" aria-labelledby="replays-title">
+              <h2 id="replays-title">{t("table.pastHands")}</h2>
+              <ul>
+                {hands.slice(0, 6).map((h) => (
+                  <li><a href={`#/replay/${encodeURIComponent(lounge)}/${encodeURIComponent(h)}`} data-testid="replay-link">{t("table.replayHand", { hand: h.split(":").pop() ?? h })}</a></li>
+                ))}
+              </ul>
+            </section>
+          )}
+        </aside>
+      </div>
+    </div>
+  );
+}
+
+/** Seats around an oval, the viewer's at the bottom. */
+function seatPosition(index: number, count: number): { left: string; top: string } {
+  const angle = Math.PI / 2 + (2 * Math.PI * index) / count;
+  return { left: `${50 + 44 * Math.cos(angle)}%`, top: `${50 + 42 * Math.sin(angle)}%` };
+}
+
+export function Felt({ view, awards, names }: { view: TableView; awards: Award[]; names: (s: number) => string }) {
+  const table = view.table!;
+  const hand = view.hand;
+  const count = table.config?.seatCount ?? table.seats.length;
+  const me = view.viewerSeat ?? 0;
+  const inHand = new Map<number, HandSeat>((hand?.seats ?? []).map((s) => [s.seat, s]));
+  const potTotal = (hand?.pots ?? []).reduce((n, p) => n + p.amount, 0n);
+  const bets = (hand?.seats ?? []).reduce((n, s) => n + s.bet, 0n);
+  const blinds = blindSeats(view);
+
+  return (
+    <section class="felt" aria-label={t("table.felt")}>
+      <div class="felt-center">
+        {hand && <div class="street" data-testid="street">{streetName(hand.street)}</div>}
+        <div class="board" aria-label={t("table.board")} data-testid="board">
+          {(hand?.board ?? []).map((c) => <CardView card={c} />)}
+        </div>
+        {hand && (
+          <div class="pots" data-testid="pots">
+            {potTotal + bets > 0n && <span class="pot total" data-testid="pot">{t("table.pot")}: {chips(potTotal + bets)}</span>}
+            {hand.pots.length > 1 &&
+              hand.pots.map((p, i) => (
+                <span class="pot" data-testid="side-pot">{i === 0 ? t("table.mainPot") : t("table.sidePot", { n: i })}: {chips(p.amount)}</span>
+              ))}
+          </div>
+        )}
+        {awards.length > 0 && (
+          <div class="result" role="status" data-testid="result">
+            {awards.map((a) => (
+              <div>{t(a.hand ? "log.winsWith" : "log.wins", { who: names(a.seat), amount: chips(a.amount), hand: handName(a.hand) })}</div>
+            ))}
+          </div>
+        )}
+      </div>
+      {table.seats.map((s) => {
+        const idx = (s.seat - me + count) % count;
+        return <SeatView seat={s} hs={inHand.get(s.seat)} view={view} pos={seatPosition(idx, count)} blind={blinds.get(s.seat)} mine={s.seat === view.viewerSeat} />;
+      })}
+    </section>
+  );
+}
+
+/** Which seats post the blinds this hand: after the button, as the rules place them. */
+function blindSeats(view: TableView): Map<number, string> {
+  const out = new Map<number, string>();
+  const hand = view.hand;
+  if (!hand || hand.variant !== Variant.NLHE || hand.seats.length < 2) return out;
+  const order = hand.seats.map((s) => s.seat).sort((a, b) => a - b);
+  const after = (s: number) => order.find((x) => x > s) ?? order[0];
+  const sb = order.length === 2 ? hand.button : after(hand.button);
+  out.set(sb, "SB");
+  out.set(after(sb), "BB");
+  return out;
+}
+
+function SeatView({ seat, hs, view, pos, blind, mine }: { seat: Seat; hs?: HandSeat; view: TableView; pos: { left: string; top: string }; blind?: string; mine: boolean }) {
+  const hand = view.hand;
+  if (seat.status === SeatStatus.EMPTY) {
+    return <div class="seat empty" style={pos} aria-label={t("table.emptySeat")}><span class="fine">{t("table.emptySeat")}</span></div>;
+  }
+  const toAct = hand?.toAct === seat.seat;
+  const cards: Card[] = hs?.cards ?? [];
+  const cls = ["seat", mine ? "mine" : "", toAct ? "to-act" : "", hs?.folded ? "folded" : "", seat.status === SeatStatus.SITTING_OUT ? "out" : ""].join(" ");
+  return (
+    <div class={cls} style={pos} data-testid={mine ? "my-seat" : "seat"} aria-current={toAct ? "true" : undefined}>
+      <div class="seat-cards">{!hs?.folded && cards.map((c) => <CardView card={c} small={!mine} />)}</div>
+      <div class="plate">
+        <span class="name">
+          {seat.displayName}
+          {seat.aiLevel ? <span class="badge ai">{t("table.ai")}</span> : null}
+        </span>
+        <span class="stack" data-testid="stack">{chips(hs ? hs.stack : seat.stack)}</span>
+        {toAct && hand?.actionDeadline && <Clock deadline={Number(hand.actionDeadline.seconds) * 1000 + hand.actionDeadline.nanos / 1e6} />}
+        {hs?.folded && <span class="tag">{t("table.folded")}</span>}
+        {hs?.allIn && <span class="tag">{t("table.allIn")}</span>}
+        {seat.status === SeatStatus.SITTING_OUT && <span class="tag">{t("table.sittingOut")}</span>}
+        {hs && hs.drawnCount > 0 && <span class="tag">{t("table.drew", { n: hs.drawnCount })}</span>}
+      </div>
+      <div class="markers">
+        {hand?.button === seat.seat && <span class="dealer" title={t("table.button")} aria-label={t("table.button")}>D</span>}
+        {blind && <span class="blind">{blind}</span>}
+        {hs && hs.bet > 0n && <span class="bet" aria-label={t("table.betOf", { amount: chips(hs.bet) })}>{chips(hs.bet)}</span>}
+      </div>
+    </div>
+  );
+}
+
+function Clock({ deadline }: { deadline: number }) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 250);
+    return () => clearInterval(timer);
+  }, []);
+  const left = Math.max(0, Math.ceil((deadline - now) / 1000));
+  return (
+    <span class={left <= 5 ? "clock urgent" : "clock"} role="timer" aria-label={t("table.secondsLeft", { n: left })} data-testid="clock">
+      {left}s
+    </span>
+  );
+}

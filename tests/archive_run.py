@@ -17,7 +17,9 @@ stops, the projectors catch up, and :func:`check` asserts:
   at least ``retain`` + slack before the table's last deal), and nothing after the mark went;
   its latest snapshot is still there;
 - the request records left all belong to entries still in the stream;
-- the AI decision stream holds a small fraction of what was added to it.
+- the AI decision stream holds a small fraction of what was added to it;
+- ``felt replay HAND --seat N`` of sampled archived hands of both variants (``felt lobby``
+  serving the archive) shows each seat its own cards and no unshown card of another seat.
 
 Then it prints the figures (hands, time, archive rows, stream entries and bytes appended vs
 what is left, Redis memory at the start and the end, the AI stream, lag).
@@ -49,22 +51,28 @@ from felt.archive import ArchivedHand
 from felt.archive.postgres import PostgresHandArchive
 from felt.archive.projection import TableProjection
 from felt.archive.values import Cursor
+from felt.cards import card_str
 from felt.decisions.base import AI_STREAM
 from felt.eventstore import RedisEventStore, StoredRecord, archived_key
 from felt.eventstore.base import events_key, meta_key, requests_key
 from felt.eventstore.codec import decode_event
 from felt.migrations import migrate
 from felt.registry import RedisTableRegistry
-from felt.table.events import TableSnapshotTaken
+from felt.rules.events import HoleCardsDealt
+from felt.table.events import AnyEvent, TableSnapshotTaken
 from poker.events.v1 import events_pb2 as epb
 from services.lobby.db_cli import MIGRATIONS
 from tests.conftest import with_redis_db
 from tests.e2e.test_projector_kill import _open_table, _start_projector
 from tests.e2e.test_serve import READY, Launcher
+from tests.felt_command import run_felt
 from tests.integration.lobby.conftest import _create, _drop, with_database
 from tests.unit.archive.streams import archived
+from tests.unit.test_history import CARD, _secret_cards
 
 TABLE_PORT = 52960
+LOBBY_PORT = 52961
+OPERATOR = "operator-token-of-the-archive-run-0123456789"
 LAG_SLACK_S = 10.0  # how far behind a loaded projector may be when a trim runs
 
 
@@ -118,6 +126,7 @@ class Figures:
     ai_added: int = 0
     ai_left: int = 0
     lag_p50: float = 0.0
+    replayed: int = 0
     lag_p99: float = 0.0
 
     def report(self) -> str:
@@ -134,6 +143,7 @@ class Figures:
                 f"AI decision stream: {self.ai_added:,} added, {self.ai_left:,} left",
                 f"lag (HandEnded to archived_at): p50 {self.lag_p50 * 1000:.0f} ms,"
                 f" p99 {self.lag_p99 * 1000:.0f} ms",
+                f"felt replay --seat N: {self.replayed} seats of archived hands checked",
             ]
         )
 
@@ -167,6 +177,7 @@ async def run(
     tables_per_variant: int = 3,
     retain_s: int = 2,
     limit_s: float = 1_800.0,
+    replays: int = 2,
 ) -> Figures:
     """The run (see the module docstring); raises AssertionError if a check fails."""
     figures = Figures(redis_start=int((await redis.info("memory"))["used_memory"]))
@@ -183,6 +194,15 @@ async def run(
     tap = Tap(redis)
     tapping = asyncio.create_task(tap.follow())
     projectors = [await _start_projector(launcher, dsn, m) for m in ("run-a", "run-b")]
+    lobby = await launcher.start(
+        "lobby",
+        "--dev",
+        DATABASE_URL=dsn,
+        FELT_LOBBY_ADDR=f"127.0.0.1:{LOBBY_PORT}",
+        FELT_TABLE_ADDR=f"127.0.0.1:{TABLE_PORT}",
+        FELT_ADMIN_TOKEN=OPERATOR,
+    )
+    assert "listening" in lobby.first_line, (lobby.first_line, lobby.log.read_text())
     for n in range(tables_per_variant):
         await _open_table(f"bots-holdem-{n}", epb.VARIANT_NLHE, TABLE_PORT)
         await _open_table(f"bots-draw-{n}", epb.VARIANT_DRAW5, TABLE_PORT)
@@ -208,6 +228,7 @@ async def run(
             assert await p.process.wait() == 0, p.log.read_text()[-3000:]
             assert "Traceback" not in p.log.read_text(), p.log.read_text()[-3000:]
         await check(redis, pool, tap, timedelta(seconds=retain_s), figures)
+        figures.replayed = await check_replays(pool, tap, replays)
         figures.redis_end = int((await redis.info("memory"))["used_memory"])
         figures.table_keys_end = await _table_bytes(redis, table_ids)
         figures.bytes_appended = sum(len(r.payload) for rs in tap.records.values() for r in rs)
@@ -283,6 +304,54 @@ async def check(
     )
     figures.lag_p50 = lags[len(lags) // 2]
     figures.lag_p99 = lags[min(len(lags) - 1, int(0.99 * len(lags)))]
+
+
+async def check_replays(pool: asyncpg.Pool, tap: Tap, per_variant: int) -> int:
+    """``felt replay HAND --seat N`` (text, as a person reads it) of the last ``per_variant``
+    archived hands of each variant, every seat: its own cards are there and no card of
+    another seat that was never shown (the oracle: the tapped raw events). Seats checked."""
+    checked = 0
+    for variant in ("NLHE", "DRAW5"):
+        rows = await pool.fetch(
+            "SELECT hand_id, table_id, first_sequence, last_sequence FROM archived_hands"
+            " WHERE variant = $1 ORDER BY ended_at DESC LIMIT $2",
+            variant,
+            per_variant,
+        )
+        assert len(rows) == per_variant, (variant, len(rows))
+        for r in rows:
+            by_sequence = {x.sequence: x.payload for x in tap.records[r["table_id"]]}
+            events = [
+                decode_event(by_sequence[n])[0]
+                for n in range(r["first_sequence"], r["last_sequence"] + 1)
+                if n in by_sequence
+            ]
+            seats = {e.seat for e in events if isinstance(e, HoleCardsDealt)}
+            for seat in sorted(seats):
+                checked += await asyncio.to_thread(
+                    _check_replay, r["hand_id"], r["table_id"], seat, events
+                )
+    return checked
+
+
+def _check_replay(hand_id: str, table_id: str, seat: int, events: list[AnyEvent]) -> int:
+    status, out, err = run_felt(
+        "replay", hand_id, "--target", f"127.0.0.1:{LOBBY_PORT}", "--table", table_id,
+        "--operator", "--seat", str(seat), FELT_ADMIN_TOKEN=OPERATOR,
+    )  # fmt: skip
+    assert status == 0, err
+    shown = set(CARD.findall(out))
+    own = {
+        card_str(c)
+        for e in events
+        if isinstance(e, HoleCardsDealt) and e.seat == seat
+        for c in e.cards
+        if c is not None
+    }
+    assert own and own <= shown, (hand_id, seat, own, out)
+    leaked = {card_str(c) for c in _secret_cards(events, seat)} & shown
+    assert not leaked, f"seat {seat} of {hand_id} saw {leaked}"
+    return 1
 
 
 def _refold(table_id: str, stored: ArchivedHand) -> ArchivedHand:
@@ -368,7 +437,12 @@ async def main(args: argparse.Namespace) -> None:
             async with archive_database(database_url) as dsn:
                 print(f"load average {os.getloadavg()[0]:.2f}", flush=True)
                 figures = await run(
-                    launcher, redis, dsn, hands=args.hands, tables_per_variant=args.tables
+                    launcher,
+                    redis,
+                    dsn,
+                    hands=args.hands,
+                    tables_per_variant=args.tables,
+                    replays=args.replays,
                 )
                 print(figures.report())
                 print(f"load average {os.getloadavg()[0]:.2f}")
@@ -382,6 +456,7 @@ def parse() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--hands", type=int, default=2_000, help="archived hands to play")
     parser.add_argument("--tables", type=int, default=3, help="bot tables per variant (+ demo)")
+    parser.add_argument("--replays", type=int, default=10, help="hands replayed per variant")
     return parser.parse_args()
 
 

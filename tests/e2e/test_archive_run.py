@@ -13,7 +13,7 @@ from tests.archive_run import archive_database, run
 from tests.e2e.test_serve import Launcher, launcher  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.timeout(240)
-HANDS = 300
+HANDS = 250
 
 
 async def test_a_bot_run_leaves_every_hand_archived_once_and_redis_trimmed(

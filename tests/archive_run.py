@@ -36,9 +36,7 @@ import os
 import signal
 import tempfile
 import time
-import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -56,17 +54,14 @@ from felt.decisions.base import AI_STREAM
 from felt.eventstore import RedisEventStore, StoredRecord, archived_key
 from felt.eventstore.base import events_key, meta_key, requests_key
 from felt.eventstore.codec import decode_event
-from felt.migrations import migrate
 from felt.registry import RedisTableRegistry
 from felt.rules.events import HoleCardsDealt
 from felt.table.events import AnyEvent, TableSnapshotTaken
 from poker.events.v1 import events_pb2 as epb
-from services.lobby.db_cli import MIGRATIONS
 from tests.conftest import with_redis_db
-from tests.e2e.test_projector_kill import _open_table, _start_projector
+from tests.e2e.test_projector_kill import _open_table, _start_projector, archive_database
 from tests.e2e.test_serve import READY, Launcher
 from tests.felt_command import run_felt
-from tests.integration.lobby.conftest import _create, _drop, with_database
 from tests.unit.archive.streams import archived
 from tests.unit.test_history import CARD, _secret_cards
 
@@ -146,18 +141,6 @@ class Figures:
                 f"felt replay --seat N: {self.replayed} seats of archived hands checked",
             ]
         )
-
-
-@asynccontextmanager
-async def archive_database(database_url: str) -> AsyncIterator[str]:
-    name = f"felt_archive_run_{uuid.uuid4().hex[:12]}"
-    await _create(database_url, name)
-    dsn = with_database(database_url, name)
-    try:
-        await migrate(dsn, MIGRATIONS)
-        yield dsn
-    finally:
-        await _drop(database_url, name)
 
 
 async def _table_bytes(redis: redis_async_lib.Redis, tables: set[str]) -> int:
@@ -434,7 +417,7 @@ async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         launcher = Launcher(redis_url, Path(tmp))
         try:
-            async with archive_database(database_url) as dsn:
+            async with archive_database(database_url, "felt_archive_run") as dsn:
                 print(f"load average {os.getloadavg()[0]:.2f}", flush=True)
                 figures = await run(
                     launcher,

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 import redis.asyncio as redis_async_lib
 
-from tests.archive_run import archive_database, run
+from tests.archive_run import run
+from tests.e2e.test_projector_kill import archive_db  # noqa: F401 - the fixture
 from tests.e2e.test_serve import Launcher, launcher  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.timeout(240)
@@ -19,10 +20,9 @@ HANDS = 250
 async def test_a_bot_run_leaves_every_hand_archived_once_and_redis_trimmed(
     launcher: Launcher,  # noqa: F811
     redis: redis_async_lib.Redis,
-    database_url: str,
+    archive_db: str,  # noqa: F811
 ) -> None:
-    async with archive_database(database_url) as dsn:
-        figures = await run(launcher, redis, dsn, hands=HANDS, tables_per_variant=2, limit_s=150)
+    figures = await run(launcher, redis, archive_db, hands=HANDS, tables_per_variant=2, limit_s=150)
     print(figures.report())
     assert figures.hands >= HANDS
     assert figures.entries_left < figures.entries_appended // 3

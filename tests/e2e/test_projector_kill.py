@@ -16,6 +16,7 @@ import signal
 import time
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import asyncpg
 import grpc
@@ -40,9 +41,10 @@ TABLE_PORT = 52210
 RUN_S = 35.0
 
 
-@pytest.fixture
-async def archive_db(database_url: str) -> AsyncIterator[str]:
-    name = f"felt_projector_{uuid.uuid4().hex[:12]}"
+@asynccontextmanager
+async def archive_database(database_url: str, prefix: str = "felt_projector") -> AsyncIterator[str]:
+    """A throw-away database on ``database_url``'s server, migrated; dropped afterwards."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     await _create(database_url, name)
     dsn = with_database(database_url, name)
     try:
@@ -50,6 +52,12 @@ async def archive_db(database_url: str) -> AsyncIterator[str]:
         yield dsn
     finally:
         await _drop(database_url, name)
+
+
+@pytest.fixture
+async def archive_db(database_url: str) -> AsyncIterator[str]:
+    async with archive_database(database_url) as dsn:
+        yield dsn
 
 
 async def _start_projector(procs: Launcher, dsn: str, member: str) -> Proc:

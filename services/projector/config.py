@@ -31,6 +31,8 @@ class ProjectorConfig:
     read_count: int = 1_000
     block_ms: int = 200
     pool_size: int = 4
+    # Write lanes: tables split by hash, each lane one transaction in flight at a time.
+    writers: int = 2
     # Development mode: wait (a minute) for the schema instead of refusing to start.
     dev_mode: bool = False
 
@@ -43,7 +45,8 @@ class ProjectorConfig:
         """``DATABASE_URL`` (required), ``REDIS_URL``, ``FELT_PROJECTOR_ID``,
         ``FELT_PROJECTOR_METRICS_PORT`` (``off`` disables it), ``FELT_PROJECTOR_METRICS_HOST``,
         ``FELT_PROJECTOR_LEASE_MS``, ``FELT_PROJECTOR_SCAN_MS``, ``FELT_PROJECTOR_READ_COUNT``,
-        ``FELT_PROJECTOR_BLOCK_MS``, ``FELT_PROJECTOR_POOL_SIZE``, ``FELT_DEV_MODE``."""
+        ``FELT_PROJECTOR_BLOCK_MS``, ``FELT_PROJECTOR_POOL_SIZE``, ``FELT_PROJECTOR_WRITERS``,
+        ``FELT_DEV_MODE``."""
         e = os.environ if env is None else env
         database_url = e.get("DATABASE_URL", "").strip()
         if not database_url:
@@ -69,5 +72,6 @@ class ProjectorConfig:
             read_count=int_setting(e, "FELT_PROJECTOR_READ_COUNT", cls.read_count, 1, 10_000),
             block_ms=int_setting(e, "FELT_PROJECTOR_BLOCK_MS", cls.block_ms, 1, 5_000),
             pool_size=int_setting(e, "FELT_PROJECTOR_POOL_SIZE", cls.pool_size, 1, 64),
+            writers=int_setting(e, "FELT_PROJECTOR_WRITERS", cls.writers, 1, 16),
             dev_mode=e.get("FELT_DEV_MODE", "").strip().lower() in TRUE,
         )

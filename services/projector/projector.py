@@ -11,7 +11,16 @@ Two loops share the followed tables:
   (``ProjectorFeed.read_new``), each table's records folded by its
   ``TableProjection``, then one archive transaction for every table that
   moved (hands, late shows, cursors; a compare-and-set on each position), and
-  only after it commits the tables' ``table:{T}:archived`` marks raised.
+  only after it commits the tables' ``table:{T}:archived`` marks raised (one
+  pipelined round trip). ``run`` overlaps the two: while one write is in
+  flight the next read and fold go on, so the database is kept busy with
+  back-to-back transactions, each holding everything that arrived during the
+  one before (a batch that grows with the load, no fixed size or timer). The
+  tables are split into ``writers`` lanes (a stable hash of the table id),
+  each with at most one write in flight on its own connection: a lane's next
+  write is built (``take``, its expected positions the committed ones) only
+  once its last has committed or failed, so a table never has two writes in
+  flight, while two lanes keep two database backends (two cores) busy.
 
 Exactly once: a table's cursor is written with its hands, and following
 resumes from the stored cursor (at adoption, after any failed write), never
@@ -28,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -67,6 +77,7 @@ class Projector:
     scan_ms: int = 1_000
     read_count: int = 1_000
     block_ms: int = 200
+    writers: int = 2
     following: dict[str, Following] = field(default_factory=dict)
     failed: set[str] = field(default_factory=set)
     health: Health = field(default_factory=lambda: Health(accepting=True))
@@ -86,19 +97,46 @@ class Projector:
         """Share the tables and archive them until stopped; then let go of everything."""
         await self.rebalance()
         scanner = asyncio.create_task(self._scan_forever())
+        lanes: dict[int, asyncio.Task[int]] = {}
         try:
             while not self.stopping:
                 try:
-                    await self.step()
+                    # A lane in flight will want its next write soon: wait less for news.
+                    await self._read(min(self.block_ms, 20) if lanes else self.block_ms)
                 except (OSError, ConnectionError, TimeoutError) as exc:
                     self.metrics.errors.labels(kind="redis").inc()
                     log.warning("projector_read_failed", error=repr(exc))
                     await self._pause(1.0)
+                    continue
+                for lane in range(max(1, self.writers)):
+                    writing = lanes.get(lane)
+                    if writing is not None:
+                        if not writing.done():
+                            continue  # what it read waits for this lane's next write
+                        await self._written(lanes.pop(lane))
+                    if self._moved(lane):
+                        lanes[lane] = asyncio.create_task(self._write(lane))
         finally:
+            for writing in lanes.values():  # let the writes in flight commit, raise marks
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await writing
             scanner.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await scanner
             await self._let_go()
+
+    async def _written(self, writing: asyncio.Task[int]) -> int:
+        """Wait for the write in flight; hands it wrote (a Redis failure of its marks is
+        logged: the marks are raised again at the next write or adoption)."""
+        try:
+            hands = await writing
+        except (OSError, ConnectionError, TimeoutError) as exc:
+            self.metrics.errors.labels(kind="redis").inc()
+            log.warning("projector_mark_failed", error=repr(exc))
+            return 0
+        if hands >= 0:  # Redis answered and so did PostgreSQL (or had nothing to do)
+            self.health.last_redis_ok = time.monotonic()
+        return max(hands, 0)
 
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
@@ -167,17 +205,29 @@ class Projector:
     # ------------------------------------------------------------------ following
 
     async def step(self) -> int:
-        """Read what is new on every followed table, archive what it finished; hands written."""
-        after = {t: f.projection.read_to for t, f in self.following.items()}
+        """Read what is new on every followed table, archive what it finished; hands written.
+
+        One cycle, read then write, in turn (``run`` overlaps them)."""
+        await self._read()
+        hands = await self._write()
+        if hands >= 0:  # Redis answered and so did PostgreSQL (or had nothing to do)
+            self.health.last_redis_ok = time.monotonic()
+        return max(hands, 0)
+
+    async def _read(self, block_ms: int | None = None) -> None:
+        """Read what is new on every followed table and fold it into its projection."""
+        held = dict(self.following)
+        after = {t: f.projection.read_to for t, f in held.items()}
+        wait = self.block_ms if block_ms is None else block_ms
         try:
-            got = await self.feed.read_new(after, count=self.read_count, block_ms=self.block_ms)
+            got = await self.feed.read_new(after, count=self.read_count, block_ms=wait)
         except EventsTrimmed as exc:
             # One table's stream was trimmed past our cursor: find it, leave it, go on.
             await self._find_trimmed(after, exc)
-            return 0
+            return
         for table_id, records in got.items():
             f = self.following.get(table_id)
-            if f is None or f.projection.read_to != after[table_id]:
+            if f is None or f is not held[table_id] or f.projection.read_to != after[table_id]:
                 continue  # let go of, or re-adopted, while reading
             try:
                 for record in records:
@@ -186,10 +236,6 @@ class Projector:
                 self._fail(table_id, exc)
                 continue
             self.metrics.events.inc(len(records))
-        hands = await self._write()
-        if hands >= 0:  # Redis answered and so did PostgreSQL (or had nothing to do)
-            self.health.last_redis_ok = time.monotonic()
-        return max(hands, 0)
 
     async def _find_trimmed(self, after: dict[str, int], exc: EventsTrimmed) -> None:
         for table_id, sequence in after.items():
@@ -199,12 +245,26 @@ class Projector:
                 self._fail(table_id, trimmed)
         log.warning("projector_stream_trimmed", error=str(exc))
 
-    async def _write(self) -> int:
-        """One transaction for every table that moved; hands written (-1: the database failed)."""
+    def _lane(self, table_id: str) -> int:
+        return zlib.crc32(table_id.encode()) % max(1, self.writers)
+
+    def _moved(self, lane: int | None = None) -> bool:
+        """Whether a followed table (of ``lane``; None: any) has something to write."""
+        return any(
+            (lane is None or self._lane(t) == lane)
+            and (f.projection.position != f.stored or f.projection.has_pending)
+            for t, f in self.following.items()
+        )
+
+    async def _write(self, lane: int | None = None) -> int:
+        """One transaction for every table (of ``lane``; None: all) that moved; hands written
+        (-1: the database failed)."""
         writes: list[TableWrite] = []
         for table_id, f in self.following.items():
             p = f.projection
             if p.position == f.stored and not p.has_pending:
+                continue
+            if lane is not None and self._lane(table_id) != lane:
                 continue
             batch = p.take()
             writes.append(
@@ -246,9 +306,7 @@ class Projector:
         self.metrics.hands.inc(hands)
         if hands:
             self.metrics.last_lag.set(worst)
-        await asyncio.gather(
-            *(self.feed.mark_archived(w.table_id, w.cursor.position) for w in writes)
-        )
+        await self.feed.mark_archived_many({w.table_id: w.cursor.position for w in writes})
         return hands
 
     async def _reread(self, table_ids: Iterable[str]) -> None:

@@ -64,6 +64,7 @@ async def serve(config: ProjectorConfig) -> int:
             scan_ms=config.scan_ms,
             read_count=config.read_count,
             block_ms=config.block_ms,
+            writers=config.writers,
         )
         if config.metrics_port is not None:
 

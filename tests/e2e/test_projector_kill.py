@@ -16,6 +16,7 @@ import signal
 import time
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import asyncpg
 import grpc
@@ -40,9 +41,10 @@ TABLE_PORT = 52210
 RUN_S = 35.0
 
 
-@pytest.fixture
-async def archive_db(database_url: str) -> AsyncIterator[str]:
-    name = f"felt_projector_{uuid.uuid4().hex[:12]}"
+@asynccontextmanager
+async def archive_database(database_url: str, prefix: str = "felt_projector") -> AsyncIterator[str]:
+    """A throw-away database on ``database_url``'s server, migrated; dropped afterwards."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     await _create(database_url, name)
     dsn = with_database(database_url, name)
     try:
@@ -50,6 +52,12 @@ async def archive_db(database_url: str) -> AsyncIterator[str]:
         yield dsn
     finally:
         await _drop(database_url, name)
+
+
+@pytest.fixture
+async def archive_db(database_url: str) -> AsyncIterator[str]:
+    async with archive_database(database_url) as dsn:
+        yield dsn
 
 
 async def _start_projector(procs: Launcher, dsn: str, member: str) -> Proc:
@@ -70,14 +78,16 @@ async def _start_projector(procs: Launcher, dsn: str, member: str) -> Proc:
 SERVICE = (("authorization", f"Bearer {DEV_SERVICE_TOKEN}"),)
 
 
-async def _open_table(table_id: str, variant: epb.Variant.ValueType) -> None:
+async def _open_table(
+    table_id: str, variant: epb.Variant.ValueType, port: int = TABLE_PORT
+) -> None:
     """A table of three easy bots, as an operator opens one mid-run."""
     config = (
         epb.TableConfig(variant=variant, seat_count=6, small_blind=5, big_blind=10)
         if variant == epb.VARIANT_NLHE
         else epb.TableConfig(variant=variant, seat_count=5, ante=1, small_bet=10, big_bet=20)
     )
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{TABLE_PORT}") as channel:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         stub = rpc.TableServiceStub(channel)
         await stub.CreateTable(
             pb.CreateTableRequest(

@@ -6,7 +6,8 @@
 
 - ``read_new``: one blocking ``XREAD`` over every followed table's stream
   (one connection however many tables; it returns as soon as any has news).
-- ``mark_archived``: raises ``table:{T}:archived`` (the event store's own
+- ``mark_archived`` (``mark_archived_many``: several tables, one pipelined
+  round trip): raises ``table:{T}:archived`` (the event store's own
   raise-only script, ``RAISE_ARCHIVED_LUA``) once the hands up to it are
   committed in PostgreSQL.
 - ``claim``/``release``: one projector follows a table at a time, by a lease
@@ -67,6 +68,10 @@ class ProjectorFeed(Protocol):
 
     async def mark_archived(self, table_id: str, sequence: int) -> int:
         """Raise the table's archived mark to ``sequence``; returns the mark now (never lower)."""
+        ...
+
+    async def mark_archived_many(self, marks: Mapping[str, int]) -> None:
+        """``mark_archived`` of every table in ``marks``, in one round trip where it can."""
         ...
 
     async def archived(self, table_id: str) -> int:
@@ -147,6 +152,18 @@ class RedisProjectorFeed:
     async def mark_archived(self, table_id: str, sequence: int) -> int:
         return int(await self._mark(keys=[archived_key(table_id)], args=[max(0, sequence)]))
 
+    async def mark_archived_many(self, marks: Mapping[str, int]) -> None:
+        # One pipelined round trip, not one per table: the projector raises the marks of a
+        # whole write after its commit, in the path of the next write.
+        if not marks:
+            return
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for table_id, sequence in marks.items():
+                await self._mark(
+                    keys=[archived_key(table_id)], args=[max(0, sequence)], client=pipe
+                )
+            await pipe.execute()
+
     async def archived(self, table_id: str) -> int:
         raw = await self._redis.get(archived_key(table_id))
         return int(raw) if raw is not None else 0
@@ -197,6 +214,10 @@ class MemoryProjectorFeed:
     async def mark_archived(self, table_id: str, sequence: int) -> int:
         mark = self.marks[table_id] = max(self.marks.get(check_table_id(table_id), 0), sequence)
         return mark
+
+    async def mark_archived_many(self, marks: Mapping[str, int]) -> None:
+        for table_id, sequence in marks.items():
+            await self.mark_archived(table_id, sequence)
 
     async def archived(self, table_id: str) -> int:
         return self.marks.get(table_id, 0)

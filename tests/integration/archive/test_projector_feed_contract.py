@@ -78,6 +78,15 @@ async def test_the_archived_mark_only_rises(both: Feed) -> None:
     assert await both.feed.mark_archived("a", 9) == 9
 
 
+async def test_many_marks_are_raised_at_once_and_never_lowered(both: Feed) -> None:
+    await both.feed.mark_archived("a", 5)
+    await both.feed.mark_archived_many({"a": 3, "b": 8, "c": 0})
+    assert [await both.feed.archived(t) for t in "abc"] == [5, 8, 0]
+    await both.feed.mark_archived_many({})
+    await both.feed.mark_archived_many({"a": 6, "b": 9})
+    assert [await both.feed.archived(t) for t in "ab"] == [6, 9]
+
+
 async def test_one_projector_follows_a_table_until_its_lease_lapses(both: Feed) -> None:
     assert await both.feed.claim("a", "p1", 200)
     assert not await both.feed.claim("a", "p2", 200)

@@ -108,6 +108,25 @@ class GrpcTables:
             raise self._failed(err) from None
         return Departure(answer.stack, answer.sequence)
 
+    async def reissue(self, table_id: str, seat: int, player_id: str, request_id: str) -> SeatGrant:
+        # For whoever sits there (no seat token): the table checks the occupant's player id,
+        # and the retry key stays the same although the stored token changes.
+        request = pb.ReissueSeatTokenRequest(
+            table_id=table_id, seat=seat, player_id=player_id, request_id=request_id
+        )
+        try:
+            answer = await self.stub.ReissueSeatToken(
+                request, metadata=self.metadata, timeout=CALL_TIMEOUT_S
+            )
+        except grpc.aio.AioRpcError as err:
+            raise self._failed(err) from None
+        expires = (
+            answer.seat_token_expire_time.ToDatetime(tzinfo=UTC)
+            if answer.HasField("seat_token_expire_time")
+            else None
+        )
+        return SeatGrant(seat, answer.seat_token, expires, answer.sequence)
+
     async def close(self, table_id: str, request_id: str) -> bool:
         request = pb.CloseTableRequest(
             table_id=table_id, request_id=request_id, reason="closed by its owner"

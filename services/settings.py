@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from felt.api.clients import TrustedProxies
+
 TRUE = ("1", "true", "yes", "on")
 """What a yes/no setting accepts as yes (anything else is no)."""
 
@@ -29,3 +31,13 @@ def int_setting(env: Mapping[str, str], name: str, default: int, low: int, high:
     if not low <= value <= high:
         raise ConfigError(f"{name} must be between {low} and {high}, not {value}")
     return value
+
+
+def trusted_proxies(env: Mapping[str, str]) -> TrustedProxies:
+    """``FELT_TRUSTED_PROXIES``: the proxies (the gateway) whose ``x-forwarded-for`` names
+    the client that per-address limits count (``felt.api.clients``), comma-separated
+    addresses and networks; unset or empty: none (every call counts as its peer)."""
+    try:
+        return TrustedProxies.parse(env.get("FELT_TRUSTED_PROXIES", ""))
+    except ValueError as exc:
+        raise ConfigError(f"FELT_TRUSTED_PROXIES: {exc}") from None

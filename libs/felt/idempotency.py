@@ -13,13 +13,19 @@ itself. Hence:
 * **A record remembers what was asked.** The stored answer is sealed with a
   fingerprint of the request's content; the same key with other content is
   :class:`RequestReused` (``INVALID_ARGUMENT``), never the first answer.
-* **The server's own ids live apart.** Client keys are ``c/<hash>``; the
-  server's (timers, deals, AI turns) are ``s/<kind>/<table>/<version>``. No
-  client input can produce an ``s/`` key.
+* **The server's own ids live apart.** Client keys are ``c/<hash>`` (``k/<hash>``
+  for the calls whose records are kept); the server's (timers, deals, AI turns) are
+  ``s/<kind>/<table>/<version>``. No client input can produce an ``s/`` key.
 * **Nobody sees a key.** Events shown to clients carry no request id or key.
 
 Records live in the table's request hash and go with its retention (trimmed
-with the events they wrote).
+with the events they wrote), except those of the calls the lobby's sagas retry
+with the same id until they hear an answer, however long that takes (``k/<hash>``,
+:data:`KEPT_PREFIX`): the admin's ``CreateTable`` and ``SeatPlayer``, and
+``LeaveSeat``. A seating retried with no record would be refused (``SEAT_TAKEN``)
+and refunded while the seat holds the chips; a leave, refused (its seat is empty)
+and left LEAVING with its chips. They are a few small records per table and per
+seating (a seat leaves once), so they are kept for the table's life.
 """
 
 from __future__ import annotations
@@ -33,6 +39,11 @@ FINGERPRINT_BYTES = 16
 """How much of the SHA-256 of a request's content is kept beside its answer."""
 
 CLIENT_PREFIX = "c/"
+KEPT_PREFIX = "k/"
+"""Client keys whose records trimming keeps (see the module docstring and :func:`kept`)."""
+KEPT_CALLS = frozenset({"poker.v1.LeaveSeatRequest", "poker.v1.ReissueSeatTokenRequest"})
+"""Calls besides the admin's whose records are kept: the lobby's leave saga retries them, and
+its player's retried ``RefreshSeatToken`` must get the token it was first given."""
 SERVER_PREFIX = "s/"
 
 
@@ -113,7 +124,8 @@ class ClientRequest:
     def key(self, principal: str) -> RequestKey:
         """The key of this request sent by ``principal`` (see :func:`client_key`)."""
         scope = f"{principal}\0{self.call}\0{self.request_id}".encode()
-        key = CLIENT_PREFIX + hashlib.sha256(scope).hexdigest()[:32]
+        prefix = KEPT_PREFIX if kept(principal, self.call) else CLIENT_PREFIX
+        key = prefix + hashlib.sha256(scope).hexdigest()[:32]
         return RequestKey(key, hashlib.sha256(self.content).digest()[:FINGERPRINT_BYTES])
 
 
@@ -125,3 +137,8 @@ def server_key(kind: str, table_id: str, version: int) -> RequestKey:
     """
     key = f"{SERVER_PREFIX}{kind}/{table_id}/{version}"
     return RequestKey(key, hashlib.sha256(key.encode()).digest()[:FINGERPRINT_BYTES])
+
+
+def kept(principal: str, call: str) -> bool:
+    """Whether the record of ``call`` by ``principal`` outlives trimming (``KEPT_PREFIX``)."""
+    return principal == ADMIN_PRINCIPAL or call in KEPT_CALLS

@@ -30,12 +30,12 @@ import ipaddress
 import re
 import secrets
 import unicodedata
-import urllib.parse
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from felt.api import limits
+from felt.api.clients import peer_address
 from felt.idempotency import ClientRequest, RequestKey, server_key
 from services.lobby.auth import Caller
 from services.lobby.paging import page_match, page_token
@@ -135,22 +135,17 @@ _PAGE = re.compile(r"e([1-9][0-9]{0,17})")
 
 
 def client_address(peer: str) -> str:
-    """Who is throttled, from gRPC's peer string: an IPv4 address without the port
-    (``ipv4:1.2.3.4:5`` -> ``1.2.3.4``), an IPv6 one by its /64 (one subscriber usually holds
-    a whole /64, so counting its single addresses would count nothing); other forms (a Unix
-    socket) as they are."""
-    kind, _, rest = peer.partition(":")
-    rest = urllib.parse.unquote(rest)  # gRPC may send ``ipv6:%5B::1%5D:5``
-    if kind not in ("ipv4", "ipv6") or ":" not in rest:
+    """Who is throttled, from gRPC's peer string (``context.peer()``, or behind the gateway
+    the client it names: ``felt.api.clients``): an IPv4 address without the port
+    (``ipv4:1.2.3.4:5`` -> ``1.2.3.4``; an IPv4-mapped IPv6 one too), an IPv6 one by its /64
+    (one subscriber usually holds a whole /64, so counting its single addresses would count
+    nothing); other forms (a Unix socket) as they are."""
+    address = peer_address(peer)
+    if address is None:
         return peer
-    host = rest.rsplit(":", 1)[0].strip("[]")
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return peer
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is None:
+    if isinstance(address, ipaddress.IPv6Address):
         return str(ipaddress.ip_network(f"{address}/64", strict=False))
-    return str(address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else address)
+    return str(address)
 
 
 def sign_up_site(client: str) -> str:

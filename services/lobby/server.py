@@ -51,6 +51,7 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc  # type: ignore[import-untyped]
 from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 
+from felt.api.clients import TrustedProxies
 from felt.api.limits import CHIP_CAP, MAX_REQUEST_BYTES
 from felt.archive import HandArchive
 from felt.archive.postgres import PostgresHandArchive
@@ -63,7 +64,7 @@ from poker.v1 import (
     lobby_service_pb2,
     lobby_service_pb2_grpc,
 )
-from services.grpc_server import PortInUse, TrustedProxies, aio_server, bind
+from services.grpc_server import PortInUse, aio_server, bind
 from services.lobby.application import LobbyApp, LobbySecrets, LobbySettings
 from services.lobby.auth import Authenticator
 from services.lobby.closing import ClosingApp
@@ -87,7 +88,7 @@ from services.lobby.seating import SeatingApp
 from services.lobby.service import LobbyService
 from services.lobby.tables import GrpcTables
 from services.lobby.tokens import Passwords
-from services.settings import TRUE, int_setting
+from services.settings import TRUE, int_setting, trusted_proxies
 from services.settings import ConfigError as ConfigError
 
 log = structlog.get_logger("felt.lobby")
@@ -165,7 +166,7 @@ class LobbyServerConfig:
             pool_size=int_setting(env, "FELT_LOBBY_DB_POOL", 20, 2, 500),
             dev_mode=dev,
             table_address=env.get("FELT_TABLE_ADDR", "127.0.0.1:50051"),
-            proxies=TrustedProxies.from_env(env),
+            proxies=trusted_proxies(env),
             table_admin_token=service_token,
             redis_url=env.get("REDIS_URL", ""),
         )
@@ -265,10 +266,11 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         config.settings,
         config.clock,
     )
+    archive = config.archive or PostgresHandArchive(pool)
     channel, tables = None, config.tables
     if tables is None:
         channel = grpc.aio.insecure_channel(config.table_address)
-        tables = GrpcTables(channel, config.table_admin_token)
+        tables = GrpcTables(channel, config.table_admin_token, archive)
     lounges = LoungeApp(app, PgLounges(pool), tables)
     opened = await lounges.recover()  # lounges a crash left half-created
     if opened:
@@ -286,7 +288,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     )
     streams = RedisEventStore.from_url(config.redis_url) if config.redis_url else None
     live: EventStore | None = streams
-    history = HistoryApp(app, config.archive or PostgresHandArchive(pool), live)
+    history = HistoryApp(app, archive, live)
     history_service_pb2_grpc.add_HistoryServiceServicer_to_server(HistoryService(history), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

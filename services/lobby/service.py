@@ -15,12 +15,12 @@ from typing import Any, TypeVar
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from felt.api.clients import TrustedProxies
 from felt.idempotency import ClientRequest
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import lobby_pb2 as lpb
 from poker.v1 import lobby_service_pb2 as pb
 from poker.v1 import lobby_service_pb2_grpc as rpc
-from services.grpc_server import TrustedProxies
 from services.lobby.application import Credentials, LobbyApp, client_address
 from services.lobby.auth import Caller
 from services.lobby.closing import ClosingApp

@@ -19,6 +19,9 @@ from datetime import UTC
 import grpc
 
 from felt.api.status import error_reason
+from felt.archive import HandArchive
+from felt.eventstore.codec import decode_event
+from felt.table.events import PlayerLeft
 from felt.tokens import SEAT_TOKEN_HEADER
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
@@ -42,10 +45,20 @@ CALL_TIMEOUT_S = 10.0
 WATCH_TIMEOUT_S = 30.0
 
 
+class _Trimmed(Exception):
+    """``WatchTable`` from a sequence the table service trimmed (``OUT_OF_RANGE``)."""
+
+
 class GrpcTables:
-    def __init__(self, channel: grpc.aio.Channel, admin_token: str) -> None:
+    """``archive`` (the hand archive, in the lobby's database) is where ``vacated`` looks for a
+    ``PlayerLeft`` the table service trimmed from Redis once the projector archived it."""
+
+    def __init__(
+        self, channel: grpc.aio.Channel, admin_token: str, archive: HandArchive | None = None
+    ) -> None:
         self.stub: rpc.TableServiceAsyncStub = rpc.TableServiceStub(channel)
         self.metadata: tuple[tuple[str, str], ...] = (("authorization", f"Bearer {admin_token}"),)
+        self.archive = archive
 
     @staticmethod
     def _failed(err: grpc.aio.AioRpcError) -> Exception:
@@ -163,8 +176,10 @@ class GrpcTables:
     ) -> int | None:
         """``GetTable``: if the seat still holds the player, None; else its ``PlayerLeft``'s
         stack, read from the table's events after ``after_sequence`` (``WatchTable`` as a
-        spectator, up to the sequence ``GetTable`` showed). Events no longer retained are
-        :class:`TablesUnavailable`: the stack cannot be known, so nothing is guessed."""
+        spectator, up to the sequence ``GetTable`` showed). Events no longer retained (trimmed
+        once archived) are read from the archive's events of no hand, then the stream again
+        from the archived position; without an archive they are :class:`TablesUnavailable`:
+        the stack cannot be known, so nothing is guessed."""
         try:
             answer = await self.stub.GetTable(
                 pb.GetTableRequest(table_id=table_id),
@@ -176,6 +191,36 @@ class GrpcTables:
         table = answer.table
         if any(s.seat == seat and s.player_id == player_id for s in table.seats):
             return None
+        archive = self.archive
+        try:
+            return await self._watched_departure(table_id, seat, after_sequence, table.sequence)
+        except _Trimmed:
+            if archive is None:
+                raise TablesUnavailable(
+                    f"table {table_id}'s events after {after_sequence} are not retained"
+                ) from None
+        # Trimmed: every event up to the archived position is in the archive.
+        after = after_sequence
+        while page := await archive.table_events(table_id, after=after):
+            for archived in page:
+                event, _ = decode_event(archived.payload)
+                if isinstance(event, PlayerLeft) and event.seat == seat:
+                    return event.stack
+            after = page[-1].sequence
+        archived_to = (await archive.cursor(table_id)).position
+        if archived_to >= table.sequence:
+            raise TablesUnavailable(f"no PlayerLeft for seat {seat} of table {table_id} yet")
+        try:
+            return await self._watched_departure(
+                table_id, seat, max(after_sequence, archived_to), table.sequence
+            )
+        except _Trimmed:  # trimmed again meanwhile: the next pass looks again
+            raise TablesUnavailable(f"table {table_id} was trimmed while it was read") from None
+
+    async def _watched_departure(
+        self, table_id: str, seat: int, after_sequence: int, up_to: int
+    ) -> int:
+        """The stack of the seat's first ``PlayerLeft`` after ``after_sequence`` in the stream."""
         watch = self.stub.WatchTable(
             pb.WatchTableRequest(table_id=table_id, from_sequence=after_sequence),
             metadata=self.metadata,
@@ -190,9 +235,11 @@ class GrpcTables:
                 event = item.event
                 if event.WhichOneof("event") == "player_left" and event.player_left.seat == seat:
                     return int(event.player_left.stack)
-                if event.sequence >= table.sequence:
+                if event.sequence >= up_to:
                     break
         except grpc.aio.AioRpcError as err:
+            if err.code() == grpc.StatusCode.OUT_OF_RANGE:
+                raise _Trimmed() from None
             raise self._failed(err) from None
         finally:
             watch.cancel()

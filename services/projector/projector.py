@@ -207,7 +207,11 @@ class Projector:
             if p.position == f.stored and not p.has_pending:
                 continue
             batch = p.take()
-            writes.append(TableWrite(table_id, f.stored, batch.cursor, batch.hands, batch.late))
+            writes.append(
+                TableWrite(
+                    table_id, f.stored, batch.cursor, batch.hands, batch.late, batch.table_events
+                )
+            )
         if not writes:
             return 0
         started = time.monotonic()

@@ -66,14 +66,15 @@ from grpc_health.v1 import (  # type: ignore[import-untyped]
 from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 from redis.asyncio import Redis
 
+from felt.api.clients import TrustedProxies
 from felt.api.limits import MAX_REQUEST_BYTES
 from felt.decisions import AI_STREAM, RedisDecisionQueue, ai_stream_from_env
 from felt.eventstore import RedisEventStore
 from felt.instances import RedisTableInstances
 from felt.registry import RedisTableRegistry
 from poker.v1 import table_service_pb2, table_service_pb2_grpc
-from services.grpc_server import PortInUse, TrustedProxies, aio_server, bind
-from services.settings import TRUE, int_setting
+from services.grpc_server import PortInUse, aio_server, bind
+from services.settings import TRUE, int_setting, trusted_proxies
 from services.settings import ConfigError as ConfigError
 from services.table.announce import Announcer, advertised_address
 from services.table.auth import DEFAULT_TOKEN_TTL_S, DEV_SERVICE_TOKEN, Authenticator, Secrets
@@ -147,7 +148,7 @@ class TableServerConfig:
             advertise=env.get("FELT_TABLE_ADVERTISE_ADDR", "").strip(),
             ai_stream=ai_stream_from_env(env),
             watch=_watch_limits(env),
-            proxies=TrustedProxies.from_env(env),
+            proxies=trusted_proxies(env),
             rate=_rate_limits(env),
             snapshots=SnapshotPolicy.from_env(env),
         )

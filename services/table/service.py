@@ -18,6 +18,7 @@ from contextlib import aclosing
 from functools import partial
 from typing import Any
 
+from felt.api.clients import TrustedProxies
 from felt.api.convert import (
     BadAction,
     action_from_proto,
@@ -30,7 +31,6 @@ from felt.api.convert import (
 from felt.idempotency import ClientRequest
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
-from services.grpc_server import TrustedProxies
 from services.table.admin import TableAdmin
 from services.table.application import TableApp
 from services.table.auth import DEFAULT_TOKEN_TTL_S, Secrets

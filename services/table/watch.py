@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from felt.api.clients import peer_address
 from felt.eventstore import EventStore, EventsTrimmed
 from felt.eventstore.codec import EventMeta, decode_event
 from felt.table.events import AnyEvent
@@ -188,12 +189,12 @@ class TableFeed:
 
 
 def client_address(peer: str) -> str:
-    """The client's address in gRPC's peer string, without the port (``ipv4:1.2.3.4:5`` ->
-    ``ipv4:1.2.3.4``, ``ipv6:[::1]:5`` -> ``ipv6:[::1]``; other forms as they are)."""
-    kind, _, rest = peer.partition(":")
-    if kind in ("ipv4", "ipv6") and ":" in rest:
-        return f"{kind}:{rest.rsplit(':', 1)[0]}"
-    return peer
+    """The client's address in gRPC's peer string (``context.peer()``, or behind the gateway
+    the client it names: ``felt.api.clients``), without the port (``ipv4:1.2.3.4:5`` ->
+    ``1.2.3.4``, ``ipv6:[::1]:5`` -> ``::1``, ``ipv6:[::ffff:1.2.3.4]:5`` -> ``1.2.3.4``;
+    other forms as they are)."""
+    address = peer_address(peer)
+    return peer if address is None else str(address)
 
 
 class WatchHub:

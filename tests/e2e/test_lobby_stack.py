@@ -193,11 +193,14 @@ class Player:
                 returned[e.table_id] += e.amount
             elif e.kind == lpb.LEDGER_ENTRY_KIND_BUY_IN:
                 bought[e.table_id] -= e.amount
-        at_tables = sum(v for k, v in bought.items() if k not in returned)
+        # A seat that left with nothing (it lost its stack) comes home as no ledger entry at
+        # all, so the tables left are the ones this player no longer holds, not the ones
+        # with a cash-out.
+        at_tables = sum(v for k, v in bought.items() if k in self.held)
         assert at_tables == sum(self.held.values())  # the buy-ins at tables it still sits at
         # What it was granted is its balance, plus what it holds at tables, less what it won
         # (or plus what it lost) at the tables it has left.
-        won = sum(returned[k] - bought[k] for k in returned)
+        won = sum(returned[k] - bought[k] for k in bought if k not in self.held)
         assert balance + at_tables == granted + won
         return balance
 

@@ -27,6 +27,7 @@ from felt.eventstore import (
     meta_key,
     requests_key,
 )
+from felt.eventstore.base import TRIM_PAGE
 
 WAIT = 5.0  # seconds any single wait in these tests may take
 
@@ -347,6 +348,45 @@ async def test_trim_drops_events_and_their_requests(
     assert await store.read(t, 4) == []
     assert (await store.append(t, payloads("e"), 4)).first_sequence == 5
     assert seqs(await store.read(t, 4)) == [5]
+
+
+async def test_trimming_keeps_the_admins_request_records(
+    store: EventStore, new_table: Callable[[], str]
+) -> None:
+    """The kept records (``k/`` keys: the lobby's seatings and leaves, retried until answered)
+    outlive their events; the others go with theirs."""
+    t = new_table()
+    admin, seat = "k/" + "1" * 32, "c/" + "2" * 32
+    await store.append(t, payloads("seated"), 0, request_id=admin, response=b"grant")
+    await store.append(t, payloads("acted"), 1, request_id=seat, response=b"view")
+    await store.append(t, payloads("snap"), 2, snapshot_at=3)
+    await store.record_archived(t, 3)
+    assert await store.trim_archived(t, 3) == 2
+    kept = await store.request_result(t, admin)
+    assert kept is not None and (kept.first_sequence, kept.response) == (1, b"grant")
+    again = await store.append(t, payloads("seated"), 3, request_id=admin, response=b"other")
+    assert again.duplicate and again.response == b"grant"
+    assert await store.request_result(t, seat) is None
+    assert await store.trim(t, 3) == 1
+    assert await store.request_result(t, admin) is not None
+
+
+async def test_one_trim_drops_at_most_a_page(
+    store: EventStore, new_table: Callable[[], str]
+) -> None:
+    """A trim is one script that blocks Redis while it runs: a table long unarchived is
+    trimmed a page at a time (the oldest first), never in one go."""
+    t = new_table()
+    many = TRIM_PAGE + 3
+    await store.append(t, [b"x"] * many, 0, request_id="r-many")
+    await store.append(t, payloads("snap"), many, snapshot_at=many + 1)
+    await store.record_archived(t, many + 1)
+    assert await store.trim_archived(t, many + 1) == TRIM_PAGE
+    assert seqs(await store.read(t, TRIM_PAGE, 1)) == [TRIM_PAGE + 1]
+    assert await store.request_result(t, "r-many") is None
+    assert await store.trim_archived(t, many + 1) == 3
+    assert seqs(await store.read(t, many)) == [many + 1]
+    assert await store.trim(t, many + 1) == 1
 
 
 # ------------------------------------------------------------ snapshots and archived trimming

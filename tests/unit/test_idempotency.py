@@ -9,9 +9,11 @@ from hypothesis import strategies as st
 from felt.idempotency import (
     ADMIN_PRINCIPAL,
     CLIENT_PREFIX,
+    KEPT_PREFIX,
     RequestReused,
     ai_principal,
     client_key,
+    kept,
     seat_principal,
     server_key,
 )
@@ -58,7 +60,21 @@ def test_a_stored_answer_opens_only_for_the_same_content() -> None:
 @given(principal=st.text(max_size=40), request_id=st.text(min_size=1, max_size=128))
 def test_no_client_key_is_a_server_key(principal: str, request_id: str) -> None:
     key = client_key(principal, _submit(request_id)).key
-    assert key.startswith(CLIENT_PREFIX) and len(key) == len(CLIENT_PREFIX) + 32
+    prefix = (
+        KEPT_PREFIX
+        if kept(principal, pb.SubmitActionRequest.DESCRIPTOR.full_name)
+        else CLIENT_PREFIX
+    )
+    assert key.startswith(prefix) and len(key) == len(prefix) + 32
     assert key != server_key("deal", "t", 3).key
     assert server_key("deal", "t", 3) == server_key("deal", "t", 3)
     assert not server_key("timeout", "t", 3).key.startswith(CLIENT_PREFIX)
+
+
+def test_the_calls_the_lobby_retries_have_kept_keys() -> None:
+    """Trimming keeps the records of ``k/`` keys: the admin's calls and ``LeaveSeat``."""
+    leave = pb.LeaveSeatRequest(table_id="t", seat=1, request_id="leave/b-1")
+    assert client_key(seat_principal(1, "h"), leave).key.startswith(KEPT_PREFIX)
+    seat = pb.SeatPlayerRequest(table_id="t", player_id="p", request_id="buy-in/b-1")
+    assert client_key(ADMIN_PRINCIPAL, seat).key.startswith(KEPT_PREFIX)
+    assert client_key(seat_principal(1, "h"), _submit("r")).key.startswith(CLIENT_PREFIX)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from felt.archive.port import PositionMoved, check_limit, check_writes
+from felt.archive.port import MAX_PAGE, PositionMoved, check_limit, check_writes
 from felt.archive.values import (
+    ArchivedEvent,
     ArchivedHand,
     Cursor,
     HandHeader,
@@ -22,6 +23,7 @@ class MemoryHandArchive:
     def __init__(self) -> None:
         self.hands: dict[str, ArchivedHand] = {}
         self.cursors: dict[str, Cursor] = {}
+        self.events: dict[str, dict[int, ArchivedEvent]] = {}  # table -> its events of no hand
         self.writes = 0
 
     async def cursor(self, table_id: str) -> Cursor:
@@ -46,7 +48,14 @@ class MemoryHandArchive:
                 if item.hand_id not in staged:
                     raise ValueError(f"late event of {item.hand_id}, which is not archived")
                 staged[item.hand_id] = staged[item.hand_id].with_late(item)
-        self.hands = staged
+        events = {t: dict(e) for t, e in self.events.items()}
+        for w in writes:
+            table = events.setdefault(w.table_id, {})
+            for event in w.table_events:
+                if event.sequence in table:
+                    raise ValueError(f"event {event.sequence} of {w.table_id} is archived already")
+                table[event.sequence] = event
+        self.hands, self.events = staged, events
         for w in writes:
             self.cursors[w.table_id] = w.cursor
         self.writes += 1
@@ -100,3 +109,10 @@ class MemoryHandArchive:
             went_to_showdown=sum(s.went_to_showdown for s in seats),
             won_at_showdown=sum(s.won_at_showdown for s in seats),
         )
+
+    async def table_events(
+        self, table_id: str, *, after: int = 0, limit: int = MAX_PAGE
+    ) -> list[ArchivedEvent]:
+        check_limit(limit)
+        table = self.events.get(table_id, {})
+        return [table[s] for s in sorted(table) if s > after][:limit]

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from felt.archive.values import (
+    ArchivedEvent,
     ArchivedHand,
     Cursor,
     HandHeader,
@@ -60,6 +61,9 @@ def check_writes(writes: Sequence[TableWrite]) -> None:
                 raise ValueError(f"hand {hand.hand_id} is not one of {w.table_id}'s")
             if hand.first_sequence <= w.expected or hand.last_sequence > w.cursor.position:
                 raise ValueError(f"hand {hand.hand_id} is not between the old and new position")
+        for event in w.table_events:
+            if not w.expected < event.sequence <= w.cursor.position:
+                raise ValueError(f"table event {event.sequence} is not between the positions")
 
 
 def check_limit(limit: int) -> int:
@@ -104,4 +108,10 @@ class HandArchive(Protocol):
 
     async def player_stats(self, player_id: str) -> PlayerStats:
         """Sums of the player's seat flags over every archived hand."""
+        ...
+
+    async def table_events(
+        self, table_id: str, *, after: int = 0, limit: int = MAX_PAGE
+    ) -> list[ArchivedEvent]:
+        """The table's archived events of no hand with a sequence above ``after``, oldest first."""
         ...

@@ -5,9 +5,10 @@ only those still at their expected position (a row another writer holds is
 waited for and then re-checked, so of two racing writers the second finds the
 position moved), then the rows by ``COPY``
 (``copy_records_to_table``, one per table of rows, whatever the number of
-hands), then the late events. The cursors come first so a loser stops before
-sending rows. Primary keys on the public id and ``(table_id, number)`` would
-refuse a duplicate even if the cursor check were bypassed.
+hands), then the late events and the table's events of no hand. The cursors
+come first so a loser stops before sending rows. Primary keys on the public id
+and ``(table_id, number)`` would refuse a duplicate even if the cursor check
+were bypassed.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 import asyncpg
 
-from felt.archive.port import PositionMoved, check_limit, check_writes
+from felt.archive.port import MAX_PAGE, PositionMoved, check_limit, check_writes
 from felt.archive.values import (
     ArchivedEvent,
     ArchivedHand,
@@ -74,6 +75,7 @@ POT_COLUMNS = (
     "winning_hand",
 )
 EVENT_COLUMNS = ("hand_id", "sequence", "recorded_at", "payload")
+TABLE_EVENT_COLUMNS = ("table_id", "sequence", "recorded_at", "payload")
 
 Rows = dict[str, list[tuple[Any, ...]]]
 
@@ -225,6 +227,15 @@ class PostgresHandArchive:
             for table, records in rows.items():
                 if records:
                     await conn.copy_records_to_table(table, records=records, columns=COLUMNS[table])
+            table_events = [
+                (w.table_id, e.sequence, e.recorded_at, e.payload)
+                for w in writes
+                for e in w.table_events
+            ]
+            if table_events:
+                await conn.copy_records_to_table(
+                    "archived_table_events", records=table_events, columns=TABLE_EVENT_COLUMNS
+                )
             late = [item for w in writes for item in w.late]
             if late:
                 await conn.executemany(
@@ -342,6 +353,18 @@ class PostgresHandArchive:
         return PlayerStats(
             player_id, r["hands"], int(r["net"]), r["vpip"], r["pfr"], r["sd"], r["wsd"]
         )
+
+    async def table_events(
+        self, table_id: str, *, after: int = 0, limit: int = MAX_PAGE
+    ) -> list[ArchivedEvent]:
+        rows = await self.pool.fetch(
+            "SELECT sequence, recorded_at, payload FROM archived_table_events"
+            " WHERE table_id = $1 AND sequence > $2 ORDER BY sequence LIMIT $3",
+            table_id,
+            after,
+            check_limit(limit),
+        )
+        return [ArchivedEvent(r["sequence"], r["recorded_at"], bytes(r["payload"])) for r in rows]
 
 
 def _summary(r: asyncpg.Record) -> SeatSummary:

@@ -5,8 +5,11 @@ takes batches to write. A hand runs from its ``DeckCommitted`` to its
 ``HandEnded``, every event in between whose envelope names the hand (table
 events during a hand do: a seat timing out or sitting out); a hand event
 recorded after the end (a voluntary show) is a :class:`LateEvent` of that
-hand. The batch's cursor position is the last sequence fed with no hand open,
-so a hand half read when the projector stops is read again from its start.
+hand; every other event (of no hand: the table created, seats taken and left
+with their stacks, chips added, snapshots) is a table event, archived too, since
+the stream is trimmed below the cursor. The batch's cursor position is the last
+sequence fed with no hand open, so a hand half read when the projector stops is
+read again from its start.
 The players the cursor remembers are those seated at that position, which is
 all the projector needs of the stream before it (the stream may be trimmed
 there once archived).
@@ -62,9 +65,10 @@ class Batch:
     cursor: Cursor
     hands: tuple[ArchivedHand, ...]
     late: tuple[LateEvent, ...]
+    table_events: tuple[ArchivedEvent, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.hands or self.late)
+        return bool(self.hands or self.late or self.table_events)
 
 
 class TableProjection:
@@ -81,6 +85,9 @@ class TableProjection:
         self._open: _OpenHand | None = None
         self._hands: list[ArchivedHand] = []
         self._late: list[LateEvent] = []
+        # Events of no hand, oldest first: taken once the position passes them (one fed
+        # while a hand is open is read again from the cursor after a restart).
+        self._table_events: list[ArchivedEvent] = []
 
     @property
     def position(self) -> int:
@@ -93,8 +100,9 @@ class TableProjection:
 
     @property
     def has_pending(self) -> bool:
-        """Whether finished hands or late events wait to be taken."""
-        return bool(self._hands or self._late)
+        """Whether finished hands, late events or table events up to the position wait."""
+        ripe = bool(self._table_events) and self._table_events[0].sequence <= self._position
+        return bool(self._hands or self._late) or ripe
 
     def feed(self, record: StoredRecord) -> None:
         """Fold the next record (sequences must follow on from ``read_to``)."""
@@ -125,13 +133,17 @@ class TableProjection:
             or (not meta.hand_id and isinstance(event, CardsShown))
         ):
             self._late_event(stored, event)
+        else:
+            self._table_events.append(stored)
         if self._open is None:
             self._position = record.sequence
             self._safe_players = dict(self._players)
 
     def take(self) -> Batch:
         """The pending batch (hands finished, late events) with its cursor; starts a new one."""
-        batch = Batch(self.cursor(), tuple(self._hands), tuple(self._late))
+        ripe = [e for e in self._table_events if e.sequence <= self._position]
+        self._table_events = self._table_events[len(ripe) :]
+        batch = Batch(self.cursor(), tuple(self._hands), tuple(self._late), tuple(ripe))
         self._hands, self._late = [], []
         return batch
 

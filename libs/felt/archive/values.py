@@ -194,7 +194,12 @@ class Cursor:
 
 @dataclass(frozen=True, slots=True)
 class TableWrite:
-    """One table's part of a write: its hands and late events, and its cursor moving on.
+    """One table's part of a write: its hands, late events and table events, its cursor moving on.
+
+    ``table_events`` are the stream's events of no hand (the table created,
+    players seated, chips added, players leaving with their stacks, snapshots,
+    the table closed): the archived mark lets the stream be trimmed below the
+    cursor, so everything below it must be in the archive.
 
     Applied only if the table's stored position is still ``expected``.
     """
@@ -204,3 +209,4 @@ class TableWrite:
     cursor: Cursor
     hands: tuple[ArchivedHand, ...] = ()
     late: tuple[LateEvent, ...] = ()
+    table_events: tuple[ArchivedEvent, ...] = ()

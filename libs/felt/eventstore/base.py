@@ -196,7 +196,11 @@ class EventStore(TableLeases, Protocol):
     async def trim(self, table_id: str, up_to_sequence: int) -> int:
         """Drop archived events with sequence <= ``up_to_sequence`` and their request-id records.
 
-        Returns how many events were dropped. The version is unchanged.
+        The kept records (``felt.idempotency.KEPT_PREFIX``) stay: the lobby
+        retries those calls until it hears an answer, however late.
+
+        Returns how many events were dropped, at most :data:`TRIM_PAGE` (the oldest;
+        call again for the rest). The version is unchanged.
         Unconditional: the table service trims with :meth:`trim_archived`.
         """
         ...
@@ -234,7 +238,8 @@ class EventStore(TableLeases, Protocol):
         request-id records (a retry of those requests is then a new request).
         All three are compared in one step, so a projector that has not archived
         an event yet never loses it, and a rebuild always finds its snapshot.
-        Returns how many events were dropped; the version is unchanged.
+        Returns how many events were dropped, at most :data:`TRIM_PAGE` (the oldest;
+        the next call drops more); the version is unchanged.
         """
         ...
 
@@ -258,6 +263,12 @@ def check_snapshot_at(snapshot_at: int, expected_version: int, count: int) -> No
     if snapshot_at and not expected_version < snapshot_at <= expected_version + count:
         raise ValueError(f"snapshot_at {snapshot_at} is not one of the appended sequences")
 
+
+TRIM_PAGE = 10_000
+"""The most entries one trim drops. A trim is one Lua script, and Redis runs nothing else
+(no table's append) while it does: a table whose projector was away for a day holds
+millions of entries, which one unbounded script would spend seconds on. The table service
+trims at every snapshot, so it catches up by a page a hand."""
 
 _TAIL_ATTEMPTS = 5
 

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
 from felt.eventstore.base import (
+    TRIM_PAGE,
     AppendResult,
     EventsTrimmed,
     StoredRecord,
@@ -18,6 +19,7 @@ from felt.eventstore.base import (
     check_ttl,
     read_tail_of,
 )
+from felt.idempotency import KEPT_PREFIX
 
 
 @dataclass
@@ -114,10 +116,10 @@ class MemoryEventStore:
 
     async def trim(self, table_id: str, up_to_sequence: int) -> int:
         table = self._table(table_id)
-        dropped = [r for r in table.records if r.sequence <= up_to_sequence]
+        dropped = [r for r in table.records[:TRIM_PAGE] if r.sequence <= up_to_sequence]
         table.records = table.records[len(dropped) :]
         for record in dropped:
-            if record.request_id is not None:
+            if record.request_id is not None and not record.request_id.startswith(KEPT_PREFIX):
                 table.requests.pop(record.request_id, None)
         return len(dropped)
 

@@ -12,7 +12,8 @@ the Lua scripts below may touch them together):
                         that writes it). Kept separately from the stream so it
                         survives trimming; a rebuild reads from ``snapshot``.
 ``table:{id}:requests`` hash; request id -> ``<first>:<last>:<response blob>``.
-                        Records are dropped with their events by ``trim``.
+                        Records are dropped with their events by ``trim``, but
+                        the kept ones (``k/`` keys: the lobby's retried calls).
 ``table:{id}:lease``    string; lease owner, with the lease TTL (PX).
 ``table:{id}:archived`` string; the last sequence the projector archived
                         (only raised). ``trim_archived`` trims below it and
@@ -40,6 +41,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from felt.eventstore.base import (
+    TRIM_PAGE,
     AppendResult,
     EventsTrimmed,
     StoredRecord,
@@ -94,26 +96,35 @@ return {'ok', first, last}
 """
 
 # Drops the entries <= `upto` of KEYS[1] (events) and the request records in KEYS[2]
-# of every request that wrote one of them (a retry of it is then a new request).
-# Returns the number of entries dropped. The tail of both trimming scripts.
-_DROP_UPTO_LUA = """
+# of every request that wrote one of them (a retry of it is then a new request), but
+# the kept ones ('k/' keys, felt.idempotency.KEPT_PREFIX: the lobby's sagas retry them
+# for as long as it takes). At most TRIM_PAGE entries a call: a script blocks Redis, every
+# table's appends included, while it runs. Returns the number of entries dropped. The tail of both
+# trimming scripts.
+_DROP_UPTO_LUA = (
+    """
 if upto < 1 then
   return 0
 end
-local entries = redis.call('XRANGE', KEYS[1], '-', string.format('%d-0', upto))
+local entries = redis.call('XRANGE', KEYS[1], '-', string.format('%d-0', upto), 'COUNT', """
+    + str(TRIM_PAGE)
+    + """)
 for _, entry in ipairs(entries) do
   local fields = entry[2]
   for i = 1, #fields, 2 do
-    if fields[i] == 'r' then
+    if fields[i] == 'r' and string.sub(fields[i + 1], 1, 2) ~= 'k/' then
       redis.call('HDEL', KEYS[2], fields[i + 1])
     end
   end
 end
 if #entries > 0 then
-  redis.call('XTRIM', KEYS[1], 'MINID', string.format('%d-0', upto + 1))
+  -- Up to the last entry read (a page): the rest goes with the next call.
+  local last = tonumber(string.match(entries[#entries][1], '^(%d+)'))
+  redis.call('XTRIM', KEYS[1], 'MINID', string.format('%d-0', last + 1))
 end
 return #entries
 """
+)
 
 # KEYS: events, requests. ARGV: up_to_sequence. Drops entries <= up_to, unconditionally.
 TRIM_LUA = (

@@ -20,6 +20,7 @@ ARCHIVE_TABLES = (
     "archived_seats",
     "archived_pots",
     "archived_events",
+    "archived_table_events",
     "archive_cursors",
 )
 

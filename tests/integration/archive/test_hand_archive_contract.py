@@ -44,7 +44,7 @@ def batches(table_id: str, records: list[StoredRecord], every: int = 25) -> list
 
 
 def as_write(table_id: str, expected: int, batch: Batch) -> TableWrite:
-    return TableWrite(table_id, expected, batch.cursor, batch.hands, batch.late)
+    return TableWrite(table_id, expected, batch.cursor, batch.hands, batch.late, batch.table_events)
 
 
 async def write_all(archive: HandArchive, table_id: str, records: list[StoredRecord]) -> None:
@@ -60,6 +60,28 @@ async def test_hands_read_back_as_written_with_late_shows_joined(archive: HandAr
             assert await archive.hand(hand.hand_id) == hand
         assert (await archive.cursor(table_id)).position == len(records)
     assert await archive.hand("0" * 32) is None
+
+
+async def test_every_event_of_the_stream_is_archived_once_in_a_hand_or_the_tables(
+    archive: HandArchive,
+) -> None:
+    """Batches cut mid-hand (every 25 records): the events of no hand read while a hand is open
+    wait for the position to pass them, so none is written twice or left out."""
+    for table_id, records in (("c-holdem", HOLDEM), ("c-draw", DRAW)):
+        await write_all(archive, table_id, records)
+        kept: dict[int, bytes] = {}
+        for header in await archive.table_hands(table_id, limit=200):
+            hand = await archive.hand(header.hand_id)
+            assert hand is not None
+            kept.update((e.sequence, e.payload) for e in hand.events)
+        table_events = await archive.table_events(table_id)
+        assert table_events and not kept.keys() & {e.sequence for e in table_events}
+        kept.update((e.sequence, e.payload) for e in table_events)
+        assert kept == {r.sequence: r.payload for r in records}
+        page = await archive.table_events(table_id, after=table_events[1].sequence, limit=2)
+        assert page == table_events[2:4]
+    with pytest.raises(ValueError):  # a table event past the new position
+        await archive.write([TableWrite("t", 0, Cursor(1), table_events=(table_events[-1],))])
 
 
 async def test_the_cursor_round_trips(archive: HandArchive) -> None:

@@ -21,11 +21,11 @@ from connectrpc.protocol import ProtocolType
 from google.protobuf import json_format
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
+from felt.api.clients import TrustedProxies
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_connect as connect
 from poker.v1 import table_service_pb2 as pb
 from services.gateway.codecs import CompactJsonCodec
-from services.grpc_server import TrustedProxies
 from services.table.watch import WatchLimits
 
 from .conftest import ADMIN, ORIGIN, Stack, create_table, seat
@@ -345,7 +345,7 @@ async def test_the_table_service_counts_the_clients_the_gateway_names(stack: Sta
     await stack.add_table_service(
         "a",
         watch=WatchLimits(max_per_peer=1),
-        proxies=TrustedProxies.from_env({"FELT_TRUSTED_PROXIES": "127.0.0.1"}),
+        proxies=TrustedProxies.parse("127.0.0.1"),
     )
     await stack.start_gateway()
     await create_table(stack.stub(stack.tables[0]), "gw-peers")

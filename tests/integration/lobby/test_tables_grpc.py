@@ -12,6 +12,9 @@ from typing import Any
 import grpc
 import pytest
 
+from felt.archive import Cursor, MemoryHandArchive, TableWrite
+from felt.archive.projection import TableProjection
+from felt.eventstore import RedisEventStore
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb_table
 from poker.v1 import table_service_pb2 as tpb
@@ -232,3 +235,30 @@ async def test_a_seat_token_reissued_for_its_occupant(channel: grpc.aio.Channel)
     with pytest.raises(TableRefused):  # the old token no longer names the seat
         await tables.leave("t-token", 1, alice.seat_token, "leave-old")
     assert (await tables.leave("t-token", 1, fresh.seat_token, "leave-new")).stack == 500
+
+
+async def test_a_departure_trimmed_from_the_stream_still_gives_its_stack(
+    channel: grpc.aio.Channel, redis: Any
+) -> None:
+    """The leave saga reads the seat's ``PlayerLeft`` after its ``LeaveSeat``; a lobby that was
+    down longer than the table's retention finds it trimmed (once archived). Its chips must
+    still come back: the event is in the archive (``archived_table_events``)."""
+    archive = MemoryHandArchive()
+    tables = GrpcTables(channel, ADMIN, archive)
+    await tables.create("t-gone", "Gone", nlhe().SerializeToString(), "create-t-gone")
+    alice = await tables.seat("t-gone", 3, "p-1", "Alice", 500, 0, "saga-a")
+    departure = await tables.leave("t-gone", 3, alice.seat_token, "leave-a")
+    await tables.seat("t-gone", 3, "p-2", "Bob", 700, 0, "saga-b")
+    store = RedisEventStore(redis)
+    # The projector's part: the stream so far archived (its real projection), the mark raised.
+    projection = TableProjection("t-gone", Cursor())
+    for record in await store.read("t-gone"):
+        projection.feed(record)
+    batch = projection.take()
+    await archive.write([TableWrite("t-gone", 0, batch.cursor, table_events=batch.table_events)])
+    await store.record_archived("t-gone", batch.cursor.position)
+    await store.trim("t-gone", departure.sequence)  # as trim_archived may, once archived
+    assert await tables.vacated("t-gone", 3, "p-1", departure.sequence - 1) == 500
+    without = GrpcTables(channel, ADMIN)  # no archive: nothing guessed
+    with pytest.raises(TablesUnavailable):
+        await without.vacated("t-gone", 3, "p-1", departure.sequence - 1)

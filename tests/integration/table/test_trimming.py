@@ -28,6 +28,8 @@ from felt.eventstore import (
     meta_key,
     requests_key,
 )
+from felt.tokens import SEAT_TOKEN_HEADER
+from poker.v1 import table_service_pb2 as pb
 from services.table.runtime import TableRuntime
 from services.table.snapshots import SnapshotPolicy
 from tests.unit.services.trimming import play_archive_trim_rebuild
@@ -100,3 +102,73 @@ async def test_a_served_table_trims_once_archived_and_watchers_of_trimmed_events
     await rebuilt.load()
     assert rebuilt.state == live.state and rebuilt.version == live.version
     assert rebuilt.seated_at == live.seated_at
+
+
+async def _play_archive_and_trim_past(
+    table_env: Env, server: Any, table_id: str, keys: dict[int, Any], passive: Any, sequence: int
+) -> None:
+    """Two hands, all archived, two more: the table trims past ``sequence`` (checked)."""
+    stub = table_env.stub(server)
+    store = RedisEventStore(table_env.redis)
+    live = server.manager.runtimes[table_id]
+    await table_env.play(stub, table_id, keys, passive, hands=2)
+    await store.record_archived(table_id, live.version)
+    await table_env.play(stub, table_id, keys, passive, hands=2)
+    await live.trimmed()
+    with pytest.raises(EventsTrimmed):
+        await store.read(table_id, sequence - 1)  # its events are gone
+
+
+async def test_a_seating_retried_after_its_events_were_trimmed_gets_its_first_answer(
+    table_env: Env, policies: dict[str, Any]
+) -> None:
+    """The lobby's buy-in saga retries ``SeatPlayer`` with the same id until it hears an
+    answer, for as long as that takes (a lobby that crashed after the seat was taken and came
+    back minutes later). Trimming must not turn that retry into a new request: the table would
+    refuse it (ALREADY_SEATED, a definite refusal) and the lobby would refund chips the seat
+    still holds."""
+    server = await table_env.start_server(snapshots=SnapshotPolicy(1, timedelta(0)))
+    stub = table_env.stub(server)
+    table_id = await table_env.create_table(stub, table_env.nlhe(3))
+    keys = await table_env.seat_all(stub, table_id, 2)
+    request = pb.SeatPlayerRequest(
+        table_id=table_id,
+        seat=2,
+        player_id="buyer",
+        display_name="Buyer",
+        stack=500,
+        request_id="buy-in/b-0123456789abcdef01234567",
+    )
+    admin = table_env.admin
+    first = await stub.SeatPlayer(request, metadata=admin)
+    keys[2] = type(keys[0])(first.seat, "buyer", first.seat_token)  # conftest's SeatKey
+    passive = policies["passive"]
+    await _play_archive_and_trim_past(table_env, server, table_id, keys, passive, first.sequence)
+
+    again = await stub.SeatPlayer(request, metadata=admin)
+    assert (again.seat, again.seat_token, again.sequence) == (
+        first.seat,
+        first.seat_token,
+        first.sequence,
+    )
+
+
+async def test_a_leave_retried_after_its_events_were_trimmed_gets_its_first_answer(
+    table_env: Env, policies: dict[str, Any]
+) -> None:
+    """The lobby's leave saga retries ``LeaveSeat`` (request id ``leave/<saga>``) until it
+    records the answer's sequence. A retry after trimming must get that answer, not a refusal
+    (the seat's token is void once it left) that leaves the saga LEAVING for good."""
+    server = await table_env.start_server(snapshots=SnapshotPolicy(1, timedelta(0)))
+    stub = table_env.stub(server)
+    table_id = await table_env.create_table(stub, table_env.nlhe(3))
+    keys = await table_env.seat_all(stub, table_id, 2)
+    leaver = await table_env.seat(stub, table_id, 2, player_id="leaver")
+    request = pb.LeaveSeatRequest(table_id=table_id, seat=2, request_id="leave/b-0123456789abcd")
+    as_leaver = (*table_env.admin, (SEAT_TOKEN_HEADER, leaver.token))  # as the lobby sends it
+    first = await stub.LeaveSeat(request, metadata=as_leaver)
+    passive = policies["passive"]
+    await _play_archive_and_trim_past(table_env, server, table_id, keys, passive, first.sequence)
+
+    again = await stub.LeaveSeat(request, metadata=as_leaver)
+    assert (again.stack, again.sequence) == (first.stack, first.sequence)

@@ -49,6 +49,17 @@ async def _until(check: object, timeout: float = 10.0) -> None:
     await asyncio.wait_for(wait(), timeout)
 
 
+async def _every_table_stored() -> tuple[
+    MemoryTableRegistry, MemoryHandArchive, MemoryProjectorFeed
+]:
+    """The fakes with every table registered and its whole stream stored."""
+    store, registry, archive = MemoryEventStore(), MemoryTableRegistry(), MemoryHandArchive()
+    for t, records in TABLES.items():
+        await registry.add(t)
+        await _append(store, t, records)
+    return registry, archive, MemoryProjectorFeed(store)
+
+
 def _expected() -> dict[str, ArchivedHand]:
     return {h.hand_id: h for t, records in TABLES.items() for h in archived(t, records)}
 
@@ -93,11 +104,7 @@ async def test_two_projectors_share_the_tables_and_archive_every_hand_once() -> 
 
 
 async def test_a_projector_stopped_anywhere_is_resumed_by_another_without_a_duplicate() -> None:
-    store, registry, archive = MemoryEventStore(), MemoryTableRegistry(), MemoryHandArchive()
-    feed = MemoryProjectorFeed(store)
-    for t, records in TABLES.items():
-        await registry.add(t)
-        await _append(store, t, records)
+    registry, archive, feed = await _every_table_stored()
     first = _projector("a", feed, registry, archive)
     await first.rebalance()
     await first.step()  # one read and one write of every table, then "dies" (no clean-up)
@@ -148,3 +155,26 @@ async def test_a_stale_projector_loses_the_race_and_rereads() -> None:
     assert t not in b.following and a.metrics.conflicts._value.get() == 0
     assert b.metrics.conflicts._value.get() == 1
     assert len(archive.hands) == 6
+
+
+async def test_every_event_up_to_the_archived_mark_is_in_the_archive() -> None:
+    """The mark lets the table service trim everything up to it, so everything up to it must
+    be in PostgreSQL: the hands' events, and the table's own between them (created, seated,
+    chips added, left with a stack, snapshots), or a trim loses them for good."""
+    registry, archive, feed = await _every_table_stored()
+    projector = _projector("a", feed, registry, archive)
+    run = asyncio.create_task(projector.run())
+    try:
+        await _until(lambda: all(feed.marks.get(t) == len(r) for t, r in TABLES.items()))
+    finally:
+        projector.request_stop()
+        await run
+    for t, records in TABLES.items():
+        kept = {
+            e.sequence: e.payload
+            for h in archive.hands.values()
+            if h.table_id == t
+            for e in h.events
+        }
+        kept.update((e.sequence, e.payload) for e in await archive.table_events(t))
+        assert kept == {r.sequence: r.payload for r in records}

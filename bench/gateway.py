@@ -13,7 +13,7 @@ Not a test: run ``python bench/gateway.py`` (``--help`` for options).
    per second, latency, and the CPU time per request of the table service,
    the gateway and the clients. Target: through the gateway >= 0.5x direct.
 2. One table watched by W Connect streams (default 1,000, JSON) through the
-   gateway (one upstream gRPC stream each; the clients now on the gateway's
+   gateway (spectators: one upstream gRPC stream for them all; the clients now on the gateway's
    CPU, the table service alone on its own): events are appended at a steady
    rate (2/s: a lively table) by a seat adding chips; every watcher must
    receive every event, in
@@ -44,7 +44,7 @@ from _support import Child, bench_redis_url, cpu_seconds, spawn
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from redis.asyncio import Redis
-from table_service import Stats, TableClients, next_action
+from table_service import SERVICE, Stats, TableClients, next_action
 
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_connect as connect
@@ -265,14 +265,17 @@ async def watchers(
     stub = tables.stubs[0]
     config = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=2, small_blind=5, big_blind=10)
     await stub.CreateTable(
-        pb.CreateTableRequest(table_id=table_id, config=config, request_id=table_id)
+        pb.CreateTableRequest(table_id=table_id, config=config, request_id=table_id),
+        metadata=SERVICE,
     )
     seated = await stub.SeatPlayer(
         pb.SeatPlayerRequest(
             table_id=table_id, seat=0, player_id="p0", stack=1_000, request_id=f"{table_id}-s"
-        )
+        ),
+        metadata=SERVICE,
     )
-    token = (("authorization", f"Bearer {seated.seat_token}"),)
+    assert seated.seat_token
+    token = SERVICE  # AddChips is the lobby's call (its service credential)
     url = f"http://127.0.0.1:{gateway.port}"
     # Several HTTP clients (connection pools) share the streams, as many browsers would.
     pool = [connect.TableServiceClient(url, codec=SeenCodec()) for _ in range(clients)]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -47,9 +47,17 @@ from poker.v1 import (
     table_service_pb2,
 )
 from services.gateway.caps import StreamCaps
-from services.gateway.codecs import codecs
+from services.gateway.codecs import Raw, codecs
 from services.gateway.config import GatewayConfig
-from services.gateway.forward import FixedRoute, Forwarder, TableRoute
+from services.gateway.fanout import Metadata, SharedWatches
+from services.gateway.forward import (
+    FixedRoute,
+    Forwarder,
+    TableRoute,
+    bearer,
+    client_host,
+    client_metadata,
+)
 from services.gateway.routing import Channels, TableRouter
 
 Scope = MutableMapping[str, Any]
@@ -107,6 +115,7 @@ class Gateway:
     redis: Redis | None = None
     router: TableRouter | None = None
     caps: StreamCaps | None = None
+    shared: SharedWatches | None = None
     app: ASGIApp | None = None
 
     @classmethod
@@ -142,10 +151,15 @@ class Gateway:
             gateway.caps,
             deadline_s,
         )
+        gateway.shared = shared_watches(tables, config.watch.buffer)
+        table_calls = tables.implementation()
+        table_calls.watch_table = _watch_table(
+            table_calls.watch_table, gateway.shared, gateway.caps
+        )
         rpc: dict[str, ASGIApp] = {}
         for connect_app in (
             table_service_connect.TableServiceASGIApplication(
-                cast(table_service_connect.TableService, tables.implementation()),
+                cast(table_service_connect.TableService, table_calls),
                 read_max_bytes=MAX_REQUEST_BYTES,
                 codecs=codecs(),
             ),
@@ -196,6 +210,35 @@ class Gateway:
         await self.channels.close()
         if self.redis is not None:
             await self.redis.aclose()
+
+
+def shared_watches(tables: Forwarder, buffer: int) -> SharedWatches:
+    """Spectators' streams, one upstream ``WatchTable`` per table (``services.gateway.fanout``)."""
+    method = TABLE_SERVICE.methods_by_name["WatchTable"]
+
+    def relay(
+        request: table_service_pb2.WatchTableRequest, metadata: Metadata
+    ) -> AsyncIterator[Raw]:
+        return tables.relay(method, request, metadata, None)
+
+    return SharedWatches(relay, buffer)
+
+
+def _watch_table(forwarded: Any, shared: SharedWatches, caps: StreamCaps) -> Any:
+    """``WatchTable``: a seat's stream of its own (its cards are its own), a spectator's shared."""
+
+    async def watch_table(
+        request: table_service_pb2.WatchTableRequest, ctx: Any
+    ) -> AsyncIterator[Raw]:
+        if request.HasField("seat"):
+            async for item in forwarded(request, ctx):
+                yield item
+            return
+        with caps.admit(bearer(ctx), client_host(ctx)):
+            async for item in shared.watch(request, client_metadata(ctx)):
+                yield item
+
+    return watch_table
 
 
 def _static(directory: Path) -> ASGIApp:

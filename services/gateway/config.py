@@ -17,6 +17,8 @@
 ``FELT_GATEWAY_WATCH_PER_ADDRESS`` streams one client address may hold, all tokens and none
                                  (default 64)
 ``FELT_GATEWAY_WATCH_MAX``       streams through this gateway (default 10000)
+``FELT_GATEWAY_WATCH_BUFFER``    items a spectator may fall behind its table's shared stream
+                                 before it is dropped (default 512; ``services.gateway.fanout``)
 ``FELT_GATEWAY_ROUTE_TTL_MS``    how long a table's owner is remembered (default 1000)
 
 A request message may be at most 64 KiB (``felt.api.limits.MAX_REQUEST_BYTES``,
@@ -47,6 +49,7 @@ class WatchCaps:
     per_token: int = 4
     per_address: int = 64
     total: int = 10_000
+    buffer: int = 512  # items a spectator may fall behind its shared feed before it is dropped
 
 
 @dataclass(frozen=True)
@@ -95,5 +98,6 @@ class GatewayConfig:
                 per_token=int_setting(env, "FELT_GATEWAY_WATCH_PER_TOKEN", 4, 1, 10_000),
                 per_address=int_setting(env, "FELT_GATEWAY_WATCH_PER_ADDRESS", 64, 1, 1_000_000),
                 total=int_setting(env, "FELT_GATEWAY_WATCH_MAX", 10_000, 1, 1_000_000),
+                buffer=int_setting(env, "FELT_GATEWAY_WATCH_BUFFER", 512, 8, 1_000_000),
             ),
         )

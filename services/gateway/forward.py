@@ -187,29 +187,35 @@ class Forwarder:
     ) -> Callable[[Message, Ctx], AsyncIterator[Raw]]:
         async def stream(request: Message, ctx: Ctx) -> AsyncIterator[Raw]:
             with self.caps.admit(bearer(ctx), client_host(ctx)):
-                metadata = client_metadata(ctx)
-                address = await self.route.address(request)
-                sent = False
-                for attempt in (1, 2):
-                    call = self._callable(address, method)(
-                        request, metadata=metadata, timeout=_remaining(ctx, None)
-                    )
-                    try:
-                        async for message in call:
-                            sent = True
-                            yield message
-                        return
-                    except grpc.aio.AioRpcError as error:
-                        final = sent or attempt == 2  # a stream is retried once, unstarted
-                        retry = None if final else await self._moved(request, address, error)
-                        if retry is None:
-                            self._failed(request, error)
-                            raise from_grpc(error) from None
-                        address = retry
-                    finally:
-                        call.cancel()
+                relayed = self.relay(method, request, client_metadata(ctx), _remaining(ctx, None))
+                async for message in relayed:
+                    yield message
 
         return stream
+
+    async def relay(
+        self, method: MethodDescriptor, request: Message, metadata: Metadata, timeout: float | None
+    ) -> AsyncIterator[Raw]:
+        """The upstream server stream of ``method`` for ``request``, retried once if it
+        failed UNAVAILABLE before its first message and the table has moved."""
+        address = await self.route.address(request)
+        sent = False
+        for attempt in (1, 2):
+            call = self._callable(address, method)(request, metadata=metadata, timeout=timeout)
+            try:
+                async for message in call:
+                    sent = True
+                    yield message
+                return
+            except grpc.aio.AioRpcError as error:
+                final = sent or attempt == 2  # a stream is retried once, unstarted
+                retry = None if final else await self._moved(request, address, error)
+                if retry is None:
+                    self._failed(request, error)
+                    raise from_grpc(error) from None
+                address = retry
+            finally:
+                call.cancel()
 
     async def _moved(
         self, request: Message, address: str, error: grpc.aio.AioRpcError

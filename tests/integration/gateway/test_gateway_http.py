@@ -342,23 +342,31 @@ async def test_a_table_that_moves_is_followed(stack: Stack) -> None:
 async def test_the_table_service_counts_the_clients_the_gateway_names(stack: Stack) -> None:
     # One watch stream per client address at the table service, which trusts loopback (the
     # gateway) to name the client: two browsers behind the gateway are two clients, not one.
+    # Seats' streams (spectators share one per table: test_fanout.py).
     await stack.add_table_service(
         "a",
         watch=WatchLimits(max_per_peer=1),
         proxies=TrustedProxies.parse("127.0.0.1"),
     )
     await stack.start_gateway()
-    await create_table(stack.stub(stack.tables[0]), "gw-peers")
-    request = pb.WatchTableRequest(table_id="gw-peers")
-    # The test's clients say who they are as an ingress would (uvicorn reads X-Forwarded-For
-    # from loopback); the gateway passes that on.
-    one, two = {"x-forwarded-for": "203.0.113.1"}, {"x-forwarded-for": "203.0.113.2"}
+    stub = stack.stub(stack.tables[0])
+    await create_table(stub, "gw-peers")
+    tokens = [await seat(stub, "gw-peers", s) for s in (0, 1)]
+
+    def as_seat(s: int, address: str) -> dict[str, str]:
+        # The test's clients say who they are as an ingress would (uvicorn reads
+        # X-Forwarded-For from loopback); the gateway passes that on.
+        return {"x-forwarded-for": address, "authorization": f"Bearer {tokens[s]}"}
+
+    def request(s: int) -> pb.WatchTableRequest:
+        return pb.WatchTableRequest(table_id="gw-peers", seat=s)
+
     async with connect.TableServiceClient(stack.url) as client:
-        first = client.watch_table(request, headers=one)
-        second = client.watch_table(request, headers=two)
+        first = client.watch_table(request(0), headers=as_seat(0, "203.0.113.1"))
+        second = client.watch_table(request(1), headers=as_seat(1, "203.0.113.2"))
         assert (await anext(first)).WhichOneof("item") == "snapshot"
         assert (await anext(second)).WhichOneof("item") == "snapshot"
-        third = client.watch_table(request, headers=one)
+        third = client.watch_table(request(0), headers=as_seat(0, "203.0.113.1"))
         with pytest.raises(ConnectError) as caught:
             await anext(third)
         assert caught.value.code is Code.RESOURCE_EXHAUSTED  # 203.0.113.1's second stream

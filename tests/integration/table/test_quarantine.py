@@ -164,7 +164,9 @@ async def test_a_running_table_that_cannot_reload_is_quarantined(table_env: Env)
 
     with pytest.raises(grpc.aio.AioRpcError) as info:  # the cache was behind: retry, it says
         await table_env.submit(stub, table_id, keys[0], CALL, version)
-    assert info.value.code() == grpc.StatusCode.ABORTED
+    # ABORTED when the submit finds the cache behind; UNAVAILABLE (handing the table over)
+    # when the runtime has already met the bad event on its own. Either says "retry".
+    assert info.value.code() in (grpc.StatusCode.ABORTED, grpc.StatusCode.UNAVAILABLE)
 
     async def refused() -> str | None:
         try:

@@ -41,8 +41,9 @@ FINGERPRINT_BYTES = 16
 CLIENT_PREFIX = "c/"
 KEPT_PREFIX = "k/"
 """Client keys whose records trimming keeps (see the module docstring and :func:`kept`)."""
-KEPT_CALLS = frozenset({"poker.v1.LeaveSeatRequest"})
-"""Calls besides the admin's whose records are kept: the lobby's leave saga retries them."""
+KEPT_CALLS = frozenset({"poker.v1.LeaveSeatRequest", "poker.v1.ReissueSeatTokenRequest"})
+"""Calls besides the admin's whose records are kept: the lobby's leave saga retries them, and
+its player's retried ``RefreshSeatToken`` must get the token it was first given."""
 SERVER_PREFIX = "s/"
 
 

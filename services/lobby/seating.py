@@ -58,6 +58,7 @@ from services.lobby.ports import (
     NoAccount,
     NotSeated,
     Reservation,
+    SeatGrant,
     TableRefused,
     Tables,
     TablesUnavailable,
@@ -116,6 +117,12 @@ def leave_request_id(saga_id: str) -> str:
 def table_request_id(saga_id: str) -> str:
     """The table service's request id for a saga's ``SeatPlayer`` (the same on every retry)."""
     return f"buy-in/{saga_id}"
+
+
+def reissue_request_id(saga_id: str, request_id: str) -> str:
+    """The table service's request id for a player's ``RefreshSeatToken`` of a saga's seat:
+    the same for a retry of that request, so the table answers with the same token."""
+    return "reissue/" + hashlib.sha256(f"{saga_id}\0{request_id}".encode()).hexdigest()[:32]
 
 
 class SeatingApp:
@@ -228,6 +235,40 @@ class SeatingApp:
             ) from None
         account = await self.lobby._account(claim.player_id)
         return Left(saga, account.balance)
+
+    async def refresh_token(
+        self, caller: Caller, request: ClientRequest, lounge_id: str
+    ) -> SeatGrant:
+        """A fresh seat token for the caller's own current seat at a lounge (seat tokens
+        expire; a player may sit longer). The table voids the old token at once; the saga
+        stores the new one, which a later ``LeaveSeat`` names the seat by."""
+        claim = await self.lobby.signed_in(caller)
+        limits.check_request_id(request.request_id)
+        limits.check_table_id(lounge_id)
+        saga = await self.buy_ins.seated_saga(claim.player_id, lounge_id)
+        if saga is None:
+            raise Refused(Code.FAILED_PRECONDITION, "you have no seat at this lounge", "NOT_SEATED")
+        assert saga.seat is not None  # SEATED
+        try:
+            grant = await self.tables.reissue(
+                saga.lounge_id,
+                saga.seat,
+                claim.player_id,
+                reissue_request_id(saga.saga_id, request.request_id),
+            )
+        except TablesUnavailable:
+            raise Refused(
+                Code.UNAVAILABLE,
+                "the table service did not answer; retry with the same request_id",
+                "TABLES_UNAVAILABLE",
+            ) from None
+        except TableRefused:
+            # The seat is no longer this player's at the table (vacated by its close, say).
+            raise Refused(
+                Code.FAILED_PRECONDITION, "you have no seat at this lounge", "NOT_SEATED"
+            ) from None
+        await self.buy_ins.token_reissued(saga.saga_id, grant)
+        return grant
 
     async def drive_leave(self, saga: BuyIn) -> BuyIn:
         """Take a LEAVING saga on: ask the table to free the seat (once recorded, never

@@ -302,6 +302,19 @@ class LobbyService(rpc.LobbyServiceServicer):
             balance=left.balance,
         )
 
+    async def RefreshSeatToken(
+        self, request: pb.RefreshSeatTokenRequest, context: Context
+    ) -> pb.RefreshSeatTokenResponse:
+        grant = await self.seating.refresh_token(
+            current_caller(), ClientRequest.of(request), request.lounge_id
+        )
+        response = pb.RefreshSeatTokenResponse(
+            lounge_id=request.lounge_id, seat=grant.seat, seat_token=grant.seat_token
+        )
+        if grant.expires_at is not None:
+            response.seat_token_expire_time.CopyFrom(_time(grant.expires_at))
+        return response
+
     async def CloseLounge(
         self, request: pb.CloseLoungeRequest, context: Context
     ) -> pb.CloseLoungeResponse:

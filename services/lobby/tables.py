@@ -14,7 +14,7 @@ to be retried with the same id.
 
 from __future__ import annotations
 
-from datetime import UTC
+from datetime import UTC, datetime
 
 import grpc
 
@@ -103,12 +103,7 @@ class GrpcTables:
             )
         except grpc.aio.AioRpcError as err:
             raise self._failed(err) from None
-        expires = (
-            answer.seat_token_expire_time.ToDatetime(tzinfo=UTC)
-            if answer.HasField("seat_token_expire_time")
-            else None
-        )
-        return SeatGrant(answer.seat, answer.seat_token, expires, answer.sequence)
+        return SeatGrant(answer.seat, answer.seat_token, _expiry(answer), answer.sequence)
 
     async def leave(self, table_id: str, seat: int, seat_token: str, request_id: str) -> Departure:
         request = pb.LeaveSeatRequest(table_id=table_id, seat=seat, request_id=request_id)
@@ -120,6 +115,20 @@ class GrpcTables:
         except grpc.aio.AioRpcError as err:
             raise self._failed(err) from None
         return Departure(answer.stack, answer.sequence)
+
+    async def reissue(self, table_id: str, seat: int, player_id: str, request_id: str) -> SeatGrant:
+        # For whoever sits there (no seat token): the table checks the occupant's player id,
+        # and the retry key stays the same although the stored token changes.
+        request = pb.ReissueSeatTokenRequest(
+            table_id=table_id, seat=seat, player_id=player_id, request_id=request_id
+        )
+        try:
+            answer = await self.stub.ReissueSeatToken(
+                request, metadata=self.metadata, timeout=CALL_TIMEOUT_S
+            )
+        except grpc.aio.AioRpcError as err:
+            raise self._failed(err) from None
+        return SeatGrant(seat, answer.seat_token, _expiry(answer), answer.sequence)
 
     async def close(self, table_id: str, request_id: str) -> bool:
         request = pb.CloseTableRequest(
@@ -225,3 +234,10 @@ class GrpcTables:
         finally:
             watch.cancel()
         raise TablesUnavailable(f"no PlayerLeft for seat {seat} of table {table_id} yet")
+
+
+def _expiry(answer: pb.SeatPlayerResponse | pb.ReissueSeatTokenResponse) -> datetime | None:
+    """When a seat token the table issued expires (None: never)."""
+    if not answer.HasField("seat_token_expire_time"):
+        return None
+    return answer.seat_token_expire_time.ToDatetime(tzinfo=UTC)

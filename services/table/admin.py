@@ -18,7 +18,14 @@ from felt.api import limits
 from felt.api.convert import table_to_proto
 from felt.eventstore.codec import CodecError, ai_level_from_proto, table_config_from_proto
 from felt.idempotency import ClientRequest
-from felt.table.aggregate import CloseTable, CreateTable, SeatPlayer, TableCommand, TableState
+from felt.table.aggregate import (
+    CloseTable,
+    CreateTable,
+    ReissueSeatToken,
+    SeatPlayer,
+    TableCommand,
+    TableState,
+)
 from felt.tokens import SeatClaim, issue_token, request_nonce, token_hash
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
@@ -150,6 +157,48 @@ class TableAdmin:
         expires_at = first.seat_token_expire_time.seconds
         claim = SeatClaim(table_id, first.seat, player_id, expires_at)
         return Seated(first.seat, first.sequence, issue_token(secret, claim, nonce), expires_at)
+
+    async def reissue_seat_token(
+        self, caller: Caller, request: ClientRequest, table_id: str, seat: int, player_id: str
+    ) -> Seated:
+        """A fresh token for ``seat``'s current occupant ``player_id`` (internal: the lobby's,
+        as the seat with its stored token, which may have expired).
+
+        Like ``seat_player`` the token is derived from the request id, so a retry gets the
+        same token back while only its hash is stored (``SeatTokenReissued``); every
+        earlier token of the seat stops working at the append.
+        """
+        limits.check_player_id(player_id)
+        secret = self.secrets.token_secret
+        ttl = self.secrets.token_ttl_s
+        expires = int(time.time()) + ttl if ttl else 0
+        runtime = await self.app.runtime(table_id)
+        table_id = runtime.table_id
+        nonce = request_nonce(secret, table_id, f"reissue/{request.request_id}")
+        token = issue_token(secret, SeatClaim(table_id, seat, player_id, expires), nonce)
+
+        def answer(
+            _: TableState | None, __: TableState, seq: int, ___: datetime | None
+        ) -> pb.ReissueSeatTokenResponse:
+            out = pb.ReissueSeatTokenResponse(sequence=seq)
+            if expires:
+                out.seat_token_expire_time.FromSeconds(expires)
+            return out
+
+        first = await self.app.seat_call(
+            caller,
+            request,
+            table_id,
+            seat,
+            ReissueSeatToken(seat, player_id, token_hash(token)),
+            answer,
+            pb.ReissueSeatTokenResponse,
+            internal=True,
+        )
+        # Fresh or retried: the first answer's expiry and the request's nonce give its token.
+        expires_at = first.seat_token_expire_time.seconds
+        claim = SeatClaim(table_id, seat, player_id, expires_at)
+        return Seated(seat, first.sequence, issue_token(secret, claim, nonce), expires_at)
 
     async def close_table(
         self, caller: Caller, request: ClientRequest, table_id: str, reason: str

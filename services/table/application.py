@@ -146,7 +146,7 @@ class TableApp:
         assert isinstance(outcome.response, answer_type)
         return outcome.response
 
-    async def _seat_call(
+    async def seat_call(
         self,
         caller: Caller,
         request: ClientRequest,
@@ -190,7 +190,7 @@ class TableApp:
             source = state if state.player(seat) is not None or before is None else before
             return pb.LeaveSeatResponse(stack=stack_behind(source, seat), sequence=seq)
 
-        first = await self._seat_call(
+        first = await self.seat_call(
             caller,
             request,
             table_id,
@@ -220,7 +220,7 @@ class TableApp:
         command: SitOut | SitIn,
         answer_type: type[pb.SitOutResponse] | type[pb.SitInResponse],
     ) -> int:
-        first = await self._seat_call(
+        first = await self.seat_call(
             caller,
             request,
             table_id,
@@ -250,7 +250,7 @@ class TableApp:
             player = state.player(seat)
             return pb.AddChipsResponse(stack=player.stack if player else 0, sequence=seq)
 
-        first = await self._seat_call(
+        first = await self.seat_call(
             caller, request, table_id, seat, make, answer, pb.AddChipsResponse, internal=True
         )
         return Stack(first.stack, first.sequence)
@@ -281,7 +281,7 @@ class TableApp:
             fill_table_view(response.view, state, seat, seq, deadline)
             return response
 
-        first = await self._seat_call(
+        first = await self.seat_call(
             caller,
             request,
             table_id,
@@ -312,7 +312,7 @@ class TableApp:
                 )
             return PlayHand(ShowCards(seat))
 
-        first = await self._seat_call(
+        first = await self.seat_call(
             caller,
             request,
             table_id,

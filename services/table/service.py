@@ -120,6 +120,23 @@ class TableService(rpc.TableServiceServicer):
         )
         return pb.LeaveSeatResponse(stack=left.stack, sequence=left.sequence)
 
+    async def ReissueSeatToken(
+        self, request: pb.ReissueSeatTokenRequest, context: Context
+    ) -> pb.ReissueSeatTokenResponse:
+        issued = await self.admin.reissue_seat_token(
+            current_caller(),
+            ClientRequest.of(request),
+            request.table_id,
+            request.seat,
+            request.player_id,
+        )
+        response = pb.ReissueSeatTokenResponse(
+            seat_token=issued.seat_token, sequence=issued.sequence
+        )
+        if issued.expires_at:
+            response.seat_token_expire_time.FromSeconds(issued.expires_at)
+        return response
+
     async def SitOut(self, request: pb.SitOutRequest, context: Context) -> pb.SitOutResponse:
         sequence = await self.app.sit_out(
             current_caller(), ClientRequest.of(request), request.table_id, request.seat

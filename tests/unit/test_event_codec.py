@@ -114,6 +114,7 @@ TABLE_EVENTS: list[AnyEvent] = [
         te.PlayerSeated(seat=3, player_id="bot", name="Robo", stack=1, token_hash="", ai_level=a)
         for a in ("easy", "normal", "hard")
     ),
+    te.SeatTokenReissued(seat=2, player_id="p-1", token_hash="cd" * 32),
     te.PlayerLeft(seat=2, stack=480),
     *(te.PlayerSatOut(seat=2, reason=r) for r in ("requested", "timeouts", "leaving", "busted")),
     te.PlayerSatIn(seat=2),

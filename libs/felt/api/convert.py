@@ -36,6 +36,7 @@ from felt.table.events import (
     AnyEvent,
     DeckCommitted,
     PlayerSeated,
+    SeatTokenReissued,
     TableConfig,
     TableSnapshotTaken,
 )
@@ -349,7 +350,7 @@ def redact_event(event: AnyEvent, viewer: int | None) -> AnyEvent:
     """Any stored event as ``viewer`` may see it: secrets and others' cards removed."""
     if isinstance(event, DeckCommitted):
         return replace(event, seed=b"")
-    if isinstance(event, PlayerSeated):
+    if isinstance(event, PlayerSeated | SeatTokenReissued):
         return replace(event, token_hash="")
     if isinstance(event, TableSnapshotTaken):
         # It holds no card by construction: its only secrets are the seats' token hashes.

@@ -448,6 +448,11 @@ def _player_seated(stored: pb.StoredEvent, e: te.PlayerSeated) -> None:
     m.token_hash = e.token_hash
 
 
+def _seat_token_reissued(stored: pb.StoredEvent, e: te.SeatTokenReissued) -> None:
+    m = stored.seat_token_reissued
+    m.seat, m.player_id, m.token_hash = e.seat, e.player_id, e.token_hash
+
+
 def _player_left(stored: pb.StoredEvent, e: te.PlayerLeft) -> None:
     m = stored.player_left
     m.seat, m.stack = e.seat, e.stack
@@ -576,6 +581,7 @@ _FILLERS: dict[type, Any] = {
     HandEnded: _hand_ended,
     te.TableCreated: _table_created,
     te.PlayerSeated: _player_seated,
+    te.SeatTokenReissued: _seat_token_reissued,
     te.PlayerLeft: _player_left,
     te.PlayerSatOut: _player_sat_out,
     te.PlayerSatIn: _player_sat_in,
@@ -672,6 +678,9 @@ def _event_from(stored: pb.StoredEvent) -> AnyEvent:
             token_hash=m12.token_hash,
             ai_level=ai_level_from_proto(m12.ai_level),
         )
+    if kind == "seat_token_reissued":
+        m = stored.seat_token_reissued
+        return te.SeatTokenReissued(seat=m.seat, player_id=m.player_id, token_hash=m.token_hash)
     if kind == "player_left":
         return te.PlayerLeft(seat=stored.player_left.seat, stack=stored.player_left.stack)
     if kind == "player_sat_out":

@@ -56,6 +56,7 @@ from felt.table.events import (
     PlayerSatIn,
     PlayerSatOut,
     PlayerSeated,
+    SeatTokenReissued,
     TableClosed,
     TableConfig,
     TableCreated,
@@ -196,6 +197,20 @@ class SeatPlayer(Record):
 
 
 @dataclass(frozen=True, slots=True, init=False)
+class ReissueSeatToken(Record):
+    """Give ``seat``'s occupant, who must be ``player_id``, the token hashing to ``token_hash``."""
+
+    seat: int
+    player_id: str
+    token_hash: str
+
+    def __init__(self, seat: int, player_id: str, token_hash: str) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "player_id", player_id)
+        object.__setattr__(self, "token_hash", token_hash)
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class LeaveSeat(Record):
     seat: int
 
@@ -282,6 +297,7 @@ TableCommand = (
     CreateTable
     | SeatPlayer
     | LeaveSeat
+    | ReissueSeatToken
     | SitOut
     | SitIn
     | AddChips
@@ -368,6 +384,14 @@ def _decide(
         raise _refuse("NO_TABLE", "the table does not exist")
     if isinstance(command, LeaveSeat):  # allowed at a closed table too: players take their chips
         return _leave(state, command.seat), None
+    if isinstance(command, ReissueSeatToken):
+        player = _seated(state, command.seat)
+        if player.player_id != command.player_id:
+            raise _refuse(
+                "NOT_OCCUPANT", f"seat {command.seat} is not player {command.player_id}'s"
+            )
+        # At a closed table too: its players still watch as their seats and leave.
+        return [SeatTokenReissued(command.seat, command.player_id, command.token_hash)], None
     if state.closed:
         raise _refuse("TABLE_CLOSED", "the table is closed")
     if isinstance(command, SeatPlayer):
@@ -571,6 +595,8 @@ def apply_event(state: TableState | None, event: AnyEvent) -> TableState:
         )
         players = tuple(sorted((*state.players, player), key=lambda p: p.seat))
         return replace(state, players=players)
+    if isinstance(event, SeatTokenReissued):
+        return _update(state, event.seat, token_hash=event.token_hash)
     if isinstance(event, PlayerLeft):
         return _short_handed(
             replace(state, players=tuple(p for p in state.players if p.seat != event.seat))
@@ -615,6 +641,7 @@ def _update(
     leaving: bool | None = None,
     timeouts: int | None = None,
     sit_out_reason: str | None = None,
+    token_hash: str | None = None,
 ) -> TableState:
     """``state`` with the given fields of ``seat``'s player changed (None: unchanged).
 
@@ -628,7 +655,7 @@ def _update(
             p.player_id,
             p.name,
             p.stack if stack is None else stack,
-            p.token_hash,
+            p.token_hash if token_hash is None else token_hash,
             p.ai_level,
             p.sitting_out if sitting_out is None else sitting_out,
             p.leaving if leaving is None else leaving,

@@ -87,6 +87,25 @@ class PlayerSeated(Record):
 
 
 @dataclass(frozen=True, slots=True, init=False)
+class SeatTokenReissued(Record):
+    """``seat``'s occupant ``player_id`` got a fresh token: only ``token_hash`` opens it now.
+
+    A new event rather than a second ``PlayerSeated``, because a seating means
+    chips came in and what the seat may see starts anew; a reissue changes
+    neither (a player seated longer than a token lives keeps its seat).
+    """
+
+    seat: int
+    player_id: str
+    token_hash: str
+
+    def __init__(self, seat: int, player_id: str, token_hash: str) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "player_id", player_id)
+        object.__setattr__(self, "token_hash", token_hash)
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class PlayerLeft(Record):
     """The player gave up ``seat`` and took ``stack`` chips with them."""
 
@@ -212,6 +231,7 @@ class TableSnapshotTaken(Record):
 TableEvent = (
     TableCreated
     | PlayerSeated
+    | SeatTokenReissued
     | PlayerLeft
     | PlayerSatOut
     | PlayerSatIn

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint
 from pyqwest import Client
 
-from .lobby_service_pb2 import CloseLoungeRequest, CloseLoungeResponse, CreateGuestRequest, CreateGuestResponse, CreateLoungeRequest, CreateLoungeResponse, GetBalanceRequest, GetBalanceResponse, GetLoungeRequest, GetLoungeResponse, GetPlayerRequest, GetPlayerResponse, JoinLoungeRequest, JoinLoungeResponse, LeaveLoungeRequest, LeaveLoungeResponse, ListLedgerEntriesRequest, ListLedgerEntriesResponse, ListLoungesRequest, ListLoungesResponse, RefreshSessionRequest, RefreshSessionResponse, RegisterRequest, RegisterResponse, SignInRequest, SignInResponse, SignOutRequest, SignOutResponse, TopUpRequest, TopUpResponse, UpgradeGuestRequest, UpgradeGuestResponse
+from .lobby_service_pb2 import CloseLoungeRequest, CloseLoungeResponse, CreateGuestRequest, CreateGuestResponse, CreateLoungeRequest, CreateLoungeResponse, GetBalanceRequest, GetBalanceResponse, GetLoungeRequest, GetLoungeResponse, GetPlayerRequest, GetPlayerResponse, JoinLoungeRequest, JoinLoungeResponse, LeaveLoungeRequest, LeaveLoungeResponse, ListLedgerEntriesRequest, ListLedgerEntriesResponse, ListLoungesRequest, ListLoungesResponse, RefreshSeatTokenRequest, RefreshSeatTokenResponse, RefreshSessionRequest, RefreshSessionResponse, RegisterRequest, RegisterResponse, SignInRequest, SignInResponse, SignOutRequest, SignOutResponse, TopUpRequest, TopUpResponse, UpgradeGuestRequest, UpgradeGuestResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -152,6 +152,17 @@ class LobbyService(Protocol):
         FAILED_PRECONDITION NOT_SEATED (no seat at that lounge).
         UNAVAILABLE TABLES_UNAVAILABLE: the leave is recorded; retry with the same
         request_id (the lobby also finishes it by itself).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def refresh_seat_token(self, request: RefreshSeatTokenRequest, ctx: RequestContext[RefreshSeatTokenRequest, RefreshSeatTokenResponse], /) -> RefreshSeatTokenResponse:
+        """
+        Issues a fresh seat token for the caller's own current seat at a lounge
+        (seat tokens expire: FELT_SEAT_TOKEN_TTL_S). The old token stops working
+        at once; chips and cards are unchanged, during a hand too. A retry with
+        the same request_id returns the same token.
+        FAILED_PRECONDITION NOT_SEATED (no seat of the caller's at that lounge).
+        UNAVAILABLE TABLES_UNAVAILABLE: retry with the same request_id.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -349,6 +360,17 @@ class LobbyServiceASGIApplication(ConnectASGIApplication[LobbyService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.leave_lounge,
+                ),
+                "/poker.v1.LobbyService/RefreshSeatToken": Endpoint.unary(
+                    method=MethodInfo(
+                        name="RefreshSeatToken",
+                        service_name="poker.v1.LobbyService",
+                        input=RefreshSeatTokenRequest,
+                        output=RefreshSeatTokenResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.refresh_seat_token,
                 ),
                 "/poker.v1.LobbyService/CloseLounge": Endpoint.unary(
                     method=MethodInfo(
@@ -765,6 +787,34 @@ class LobbyServiceClient(ConnectClient):
                 service_name="poker.v1.LobbyService",
                 input=LeaveLoungeRequest,
                 output=LeaveLoungeResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def refresh_seat_token(
+        self,
+        request: RefreshSeatTokenRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> RefreshSeatTokenResponse:
+        """
+        Issues a fresh seat token for the caller's own current seat at a lounge
+        (seat tokens expire: FELT_SEAT_TOKEN_TTL_S). The old token stops working
+        at once; chips and cards are unchanged, during a hand too. A retry with
+        the same request_id returns the same token.
+        FAILED_PRECONDITION NOT_SEATED (no seat of the caller's at that lounge).
+        UNAVAILABLE TABLES_UNAVAILABLE: retry with the same request_id.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="RefreshSeatToken",
+                service_name="poker.v1.LobbyService",
+                input=RefreshSeatTokenRequest,
+                output=RefreshSeatTokenResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

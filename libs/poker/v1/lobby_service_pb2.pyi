@@ -800,6 +800,60 @@ class CloseLoungeResponse(_message.Message):
 Global___CloseLoungeResponse: _TypeAlias = CloseLoungeResponse  # noqa: Y015
 
 @_typing.final
+class RefreshSeatTokenRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGE_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    lounge_id: _builtins.str
+    request_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        lounge_id: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["lounge_id", b"lounge_id", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RefreshSeatTokenRequest: _TypeAlias = RefreshSeatTokenRequest  # noqa: Y015
+
+@_typing.final
+class RefreshSeatTokenResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_EXPIRE_TIME_FIELD_NUMBER: _builtins.int
+    lounge_id: _builtins.str
+    seat: _builtins.int
+    seat_token: _builtins.str
+    """The new secret bearer token for this seat (returned to this player only)."""
+    @_builtins.property
+    def seat_token_expire_time(self) -> _timestamp_pb2.Timestamp:
+        """Unset when the token never expires."""
+
+    def __init__(
+        self,
+        *,
+        lounge_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        seat_token: _builtins.str = ...,
+        seat_token_expire_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["seat_token_expire_time", b"seat_token_expire_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["lounge_id", b"lounge_id", "seat", b"seat", "seat_token", b"seat_token", "seat_token_expire_time", b"seat_token_expire_time"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RefreshSeatTokenResponse: _TypeAlias = RefreshSeatTokenResponse  # noqa: Y015
+
+@_typing.final
 class LeaveLoungeRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -110,6 +110,11 @@ class LobbyServiceStub:
                 request_serializer=poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeRequest.SerializeToString,
                 response_deserializer=poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeResponse.FromString,
                 _registered_method=True)
+        self.RefreshSeatToken = channel.unary_unary(
+                '/poker.v1.LobbyService/RefreshSeatToken',
+                request_serializer=poker_dot_v1_dot_lobby__service__pb2.RefreshSeatTokenRequest.SerializeToString,
+                response_deserializer=poker_dot_v1_dot_lobby__service__pb2.RefreshSeatTokenResponse.FromString,
+                _registered_method=True)
         self.CloseLounge = channel.unary_unary(
                 '/poker.v1.LobbyService/CloseLounge',
                 request_serializer=poker_dot_v1_dot_lobby__service__pb2.CloseLoungeRequest.SerializeToString,
@@ -250,6 +255,18 @@ class LobbyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RefreshSeatToken(self, request, context):
+        """Issues a fresh seat token for the caller's own current seat at a lounge
+        (seat tokens expire: FELT_SEAT_TOKEN_TTL_S). The old token stops working
+        at once; chips and cards are unchanged, during a hand too. A retry with
+        the same request_id returns the same token.
+        FAILED_PRECONDITION NOT_SEATED (no seat of the caller's at that lounge).
+        UNAVAILABLE TABLES_UNAVAILABLE: retry with the same request_id.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def CloseLounge(self, request, context):
         """Closes a lounge (its owner only): no more joins, its table closes
         (after the hand in play), and every seat's chips go home exactly once,
@@ -344,6 +361,11 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     servicer.LeaveLounge,
                     request_deserializer=poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeRequest.FromString,
                     response_serializer=poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeResponse.SerializeToString,
+            ),
+            'RefreshSeatToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.RefreshSeatToken,
+                    request_deserializer=poker_dot_v1_dot_lobby__service__pb2.RefreshSeatTokenRequest.FromString,
+                    response_serializer=poker_dot_v1_dot_lobby__service__pb2.RefreshSeatTokenResponse.SerializeToString,
             ),
             'CloseLounge': grpc.unary_unary_rpc_method_handler(
                     servicer.CloseLounge,
@@ -757,6 +779,33 @@ class LobbyService:
             '/poker.v1.LobbyService/LeaveLounge',
             poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeRequest.SerializeToString,
             poker_dot_v1_dot_lobby__service__pb2.LeaveLoungeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RefreshSeatToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.v1.LobbyService/RefreshSeatToken',
+            poker_dot_v1_dot_lobby__service__pb2.RefreshSeatTokenRequest.SerializeToString,
+            poker_dot_v1_dot_lobby__service__pb2.RefreshSeatTokenResponse.FromString,
             options,
             channel_credentials,
             insecure,

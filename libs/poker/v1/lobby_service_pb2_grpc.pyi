@@ -134,6 +134,14 @@ class LobbyServiceStub:
     UNAVAILABLE TABLES_UNAVAILABLE: the leave is recorded; retry with the same
     request_id (the lobby also finishes it by itself).
     """
+    RefreshSeatToken: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.RefreshSeatTokenRequest, _lobby_service_pb2.RefreshSeatTokenResponse]
+    """Issues a fresh seat token for the caller's own current seat at a lounge
+    (seat tokens expire: FELT_SEAT_TOKEN_TTL_S). The old token stops working
+    at once; chips and cards are unchanged, during a hand too. A retry with
+    the same request_id returns the same token.
+    FAILED_PRECONDITION NOT_SEATED (no seat of the caller's at that lounge).
+    UNAVAILABLE TABLES_UNAVAILABLE: retry with the same request_id.
+    """
     CloseLounge: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.CloseLoungeRequest, _lobby_service_pb2.CloseLoungeResponse]
     """Closes a lounge (its owner only): no more joins, its table closes
     (after the hand in play), and every seat's chips go home exactly once,
@@ -211,6 +219,14 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     FAILED_PRECONDITION NOT_SEATED (no seat at that lounge).
     UNAVAILABLE TABLES_UNAVAILABLE: the leave is recorded; retry with the same
     request_id (the lobby also finishes it by itself).
+    """
+    RefreshSeatToken: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.RefreshSeatTokenRequest, _lobby_service_pb2.RefreshSeatTokenResponse]  # type: ignore[assignment]
+    """Issues a fresh seat token for the caller's own current seat at a lounge
+    (seat tokens expire: FELT_SEAT_TOKEN_TTL_S). The old token stops working
+    at once; chips and cards are unchanged, during a hand too. A retry with
+    the same request_id returns the same token.
+    FAILED_PRECONDITION NOT_SEATED (no seat of the caller's at that lounge).
+    UNAVAILABLE TABLES_UNAVAILABLE: retry with the same request_id.
     """
     CloseLounge: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.CloseLoungeRequest, _lobby_service_pb2.CloseLoungeResponse]  # type: ignore[assignment]
     """Closes a lounge (its owner only): no more joins, its table closes
@@ -376,6 +392,20 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         FAILED_PRECONDITION NOT_SEATED (no seat at that lounge).
         UNAVAILABLE TABLES_UNAVAILABLE: the leave is recorded; retry with the same
         request_id (the lobby also finishes it by itself).
+        """
+
+    @_abc_1.abstractmethod
+    def RefreshSeatToken(
+        self,
+        request: _lobby_service_pb2.RefreshSeatTokenRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_service_pb2.RefreshSeatTokenResponse, _abc.Awaitable[_lobby_service_pb2.RefreshSeatTokenResponse]]:
+        """Issues a fresh seat token for the caller's own current seat at a lounge
+        (seat tokens expire: FELT_SEAT_TOKEN_TTL_S). The old token stops working
+        at once; chips and cards are unchanged, during a hand too. A retry with
+        the same request_id returns the same token.
+        FAILED_PRECONDITION NOT_SEATED (no seat of the caller's at that lounge).
+        UNAVAILABLE TABLES_UNAVAILABLE: retry with the same request_id.
         """
 
     @_abc_1.abstractmethod

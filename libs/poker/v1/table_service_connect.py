@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint
 from pyqwest import Client
 
-from .table_service_pb2 import AddChipsRequest, AddChipsResponse, CloseTableRequest, CloseTableResponse, CreateTableRequest, CreateTableResponse, GetHandHistoryRequest, GetHandHistoryResponse, GetTableRequest, GetTableResponse, GetTableViewRequest, GetTableViewResponse, LeaveSeatRequest, LeaveSeatResponse, SeatPlayerRequest, SeatPlayerResponse, ShowCardsRequest, ShowCardsResponse, SitInRequest, SitInResponse, SitOutRequest, SitOutResponse, SubmitActionRequest, SubmitActionResponse, WatchTableRequest, WatchTableResponse
+from .table_service_pb2 import AddChipsRequest, AddChipsResponse, CloseTableRequest, CloseTableResponse, CreateTableRequest, CreateTableResponse, GetHandHistoryRequest, GetHandHistoryResponse, GetTableRequest, GetTableResponse, GetTableViewRequest, GetTableViewResponse, LeaveSeatRequest, LeaveSeatResponse, ReissueSeatTokenRequest, ReissueSeatTokenResponse, SeatPlayerRequest, SeatPlayerResponse, ShowCardsRequest, ShowCardsResponse, SitInRequest, SitInResponse, SitOutRequest, SitOutResponse, SubmitActionRequest, SubmitActionResponse, WatchTableRequest, WatchTableResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
@@ -66,6 +66,17 @@ class TableService(Protocol):
         seat is dealt in; its cards are folded when it is to act). Internal: the
         lobby leaves for its players (LobbyService.LeaveLounge), so that the
         chips reach their balance. Allowed at a closed table.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def reissue_seat_token(self, request: ReissueSeatTokenRequest, ctx: RequestContext[ReissueSeatTokenRequest, ReissueSeatTokenResponse], /) -> ReissueSeatTokenResponse:
+        """
+        Issues a fresh seat token to the seat's current occupant `player_id`
+        (internal: the lobby's, for LobbyService.RefreshSeatToken). Every earlier
+        token of the seat stops working at once (event SeatTokenReissued). The
+        service acts as the occupant with its stored token in `x-felt-seat-token`
+        (genuine, expired or not); another player at the seat is
+        FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -184,6 +195,17 @@ class TableServiceASGIApplication(ConnectASGIApplication[TableService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.leave_seat,
+                ),
+                "/poker.v1.TableService/ReissueSeatToken": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ReissueSeatToken",
+                        service_name="poker.v1.TableService",
+                        input=ReissueSeatTokenRequest,
+                        output=ReissueSeatTokenResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.reissue_seat_token,
                 ),
                 "/poker.v1.TableService/SitOut": Endpoint.unary(
                     method=MethodInfo(
@@ -415,6 +437,34 @@ class TableServiceClient(ConnectClient):
                 service_name="poker.v1.TableService",
                 input=LeaveSeatRequest,
                 output=LeaveSeatResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def reissue_seat_token(
+        self,
+        request: ReissueSeatTokenRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ReissueSeatTokenResponse:
+        """
+        Issues a fresh seat token to the seat's current occupant `player_id`
+        (internal: the lobby's, for LobbyService.RefreshSeatToken). Every earlier
+        token of the seat stops working at once (event SeatTokenReissued). The
+        service acts as the occupant with its stored token in `x-felt-seat-token`
+        (genuine, expired or not); another player at the seat is
+        FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ReissueSeatToken",
+                service_name="poker.v1.TableService",
+                input=ReissueSeatTokenRequest,
+                output=ReissueSeatTokenResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

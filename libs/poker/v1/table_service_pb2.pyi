@@ -268,6 +268,64 @@ class LeaveSeatResponse(_message.Message):
 Global___LeaveSeatResponse: _TypeAlias = LeaveSeatResponse  # noqa: Y015
 
 @_typing.final
+class ReissueSeatTokenRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    seat: _builtins.int
+    player_id: _builtins.str
+    """The occupant the token is for; must be the one sitting at `seat`."""
+    request_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        player_id: _builtins.str = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "request_id", b"request_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReissueSeatTokenRequest: _TypeAlias = ReissueSeatTokenRequest  # noqa: Y015
+
+@_typing.final
+class ReissueSeatTokenResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_EXPIRE_TIME_FIELD_NUMBER: _builtins.int
+    SEQUENCE_FIELD_NUMBER: _builtins.int
+    seat_token: _builtins.str
+    """The new seat token (a retry of the request gets the same one back)."""
+    sequence: _builtins.int
+    @_builtins.property
+    def seat_token_expire_time(self) -> _timestamp_pb2.Timestamp:
+        """When the new token expires; unset when it never does."""
+
+    def __init__(
+        self,
+        *,
+        seat_token: _builtins.str = ...,
+        seat_token_expire_time: _timestamp_pb2.Timestamp | None = ...,
+        sequence: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["seat_token_expire_time", b"seat_token_expire_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat_token", b"seat_token", "seat_token_expire_time", b"seat_token_expire_time", "sequence", b"sequence"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReissueSeatTokenResponse: _TypeAlias = ReissueSeatTokenResponse  # noqa: Y015
+
+@_typing.final
 class SitOutRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

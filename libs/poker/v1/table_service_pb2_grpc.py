@@ -55,6 +55,11 @@ class TableServiceStub:
                 request_serializer=poker_dot_v1_dot_table__service__pb2.LeaveSeatRequest.SerializeToString,
                 response_deserializer=poker_dot_v1_dot_table__service__pb2.LeaveSeatResponse.FromString,
                 _registered_method=True)
+        self.ReissueSeatToken = channel.unary_unary(
+                '/poker.v1.TableService/ReissueSeatToken',
+                request_serializer=poker_dot_v1_dot_table__service__pb2.ReissueSeatTokenRequest.SerializeToString,
+                response_deserializer=poker_dot_v1_dot_table__service__pb2.ReissueSeatTokenResponse.FromString,
+                _registered_method=True)
         self.SitOut = channel.unary_unary(
                 '/poker.v1.TableService/SitOut',
                 request_serializer=poker_dot_v1_dot_table__service__pb2.SitOutRequest.SerializeToString,
@@ -133,6 +138,18 @@ class TableServiceServicer:
         seat is dealt in; its cards are folded when it is to act). Internal: the
         lobby leaves for its players (LobbyService.LeaveLounge), so that the
         chips reach their balance. Allowed at a closed table.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReissueSeatToken(self, request, context):
+        """Issues a fresh seat token to the seat's current occupant `player_id`
+        (internal: the lobby's, for LobbyService.RefreshSeatToken). Every earlier
+        token of the seat stops working at once (event SeatTokenReissued). The
+        service acts as the occupant with its stored token in `x-felt-seat-token`
+        (genuine, expired or not); another player at the seat is
+        FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -227,6 +244,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.LeaveSeat,
                     request_deserializer=poker_dot_v1_dot_table__service__pb2.LeaveSeatRequest.FromString,
                     response_serializer=poker_dot_v1_dot_table__service__pb2.LeaveSeatResponse.SerializeToString,
+            ),
+            'ReissueSeatToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReissueSeatToken,
+                    request_deserializer=poker_dot_v1_dot_table__service__pb2.ReissueSeatTokenRequest.FromString,
+                    response_serializer=poker_dot_v1_dot_table__service__pb2.ReissueSeatTokenResponse.SerializeToString,
             ),
             'SitOut': grpc.unary_unary_rpc_method_handler(
                     servicer.SitOut,
@@ -383,6 +405,33 @@ class TableService:
             '/poker.v1.TableService/LeaveSeat',
             poker_dot_v1_dot_table__service__pb2.LeaveSeatRequest.SerializeToString,
             poker_dot_v1_dot_table__service__pb2.LeaveSeatResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReissueSeatToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.v1.TableService/ReissueSeatToken',
+            poker_dot_v1_dot_table__service__pb2.ReissueSeatTokenRequest.SerializeToString,
+            poker_dot_v1_dot_table__service__pb2.ReissueSeatTokenResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -80,6 +80,14 @@ class TableServiceStub:
     lobby leaves for its players (LobbyService.LeaveLounge), so that the
     chips reach their balance. Allowed at a closed table.
     """
+    ReissueSeatToken: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.ReissueSeatTokenRequest, _table_service_pb2.ReissueSeatTokenResponse]
+    """Issues a fresh seat token to the seat's current occupant `player_id`
+    (internal: the lobby's, for LobbyService.RefreshSeatToken). Every earlier
+    token of the seat stops working at once (event SeatTokenReissued). The
+    service acts as the occupant with its stored token in `x-felt-seat-token`
+    (genuine, expired or not); another player at the seat is
+    FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand.
+    """
     SitOut: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.SitOutRequest, _table_service_pb2.SitOutResponse]
     """Stops being dealt in from the next hand."""
     SitIn: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.SitInRequest, _table_service_pb2.SitInResponse]
@@ -123,6 +131,14 @@ class TableServiceAsyncStub(TableServiceStub):
     seat is dealt in; its cards are folded when it is to act). Internal: the
     lobby leaves for its players (LobbyService.LeaveLounge), so that the
     chips reach their balance. Allowed at a closed table.
+    """
+    ReissueSeatToken: _aio.UnaryUnaryMultiCallable[_table_service_pb2.ReissueSeatTokenRequest, _table_service_pb2.ReissueSeatTokenResponse]  # type: ignore[assignment]
+    """Issues a fresh seat token to the seat's current occupant `player_id`
+    (internal: the lobby's, for LobbyService.RefreshSeatToken). Every earlier
+    token of the seat stops working at once (event SeatTokenReissued). The
+    service acts as the occupant with its stored token in `x-felt-seat-token`
+    (genuine, expired or not); another player at the seat is
+    FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand.
     """
     SitOut: _aio.UnaryUnaryMultiCallable[_table_service_pb2.SitOutRequest, _table_service_pb2.SitOutResponse]  # type: ignore[assignment]
     """Stops being dealt in from the next hand."""
@@ -188,6 +204,20 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         seat is dealt in; its cards are folded when it is to act). Internal: the
         lobby leaves for its players (LobbyService.LeaveLounge), so that the
         chips reach their balance. Allowed at a closed table.
+        """
+
+    @_abc_1.abstractmethod
+    def ReissueSeatToken(
+        self,
+        request: _table_service_pb2.ReissueSeatTokenRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_service_pb2.ReissueSeatTokenResponse, _abc.Awaitable[_table_service_pb2.ReissueSeatTokenResponse]]:
+        """Issues a fresh seat token to the seat's current occupant `player_id`
+        (internal: the lobby's, for LobbyService.RefreshSeatToken). Every earlier
+        token of the seat stops working at once (event SeatTokenReissued). The
+        service acts as the occupant with its stored token in `x-felt-seat-token`
+        (genuine, expired or not); another player at the seat is
+        FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand.
         """
 
     @_abc_1.abstractmethod

@@ -132,6 +132,24 @@ class MemoryBuyIns:
             self.sagas[saga.saga_id] = saga
         return saga
 
+    async def seated_saga(self, player_id: str, lounge_id: str) -> BuyIn | None:
+        found = [
+            s
+            for s in self.sagas.values()
+            if s.player_id == player_id
+            and s.lounge_id == lounge_id
+            and s.state is BuyInState.SEATED
+        ]
+        return min(found, key=lambda s: s.created_at) if found else None
+
+    async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
+        saga = self.sagas[saga_id]
+        if saga.state not in (BuyInState.SEATED, BuyInState.LEAVING):
+            return saga
+        saga = replace(saga, seat_token=grant.seat_token, seat_token_expires_at=grant.expires_at)
+        self.sagas[saga_id] = saga
+        return saga
+
     async def leave_called(self, saga_id: str, sequence: int) -> BuyIn:
         saga = self.sagas[saga_id]
         if saga.state is not BuyInState.LEAVING or saga.leave_sequence is not None:

@@ -103,12 +103,7 @@ class MemoryTables:
         key = f"leave/{request_id}"
         answer = self._answers.get(key)
         if answer is None:
-            table = self.tables.get(table_id)
-            if table is None:
-                raise TableRefused("NO_TABLE", f"no table {table_id}")
-            player = table.seats.get(seat)
-            if player is None:
-                raise TableRefused("SEAT_EMPTY", f"nobody sits at seat {seat}")
+            table, player = self._occupied(table_id, seat)
             if seat_token and self._answers.get(f"token/{seat_token}") != (table_id, seat):
                 raise TableRefused("BAD_SEAT_TOKEN", "not this seat's token")
             if seat in table.leaving:
@@ -123,6 +118,34 @@ class MemoryTables:
         self._answer()
         assert isinstance(answer, Departure)
         return answer
+
+    async def reissue(self, table_id: str, seat: int, player_id: str, request_id: str) -> SeatGrant:
+        self._gate()
+        key = f"reissue/{request_id}"
+        answer = self._answers.get(key)
+        if answer is None:
+            table, player = self._occupied(table_id, seat)
+            if player.player_id != player_id:
+                raise TableRefused("NOT_OCCUPANT", f"seat {seat} is not {player_id}'s")
+            for old in [k for k, v in self._answers.items() if v == (table_id, seat)]:
+                del self._answers[old]  # every earlier token of the seat is void
+            table.sequence += 1
+            answer = SeatGrant(seat, f"token-reissue-{request_id}", None, table.sequence)
+            self._answers[key] = answer
+            self._answers[f"token/{answer.seat_token}"] = (table_id, seat)
+        self._answer()
+        assert isinstance(answer, SeatGrant)
+        return answer
+
+    def _occupied(self, table_id: str, seat: int) -> tuple[FakeTable, LoungeSeat]:
+        """The table and who sits at ``seat``, refused as the table service would."""
+        table = self.tables.get(table_id)
+        if table is None:
+            raise TableRefused("NO_TABLE", f"no table {table_id}")
+        player = table.seats.get(seat)
+        if player is None:
+            raise TableRefused("SEAT_EMPTY", f"nobody sits at seat {seat}")
+        return table, player
 
     async def close(self, table_id: str, request_id: str) -> bool:
         self._gate()

@@ -118,6 +118,16 @@ class BuyIns(Protocol):
         lounge's seat freed, in one transaction; from any other state nothing changes."""
         ...
 
+    async def seated_saga(self, player_id: str, lounge_id: str) -> BuyIn | None:
+        """The player's SEATED saga at the lounge (its seat now), or None."""
+        ...
+
+    async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
+        """The seat's fresh token and expiry (``grant``) replace the stored ones (SEATED or
+        LEAVING: the table now knows only the new token); from any other state nothing
+        changes."""
+        ...
+
     async def get(self, saga_id: str) -> BuyIn | None: ...
 
     async def unfinished(self, limit: int) -> list[BuyIn]:

@@ -71,6 +71,12 @@ class Tables(Protocol):
         does): the seat is vacated now, or, dealt in, when the hand in play ends."""
         ...
 
+    async def reissue(self, table_id: str, seat: int, player_id: str, request_id: str) -> SeatGrant:
+        """``ReissueSeatToken``: a fresh token for ``seat``'s occupant, who must be
+        ``player_id`` (else ``TableRefused`` NOT_OCCUPANT); every earlier token of the seat
+        stops working. A retry with the same request id gets the same token."""
+        ...
+
     async def close(self, table_id: str, request_id: str) -> bool:
         """``CloseTable``: True once the table is closed (now, or already), False while a
         hand runs (it closes between hands)."""

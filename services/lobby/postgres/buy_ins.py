@@ -162,6 +162,30 @@ class PgBuyIns:
             assert row is not None
             return _buy_in(row)
 
+    async def seated_saga(self, player_id: str, lounge_id: str) -> BuyIn | None:
+        row = await self.pool.fetchrow(
+            f"SELECT {_BUY_IN} FROM buy_ins WHERE player_id = $1 AND lounge_id = $2 "
+            "AND state = 'seated' ORDER BY created_at LIMIT 1",
+            player_id,
+            lounge_id,
+        )
+        return None if row is None else _buy_in(row)
+
+    async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
+        async with self.pool.acquire() as conn, conn.transaction():
+            saga = await self._locked(conn, saga_id)
+            if saga.state not in (BuyInState.SEATED, BuyInState.LEAVING):
+                return saga
+            row = await conn.fetchrow(
+                "UPDATE buy_ins SET seat_token = $2, seat_token_expires_at = $3 "
+                f"WHERE saga_id = $1 RETURNING {_BUY_IN}",
+                saga_id,
+                grant.seat_token,
+                grant.expires_at,
+            )
+            assert row is not None
+            return _buy_in(row)
+
     async def leave_called(self, saga_id: str, sequence: int) -> BuyIn:
         async with self.pool.acquire() as conn, conn.transaction():
             saga = await self._locked(conn, saga_id)

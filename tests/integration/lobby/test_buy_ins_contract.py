@@ -131,6 +131,24 @@ async def test_seated_commits_the_seat_once(stores: Stores) -> None:
     assert await conserved(stores) == 300
 
 
+async def test_a_reissued_token_replaces_the_stored_one_of_the_seat_only(stores: Stores) -> None:
+    await setup(stores)
+    await stores.buy_ins.reserve(buy_in(1))
+    assert await stores.buy_ins.seated_saga("p1", "l-0") is None  # reserved, not seated yet
+    await stores.buy_ins.seated("b-1", SeatGrant(4, "secret", None))
+    found = await stores.buy_ins.seated_saga("p1", "l-0")
+    assert found is not None and found.saga_id == "b-1"
+    assert await stores.buy_ins.seated_saga("p1", "l-1") is None
+    later = T0 + timedelta(days=2)
+    saga = await stores.buy_ins.token_reissued("b-1", SeatGrant(4, "fresh", later))
+    assert (saga.seat_token, saga.seat_token_expires_at) == ("fresh", later)
+    assert await stores.buy_ins.get("b-1") == saga
+    await stores.buy_ins.reserve(buy_in(2))  # another saga, still reserved: nothing to replace
+    unseated = await stores.buy_ins.token_reissued("b-2", SeatGrant(1, "nope", None))
+    assert (unseated.state, unseated.seat_token) == (BuyInState.RESERVED, None)
+    assert await conserved(stores) == 600
+
+
 async def test_compensation_returns_the_chips_exactly_once(stores: Stores) -> None:
     await setup(stores)
     await stores.buy_ins.reserve(buy_in(1))

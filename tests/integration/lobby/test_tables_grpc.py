@@ -210,6 +210,33 @@ async def test_a_table_closed_with_its_seats_sent_home(channel: grpc.aio.Channel
     assert sorted(m.amount for m in closed) != [] and sum(m.amount for m in closed) == 1_200
 
 
+async def test_a_seat_token_reissued_for_its_occupant(channel: grpc.aio.Channel) -> None:
+    tables = GrpcTables(channel, ADMIN)
+    await tables.create("t-token", "Tokens", nlhe().SerializeToString(), "create-t-token")
+    alice = await tables.seat("t-token", 1, "p-1", "Alice", 500, 0, "saga-t")
+    with pytest.raises(TableRefused) as other:
+        await tables.reissue("t-token", 1, "p-2", "reissue-x")
+    assert other.value.reason == "NOT_OCCUPANT"
+    fresh = await tables.reissue("t-token", 1, "p-1", "reissue-1")
+    assert fresh.seat == 1 and fresh.seat_token != alice.seat_token
+    assert fresh.expires_at is not None
+    assert await tables.reissue("t-token", 1, "p-1", "reissue-1") == fresh  # a retry
+
+    def sit_out(token: str, request_id: str) -> Any:
+        return tables.stub.SitOut(
+            tpb.SitOutRequest(table_id="t-token", seat=1, request_id=request_id),
+            metadata=(("authorization", f"Bearer {token}"),),
+        )
+
+    with pytest.raises(grpc.aio.AioRpcError) as old:
+        await sit_out(alice.seat_token, "out-old")
+    assert old.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    await sit_out(fresh.seat_token, "out-new")
+    with pytest.raises(TableRefused):  # the old token no longer names the seat
+        await tables.leave("t-token", 1, alice.seat_token, "leave-old")
+    assert (await tables.leave("t-token", 1, fresh.seat_token, "leave-new")).stack == 500
+
+
 async def test_a_departure_trimmed_from_the_stream_still_gives_its_stack(
     channel: grpc.aio.Channel, redis: Any
 ) -> None:

@@ -93,6 +93,13 @@ class CrashingBuyIns:
         self._fire("after_left")
         return saga
 
+    async def seated_saga(self, player_id: str, lounge_id: str) -> BuyIn | None:
+        return await self.inner.seated_saga(player_id, lounge_id)
+
+    async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
+        self._fire("before_token_reissued")
+        return await self.inner.token_reissued(saga_id, grant)
+
     async def get(self, saga_id: str) -> BuyIn | None:
         return await self.inner.get(saga_id)
 

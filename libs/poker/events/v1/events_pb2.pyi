@@ -893,6 +893,38 @@ class PlayerSeated(_message.Message):
 Global___PlayerSeated: _TypeAlias = PlayerSeated  # noqa: Y015
 
 @_typing.final
+class SeatTokenReissued(_message.Message):
+    """The seat's current occupant `player_id` got a fresh seat token (the lobby
+    asked, e.g. because the old one expired). From this event on only the token
+    hashing to `token_hash` authenticates the seat; every earlier token of the
+    seat is void. Chips, cards and the seat are unchanged.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    PLAYER_ID_FIELD_NUMBER: _builtins.int
+    TOKEN_HASH_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    player_id: _builtins.str
+    token_hash: _builtins.str
+    """SECRET like PlayerSeated.token_hash: redacted copies clear it."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        player_id: _builtins.str = ...,
+        token_hash: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["player_id", b"player_id", "seat", b"seat", "token_hash", b"token_hash"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatTokenReissued: _TypeAlias = SeatTokenReissued  # noqa: Y015
+
+@_typing.final
 class PlayerLeft(_message.Message):
     """The player at `seat` left the table, taking `stack` chips. The seat's
     token is void.
@@ -1260,6 +1292,7 @@ class StoredEvent(_message.Message):
     DECK_COMMITTED_FIELD_NUMBER: _builtins.int
     TABLE_CLOSED_FIELD_NUMBER: _builtins.int
     TABLE_SNAPSHOT_TAKEN_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_REISSUED_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     """1-based position in the table's stream; consecutive, never reused."""
     request_id: _builtins.str
@@ -1328,6 +1361,8 @@ class StoredEvent(_message.Message):
     def table_closed(self) -> Global___TableClosed: ...
     @_builtins.property
     def table_snapshot_taken(self) -> Global___TableSnapshotTaken: ...
+    @_builtins.property
+    def seat_token_reissued(self) -> Global___SeatTokenReissued: ...
     def __init__(
         self,
         *,
@@ -1362,12 +1397,13 @@ class StoredEvent(_message.Message):
         deck_committed: Global___DeckCommitted | None = ...,
         table_closed: Global___TableClosed | None = ...,
         table_snapshot_taken: Global___TableSnapshotTaken | None = ...,
+        seat_token_reissued: Global___SeatTokenReissued | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action_timed_out", b"action_timed_out", "ante_posted", b"ante_posted", "bet_placed", b"bet_placed", "blind_posted", b"blind_posted", "cards_drawn", b"cards_drawn", "cards_mucked", b"cards_mucked", "cards_shown", b"cards_shown", "chips_added", b"chips_added", "deck_committed", b"deck_committed", "event", b"event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "hole_cards_dealt", b"hole_cards_dealt", "player_called", b"player_called", "player_checked", b"player_checked", "player_folded", b"player_folded", "player_left", b"player_left", "player_sat_in", b"player_sat_in", "player_sat_out", b"player_sat_out", "player_seated", b"player_seated", "pot_awarded", b"pot_awarded", "recorded_at", b"recorded_at", "street_started", b"street_started", "table_closed", b"table_closed", "table_created", b"table_created", "table_snapshot_taken", b"table_snapshot_taken", "uncalled_bet_returned", b"uncalled_bet_returned"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action_timed_out", b"action_timed_out", "ante_posted", b"ante_posted", "bet_placed", b"bet_placed", "blind_posted", b"blind_posted", "cards_drawn", b"cards_drawn", "cards_mucked", b"cards_mucked", "cards_shown", b"cards_shown", "chips_added", b"chips_added", "deck_committed", b"deck_committed", "event", b"event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "hole_cards_dealt", b"hole_cards_dealt", "player_called", b"player_called", "player_checked", b"player_checked", "player_folded", b"player_folded", "player_left", b"player_left", "player_sat_in", b"player_sat_in", "player_sat_out", b"player_sat_out", "player_seated", b"player_seated", "pot_awarded", b"pot_awarded", "recorded_at", b"recorded_at", "seat_token_reissued", b"seat_token_reissued", "street_started", b"street_started", "table_closed", b"table_closed", "table_created", b"table_created", "table_snapshot_taken", b"table_snapshot_taken", "uncalled_bet_returned", b"uncalled_bet_returned"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_timed_out", b"action_timed_out", "ante_posted", b"ante_posted", "bet_placed", b"bet_placed", "blind_posted", b"blind_posted", "cards_drawn", b"cards_drawn", "cards_mucked", b"cards_mucked", "cards_shown", b"cards_shown", "chips_added", b"chips_added", "deck_committed", b"deck_committed", "event", b"event", "hand_ended", b"hand_ended", "hand_id", b"hand_id", "hand_started", b"hand_started", "hole_cards_dealt", b"hole_cards_dealt", "player_called", b"player_called", "player_checked", b"player_checked", "player_folded", b"player_folded", "player_left", b"player_left", "player_sat_in", b"player_sat_in", "player_sat_out", b"player_sat_out", "player_seated", b"player_seated", "pot_awarded", b"pot_awarded", "recorded_at", b"recorded_at", "request_id", b"request_id", "request_key", b"request_key", "sequence", b"sequence", "street_started", b"street_started", "table_closed", b"table_closed", "table_created", b"table_created", "table_id", b"table_id", "table_snapshot_taken", b"table_snapshot_taken", "uncalled_bet_returned", b"uncalled_bet_returned"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_timed_out", b"action_timed_out", "ante_posted", b"ante_posted", "bet_placed", b"bet_placed", "blind_posted", b"blind_posted", "cards_drawn", b"cards_drawn", "cards_mucked", b"cards_mucked", "cards_shown", b"cards_shown", "chips_added", b"chips_added", "deck_committed", b"deck_committed", "event", b"event", "hand_ended", b"hand_ended", "hand_id", b"hand_id", "hand_started", b"hand_started", "hole_cards_dealt", b"hole_cards_dealt", "player_called", b"player_called", "player_checked", b"player_checked", "player_folded", b"player_folded", "player_left", b"player_left", "player_sat_in", b"player_sat_in", "player_sat_out", b"player_sat_out", "player_seated", b"player_seated", "pot_awarded", b"pot_awarded", "recorded_at", b"recorded_at", "request_id", b"request_id", "request_key", b"request_key", "seat_token_reissued", b"seat_token_reissued", "sequence", b"sequence", "street_started", b"street_started", "table_closed", b"table_closed", "table_created", b"table_created", "table_id", b"table_id", "table_snapshot_taken", b"table_snapshot_taken", "uncalled_bet_returned", b"uncalled_bet_returned"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["hand_started", "ante_posted", "blind_posted", "hole_cards_dealt", "player_folded", "player_checked", "player_called", "bet_placed", "cards_drawn", "street_started", "uncalled_bet_returned", "cards_shown", "cards_mucked", "pot_awarded", "hand_ended", "table_created", "player_seated", "player_left", "player_sat_out", "player_sat_in", "chips_added", "action_timed_out", "deck_committed", "table_closed", "table_snapshot_taken"]  # noqa: Y015
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["hand_started", "ante_posted", "blind_posted", "hole_cards_dealt", "player_folded", "player_checked", "player_called", "bet_placed", "cards_drawn", "street_started", "uncalled_bet_returned", "cards_shown", "cards_mucked", "pot_awarded", "hand_ended", "table_created", "player_seated", "player_left", "player_sat_out", "player_sat_in", "chips_added", "action_timed_out", "deck_committed", "table_closed", "table_snapshot_taken", "seat_token_reissued"]  # noqa: Y015
     _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 

@@ -50,7 +50,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file poker/v1/table_service.proto.
  */
 export const file_poker_v1_table_service: GenFile = /*@__PURE__*/
-  fileDesc("Chxwb2tlci92MS90YWJsZV9zZXJ2aWNlLnByb3RvEghwb2tlci52MSJ2ChJDcmVhdGVUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIsCgZjb25maWcYAyABKAsyHC5wb2tlci5ldmVudHMudjEuVGFibGVDb25maWcSEgoKcmVxdWVzdF9pZBgEIAEoCSI1ChNDcmVhdGVUYWJsZVJlc3BvbnNlEh4KBXRhYmxlGAEgASgLMg8ucG9rZXIudjEuVGFibGUiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjIKEEdldFRhYmxlUmVzcG9uc2USHgoFdGFibGUYASABKAsyDy5wb2tlci52MS5UYWJsZSK5AQoRU2VhdFBsYXllclJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBEhEKCXBsYXllcl9pZBgDIAEoCRIUCgxkaXNwbGF5X25hbWUYBCABKAkSDQoFc3RhY2sYBSABKAMSKgoIYWlfbGV2ZWwYBiABKA4yGC5wb2tlci5ldmVudHMudjEuQWlMZXZlbBISCgpyZXF1ZXN0X2lkGAcgASgJQgcKBV9zZWF0IoQBChJTZWF0UGxheWVyUmVzcG9uc2USDAoEc2VhdBgBIAEoBRISCgpzZWF0X3Rva2VuGAIgASgJEjoKFnNlYXRfdG9rZW5fZXhwaXJlX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHNlcXVlbmNlGAQgASgEIkYKEExlYXZlU2VhdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRISCgpyZXF1ZXN0X2lkGAMgASgJIjQKEUxlYXZlU2VhdFJlc3BvbnNlEg0KBXN0YWNrGAEgASgDEhAKCHNlcXVlbmNlGAIgASgEIkMKDVNpdE91dFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRISCgpyZXF1ZXN0X2lkGAMgASgJIiIKDlNpdE91dFJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIkIKDFNpdEluUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhIKCnJlcXVlc3RfaWQYAyABKAkiIQoNU2l0SW5SZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCJVCg9BZGRDaGlwc1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRIOCgZhbW91bnQYAyABKAMSEgoKcmVxdWVzdF9pZBgEIAEoCSIzChBBZGRDaGlwc1Jlc3BvbnNlEg0KBXN0YWNrGAEgASgDEhAKCHNlcXVlbmNlGAIgASgEIkkKEUNsb3NlVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkSDgoGcmVhc29uGAMgASgJIiYKEkNsb3NlVGFibGVSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCKhAQoTU3VibWl0QWN0aW9uUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhIKCnJlcXVlc3RfaWQYAyABKAkSHgoRZXhwZWN0ZWRfc2VxdWVuY2UYBCABKARIAIgBARIgCgZhY3Rpb24YBSABKAsyEC5wb2tlci52MS5BY3Rpb25CFAoSX2V4cGVjdGVkX3NlcXVlbmNlIksKFFN1Ym1pdEFjdGlvblJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEEiEKBHZpZXcYAiABKAsyEy5wb2tlci52MS5UYWJsZVZpZXciVwoQU2hvd0NhcmRzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEg8KB2hhbmRfaWQYAyABKAkSEgoKcmVxdWVzdF9pZBgEIAEoCSIlChFTaG93Q2FyZHNSZXNwb25zZRIQCghzZXF1ZW5jZRgBIAEoBCJDChNHZXRUYWJsZVZpZXdSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhEKBHNlYXQYAiABKAVIAIgBAUIHCgVfc2VhdCI5ChRHZXRUYWJsZVZpZXdSZXNwb25zZRIhCgR2aWV3GAEgASgLMhMucG9rZXIudjEuVGFibGVWaWV3IlgKEVdhdGNoVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhEKBHNlYXQYAiABKAVIAIgBARIVCg1mcm9tX3NlcXVlbmNlGAMgASgEQgcKBV9zZWF0Ip4BChJXYXRjaFRhYmxlUmVzcG9uc2USLQoFZXZlbnQYASABKAsyHC5wb2tlci5ldmVudHMudjEuU3RvcmVkRXZlbnRIABInCghzbmFwc2hvdBgCIAEoCzITLnBva2VyLnYxLlRhYmxlVmlld0gAEigKC2NhcmRfcHJvb2ZzGAMgAygLMhMucG9rZXIudjEuQ2FyZFByb29mQgYKBGl0ZW0iVgoVR2V0SGFuZEhpc3RvcnlSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEg8KB2hhbmRfaWQYAiABKAkSEQoEc2VhdBgDIAEoBUgAiAEBQgcKBV9zZWF0IlcKFkdldEhhbmRIaXN0b3J5UmVzcG9uc2USDwoHaGFuZF9pZBgBIAEoCRIsCgZldmVudHMYAiADKAsyHC5wb2tlci52MS5XYXRjaFRhYmxlUmVzcG9uc2UyswcKDFRhYmxlU2VydmljZRJKCgtDcmVhdGVUYWJsZRIcLnBva2VyLnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBodLnBva2VyLnYxLkNyZWF0ZVRhYmxlUmVzcG9uc2USQQoIR2V0VGFibGUSGS5wb2tlci52MS5HZXRUYWJsZVJlcXVlc3QaGi5wb2tlci52MS5HZXRUYWJsZVJlc3BvbnNlEkcKClNlYXRQbGF5ZXISGy5wb2tlci52MS5TZWF0UGxheWVyUmVxdWVzdBocLnBva2VyLnYxLlNlYXRQbGF5ZXJSZXNwb25zZRJECglMZWF2ZVNlYXQSGi5wb2tlci52MS5MZWF2ZVNlYXRSZXF1ZXN0GhsucG9rZXIudjEuTGVhdmVTZWF0UmVzcG9uc2USOwoGU2l0T3V0EhcucG9rZXIudjEuU2l0T3V0UmVxdWVzdBoYLnBva2VyLnYxLlNpdE91dFJlc3BvbnNlEjgKBVNpdEluEhYucG9rZXIudjEuU2l0SW5SZXF1ZXN0GhcucG9rZXIudjEuU2l0SW5SZXNwb25zZRJBCghBZGRDaGlwcxIZLnBva2VyLnYxLkFkZENoaXBzUmVxdWVzdBoaLnBva2VyLnYxLkFkZENoaXBzUmVzcG9uc2USRwoKQ2xvc2VUYWJsZRIbLnBva2VyLnYxLkNsb3NlVGFibGVSZXF1ZXN0GhwucG9rZXIudjEuQ2xvc2VUYWJsZVJlc3BvbnNlEk0KDFN1Ym1pdEFjdGlvbhIdLnBva2VyLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaHi5wb2tlci52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJECglTaG93Q2FyZHMSGi5wb2tlci52MS5TaG93Q2FyZHNSZXF1ZXN0GhsucG9rZXIudjEuU2hvd0NhcmRzUmVzcG9uc2USTQoMR2V0VGFibGVWaWV3Eh0ucG9rZXIudjEuR2V0VGFibGVWaWV3UmVxdWVzdBoeLnBva2VyLnYxLkdldFRhYmxlVmlld1Jlc3BvbnNlEkkKCldhdGNoVGFibGUSGy5wb2tlci52MS5XYXRjaFRhYmxlUmVxdWVzdBocLnBva2VyLnYxLldhdGNoVGFibGVSZXNwb25zZTABElMKDkdldEhhbmRIaXN0b3J5Eh8ucG9rZXIudjEuR2V0SGFuZEhpc3RvcnlSZXF1ZXN0GiAucG9rZXIudjEuR2V0SGFuZEhpc3RvcnlSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_poker_events_v1_events, file_poker_v1_table]);
+  fileDesc("Chxwb2tlci92MS90YWJsZV9zZXJ2aWNlLnByb3RvEghwb2tlci52MSJ2ChJDcmVhdGVUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIsCgZjb25maWcYAyABKAsyHC5wb2tlci5ldmVudHMudjEuVGFibGVDb25maWcSEgoKcmVxdWVzdF9pZBgEIAEoCSI1ChNDcmVhdGVUYWJsZVJlc3BvbnNlEh4KBXRhYmxlGAEgASgLMg8ucG9rZXIudjEuVGFibGUiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjIKEEdldFRhYmxlUmVzcG9uc2USHgoFdGFibGUYASABKAsyDy5wb2tlci52MS5UYWJsZSK5AQoRU2VhdFBsYXllclJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBEhEKCXBsYXllcl9pZBgDIAEoCRIUCgxkaXNwbGF5X25hbWUYBCABKAkSDQoFc3RhY2sYBSABKAMSKgoIYWlfbGV2ZWwYBiABKA4yGC5wb2tlci5ldmVudHMudjEuQWlMZXZlbBISCgpyZXF1ZXN0X2lkGAcgASgJQgcKBV9zZWF0IoQBChJTZWF0UGxheWVyUmVzcG9uc2USDAoEc2VhdBgBIAEoBRISCgpzZWF0X3Rva2VuGAIgASgJEjoKFnNlYXRfdG9rZW5fZXhwaXJlX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHNlcXVlbmNlGAQgASgEIkYKEExlYXZlU2VhdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRISCgpyZXF1ZXN0X2lkGAMgASgJIjQKEUxlYXZlU2VhdFJlc3BvbnNlEg0KBXN0YWNrGAEgASgDEhAKCHNlcXVlbmNlGAIgASgEImAKF1JlaXNzdWVTZWF0VG9rZW5SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEQoJcGxheWVyX2lkGAMgASgJEhIKCnJlcXVlc3RfaWQYBCABKAkifAoYUmVpc3N1ZVNlYXRUb2tlblJlc3BvbnNlEhIKCnNlYXRfdG9rZW4YASABKAkSOgoWc2VhdF90b2tlbl9leHBpcmVfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIc2VxdWVuY2UYAyABKAQiQwoNU2l0T3V0UmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhIKCnJlcXVlc3RfaWQYAyABKAkiIgoOU2l0T3V0UmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiQgoMU2l0SW5SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEgoKcmVxdWVzdF9pZBgDIAEoCSIhCg1TaXRJblJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIlUKD0FkZENoaXBzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEg4KBmFtb3VudBgDIAEoAxISCgpyZXF1ZXN0X2lkGAQgASgJIjMKEEFkZENoaXBzUmVzcG9uc2USDQoFc3RhY2sYASABKAMSEAoIc2VxdWVuY2UYAiABKAQiSQoRQ2xvc2VUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiJgoSQ2xvc2VUYWJsZVJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIqEBChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEgoKcmVxdWVzdF9pZBgDIAEoCRIeChFleHBlY3RlZF9zZXF1ZW5jZRgEIAEoBEgAiAEBEiAKBmFjdGlvbhgFIAEoCzIQLnBva2VyLnYxLkFjdGlvbkIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiSwoUU3VibWl0QWN0aW9uUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQSIQoEdmlldxgCIAEoCzITLnBva2VyLnYxLlRhYmxlVmlldyJXChBTaG93Q2FyZHNSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSDwoHaGFuZF9pZBgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJIiUKEVNob3dDYXJkc1Jlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIkMKE0dldFRhYmxlVmlld1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBQgcKBV9zZWF0IjkKFEdldFRhYmxlVmlld1Jlc3BvbnNlEiEKBHZpZXcYASABKAsyEy5wb2tlci52MS5UYWJsZVZpZXciWAoRV2F0Y2hUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBEhUKDWZyb21fc2VxdWVuY2UYAyABKARCBwoFX3NlYXQingEKEldhdGNoVGFibGVSZXNwb25zZRItCgVldmVudBgBIAEoCzIcLnBva2VyLmV2ZW50cy52MS5TdG9yZWRFdmVudEgAEicKCHNuYXBzaG90GAIgASgLMhMucG9rZXIudjEuVGFibGVWaWV3SAASKAoLY2FyZF9wcm9vZnMYAyADKAsyEy5wb2tlci52MS5DYXJkUHJvb2ZCBgoEaXRlbSJWChVHZXRIYW5kSGlzdG9yeVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDwoHaGFuZF9pZBgCIAEoCRIRCgRzZWF0GAMgASgFSACIAQFCBwoFX3NlYXQiVwoWR2V0SGFuZEhpc3RvcnlSZXNwb25zZRIPCgdoYW5kX2lkGAEgASgJEiwKBmV2ZW50cxgCIAMoCzIcLnBva2VyLnYxLldhdGNoVGFibGVSZXNwb25zZTKOCAoMVGFibGVTZXJ2aWNlEkoKC0NyZWF0ZVRhYmxlEhwucG9rZXIudjEuQ3JlYXRlVGFibGVSZXF1ZXN0Gh0ucG9rZXIudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJBCghHZXRUYWJsZRIZLnBva2VyLnYxLkdldFRhYmxlUmVxdWVzdBoaLnBva2VyLnYxLkdldFRhYmxlUmVzcG9uc2USRwoKU2VhdFBsYXllchIbLnBva2VyLnYxLlNlYXRQbGF5ZXJSZXF1ZXN0GhwucG9rZXIudjEuU2VhdFBsYXllclJlc3BvbnNlEkQKCUxlYXZlU2VhdBIaLnBva2VyLnYxLkxlYXZlU2VhdFJlcXVlc3QaGy5wb2tlci52MS5MZWF2ZVNlYXRSZXNwb25zZRJZChBSZWlzc3VlU2VhdFRva2VuEiEucG9rZXIudjEuUmVpc3N1ZVNlYXRUb2tlblJlcXVlc3QaIi5wb2tlci52MS5SZWlzc3VlU2VhdFRva2VuUmVzcG9uc2USOwoGU2l0T3V0EhcucG9rZXIudjEuU2l0T3V0UmVxdWVzdBoYLnBva2VyLnYxLlNpdE91dFJlc3BvbnNlEjgKBVNpdEluEhYucG9rZXIudjEuU2l0SW5SZXF1ZXN0GhcucG9rZXIudjEuU2l0SW5SZXNwb25zZRJBCghBZGRDaGlwcxIZLnBva2VyLnYxLkFkZENoaXBzUmVxdWVzdBoaLnBva2VyLnYxLkFkZENoaXBzUmVzcG9uc2USRwoKQ2xvc2VUYWJsZRIbLnBva2VyLnYxLkNsb3NlVGFibGVSZXF1ZXN0GhwucG9rZXIudjEuQ2xvc2VUYWJsZVJlc3BvbnNlEk0KDFN1Ym1pdEFjdGlvbhIdLnBva2VyLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaHi5wb2tlci52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJECglTaG93Q2FyZHMSGi5wb2tlci52MS5TaG93Q2FyZHNSZXF1ZXN0GhsucG9rZXIudjEuU2hvd0NhcmRzUmVzcG9uc2USTQoMR2V0VGFibGVWaWV3Eh0ucG9rZXIudjEuR2V0VGFibGVWaWV3UmVxdWVzdBoeLnBva2VyLnYxLkdldFRhYmxlVmlld1Jlc3BvbnNlEkkKCldhdGNoVGFibGUSGy5wb2tlci52MS5XYXRjaFRhYmxlUmVxdWVzdBocLnBva2VyLnYxLldhdGNoVGFibGVSZXNwb25zZTABElMKDkdldEhhbmRIaXN0b3J5Eh8ucG9rZXIudjEuR2V0SGFuZEhpc3RvcnlSZXF1ZXN0GiAucG9rZXIudjEuR2V0SGFuZEhpc3RvcnlSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_poker_events_v1_events, file_poker_v1_table]);
 
 /**
  * @generated from message poker.v1.CreateTableRequest
@@ -280,6 +280,71 @@ export const LeaveSeatResponseSchema: GenMessage<LeaveSeatResponse> = /*@__PURE_
   messageDesc(file_poker_v1_table_service, 7);
 
 /**
+ * @generated from message poker.v1.ReissueSeatTokenRequest
+ */
+export type ReissueSeatTokenRequest = Message<"poker.v1.ReissueSeatTokenRequest"> & {
+  /**
+   * @generated from field: string table_id = 1;
+   */
+  tableId: string;
+
+  /**
+   * @generated from field: int32 seat = 2;
+   */
+  seat: number;
+
+  /**
+   * The occupant the token is for; must be the one sitting at `seat`.
+   *
+   * @generated from field: string player_id = 3;
+   */
+  playerId: string;
+
+  /**
+   * @generated from field: string request_id = 4;
+   */
+  requestId: string;
+};
+
+/**
+ * Describes the message poker.v1.ReissueSeatTokenRequest.
+ * Use `create(ReissueSeatTokenRequestSchema)` to create a new message.
+ */
+export const ReissueSeatTokenRequestSchema: GenMessage<ReissueSeatTokenRequest> = /*@__PURE__*/
+  messageDesc(file_poker_v1_table_service, 8);
+
+/**
+ * @generated from message poker.v1.ReissueSeatTokenResponse
+ */
+export type ReissueSeatTokenResponse = Message<"poker.v1.ReissueSeatTokenResponse"> & {
+  /**
+   * The new seat token (a retry of the request gets the same one back).
+   *
+   * @generated from field: string seat_token = 1;
+   */
+  seatToken: string;
+
+  /**
+   * When the new token expires; unset when it never does.
+   *
+   * @generated from field: google.protobuf.Timestamp seat_token_expire_time = 2;
+   */
+  seatTokenExpireTime?: Timestamp | undefined;
+
+  /**
+   * @generated from field: uint64 sequence = 3;
+   */
+  sequence: bigint;
+};
+
+/**
+ * Describes the message poker.v1.ReissueSeatTokenResponse.
+ * Use `create(ReissueSeatTokenResponseSchema)` to create a new message.
+ */
+export const ReissueSeatTokenResponseSchema: GenMessage<ReissueSeatTokenResponse> = /*@__PURE__*/
+  messageDesc(file_poker_v1_table_service, 9);
+
+/**
  * @generated from message poker.v1.SitOutRequest
  */
 export type SitOutRequest = Message<"poker.v1.SitOutRequest"> & {
@@ -304,7 +369,7 @@ export type SitOutRequest = Message<"poker.v1.SitOutRequest"> & {
  * Use `create(SitOutRequestSchema)` to create a new message.
  */
 export const SitOutRequestSchema: GenMessage<SitOutRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 8);
+  messageDesc(file_poker_v1_table_service, 10);
 
 /**
  * @generated from message poker.v1.SitOutResponse
@@ -321,7 +386,7 @@ export type SitOutResponse = Message<"poker.v1.SitOutResponse"> & {
  * Use `create(SitOutResponseSchema)` to create a new message.
  */
 export const SitOutResponseSchema: GenMessage<SitOutResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 9);
+  messageDesc(file_poker_v1_table_service, 11);
 
 /**
  * @generated from message poker.v1.SitInRequest
@@ -348,7 +413,7 @@ export type SitInRequest = Message<"poker.v1.SitInRequest"> & {
  * Use `create(SitInRequestSchema)` to create a new message.
  */
 export const SitInRequestSchema: GenMessage<SitInRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 10);
+  messageDesc(file_poker_v1_table_service, 12);
 
 /**
  * @generated from message poker.v1.SitInResponse
@@ -365,7 +430,7 @@ export type SitInResponse = Message<"poker.v1.SitInResponse"> & {
  * Use `create(SitInResponseSchema)` to create a new message.
  */
 export const SitInResponseSchema: GenMessage<SitInResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 11);
+  messageDesc(file_poker_v1_table_service, 13);
 
 /**
  * @generated from message poker.v1.AddChipsRequest
@@ -397,7 +462,7 @@ export type AddChipsRequest = Message<"poker.v1.AddChipsRequest"> & {
  * Use `create(AddChipsRequestSchema)` to create a new message.
  */
 export const AddChipsRequestSchema: GenMessage<AddChipsRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 12);
+  messageDesc(file_poker_v1_table_service, 14);
 
 /**
  * @generated from message poker.v1.AddChipsResponse
@@ -421,7 +486,7 @@ export type AddChipsResponse = Message<"poker.v1.AddChipsResponse"> & {
  * Use `create(AddChipsResponseSchema)` to create a new message.
  */
 export const AddChipsResponseSchema: GenMessage<AddChipsResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 13);
+  messageDesc(file_poker_v1_table_service, 15);
 
 /**
  * @generated from message poker.v1.CloseTableRequest
@@ -450,7 +515,7 @@ export type CloseTableRequest = Message<"poker.v1.CloseTableRequest"> & {
  * Use `create(CloseTableRequestSchema)` to create a new message.
  */
 export const CloseTableRequestSchema: GenMessage<CloseTableRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 14);
+  messageDesc(file_poker_v1_table_service, 16);
 
 /**
  * @generated from message poker.v1.CloseTableResponse
@@ -469,7 +534,7 @@ export type CloseTableResponse = Message<"poker.v1.CloseTableResponse"> & {
  * Use `create(CloseTableResponseSchema)` to create a new message.
  */
 export const CloseTableResponseSchema: GenMessage<CloseTableResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 15);
+  messageDesc(file_poker_v1_table_service, 17);
 
 /**
  * @generated from message poker.v1.SubmitActionRequest
@@ -516,7 +581,7 @@ export type SubmitActionRequest = Message<"poker.v1.SubmitActionRequest"> & {
  * Use `create(SubmitActionRequestSchema)` to create a new message.
  */
 export const SubmitActionRequestSchema: GenMessage<SubmitActionRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 16);
+  messageDesc(file_poker_v1_table_service, 18);
 
 /**
  * @generated from message poker.v1.SubmitActionResponse
@@ -543,7 +608,7 @@ export type SubmitActionResponse = Message<"poker.v1.SubmitActionResponse"> & {
  * Use `create(SubmitActionResponseSchema)` to create a new message.
  */
 export const SubmitActionResponseSchema: GenMessage<SubmitActionResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 17);
+  messageDesc(file_poker_v1_table_service, 19);
 
 /**
  * @generated from message poker.v1.ShowCardsRequest
@@ -577,7 +642,7 @@ export type ShowCardsRequest = Message<"poker.v1.ShowCardsRequest"> & {
  * Use `create(ShowCardsRequestSchema)` to create a new message.
  */
 export const ShowCardsRequestSchema: GenMessage<ShowCardsRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 18);
+  messageDesc(file_poker_v1_table_service, 20);
 
 /**
  * @generated from message poker.v1.ShowCardsResponse
@@ -594,7 +659,7 @@ export type ShowCardsResponse = Message<"poker.v1.ShowCardsResponse"> & {
  * Use `create(ShowCardsResponseSchema)` to create a new message.
  */
 export const ShowCardsResponseSchema: GenMessage<ShowCardsResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 19);
+  messageDesc(file_poker_v1_table_service, 21);
 
 /**
  * @generated from message poker.v1.GetTableViewRequest
@@ -618,7 +683,7 @@ export type GetTableViewRequest = Message<"poker.v1.GetTableViewRequest"> & {
  * Use `create(GetTableViewRequestSchema)` to create a new message.
  */
 export const GetTableViewRequestSchema: GenMessage<GetTableViewRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 20);
+  messageDesc(file_poker_v1_table_service, 22);
 
 /**
  * @generated from message poker.v1.GetTableViewResponse
@@ -635,7 +700,7 @@ export type GetTableViewResponse = Message<"poker.v1.GetTableViewResponse"> & {
  * Use `create(GetTableViewResponseSchema)` to create a new message.
  */
 export const GetTableViewResponseSchema: GenMessage<GetTableViewResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 21);
+  messageDesc(file_poker_v1_table_service, 23);
 
 /**
  * @generated from message poker.v1.WatchTableRequest
@@ -667,7 +732,7 @@ export type WatchTableRequest = Message<"poker.v1.WatchTableRequest"> & {
  * Use `create(WatchTableRequestSchema)` to create a new message.
  */
 export const WatchTableRequestSchema: GenMessage<WatchTableRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 22);
+  messageDesc(file_poker_v1_table_service, 24);
 
 /**
  * One item of a WatchTable stream.
@@ -716,7 +781,7 @@ export type WatchTableResponse = Message<"poker.v1.WatchTableResponse"> & {
  * Use `create(WatchTableResponseSchema)` to create a new message.
  */
 export const WatchTableResponseSchema: GenMessage<WatchTableResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 23);
+  messageDesc(file_poker_v1_table_service, 25);
 
 /**
  * @generated from message poker.v1.GetHandHistoryRequest
@@ -747,7 +812,7 @@ export type GetHandHistoryRequest = Message<"poker.v1.GetHandHistoryRequest"> & 
  * Use `create(GetHandHistoryRequestSchema)` to create a new message.
  */
 export const GetHandHistoryRequestSchema: GenMessage<GetHandHistoryRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 24);
+  messageDesc(file_poker_v1_table_service, 26);
 
 /**
  * @generated from message poker.v1.GetHandHistoryResponse
@@ -772,7 +837,7 @@ export type GetHandHistoryResponse = Message<"poker.v1.GetHandHistoryResponse"> 
  * Use `create(GetHandHistoryResponseSchema)` to create a new message.
  */
 export const GetHandHistoryResponseSchema: GenMessage<GetHandHistoryResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 25);
+  messageDesc(file_poker_v1_table_service, 27);
 
 /**
  * Creates tables, seats players and plays hands.
@@ -823,6 +888,21 @@ export const TableService: GenService<{
     methodKind: "unary";
     input: typeof LeaveSeatRequestSchema;
     output: typeof LeaveSeatResponseSchema;
+  },
+  /**
+   * Issues a fresh seat token to the seat's current occupant `player_id`
+   * (internal: the lobby's, for LobbyService.RefreshSeatToken). Every earlier
+   * token of the seat stops working at once (event SeatTokenReissued). The
+   * service acts as the occupant with its stored token in `x-felt-seat-token`
+   * (genuine, expired or not); another player at the seat is
+   * FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand.
+   *
+   * @generated from rpc poker.v1.TableService.ReissueSeatToken
+   */
+  reissueSeatToken: {
+    methodKind: "unary";
+    input: typeof ReissueSeatTokenRequestSchema;
+    output: typeof ReissueSeatTokenResponseSchema;
   },
   /**
    * Stops being dealt in from the next hand.

@@ -1,0 +1,87 @@
+"""ReissueSeatToken over gRPC: the new token acts, the old one is refused at once, only the
+service credential may ask, and only for the seat's current occupant."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+import pytest
+
+from poker.v1 import table_pb2 as tpb
+from poker.v1 import table_service_pb2 as pb
+
+Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
+
+CALL = tpb.Action(call=tpb.Action.Call())
+
+
+async def test_a_reissued_token_acts_and_the_old_one_is_refused(table_env: Env) -> None:
+    srv = await table_env.start_server()
+    stub = table_env.stub(srv)
+    table_id = await table_env.create_table(stub, table_env.nlhe(2))
+    keys = await table_env.seat_all(stub, table_id, 2)
+    watcher = table_env.watch(stub, table_id, from_sequence=1)
+    await watcher.wait_event("hole_cards_dealt", seat=0)
+    old = keys[0]
+    request = pb.ReissueSeatTokenRequest(
+        table_id=table_id, seat=0, player_id=old.player_id, request_id="r-1"
+    )
+    issued = await stub.ReissueSeatToken(request, metadata=old.service_md)
+    assert issued.seat_token and issued.seat_token != old.token
+    assert issued.HasField("seat_token_expire_time")
+    # A retry (the lobby still holding the old token) gets the same token back.
+    again = await stub.ReissueSeatToken(request, metadata=old.service_md)
+    assert again.seat_token == issued.seat_token
+
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await stub.SubmitAction(
+            pb.SubmitActionRequest(table_id=table_id, seat=0, action=CALL, request_id="a-old"),
+            metadata=old.md,
+        )
+    assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    new_md = (("authorization", f"Bearer {issued.seat_token}"),)
+    acted = await stub.SubmitAction(
+        pb.SubmitActionRequest(table_id=table_id, seat=0, action=CALL, request_id="a-new"),
+        metadata=new_md,
+    )
+    assert acted.sequence > issued.sequence
+    # The hash never reaches a watcher.
+    reissued = await watcher.wait_event("seat_token_reissued", seat=0)
+    assert reissued.seat_token_reissued.token_hash == ""
+    await watcher.close()
+
+
+async def test_only_the_service_may_reissue_and_only_for_the_occupant(table_env: Env) -> None:
+    srv = await table_env.start_server()
+    stub = table_env.stub(srv)
+    table_id = await table_env.create_table(stub, table_env.nlhe(2))
+    keys = await table_env.seat_all(stub, table_id, 2)
+
+    def reissue(player_id: str, metadata: Any, request_id: str) -> Any:
+        return stub.ReissueSeatToken(
+            pb.ReissueSeatTokenRequest(
+                table_id=table_id, seat=0, player_id=player_id, request_id=request_id
+            ),
+            metadata=metadata,
+        )
+
+    cases = [
+        ("the seat's own token", reissue(keys[0].player_id, keys[0].md, "x1"),
+         grpc.StatusCode.PERMISSION_DENIED, "SERVICE_ONLY"),
+        ("no token", reissue(keys[0].player_id, (), "x2"),
+         grpc.StatusCode.UNAUTHENTICATED, "SERVICE_CREDENTIAL_REQUIRED"),
+        ("another player at the seat", reissue(keys[1].player_id, table_env.admin, "x3"),
+         grpc.StatusCode.FAILED_PRECONDITION, "NOT_OCCUPANT"),
+        ("the service as another seat", reissue(keys[0].player_id, keys[1].service_md, "x4"),
+         grpc.StatusCode.PERMISSION_DENIED, ""),
+    ]  # fmt: skip
+    for name, call, expected_code, reason in cases:
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await call
+        err = refused.value
+        assert err.code() == expected_code, f"{name}: {err.code()} {err.details()}"
+        assert table_env.error_reason(err) == reason, f"{name}: {table_env.error_reason(err)}"
+    # Nothing changed: the seat's token still acts as the seat.
+    view = await table_env.view(stub, table_id, keys[0])
+    assert view.viewer_seat == 0

@@ -54,6 +54,7 @@ from felt.decisions.base import AI_STREAM
 from felt.eventstore import RedisEventStore, StoredRecord, archived_key
 from felt.eventstore.base import events_key, meta_key, requests_key
 from felt.eventstore.codec import decode_event
+from felt.idempotency import KEPT_PREFIX
 from felt.registry import RedisTableRegistry
 from felt.rules.events import HoleCardsDealt
 from felt.table.events import AnyEvent, TableSnapshotTaken
@@ -399,9 +400,12 @@ def _check_stream(
 
 
 async def _check_requests(redis: redis_async_lib.Redis, table_id: str, first: int) -> None:
-    """A request record left belongs to an entry still in the stream (``first`` on)."""
+    """A request record left belongs to an entry still in the stream (``first`` on), unless
+    it is one trimming keeps on purpose: the admin calls the lobby retries (``k/`` keys)."""
     records = cast("dict[bytes, bytes]", await redis.hgetall(requests_key(table_id)))
-    for value in records.values():
+    for key, value in records.items():
+        if key.decode().startswith(KEPT_PREFIX):
+            continue
         start = int(value.split(b":", 1)[0])
         assert start >= first, f"{table_id}: the request record of trimmed entry {start}"
 

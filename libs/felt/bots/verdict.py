@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from felt.bots import BASELINES
-from felt.bots.ladder import Z95, PairingResult, unit_name
+from felt.bots.ladder import Z95, PairingResult, mean_and_stderr, unit_name
 from felt.rules.config import Variant
 
 # Per-deal results of one run: (variant, seats, first, second) -> first's net per deal, in units.
@@ -110,11 +110,11 @@ def compare(
     """
     if len(a) == len(b) and len(a) > 1:
         diffs = [x - y for x, y in zip(a, b, strict=True)]
-        mean, se = _mean_se(diffs)
+        mean, se = mean_and_stderr(diffs)
         paired = True
     else:
-        ma, sa = _mean_se(a)
-        mb, sb = _mean_se(b)
+        ma, sa = mean_and_stderr(a)
+        mb, sb = mean_and_stderr(b)
         mean, se = ma - mb, math.hypot(sa, sb)
         paired = False
     per100, err = mean / seats * 100, se / seats * 100
@@ -130,17 +130,6 @@ def compare(
         unit=unit_name(variant),
         paired=paired,
     )
-
-
-def _mean_se(xs: Sequence[float]) -> tuple[float, float]:
-    n = len(xs)
-    if n == 0:
-        return 0.0, 0.0
-    mean = sum(xs) / n
-    if n == 1:
-        return mean, 0.0
-    var = sum((x - mean) ** 2 for x in xs) / (n - 1)
-    return mean, math.sqrt(var / n)
 
 
 def exploitation(deals: DealResults, results: Sequence[PairingResult]) -> list[Difference]:
@@ -168,52 +157,27 @@ def exploitation(deals: DealResults, results: Sequence[PairingResult]) -> list[D
 
 def verdict(results: Sequence[PairingResult], differences: Sequence[Difference]) -> list[Check]:
     """Every check the run's pairings allow, in the issue's order."""
-    checks = []
-    for r in results:
-        if r.first == "hard":
-            checks.append(
-                Check(
-                    "hard beats",
-                    r.variant,
-                    _table(r.seats),
-                    r.pairing,
-                    r.per100,
-                    r.ci_low,
-                    r.ci_high,
-                    r.unit,
-                    _status(r.ci_low, r.ci_high),
-                )
-            )
+    checks = [_pairing_check("hard beats", r) for r in results if r.first == "hard"]
     for d in differences:
-        checks.append(
-            Check(
-                "hard exploits at least as well",
-                d.variant,
-                d.table,
-                f"hard - {d.other} vs {d.opponent}",
-                d.per100,
-                d.ci_low,
-                d.ci_high,
-                d.unit,
-                _status(d.ci_low, d.ci_high),
-            )
-        )
-    for r in results:
-        if (r.first, r.second) == ("normal", "easy"):
-            checks.append(
-                Check(
-                    "levels ordered",
-                    r.variant,
-                    _table(r.seats),
-                    r.pairing,
-                    r.per100,
-                    r.ci_low,
-                    r.ci_high,
-                    r.unit,
-                    _status(r.ci_low, r.ci_high),
-                )
-            )
+        subject = f"hard - {d.other} vs {d.opponent}"
+        checks.append(_check("hard exploits at least as well", d.variant, d.table, subject, d))
+    checks += [
+        _pairing_check("levels ordered", r)
+        for r in results
+        if (r.first, r.second) == ("normal", "easy")
+    ]
     return checks
+
+
+def _pairing_check(criterion: str, r: PairingResult) -> Check:
+    return _check(criterion, r.variant, _table(r.seats), r.pairing, r)
+
+
+def _check(
+    criterion: str, variant: str, table: str, subject: str, r: PairingResult | Difference
+) -> Check:
+    status = _status(r.ci_low, r.ci_high)
+    return Check(criterion, variant, table, subject, r.per100, r.ci_low, r.ci_high, r.unit, status)
 
 
 def markdown(

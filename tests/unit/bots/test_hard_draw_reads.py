@@ -1,6 +1,6 @@
 """How the hard bot plays Five-Card Draw before the draw against what the record shows.
 
-Three reads of the table's public record (``felt.bots.opponents``) and one
+Four reads of the table's public record (``felt.bots.opponents``) and one
 guard against Monte Carlo noise:
 
 - a bet before the draw is paid only by the hands the seat plays: against a
@@ -10,6 +10,8 @@ guard against Monte Carlo noise:
 - in position, a check is read as weak (so thin bets pay) only from a player
   who bets its strong hands before the draw: one who never opens checks its
   strong hands too;
+- five-handed against callers, no thin bet before the draw: a few points
+  of equity over a fifth of the pot do not pay for the bet;
 - the discard keeps the textbook draw (a pair draws three) unless another
   keep is clearly better, not merely luckier in a small simulation.
 """
@@ -21,11 +23,12 @@ from dataclasses import replace
 
 import pytest
 
-from felt.bots import hard
-from felt.bots.base import situation
+from felt.bots import get_bot, hard
+from felt.bots.base import Bot, situation
 from felt.bots.drawhand import analyse
 from felt.bots.hard import HardBot, TableRead, _check_caps, _first_callers
-from felt.bots.opponents import SeatStats
+from felt.bots.ladder import deck_for, hand_id_for, hand_setup, master_key, play_hand
+from felt.bots.opponents import ModelBuilder, SeatStats
 from felt.evaluator import HandCategory
 from felt.rules.commands import Discard
 from felt.rules.config import Variant
@@ -43,6 +46,8 @@ ANY_CALLER = SeatStats(
     calls=60, checks=40, bets=5,
 )  # fmt: skip
 MADE_CALLER = replace(ANY_CALLER, first_folded=28)
+# Folds a fifth of its hands to a bet before the draw, rarely after it (loose-passive).
+LOOSE_CALLER = replace(ANY_CALLER, first_folded=8, folded=5)
 OPENER = replace(ANY_CALLER, pfr=24)
 
 
@@ -134,3 +139,35 @@ def test_a_lone_pair_draws_three_unless_another_keep_is_clearly_better(
     # Without the guard, simulation noise alone keeps a kicker more often.
     monkeypatch.setattr(hard, "_KEEP_MARGIN", 0.0)
     assert draws_three() < guarded
+
+
+def test_no_thin_first_round_bet_into_a_table_of_callers() -> None:
+    """Five-handed against callers: a bet before the draw needs a real edge over a fifth.
+
+    Against seats that fold rarely, a bet after the draw (or heads-up) may be
+    anything better than a fair share; before the draw into four callers a
+    few points of equity over a fifth do not pay for the bet.
+    """
+    recorder = Recorder(first_round_checked_to)
+    key = master_key(43)
+    bots: dict[int, Bot] = {0: recorder, **{s: get_bot("loose_passive") for s in range(1, 5)}}
+    model = ModelBuilder()
+    for deal in range(80):
+        rngs = {s: random.Random(deal * 10 + s) for s in range(5)}
+        deck = deck_for(Variant.DRAW5, key, deal, 5)
+        setup = hand_setup(Variant.DRAW5, hand_id_for(key, str(deal)), deck, deal % 5, 5)
+        play_hand(setup, bots, rngs, model)
+    spots = 0
+    bot = HardBot(bluff_frequency=0.0)
+    for i, (view, history, legal) in enumerate(recorder.points):
+        sit = situation(view, history, legal)
+        if sit.opponent_count < 4:
+            continue
+        table = {o.seat: LOOSE_CALLER for o in sit.opponents}
+        read = TableRead.of(table, sit, 0.0)
+        assert read.stations
+        spots += 1
+        # A few points over a fair share (a fifth): a check, not a bet; a real edge bets.
+        assert not bets(bot._draw_bet(sit, legal, 0.23, random.Random(i), read))
+        assert bets(bot._draw_bet(sit, legal, 0.32, random.Random(i), read))
+    assert spots >= 15

@@ -59,6 +59,26 @@ def test_watch_caps_per_token_address_and_total() -> None:
     assert (caps.total, caps.per_token, caps.per_address) == (0, {}, {})
 
 
+def test_watch_caps_count_an_ipv6_client_by_its_64() -> None:
+    """One subscriber holds a whole /64: a fresh address of it is no fresh count (counted by
+    the single address, one client could open 2**64 times the cap)."""
+    caps = StreamCaps(WatchCaps(per_token=10, per_address=2, total=100))
+    with caps.admit("", "2001:db8:1:2::1"), caps.admit("", "2001:db8:1:2:ffff:ffff:ffff:fffe"):
+        with pytest.raises(ConnectError) as caught, caps.admit("", "2001:db8:1:2::abcd"):
+            pass
+        assert caught.value.code is Code.RESOURCE_EXHAUSTED
+        with caps.admit("", "2001:db8:1:3::1"):  # the next /64: another client
+            pass
+        with caps.admit("", "203.0.113.7"), caps.admit("", "203.0.113.8"):
+            pass  # IPv4: by the address
+        with caps.admit("", "::ffff:203.0.113.9"), caps.admit("", "203.0.113.9"):
+            with pytest.raises(ConnectError):  # an IPv4-mapped address is the IPv4 one
+                with caps.admit("", "203.0.113.9"):
+                    pass
+        assert caps.per_address == {"2001:db8:1:2::/64": 2}
+    assert (caps.total, caps.per_token, caps.per_address) == (0, {}, {})
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = 0.0

@@ -18,6 +18,7 @@ from typing import Any, cast
 
 import structlog
 import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from services.gateway.app import Gateway
 from services.gateway.config import GatewayConfig
@@ -29,6 +30,55 @@ log = structlog.get_logger("felt.gateway")
 # Open watch streams are cut after this on shutdown (clients resume from their last event).
 SHUTDOWN_GRACE_S = 3
 
+# The most a request may send before its body (request line and headers): a token, a content
+# type and a browser's usual headers are well under 8 KiB.
+MAX_HEAD_BYTES = 32 * 1024
+_FED = 4096  # the parser is fed a request's head this much at a time (see BoundedHead)
+_TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain\r\n"
+    b"content-length: 25\r\nconnection: close\r\n\r\nrequest head is too large"
+)
+
+
+class BoundedHead(HttpToolsProtocol):
+    """uvicorn's httptools protocol, with a bound on a request's head (``MAX_HEAD_BYTES``).
+
+    httptools buffers a header's value whole before handing it on, and uvicorn sets no bound
+    with it (``h11_max_incomplete_event_size`` is h11's only): one connection could make the
+    gateway hold any number of megabytes of headers. The head is fed to the parser in
+    ``_FED``-byte pieces, counted until the parser says it is complete; past the bound the
+    connection gets a 431 and is closed. The body is fed as it comes (the RPCs bound it).
+    """
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._head_bytes = 0
+        self._in_body = False
+        super().connection_made(transport)  # type: ignore[arg-type]
+
+    def data_received(self, data: bytes) -> None:
+        while data:
+            if self._in_body:
+                super().data_received(data)
+                return
+            piece, data = data[:_FED], data[_FED:]
+            self._head_bytes += len(piece)
+            if self._head_bytes > MAX_HEAD_BYTES:
+                self.transport.write(_TOO_LARGE)
+                self.transport.close()
+                return
+            super().data_received(piece)
+            if self.transport.is_closing():
+                return
+
+    def on_headers_complete(self) -> None:
+        self._in_body = True
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._in_body = False
+        self._head_bytes = 0
+        super().on_message_complete()
+
 
 def _uvicorn_config(gateway: Gateway, config: GatewayConfig) -> uvicorn.Config:
     assert gateway.app is not None
@@ -37,15 +87,14 @@ def _uvicorn_config(gateway: Gateway, config: GatewayConfig) -> uvicorn.Config:
         host=config.host,
         port=config.port,
         loop="uvloop",
-        http="httptools",
+        http=BoundedHead,
         lifespan="on",
         log_config=None,
         access_log=False,
         server_header=False,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
-        # Headers are small (a token, a content type): bound what a request may send before
-        # its body (bodies are bounded by the RPCs' message limit).
-        h11_max_incomplete_event_size=16 * 1024,
+        # Headers are small (a token, a content type): what a request may send before its
+        # body is bounded by BoundedHead (bodies by the RPCs' message limit).
     )
 
 

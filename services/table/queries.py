@@ -114,13 +114,15 @@ class TableQueries:
         """The table's events as the viewer may see them; from 0: a snapshot first.
 
         A seat's stream ends after its occupant's ``PlayerLeft`` (the token is
-        void from then on), and at a ``SeatTokenReissued`` of its seat for another token than
-        the one it was opened with (PERMISSION_DENIED ``SEAT_TOKEN_REISSUED``): that token is
-        void from then on too, and a stream it opened must not go on showing the seat's
-        cards to whoever holds it (a leaked token is what a reissue shuts out). Streams are capped per client address (``peer``) and per
-        service, share one tail of the table's stream, and are dropped if they
-        fall too far behind (``services.table.watch``): then TOO_SLOW is raised,
-        or, if the call was stuck writing, ``end_call`` has ended it already.
+        void from then on), and at a ``SeatTokenReissued`` of its seat for another
+        token than the one it was opened with (PERMISSION_DENIED
+        ``SEAT_TOKEN_REISSUED``): that token is void from then on too, and a stream
+        it opened must not go on showing the seat's cards to whoever holds it (a
+        leaked token is what a reissue shuts out). Streams are capped per client
+        address (``peer``) and per service, share one tail of the table's stream,
+        and are dropped if they fall too far behind (``services.table.watch``):
+        then TOO_SLOW is raised, or, if the call was stuck writing, ``end_call``
+        has ended it already.
         """
         with self.watches.admission(peer, seat is not None) as refusal:
             if refusal:

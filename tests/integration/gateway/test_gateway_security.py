@@ -253,9 +253,9 @@ async def test_a_reissue_ends_a_seats_stream_through_the_gateway(stack: Stack) -
         async with asyncio.timeout(WAIT):
             async for item in as_seat:
                 seen.append(item)
-                if item.event.WhichOneof("event") == "hole_cards_dealt":
-                    if item.event.hole_cards_dealt.seat == 0:
-                        break
+                dealt_now = item.event.WhichOneof("event") == "hole_cards_dealt"
+                if dealt_now and item.event.hole_cards_dealt.seat == 0:
+                    break
         dealt = seen[-1].event.hole_cards_dealt
         assert dealt.seat == 0 and dealt.cards[0].WhichOneof("kind") == "code"  # its cards
         issued = await stub.ReissueSeatToken(

@@ -71,10 +71,13 @@ def test_watch_caps_count_an_ipv6_client_by_its_64() -> None:
             pass
         with caps.admit("", "203.0.113.7"), caps.admit("", "203.0.113.8"):
             pass  # IPv4: by the address
-        with caps.admit("", "::ffff:203.0.113.9"), caps.admit("", "203.0.113.9"):
-            with pytest.raises(ConnectError):  # an IPv4-mapped address is the IPv4 one
-                with caps.admit("", "203.0.113.9"):
-                    pass
+        with (
+            caps.admit("", "::ffff:203.0.113.9"),
+            caps.admit("", "203.0.113.9"),
+            pytest.raises(ConnectError),  # an IPv4-mapped address is the IPv4 one
+            caps.admit("", "203.0.113.9"),
+        ):
+            pass
         assert caps.per_address == {"2001:db8:1:2::/64": 2}
     assert (caps.total, caps.per_token, caps.per_address) == (0, {}, {})
 

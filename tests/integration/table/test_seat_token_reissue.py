@@ -127,3 +127,31 @@ async def test_a_reissue_ends_the_streams_the_old_token_opened(table_env: Env) -
     assert not spectator.done
     await resumed.close()
     await spectator.close()
+
+
+async def test_a_retry_overtaken_by_a_later_reissue_gets_no_dead_token(table_env: Env) -> None:
+    """A reissue retried after a later one would be answered with the token the later one
+    voided (its answer is kept for retries): refused instead, so the lobby never stores a
+    dead token to name the seat by when it leaves."""
+    srv = await table_env.start_server()
+    stub = table_env.stub(srv)
+    table_id = await table_env.create_table(stub, table_env.nlhe(2))
+    keys = await table_env.seat_all(stub, table_id, 2)
+
+    def reissue(request_id: str) -> Any:
+        return stub.ReissueSeatToken(
+            pb.ReissueSeatTokenRequest(
+                table_id=table_id, seat=0, player_id=keys[0].player_id, request_id=request_id
+            ),
+            metadata=table_env.admin,
+        )
+
+    first = await reissue("r-a")
+    assert (await reissue("r-a")).seat_token == first.seat_token  # a plain retry
+    second = await reissue("r-b")
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await reissue("r-a")
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert table_env.error_reason(refused.value) == "SEAT_TOKEN_SUPERSEDED"
+    view = await table_env.view(stub, table_id, replace(keys[0], token=second.seat_token))
+    assert view.viewer_seat == 0  # the later token still acts

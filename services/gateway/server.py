@@ -33,6 +33,10 @@ SHUTDOWN_GRACE_S = 3
 # The most a request may send before its body (request line and headers): a token, a content
 # type and a browser's usual headers are well under 8 KiB.
 MAX_HEAD_BYTES = 32 * 1024
+# ... and the longest a request's head may take to arrive, from the connection's start or the
+# head's first byte (uvicorn has no such bound: a client sending a byte now and then, or
+# nothing, held its connection for ever).
+HEAD_TIMEOUT_S = 10.0
 _FED = 4096  # the parser is fed a request's head this much at a time (see BoundedHead)
 _TOO_LARGE = (
     b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain\r\n"
@@ -48,14 +52,40 @@ class BoundedHead(HttpToolsProtocol):
     gateway hold any number of megabytes of headers. The head is fed to the parser in
     ``_FED``-byte pieces, counted until the parser says it is complete; past the bound the
     connection gets a 431 and is closed. The body is fed as it comes (the RPCs bound it).
+    A head must also be whole within ``head_timeout_s`` of the connection's start or of its
+    first byte (an idle connection between requests is uvicorn's keep-alive timeout's).
     """
+
+    head_timeout_s = HEAD_TIMEOUT_S
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._head_bytes = 0
         self._in_body = False
+        self._head_timer: asyncio.TimerHandle | None = None
         super().connection_made(transport)  # type: ignore[arg-type]
+        self._arm()
+
+    def _arm(self) -> None:
+        if self._head_timer is None:
+            self._head_timer = self.loop.call_later(self.head_timeout_s, self._head_too_slow)
+
+    def _disarm(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_too_slow(self) -> None:
+        self._head_timer = None
+        if not self._in_body and not self.transport.is_closing():
+            self.transport.close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if not self._in_body:
+            self._arm()
         while data:
             if self._in_body:
                 super().data_received(data)
@@ -72,6 +102,7 @@ class BoundedHead(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._in_body = True
+        self._disarm()
         super().on_headers_complete()
 
     def on_message_complete(self) -> None:

@@ -21,6 +21,7 @@ from felt.tokens import SEAT_TOKEN_HEADER
 from poker.v1 import table_service_connect as connect
 from poker.v1 import table_service_pb2 as pb
 from services.gateway.app import CONTENT_SECURITY_POLICY
+from services.gateway.server import BoundedHead
 
 from .conftest import ADMIN, Stack, create_table, seat
 from .test_gateway_http import connect_reason
@@ -201,6 +202,46 @@ async def test_a_request_head_is_bounded(stack: Stack) -> None:
         b"content-type: application/json\r\ncontent-length: %d\r\n\r\n" % len(body)
     ) + body
     assert status_of(await raw_http(gateway.port, post)) == 404  # the table service's answer
+
+
+async def test_a_request_head_must_arrive_in_time(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A connection that sends nothing, or its head a byte now and then (slowloris), is
+    closed once the head's time is up; one whose head came in time keeps its stream."""
+    monkeypatch.setattr(BoundedHead, "head_timeout_s", 0.5)
+    server = await stack.add_table_service("a")
+    gateway = await stack.start_gateway()
+    await create_table(stack.stub(server), "gw-slow")
+
+    async def closed_after(trickle: bytes) -> float:
+        reader, writer = await asyncio.open_connection("127.0.0.1", gateway.port)
+        started = asyncio.get_running_loop().time()
+        try:
+            for byte in trickle:
+                if reader.at_eof():
+                    break  # closed by the gateway: the rest is never sent
+                writer.write(bytes([byte]))
+                await asyncio.sleep(0.1)
+            assert await asyncio.wait_for(reader.read(), WAIT) == b""
+        except ConnectionError:
+            pass
+        finally:
+            writer.close()
+        return asyncio.get_running_loop().time() - started
+
+    assert await closed_after(b"") < WAIT / 2
+    assert (
+        await closed_after(b"GET /livez HTTP/1.1\r\nhost: x\r\nx-slow: aaaaaaaaaaaaaaa") < WAIT / 2
+    )
+    async with connect.TableServiceClient(stack.url) as client:
+        stream = client.watch_table(pb.WatchTableRequest(table_id="gw-slow"))
+        assert (await anext(stream)).WhichOneof("item") == "snapshot"
+        await asyncio.sleep(1.0)  # twice the head's time: the stream is not cut
+        await seat(stack.stub(server), "gw-slow", 0)
+        async with asyncio.timeout(WAIT):
+            assert (await anext(stream)).event.HasField("player_seated")
+        await stream.aclose()  # type: ignore[attr-defined]
 
 
 async def test_header_bytes_grpc_cannot_carry_are_a_clean_refusal(stack: Stack) -> None:

@@ -147,9 +147,14 @@ def page(browser: Any) -> Any:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
+    # The gateway's Content-Security-Policy must block nothing the client does itself.
+    page.on(
+        "console",
+        lambda m: errors.append(m.text) if "Content Security Policy" in m.text else None,
+    )
     yield page
     context.close()
-    assert errors == [], f"the page threw: {errors}"
+    assert errors == [], f"the page threw (or its CSP refused something): {errors}"
 
 
 def test_holdem_three_hands_reload_replay_and_verify(web_stack: WebStack, page: Any) -> None:
@@ -212,7 +217,8 @@ def test_draw_three_hands_with_discards(web_stack: WebStack, page: Any) -> None:
 
 
 def test_language_switch_and_lobby(web_stack: WebStack, page: Any) -> None:
-    page.goto(web_stack.url)
+    served = page.goto(web_stack.url)
+    assert "frame-ancestors 'none'" in served.headers["content-security-policy"]
     shoot(page, "welcome")
     name = f"Lang{uuid.uuid4().hex[:6]}"
     page.get_by_test_id("name").fill(name)

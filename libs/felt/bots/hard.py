@@ -622,11 +622,12 @@ class HardBot:
                 # The checker's range is weak only if it bets its strong hands first.
                 first_margin += (t.draw_bet_first_ip - t.draw_bet_first) * _check_caps(sit, read)
             margin = t.draw_bet_second if second else first_margin
-            if (read.stations or read.fold <= t.draw_station_fold) and (second or n == 1):
-                # They pay off anything better than fair. Not multiway before the draw:
-                # there the equity is already against the callers (``_first_callers``),
-                # and a bet a few points over a fifth of the pot barely pays for the
-                # coarser read of several ranges.
+            exact = all(read.style(o.seat).stands_pat >= 0.5 for o in sit.opponents)
+            if (read.stations or read.fold <= t.draw_station_fold) and (second or n == 1 or exact):
+                # They pay off anything better than fair. Not multiway before the draw,
+                # unless they keep what they were dealt: there the equity is already
+                # against the callers (``_first_callers``), and a bet a few points over a
+                # fifth of the pot barely pays for the coarse read of several drawing ranges.
                 margin = min(margin, 0.0)
             if equity >= fair + margin:
                 return bet_to(legal, sit.unit)

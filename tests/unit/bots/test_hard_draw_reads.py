@@ -11,7 +11,8 @@ guard against Monte Carlo noise:
   who bets its strong hands before the draw: one who never opens checks its
   strong hands too;
 - five-handed against callers, no thin bet before the draw: a few points
-  of equity over a fifth of the pot do not pay for the bet;
+  of equity over a fifth of the pot do not pay for the bet, unless the
+  callers stand pat with what they were dealt (their hands are read exactly);
 - the discard keeps the textbook draw (a pair draws three) unless another
   keep is clearly better, not merely luckier in a small simulation.
 """
@@ -49,6 +50,10 @@ MADE_CALLER = replace(ANY_CALLER, first_folded=28)
 # Folds a fifth of its hands to a bet before the draw, rarely after it (loose-passive).
 LOOSE_CALLER = replace(ANY_CALLER, first_folded=8, folded=5)
 OPENER = replace(ANY_CALLER, pfr=24)
+# A calling station that stands pat with anything (its shown hands do not fit its draws).
+PAT_STATION = replace(
+    ANY_CALLER, folded=0, saw_later=75, pat=70, shown_drawn=40, shown_drawn_odd=38
+)
 
 
 def first_round_checked_to(view: HandView, legal: LegalActions) -> bool:
@@ -170,4 +175,9 @@ def test_no_thin_first_round_bet_into_a_table_of_callers() -> None:
         # A few points over a fair share (a fifth): a check, not a bet; a real edge bets.
         assert not bets(bot._draw_bet(sit, legal, 0.23, random.Random(i), read))
         assert bets(bot._draw_bet(sit, legal, 0.32, random.Random(i), read))
+        # Seats that keep whatever they were dealt are read exactly: a fair share bets.
+        pat = {o.seat: PAT_STATION for o in sit.opponents}
+        read = TableRead.of(pat, sit, 0.0)
+        assert read.stations and read.style(sit.opponents[0].seat).stands_pat >= 0.5
+        assert bets(bot._draw_bet(sit, legal, 0.23, random.Random(i), read))
     assert spots >= 15

@@ -245,11 +245,10 @@ def summarize(
 ) -> PairingResult:
     """Mean and 95% interval from per-deal results (each deal = ``seats`` hands, their sum)."""
     n = len(pairs)
-    mean_pair = sum(pairs) / n if n else 0.0
-    var = sum((x - mean_pair) ** 2 for x in pairs) / (n - 1) if n > 1 else 0.0
+    mean_pair, se_pair = mean_and_stderr(pairs)
     # per-hand mean = deal mean / seats; per 100 hands x100.
     per100 = mean_pair / seats * 100
-    stderr = math.sqrt(var / n) / seats * 100 if n else 0.0
+    stderr = se_pair / seats * 100
     return PairingResult(
         variant=variant.value,
         first=first,
@@ -262,6 +261,18 @@ def summarize(
         unit=unit_name(variant),
         seats=seats,
     )
+
+
+def mean_and_stderr(xs: Sequence[float]) -> tuple[float, float]:
+    """The sample mean and its standard error (0 for fewer than two samples)."""
+    n = len(xs)
+    if n == 0:
+        return 0.0, 0.0
+    mean = sum(xs) / n
+    if n == 1:
+        return mean, 0.0
+    var = sum((x - mean) ** 2 for x in xs) / (n - 1)
+    return mean, math.sqrt(var / n)
 
 
 def chunks(

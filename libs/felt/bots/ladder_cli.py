@@ -8,7 +8,8 @@ predict them, and passing the printed seed reproduces the run exactly.
 ``register(subparsers)`` adds the command to the ``felt`` CLI; ``main()`` runs it
 standalone (``python -m felt.bots.ladder_cli``). Work is split into chunks of
 deals and spread over ``--workers`` processes; results are written as CSV and
-JSON and drawn as a PNG (bars with 95% confidence intervals, one panel per
+JSON (with the paired differences and the verdict of ``felt.bots.verdict``), as
+Markdown and drawn as a PNG (bars with 95% confidence intervals, one panel per
 variant) when ``--out`` is given.
 """
 
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from felt.bots.ladder import Chunk, PairingResult
+    from felt.bots.verdict import Check, Difference
 
 # The bots, the rules core and matplotlib are imported by the handler, not here, so
 # that registering the command costs the rest of the ``felt`` CLI nothing.
@@ -102,6 +104,7 @@ def _pairings(text: str) -> tuple[tuple[str, str], ...]:
 def run(args: argparse.Namespace) -> int:
     """Play the ladder described by ``args``, print the table, write outputs; exit status."""
     from felt.bots.ladder import chunks, format_table, play_chunk, summarize
+    from felt.bots.verdict import exploitation, markdown, verdict
     from felt.rules.config import Variant
 
     if args.hands < 2:
@@ -138,13 +141,19 @@ def run(args: argparse.Namespace) -> int:
     bar.close()
     elapsed = time.perf_counter() - started
     summary = []
-    for (variant, seats, first, second), parts in results.items():
-        pairs = [x for start in sorted(parts) for x in parts[start]]
-        summary.append(summarize(variant, first, second, pairs, seats))
+    deals: dict[tuple[Variant, int, str, str], list[float]] = {}
+    for key, parts in results.items():
+        variant, seats, first, second = key
+        deals[key] = [x for start in sorted(parts) for x in parts[start]]
+        summary.append(summarize(variant, first, second, deals[key], seats))
+    differences = exploitation(deals, summary)
+    checks = verdict(summary, differences)
     print(format_table(summary))
+    report = markdown(summary, differences, checks)
+    print("\n" + report[report.index("Verdict:") :], end="")
     print(f"\n{sum(r.hands for r in summary)} hands in {elapsed:.0f} s (seed {args.seed})")
     if args.out is not None:
-        paths = write_outputs(args.out, summary, vars(args), elapsed)
+        paths = write_outputs(args.out, summary, vars(args), elapsed, differences, checks)
         print("wrote " + ", ".join(str(p) for p in paths))
     return 0
 
@@ -166,9 +175,21 @@ def _progress(total: int, hidden: bool) -> Any:
 
 
 def write_outputs(
-    out: Path, results: Sequence[PairingResult], options: dict[str, Any], elapsed: float
+    out: Path,
+    results: Sequence[PairingResult],
+    options: dict[str, Any],
+    elapsed: float,
+    differences: Sequence[Difference] = (),
+    checks: Sequence[Check] = (),
 ) -> list[Path]:
-    """Write ``ladder.csv``, ``ladder.json`` and ``ladder.png`` into ``out``."""
+    """Write ``ladder.csv``, ``ladder.json``, ``ladder.md`` and ``ladder.png`` into ``out``.
+
+    The JSON carries the paired differences and the verdict's checks
+    (``felt.bots.verdict``) beside the results; the Markdown is the same run
+    as tables for the docs.
+    """
+    from felt.bots.verdict import markdown
+
     out.mkdir(parents=True, exist_ok=True)
     rows = [r.as_dict() for r in results]
     csv_path = out / "ladder.csv"
@@ -178,13 +199,19 @@ def write_outputs(
         writer.writerows(rows)
     json_path = out / "ladder.json"
     meta = {k: (str(v) if isinstance(v, Path) else v) for k, v in options.items() if k != "handler"}
-    json_path.write_text(
-        json.dumps({"options": meta, "seconds": round(elapsed, 1), "results": rows}, indent=2)
-        + "\n"
-    )
+    document = {
+        "options": meta,
+        "seconds": round(elapsed, 1),
+        "results": rows,
+        "differences": [d.as_dict() for d in differences],
+        "checks": [c.as_dict() for c in checks],
+    }
+    json_path.write_text(json.dumps(document, indent=2) + "\n")
+    md_path = out / "ladder.md"
+    md_path.write_text(markdown(results, differences, checks))
     png_path = out / "ladder.png"
     plot(results, png_path)
-    return [csv_path, json_path, png_path]
+    return [csv_path, json_path, md_path, png_path]
 
 
 def plot(results: Sequence[PairingResult], path: Path) -> None:

@@ -12,7 +12,14 @@ One port serves:
   health checks (503 and which one does not, else); ``/livez``: 200 while the
   gateway itself runs;
 * everything else: the web client's files (``web/dist``, with ``index.html``
-  for ``/``), or a page saying how to build them.
+  for ``/``; a path outside it, ``..`` or a symlink out, is a 404), or a page
+  saying how to build them.
+
+Every answer carries the headers of ``SECURITY_HEADERS``: a strict
+Content-Security-Policy (scripts, styles and calls from this origin only, no
+framing), ``nosniff``, no referrer. A request header that is not visible ASCII
+(which no HTTP client sends and gRPC metadata cannot carry) is refused 400
+before it reaches an RPC.
 
 Answers are sent uncompressed (see ``_ACCEPT_COMPRESSED``). CORS (Starlette's
 middleware) admits the configured origins only, with the headers Connect and
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +40,7 @@ from typing import Any, cast
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # type: ignore[import-untyped]
 from redis.asyncio import Redis
+from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.staticfiles import StaticFiles
 
@@ -57,6 +66,7 @@ from services.gateway.forward import (
     bearer,
     client_host,
     client_metadata,
+    guarded_stream,
 )
 from services.gateway.routing import Channels, TableRouter
 
@@ -98,6 +108,36 @@ CORS_EXPOSE_HEADERS = [
 _ACCEPT_COMPRESSED = frozenset(
     (b"accept-encoding", b"connect-accept-encoding", b"grpc-accept-encoding")
 )
+
+# What a browser is told of every answer (the web client's pages above all): its scripts,
+# styles and API calls come from this origin only (Vite builds no inline script; the favicon
+# is a data: URI), no plugin, no <base>, no page may frame it (clickjacking: the action
+# buttons); no content-type sniffing; no referrer sent on. Strict on purpose: were a server or
+# player string ever rendered as HTML, no script it carried would run. (HSTS is the TLS
+# terminator's to send: this port speaks plain HTTP.)
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+)
+
+# A header value an RPC may carry: visible ASCII and spaces. gRPC metadata holds no other
+# (a tab or a control character made the upstream call fail inside the gateway) and the
+# Connect library decodes headers as UTF-8 (a Latin-1 byte was a 500 with Python's message).
+_HEADER_VALUE = re.compile(rb"[\x20-\x7e]*")
+_BAD_HEADER = json.dumps(
+    {
+        "code": "invalid_argument",
+        "message": "a request header holds a character other than visible ASCII",
+    }
+).encode()
 
 _NOT_BUILT = b"""<!doctype html><meta charset="utf-8"><title>Felt</title>
 <h1>Felt is running</h1>
@@ -153,8 +193,8 @@ class Gateway:
         )
         gateway.shared = shared_watches(tables, config.watch.buffer)
         table_calls = tables.implementation()
-        table_calls.watch_table = _watch_table(
-            table_calls.watch_table, gateway.shared, gateway.caps
+        table_calls.watch_table = guarded_stream(
+            _watch_table(table_calls.watch_table, gateway.shared, gateway.caps)
         )
         rpc: dict[str, ASGIApp] = {}
         for connect_app in (
@@ -243,8 +283,29 @@ def _watch_table(forwarded: Any, shared: SharedWatches, caps: StreamCaps) -> Any
 
 def _static(directory: Path) -> ASGIApp:
     if (directory / "index.html").is_file():
-        return cast(ASGIApp, StaticFiles(directory=directory, html=True))
+        return _Files(StaticFiles(directory=directory, html=True))
     return _not_built
+
+
+class _Files:
+    """The web client's files; a path that names none (a ``..`` out of the directory, a
+    symlink out of it, nothing there) a plain 404, a method other than GET or HEAD a 405.
+
+    Starlette's ``StaticFiles`` says so by raising ``HTTPException``, which only a Starlette
+    application turns into an answer: served bare, every such request was a 500.
+    """
+
+    def __init__(self, files: StaticFiles) -> None:
+        self.files = files
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.files(cast(Any, scope), cast(Any, receive), cast(Any, send))
+        except HTTPException as exc:
+            status = 404 if exc.status_code == 401 else exc.status_code  # 401: unreadable
+            body = b"not found" if status == 404 else exc.detail.encode()
+            extra = [(k.lower().encode(), v.encode()) for k, v in (exc.headers or {}).items()]
+            await _respond(send, status, body, b"text/plain", extra)
 
 
 async def _not_built(scope: Scope, receive: Receive, send: Send) -> None:
@@ -254,15 +315,39 @@ async def _not_built(scope: Scope, receive: Receive, send: Send) -> None:
     await _respond(send, 200, _NOT_BUILT, b"text/html; charset=utf-8")
 
 
-async def _respond(send: Send, status: int, body: bytes, content_type: bytes) -> None:
+async def _respond(
+    send: Send,
+    status: int,
+    body: bytes,
+    content_type: bytes,
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    headers = [(b"content-type", content_type), (b"content-length", b"%d" % len(body))]
     await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [(b"content-type", content_type), (b"content-length", b"%d" % len(body))],
-        }
+        {"type": "http.response.start", "status": status, "headers": headers + (extra or [])}
     )
     await send({"type": "http.response.body", "body": body})
+
+
+def _secured(send: Send) -> Send:
+    """``send``, with ``SECURITY_HEADERS`` added to the answer's start (unless set)."""
+
+    async def secured(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", ()))
+            present = {bytes(name).lower() for name, _ in headers}
+            headers.extend(h for h in SECURITY_HEADERS if h[0] not in present)
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return secured
+
+
+def _plain_ascii(scope: Scope) -> bool:
+    """Every header value and the query string visible ASCII (``_HEADER_VALUE``)."""
+    if not _HEADER_VALUE.fullmatch(scope.get("query_string", b"")):
+        return False
+    return all(_HEADER_VALUE.fullmatch(value) for _, value in scope["headers"])
 
 
 class _Dispatch:
@@ -285,8 +370,12 @@ class _Dispatch:
         if scope["type"] != "http":
             return  # no websockets here
         path: str = scope["path"]
+        send = _secured(send)
         for prefix, app in self.rpc.items():
             if path.startswith(prefix):
+                if not _plain_ascii(scope):
+                    await _respond(send, 400, _BAD_HEADER, b"application/json")
+                    return
                 headers = [h for h in scope["headers"] if h[0] not in _ACCEPT_COMPRESSED]
                 await app({**scope, "headers": headers}, receive, send)
                 return

@@ -4,8 +4,10 @@ Behind the gateway every browser reaches the table service from the
 gateway's address, so the table service's cap per client address would count
 them all as one client (docs/architecture.md, "Watchers"). The gateway
 counts for it: per bearer token (a seat), per client address (whatever
-tokens it sends, or none) and in all; past one, RESOURCE_EXHAUSTED
-``TOO_MANY_WATCHES`` before anything is sent upstream.
+tokens it sends, or none; an IPv6 client by its /64, which one subscriber
+holds whole, as the services count: ``felt.api.clients.counted_address``)
+and in all; past one, RESOURCE_EXHAUSTED ``TOO_MANY_WATCHES`` before
+anything is sent upstream.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import TypeVar
 
 from connectrpc.code import Code
 
+from felt.api.clients import counted_address, forwarded_address
 from services.gateway.config import WatchCaps
 from services.gateway.errors import refused
 
@@ -36,7 +39,9 @@ class StreamCaps:
     @contextlib.contextmanager
     def admit(self, token: str, address: str) -> Iterator[None]:
         """Inside: one stream counted for ``token`` (may be empty: anonymous) and
-        ``address``; refused (a ``ConnectError``) past a cap."""
+        ``address`` (the client's host as the HTTP server saw it; counted by its /64 when
+        IPv6); refused (a ``ConnectError``) past a cap."""
+        address = counted_host(address)
         # Only a digest of the token is kept as the key: the map outlives no stream, but a
         # token is a seat's secret and needs no copy in a dictionary.
         key = hashlib.sha256(token.encode()).digest() if token else b""
@@ -68,6 +73,13 @@ class StreamCaps:
             _release(self.per_address, address)
             if key:
                 _release(self.per_token, key)
+
+
+def counted_host(host: str) -> str:
+    """The count ``host`` (an address without port) goes to: ``counted_address`` of it, or
+    the text as it is when it is no address (a Unix socket's peer)."""
+    address = forwarded_address(host)
+    return host if address is None else counted_address(address)
 
 
 def _release(counts: dict[_K, int], key: _K) -> None:

@@ -11,11 +11,14 @@ bytes, so a Connect client finds the same ``ErrorInfo`` a gRPC client would.
 from __future__ import annotations
 
 import grpc
+import structlog
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError, ErrorDetail
 from google.protobuf.message import DecodeError
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 from protobuf.wkt import Any as AnyDetail
+
+log = structlog.get_logger("felt.gateway")
 
 DOMAIN = "felt.poker"
 _DETAILS_KEY = "grpc-status-details-bin"
@@ -37,8 +40,11 @@ def from_grpc(error: grpc.aio.AioRpcError) -> ConnectError:
     code = connect_code(error.code())
     message = error.details() or ""
     if code is Code.UNAVAILABLE and not _has_details(error):
-        # The channel's own failure (no service answered): say which side failed.
-        message = f"the service is unreachable from the gateway ({message}); retry shortly"
+        # The channel's own failure (no service answered): say which side failed. Its text
+        # ("failed to connect to all addresses; last error: ... ipv4:10.1.2.3:50051: ...")
+        # names the cluster's addresses: logged here, never told to a client.
+        log.warning("gateway_upstream_unreachable", error=message)
+        message = "the service is unreachable from the gateway; retry shortly"
     return ConnectError(code, message, _details(error))
 
 
@@ -72,3 +78,11 @@ def refused(code: Code, message: str, reason: str) -> ConnectError:
         type_url="type.googleapis.com/google.rpc.ErrorInfo", value=info.SerializeToString()
     )
     return ConnectError(code, message, [ErrorDetail(detail)])
+
+
+def internal(exc: Exception) -> ConnectError:
+    """What the client is told of the gateway's own failure ``exc`` (logged with its
+    traceback): INTERNAL and no more. The Connect library would send ``str(exc)`` as the
+    message of any other exception (a path, an address, a library's words)."""
+    log.error("gateway_internal_error", exc_info=exc)
+    return ConnectError(Code.INTERNAL, "internal error in the gateway")

@@ -31,6 +31,7 @@ from types import SimpleNamespace
 from typing import Any, Protocol
 
 import grpc
+from connectrpc.errors import ConnectError
 from connectrpc.request import RequestContext
 from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
@@ -38,7 +39,7 @@ from google.protobuf.message import Message
 
 from services.gateway.caps import StreamCaps
 from services.gateway.codecs import Raw, raw_reader
-from services.gateway.errors import from_grpc
+from services.gateway.errors import from_grpc, internal
 from services.gateway.routing import Channels, TableRouter
 
 Metadata = tuple[tuple[str, str], ...]
@@ -137,8 +138,10 @@ class Forwarder:
         for method in self.service.methods:
             if method.client_streaming:
                 continue  # Felt has none; Connect over HTTP/1.1 cannot carry them anyway
-            make = self._server_stream if method.server_streaming else self._unary
-            handlers[python_name(method.name)] = make(method)
+            if method.server_streaming:
+                handlers[python_name(method.name)] = guarded_stream(self._server_stream(method))
+            else:
+                handlers[python_name(method.name)] = guarded_unary(self._unary(method))
         return SimpleNamespace(**handlers)
 
     def _callable(self, address: str, method: MethodDescriptor) -> Any:
@@ -230,6 +233,39 @@ class Forwarder:
     def _failed(self, request: Message, error: grpc.aio.AioRpcError) -> None:
         if error.code() is grpc.StatusCode.UNAVAILABLE:
             self.route.forget(request)
+
+
+def guarded_unary(
+    call: Callable[[Message, Ctx], Awaitable[Raw]],
+) -> Callable[[Message, Ctx], Awaitable[Raw]]:
+    """``call``, its unexpected exceptions told to the client as INTERNAL only (``internal``)."""
+
+    async def guarded(request: Message, ctx: Ctx) -> Raw:
+        try:
+            return await call(request, ctx)
+        except ConnectError:
+            raise
+        except Exception as exc:
+            raise internal(exc) from None
+
+    return guarded
+
+
+def guarded_stream(
+    call: Callable[[Message, Ctx], AsyncIterator[Raw]],
+) -> Callable[[Message, Ctx], AsyncIterator[Raw]]:
+    """``call``, a server stream, as :func:`guarded_unary` guards a unary one."""
+
+    async def guarded(request: Message, ctx: Ctx) -> AsyncIterator[Raw]:
+        try:
+            async for item in call(request, ctx):
+                yield item
+        except ConnectError:
+            raise
+        except Exception as exc:
+            raise internal(exc) from None
+
+    return guarded
 
 
 def _serialize(message: Message) -> bytes:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from felt.api import limits
-from felt.api.clients import peer_address
+from felt.api.clients import counted_address, peer_address
 from felt.idempotency import ClientRequest, RequestKey, server_key
 from services.lobby.auth import Caller
 from services.lobby.paging import page_match, page_token
@@ -143,9 +143,7 @@ def client_address(peer: str) -> str:
     address = peer_address(peer)
     if address is None:
         return peer
-    if isinstance(address, ipaddress.IPv6Address):
-        return str(ipaddress.ip_network(f"{address}/64", strict=False))
-    return str(address)
+    return counted_address(address)
 
 
 def sign_up_site(client: str) -> str:

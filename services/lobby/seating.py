@@ -241,7 +241,9 @@ class SeatingApp:
     ) -> SeatGrant:
         """A fresh seat token for the caller's own current seat at a lounge (seat tokens
         expire; a player may sit longer). The table voids the old token at once; the saga
-        stores the new one, which a later ``LeaveSeat`` names the seat by."""
+        stores the new one, which a later ``LeaveSeat`` names the seat by. A retried request
+        gets the token it was first given, unless a later refresh has voided it
+        (``SEAT_TOKEN_SUPERSEDED``: then nothing is stored)."""
         claim = await self.lobby.signed_in(caller)
         limits.check_request_id(request.request_id)
         limits.check_table_id(lounge_id)
@@ -262,7 +264,17 @@ class SeatingApp:
                 "the table service did not answer; retry with the same request_id",
                 "TABLES_UNAVAILABLE",
             ) from None
-        except TableRefused:
+        except TableRefused as exc:
+            if exc.reason == "SEAT_TOKEN_SUPERSEDED":
+                # A retry (or a replay) of a refresh that a later one overtook: its token is
+                # void. Stored, it would replace the live one, and the seat's leave (named
+                # by the stored token) would be refused, its chips kept on the table.
+                raise Refused(
+                    Code.FAILED_PRECONDITION,
+                    "a later RefreshSeatToken replaced the token this request was given; "
+                    "refresh again with a new request_id",
+                    "SEAT_TOKEN_SUPERSEDED",
+                ) from None
             # The seat is no longer this player's at the table (vacated by its close, say).
             raise Refused(
                 Code.FAILED_PRECONDITION, "you have no seat at this lounge", "NOT_SEATED"

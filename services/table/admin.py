@@ -198,7 +198,25 @@ class TableAdmin:
         # Fresh or retried: the first answer's expiry and the request's nonce give its token.
         expires_at = first.seat_token_expire_time.seconds
         claim = SeatClaim(table_id, seat, player_id, expires_at)
-        return Seated(seat, first.sequence, issue_token(secret, claim, nonce), expires_at)
+        token = issue_token(secret, claim, nonce)
+        # A retry after a later reissue (or the seat's leave) would hand back a token that is
+        # void: stored by the lobby, the seat's leave would name it by a dead token.
+        state = (await self.app.runtime(table_id)).state
+        player = state.player(seat) if state is not None else None
+        if player is None or player.player_id != player_id:
+            raise Refused(
+                Code.FAILED_PRECONDITION,
+                f"seat {seat} is not player {player_id}'s any more",
+                "NOT_OCCUPANT",
+            )
+        if player.token_hash != token_hash(token):
+            raise Refused(
+                Code.FAILED_PRECONDITION,
+                "a later reissue replaced the token this request was given; reissue again "
+                "with a new request_id",
+                "SEAT_TOKEN_SUPERSEDED",
+            )
+        return Seated(seat, first.sequence, token, expires_at)
 
     async def close_table(
         self, caller: Caller, request: ClientRequest, table_id: str, reason: str

@@ -13,6 +13,7 @@ turns them into the API's messages.
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,10 +27,10 @@ from felt.eventstore.codec import EventMeta, decode_event
 from felt.table.aggregate import TableState
 from felt.table.commitment import CardOpening
 from felt.table.deals import ProofTracker
-from felt.table.events import AnyEvent, PlayerLeft
+from felt.table.events import AnyEvent, PlayerLeft, SeatTokenReissued
 from services.table.application import TableApp
 from services.table.auth import Caller, check_occupant
-from services.table.refusals import TOO_SLOW, Code, Refused
+from services.table.refusals import TOKEN_REISSUED, TOO_SLOW, Code, Refused
 from services.table.runtime import TableRuntime
 from services.table.watch import EndCall, FellBehind, WatchHub
 
@@ -113,16 +114,24 @@ class TableQueries:
         """The table's events as the viewer may see them; from 0: a snapshot first.
 
         A seat's stream ends after its occupant's ``PlayerLeft`` (the token is
-        void from then on). Streams are capped per client address (``peer``) and per
-        service, share one tail of the table's stream, and are dropped if they
-        fall too far behind (``services.table.watch``): then TOO_SLOW is raised,
-        or, if the call was stuck writing, ``end_call`` has ended it already.
+        void from then on), and at a ``SeatTokenReissued`` of its seat for another
+        token than the one it was opened with (PERMISSION_DENIED
+        ``SEAT_TOKEN_REISSUED``): that token is void from then on too, and a stream
+        it opened must not go on showing the seat's cards to whoever holds it (a
+        leaked token is what a reissue shuts out). Streams are capped per client
+        address (``peer``) and per service, share one tail of the table's stream,
+        and are dropped if they fall too far behind (``services.table.watch``):
+        then TOO_SLOW is raised, or, if the call was stuck writing, ``end_call``
+        has ended it already.
         """
         with self.watches.admission(peer, seat is not None) as refusal:
             if refusal:
                 log.info("watch_refused", detail=refusal)
                 raise Refused(Code.RESOURCE_EXHAUSTED, refusal)
             runtime, viewer = await self._viewer(caller, table_id, seat)
+            # The token this stream was opened with ("" for the AI workers' token, which no
+            # reissue voids): a reissue for any other one ends it.
+            opened_with = caller.for_seat(table_id, seat).token_hash if seat is not None else ""
             start = from_sequence
             if start > runtime.version:
                 raise Refused(
@@ -151,6 +160,13 @@ class TableQueries:
                     runtime.table_id, start, runtime.version, end_call
                 ):
                     as_seat = viewer if sequence > seated_since else None
+                    if (
+                        isinstance(event, SeatTokenReissued)
+                        and event.seat == as_seat
+                        and opened_with
+                        and not hmac.compare_digest(event.token_hash, opened_with)
+                    ):
+                        raise TOKEN_REISSUED
                     tracker.viewer = as_seat
                     yield Seen(sequence, event, meta, as_seat, tracker.openings(event))
                     if isinstance(event, PlayerLeft) and event.seat == as_seat:

@@ -120,6 +120,14 @@ TOO_SLOW = Refused(
 )
 
 
+# A seat's stream opened with a token that a reissue (``SeatTokenReissued``) has voided.
+TOKEN_REISSUED = Refused(
+    Code.PERMISSION_DENIED,
+    "this seat's token was reissued: the stream it opened has ended; watch with the new token",
+    "SEAT_TOKEN_REISSUED",
+)
+
+
 def unavailable(table_id: str) -> Refused:
     return Refused(
         Code.UNAVAILABLE,

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from felt.api.clients import peer_address
+from felt.api.clients import counted_address, peer_address
 from felt.eventstore import EventStore, EventsTrimmed
 from felt.eventstore.codec import EventMeta, decode_event
 from felt.table.events import AnyEvent
@@ -189,12 +189,13 @@ class TableFeed:
 
 
 def client_address(peer: str) -> str:
-    """The client's address in gRPC's peer string (``context.peer()``, or behind the gateway
-    the client it names: ``felt.api.clients``), without the port (``ipv4:1.2.3.4:5`` ->
-    ``1.2.3.4``, ``ipv6:[::1]:5`` -> ``::1``, ``ipv6:[::ffff:1.2.3.4]:5`` -> ``1.2.3.4``;
-    other forms as they are)."""
+    """Whose watch streams count together, from gRPC's peer string (``context.peer()``, or
+    behind the gateway the client it names: ``felt.api.clients``): the address without the
+    port (``ipv4:1.2.3.4:5`` -> ``1.2.3.4``, ``ipv6:[::ffff:1.2.3.4]:5`` -> ``1.2.3.4``), an
+    IPv6 one by its /64 (``ipv6:[2001:db8::1]:5`` -> ``2001:db8::/64``: one client holds the
+    whole /64, ``counted_address``); other forms as they are."""
     address = peer_address(peer)
-    return peer if address is None else str(address)
+    return peer if address is None else counted_address(address)
 
 
 class WatchHub:

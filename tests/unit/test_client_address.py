@@ -176,13 +176,16 @@ def test_entries_that_are_not_one_address() -> None:
 
 def test_what_each_service_counts_of_a_forwarded_client() -> None:
     """The units are those of a direct client: the lobby counts sign-ins per IPv4 address
-    and IPv6 /64, sign-ups per IPv6 /48; the table service counts watches per address."""
+    and IPv6 /64, sign-ups per IPv6 /48; the table service counts watches per IPv4 address
+    and IPv6 /64 too (by single IPv6 addresses, one client had 2**64 counts)."""
     six = PROXIES.client(GATEWAY, ["2001:db8:1:2:3:4:5:6"])
     assert client_address(six) == "2001:db8:1:2::/64"
     assert sign_up_site(client_address(six)) == "2001:db8:1::/48"
     four = PROXIES.client(GATEWAY, ["203.0.113.7:5555"])
     assert client_address(four) == "203.0.113.7" == watched_address(four)
-    assert watched_address(six) == "2001:db8:1:2:3:4:5:6"
+    assert watched_address(six) == "2001:db8:1:2::/64"
+    assert watched_address("ipv6:[2001:db8:1:2:ffff::9]:1") == watched_address(six)
+    assert watched_address("ipv6:[2001:db8:1:3::1]:1") == "2001:db8:1:3::/64"
     assert (
         watched_address("ipv6:[::ffff:1.2.3.4]:9")
         == "1.2.3.4"

@@ -4,7 +4,11 @@
 // Before the first card the server publishes the root of a Merkle tree over the deck; leaf
 // i is SHA-256("felt-card-v1" | i | card | salt_i), inner nodes SHA-256("felt-node-v1" |
 // left | right). Each card the viewer saw came with its salt and sibling hashes: every one
-// must hash up to the root, and no deck position may open as two different cards.
+// must hash up to the root by the one path its position has in a tree of the committed
+// leaf count (else a server could commit to several leaves per position and open whichever
+// card suits it), no deck position may open as two different cards, and a card dealt once
+// play has begun (a board card, a draw) must take the deck's next positions (else the server
+// could open whichever undealt position holds the card it wants).
 import type { WatchTableResponse } from "./gen/poker/v1/table_service_pb";
 import type { CardProof } from "./gen/poker/v1/table_pb";
 import type { Card } from "./gen/poker/events/v1/events_pb";
@@ -39,10 +43,26 @@ async function sha256(data: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", data));
 }
 
-/** True when `proof` shows its card sat at its position of the deck committed to by `root`. */
-export async function verifyOpening(root: string, proof: CardProof): Promise<boolean> {
+/** Whether each sibling on the way up from leaf `position` of a `leafCount`-leaf tree is on
+ * the right (felt.table.commitment.proof_shape): a position's one path. */
+export function proofShape(position: number, leafCount: number): boolean[] {
+  const shape: boolean[] = [];
+  let index = position;
+  for (let width = leafCount; width > 1; width = Math.ceil(width / 2)) {
+    const sibling = index ^ 1;
+    if (sibling < width) shape.push(sibling > index);
+    index = Math.floor(index / 2);
+  }
+  return shape;
+}
+
+/** True when `proof` shows its card sat at its position of the deck committed to by `root`,
+ * by its position's path in a tree of `leafCount` leaves. */
+export async function verifyOpening(root: string, proof: CardProof, leafCount: number): Promise<boolean> {
   try {
-    if (proof.position < 0 || proof.position > 255 || proof.card > 51) return false;
+    if (proof.position < 0 || proof.position >= leafCount || proof.position > 255 || proof.card > 51) return false;
+    const shape = proofShape(proof.position, leafCount);
+    if (proof.steps.length !== shape.length || proof.steps.some((s, i) => s.siblingIsRight !== shape[i])) return false;
     let node = await sha256(
       concat(LEAF_TAG, Uint8Array.of(proof.position, proof.card), fromHex(proof.salt)),
     );
@@ -92,17 +112,41 @@ function visibleCards(item: WatchTableResponse): Seen {
   }
 }
 
+/** What is wrong with the deck positions `item` deals (hidden cards' too; `dealt`: those
+ * dealt before in the hand, updated): one dealt twice, or a card dealt in play (a board
+ * card, a draw) off the deck's top (felt.table.deals). */
+function dealingProblems(item: WatchTableResponse, dealt: Set<number>): string[] {
+  if (item.item.case !== "event") return [];
+  const ev = item.item.value.event;
+  let positions: number[];
+  let inPlay: boolean;
+  if (ev.case === "holeCardsDealt") [positions, inPlay] = [ev.value.deckPositions, false];
+  else if (ev.case === "cardsDrawn" || ev.case === "streetStarted") [positions, inPlay] = [ev.value.deckPositions, true];
+  else return [];
+  const problems = positions.filter((p) => dealt.has(p)).map((p) => `position ${p} was dealt twice`);
+  const top = dealt.size ? Math.max(...dealt) + 1 : 0;
+  if (inPlay && positions.some((p, i) => p !== top + i)) {
+    problems.push(`positions ${positions.join(", ")} were dealt where the deck's next ones are ${top} on`);
+  }
+  for (const p of positions) dealt.add(p);
+  return problems;
+}
+
 /** Checks every card a viewer saw in a hand (GetHandHistory's items) against its commitment. */
 export async function verifyHand(items: WatchTableResponse[]): Promise<HandCheck> {
   let root = "";
+  let leafCount = 0;
   let verified = 0;
   const problems: string[] = [];
   const seen = new Map<number, number>();
+  const dealt = new Set<number>();
   for (const item of items) {
     if (item.item.case !== "event") continue;
     const ev = item.item.value.event;
     if (ev.case === "deckCommitted") {
+      if (root && dealt.size) problems.push("the deck was committed again after cards were dealt");
       root = ev.value.root;
+      leafCount = ev.value.leafCount;
       continue;
     }
     const shown = visibleCards(item);
@@ -110,6 +154,7 @@ export async function verifyHand(items: WatchTableResponse[]): Promise<HandCheck
       problems.push("cards were dealt before any deck commitment");
       continue;
     }
+    problems.push(...dealingProblems(item, dealt));
     for (const [card, position] of shown) {
       const name = cardText(card);
       let proof = position !== null ? item.cardProofs.find((p) => p.position === position) : undefined;
@@ -123,7 +168,7 @@ export async function verifyHand(items: WatchTableResponse[]): Promise<HandCheck
         problems.push(`${name}: the proof is for another card or position`);
         continue;
       }
-      if (!(await verifyOpening(root, proof))) {
+      if (!(await verifyOpening(root, proof, leafCount))) {
         problems.push(`${name} at position ${proof.position}: proof does not match root`);
         continue;
       }

@@ -81,6 +81,16 @@ def _address(text: str) -> IPAddress | None:
         return None
 
 
+def counted_address(address: IPAddress) -> str:
+    """Whose count a client's streams and calls go to: an IPv4 address as it is, an IPv6 one
+    by its /64. One subscriber is handed a whole /64 (RFC 6177) and may use any of its 2**64
+    addresses, so counting single IPv6 addresses would give one client a fresh count per
+    address it picks; the lobby's sign-ups count by the /48 on top (``sign_up_site``)."""
+    if isinstance(address, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network(f"{address}/64", strict=False))
+    return str(address)
+
+
 def peer_address(peer: str) -> IPAddress | None:
     """The address in gRPC's peer string (``ipv4:1.2.3.4:5``, ``ipv6:[::1]:5``, also
     percent-encoded ``ipv6:%5B::1%5D:5``), normalised; None for any other peer (a Unix

@@ -144,8 +144,34 @@ def open_cards(seed: bytes, deck: Sequence[Card], positions: Sequence[int]) -> l
     return deck_tree(seed, tuple(deck)).open(positions)
 
 
-def verify_opening(root: str, opening: CardOpening) -> bool:
-    """True when ``opening`` proves its card sat at its position under ``root``."""
+def proof_shape(position: int, leaf_count: int) -> tuple[bool, ...]:
+    """Whether each sibling on the way up from leaf ``position`` of a ``leaf_count``-leaf
+    tree is on the right (:meth:`DeckTree.open`'s ``proof`` without the hashes).
+
+    A position has exactly one path: checked against it, an opening is bound to the leaf
+    slot of its position. Unchecked, a server could commit to a tree with several leaves
+    per position (or more leaves than the deck) and open whichever card suits it after
+    the players have acted, each proof hashing up to the root it published.
+    """
+    shape: list[bool] = []
+    index, width = position, leaf_count
+    while width > 1:
+        sibling = index ^ 1
+        if sibling < width:
+            shape.append(sibling > index)
+        index //= 2
+        width = (width + 1) // 2
+    return tuple(shape)
+
+
+def verify_opening(root: str, opening: CardOpening, leaf_count: int | None = None) -> bool:
+    """True when ``opening`` proves its card sat at its position under ``root`` (and, given
+    the tree's ``leaf_count``, by the one path its position has: ``proof_shape``)."""
+    if leaf_count is not None and not (
+        0 <= opening.position < leaf_count
+        and tuple(right for _, right in opening.proof) == proof_shape(opening.position, leaf_count)
+    ):
+        return False
     try:
         node = leaf_hash(opening.position, opening.card, bytes.fromhex(opening.salt))
         for sibling_hex, sibling_right in opening.proof:

@@ -77,20 +77,30 @@ def verify_hand(items: Iterable[tuple[AnyEvent, Sequence[CardOpening]]]) -> Hand
     ``items`` are the hand's events as the viewer received them, each with its
     card proofs. Every visible card must come with a proof for its deck
     position that verifies under the root of the ``DeckCommitted`` that
-    preceded the first card, and no position may hold two different cards.
+    preceded the first card, by the one path its position has in a tree of
+    the committed ``leaf_count`` (``proof_shape``), and no position may hold
+    two different cards. A card dealt once play has begun (a board card, a
+    draw) must take the next positions of the deck (``deck_positions``,
+    hidden cards' too, say which are dealt), as the rules deal them: were the
+    server free to pick which position to open, it could pick the card.
     """
     root = ""
+    leaf_count = 0
     verified = 0
     problems: list[str] = []
     seen: dict[int, Card] = {}
+    dealt: set[int] = set()
     for event, proofs in items:
         if isinstance(event, DeckCommitted):
-            root = event.root
+            if root and dealt:
+                problems.append("the deck was committed again after cards were dealt")
+            root, leaf_count = event.root, event.leaf_count
             continue
         shown = _visible_cards(event)
         if shown and not root:
             problems.append("cards were dealt before any deck commitment")
             continue
+        problems.extend(_dealing_problems(event, dealt))
         by_position = {p.position: p for p in proofs}
         for card, position in shown:
             proof = by_position.get(position) if position is not None else None
@@ -107,7 +117,7 @@ def verify_hand(items: Iterable[tuple[AnyEvent, Sequence[CardOpening]]]) -> Hand
             if proof.card != card or (position is not None and proof.position != position):
                 problems.append(f"{name}: the proof is for another card or position")
                 continue
-            if not verify_opening(root, proof):
+            if not verify_opening(root, proof, leaf_count):
                 problems.append(f"{name} at position {proof.position}: proof does not match root")
                 continue
             if seen.setdefault(proof.position, card) != card:
@@ -115,6 +125,25 @@ def verify_hand(items: Iterable[tuple[AnyEvent, Sequence[CardOpening]]]) -> Hand
                 continue
             verified += 1
     return HandCheck(root, verified, tuple(problems))
+
+
+def _dealing_problems(event: AnyEvent, dealt: set[int]) -> list[str]:
+    """What is wrong with the deck positions ``event`` deals (``dealt``: those dealt before
+    in the hand, updated): one dealt twice, or a card dealt in play off the deck's top."""
+    if isinstance(event, HoleCardsDealt):
+        positions, in_play = event.deck_positions, False
+    elif isinstance(event, CardsDrawn | StreetStarted):
+        positions, in_play = event.deck_positions, True
+    else:
+        return []
+    problems = [f"position {p} was dealt twice" for p in positions if p in dealt]
+    top = max(dealt) + 1 if dealt else 0
+    if in_play and positions and tuple(positions) != tuple(range(top, top + len(positions))):
+        problems.append(
+            f"positions {list(positions)} were dealt where the deck's next ones are {top} on"
+        )
+    dealt.update(positions)
+    return problems
 
 
 def _visible_cards(event: AnyEvent) -> list[tuple[Card, int | None]]:

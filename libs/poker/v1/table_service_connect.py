@@ -76,7 +76,10 @@ class TableService(Protocol):
         token of the seat stops working at once (event SeatTokenReissued). The
         service acts as the occupant with its stored token in `x-felt-seat-token`
         (genuine, expired or not); another player at the seat is
-        FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand.
+        FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand. A retry
+        of a request that a later reissue overtook is FAILED_PRECONDITION
+        SEAT_TOKEN_SUPERSEDED (its token is void). A WatchTable stream the old
+        token opened ends PERMISSION_DENIED SEAT_TOKEN_REISSUED at the event.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -456,7 +459,10 @@ class TableServiceClient(ConnectClient):
         token of the seat stops working at once (event SeatTokenReissued). The
         service acts as the occupant with its stored token in `x-felt-seat-token`
         (genuine, expired or not); another player at the seat is
-        FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand.
+        FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand. A retry
+        of a request that a later reissue overtook is FAILED_PRECONDITION
+        SEAT_TOKEN_SUPERSEDED (its token is void). A WatchTable stream the old
+        token opened ends PERMISSION_DENIED SEAT_TOKEN_REISSUED at the event.
         """
         return await self.execute_unary(
             request=request,

@@ -149,7 +149,10 @@ class TableServiceServicer:
         token of the seat stops working at once (event SeatTokenReissued). The
         service acts as the occupant with its stored token in `x-felt-seat-token`
         (genuine, expired or not); another player at the seat is
-        FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand.
+        FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand. A retry
+        of a request that a later reissue overtook is FAILED_PRECONDITION
+        SEAT_TOKEN_SUPERSEDED (its token is void). A WatchTable stream the old
+        token opened ends PERMISSION_DENIED SEAT_TOKEN_REISSUED at the event.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -86,7 +86,10 @@ class TableServiceStub:
     token of the seat stops working at once (event SeatTokenReissued). The
     service acts as the occupant with its stored token in `x-felt-seat-token`
     (genuine, expired or not); another player at the seat is
-    FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand.
+    FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand. A retry
+    of a request that a later reissue overtook is FAILED_PRECONDITION
+    SEAT_TOKEN_SUPERSEDED (its token is void). A WatchTable stream the old
+    token opened ends PERMISSION_DENIED SEAT_TOKEN_REISSUED at the event.
     """
     SitOut: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.SitOutRequest, _table_service_pb2.SitOutResponse]
     """Stops being dealt in from the next hand."""
@@ -138,7 +141,10 @@ class TableServiceAsyncStub(TableServiceStub):
     token of the seat stops working at once (event SeatTokenReissued). The
     service acts as the occupant with its stored token in `x-felt-seat-token`
     (genuine, expired or not); another player at the seat is
-    FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand.
+    FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand. A retry
+    of a request that a later reissue overtook is FAILED_PRECONDITION
+    SEAT_TOKEN_SUPERSEDED (its token is void). A WatchTable stream the old
+    token opened ends PERMISSION_DENIED SEAT_TOKEN_REISSUED at the event.
     """
     SitOut: _aio.UnaryUnaryMultiCallable[_table_service_pb2.SitOutRequest, _table_service_pb2.SitOutResponse]  # type: ignore[assignment]
     """Stops being dealt in from the next hand."""
@@ -217,7 +223,10 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         token of the seat stops working at once (event SeatTokenReissued). The
         service acts as the occupant with its stored token in `x-felt-seat-token`
         (genuine, expired or not); another player at the seat is
-        FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand.
+        FAILED_PRECONDITION (reason NOT_OCCUPANT). Allowed during a hand. A retry
+        of a request that a later reissue overtook is FAILED_PRECONDITION
+        SEAT_TOKEN_SUPERSEDED (its token is void). A WatchTable stream the old
+        token opened ends PERMISSION_DENIED SEAT_TOKEN_REISSUED at the event.
         """
 
     @_abc_1.abstractmethod

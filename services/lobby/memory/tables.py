@@ -94,8 +94,10 @@ class MemoryTables:
             answer = SeatGrant(seat, f"token-{request_id}", None, table.sequence)
             self._answers[key] = answer
             self._answers[f"token/{answer.seat_token}"] = (table_id, seat)
-        self._answer()
         assert isinstance(answer, SeatGrant)
+        if f"token/{answer.seat_token}" not in self._answers:  # as the table service checks
+            raise TableRefused("SEAT_TOKEN_SUPERSEDED", "a later reissue replaced this token")
+        self._answer()
         return answer
 
     async def leave(self, table_id: str, seat: int, seat_token: str, request_id: str) -> Departure:
@@ -133,8 +135,10 @@ class MemoryTables:
             answer = SeatGrant(seat, f"token-reissue-{request_id}", None, table.sequence)
             self._answers[key] = answer
             self._answers[f"token/{answer.seat_token}"] = (table_id, seat)
-        self._answer()
         assert isinstance(answer, SeatGrant)
+        if f"token/{answer.seat_token}" not in self._answers:  # as the table service checks
+            raise TableRefused("SEAT_TOKEN_SUPERSEDED", "a later reissue replaced this token")
+        self._answer()
         return answer
 
     def _occupied(self, table_id: str, seat: int) -> tuple[FakeTable, LoungeSeat]:

@@ -19,7 +19,7 @@ from services.gateway.caps import StreamCaps
 from services.gateway.codecs import BinaryCodec, CompactJsonCodec, Raw
 from services.gateway.config import GatewayConfig, WatchCaps
 from services.gateway.errors import connect_code
-from services.gateway.forward import python_name
+from services.gateway.forward import guarded_stream, guarded_unary, python_name
 from services.gateway.routing import TableRouter
 from services.settings import ConfigError
 
@@ -57,6 +57,62 @@ def test_watch_caps_per_token_address_and_total() -> None:
             with caps.admit("", "b"), pytest.raises(ConnectError), caps.admit("", "c"):
                 pass  # b's stream is the fourth in all: c's is refused
     assert (caps.total, caps.per_token, caps.per_address) == (0, {}, {})
+
+
+def test_watch_caps_count_an_ipv6_client_by_its_64() -> None:
+    """One subscriber holds a whole /64: a fresh address of it is no fresh count (counted by
+    the single address, one client could open 2**64 times the cap)."""
+    caps = StreamCaps(WatchCaps(per_token=10, per_address=2, total=100))
+    with caps.admit("", "2001:db8:1:2::1"), caps.admit("", "2001:db8:1:2:ffff:ffff:ffff:fffe"):
+        with pytest.raises(ConnectError) as caught, caps.admit("", "2001:db8:1:2::abcd"):
+            pass
+        assert caught.value.code is Code.RESOURCE_EXHAUSTED
+        with caps.admit("", "2001:db8:1:3::1"):  # the next /64: another client
+            pass
+        with caps.admit("", "203.0.113.7"), caps.admit("", "203.0.113.8"):
+            pass  # IPv4: by the address
+        with (
+            caps.admit("", "::ffff:203.0.113.9"),
+            caps.admit("", "203.0.113.9"),
+            pytest.raises(ConnectError),  # an IPv4-mapped address is the IPv4 one
+            caps.admit("", "203.0.113.9"),
+        ):
+            pass
+        assert caps.per_address == {"2001:db8:1:2::/64": 2}
+    assert (caps.total, caps.per_token, caps.per_address) == (0, {}, {})
+
+
+async def test_the_gateways_own_failures_tell_the_client_nothing_of_them() -> None:
+    """The Connect library sends ``str(exc)`` of any exception but a ConnectError: a
+    handler's own failure becomes INTERNAL with a message of the gateway's; a refusal
+    (ConnectError) goes through as it is."""
+
+    async def broken(request: object, ctx: object) -> Raw:
+        raise RuntimeError("cannot open /srv/felt/secret at 10.1.2.3:50051")
+
+    async def refusing(request: object, ctx: object) -> Raw:
+        raise ConnectError(Code.NOT_FOUND, "no such table")
+
+    async def broken_stream(request: object, ctx: object):  # type: ignore[no-untyped-def]
+        yield Raw(b"", pb.WatchTableResponse)
+        raise KeyError("10.1.2.3")
+
+    for call in (guarded_unary(broken), guarded_unary(refusing)):
+        with pytest.raises(ConnectError) as caught:
+            await call(pb.GetTableRequest(), None)  # type: ignore[arg-type]
+        assert "10.1.2.3" not in caught.value.message and "/srv" not in caught.value.message
+    assert caught.value.code is Code.NOT_FOUND
+    with pytest.raises(ConnectError) as caught:
+        await guarded_unary(broken)(pb.GetTableRequest(), None)  # type: ignore[arg-type]
+    assert (caught.value.code, caught.value.message) == (
+        Code.INTERNAL,
+        "internal error in the gateway",
+    )
+    stream = guarded_stream(broken_stream)(pb.WatchTableRequest(), None)  # type: ignore[arg-type]
+    assert (await anext(stream)).data == b""
+    with pytest.raises(ConnectError) as caught:
+        await anext(stream)
+    assert caught.value.code is Code.INTERNAL and "10.1.2.3" not in caught.value.message
 
 
 class Clock:

@@ -32,3 +32,22 @@ async def test_a_refresh_replaces_the_stored_token_and_a_crash_is_healed_by_a_re
     assert left.buy_in.state is BuyInState.LEFT  # the leave named the seat by the new token
     assert (await refused(world.app.refresh_token(alice, req("r2"), lid))).reason == "NOT_SEATED"
     await world.check(settled=True)
+
+
+async def test_a_replayed_earlier_refresh_does_not_store_a_voided_token(world: World) -> None:
+    """A refresh retried (or replayed) after a later one is answered by the table with the
+    token it first gave, which the later refresh voided: stored in the saga, the player's
+    leave would name the seat by a dead token and its chips would stay on the table."""
+    alice = await world.player(1)
+    lid = (await world.lounge(alice, 1)).lounge_id
+    joined = await world.app.join(alice, req("j"), lid, 2, 500, "")
+    first = await world.app.refresh_token(alice, req("r1"), lid)
+    second = await world.app.refresh_token(alice, req("r2"), lid)
+    assert second.seat_token != first.seat_token
+    replayed = await refused(world.app.refresh_token(alice, req("r1"), lid))
+    assert replayed.reason == "SEAT_TOKEN_SUPERSEDED"
+    saga = await world.store.get(joined.buy_in.saga_id)
+    assert saga is not None and saga.seat_token == second.seat_token  # still the live one
+    left = await world.app.leave(alice, req("l"), lid)
+    assert left.buy_in.state is BuyInState.LEFT
+    await world.check(settled=True)

@@ -1115,8 +1115,10 @@ export const LobbyService: GenService<{
   /**
    * Issues a fresh seat token for the caller's own current seat at a lounge
    * (seat tokens expire: FELT_SEAT_TOKEN_TTL_S). The old token stops working
-   * at once; chips and cards are unchanged, during a hand too. A retry with
-   * the same request_id returns the same token.
+   * at once (a watch stream it opened ends PERMISSION_DENIED
+   * SEAT_TOKEN_REISSUED); chips and cards are unchanged, during a hand too. A
+   * retry with the same request_id returns the same token, unless a later
+   * refresh has replaced it: FAILED_PRECONDITION SEAT_TOKEN_SUPERSEDED.
    * FAILED_PRECONDITION NOT_SEATED (no seat of the caller's at that lounge).
    * UNAVAILABLE TABLES_UNAVAILABLE: retry with the same request_id.
    *

@@ -5,11 +5,13 @@ import { createClient, ConnectError, Code, type Client, type Interceptor } from 
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { fromBinary } from "@bufbuild/protobuf";
 import type { LobbyService } from "./gen/poker/v1/lobby_service_pb";
+import type { HistoryService } from "./gen/poker/v1/history_service_pb";
 import { TableService } from "./gen/poker/v1/table_service_pb";
 import { ErrorInfoSchema } from "./gen/google/rpc/error_details_pb";
 
 export type Lobby = Client<typeof LobbyService>;
 export type Tables = Client<typeof TableService>;
+export type History = Client<typeof HistoryService>;
 
 function bearer(token: () => string): Interceptor {
   return (next) => async (req) => {
@@ -28,8 +30,10 @@ function transport(token: () => string) {
   });
 }
 
-export function tableClient(seatToken: string): Tables {
-  return createClient(TableService, transport(() => seatToken));
+/** A table client for one seat; `seatToken` is read at every call, so a renewed token is
+ * used from the next call on. */
+export function tableClient(seatToken: () => string): Tables {
+  return createClient(TableService, transport(seatToken));
 }
 
 /** The server's `google.rpc.ErrorInfo` reason of a refusal ("" when it has none). */

@@ -1,4 +1,5 @@
-// The page: a header (name, balance, language) and one screen: the lobby, a table or a replay.
+// The page: a header (name, balance, language) and one screen: the lobby, a table, the
+// player's hands or a replay.
 import { useState } from "preact/hooks";
 import { LANGUAGES, language, setLanguage, t } from "./i18n";
 import * as session from "./session";
@@ -6,6 +7,7 @@ import { useRoute, go } from "./route";
 import { Welcome, LobbyScreen } from "./lobby";
 import { TableScreen } from "./table";
 import { ReplayScreen } from "./replay";
+import { HandsScreen } from "./hands";
 
 export function App() {
   const [lang, setLang] = useState(language());
@@ -64,6 +66,8 @@ export function App() {
           <Welcome onSignedIn={() => setMe(session.current())} />
         ) : route.name === "table" ? (
           <TableScreen lounge={route.lounge} />
+        ) : route.name === "hands" ? (
+          <HandsScreen />
         ) : route.name === "replay" ? (
           <ReplayScreen lounge={route.lounge} hand={route.hand} />
         ) : (

@@ -1,7 +1,7 @@
 // The lobby: sign-up as a guest, sign-in or registration; then the balance with its free
 // top-up, the open lounges (variant, stakes, free seats) with a buy-in to join, and a form
 // to create a lounge with AI opponents of chosen levels.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { t, chips } from "./i18n";
 import type { Key } from "./i18n";
 import * as session from "./session";
@@ -12,6 +12,7 @@ import { Variant, AiLevel, type TableConfig } from "./gen/poker/events/v1/events
 import type { Lounge } from "./gen/poker/v1/lobby_pb";
 import type { GetBalanceResponse } from "./gen/poker/v1/lobby_service_pb";
 import { Rules } from "./rules";
+import { CloseLounge } from "./close";
 import { CardView } from "./card";
 import { create } from "@bufbuild/protobuf";
 import { CardSchema } from "./gen/poker/events/v1/events_pb";
@@ -109,13 +110,17 @@ export function LobbyScreen() {
   const [error, setError] = useState("");
   const [note, setNote] = useState("");
   const [joining, setJoining] = useState<Lounge | null>(null);
+  // Lounges the player is closing: kept in the list (the lobby lists open ones only) so the
+  // close's result stays in view.
+  const closing = useRef(new Map<string, Lounge>());
   const lobby = session.lobby();
 
   const refresh = async () => {
     try {
       const [b, l] = await Promise.all([lobby.getBalance({}), lobby.listLounges({ pageSize: 50 })]);
       setBalance(b);
-      setLounges(l.lounges);
+      const listed = new Set(l.lounges.map((x) => x.loungeId));
+      setLounges([...[...closing.current.values()].filter((x) => !listed.has(x.loungeId)), ...l.lounges]);
     } catch (err) {
       setError(errorText(err));
     }
@@ -154,6 +159,7 @@ export function LobbyScreen() {
             : low && !canTopUp ? t("lobby.topUpAt", { time: new Date(nextTopUp).toLocaleTimeString() }) : ""}
         </p>
         {note && <p class="ok" role="status">{note}</p>}
+        <a href="#/hands" data-testid="my-hands">{t("hands.title")}</a>
       </section>
 
       <CreateLounge onCreated={refresh} onError={setError} balance={balance?.balance ?? 0n} />
@@ -172,13 +178,14 @@ export function LobbyScreen() {
               {lounges.map((l) => {
                 const mine = session.seatAt(l.loungeId);
                 return (
-                  <tr data-testid="lounge-row">
+                  <tr data-testid="lounge-row" key={l.loungeId}>
                     <td>{l.name}</td>
                     <td>{variantName(l.config!.variant)}</td>
                     <td>{stakesText(l)}</td>
                     <td>{l.freeSeats}/{l.config!.seatCount}</td>
-                    <td>
-                      {mine ? (
+                    <td class="row-actions">
+                      <CloseLounge loungeId={l.loungeId} ownerId={l.ownerId} name={l.name} onClosing={() => closing.current.set(l.loungeId, l)} />
+                      {closing.current.has(l.loungeId) ? null : mine ? (
                         <button class="secondary" onClick={() => go({ name: "table", lounge: l.loungeId })}>{t("lobby.backToTable")}</button>
                       ) : (
                         <button class="secondary" disabled={l.freeSeats === 0} onClick={() => setJoining(l)}>{t("lobby.join")}</button>
@@ -202,7 +209,7 @@ export function LobbyScreen() {
 export async function join(lounge: Lounge | string, buyIn: bigint): Promise<void> {
   const loungeId = typeof lounge === "string" ? lounge : lounge.loungeId;
   const res = await session.lobby().joinLounge({ loungeId, buyIn, requestId: requestId() });
-  session.rememberSeat(loungeId, { seat: res.seat, token: res.seatToken });
+  session.rememberSeat(loungeId, { seat: res.seat, token: res.seatToken, expires: session.expiryOf(res.seatTokenExpireTime) });
   go({ name: "table", lounge: loungeId });
 }
 
@@ -290,7 +297,7 @@ function CreateLounge({ onCreated, onError, balance }: { onCreated: () => void; 
       <h2 id="create-title">{t("lobby.create")}</h2>
       <label>
         {t("lobby.loungeName")}
-        <input value={name} maxLength={64} placeholder={t("lobby.defaultName", { variant: variantName(variant === "draw" ? Variant.DRAW5 : Variant.NLHE) })} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        <input data-testid="lounge-name" value={name} maxLength={64} placeholder={t("lobby.defaultName", { variant: variantName(variant === "draw" ? Variant.DRAW5 : Variant.NLHE) })} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
       </label>
       <fieldset class="seg">
         <legend>{t("lobby.variant")}</legend>

@@ -1,8 +1,8 @@
-// A past hand step by step, as this seat saw it (GetHandHistory redacts it for the seat),
-// and "verify this deal": every card seen checked against the deck commitment, here in the
-// browser (verify.ts), so the player need not trust the server's word for it.
-import { useEffect, useMemo, useState } from "preact/hooks";
-import { tableClient } from "./api";
+// A past hand step by step, as the player's seat saw it (HistoryService.GetHandHistory, by the
+// hand's public id, redacts it for the signed-in player: the archive, or the table's stream for
+// a hand not archived yet), and "verify this deal": every card seen checked against the deck
+// commitment, here in the browser (verify.ts), so the player need not trust the server's word.
+import { useEffect, useState } from "preact/hooks";
 import * as session from "./session";
 import { errorText } from "./errors";
 import { t, chips } from "./i18n";
@@ -10,15 +10,12 @@ import { go } from "./route";
 import { CardView } from "./card";
 import { foldHand, logLine, streetName, handName } from "./model";
 import { verifyHand, type HandCheck } from "./verify";
-import type { GetHandHistoryResponse } from "./gen/poker/v1/table_service_pb";
-import type { Table } from "./gen/poker/v1/table_pb";
+import type { HistoryServiceGetHandHistoryResponse } from "./gen/poker/v1/history_service_pb";
 import type { StoredEvent } from "./gen/poker/events/v1/events_pb";
 
 export function ReplayScreen({ lounge, hand }: { lounge: string; hand: string }) {
-  const ticket = session.seatAt(lounge);
-  const client = useMemo(() => tableClient(ticket?.token ?? ""), [ticket?.token]);
-  const [history, setHistory] = useState<GetHandHistoryResponse | null>(null);
-  const [table, setTable] = useState<Table | null>(null);
+  const seated = session.seatAt(lounge) !== undefined;
+  const [history, setHistory] = useState<HistoryServiceGetHandHistoryResponse | null>(null);
   const [step, setStep] = useState(0);
   const [error, setError] = useState("");
   const [check, setCheck] = useState<HandCheck | null>(null);
@@ -26,12 +23,7 @@ export function ReplayScreen({ lounge, hand }: { lounge: string; hand: string })
   useEffect(() => {
     (async () => {
       try {
-        const [h, tb] = await Promise.all([
-          client.getHandHistory({ tableId: lounge, handId: hand, seat: ticket?.seat }),
-          client.getTable({ tableId: lounge }),
-        ]);
-        setHistory(h);
-        setTable(tb.table ?? null);
+        setHistory(await session.history().getHandHistory({ handId: hand, tableId: lounge }));
         setStep(1);
       } catch (err) {
         setError(errorText(err));
@@ -40,7 +32,7 @@ export function ReplayScreen({ lounge, hand }: { lounge: string; hand: string })
   }, [lounge, hand]);
 
   const events: StoredEvent[] = (history?.events ?? []).flatMap((i) => (i.item.case === "event" ? [i.item.value] : []));
-  const names = (s: number) => table?.seats.find((x) => x.seat === s)?.displayName || t("table.seatN", { n: s + 1 });
+  const names = (s: number) => history?.seats.find((x) => x.seat === s)?.displayName || t("table.seatN", { n: s + 1 });
   const state = foldHand(events, step);
   const lines = events.slice(0, step).map((e) => logLine(e, names)).filter(Boolean);
 
@@ -54,8 +46,8 @@ export function ReplayScreen({ lounge, hand }: { lounge: string; hand: string })
   return (
     <section class="replay" onKeyDown={onKey} aria-labelledby="replay-title">
       <div class="table-head">
-        <h1 id="replay-title">{t("replay.title", { hand: (history?.handId ?? hand).split(":").pop() ?? "" })}</h1>
-        <button class="ghost" onClick={() => (ticket ? go({ name: "table", lounge }) : go({ name: "lobby" }))}>{t("replay.back")}</button>
+        <h1 id="replay-title">{t("replay.title", { hand: (history?.handId ?? hand).slice(0, 8) })}</h1>
+        <button class="ghost" onClick={() => (seated ? go({ name: "table", lounge }) : go({ name: "hands" }))}>{t("replay.back")}</button>
       </div>
       {error && <p class="error" role="alert">{error}</p>}
       {history && (

@@ -6,8 +6,10 @@ import { ConnectError, Code, type Interceptor } from "@connectrpc/connect";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { LobbyService } from "./gen/poker/v1/lobby_service_pb";
+import { HistoryService } from "./gen/poker/v1/history_service_pb";
 import type { Credentials } from "./gen/poker/v1/lobby_pb";
-import { reasonOf, requestId, type Lobby } from "./api";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { reasonOf, requestId, type Lobby, type History } from "./api";
 
 interface Stored {
   playerId: string;
@@ -20,6 +22,8 @@ interface Stored {
 export interface SeatTicket {
   seat: number;
   token: string;
+  /** When the token stops working, in ms since the epoch (0: never). */
+  expires: number;
 }
 
 const KEY = "felt.session";
@@ -73,6 +77,29 @@ export function rememberSeat(loungeId: string, ticket: SeatTicket): void {
   localStorage.setItem(SEATS, JSON.stringify({ ...seats(), [loungeId]: ticket }));
 }
 
+/** A `seat_token_expire_time` in ms since the epoch (0 when unset: the token never expires). */
+export function expiryOf(at: Timestamp | undefined): number {
+  return at ? Number(at.seconds) * 1000 + Math.floor(at.nanos / 1e6) : 0;
+}
+
+/** How long to wait before renewing a token that expires at `expires`: until half of what
+ * is left, at most five minutes, remains, so a renewal refused for a moment (the lobby
+ * restarting) has time for retries before the old token stops working. */
+export function renewIn(expires: number, now = Date.now()): number {
+  const left = expires - now;
+  return Math.max(0, left - Math.min(5 * 60_000, left / 2));
+}
+
+/** A fresh token for the caller's seat at `loungeId` (RefreshSeatToken; the old one stops
+ * working at once), kept for the lounge. A refusal is thrown: NOT_SEATED when the seat is
+ * gone (left, or the lounge closed). */
+export async function renewSeat(loungeId: string): Promise<SeatTicket> {
+  const res = await lobby().refreshSeatToken({ loungeId, requestId: requestId() });
+  const ticket = { seat: res.seat, token: res.seatToken, expires: expiryOf(res.seatTokenExpireTime) };
+  rememberSeat(loungeId, ticket);
+  return ticket;
+}
+
 export function forgetSeat(loungeId: string): void {
   const all = seats();
   delete all[loungeId];
@@ -103,6 +130,15 @@ export const auth: Interceptor = (next) => async (req) => {
   }
 };
 
+function signedIn() {
+  return createConnectTransport({ baseUrl: location.origin, interceptors: [auth], useBinaryFormat: true });
+}
+
 export function lobby(): Lobby {
-  return createClient(LobbyService, createConnectTransport({ baseUrl: location.origin, interceptors: [auth], useBinaryFormat: true }));
+  return createClient(LobbyService, signedIn());
+}
+
+/** The hand histories (HistoryService), as the signed-in player: its own hands, its cards. */
+export function history(): History {
+  return createClient(HistoryService, signedIn());
 }

@@ -5,7 +5,7 @@
 // were archived and trimmed, from a fresh snapshot).
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ConnectError, Code } from "@connectrpc/connect";
-import { tableClient, requestId } from "./api";
+import { tableClient, requestId, reasonOf } from "./api";
 import * as session from "./session";
 import { errorText } from "./errors";
 import { t, chips } from "./i18n";
@@ -14,6 +14,9 @@ import { CardView } from "./card";
 import { logLine, streetName, handName } from "./model";
 import { variantName, stakesOf } from "./lobby";
 import { ActionBar } from "./actions";
+import { RecentHands } from "./hands";
+import { CloseLounge } from "./close";
+import type { Lounge } from "./gen/poker/v1/lobby_pb";
 import type { TableView, HandSeat, Seat } from "./gen/poker/v1/table_pb";
 import { SeatStatus, TableState } from "./gen/poker/v1/table_pb";
 import { Variant, type Card, type StoredEvent } from "./gen/poker/events/v1/events_pb";
@@ -30,20 +33,6 @@ interface Award {
   hand: string;
 }
 
-const HANDS_KEY = (lounge: string) => `felt.hands.${lounge}`;
-
-function rememberHand(lounge: string, handId: string): string[] {
-  const all: string[] = JSON.parse(localStorage.getItem(HANDS_KEY(lounge)) ?? "[]");
-  if (!all.includes(handId)) all.unshift(handId);
-  const kept = all.slice(0, 20);
-  localStorage.setItem(HANDS_KEY(lounge), JSON.stringify(kept));
-  return kept;
-}
-
-export function finishedHands(lounge: string): string[] {
-  return JSON.parse(localStorage.getItem(HANDS_KEY(lounge)) ?? "[]");
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function TableScreen({ lounge }: { lounge: string }) {
@@ -56,21 +45,74 @@ export function TableScreen({ lounge }: { lounge: string }) {
       </section>
     );
   }
-  return <LiveTable lounge={lounge} seat={ticket.seat} token={ticket.token} />;
+  return <LiveTable lounge={lounge} initial={ticket} />;
 }
 
-function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; token: string }) {
-  const client = useMemo(() => tableClient(token), [token]);
+const RENEW_RETRY_MS = 5000;
+
+/** Keeps the seat's token fresh: RefreshSeatToken before it expires (and at once when the
+ * table says it has), so a long session plays on. `token()` is the current token (read by
+ * the table client at every call); `ready()` waits for a renewal under way (the table stops
+ * the old token before the lobby's answer is back). `onGone` is told when the lobby refuses
+ * for good (the seat is gone: left, or the lounge closed); a refusal that may pass (the lobby
+ * unreachable) goes to `onTrouble` and is retried while the old token still works. */
+function useSeatToken(lounge: string, initial: session.SeatTicket, onGone: (err: unknown) => void, onTrouble: (err: unknown) => void) {
+  const [ticket, setTicket] = useState(initial);
+  const current = useRef(initial.token);
+  const renewing = useRef<Promise<boolean> | null>(null);
+  const renew = (): Promise<boolean> => {
+    renewing.current ??= session
+      .renewSeat(lounge)
+      .then((fresh) => {
+        current.current = fresh.token;
+        setTicket(fresh);
+        return true;
+      })
+      .catch((err) => {
+        const final = reasonOf(err) === "NOT_SEATED" || ConnectError.from(err).code === Code.PermissionDenied;
+        (final ? onGone : onTrouble)(err);
+        return false;
+      })
+      .finally(() => (renewing.current = null));
+    return renewing.current;
+  };
+  const ready = async () => void (await renewing.current);
+  useEffect(() => {
+    if (!ticket.expires) return; // a token that never expires (or one stored before expiries were kept)
+    let timer = 0;
+    const schedule = (ms: number) => {
+      timer = window.setTimeout(async () => {
+        if (!(await renew()) && Date.now() < ticket.expires) schedule(RENEW_RETRY_MS);
+      }, ms);
+    };
+    schedule(session.renewIn(ticket.expires));
+    return () => clearTimeout(timer);
+  }, [ticket.token]);
+  return { ticket, token: () => current.current, ready, renew };
+}
+
+function LiveTable({ lounge, initial }: { lounge: string; initial: session.SeatTicket }) {
+  const [fatal, setFatal] = useState("");
+  const [error, setError] = useState("");
+  const { ticket, token, ready, renew } = useSeatToken(
+    lounge,
+    initial,
+    (err) => setFatal(errorText(err)),
+    (err) => setError(t("table.renewFailed", { error: errorText(err) })),
+  );
+  const seat = ticket.seat;
+  const client = useMemo(() => tableClient(token), []);
+  const [lobbyLounge, setLobbyLounge] = useState<Lounge | null>(null);
+  useEffect(() => {
+    session.lobby().getLounge({ loungeId: lounge }).then((r) => setLobbyLounge(r.lounge ?? null), () => {});
+  }, [lounge]);
   const [view, setView] = useState<TableView | null>(null);
   const [log, setLog] = useState<LogEntry[]>([]);
   const [awards, setAwards] = useState<Award[]>([]);
   const [conn, setConn] = useState<"connecting" | "live" | "reconnecting">("connecting");
-  const [fatal, setFatal] = useState("");
-  const [error, setError] = useState("");
   // An action in flight: the buttons wait for its answer, so a second press cannot act twice.
   const [busy, setBusy] = useState(false);
   const [handsDone, setHandsDone] = useState(0);
-  const [hands, setHands] = useState<string[]>(finishedHands(lounge));
   const lastSeq = useRef(0n);
   const logRef = useRef<HTMLOListElement>(null);
   useLayoutEffect(() => {
@@ -120,7 +162,6 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
     }
     if (ev.case === "handEnded") {
       setHandsDone((n) => n + 1);
-      if (e.handId) setHands(rememberHand(lounge, e.handId));
     }
     const text = logLine(e, names);
     if (text) {
@@ -150,6 +191,10 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
 
   useEffect(() => {
     const abort = new AbortController();
+    // A renewed token (the stream restarted with it): a view asked for with the old one may
+    // have been refused in the meantime, so ask again.
+    if (lastSeq.current) refresh();
+    const streamToken = token();
     (async () => {
       let delay = 500;
       while (!abort.signal.aborted) {
@@ -174,7 +219,16 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
           }
         } catch (err) {
           if (abort.signal.aborted) return;
+          await ready();
+          if (token() !== streamToken) return; // renewed meanwhile: the effect of the new token watches on
           const code = ConnectError.from(err).code;
+          if (code === Code.Unauthenticated && reasonOf(err) === "TOKEN_EXPIRED") {
+            // Expired (a sleeping tab's timer fired late): a fresh token restarts the stream
+            // from lastSeq; a refusal shows why.
+            if (await renew()) return;
+            setFatal(errorText(err));
+            return;
+          }
           if (code === Code.PermissionDenied || code === Code.Unauthenticated || code === Code.NotFound) {
             setFatal(errorText(err));
             return;
@@ -192,15 +246,24 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
       }
     })();
     return () => abort.abort();
-  }, [client]);
+  }, [ticket.token]);
 
   const act = async (action: Parameters<typeof client.submitAction>[0]["action"]) => {
     if (busy) return;
     setError("");
     setBusy(true);
+    const send = () => client.submitAction({ tableId: lounge, seat, requestId: requestId(), expectedSequence: viewRef.current?.table?.sequence, action });
     try {
-      const res = await client.submitAction({ tableId: lounge, seat, requestId: requestId(), expectedSequence: viewRef.current?.table?.sequence, action });
-      accept(res.view);
+      await ready();
+      const sentWith = token();
+      try {
+        accept((await send()).view);
+      } catch (err) {
+        // Sent with a token a renewal replaced meanwhile (refused, nothing done): again.
+        await ready();
+        if (ConnectError.from(err).code !== Code.PermissionDenied || token() === sentWith) throw err;
+        accept((await send()).view);
+      }
     } catch (err) {
       setError(errorText(err));
       refresh();
@@ -253,6 +316,7 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
         <h1>{table.name}</h1>
         <span class="fine">{variantName(variant)} · {table.config ? stakesOf(table.config) : ""}</span>
         <span class={`conn ${conn}`} role="status" data-testid="connection">{t(`table.${conn}`)}</span>
+        {lobbyLounge && <CloseLounge loungeId={lounge} ownerId={lobbyLounge.ownerId} name={lobbyLounge.name} />}
       </div>
       <div class="table-main">
         <div class="table-left">
@@ -282,16 +346,7 @@ function LiveTable({ lounge, seat, token }: { lounge: string; seat: number; toke
               {log.map((l) => <li class={l.hand ? "hand" : ""}>{l.text}</li>)}
             </ol>
           </section>
-          {hands.length > 0 && (
-            <section class="panel replays" aria-labelledby="replays-title">
-              <h2 id="replays-title">{t("table.pastHands")}</h2>
-              <ul>
-                {hands.slice(0, 6).map((h) => (
-                  <li><a href={`#/replay/${encodeURIComponent(lounge)}/${encodeURIComponent(h)}`} data-testid="replay-link">{t("table.replayHand", { hand: h.split(":").pop() ?? h })}</a></li>
-                ))}
-              </ul>
-            </section>
-          )}
+          <RecentHands lounge={lounge} ended={handsDone} />
         </aside>
       </div>
     </div>

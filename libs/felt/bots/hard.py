@@ -418,7 +418,11 @@ class HardBot:
         if raise_levels:
             level = raise_levels[-1]
             pct = {1: 0.5 if heads_up else 0.22, 2: 0.14}.get(level, 0.06)
-            if style.known:
+            opened = _open_rate(sit, seat, style) if level == 1 else None
+            if opened is not None:
+                # An open raise: as wide as this seat opens from where it sat.
+                pct = max(0.04, opened)
+            elif style.known:
                 pfr = style.pfr
                 pct = max(pct * 0.5, min(1.0, pfr * (0.5 + 0.5 * pfr) ** (level - 1)))
             if style.known and style.vpip >= LOOSE_VPIP:
@@ -692,6 +696,27 @@ def _all_fold(sit: Situation, read: TableRead) -> float:
     return p
 
 
+def _open_rate(sit: Situation, seat: int, style: Style) -> float | None:
+    """The rate ``seat`` raises first in from its seat class, if its preflop raise was an open.
+
+    An open is a first raise with nobody in before it (only folds); late means at
+    most two seats were left to act behind it (``SeatStats.late_open_chances``).
+    None when the raise was not an open or the seat's record has too few chances.
+    """
+    folds = 0
+    for a in sit.on(Street.PREFLOP):
+        if a.kind in ("call", "bet") and a.seat != seat:
+            return None
+        if a.kind == "fold":
+            folds += 1
+        if a.seat == seat:
+            if a.kind != "bet":
+                return None
+            behind = max(sit.dealt, len(sit.order)) - folds - 1
+            return style.opens[behind <= 2]
+    return None
+
+
 def _calls_with_pairs_only(sit: Situation, read: TableRead) -> bool:
     """After the draw, do the live opponents call a bet only with a pair or better?
 
@@ -792,6 +817,19 @@ def _clamp(x: float, low: float, high: float) -> float:
     return max(low, min(high, x))
 
 
+def _opens(stats: SeatStats, late: bool, heads_up: bool) -> float | None:
+    """Its first-in raise rate from early or late seats, or None with fewer than 5 chances.
+
+    The prior is a sound player's: half the hands on the button heads-up, a
+    third from the button and small blind, a sixth earlier.
+    """
+    chances = stats.late_open_chances if late else stats.open_chances - stats.late_open_chances
+    if chances < 5:
+        return None
+    prior = 0.5 if heads_up else (0.33 if late else 0.17)
+    return _q(stats.open_rate(late, prior), 0.02)
+
+
 @dataclass(frozen=True, slots=True)
 class Style:
     """One opponent's style read from its public record (``SeatStats``), shrunk to priors.
@@ -809,6 +847,8 @@ class Style:
     odd_draws: float = 0.1
     first_fold: float = 0.5
     pat: float = 0.05
+    # How often it raises first in from (early, late) seats; None until it had chances.
+    opens: tuple[float | None, float | None] = (None, None)
 
     @classmethod
     def of(cls, stats: SeatStats, heads_up: bool) -> Style:
@@ -830,6 +870,7 @@ class Style:
             odd_draws=_q(stats.odd_draw_rate()),
             first_fold=_q(stats.steal_fold_rate()),
             pat=_q(stats.rate(stats.pat, stats.saw_later, 0.05, 5)),
+            opens=(_opens(stats, False, heads_up), _opens(stats, True, heads_up)),
         )
 
     @property

@@ -61,6 +61,12 @@ class SeatStats:
       pot down to two players (dealt heads-up or left so): a steal's odds, which
       the all-pot rate overstates at a full table (folding to a bet into
       several players is a different decision from folding heads-up).
+    - ``open_chances``/``opened``: hands it was first in (every seat before it
+      in the first round folded) / raised then; ``late_open_chances``/
+      ``late_opened``: of those, with at most two seats left to act behind it
+      (the button and the small blind at a full table, the button heads-up).
+      An open raise's range is this rate where it was made (a button opening
+      half its hands does not hold the tight range its overall PFR suggests).
     - ``saw_later``: hands it reached the second betting round; ``showdowns``:
       hands it was still in at the end against someone else.
     - ``shown``: showdowns where its cards were shown; ``shown_bettor``: of
@@ -84,6 +90,10 @@ class SeatStats:
     folded: int = 0
     hu_faced: int = 0
     hu_folded: int = 0
+    open_chances: int = 0
+    opened: int = 0
+    late_open_chances: int = 0
+    late_opened: int = 0
     saw_later: int = 0
     showdowns: int = 0
     shown: int = 0
@@ -129,6 +139,15 @@ class SeatStats:
         """How often it folds to a later-round bet in a pot down to two players."""
         return self.rate(self.hu_folded, self.hu_faced, prior, weight)
 
+    def open_rate(self, late: bool, prior: float, weight: float = 10) -> float:
+        """How often it raises when first in, from late (``late``) or earlier seats."""
+        if late:
+            hits, tries = self.late_opened, self.late_open_chances
+        else:
+            hits = max(0, self.opened - self.late_opened)
+            tries = max(hits, self.open_chances - self.late_open_chances)
+        return self.rate(min(hits, tries), tries, prior, weight)
+
     def bluff_rate(self, prior: float = 0.3, weight: float = 5) -> float:
         """Share of its shown later-round bets that were at most one pair."""
         return self.rate(self.shown_bettor_weak, self.shown_bettor, prior, weight)
@@ -150,6 +169,21 @@ def stats_of(table: TableStats | None, seat: int) -> SeatStats:
     return table.get(seat, EMPTY)
 
 
+# Counts that are at most one per hand (set, not added, when seen again).
+_FLAGS = frozenset(
+    (
+        "vpip",
+        "pfr",
+        "saw_later",
+        "pat",
+        "open_chances",
+        "opened",
+        "late_open_chances",
+        "late_opened",
+    )
+)
+
+
 @dataclass(slots=True)
 class _Hand:
     """Scratch state of the hand being folded (public facts only)."""
@@ -158,6 +192,7 @@ class _Hand:
     first: bool = True  # in the first betting round
     current: int = 0  # highest round bet
     raised: bool = False  # a bet/raise was made this round (beyond blinds)
+    entered: bool = False  # someone called or raised in the first round
     bets: dict[int, int] = field(default_factory=dict)  # round bets per seat
     folded: set[int] = field(default_factory=set)
     board: list[Card] = field(default_factory=list)
@@ -168,7 +203,7 @@ class _Hand:
 
     def add(self, seat: int, name: str, value: int = 1) -> None:
         c = self.counts.setdefault(seat, {})
-        c[name] = value if name in ("vpip", "pfr", "saw_later", "pat") else c.get(name, 0) + value
+        c[name] = value if name in _FLAGS else c.get(name, 0) + value
 
 
 class ModelBuilder:
@@ -233,6 +268,18 @@ class ModelBuilder:
         seat = e.seat
         facing = h.bets.get(seat, 0) < h.current
         if h.first:
+            if not h.entered:
+                # First in: every seat before it folded (or, in Draw, checked).
+                late = len(h.seats) - len(h.folded) - 1 <= 2
+                h.add(seat, "open_chances")
+                if late:
+                    h.add(seat, "late_open_chances")
+                if isinstance(e, BetPlaced):
+                    h.add(seat, "opened")
+                    if late:
+                        h.add(seat, "late_opened")
+            if isinstance(e, PlayerCalled | BetPlaced):
+                h.entered = True
             if facing and h.raised:
                 h.add(seat, "first_faced")
                 if isinstance(e, PlayerFolded):

@@ -134,6 +134,10 @@ class SeatStats(_message.Message):
     SHOWN_DRAWN_ODD_FIELD_NUMBER: _builtins.int
     HU_FACED_FIELD_NUMBER: _builtins.int
     HU_FOLDED_FIELD_NUMBER: _builtins.int
+    OPEN_CHANCES_FIELD_NUMBER: _builtins.int
+    OPENED_FIELD_NUMBER: _builtins.int
+    LATE_OPEN_CHANCES_FIELD_NUMBER: _builtins.int
+    LATE_OPENED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     hands: _builtins.int
     """Hands dealt in."""
@@ -172,6 +176,14 @@ class SeatStats(_message.Message):
     "nothing seen yet").
     """
     hu_folded: _builtins.int
+    open_chances: _builtins.int
+    """First-round hands it was first in (every seat before it folded) / raised
+    then; of those, with at most two seats left to act behind it / raised
+    then (added later: zero in older requests).
+    """
+    opened: _builtins.int
+    late_open_chances: _builtins.int
+    late_opened: _builtins.int
     def __init__(
         self,
         *,
@@ -196,10 +208,14 @@ class SeatStats(_message.Message):
         shown_drawn_odd: _builtins.int = ...,
         hu_faced: _builtins.int = ...,
         hu_folded: _builtins.int = ...,
+        open_chances: _builtins.int = ...,
+        opened: _builtins.int = ...,
+        late_open_chances: _builtins.int = ...,
+        late_opened: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bets", b"bets", "calls", b"calls", "checks", b"checks", "faced", b"faced", "first_faced", b"first_faced", "first_folded", b"first_folded", "folded", b"folded", "hands", b"hands", "hu_faced", b"hu_faced", "hu_folded", b"hu_folded", "pat", b"pat", "pfr", b"pfr", "saw_later", b"saw_later", "seat", b"seat", "showdowns", b"showdowns", "shown", b"shown", "shown_bettor", b"shown_bettor", "shown_bettor_weak", b"shown_bettor_weak", "shown_drawn", b"shown_drawn", "shown_drawn_odd", b"shown_drawn_odd", "vpip", b"vpip"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bets", b"bets", "calls", b"calls", "checks", b"checks", "faced", b"faced", "first_faced", b"first_faced", "first_folded", b"first_folded", "folded", b"folded", "hands", b"hands", "hu_faced", b"hu_faced", "hu_folded", b"hu_folded", "late_open_chances", b"late_open_chances", "late_opened", b"late_opened", "open_chances", b"open_chances", "opened", b"opened", "pat", b"pat", "pfr", b"pfr", "saw_later", b"saw_later", "seat", b"seat", "showdowns", b"showdowns", "shown", b"shown", "shown_bettor", b"shown_bettor", "shown_bettor_weak", b"shown_bettor_weak", "shown_drawn", b"shown_drawn", "shown_drawn_odd", b"shown_drawn_odd", "vpip", b"vpip"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

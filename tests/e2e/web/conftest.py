@@ -1,8 +1,11 @@
 """The whole stack as processes for the browser tests, and a Chromium driven by Playwright.
 
 ``web_stack`` (module) migrates a throw-away PostgreSQL database, then starts
-``felt serve --dev --no-demo`` (table service and AI workers), ``felt lobby`` and
-``felt gateway`` on free loopback ports, on the test Redis DB, and waits for the
+``felt serve --dev --no-demo`` (table service and AI workers), ``felt lobby``,
+``felt projector`` (it archives finished hands, which the client's hand lists read) and
+``felt gateway`` on free loopback ports (within ``FELT_E2E_PORTS``, e.g. ``29000-29999``,
+when set, so concurrent runs keep to their lanes), on the test Redis DB, with seat tokens
+that live a minute (``FELT_SEAT_TOKEN_TTL_S=60``), and waits for the
 gateway's ``/healthz``; the gateway serves the built client (``make web``, which
 ``make test`` runs first). ``FELT_E2E_URL`` points the tests at a stack already
 running instead.
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -40,9 +44,19 @@ READY_S = 90.0  # a loaded 2-core machine starting four Python processes
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    lanes = os.environ.get("FELT_E2E_PORTS", "")
+    candidates = [0]
+    if lanes:
+        low, high = (int(x) for x in lanes.split("-"))
+        candidates = random.sample(range(low, high + 1), min(64, high - low + 1))
+    for port in candidates:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return int(s.getsockname()[1])
+    raise RuntimeError(f"no free port in FELT_E2E_PORTS={lanes}")
 
 
 def _with_database(url: str, name: str) -> str:
@@ -97,6 +111,10 @@ def web_stack(redis_url: str, database_url: str, tmp_path_factory: Any) -> Itera
         FELT_TABLE_TARGET=f"127.0.0.1:{table}",
         FELT_LOBBY_TARGET=f"127.0.0.1:{lobby}",
         FELT_GATEWAY_ADDR=f"127.0.0.1:{gateway}",
+        FELT_PROJECTOR_METRICS_PORT="off",
+        # The shortest seat token the table issues: it expires mid-test, so the client's
+        # renewal (RefreshSeatToken, half-way through) is part of every game played here.
+        FELT_SEAT_TOKEN_TTL_S="60",
     )
     felt = [sys.executable, "-m", "services.cli"]
     subprocess.run([*felt, "db", "migrate"], env=env, check=True, capture_output=True)
@@ -105,6 +123,7 @@ def web_stack(redis_url: str, database_url: str, tmp_path_factory: Any) -> Itera
         for what, args in (
             ("serve", ["serve", "--dev", "--no-demo"]),
             ("lobby", ["lobby"]),
+            ("projector", ["projector", "--dev"]),
             ("gateway", ["gateway"]),
         ):
             out = (logs / f"{what}.log").open("wb")

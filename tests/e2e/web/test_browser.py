@@ -43,11 +43,13 @@ def shoot(page: Any, name: str) -> None:
     page.set_viewport_size(DESKTOP)
 
 
-def sign_up_and_create(page: Any, url: str, variant: str) -> None:
+def sign_up_and_create(page: Any, url: str, variant: str, lounge: str = "") -> None:
     page.goto(url)
     page.get_by_test_id("name").fill(f"Web{uuid.uuid4().hex[:6]}")
     page.get_by_test_id("enter").click()
     page.get_by_test_id("balance").wait_for()
+    if lounge:
+        page.get_by_test_id("lounge-name").fill(lounge)
     page.get_by_test_id(f"variant-{variant}").check()
     # Two AI opponents (the form starts with two), levels chosen: easy and hard.
     levels = page.get_by_test_id("ai-level")
@@ -59,12 +61,11 @@ def sign_up_and_create(page: Any, url: str, variant: str) -> None:
 
 
 def hands_finished(page: Any) -> int:
-    """Hands this seat saw end (kept in localStorage, so it counts across reloads)."""
-    count = page.evaluate(
-        "() => Object.keys(localStorage).filter(k => k.startsWith('felt.hands.'))"
-        ".map(k => JSON.parse(localStorage.getItem(k)).length).reduce((a, b) => a + b, 0)"
-    )
-    return int(count)
+    """Hands the table page saw end since it was loaded (its ``data-hands-done``)."""
+    try:
+        return int(page.get_by_test_id("table").get_attribute("data-hands-done", timeout=1000))
+    except (PlaywrightError, TypeError, ValueError):
+        return 0
 
 
 def visible(page: Any, test_id: str) -> bool:
@@ -78,14 +79,15 @@ def visible(page: Any, test_id: str) -> bool:
 
 
 def play_hands(
-    page: Any, name: str, *, discards: int = 0, reload_once: bool = True
+    page: Any, name: str, *, discards: int = 0, reload_once: bool = True, hands: int = HANDS
 ) -> dict[str, int]:
-    """Acts whenever the page offers actions until HANDS hands have ended; returns counts."""
+    """Acts whenever the page offers actions until `hands` hands have ended; returns counts."""
     done: dict[str, int] = {"actions": 0, "raises": 0, "discards": 0, "reloads": 0}
     shots: set[str] = set()
     deadline = time.monotonic() + PLAY_S
-    while hands_finished(page) < HANDS:
-        assert time.monotonic() < deadline, f"{HANDS} hands did not end: {page.inner_text('body')}"
+    before_reload = 0  # hands seen to end by the page before it was reloaded
+    while before_reload + hands_finished(page) < hands:
+        assert time.monotonic() < deadline, f"{hands} hands did not end: {page.inner_text('body')}"
         if visible(page, "act-discard"):
             cards = page.get_by_test_id("discard-card")
             for i in range(min(discards, cards.count())):
@@ -105,6 +107,7 @@ def play_hands(
         ):
             if reload_once and not done["reloads"]:
                 # Mid-hand, with the seat to act: reload and carry on from the same hand.
+                before_reload += hands_finished(page)
                 page.reload()
                 page.get_by_test_id("table").wait_for()
                 page.get_by_test_id("actions").wait_for(timeout=20_000)
@@ -166,8 +169,9 @@ def test_holdem_three_hands_reload_replay_and_verify(web_stack: WebStack, page: 
     log = page.get_by_test_id("log").inner_text()
     assert log.strip(), "the hand's log is empty"
 
-    # A finished hand, step by step as this seat saw it, and its deal verified in the browser.
-    page.get_by_test_id("replay-link").first.click()
+    # A finished hand (from the server's archive), step by step as this seat saw it, and its
+    # deal verified in the browser.
+    page.get_by_test_id("replay-link").first.click(timeout=30_000)
     step = page.get_by_test_id("replay-step")
     step.wait_for()
     total = int(re.findall(r"\d+", step.inner_text())[-1])
@@ -197,12 +201,82 @@ def test_holdem_three_hands_reload_replay_and_verify(web_stack: WebStack, page: 
             body[at] = ord("0") if body[at] != ord("0") else ord("1")
         route.fulfill(response=response, body=bytes(body))
 
-    page.route("**/poker.v1.TableService/GetHandHistory", tamper)
+    page.route("**/poker.v1.HistoryService/GetHandHistory", tamper)
     page.reload()
     page.get_by_test_id("verify").click()
     result.wait_for()
     assert result.inner_text().startswith("Not verified"), result.inner_text()
-    page.unroute("**/poker.v1.TableService/GetHandHistory")
+    page.unroute("**/poker.v1.HistoryService/GetHandHistory")
+
+
+def test_past_hands_from_the_server_then_the_owner_closes_the_lounge(
+    web_stack: WebStack, page: Any, browser: Any
+) -> None:
+    lounge = f"Closing {uuid.uuid4().hex[:6]}"
+    sign_up_and_create(page, web_stack.url, "nlhe", lounge)
+    play_hands(page, "history", reload_once=False, hands=1)
+
+    # The seat's token lives a minute here: the page renews it half-way and plays on with
+    # the new one (the stream restarted with it, actions accepted).
+    with page.expect_response("**/poker.v1.LobbyService/RefreshSeatToken", timeout=60_000) as got:
+        while not got.is_done():
+            play_hands(page, "history", reload_once=False, hands=hands_finished(page) + 1)
+    assert got.value.ok
+    play_hands(page, "history", reload_once=False, hands=hands_finished(page) + 1)
+    assert page.get_by_test_id("action-error").count() == 0
+    assert page.get_by_test_id("connection").inner_text() == "Live"
+
+    # My hands: the archive's list with the statistics over it, a hand opened in the replay.
+    page.get_by_test_id("all-hands").click()
+    played = page.get_by_test_id("stat-played")
+    played.wait_for()
+    deadline = time.monotonic() + 30  # the projector archives a hand a moment after it ends
+    while page.get_by_test_id("hand-row").count() == 0:
+        assert time.monotonic() < deadline, page.inner_text("body")
+        page.reload()
+        page.get_by_test_id("stat-played").wait_for()
+        page.wait_for_timeout(500)
+    rows = page.get_by_test_id("hand-row").count()
+    assert int(played.inner_text()) == rows >= 1
+    assert re.fullmatch(r"\d+%", page.get_by_test_id("stat-vpip").inner_text())
+    shoot(page, "my-hands")
+    page.get_by_test_id("hand-replay").first.click()
+    page.get_by_test_id("replay-step").wait_for()
+    page.get_by_test_id("verify").click()
+    assert page.get_by_test_id("verify-result").inner_text().startswith("Verified")
+
+    # Leave the table, then close the lounge from the lobby (the AI players finish their
+    # hand, then every seat is settled). Another player sees no close button.
+    page.get_by_role("button", name="Back").click()
+    page.get_by_test_id("leave").click()
+    page.get_by_test_id("balance").wait_for()
+    other = browser.new_context(viewport=DESKTOP, locale="en-US").new_page()
+    other.goto(web_stack.url)
+    other.get_by_test_id("name").fill(f"Other{uuid.uuid4().hex[:6]}")
+    other.get_by_test_id("enter").click()
+    theirs = other.get_by_test_id("lounge-row").filter(has_text=lounge)
+    theirs.wait_for()
+    assert theirs.get_by_test_id("close-lounge").count() == 0
+    other.context.close()
+
+    row = page.get_by_test_id("lounge-row").filter(has_text=lounge)
+    row.get_by_test_id("close-lounge").click()
+    row.get_by_role("button", name="Cancel").click()  # the confirm step: nothing closed
+    row.get_by_test_id("close-lounge").click()
+    assert "No one can join any more" in row.get_by_role("alertdialog").inner_text()
+    row.get_by_test_id("close-confirm").click()
+    result = row.get_by_test_id("close-result")
+    result.wait_for()
+    deadline = time.monotonic() + 90
+    while not result.inner_text().startswith("Closed"):
+        assert time.monotonic() < deadline, result.inner_text()
+        page.wait_for_timeout(500)
+    # The settled balance, as the result says it, is the lobby's (at its next refresh).
+    deadline = time.monotonic() + 15
+    while page.get_by_test_id("balance").inner_text() not in result.inner_text():
+        assert time.monotonic() < deadline, (page.get_by_test_id("balance").inner_text(), result)
+        page.wait_for_timeout(500)
+    shoot(page, "lounge-closed")
 
 
 def test_draw_three_hands_with_discards(web_stack: WebStack, page: Any) -> None:

@@ -2,15 +2,19 @@
 loopback: the lobby on PostgreSQL, a table service on Redis and an AI worker. The player
 signs in as a guest, creates a lounge with AI opponents, buys in, plays hands by pressing
 the keys the screen offers (discarding in Draw), leaves, and gets every chip it ends with
-back in its balance."""
+back in its balance. With seat tokens that live seconds, the app renews its token again and
+again and plays on; when the owner closes the lounge under it, the refused renewal is shown and
+the app keeps running."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
+from uuid import uuid4
 
 import pytest
 from argon2 import PasswordHasher
@@ -20,11 +24,13 @@ from felt.client.play.app import LoungePlan, PlayApp
 from felt.client.play.session import PlaySession
 from felt.client.play.tables import table_config
 from poker.events.v1 import events_pb2 as epb
+from poker.v1 import lobby_pb2 as lpb
+from poker.v1 import lobby_service_pb2 as lobby_api
 from services.ai_worker.worker import AiWorker, WorkerConfig
 from services.lobby.application import LobbySettings
 from services.lobby.server import LobbyServerConfig, start_lobby_server
 from services.lobby.tokens import Passwords
-from services.table.auth import Secrets
+from services.table.auth import DEFAULT_TOKEN_TTL_S, Secrets
 from services.table.server import TableServerConfig, start_table_server
 
 from .conftest import empty_pool
@@ -35,6 +41,7 @@ AI_TOKEN = "play-tests-ai-token"
 GRANT = 10_000
 BUY_IN = 1_000
 HANDS = 3
+SHORT_TTL_S = 4  # seat tokens that expire mid-session (the table accepts any TTL in code)
 
 
 @dataclass
@@ -43,8 +50,10 @@ class Stack:
     table: str
 
 
-@pytest.fixture
-async def stack(redis: Any, redis_url: str, lobby_dsn: str) -> AsyncIterator[Stack]:
+@asynccontextmanager
+async def running_stack(
+    redis_url: str, lobby_dsn: str, token_ttl_s: int = DEFAULT_TOKEN_TTL_S
+) -> AsyncIterator[Stack]:
     pool = await empty_pool(lobby_dsn)
     await pool.close()
     stream = f"play-tests-ai-{hashlib.sha256(redis_url.encode()).hexdigest()[:6]}"
@@ -52,7 +61,7 @@ async def stack(redis: Any, redis_url: str, lobby_dsn: str) -> AsyncIterator[Sta
         TableServerConfig(
             redis_url=redis_url,
             address="127.0.0.1:0",
-            secrets=Secrets(b"play-tests-table-secret-0123456789", ADMIN, AI_TOKEN),
+            secrets=Secrets(b"play-tests-table-secret-0123456789", ADMIN, AI_TOKEN, token_ttl_s),
             ai_stream=stream,
         )
     )
@@ -87,6 +96,18 @@ async def stack(redis: Any, redis_url: str, lobby_dsn: str) -> AsyncIterator[Sta
         worker.request_stop()
         await worker.stop()
         await table.stop()
+
+
+@pytest.fixture
+async def stack(redis: Any, redis_url: str, lobby_dsn: str) -> AsyncIterator[Stack]:
+    async with running_stack(redis_url, lobby_dsn) as running:
+        yield running
+
+
+@pytest.fixture
+async def short_token_stack(redis: Any, redis_url: str, lobby_dsn: str) -> AsyncIterator[Stack]:
+    async with running_stack(redis_url, lobby_dsn, SHORT_TTL_S) as running:
+        yield running
 
 
 async def play_through_the_keys(app: PlayApp, pilot: Any, limit_s: float = 90.0) -> None:
@@ -143,4 +164,78 @@ async def test_a_guest_plays_hands_against_ai_and_leaves_with_its_chips(
         assert any(line.startswith("*** flop") for line in log_lines) or any(
             " folds" in line for line in log_lines
         )
+    await session.close()
+
+
+def holdem_plan(name: str, hands: int) -> LoungePlan:
+    return LoungePlan(
+        config=table_config("holdem", seats=3),
+        ai_levels=(epb.AI_LEVEL_NORMAL, epb.AI_LEVEL_EASY),
+        buy_in=BUY_IN,
+        player_name=name,
+        name=name,
+        hands=hands,
+    )
+
+
+async def test_the_seat_token_is_renewed_before_it_expires_and_play_goes_on(
+    short_token_stack: Stack,
+) -> None:
+    session = PlaySession(short_token_stack.lobby, short_token_stack.table)
+    app = PlayApp(session, holdem_plan("Tui renew", HANDS))
+    first: list[str] = []
+    async with app.run_test(size=(100, 40)) as pilot:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 30
+        while session.seat is None:
+            assert loop.time() < deadline, "never seated"
+            await pilot.pause(0.05)
+        first.append(session.seat.token)
+        assert session.seat.expires_at > 0
+        await play_through_the_keys(app, pilot)
+        log_lines = [str(line.text) for line in app.query_one("#log").lines]  # type: ignore[attr-defined]
+    # Play outlived several token lifetimes: each was renewed before it expired (an expired
+    # or replaced token would have been refused), and the last one still left the table.
+    assert app.hands_seen >= HANDS
+    assert app.token_renewals >= 2, log_lines
+    assert not any("renewal" in line for line in log_lines), log_lines
+    left = next(line for line in log_lines if line.startswith("Left with"))
+    assert app.return_value == GRANT - BUY_IN + int(left.split()[2])
+    await session.close()
+
+
+async def test_a_refused_renewal_is_shown_and_the_app_carries_on(short_token_stack: Stack) -> None:
+    session = PlaySession(short_token_stack.lobby, short_token_stack.table)
+    app = PlayApp(session, holdem_plan("Tui closed", 0))
+    async with app.run_test(size=(100, 40)) as pilot:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 60
+        while app.token_renewals < 1:
+            assert loop.time() < deadline, "the token was never renewed"
+            await pilot.pause(0.05)
+        # The owner (this very player) closes the lounge from another client: the seat is
+        # settled, so the next renewal is refused for good.
+        seat = session.seat
+        assert seat is not None
+        closed = await session.lobby.CloseLounge(
+            lobby_api.CloseLoungeRequest(lounge_id=seat.lounge_id, request_id=str(uuid4())),
+            metadata=session._auth(),  # the app's own access token: a second client
+        )
+        assert closed.lounge.state in (lpb.LOUNGE_STATE_CLOSING, lpb.LOUNGE_STATE_CLOSED)
+
+        def lines() -> list[str]:
+            return [str(line.text) for line in app.query_one("#log").lines]  # type: ignore[attr-defined]
+
+        while not any(line.startswith("Seat token renewal refused") for line in lines()):
+            assert loop.time() < deadline + 60, lines()
+            # act when asked, so the hand in play ends and the close can settle the seat
+            view = app.view
+            if view is not None and (offered := model.choices(view)):
+                keys = [c.key for c in offered]
+                await pilot.press("c" if "c" in keys else keys[0])
+            await pilot.pause(0.1)
+        assert app.is_running
+        await pilot.press("q")
+    assert app.return_value is not None
+    assert await session.balance() > GRANT - BUY_IN  # the seat's chips came home
     await session.close()

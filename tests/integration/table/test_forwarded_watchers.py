@@ -54,7 +54,10 @@ async def test_watch_streams_are_capped_per_forwarded_client(table_env: Env) -> 
         ]:
             calls.append(stub.WatchTable(request, metadata=forwarded(client)))
             assert await opened(calls[-1]) is expected, client
-        assert server.watches.per_peer == {"203.0.113.7": 1, "2001:db8::1": 1}
+        assert server.watches.per_peer == {
+            "203.0.113.7": 1,
+            "2001:db8::/64": 1,
+        }  # IPv6 counted per /64
         # The proxy's own call (no header) is counted as its own address.
         calls.append(stub.WatchTable(request))
         assert await opened(calls[-1])

@@ -206,3 +206,53 @@ def test_no_steal_in_a_pot_a_full_table_left_heads_up_unless_it_folds_heads_up()
         read = TableRead.of({1: MULTIWAY_FOLDER}, sit, 0.1)
         assert bot._steals(sit, read, AlwaysTakes())
         assert bot._steals(sit, TableRead.of({1: FOLDER}, sit, 0.1), AlwaysTakes())
+
+
+def open_spot(hole: tuple[int, int]) -> tuple[HandView, list[Event], LegalActions]:
+    """Heads-up Hold'em: the button raises to 2.5 big blinds first in; the big blind: ``hole``."""
+    setup = hand_setup(Variant.NLHE, "h-o", deck_for(Variant.NLHE, master_key(9), 0), 0)
+    state, history = execute(None, StartHand(setup))
+    history = list(history)
+    legal = legal_actions(state)
+    assert legal is not None and legal.seat == 0
+    state, events = execute(state, Act(0, ActionKind.RAISE, 250))
+    history.extend(events)
+    legal = legal_actions(state)
+    assert legal is not None and legal.seat == 1
+    view = view_for(state, 1)
+    seats = tuple(replace(s, cards=hole) if s.seat == 1 else s for s in view.seats)
+    return replace(view, seats=seats), redact_all(history, 1), legal
+
+
+def test_an_open_raise_is_read_as_wide_as_the_seat_opens_from_there() -> None:
+    """The big blind defends a weak hand against a button that opens most hands, not a tight one.
+
+    Both opponents raise first in on a fifth of all their hands (the same PFR),
+    but one raises 60% of its buttons and the other 20%: only the first one's
+    open is a wide range, and J5 offsuit has the price to call it.
+    """
+    wide = SeatStats(
+        hands=200, vpip=80, pfr=40, open_chances=100, opened=60, late_open_chances=100,
+        late_opened=60, first_faced=60, first_folded=30,
+    )  # fmt: skip
+    tight = replace(wide, opened=20, late_opened=20)
+    hole = (9 * 4 + 0, 3 * 4 + 1)  # J♣ 5♦
+    view, history, legal = open_spot(hole)
+    sit = situation(view, history, legal)
+    hard = HardBot()
+    ranges = {}
+    for name, stats in (("wide", wide), ("tight", tight)):
+        style = TableRead.of({0: stats}, sit, 0.1).style(0)
+        assert style.opens[1] is not None
+        ranges[name] = len(hard._range(sit, 0, True, style).combos)
+    assert ranges["wide"] > 2 * ranges["tight"]
+    kinds = {}
+    for name, stats in (("wide", wide), ("tight", tight)):
+        d = hard.decide(view, history, legal, random.Random(3), {0: stats})
+        assert isinstance(d, Act)
+        kinds[name] = d.kind
+    assert kinds["wide"] in (ActionKind.CALL, ActionKind.RAISE)
+    assert kinds["tight"] == ActionKind.FOLD
+    # Too few chances seen: the PFR read stays.
+    few = replace(wide, open_chances=3, late_open_chances=3, opened=2, late_opened=2)
+    assert TableRead.of({0: few}, sit, 0.1).style(0).opens == (None, None)

@@ -166,3 +166,27 @@ def test_heads_up_pot_folds_are_counted_apart() -> None:
     assert old[1].hu_faced == 0 and old[1].hu_fold_rate() == 0.4
     hostile = stats_from_proto([ai_pb2.SeatStats(seat=1, faced=3, hu_faced=9, hu_folded=9)])
     assert hostile[1].hu_faced == 3 and hostile[1].hu_folded == 3
+
+
+def test_first_in_raises_are_counted_by_seat_class() -> None:
+    """Open chances and opens: heads-up the button is first in every hand it deals.
+
+    At a full table the normal bot opens wider from the button and small blind
+    than earlier, and the record shows it; the wire carries the counts (capped).
+    """
+    heads_up = build_stats(e for h in play(Variant.NLHE, ["normal", "normal"], 60) for e in h)
+    for s in heads_up.values():
+        assert s.open_chances == s.late_open_chances == 30  # its 30 buttons
+        assert 0 < s.late_opened <= s.opened <= s.pfr
+    names = ["normal"] * 6
+    full = build_stats(e for h in play(Variant.NLHE, names, 300) for e in h)
+    total = sum(full.values(), SeatStats())
+    assert total.late_open_chances < total.open_chances
+    assert total.open_rate(True, 0.3) > total.open_rate(False, 0.3) + 0.1
+    assert stats_from_proto(stats_to_proto(full)) == full
+    hostile = stats_from_proto(
+        [ai_pb2.SeatStats(seat=1, hands=4, open_chances=9, opened=9, late_opened=7)]
+    )
+    s = hostile[1]
+    assert s.open_chances == 4 and s.opened == 4 and s.late_opened == 0
+    assert 0 <= s.open_rate(False, 0.2) <= 1 and 0 <= s.open_rate(True, 0.2) <= 1

@@ -10,6 +10,11 @@ Keys: the letter or digit shown on each choice (f fold, c check/call, 1-4 bet
 and raise sizes, a all-in); ``$`` types an amount; in the draw, 1-5 mark cards
 and ``d`` draws (none marked stands pat); ``s`` sits out or in; ``l`` leaves
 the table (the chips go back to the balance); ``q`` quits (leaving first).
+
+A seat token expires (the lobby's ``seat_token_expire_time``): the app renews it with
+``RefreshSeatToken`` before then, so a long session plays on; a renewal refused for good
+(the seat is gone) is shown and play stops, one that may pass is retried while the old
+token still works.
 """
 
 from __future__ import annotations
@@ -31,7 +36,9 @@ from poker.v1 import lobby_service_pb2 as lobby
 from poker.v1 import table_pb2 as tpb
 
 from . import model
-from .session import PlaySession, Refused
+from .session import PlaySession, Refused, now, renew_in
+
+RENEW_RETRY_S = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +89,7 @@ class PlayApp(App[int]):
         self.sitting_out = False
         self.hands_seen = 0
         self.final_balance = -1
+        self.token_renewals = 0
         self._acting = asyncio.Lock()
 
     def compose(self) -> ComposeResult:
@@ -117,6 +125,7 @@ class PlayApp(App[int]):
                 )
             seat = await self.session.join(lounge, self.plan.buy_in)
             log.write(f"Seated at {lounge.name} (seat {seat.seat}) with {self.plan.buy_in} chips")
+            self.keep_token()
             self.sub_title = f"{player.display_name} · balance {await self.session.balance()}"
             async for item in self.session.watch():
                 if item.WhichOneof("item") == "snapshot":
@@ -139,6 +148,34 @@ class PlayApp(App[int]):
         except Refused as refused:
             log.write(f"Refused: {refused}")
             self.notify(str(refused), severity="error")
+
+    @work(exclusive=True, group="token")
+    async def keep_token(self) -> None:
+        """Renews the seat token before it expires, for as long as the player sits."""
+        log = self.query_one("#log", RichLog)
+        while (seat := self.session.seat) is not None and seat.expires_at:
+            await asyncio.sleep(renew_in(seat.expires_at, now()))
+            if self.session.seat is not seat:  # left (or renewed) meanwhile
+                continue
+            try:
+                await self.session.refresh_seat()
+                self.token_renewals += 1
+            except Refused as refused:
+                if refused.code in (
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    grpc.StatusCode.NOT_FOUND,
+                ):
+                    log.write(f"Seat token renewal refused ({refused.reason}): the seat is gone")
+                    self.notify(str(refused), severity="error")
+                    return
+                log.write(f"Seat token renewal failed ({refused}); trying again")
+                await asyncio.sleep(min(RENEW_RETRY_S, max(seat.expires_at - now(), 0.0)))
+                if now() >= seat.expires_at:
+                    log.write("The seat token expired: restart felt play to sit down again")
+                    return
+            except RuntimeError:  # left while renewing
+                return
 
     def _show(self, view: tpb.TableView) -> None:
         self.view = view

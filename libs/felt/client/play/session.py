@@ -10,6 +10,7 @@ so a retry never acts twice.
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +31,9 @@ T = TypeVar("T")
 RETRIES = 5
 RETRY_PAUSE_S = 0.5
 CALL_TIMEOUT_S = 10.0
+RENEW_MARGIN_S = 300.0
+# How the table refuses a token replaced by a renewal (the old one stops working at once).
+_STALE_TOKEN = (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED)
 
 Metadata = tuple[tuple[str, str], ...]
 
@@ -59,14 +63,38 @@ async def _retrying(call: Callable[[], Awaitable[T]]) -> T:
     raise AssertionError("unreachable")
 
 
+def renew_in(expires_at: float, now: float) -> float:
+    """Seconds to wait before renewing a seat token that expires at ``expires_at``: until
+    half of what is left, at most ``RENEW_MARGIN_S``, remains, so that a renewal refused for
+    a moment (the lobby restarting) leaves time for retries before the old token stops."""
+    left = expires_at - now
+    return max(0.0, left - min(RENEW_MARGIN_S, left / 2))
+
+
 @dataclass(frozen=True, slots=True)
 class Seat:
-    """Where the player sits: the lounge, its table, the seat and the seat's token."""
+    """Where the player sits: the lounge, its table, the seat and the seat's token, which
+    stops working at ``expires_at`` (seconds since the epoch; 0: never)."""
 
     lounge_id: str
     table_id: str
     seat: int
     token: str
+    expires_at: float = 0.0
+
+
+def _expiry(
+    answer: lobby_api.JoinLoungeResponse | lobby_api.RefreshSeatTokenResponse,
+) -> float:
+    if not answer.HasField("seat_token_expire_time"):
+        return 0.0
+    at = answer.seat_token_expire_time
+    return at.seconds + at.nanos / 1e9
+
+
+def now() -> float:
+    """The wall clock the token expiries are compared with (seconds since the epoch)."""
+    return time.time()
 
 
 class PlaySession:
@@ -82,6 +110,9 @@ class PlaySession:
         self.player: lpb.Player | None = None
         self._credentials: lpb.Credentials | None = None
         self.seat: Seat | None = None
+        # Clear while a seat token renewal is under way: table calls wait for the new token.
+        self._renewed = asyncio.Event()
+        self._renewed.set()
 
     def _connect(self) -> None:
         self._channels = [grpc.aio.insecure_channel(a) for a in self._addresses]
@@ -208,8 +239,33 @@ class PlaySession:
                 timeout=CALL_TIMEOUT_S,
             )
         )
-        self.seat = Seat(lounge.lounge_id, lounge.lounge_id, joined.seat, joined.seat_token)
+        self.seat = Seat(
+            lounge.lounge_id, lounge.lounge_id, joined.seat, joined.seat_token, _expiry(joined)
+        )
         return self.seat
+
+    async def refresh_seat(self) -> Seat:
+        """A fresh token for the seat (RefreshSeatToken; the old one stops working at once),
+        before the old one expires. Refused with FAILED_PRECONDITION NOT_SEATED when the
+        seat is gone (left, or the lounge closed)."""
+        here, rid = self._here(), request_id()
+        self._renewed.clear()
+        try:
+            fresh = await _retrying(
+                lambda: self.lobby.RefreshSeatToken(
+                    lobby_api.RefreshSeatTokenRequest(lounge_id=here.lounge_id, request_id=rid),
+                    metadata=self._auth(),
+                    timeout=CALL_TIMEOUT_S,
+                )
+            )
+            if self.seat is None:  # left while the refresh was under way: nothing to keep
+                raise RuntimeError("not seated")
+            self.seat = Seat(
+                here.lounge_id, here.table_id, fresh.seat, fresh.seat_token, _expiry(fresh)
+            )
+            return self.seat
+        finally:
+            self._renewed.set()
 
     async def leave(self) -> lobby_api.LeaveLoungeResponse:
         if self.seat is None:
@@ -232,9 +288,26 @@ class PlaySession:
             raise RuntimeError("not seated")
         return self.seat
 
+    async def _as_seat(self, call: Callable[[], Awaitable[T]]) -> T:
+        """``call()`` with the seat's token (``call`` reads ``_seat_auth()`` each time).
+
+        A renewal replaces the token at once, and the table tells of it by an event that
+        prompts calls before the lobby's answer is back: calls wait for a renewal under way,
+        and one refused because its token was replaced meanwhile goes again with the new one.
+        """
+        await self._renewed.wait()
+        sent_with = self._here().token
+        try:
+            return await _retrying(call)
+        except Refused as refused:
+            await self._renewed.wait()
+            if refused.code not in _STALE_TOKEN or self._here().token == sent_with:
+                raise
+            return await _retrying(call)
+
     async def view(self) -> tpb.TableView:
         here = self._here()
-        got = await _retrying(
+        got = await self._as_seat(
             lambda: self.tables.GetTableView(
                 table.GetTableViewRequest(table_id=here.table_id, seat=here.seat),
                 metadata=self._seat_auth(),
@@ -252,7 +325,7 @@ class PlaySession:
             action=action,
             expected_sequence=expected_sequence,
         )
-        done = await _retrying(
+        done = await self._as_seat(
             lambda: self.tables.SubmitAction(
                 request, metadata=self._seat_auth(), timeout=CALL_TIMEOUT_S
             )
@@ -261,7 +334,7 @@ class PlaySession:
 
     async def sit_out(self) -> None:
         here, rid = self._here(), request_id()
-        await _retrying(
+        await self._as_seat(
             lambda: self.tables.SitOut(
                 table.SitOutRequest(table_id=here.table_id, seat=here.seat, request_id=rid),
                 metadata=self._seat_auth(),
@@ -271,7 +344,7 @@ class PlaySession:
 
     async def sit_in(self) -> None:
         here, rid = self._here(), request_id()
-        await _retrying(
+        await self._as_seat(
             lambda: self.tables.SitIn(
                 table.SitInRequest(table_id=here.table_id, seat=here.seat, request_id=rid),
                 metadata=self._seat_auth(),
@@ -286,6 +359,8 @@ class PlaySession:
         last = from_sequence
         failures = 0
         while True:
+            await self._renewed.wait()
+            call_token = self._here().token
             call = self.tables.WatchTable(
                 table.WatchTableRequest(table_id=here.table_id, seat=here.seat, from_sequence=last),
                 metadata=self._seat_auth(),
@@ -301,6 +376,10 @@ class PlaySession:
                 return
             except grpc.aio.AioRpcError as err:
                 failures += 1
-                if err.code() != grpc.StatusCode.UNAVAILABLE or failures > RETRIES:
+                await self._renewed.wait()  # a renewal under way replaced the token it sent?
+                renewed = err.code() in _STALE_TOKEN and self._here().token != call_token
+                if (
+                    err.code() != grpc.StatusCode.UNAVAILABLE and not renewed
+                ) or failures > RETRIES:
                     raise Refused(err) from err
                 await asyncio.sleep(RETRY_PAUSE_S * failures)

@@ -46,7 +46,7 @@ from felt.bots.base import (
     pot_bet_to,
     situation,
 )
-from felt.bots.drawhand import candidate_keeps
+from felt.bots.drawhand import candidate_keeps, standard_keep
 from felt.bots.holdem import draws, preflop_percentile
 from felt.bots.opponents import SeatStats, TableStats, stats_of
 from felt.cards import Card
@@ -68,6 +68,8 @@ WILD_PFR = 0.5
 _CATEGORY_SHIFT = _native.CATEGORY_SHIFT
 _BOARD_STREETS = ((Street.FLOP, 3), (Street.TURN, 4), (Street.RIVER, 5))
 _ACE_LOW = 0x1000
+# Equity by which a keep must beat the textbook draw to replace it (``HardBot._best_keep``).
+_KEEP_MARGIN = 0.02
 
 
 @dataclass(frozen=True, slots=True)
@@ -489,6 +491,13 @@ class HardBot:
             if legal.max_discard is not None:
                 throw = tuple(c for c in sit.hole if c not in best_keep)
                 return Discard(legal.seat, throw[: legal.max_discard])
+            styles = [read.style(o.seat) for o in sit.opponents]
+            if sit.to_call == 0 and all(s.known for s in styles):
+                # A bet before the draw is called by the hands each seat plays, not by
+                # its whole checking range: judge the value bet against those.
+                calling = [_standing_pat(_first_callers(s.first_fold), s) for s in styles]
+                called = self._mixture_equity(sit.hole, best_keep, dead, calling, seed)
+                equity = min(equity, called)
         else:
             equity = self._mixture_equity(sit.hole, tuple(sit.hole), dead, models, seed)
             if sit.to_call == 0 and _calls_with_pairs_only(sit, read):
@@ -505,13 +514,18 @@ class HardBot:
         models: list[list[tuple[float, DrawOpponent]]],
         seed: int,
     ) -> tuple[tuple[Card, ...], float]:
+        textbook = set(standard_keep(hole))
         best: tuple[tuple[Card, ...], float] = (hole, -1.0)
+        best_score = -1.0
         for keep in candidate_keeps(hole):
             if len(keep) < 2:
                 continue
             e = self._mixture_equity(hole, keep, dead, models, seed, scale=0.5)
-            if e > best[1]:
-                best = (keep, e)
+            # Another keep must beat the textbook draw by more than the sampling noise of
+            # these small estimates, or noise picks it (a kicker kept with a pair, say).
+            score = e + (_KEEP_MARGIN if set(keep) == textbook else 0.0)
+            if score > best_score:
+                best, best_score = (keep, e), score
         return best
 
     def _mixture_equity(
@@ -568,6 +582,7 @@ class HardBot:
                 mix = [(0.65, DrawOpponent(3, H.PAIR)), (0.35, DrawOpponent(1))]
             else:  # checked or not acted yet: weaker than a bettor
                 mix = [(0.4, DrawOpponent(3, H.PAIR)), (0.6, DrawOpponent(3))]
+            mix = _standing_pat(mix, style)
         elif drew == 0:
             strong = (0.85 if bet_first or called_first else 0.6) * style.honest_draws
             mix = [(strong, DrawOpponent(0, H.STRAIGHT)), (1 - strong, DrawOpponent(0))]
@@ -606,10 +621,18 @@ class HardBot:
         second = sit.street == Street.SECOND_BET
         t = self.tuning
         if sit.to_call == 0:
-            first_margin = t.draw_bet_first_ip if sit.in_position else t.draw_bet_first
+            first_margin = t.draw_bet_first
+            if sit.in_position:
+                # The checker's range is weak only if it bets its strong hands first.
+                first_margin += (t.draw_bet_first_ip - t.draw_bet_first) * _check_caps(sit, read)
             margin = t.draw_bet_second if second else first_margin
-            if read.stations or read.fold <= t.draw_station_fold:
-                margin = min(margin, 0.0)  # they pay off anything better than fair
+            exact = all(read.style(o.seat).stands_pat >= 0.5 for o in sit.opponents)
+            if (read.stations or read.fold <= t.draw_station_fold) and (second or n == 1 or exact):
+                # They pay off anything better than fair. Not multiway before the draw,
+                # unless they keep what they were dealt: there the equity is already
+                # against the callers (``_first_callers``), and a bet a few points over a
+                # fifth of the pot barely pays for the coarse read of several drawing ranges.
+                margin = min(margin, 0.0)
             if equity >= fair + margin:
                 return bet_to(legal, sit.unit)
             if n == 1:
@@ -635,6 +658,26 @@ class HardBot:
         if equity >= sit.pot_odds + margin:
             return check_or_call(legal)
         return check_or_fold(legal)
+
+
+# A first-round raise rate at which a player's checks are read as giving up its strong hands.
+_CAPPING_PFR = 0.15
+
+
+def _check_caps(sit: Situation, read: TableRead) -> float:
+    """How far the checks before us cap the checkers' ranges, 0 to 1 (1 if unknown).
+
+    A player who opens its good hands checks the rest, so its check is weak;
+    one who never bets before the draw checks everything, strong hands too.
+    The least capped checker counts.
+    """
+    cap = 1.0
+    for a in sit.on(sit.street):
+        if a.kind == "check" and a.seat != sit.seat:
+            style = read.style(a.seat)
+            if style.known:
+                cap = min(cap, _clamp(style.pfr / _CAPPING_PFR, 0.0, 1.0))
+    return cap
 
 
 def _all_fold(sit: Situation, read: TableRead) -> float:
@@ -684,6 +727,36 @@ def _calls_with_pairs_only(sit: Situation, read: TableRead) -> bool:
     """
     styles = [read.style(o.seat) for o in sit.opponents]
     return bool(styles) and all(s.known and s.aggression <= 0.4 and s.fold >= 0.1 for s in styles)
+
+
+# Share of five-card deals holding a pair or better (a pair 42.3%, two pair 4.8%, trips 2.1%...).
+_DEALT_MADE = 0.5
+
+
+def _first_callers(fold: float) -> list[tuple[float, DrawOpponent]]:
+    """The hands that call a bet before the draw, from how often the seat folds to one.
+
+    The seat folds its worst hands: what calls is its top ``1 - fold`` share,
+    every made hand first (a pair drawing three, some two pair drawing one),
+    then unpaired hands, modelled as two kept cards drawing three. A player
+    folding most bets calls with made hands only; one who never folds with
+    anything.
+    """
+    made = _clamp(_DEALT_MADE / max(0.05, 1.0 - fold), 0.0, 1.0)
+    mix = [(0.85 * made, DrawOpponent(3, H.PAIR)), (0.15 * made, DrawOpponent(1, H.TWO_PAIR))]
+    if made < 1.0:
+        mix.append((1.0 - made, DrawOpponent(3)))
+    return mix
+
+
+def _standing_pat(
+    mix: list[tuple[float, DrawOpponent]], style: Style
+) -> list[tuple[float, DrawOpponent]]:
+    """A pre-draw model blended toward the dealt hand kept pat, as far as the seat does that."""
+    w = style.stands_pat
+    if w <= 0.0:
+        return mix
+    return [(w, DrawOpponent(0)), *[((1.0 - w) * x, m) for x, m in mix]]
 
 
 def _calling_models(
@@ -772,6 +845,8 @@ class Style:
     check_fold: tuple[float, float] = (0.4, 0.4)
     bluffs: float = 0.3
     odd_draws: float = 0.1
+    first_fold: float = 0.5
+    pat: float = 0.05
     # How often it raises first in from (early, late) seats; None until it had chances.
     opens: tuple[float | None, float | None] = (None, None)
 
@@ -793,6 +868,8 @@ class Style:
             ),
             bluffs=_q(stats.bluff_rate()),
             odd_draws=_q(stats.odd_draw_rate()),
+            first_fold=_q(stats.steal_fold_rate()),
+            pat=_q(stats.rate(stats.pat, stats.saw_later, 0.05, 5)),
             opens=(_opens(stats, False, heads_up), _opens(stats, True, heads_up)),
         )
 
@@ -817,6 +894,15 @@ class Style:
     def honest_draws(self) -> float:
         """How far its draw counts can be read the textbook way (Draw)."""
         return _q(_clamp((1.0 - self.odd_draws) / 0.9, 0.1, 1.0))
+
+    @property
+    def stands_pat(self) -> float:
+        """Draw, before its draw: the chance it will keep five cards whatever they are.
+
+        A player who stands pat in most hands that reach the draw, showing
+        hands that do not fit it, does not improve: its hand is the one dealt.
+        """
+        return _q(self.pat * (1.0 - self.honest_draws))
 
     def tuned(self, t: HardTuning) -> HardTuning:
         """``t`` with the range-narrowing shares fitted to this style."""

@@ -869,7 +869,7 @@ class Style:
             bluffs=_q(stats.bluff_rate()),
             odd_draws=_q(stats.odd_draw_rate()),
             first_fold=_q(stats.steal_fold_rate()),
-            pat=_q(stats.rate(stats.pat, stats.saw_later, 0.05, 5)),
+            pat=_q(stats.pat_rate()),
             opens=(_opens(stats, False, heads_up), _opens(stats, True, heads_up)),
         )
 

@@ -148,6 +148,12 @@ class SeatStats:
             tries = max(hits, self.open_chances - self.late_open_chances)
         return self.rate(min(hits, tries), tries, prior, weight)
 
+    def pat_rate(self, prior: float = 0.05, weight: float = 5) -> float:
+        """How often it stands pat when it reaches the draw (capped at every such hand: a
+        request's counts are hostile until checked, and a rate above 1 would turn the draw
+        model's weights negative)."""
+        return self.rate(min(self.pat, self.saw_later), self.saw_later, prior, weight)
+
     def bluff_rate(self, prior: float = 0.3, weight: float = 5) -> float:
         """Share of its shown later-round bets that were at most one pair."""
         return self.rate(self.shown_bettor_weak, self.shown_bettor, prior, weight)

@@ -190,3 +190,12 @@ def test_first_in_raises_are_counted_by_seat_class() -> None:
     s = hostile[1]
     assert s.open_chances == 4 and s.opened == 4 and s.late_opened == 0
     assert 0 <= s.open_rate(False, 0.2) <= 1 and 0 <= s.open_rate(True, 0.2) <= 1
+
+
+def test_a_request_claiming_more_pat_hands_than_draws_reads_as_always_pat() -> None:
+    """Hostile counts (pat above the hands that reached the draw) stay a rate of at most 1."""
+    hostile = stats_from_proto([ai_pb2.SeatStats(seat=1, hands=80, pat=80, saw_later=0)])
+    assert hostile[1].pat_rate() <= 1.0
+    assert 0.0 <= Style.of(hostile[1], heads_up=True).pat <= 1.0
+    many = stats_from_proto([ai_pb2.SeatStats(seat=1, hands=80, pat=80, saw_later=20)])
+    assert many[1].pat_rate() <= 1.0

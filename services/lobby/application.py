@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from felt.api import limits
-from felt.api.clients import counted_address, peer_address
+from felt.api.clients import counted_peer
 from felt.idempotency import ClientRequest, RequestKey, server_key
 from services.lobby.auth import Caller
 from services.lobby.paging import page_match, page_token
@@ -135,15 +135,9 @@ _PAGE = re.compile(r"e([1-9][0-9]{0,17})")
 
 
 def client_address(peer: str) -> str:
-    """Who is throttled, from gRPC's peer string (``context.peer()``, or behind the gateway
-    the client it names: ``felt.api.clients``): an IPv4 address without the port
-    (``ipv4:1.2.3.4:5`` -> ``1.2.3.4``; an IPv4-mapped IPv6 one too), an IPv6 one by its /64
-    (one subscriber usually holds a whole /64, so counting its single addresses would count
-    nothing); other forms (a Unix socket) as they are."""
-    address = peer_address(peer)
-    if address is None:
-        return peer
-    return counted_address(address)
+    """Who is throttled, from gRPC's peer string: ``felt.api.clients.counted_peer`` (an IPv6
+    client by its /64: one subscriber usually holds a whole /64)."""
+    return counted_peer(peer)
 
 
 def sign_up_site(client: str) -> str:

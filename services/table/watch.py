@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from felt.api.clients import counted_address, peer_address
+from felt.api.clients import counted_peer
 from felt.eventstore import EventStore, EventsTrimmed
 from felt.eventstore.codec import EventMeta, decode_event
 from felt.table.events import AnyEvent
@@ -189,13 +189,9 @@ class TableFeed:
 
 
 def client_address(peer: str) -> str:
-    """Whose watch streams count together, from gRPC's peer string (``context.peer()``, or
-    behind the gateway the client it names: ``felt.api.clients``): the address without the
-    port (``ipv4:1.2.3.4:5`` -> ``1.2.3.4``, ``ipv6:[::ffff:1.2.3.4]:5`` -> ``1.2.3.4``), an
-    IPv6 one by its /64 (``ipv6:[2001:db8::1]:5`` -> ``2001:db8::/64``: one client holds the
-    whole /64, ``counted_address``); other forms as they are."""
-    address = peer_address(peer)
-    return peer if address is None else counted_address(address)
+    """Whose watch streams count together, from gRPC's peer string:
+    ``felt.api.clients.counted_peer`` (``ipv6:[2001:db8::1]:5`` -> ``2001:db8::/64``)."""
+    return counted_peer(peer)
 
 
 class WatchHub:

@@ -102,6 +102,15 @@ def peer_address(peer: str) -> IPAddress | None:
     return _address(rest.rsplit(":", 1)[0].removeprefix("[").removesuffix("]"))
 
 
+def counted_peer(peer: str) -> str:
+    """Whose count a caller goes to, from gRPC's peer string (``context.peer()``, or behind
+    the gateway the client it names: ``TrustedProxies``): its address without the port
+    (``ipv4:1.2.3.4:5`` -> ``1.2.3.4``, an IPv4-mapped IPv6 one too), an IPv6 one by its
+    /64 (``counted_address``); other forms (a Unix socket) as they are."""
+    address = peer_address(peer)
+    return peer if address is None else counted_address(address)
+
+
 def forwarded_address(entry: str) -> IPAddress | None:
     """One ``x-forwarded-for`` entry's address, normalised: ``1.2.3.4``, ``2001:db8::1``,
     and with a port as some proxies write it (``1.2.3.4:80``, ``[2001:db8::1]:80``,

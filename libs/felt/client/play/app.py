@@ -161,7 +161,9 @@ class PlayApp(App[int]):
                 await self.session.refresh_seat()
                 self.token_renewals += 1
             except Refused as refused:
-                if refused.code in (
+                # SEAT_TOKEN_SUPERSEDED: a later renewal replaced the token; the next try,
+                # with a new request id, is answered (the seat is not gone).
+                if refused.reason != "SEAT_TOKEN_SUPERSEDED" and refused.code in (
                     grpc.StatusCode.FAILED_PRECONDITION,
                     grpc.StatusCode.PERMISSION_DENIED,
                     grpc.StatusCode.NOT_FOUND,

@@ -70,6 +70,11 @@ def unit_of(variant: Variant) -> int:
     return BIG_BLIND if variant == Variant.NLHE else BIG_BET
 
 
+def table_name(seats: int) -> str:
+    """A table format's name: ``heads-up``, else ``N-handed``."""
+    return "heads-up" if seats == 2 else f"{seats}-handed"
+
+
 def unit_name(variant: Variant) -> str:
     return "bb/100" if variant == Variant.NLHE else "BB/100"
 

@@ -104,7 +104,7 @@ def _pairings(text: str) -> tuple[tuple[str, str], ...]:
 def run(args: argparse.Namespace) -> int:
     """Play the ladder described by ``args``, print the table, write outputs; exit status."""
     from felt.bots.ladder import chunks, format_table, play_chunk, summarize
-    from felt.bots.verdict import exploitation, markdown, verdict
+    from felt.bots.verdict import exploitation, tally, verdict
     from felt.rules.config import Variant
 
     if args.hands < 2:
@@ -149,8 +149,7 @@ def run(args: argparse.Namespace) -> int:
     differences = exploitation(deals, summary)
     checks = verdict(summary, differences)
     print(format_table(summary))
-    report = markdown(summary, differences, checks)
-    print("\n" + report[report.index("Verdict:") :], end="")
+    print("\n" + tally(checks), end="")
     print(f"\n{sum(r.hands for r in summary)} hands in {elapsed:.0f} s (seed {args.seed})")
     if args.out is not None:
         paths = write_outputs(args.out, summary, vars(args), elapsed, differences, checks)
@@ -225,6 +224,8 @@ def plot(results: Sequence[PairingResult], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from felt.bots.ladder import table_name
+
     panels = list(dict.fromkeys((r.variant, r.seats) for r in results))
     tallest = max(sum(1 for r in results if (r.variant, r.seats) == p) for p in panels)
     cols = min(2, len(panels))
@@ -247,7 +248,7 @@ def plot(results: Sequence[PairingResult], path: Path) -> None:
         ax.axvline(0, color="#212529", linewidth=0.8)
         unit = rows[0].unit if rows else ""
         hands = rows[0].hands if rows else 0
-        table = "heads-up" if seats == 2 else f"{seats}-handed"
+        table = table_name(seats)
         ax.set_title(f"{variant} {table}: first bot's result ({unit}, {hands} hands, 95% CI)")
         ax.set_xlabel(unit)
         ax.grid(axis="x", alpha=0.3)

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from felt.bots import BASELINES
-from felt.bots.ladder import Z95, PairingResult, mean_and_stderr, unit_name
+from felt.bots.ladder import Z95, PairingResult, mean_and_stderr, table_name, unit_name
 from felt.rules.config import Variant
 
 # Per-deal results of one run: (variant, seats, first, second) -> first's net per deal, in units.
@@ -55,7 +55,7 @@ class Difference:
 
     @property
     def table(self) -> str:
-        return "heads-up" if self.seats == 2 else f"{self.seats}-handed"
+        return table_name(self.seats)
 
     def as_dict(self) -> dict[str, object]:
         d = asdict(self)
@@ -87,10 +87,6 @@ class Check:
 
 def _status(low: float, high: float) -> str:
     return "yes" if low > 0 else "no" if high < 0 else "n.s."
-
-
-def _table(seats: int) -> str:
-    return "heads-up" if seats == 2 else f"{seats}-handed"
 
 
 def compare(
@@ -170,7 +166,7 @@ def verdict(results: Sequence[PairingResult], differences: Sequence[Difference])
 
 
 def _pairing_check(criterion: str, r: PairingResult) -> Check:
-    return _check(criterion, r.variant, _table(r.seats), r.pairing, r)
+    return _check(criterion, r.variant, table_name(r.seats), r.pairing, r)
 
 
 def _check(
@@ -191,7 +187,7 @@ def markdown(
     for r in results:
         ns = "" if r.significant else " (n.s.)"
         lines.append(
-            f"| {r.variant} | {_table(r.seats)} | {r.pairing} | {r.hands} | "
+            f"| {r.variant} | {table_name(r.seats)} | {r.pairing} | {r.hands} | "
             f"{r.per100:+.1f} {r.unit} | [{r.ci_low:+.1f}, {r.ci_high:+.1f}]{ns} |"
         )
     if differences:
@@ -204,13 +200,18 @@ def markdown(
             "|---|---|---|---:|---|",
         ]
         for d in differences:
-            ns = "" if d.ci_low > 0 or d.ci_high < 0 else " (n.s.)"
+            ns = " (n.s.)" if _status(d.ci_low, d.ci_high) == "n.s." else ""
             lines.append(
                 f"| {d.variant} | {d.table} | {d.opponent} | {d.per100:+.1f} vs {d.other} | "
                 f"[{d.ci_low:+.1f}, {d.ci_high:+.1f}]{ns} |"
             )
+    return "\n".join([*lines, "", tally(checks)])
+
+
+def tally(checks: Sequence[Check]) -> str:
+    """How many checks hold at 95%, and each one that does not (as the run prints it)."""
     held = sum(1 for c in checks if c.status == "yes")
-    lines += ["", f"Verdict: {held} of {len(checks)} checks hold at 95%."]
+    lines = [f"Verdict: {held} of {len(checks)} checks hold at 95%."]
     failing = [c for c in checks if c.status != "yes"]
     if failing:
         lines += ["", "Not shown at 95%:", ""]

@@ -31,6 +31,7 @@ hide its effect on the others.
 from __future__ import annotations
 
 import random
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
@@ -505,6 +506,10 @@ class HardBot:
                 calling = [_calling_models(m) for m in models]
                 called = self._mixture_equity(sit.hole, tuple(sit.hole), dead, calling, seed)
                 equity = min(equity, called)
+                floor = _kept_pair_floor(sit, read)
+                if floor is not None:
+                    # It kept one of the few pairs it calls a bet with before the draw.
+                    equity = min(equity, _equity_against_pairs(sit.hole, floor))
         return self._draw_bet(sit, legal, equity, rng, read)
 
     def _best_keep(
@@ -574,10 +579,9 @@ class HardBot:
         drew = sit.draws.get(seat)
         mix: list[tuple[float, DrawOpponent]]
         if drew is None:
-            if reraised:
-                mix = [(0.5, DrawOpponent(1, H.TWO_PAIR)), (0.5, DrawOpponent(3, H.PAIR))]
-            elif bet_first:
-                mix = [(0.75, DrawOpponent(3, H.PAIR)), (0.25, DrawOpponent(1, H.TWO_PAIR))]
+            if reraised or bet_first:
+                strong = _strong_bets(style, 0.5 if reraised else 0.25)
+                mix = [(strong, DrawOpponent(1, H.TWO_PAIR)), (1 - strong, DrawOpponent(3, H.PAIR))]
             elif called_first:
                 mix = [(0.65, DrawOpponent(3, H.PAIR)), (0.35, DrawOpponent(1))]
             else:  # checked or not acted yet: weaker than a bettor
@@ -595,7 +599,10 @@ class HardBot:
             mix = [(paired, DrawOpponent(drew, H.PAIR)), (1 - paired, DrawOpponent(drew))]
         if any(a.kind == "bet" for a in second):
             floor = H.TWO_PAIR if drew is None or drew >= 2 else H.THREE_OF_A_KIND
-            mix = [(0.6, DrawOpponent(0, floor)), *[(0.4 * w, m) for w, m in mix]]
+            # As strong as its shown bets were: one that never showed a pair after betting
+            # bets its improved hands only.
+            strong = _clamp(1.0 - style.bluffs, 0.6, 0.95) if style.known else 0.6
+            mix = [(strong, DrawOpponent(0, floor)), *[((1 - strong) * w, m) for w, m in mix]]
         elif any(a.kind == "call" for a in second):
             mix = [(0.4, DrawOpponent(0, H.PAIR)), *[(0.6 * w, m) for w, m in mix]]
         elif any(a.kind == "check" for a in second) and drew is not None:
@@ -635,10 +642,13 @@ class HardBot:
                 margin = min(margin, 0.0)
             if equity >= fair + margin:
                 return bet_to(legal, sit.unit)
-            if n == 1:
+            if n == 1 and not (second and _kept_pair_floor(sit, read) is not None):
                 # A steal: pays when they fold more often than the bet's share of the pot.
                 checked = any(a.kind == "check" and a.seat != sit.seat for a in sit.on(sit.street))
-                fold = read.check_fold[second] if checked else read.fold
+                if checked:
+                    fold = read.check_fold[second]
+                else:
+                    fold = read.later_fold if second else read.fold
                 if fold >= sit.unit / (sit.pot + sit.unit) + t.draw_steal_margin:
                     return bet_to(legal, sit.unit)
             elif (
@@ -646,7 +656,10 @@ class HardBot:
                 and _all_fold(sit, read) >= sit.unit / (sit.pot + sit.unit) + t.draw_steal_margin
             ):
                 return bet_to(legal, sit.unit)  # the antes, from a table that gives up
-            if n == 1 and equity < 0.35 and rng.random() < read.bluff * (2.0 if second else 1.0):
+            bluff = 2.0 * read.later_bluff if second else read.bluff
+            if second and n == 1 and _kept_pair_floor(sit, read) is not None:
+                return check_or_fold(legal)  # it kept a pair and calls with every pair
+            if n == 1 and equity < 0.35 and rng.random() < bluff:
                 return bet_to(legal, sit.unit)
             return check_or_fold(legal)
         raise_margin = t.draw_raise_second if second else t.draw_raise_first
@@ -731,6 +744,78 @@ def _calls_with_pairs_only(sit: Situation, read: TableRead) -> bool:
 
 # Share of five-card deals holding a pair or better (a pair 42.3%, two pair 4.8%, trips 2.1%...).
 _DEALT_MADE = 0.5
+# Share of five-card deals holding two pair or better (two pair 4.8%, trips 2.1%, pat 0.8%).
+_DEALT_TWO_PAIR = 0.076
+
+
+def _strong_bets(style: Style, floor: float) -> float:
+    """The share of a first-round bet (or raise) that is two pair or better, at least ``floor``.
+
+    A seat bets first-round pots with its top ``pfr`` share of hands: one that bets
+    only one hand in thirteen bets two pair or better, one that bets a third of its
+    hands mostly pairs (``floor``, the textbook read, stays).
+    """
+    if not style.known:
+        return floor
+    return _q(_clamp(_DEALT_TWO_PAIR / max(style.pfr, 0.01), floor, 0.95))
+
+
+# Share of five-card deals holding a pair of one given rank (42.3% / 13).
+_DEALT_PAIR_OF_RANK = 0.0325
+_ACE = 12
+_DECK = range(52)
+
+
+def _kept_pair_floor(sit: Situation, read: TableRead) -> int | None:
+    """After the draw heads-up: the lowest pair rank the opponent can hold, if it is selective.
+
+    A seat that called a bet before the draw and then drew three kept a pair;
+    if it folds most hands to such bets (``first_fold``), the pairs it calls
+    with are its top ones: its continuing share (``1 - first_fold``) less the
+    two pair and better, in pairs from aces down (a rock calling with jacks or
+    better shows about a sixth of hands continuing: three or four ranks).
+    Rounded up, so the floor errs high (fewer value bets, not more). None when
+    the read does not apply: not heads-up, it did not call a first-round bet,
+    did not draw three, or calls with more than half its pairs.
+    """
+    if sit.street != Street.SECOND_BET or sit.opponent_count != 1:
+        return None
+    seat = sit.opponents[0].seat
+    style = read.style(seat)
+    if not style.known or sit.draws.get(seat) != 3:
+        return None
+    called = any(a.kind == "call" and a.seat == seat for a in sit.on(Street.FIRST_BET))
+    if not called:
+        return None
+    pairs = (1.0 - style.first_fold - _DEALT_TWO_PAIR) / _DEALT_PAIR_OF_RANK
+    ranks = max(1, -int(-pairs // 1))  # ceil
+    if ranks > 6:
+        return None
+    return _ACE + 1 - ranks
+
+
+@cache
+def _pair_draw_values(floor: int) -> tuple[int, ...]:
+    """Sorted final hand values of a pair of rank ``floor`` or better kept, three cards drawn.
+
+    Sampled once per floor with a fixed seed (card removal by hero's cards is ignored).
+    """
+    rng = random.Random(floor)
+    hands = []
+    for _ in range(3000):
+        rank = rng.randint(floor, _ACE)
+        a, b = rng.sample(range(4), 2)
+        pair = (rank * 4 + a, rank * 4 + b)
+        rest = [c for c in rng.sample(_DECK, 5) if c not in pair][:3]
+        hands.append((*pair, *rest))
+    return tuple(sorted(evaluate_many(hands)))
+
+
+def _equity_against_pairs(hole: Sequence[Card], floor: int) -> float:
+    """Showdown equity of hero's final five cards against ``_pair_draw_values(floor)``."""
+    values = _pair_draw_values(floor)
+    v = evaluate_many([tuple(hole)])[0]
+    return (bisect_left(values, v) + bisect_right(values, v)) / (2 * len(values))
 
 
 def _first_callers(fold: float) -> list[tuple[float, DrawOpponent]]:
@@ -847,6 +932,8 @@ class Style:
     odd_draws: float = 0.1
     first_fold: float = 0.5
     pat: float = 0.05
+    # Folds to a bet after the first round only (Draw: after the draw).
+    later_fold: float = 0.4
     # How often it raises first in from (early, late) seats; None until it had chances.
     opens: tuple[float | None, float | None] = (None, None)
 
@@ -870,6 +957,7 @@ class Style:
             odd_draws=_q(stats.odd_draw_rate()),
             first_fold=_q(stats.steal_fold_rate()),
             pat=_q(stats.pat_rate()),
+            later_fold=_q(stats.fold_rate()),
             opens=(_opens(stats, False, heads_up), _opens(stats, True, heads_up)),
         )
 
@@ -948,7 +1036,10 @@ class TableRead:
     its fold rate is concentrated in its checks. ``hu_fold`` and
     ``hu_check_fold`` are the same two reads (later rounds) counted only in
     pots down to two players (``SeatStats.hu_faced``), for steals in pots a
-    full table left heads-up.
+    full table left heads-up. ``later_fold`` is the lowest fold rate to a bet
+    after the first round alone and ``later_bluff`` the bluff probability
+    scaled by it (Draw after the draw: a player who folds most hands to a bet
+    before the draw but calls down the ones it kept is not bluffed there).
     """
 
     styles: tuple[tuple[int, Style], ...]
@@ -962,6 +1053,8 @@ class TableRead:
     check_fold: tuple[float, float] = (0.4, 0.4)
     hu_fold: float = 0.4
     hu_check_fold: float = 0.4
+    later_fold: float = 0.4
+    later_bluff: float = 0.1
 
     @classmethod
     def of(cls, table: TableStats | None, sit: Situation, bluff_frequency: float) -> TableRead:
@@ -969,14 +1062,15 @@ class TableRead:
         styles = tuple((o.seat, Style.of(stats_of(table, o.seat), heads_up)) for o in sit.opponents)
         known = [s for _, s in styles if s.known]
         if not known or len(known) < len(styles):
-            return cls(styles, bluff_frequency, False, 0.0, 0.5)
+            return cls(styles, bluff_frequency, False, 0.0, 0.5, later_bluff=bluff_frequency)
         fold = min(s.fold for s in known)
+        later_fold = min(s.later_fold for s in known)
         stations = fold <= 0.2
         seen = [stats_of(table, seat) for seat, _ in styles]
         steal = sum(s.steal_fold_rate() for s in seen) / len(seen)
         return cls(
             styles,
-            bluff=min(1.0, bluff_frequency * _clamp((fold - 0.1) / 0.3, 0.0, 2.5)),
+            bluff=_bluff(bluff_frequency, fold),
             stations=stations,
             value_boost=0.25 if stations else 0.0,
             steal_fold=steal,
@@ -989,6 +1083,8 @@ class TableRead:
             ),
             hu_fold=_q(min(s.hu_fold_rate() for s in seen)),
             hu_check_fold=min(_check_fold(s.hu_fold_rate(), s.aggression()) for s in seen),
+            later_fold=later_fold,
+            later_bluff=_bluff(bluff_frequency, later_fold),
         )
 
     def style(self, seat: int) -> Style:
@@ -996,6 +1092,11 @@ class TableRead:
             if s == seat:
                 return style
         return Style()
+
+
+def _bluff(frequency: float, fold: float) -> float:
+    """The bluff probability: ``frequency`` scaled by a fold rate (none at 10%, 2.5x at 85%)."""
+    return min(1.0, frequency * _clamp((fold - 0.1) / 0.3, 0.0, 2.5))
 
 
 def _check_fold(fold: float, bets: float) -> float:
@@ -1014,6 +1115,8 @@ def warm_up() -> None:
     for category in (H.PAIR, H.TWO_PAIR, H.THREE_OF_A_KIND, H.STRAIGHT):
         draw_equity(hero, hero, (), [DrawOpponent(0, category)], 100, 0)
     _straight_draw_table()
+    for floor in range(_ACE + 1 - 6, _ACE + 1):
+        _pair_draw_values(floor)
     for share in (0.06, 0.12, 0.14, 0.16, 0.5, 0.22):
         _preflop_range(share, 0.0)
 

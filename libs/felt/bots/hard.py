@@ -656,7 +656,11 @@ class HardBot:
                 and _all_fold(sit, read) >= sit.unit / (sit.pot + sit.unit) + t.draw_steal_margin
             ):
                 return bet_to(legal, sit.unit)  # the antes, from a table that gives up
-            bluff = 2.0 * read.later_bluff if second else read.bluff
+            bluff = read.bluff
+            if second:
+                # After the draw only where its folds after the draw pay for the bet.
+                paid = read.later_fold >= sit.unit / (sit.pot + sit.unit)
+                bluff = 2.0 * read.later_bluff if paid else 0.0
             if second and n == 1 and _kept_pair_floor(sit, read) is not None:
                 return check_or_fold(legal)  # it kept a pair and calls with every pair
             if n == 1 and equity < 0.35 and rng.random() < bluff:

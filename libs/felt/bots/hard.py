@@ -580,7 +580,8 @@ class HardBot:
         mix: list[tuple[float, DrawOpponent]]
         if drew is None:
             if reraised or bet_first:
-                strong = _strong_bets(style, 0.5 if reraised else 0.25)
+                floor = 0.5 if reraised else 0.25
+                strong = _strong_bets(style, floor) if sit.dealt == 2 else floor
                 mix = [(strong, DrawOpponent(1, H.TWO_PAIR)), (1 - strong, DrawOpponent(3, H.PAIR))]
             elif called_first:
                 mix = [(0.65, DrawOpponent(3, H.PAIR)), (0.35, DrawOpponent(1))]
@@ -601,7 +602,9 @@ class HardBot:
             floor = H.TWO_PAIR if drew is None or drew >= 2 else H.THREE_OF_A_KIND
             # As strong as its shown bets were: one that never showed a pair after betting
             # bets its improved hands only.
-            strong = _clamp(1.0 - style.bluffs, 0.6, 0.95) if style.known else 0.6
+            strong = 0.6
+            if style.known and sit.dealt == 2:  # heads-up: measured there only
+                strong = _clamp(1.0 - style.bluffs, 0.6, 0.95)
             mix = [(strong, DrawOpponent(0, floor)), *[((1 - strong) * w, m) for w, m in mix]]
         elif any(a.kind == "call" for a in second):
             mix = [(0.4, DrawOpponent(0, H.PAIR)), *[(0.6 * w, m) for w, m in mix]]
@@ -648,7 +651,7 @@ class HardBot:
                 if checked:
                     fold = read.check_fold[second]
                 else:
-                    fold = read.later_fold if second else read.fold
+                    fold = read.later_fold if second and sit.dealt == 2 else read.fold
                 if fold >= sit.unit / (sit.pot + sit.unit) + t.draw_steal_margin:
                     return bet_to(legal, sit.unit)
             elif (
@@ -657,8 +660,8 @@ class HardBot:
             ):
                 return bet_to(legal, sit.unit)  # the antes, from a table that gives up
             bluff = read.bluff
-            if second:
-                # After the draw only where its folds after the draw pay for the bet.
+            if second and sit.dealt == 2:
+                # Heads-up after the draw only where its folds after the draw pay for the bet.
                 paid = read.later_fold >= sit.unit / (sit.pot + sit.unit)
                 bluff = 2.0 * read.later_bluff if paid else 0.0
             if second and n == 1 and _kept_pair_floor(sit, read) is not None:
@@ -782,7 +785,7 @@ def _kept_pair_floor(sit: Situation, read: TableRead) -> int | None:
     the read does not apply: not heads-up, it did not call a first-round bet,
     did not draw three, or calls with more than half its pairs.
     """
-    if sit.street != Street.SECOND_BET or sit.opponent_count != 1:
+    if sit.street != Street.SECOND_BET or sit.dealt != 2:
         return None
     seat = sit.opponents[0].seat
     style = read.style(seat)

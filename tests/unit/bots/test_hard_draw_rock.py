@@ -110,3 +110,8 @@ def _heads_up_situation() -> Situation:
     play_heads_up(Variant.DRAW5, recorder, "rock", 1, 3)
     view, history, legal = recorder.points[0]
     return situation(view, history, legal)
+
+
+def test_the_kept_pair_read_is_for_hands_dealt_heads_up_only() -> None:
+    sit = replace(_heads_up_situation(), street=Street.SECOND_BET, dealt=5)
+    assert _kept_pair_floor(sit, TableRead.of({1: ROCK}, sit, 0.1)) is None

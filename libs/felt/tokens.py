@@ -28,7 +28,19 @@ SEAT_TOKEN_HEADER = "x-felt-seat-token"
 
 
 class TokenError(Exception):
-    """The token is malformed, forged, expired, or for another table or seat."""
+    """The token is malformed, forged, expired, or for another table or seat.
+
+    ``reason`` is the refusal's machine-readable reason where a client acts on it:
+    ``SEAT_TOKEN_EXPIRED`` (renew the token), else "" (the token is not one to renew).
+    """
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+EXPIRED = "SEAT_TOKEN_EXPIRED"
+"""The reason an expired seat token is refused with (and a stream it opened ends with)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,5 +105,5 @@ def verify_token(secret: bytes, token: str, now: int) -> SeatClaim:
     except (ValueError, KeyError, TypeError) as exc:
         raise TokenError("the seat token's payload is malformed") from exc
     if claim.expires_at and claim.expires_at < now:
-        raise TokenError("the seat token has expired")
+        raise TokenError("the seat token has expired: ask the lobby for a fresh one", EXPIRED)
     return claim

@@ -104,6 +104,16 @@ class Caller:
     claim: SeatClaim | None = None
     token_hash: str = ""
     error: str = ""
+    error_reason: str = ""
+
+    def expired_since_opened(self) -> bool:
+        """A player's seat token that was good when the call began and has expired since:
+        a stream it opened ends then (the service credential, which may name an expired
+        token to let its player leave, and the AI workers' token never expire here)."""
+        claim = self.claim
+        if self.admin or self.ai or claim is None or not claim.expires_at:
+            return False
+        return claim.expires_at < int(time.time())
 
     def require_admin(self) -> str:
         """The admin (service) principal: UNAUTHENTICATED without a token, PERMISSION_DENIED
@@ -149,6 +159,7 @@ class Caller:
                 Code.UNAUTHENTICATED,
                 self.error
                 or f"the service credential acts as a seat with its token in {SEAT_TOKEN_HEADER}",
+                self.error_reason,
             )
         if claim.table_id != table_id:
             raise Refused(
@@ -223,7 +234,7 @@ class Authenticator:
             try:
                 claim = verify_token(self.secrets.token_secret, token, now)
             except TokenError as exc:
-                return Caller(token=True, error=str(exc))
+                return Caller(token=True, error=str(exc), error_reason=exc.reason)
             hashed = token_hash(token)
             if len(self._verified) >= _VERIFIED_TOKENS:
                 self._verified.pop(next(iter(self._verified)))

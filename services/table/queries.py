@@ -30,7 +30,7 @@ from felt.table.deals import ProofTracker
 from felt.table.events import AnyEvent, PlayerLeft, SeatTokenReissued
 from services.table.application import TableApp
 from services.table.auth import Caller, check_occupant
-from services.table.refusals import TOKEN_REISSUED, TOO_SLOW, Code, Refused
+from services.table.refusals import TOKEN_EXPIRED, TOKEN_REISSUED, TOO_SLOW, Code, Refused
 from services.table.runtime import TableRuntime
 from services.table.watch import EndCall, FellBehind, WatchHub
 
@@ -118,9 +118,11 @@ class TableQueries:
         token than the one it was opened with (PERMISSION_DENIED
         ``SEAT_TOKEN_REISSUED``): that token is void from then on too, and a stream
         it opened must not go on showing the seat's cards to whoever holds it (a
-        leaked token is what a reissue shuts out). Streams are capped per client
-        address (``peer``) and per service, share one tail of the table's stream,
-        and are dropped if they fall too far behind (``services.table.watch``):
+        leaked token is what a reissue shuts out). Likewise at the first event after
+        the token expired (UNAUTHENTICATED ``SEAT_TOKEN_EXPIRED``): a client renews it
+        (the lobby's RefreshSeatToken) and watches on from the last event. Streams
+        are capped per client address (``peer``) and per service, share one tail of
+        the table's stream, and are dropped if they fall too far behind (``services.table.watch``):
         then TOO_SLOW is raised, or, if the call was stuck writing, ``end_call``
         has ended it already.
         """
@@ -167,6 +169,8 @@ class TableQueries:
                         and not hmac.compare_digest(event.token_hash, opened_with)
                     ):
                         raise TOKEN_REISSUED
+                    if as_seat is not None and caller.expired_since_opened():
+                        raise TOKEN_EXPIRED  # nothing more of the seat's to a stale token
                     tracker.viewer = as_seat
                     yield Seen(sequence, event, meta, as_seat, tracker.openings(event))
                     if isinstance(event, PlayerLeft) and event.seat == as_seat:

@@ -126,6 +126,12 @@ TOKEN_REISSUED = Refused(
     "this seat's token was reissued: the stream it opened has ended; watch with the new token",
     "SEAT_TOKEN_REISSUED",
 )
+TOKEN_EXPIRED = Refused(
+    Code.UNAUTHENTICATED,
+    "the seat token this stream was opened with has expired: ask the lobby for a fresh one "
+    "and watch again from the last event",
+    "SEAT_TOKEN_EXPIRED",
+)
 
 
 def unavailable(table_id: str) -> Refused:

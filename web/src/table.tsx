@@ -50,6 +50,11 @@ export function TableScreen({ lounge }: { lounge: string }) {
 
 const RENEW_RETRY_MS = 5000;
 
+/** The table's refusal of a seat token past its expiry (renewing it is the remedy). */
+function seatTokenExpired(err: unknown): boolean {
+  return ConnectError.from(err).code === Code.Unauthenticated && reasonOf(err) === "SEAT_TOKEN_EXPIRED";
+}
+
 /** Keeps the seat's token fresh: RefreshSeatToken before it expires (and at once when the
  * table says it has), so a long session plays on. `token()` is the current token (read by
  * the table client at every call); `ready()` waits for a renewal under way (the table stops
@@ -222,9 +227,10 @@ function LiveTable({ lounge, initial }: { lounge: string; initial: session.SeatT
           await ready();
           if (token() !== streamToken) return; // renewed meanwhile: the effect of the new token watches on
           const code = ConnectError.from(err).code;
-          if (code === Code.Unauthenticated && reasonOf(err) === "TOKEN_EXPIRED") {
-            // Expired (a sleeping tab's timer fired late): a fresh token restarts the stream
-            // from lastSeq; a refusal shows why.
+          if (seatTokenExpired(err)) {
+            // Expired (a sleeping tab's timer fired late; the stream ends at the first event
+            // after the expiry): a fresh token restarts the stream from lastSeq; a refusal
+            // shows why.
             if (await renew()) return;
             setFatal(errorText(err));
             return;
@@ -259,9 +265,14 @@ function LiveTable({ lounge, initial }: { lounge: string; initial: session.SeatT
       try {
         accept((await send()).view);
       } catch (err) {
-        // Sent with a token a renewal replaced meanwhile (refused, nothing done): again.
+        // Sent with a token a renewal replaced meanwhile, or with one that expired before
+        // its renewal (refused, nothing done): again, with the fresh one.
         await ready();
-        if (ConnectError.from(err).code !== Code.PermissionDenied || token() === sentWith) throw err;
+        if (seatTokenExpired(err) && token() === sentWith) {
+          if (!(await renew())) throw err;
+        } else if (ConnectError.from(err).code !== Code.PermissionDenied || token() === sentWith) {
+          throw err;
+        }
         accept((await send()).view);
       }
     } catch (err) {

@@ -130,7 +130,9 @@ class TableService(Protocol):
 
     def watch_table(self, request: WatchTableRequest, ctx: RequestContext[WatchTableRequest, WatchTableResponse], /) -> AsyncIterator[WatchTableResponse]:
         """
-        Streams the table's events as a seat (or a spectator) may see them.
+        Streams the table's events as a seat (or a spectator) may see them. A
+        seat's stream ends UNAUTHENTICATED SEAT_TOKEN_EXPIRED at the first event
+        after the token it was opened with expired.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -649,7 +651,9 @@ class TableServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> AsyncIterator[WatchTableResponse]:
         """
-        Streams the table's events as a seat (or a spectator) may see them.
+        Streams the table's events as a seat (or a spectator) may see them. A
+        seat's stream ends UNAUTHENTICATED SEAT_TOKEN_EXPIRED at the first event
+        after the token it was opened with expired.
         """
         return self.execute_server_stream(
             request=request,

@@ -16,7 +16,8 @@ Conventions
   AddChips the service acts as one occupant by sending that seat's token in
   `x-felt-seat-token` metadata too (checked like a seat token), or without
   it for whoever sits at the seat. A wrong or missing seat token is
-  UNAUTHENTICATED; a token for another seat is PERMISSION_DENIED.
+  UNAUTHENTICATED (an expired one with reason SEAT_TOKEN_EXPIRED: renew it
+  through the lobby); a token for another seat is PERMISSION_DENIED.
 - Every mutating call carries a client-generated `request_id` (a UUID). A
   retry of the same request with the same id returns the original response
   and changes nothing. An id belongs to its caller (the seat token, the AI

@@ -211,7 +211,9 @@ class TableServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def WatchTable(self, request, context):
-        """Streams the table's events as a seat (or a spectator) may see them.
+        """Streams the table's events as a seat (or a spectator) may see them. A
+        seat's stream ends UNAUTHENTICATED SEAT_TOKEN_EXPIRED at the first event
+        after the token it was opened with expired.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -16,7 +16,8 @@ Conventions
   AddChips the service acts as one occupant by sending that seat's token in
   `x-felt-seat-token` metadata too (checked like a seat token), or without
   it for whoever sits at the seat. A wrong or missing seat token is
-  UNAUTHENTICATED; a token for another seat is PERMISSION_DENIED.
+  UNAUTHENTICATED (an expired one with reason SEAT_TOKEN_EXPIRED: renew it
+  through the lobby); a token for another seat is PERMISSION_DENIED.
 - Every mutating call carries a client-generated `request_id` (a UUID). A
   retry of the same request with the same id returns the original response
   and changes nothing. An id belongs to its caller (the seat token, the AI
@@ -110,7 +111,10 @@ class TableServiceStub:
     GetTableView: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.GetTableViewRequest, _table_service_pb2.GetTableViewResponse]
     """Returns what a seat (or a spectator) may see now."""
     WatchTable: _grpc.UnaryStreamMultiCallable[_table_service_pb2.WatchTableRequest, _table_service_pb2.WatchTableResponse]
-    """Streams the table's events as a seat (or a spectator) may see them."""
+    """Streams the table's events as a seat (or a spectator) may see them. A
+    seat's stream ends UNAUTHENTICATED SEAT_TOKEN_EXPIRED at the first event
+    after the token it was opened with expired.
+    """
     GetHandHistory: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.GetHandHistoryRequest, _table_service_pb2.GetHandHistoryResponse]
     """Returns one hand's events as a seat (or a spectator) may see them, with
     proofs for every card the viewer saw (for replays and deal checks).
@@ -165,7 +169,10 @@ class TableServiceAsyncStub(TableServiceStub):
     GetTableView: _aio.UnaryUnaryMultiCallable[_table_service_pb2.GetTableViewRequest, _table_service_pb2.GetTableViewResponse]  # type: ignore[assignment]
     """Returns what a seat (or a spectator) may see now."""
     WatchTable: _aio.UnaryStreamMultiCallable[_table_service_pb2.WatchTableRequest, _table_service_pb2.WatchTableResponse]  # type: ignore[assignment]
-    """Streams the table's events as a seat (or a spectator) may see them."""
+    """Streams the table's events as a seat (or a spectator) may see them. A
+    seat's stream ends UNAUTHENTICATED SEAT_TOKEN_EXPIRED at the first event
+    after the token it was opened with expired.
+    """
     GetHandHistory: _aio.UnaryUnaryMultiCallable[_table_service_pb2.GetHandHistoryRequest, _table_service_pb2.GetHandHistoryResponse]  # type: ignore[assignment]
     """Returns one hand's events as a seat (or a spectator) may see them, with
     proofs for every card the viewer saw (for replays and deal checks).
@@ -295,7 +302,10 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _table_service_pb2.WatchTableRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_table_service_pb2.WatchTableResponse], _abc.AsyncIterator[_table_service_pb2.WatchTableResponse]]:
-        """Streams the table's events as a seat (or a spectator) may see them."""
+        """Streams the table's events as a seat (or a spectator) may see them. A
+        seat's stream ends UNAUTHENTICATED SEAT_TOKEN_EXPIRED at the first event
+        after the token it was opened with expired.
+        """
 
     @_abc_1.abstractmethod
     def GetHandHistory(

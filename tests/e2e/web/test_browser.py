@@ -32,6 +32,10 @@ PHONE = {"width": 390, "height": 844}
 HANDS = 3
 HEX_RUN = re.compile(rb"[0-9a-f]{64}")  # a SHA-256 in hex: a salt, a sibling or the root
 PLAY_S = 240.0  # a bound, not a measurement: a loaded machine, AI players thinking
+# The most the page's player calls (the big blind is 10): a seat that called everything
+# could lose its stack to an AI player's all-in, and a table whose other players are
+# broke deals no more hands, so the flow would wait out PLAY_S instead of testing anything.
+MAX_CALL = 60
 
 
 def shoot(page: Any, name: str) -> None:
@@ -78,10 +82,26 @@ def visible(page: Any, test_id: str) -> bool:
         return False
 
 
+def call_amount(page: Any) -> int:
+    """The chips the call button offers to put in ("Call 1,234"), 0 when it shows none."""
+    digits = re.sub(r"[^0-9]", "", page.get_by_test_id("act-call").first.inner_text())
+    return int(digits or 0)
+
+
 def play_hands(
-    page: Any, name: str, *, discards: int = 0, reload_once: bool = True, hands: int = HANDS
+    page: Any,
+    name: str,
+    *,
+    discards: int = 0,
+    reload_once: bool = True,
+    hands: int = HANDS,
+    passive: bool = False,
 ) -> dict[str, int]:
-    """Acts whenever the page offers actions until `hands` hands have ended; returns counts."""
+    """Acts whenever the page offers actions until `hands` hands have ended; returns counts.
+
+    It raises once, then checks, calls up to MAX_CALL and folds to more, so its stack
+    lasts; `passive` only checks or folds (a flow that needs many hands, none of them won).
+    """
     done: dict[str, int] = {"actions": 0, "raises": 0, "discards": 0, "reloads": 0}
     shots: set[str] = set()
     deadline = time.monotonic() + PLAY_S
@@ -117,7 +137,7 @@ def play_hands(
             if "table" not in shots and (board >= 3 or name != "holdem"):
                 shoot(page, f"{name}-table")
                 shots.add("table")
-            if visible(page, "act-raise") and not done["raises"]:
+            if visible(page, "act-raise") and not done["raises"] and not passive:
                 slider = page.get_by_test_id("bet-slider")
                 if slider.count():
                     low, high = int(slider.get_attribute("min")), int(slider.get_attribute("max"))
@@ -130,12 +150,15 @@ def play_hands(
                 # By keyboard, as a person without a mouse would: focus, then Enter.
                 page.get_by_test_id("act-check").focus()
                 page.keyboard.press("Enter")
-            elif visible(page, "act-call"):
+            elif visible(page, "act-call") and not passive and call_amount(page) <= MAX_CALL:
                 page.get_by_test_id("act-call").click()
             elif visible(page, "act-fold"):
                 page.get_by_test_id("act-fold").click()
-            else:
+            elif not passive:
                 page.get_by_test_id("act-allin").click()
+            else:
+                page.wait_for_timeout(150)
+                continue
             done["actions"] += 1
         elif "result" not in shots and visible(page, "result"):
             shoot(page, f"{name}-result")
@@ -214,15 +237,17 @@ def test_past_hands_from_the_server_then_the_owner_closes_the_lounge(
 ) -> None:
     lounge = f"Closing {uuid.uuid4().hex[:6]}"
     sign_up_and_create(page, web_stack.url, "nlhe", lounge)
-    play_hands(page, "history", reload_once=False, hands=1)
+    play_hands(page, "history", reload_once=False, hands=1, passive=True)
 
     # The seat's token lives a minute here: the page renews it half-way and plays on with
     # the new one (the stream restarted with it, actions accepted).
     with page.expect_response("**/poker.v1.LobbyService/RefreshSeatToken", timeout=60_000) as got:
         while not got.is_done():
-            play_hands(page, "history", reload_once=False, hands=hands_finished(page) + 1)
+            play_hands(
+                page, "history", reload_once=False, hands=hands_finished(page) + 1, passive=True
+            )
     assert got.value.ok
-    play_hands(page, "history", reload_once=False, hands=hands_finished(page) + 1)
+    play_hands(page, "history", reload_once=False, hands=hands_finished(page) + 1, passive=True)
     assert page.get_by_test_id("action-error").count() == 0
     assert page.get_by_test_id("connection").inner_text() == "Live"
 

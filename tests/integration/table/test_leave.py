@@ -58,7 +58,14 @@ async def test_a_seats_next_occupant_cannot_see_or_show_the_last_players_cards(
     mine = {s.seat: s for s in view.hand.seats}[actor]
     assert not any(c.hidden for c in mine.cards)
     fold = tpb.Action(fold=tpb.Action.Fold())
-    await table_env.submit(stub, table_id, keys[actor], fold, view.table.sequence)
+    # The other player sits out, so no next hand is dealt once the seat is taken again (a
+    # race the test lost now and then: the new hand's HAND_RUNNING instead).
+    other = 1 - actor
+    await stub.SitOut(
+        pb.SitOutRequest(table_id=table_id, seat=other, request_id="away"),
+        metadata=keys[other].md,
+    )
+    await table_env.submit(stub, table_id, keys[actor], fold)
     await stub.LeaveSeat(
         pb.LeaveSeatRequest(table_id=table_id, seat=actor, request_id="gone"),
         metadata=keys[actor].service_md,

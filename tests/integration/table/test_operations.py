@@ -147,17 +147,26 @@ def test_configuration_from_the_environment() -> None:
 # ---------------------------------------------------------------- item 14: token lifetime
 
 
-async def test_seat_tokens_expire_after_their_configured_lifetime(
-    table_env: Env, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    ttl = 3600
+async def _table_with_token_ttl(
+    table_env: Env, ttl: int, table_id: str, seats: int
+) -> tuple[Any, tuple[tuple[str, str], ...]]:
+    """A server whose seat tokens live ``ttl`` seconds, with an empty table: its stub and the
+    service credential's metadata."""
     server = await table_env.start_server(secrets=Secrets(SECRET, ADMIN, "ai", token_ttl_s=ttl))
     stub = table_env.stub(server)
     md = (("authorization", f"Bearer {ADMIN}"),)
     await stub.CreateTable(
-        pb.CreateTableRequest(table_id="ttl", config=table_env.nlhe(2), request_id="c"),
+        pb.CreateTableRequest(table_id=table_id, config=table_env.nlhe(seats), request_id="c"),
         metadata=md,
     )
+    return stub, md
+
+
+async def test_seat_tokens_expire_after_their_configured_lifetime(
+    table_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ttl = 3600
+    stub, md = await _table_with_token_ttl(table_env, ttl, "ttl", 2)
     seat_request = pb.SeatPlayerRequest(
         table_id="ttl", seat=0, player_id="p0", stack=100, request_id="s0"
     )
@@ -189,7 +198,47 @@ async def test_seat_tokens_expire_after_their_configured_lifetime(
             await call()
         assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
         assert "expired" in (refused.value.details() or "")
+        assert table_env.error_reason(refused.value) == "SEAT_TOKEN_EXPIRED"  # renew it
     assert not await table_env.recorded(table_id, "late")  # the refusal changed nothing
+
+
+async def test_a_seat_stream_ends_at_the_first_event_after_its_token_expired(
+    table_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ttl = 3600
+    stub, md = await _table_with_token_ttl(table_env, ttl, "lapse", 3)
+
+    async def seat(n: int) -> SeatKey:
+        seated = await stub.SeatPlayer(
+            pb.SeatPlayerRequest(
+                table_id="lapse", seat=n, player_id=f"p{n}", stack=100, request_id=f"s{n}"
+            ),
+            metadata=md,
+        )
+        return SeatKey(n, f"p{n}", seated.seat_token)
+
+    first = await seat(0)
+    stream = stub.WatchTable(
+        pb.WatchTableRequest(table_id="lapse", seat=0, from_sequence=0), metadata=first.md
+    )
+    items = aiter(stream)
+    assert (await anext(items)).WhichOneof("item") == "snapshot"
+    spectator = stub.WatchTable(pb.WatchTableRequest(table_id="lapse", from_sequence=0))
+    public = aiter(spectator)
+    await anext(public)
+
+    # The token's lifetime passes while the stream is open: the next event (a second player
+    # sits down) ends the seat's stream instead of reaching it; a spectator's goes on.
+    later = types.SimpleNamespace(time=lambda: time.time() + ttl + 2)
+    monkeypatch.setattr(auth_module, "time", later)
+    await seat(1)
+    with pytest.raises(grpc.aio.AioRpcError) as ended:
+        while True:
+            await anext(items)
+    assert ended.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert table_env.error_reason(ended.value) == "SEAT_TOKEN_EXPIRED"
+    assert (await anext(public)).event.WhichOneof("event") == "player_seated"
+    spectator.cancel()
 
 
 def _fold() -> tpb.Action:

@@ -17,7 +17,8 @@
 //   AddChips the service acts as one occupant by sending that seat's token in
 //   `x-felt-seat-token` metadata too (checked like a seat token), or without
 //   it for whoever sits at the seat. A wrong or missing seat token is
-//   UNAUTHENTICATED; a token for another seat is PERMISSION_DENIED.
+//   UNAUTHENTICATED (an expired one with reason SEAT_TOKEN_EXPIRED: renew it
+//   through the lobby); a token for another seat is PERMISSION_DENIED.
 // - Every mutating call carries a client-generated `request_id` (a UUID). A
 //   retry of the same request with the same id returns the original response
 //   and changes nothing. An id belongs to its caller (the seat token, the AI
@@ -981,7 +982,9 @@ export const TableService: GenService<{
     output: typeof GetTableViewResponseSchema;
   },
   /**
-   * Streams the table's events as a seat (or a spectator) may see them.
+   * Streams the table's events as a seat (or a spectator) may see them. A
+   * seat's stream ends UNAUTHENTICATED SEAT_TOKEN_EXPIRED at the first event
+   * after the token it was opened with expired.
    *
    * @generated from rpc poker.v1.TableService.WatchTable
    */

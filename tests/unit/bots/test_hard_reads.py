@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from felt.bots import get_bot
 from felt.bots.base import Bot, situation
-from felt.bots.hard import HardBot, TableRead, _contested
+from felt.bots.hard import HardBot, HardTuning, TableRead, _contested
 from felt.bots.holdem import draws
 from felt.bots.ladder import deck_for, hand_id_for, hand_setup, master_key, play_hand
 from felt.bots.opponents import ModelBuilder, SeatStats
@@ -256,3 +256,29 @@ def test_an_open_raise_is_read_as_wide_as_the_seat_opens_from_there() -> None:
     # Too few chances seen: the PFR read stays.
     few = replace(wide, open_chances=3, late_open_chances=3, opened=2, late_opened=2)
     assert TableRead.of({0: few}, sit, 0.1).style(0).opens == (None, None)
+
+
+def test_a_steal_prices_out_the_pairs_that_call_half_the_pot() -> None:
+    """A heads-up steal bets more than half the pot: a player calling by pot odds takes a
+    half-pot bet's 25% price with a weak pair and folds it above 30% (the normal bot's rule)."""
+    recorder = Recorder()
+    play_heads_up(Variant.NLHE, recorder, "normal", 80, 23)
+    bot = HardBot(tuning=replace(HardTuning(), value_ip=1.01, value_oop=1.01))
+    sizes: dict[bool, set[float]] = {False: set(), True: set()}
+    for i, (view, history, legal) in enumerate(recorder.points):
+        sit = situation(view, history, legal)
+        read = TableRead.of({1: FOLDER}, sit, 0.1)
+        if sit.opponent_count != 1 or not bot._steals(sit, read, AlwaysTakes()):
+            continue
+        d = bot.decide(view, history, legal, AlwaysTakes(i), {1: FOLDER})
+        assert isinstance(d, Act) and d.kind in (ActionKind.BET, ActionKind.RAISE)
+        bet = d.amount - sit.bet
+        if bet >= sit.stack or d.amount == legal.min_raise_to:
+            continue  # clamped to the legal range: no pot fraction to check
+        river = sit.street == Street.RIVER
+        sizes[river].add(round(bet / sit.pot, 2))
+        # The price the steal offers a caller is above what a weak pair calls.
+        assert bet / (sit.pot + 2 * bet) > 0.29
+    assert sizes[False] and sizes[True]
+    assert all(abs(s - 0.8) <= 0.02 for s in sizes[False])
+    assert all(abs(s - 0.75) <= 0.02 for s in sizes[True])

@@ -671,7 +671,7 @@ class HardBot:
                 and _all_fold(sit, read) >= sit.unit / (sit.pot + sit.unit) + t.draw_steal_margin
             ):
                 return bet_to(legal, sit.unit)  # the antes, from a table that gives up
-            bluff = read.bluff
+            bluff = read.bluff * (2.0 if second else 1.0)
             if second and sit.dealt == 2:
                 # Heads-up after the draw only where its folds after the draw pay for the bet.
                 paid = read.later_fold >= sit.unit / (sit.pot + sit.unit)
@@ -793,7 +793,8 @@ def _kept_pair_floor(sit: Situation, read: TableRead) -> int | None:
     with are its top ones: its continuing share (``1 - first_fold``) less the
     two pair and better, in pairs from aces down (a rock calling with jacks or
     better shows about a sixth of hands continuing: three or four ranks).
-    Rounded up, so the floor errs high (fewer value bets, not more). None when
+    Rounded up: the range errs a rank wide (a seat calling a little wider than
+    its fold rate says is still value-bet), never narrower than it is. None when
     the read does not apply: not heads-up, it did not call a first-round bet,
     did not draw three, or calls with more than half its pairs.
     """

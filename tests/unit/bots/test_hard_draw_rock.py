@@ -32,7 +32,7 @@ from felt.cards import cards
 from felt.evaluator import HandCategory, category_of, evaluate
 from felt.rules.commands import Act, ActionKind
 from felt.rules.config import Variant
-from felt.rules.events import Street
+from felt.rules.events import Event, Street
 from felt.rules.legal import LegalActions
 from felt.rules.views import HandView
 from tests.unit.bots.test_hard_fields import Recorder
@@ -83,27 +83,6 @@ def after_the_draw_checked_to(view: HandView, legal: LegalActions) -> bool:
     return view.street == Street.SECOND_BET and legal.can_check
 
 
-def test_after_the_draw_a_rock_that_called_is_neither_bluffed_nor_bet_thin() -> None:
-    recorder = Recorder(after_the_draw_checked_to)
-    play_heads_up(Variant.DRAW5, recorder, "rock", 400, 23)
-    spots = 0
-    for i, (view, history, legal) in enumerate(recorder.points):
-        sit = situation(view, history, legal)
-        read = TableRead.of({1: ROCK}, sit, 0.1)
-        floor = _kept_pair_floor(sit, read)
-        caller_floor = _kept_pair_floor(sit, TableRead.of({1: CALLER}, sit, 0.1))
-        assert caller_floor is None  # it calls with most pairs: no narrow read
-        if floor is None:
-            continue
-        spots += 1
-        assert floor >= 9  # jacks or better (ranks 2 = 0 .. A = 12)
-        d = HardBot().decide(view, history, legal, random.Random(i), {1: ROCK})
-        if isinstance(d, Act) and d.kind == ActionKind.BET:
-            assert category_of(evaluate(sit.hole)) >= HandCategory.PAIR
-            assert _equity_against_pairs(sit.hole, floor) >= 0.5
-    assert spots >= 10
-
-
 def _heads_up_situation() -> Situation:
     """A Draw heads-up situation before the draw (seat 0 to act), for table reads."""
     recorder = Recorder(lambda view, legal: view.street == Street.FIRST_BET)
@@ -112,6 +91,43 @@ def _heads_up_situation() -> Situation:
     return situation(view, history, legal)
 
 
+def _kept_pair_spots() -> list[tuple[int, HandView, tuple[Event, ...], LegalActions]]:
+    """Heads-up Draw spots after the draw, checked to hard, where the kept-pair read applies
+    to a rock's record (it called a bet before the draw and drew three)."""
+    recorder = Recorder(after_the_draw_checked_to)
+    play_heads_up(Variant.DRAW5, recorder, "rock", 400, 23)
+    spots: list[tuple[int, HandView, tuple[Event, ...], LegalActions]] = []
+    for i, (view, history, legal) in enumerate(recorder.points):
+        sit = situation(view, history, legal)
+        if _kept_pair_floor(sit, TableRead.of({1: ROCK}, sit, 0.1)) is not None:
+            spots.append((i, view, history, legal))
+    return spots
+
+
+def test_after_the_draw_a_rock_that_called_is_neither_bluffed_nor_bet_thin() -> None:
+    spots = _kept_pair_spots()
+    assert len(spots) >= 10
+    bets = strong = 0
+    for i, view, history, legal in spots:
+        sit = situation(view, history, legal)
+        floor = _kept_pair_floor(sit, TableRead.of({1: ROCK}, sit, 0.1))
+        assert floor is not None and floor >= 9  # jacks or better (ranks 2 = 0 .. A = 12)
+        # It calls with most pairs: no narrow read.
+        assert _kept_pair_floor(sit, TableRead.of({1: CALLER}, sit, 0.1)) is None
+        d = HardBot().decide(view, history, legal, random.Random(i), {1: ROCK})
+        equity = _equity_against_pairs(sit.hole, floor)
+        if isinstance(d, Act) and d.kind == ActionKind.BET:
+            bets += 1
+            assert category_of(evaluate(sit.hole)) >= HandCategory.PAIR
+            assert equity >= 0.5
+        strong += equity >= 0.8
+    # Not a bot that gave up betting: what beats those pairs is still bet for value.
+    assert bets >= 1 and bets >= strong // 2, (bets, strong)
+
+
 def test_the_kept_pair_read_is_for_hands_dealt_heads_up_only() -> None:
-    sit = replace(_heads_up_situation(), street=Street.SECOND_BET, dealt=5)
-    assert _kept_pair_floor(sit, TableRead.of({1: ROCK}, sit, 0.1)) is None
+    _, view, history, legal = _kept_pair_spots()[0]
+    sit = situation(view, history, legal)
+    read = TableRead.of({1: ROCK}, sit, 0.1)
+    assert _kept_pair_floor(sit, read) is not None
+    assert _kept_pair_floor(replace(sit, dealt=5), read) is None

@@ -65,6 +65,7 @@ function useSeatToken(lounge: string, initial: session.SeatTicket, onGone: (err:
   const [ticket, setTicket] = useState(initial);
   const current = useRef(initial.token);
   const renewing = useRef<Promise<boolean> | null>(null);
+  const gone = useRef(false);
   const renew = (): Promise<boolean> => {
     renewing.current ??= session
       .renewSeat(lounge)
@@ -75,6 +76,7 @@ function useSeatToken(lounge: string, initial: session.SeatTicket, onGone: (err:
       })
       .catch((err) => {
         const final = reasonOf(err) === "NOT_SEATED" || ConnectError.from(err).code === Code.PermissionDenied;
+        if (final) gone.current = true;
         (final ? onGone : onTrouble)(err);
         return false;
       })
@@ -93,13 +95,13 @@ function useSeatToken(lounge: string, initial: session.SeatTicket, onGone: (err:
     schedule(session.renewIn(ticket.expires));
     return () => clearTimeout(timer);
   }, [ticket.token]);
-  return { ticket, token: () => current.current, ready, renew };
+  return { ticket, token: () => current.current, ready, renew, gone: () => gone.current };
 }
 
 function LiveTable({ lounge, initial }: { lounge: string; initial: session.SeatTicket }) {
   const [fatal, setFatal] = useState("");
   const [error, setError] = useState("");
-  const { ticket, token, ready, renew } = useSeatToken(
+  const { ticket, token, ready, renew, gone } = useSeatToken(
     lounge,
     initial,
     (err) => setFatal(errorText(err)),
@@ -229,17 +231,14 @@ function LiveTable({ lounge, initial }: { lounge: string; initial: session.SeatT
           const code = ConnectError.from(err).code;
           if (seatTokenExpired(err)) {
             // Expired (a sleeping tab's timer fired late; the stream ends at the first event
-            // after the expiry): a fresh token restarts the stream from lastSeq; a refusal
-            // shows why.
-            if (await renew()) return;
+            // after the expiry): a fresh token restarts the stream from lastSeq. A seat gone
+            // for good shows why (onGone); a lobby out of reach for a moment is asked again
+            // after the reconnect's pause.
+            if ((await renew()) || gone()) return;
+          } else if (code === Code.PermissionDenied || code === Code.Unauthenticated || code === Code.NotFound) {
             setFatal(errorText(err));
             return;
-          }
-          if (code === Code.PermissionDenied || code === Code.Unauthenticated || code === Code.NotFound) {
-            setFatal(errorText(err));
-            return;
-          }
-          if (code === Code.OutOfRange) {
+          } else if (code === Code.OutOfRange) {
             // The events after lastSeq are archived (trimmed from the stream): start again
             // from a snapshot, which the stream sends for from_sequence 0.
             lastSeq.current = 0n;
@@ -268,11 +267,9 @@ function LiveTable({ lounge, initial }: { lounge: string; initial: session.SeatT
         // Sent with a token a renewal replaced meanwhile, or with one that expired before
         // its renewal (refused, nothing done): again, with the fresh one.
         await ready();
-        if (seatTokenExpired(err) && token() === sentWith) {
-          if (!(await renew())) throw err;
-        } else if (ConnectError.from(err).code !== Code.PermissionDenied || token() === sentWith) {
-          throw err;
-        }
+        const stale = seatTokenExpired(err) || ConnectError.from(err).code === Code.PermissionDenied;
+        if (!stale) throw err;
+        if (token() === sentWith && !(seatTokenExpired(err) && (await renew()))) throw err;
         accept((await send()).view);
       }
     } catch (err) {

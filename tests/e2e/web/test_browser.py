@@ -137,7 +137,8 @@ def play_hands(
             if "table" not in shots and (board >= 3 or name != "holdem"):
                 shoot(page, f"{name}-table")
                 shots.add("table")
-            if visible(page, "act-raise") and not done["raises"] and not passive:
+            affordable = not visible(page, "act-call") or call_amount(page) <= MAX_CALL
+            if visible(page, "act-raise") and not done["raises"] and not passive and affordable:
                 slider = page.get_by_test_id("bet-slider")
                 if slider.count():
                     low, high = int(slider.get_attribute("min")), int(slider.get_attribute("max"))
@@ -150,7 +151,7 @@ def play_hands(
                 # By keyboard, as a person without a mouse would: focus, then Enter.
                 page.get_by_test_id("act-check").focus()
                 page.keyboard.press("Enter")
-            elif visible(page, "act-call") and not passive and call_amount(page) <= MAX_CALL:
+            elif visible(page, "act-call") and not passive and affordable:
                 page.get_by_test_id("act-call").click()
             elif visible(page, "act-fold"):
                 page.get_by_test_id("act-fold").click()

@@ -657,7 +657,11 @@ class HardBot:
                 margin = min(margin, 0.0)
             if equity >= fair + margin:
                 return bet_to(legal, sit.unit)
-            if n == 1 and not (second and _kept_pair_floor(sit, read) is not None):
+            if _kept_pair_floor(sit, read) is not None:
+                # Heads-up after the draw, it kept a pair and calls with every pair: no
+                # steal, no bluff.
+                return check_or_fold(legal)
+            if n == 1:
                 # A steal: pays when they fold more often than the bet's share of the pot.
                 checked = any(a.kind == "check" and a.seat != sit.seat for a in sit.on(sit.street))
                 if checked:
@@ -676,8 +680,6 @@ class HardBot:
                 # Heads-up after the draw only where its folds after the draw pay for the bet.
                 paid = read.later_fold >= sit.unit / (sit.pot + sit.unit)
                 bluff = 2.0 * read.later_bluff if paid else 0.0
-            if second and n == 1 and _kept_pair_floor(sit, read) is not None:
-                return check_or_fold(legal)  # it kept a pair and calls with every pair
             if n == 1 and equity < 0.35 and rng.random() < bluff:
                 return bet_to(legal, sit.unit)
             return check_or_fold(legal)

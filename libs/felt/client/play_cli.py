@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
 AI_LEVELS = {"easy": 1, "normal": 2, "hard": 3}  # poker.events.v1.AiLevel
 
@@ -29,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Sign in as a guest, create a lounge with AI opponents (or join one "
         "with --lounge), buy in and play through the public gRPC API. Keys: the letter "
         "or digit on each choice, $ types an amount, 1-5 mark discards and d draws, "
-        "s sits out/in, l leaves, q quits.",
+        "s sits out/in, b buys in again when out of chips, l leaves, q quits.",
     )
     p.add_argument("--lobby", default=os.environ.get("FELT_LOBBY_ADDR", "127.0.0.1:50052"))
     p.add_argument("--table", default=os.environ.get("FELT_TABLE_ADDR", "127.0.0.1:50051"))
@@ -65,7 +66,11 @@ def run(args: argparse.Namespace) -> int:
         hands=args.hands,
     )
     session = PlaySession(args.lobby, args.table)
-    balance = PlayApp(session, plan).run()
+    app = PlayApp(session, plan)
+    balance = app.run()
     if balance is not None and balance >= 0:
         print(f"balance: {balance}")
+    if app.failure is not None:
+        print(f"felt play: {app.failure}", file=sys.stderr)
+        return 1
     return 0

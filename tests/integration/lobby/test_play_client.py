@@ -18,6 +18,7 @@ from uuid import uuid4
 
 import pytest
 from argon2 import PasswordHasher
+from textual.widgets import Button
 
 from felt.client.play import model
 from felt.client.play.app import LoungePlan, PlayApp
@@ -157,7 +158,10 @@ async def test_a_guest_plays_hands_against_ai_and_leaves_with_its_chips(
     assert balance == GRANT - BUY_IN + stack_left
     assert any(line.startswith("— New hand") for line in log_lines)
     # the typed amount went through (raised to the minimum the server allows)
-    assert any(line.startswith(f"{plan.player_name} bets to") for line in log_lines)
+    assert any(
+        line.startswith((f"{plan.player_name} bets", f"{plan.player_name} raises to"))
+        for line in log_lines
+    )
     if variant == "draw":
         assert any(" draws " in line for line in log_lines)
     else:
@@ -238,4 +242,114 @@ async def test_a_refused_renewal_is_shown_and_the_app_carries_on(short_token_sta
         await pilot.press("q")
     assert app.return_value is not None
     assert await session.balance() > GRANT - BUY_IN  # the seat's chips came home
+    await session.close()
+
+
+def log_of(app: PlayApp) -> list[str]:
+    return [str(line.text) for line in app.query_one("#log").lines]  # type: ignore[attr-defined]
+
+
+def assert_choices_fit(app: PlayApp, columns: int) -> None:
+    """Every offered choice is on the screen whole: inside the terminal's width, its label
+    not cut (the action row lays the choices out in a grid rather than one long line)."""
+    for button in app.query(Button):
+        region = button.region
+        assert region.right <= columns, (str(button.label), region)
+        assert len(str(button.label)) <= button.content_region.width, (str(button.label), region)
+
+
+async def seated_and_dealt(app: PlayApp, pilot: Any, limit_s: float = 60.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit_s
+    while app.session.seat is None or app.view is None or not app.view.hand.hand_id:
+        assert app.failure is None, app.failure
+        assert loop.time() < deadline, log_of(app)
+        await pilot.pause(0.05)
+
+
+@pytest.mark.parametrize("variant", ["holdem", "draw"])
+async def test_l_leaves_cleanly_at_80_columns_and_the_chips_come_back(
+    stack: Stack, variant: str
+) -> None:
+    plan = LoungePlan(
+        config=table_config(variant, seats=3),
+        ai_levels=(epb.AI_LEVEL_NORMAL, epb.AI_LEVEL_EASY),
+        buy_in=BUY_IN,
+        player_name=f"Tui leave {variant}",
+    )
+    session = PlaySession(stack.lobby, stack.table)
+    app = PlayApp(session, plan)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await seated_and_dealt(app, pilot)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 60
+        # play until the seat is offered choices, and check they fit at 80 columns
+        while not (app.view is not None and model.choices(app.view)):
+            assert loop.time() < deadline, log_of(app)
+            await pilot.pause(0.05)
+        await pilot.pause(0.2)
+        assert_choices_fit(app, 80)
+        await pilot.press("l")  # mid-hand: leaving after it, the chips back when it ends
+        while not any(line.startswith("Left with") for line in log_of(app)):
+            assert app.failure is None, app.failure
+            assert loop.time() < deadline + 120, log_of(app)
+            await pilot.pause(0.1)
+        assert app.is_running  # no crash: the player sees where the chips went
+        assert session.seat is None
+        left = next(line for line in log_of(app) if line.startswith("Left with"))
+        await pilot.pause(0.3)  # the stream's next events must not wake a crashed loop
+        assert app.failure is None and app.is_running
+        lines = log_of(app)
+        await pilot.press("q")
+    assert not any("Traceback" in line or "RuntimeError" in line for line in lines), lines
+    assert app.return_value == GRANT - BUY_IN + int(left.split()[2])
+    assert await session.balance() == app.return_value
+    await session.close()
+
+
+async def test_a_busted_seat_buys_in_again_and_plays_on(stack: Stack) -> None:
+    # One big blind of chips (the lounge allows it): folding and checking loses them fast.
+    small = 10
+    plan = LoungePlan(
+        config=table_config("holdem", seats=2),
+        ai_levels=(epb.AI_LEVEL_NORMAL,),
+        buy_in=small,
+        player_name="Tui bust",
+        buy_in_range=(small, 10 * small),
+    )
+    session = PlaySession(stack.lobby, stack.table)
+    app = PlayApp(session, plan)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await seated_and_dealt(app, pilot)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 180
+        busts = 0
+        while busts < 1:
+            assert app.failure is None, app.failure
+            assert loop.time() < deadline, log_of(app)
+            view = app.view
+            if view is not None and model.busted(view):
+                busts += 1
+                status = str(app.query_one("#status").render())
+                assert "out of chips" in status, status
+                break
+            if view is not None and (offered := model.choices(view)):
+                keys = [c.key for c in offered]
+                await pilot.press("f" if "f" in keys else "c")
+            await pilot.pause(0.05)
+        balance_before = await session.balance()
+        first_seat = session.seat
+        await pilot.press("b")
+        while session.seat is None or session.seat is first_seat:
+            assert app.failure is None, app.failure
+            assert loop.time() < deadline, log_of(app)
+            await pilot.pause(0.05)
+        await seated_and_dealt(app, pilot)
+        assert app.view is not None and not model.busted(app.view)
+        # the new buy-in came from the balance, through the lobby like the first
+        assert await session.balance() == balance_before - small
+        lines = log_of(app)
+        await pilot.press("q")
+    assert sum(line.startswith("Seated at") for line in lines) == 2, lines
+    assert app.return_value is not None and app.return_value >= 0
     await session.close()

@@ -109,7 +109,49 @@ def test_raise_sizes_are_min_half_pot_pot_and_all_in_inside_the_servers_range() 
 def test_a_fixed_limit_bet_has_one_size() -> None:
     fixed = tpb.LegalAction(type=tpb.ACTION_TYPE_BET, min_to=10, max_to=10)
     choices = model.choices(view(legal=[fixed], current_bet=0, bets={}))
-    assert [(c.label, c.action.bet_to.amount) for c in choices] == [("Bet 10 · min", 10)]
+    # the only size there is: no "min" label (there is no other size)
+    assert [(c.label, c.action.bet_to.amount) for c in choices] == [("Bet 10", 10)]
+
+
+def test_all_in_is_offered_once_when_the_server_offers_it_as_an_action() -> None:
+    all_in = tpb.LegalAction(type=tpb.ACTION_TYPE_ALL_IN, amount=1000)
+    offered = model.choices(view(legal=[FOLD, CALL, RAISE, all_in]))
+    labels = [c.label for c in offered]
+    assert sum("all-in" in label.lower() for label in labels) == 1, labels
+    assert labels[-1] == "All-in 1000"
+    # without the action of its own, the largest size is the all-in
+    assert any(c.label.endswith("· all-in") for c in model.choices(view(legal=[FOLD, RAISE])))
+
+
+def test_a_folded_seat_shows_no_cards() -> None:
+    shown = view(legal=[FOLD])
+    shown.hand.seats[0].folded = True
+    bot = model.seat_lines(shown)[0]
+    assert model.HIDDEN_CARD not in bot and "folded" in bot
+
+
+def test_busted_only_with_no_chips_and_no_part_in_a_hand_in_play() -> None:
+    out = view(legal=[], to_act=None)
+    out.table.seats[1].stack = 0
+    out.hand.seats[1].stack = 0
+    assert not model.busted(out)  # dealt into the hand in play (all-in, say)
+    out.hand.street = epb.STREET_COMPLETE
+    assert model.busted(out)
+    out.ClearField("hand")
+    assert model.busted(out)
+    out.table.seats[1].stack = 5
+    assert not model.busted(out)
+    assert not model.busted(view(viewer=None))
+
+
+def test_refusals_read_as_sentences_never_as_raw_statuses() -> None:
+    assert model.refusal_text("NO_LOUNGE", "NOT_FOUND") == REFUSED_LOUNGE
+    assert model.refusal_text("", "UNAVAILABLE").startswith("The server did not answer")
+    text = model.refusal_text("SOMETHING_NEW", "FAILED_PRECONDITION")
+    assert text == "Refused: something new" and "_" not in text
+
+
+REFUSED_LOUNGE = "That lounge does not exist (or it is private)"
 
 
 @given(
@@ -169,7 +211,11 @@ def test_the_log_describes_events_and_never_invents_hidden_cards() -> None:
         return model.describe_event(epb.StoredEvent(sequence=1, **event), names)  # type: ignore[arg-type]
 
     assert line(player_folded=epb.PlayerFolded(seat=0)) == "Bot folds"
-    assert line(bet_placed=epb.BetPlaced(seat=1, to=40, all_in=True)) == "Ann bets to 40 (all-in)"
+    assert line(bet_placed=epb.BetPlaced(seat=1, to=40, all_in=True)) == "Ann bets 40 (all-in)"
+    raised = model.describe_event(
+        epb.StoredEvent(sequence=1, bet_placed=epb.BetPlaced(seat=0, to=90)), names, True
+    )
+    assert raised == "Bot raises to 90"
     # another seat's hole cards arrive hidden: no line shows them
     assert line(hole_cards_dealt=epb.HoleCardsDealt(seat=0, cards=[HIDDEN, HIDDEN])) is None
     assert (

@@ -8,8 +8,14 @@ server's legal actions, and sends the one picked.
 
 Keys: the letter or digit shown on each choice (f fold, c check/call, 1-4 bet
 and raise sizes, a all-in); ``$`` types an amount; in the draw, 1-5 mark cards
-and ``d`` draws (none marked stands pat); ``s`` sits out or in; ``l`` leaves
-the table (the chips go back to the balance); ``q`` quits (leaving first).
+and ``d`` draws (none marked stands pat); ``s`` sits out or in; ``b`` buys in
+again once the seat is out of chips; ``l`` leaves the table (the chips go back
+to the balance, at once or when the hand in play ends); ``q`` quits (leaving
+first).
+
+Nothing reaches the player as a traceback: a refusal is shown as a sentence, and any
+other failure as its kind only (an exception's text could hold a token), and
+``felt play`` then exits with status 1.
 
 A seat token expires (the lobby's ``seat_token_expire_time``): the app renews it with
 ``RefreshSeatToken`` before then, so a long session plays on; a renewal refused for good
@@ -20,6 +26,7 @@ token still works.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -27,11 +34,12 @@ import grpc
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Grid, Vertical
 from textual.widgets import Button, Footer, Header, Input, RichLog, Static
 from textual.widgets.button import ButtonVariant
 
 from poker.events.v1 import events_pb2 as epb
+from poker.v1 import lobby_pb2 as lpb
 from poker.v1 import lobby_service_pb2 as lobby
 from poker.v1 import table_pb2 as tpb
 
@@ -39,6 +47,8 @@ from . import model
 from .session import PlaySession, Refused, now, renew_in
 
 RENEW_RETRY_S = 5.0
+SETTLE_POLL_S = 1.0
+SETTLE_LIMIT_S = 300.0  # a hand in play ends well within this (the action clock bounds it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +62,7 @@ class LoungePlan:
     lounge_id: str = ""
     name: str = "felt play"
     hands: int = 0  # leave and quit after this many hands (0: play until the player leaves)
+    buy_in_range: tuple[int, int] = (0, 0)  # a new lounge's; (0, 0): the lobby's default
 
 
 class PlayApp(App[int]):
@@ -66,14 +77,15 @@ class PlayApp(App[int]):
     #seats { border: round $primary; padding: 0 1; height: auto; }
     #hand { padding: 0 1; height: auto; text-style: bold; }
     #status { padding: 0 1; height: auto; color: $warning; }
-    #actions { height: auto; }
-    #actions Button { margin: 0 1 0 0; min-width: 0; height: 1; border: none; }
-    #amount { width: 24; }
+    #actions { height: auto; grid-size: 3; grid-gutter: 0 1; grid-rows: 1; }
+    #actions Button { width: 1fr; min-width: 0; height: 1; border: none; }
+    #amount { width: 24; height: auto; }
     #log { height: 1fr; border: round $secondary; }
     """
     BINDINGS = [  # noqa: RUF012 (Textual reads a class attribute)
         *(Binding(k, f"choose('{k}')", show=False) for k in "fca12345d"),
         Binding("s", "toggle_sit", "sit out/in"),
+        Binding("b", "rebuy", "buy in again", show=False),
         Binding("l", "leave", "leave"),
         Binding("q", "quit_table", "quit"),
         Binding("dollar_sign", "type_amount", "amount"),
@@ -90,6 +102,8 @@ class PlayApp(App[int]):
         self.hands_seen = 0
         self.final_balance = -1
         self.token_renewals = 0
+        self.failure: str | None = None  # why play stopped on an error (the exit status is 1)
+        self.lounge = lpb.Lounge()
         self._acting = asyncio.Lock()
 
     def compose(self) -> ComposeResult:
@@ -99,8 +113,8 @@ class PlayApp(App[int]):
             yield Static("", id="seats")
             yield Static("", id="hand")
             yield Static("", id="status")
-            with Horizontal(id="actions"):
-                yield Input(placeholder="amount, then Enter", id="amount", type="integer")
+            yield Grid(id="actions")
+            yield Input(placeholder="amount, then Enter", id="amount", type="integer")
         yield RichLog(id="log", wrap=True, markup=False)
         yield Footer()
 
@@ -111,45 +125,75 @@ class PlayApp(App[int]):
 
     # ------------------------------------------------------------------ the game loop
 
-    @work(exclusive=True, group="play")
-    async def play(self) -> None:
-        log = self.query_one("#log", RichLog)
-        try:
-            player = await self.session.guest(self.plan.player_name)
-            self.sub_title = f"{player.display_name} · balance {await self.session.balance()}"
-            if self.plan.lounge_id:
-                lounge = await self.session.lounge(self.plan.lounge_id)
-            else:
-                lounge = await self.session.create_lounge(
-                    self.plan.name, self.plan.config, self.plan.ai_levels
-                )
-            seat = await self.session.join(lounge, self.plan.buy_in)
-            log.write(f"Seated at {lounge.name} (seat {seat.seat}) with {self.plan.buy_in} chips")
-            self.keep_token()
-            self.sub_title = f"{player.display_name} · balance {await self.session.balance()}"
-            async for item in self.session.watch():
-                if item.WhichOneof("item") == "snapshot":
-                    self._show(item.snapshot)
-                    continue
-                event = item.event
-                if event.WhichOneof("event") == "hand_ended":
-                    self.hands_seen += 1
-                self._show(await self.session.view())
-                line = model.describe_event(event, self.names)
-                if line:
-                    log.write(line)
-                if event.WhichOneof("event") == "table_closed":
-                    break
-                if self.plan.hands and self.hands_seen >= self.plan.hands:
-                    log.write(f"{self.hands_seen} hands played: leaving")
-                    await self._leave()
-                    self.exit(self.final_balance)
-                    return
-        except Refused as refused:
-            log.write(f"Refused: {refused}")
-            self.notify(str(refused), severity="error")
+    def _fail(self, why: str) -> None:
+        """Play stopped on an error: said once, in words (never a traceback or a token)."""
+        self.failure = why
+        self.query_one("#log", RichLog).write(f"{why} (q quits)")
+        self.notify(why, severity="error")
 
-    @work(exclusive=True, group="token")
+    async def _guarded(self, body: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await body()
+        except Refused as refused:
+            self._fail(model.refusal_text(refused.reason, refused.code.name))
+        except Exception as exc:  # no traceback reaches the player
+            self._fail(f"Play stopped: an unexpected {type(exc).__name__}")
+
+    @work(exclusive=True, group="play", exit_on_error=False)
+    async def play(self) -> None:
+        await self._guarded(self._start)
+
+    async def _start(self) -> None:
+        log = self.query_one("#log", RichLog)
+        player = await self.session.guest(self.plan.player_name)
+        self.sub_title = f"{player.display_name} · balance {await self.session.balance()}"
+        if self.plan.lounge_id:
+            lounge = await self.session.lounge(self.plan.lounge_id)
+        else:
+            lounge = await self.session.create_lounge(
+                self.plan.name, self.plan.config, self.plan.ai_levels, self.plan.buy_in_range
+            )
+        self.lounge = lounge
+        await self._sit(log)
+        await self._follow()
+
+    async def _sit(self, log: RichLog) -> None:
+        seat = await self.session.join(self.lounge, self.plan.buy_in)
+        log.write(f"Seated at {self.lounge.name} (seat {seat.seat}) with {self.plan.buy_in} chips")
+        self.keep_token()
+        assert self.session.player is not None
+        self.sub_title = (
+            f"{self.session.player.display_name} · balance {await self.session.balance()}"
+        )
+
+    async def _follow(self) -> None:
+        """Show the seat's events as they come, until the seat is left or the table closes."""
+        log = self.query_one("#log", RichLog)
+        async for item in self.session.watch():
+            if item.WhichOneof("item") == "snapshot":
+                self._show(item.snapshot)
+                continue
+            event = item.event
+            if event.WhichOneof("event") == "hand_ended":
+                self.hands_seen += 1
+            if self.session.seat is None:  # left meanwhile: its token is not used again
+                return
+            before = self.view
+            facing_bet = before is not None and before.hand.current_bet > 0
+            self._show(await self.session.view())
+            line = model.describe_event(event, self.names, facing_bet)
+            if line:
+                log.write(line)
+            if event.WhichOneof("event") == "table_closed":
+                log.write("The table closed: your chips go back to your balance. q quits.")
+                return
+            if self.plan.hands and self.hands_seen >= self.plan.hands:
+                log.write(f"{self.hands_seen} hands played: leaving")
+                await self._leave()
+                self.exit(self.final_balance)
+                return
+
+    @work(exclusive=True, group="token", exit_on_error=False)
     async def keep_token(self) -> None:
         """Renews the seat token before it expires, for as long as the player sits."""
         log = self.query_one("#log", RichLog)
@@ -178,6 +222,9 @@ class PlayApp(App[int]):
                     return
             except RuntimeError:  # left while renewing
                 return
+            except Exception as exc:  # no traceback reaches the player
+                log.write(f"Seat token renewal stopped: an unexpected {type(exc).__name__}")
+                return
 
     def _show(self, view: tpb.TableView) -> None:
         self.view = view
@@ -205,7 +252,7 @@ class PlayApp(App[int]):
         self._tick()
 
     def _show_choices(self, view: tpb.TableView) -> None:
-        actions = self.query_one("#actions", Horizontal)
+        actions = self.query_one("#actions", Grid)
         actions.remove_children(Button)  # buttons carry no id: the next ones mount at once
         limit = model.max_discards(view)
         if limit is not None:
@@ -223,6 +270,14 @@ class PlayApp(App[int]):
     def _tick(self) -> None:
         view = self.view
         status = self.query_one("#status", Static)
+        if self.session.seat is None:
+            status.update("")
+            return
+        if view is not None and model.busted(view):
+            status.update(
+                f"You are out of chips: b buys in again ({self.plan.buy_in}), l leaves the table"
+            )
+            return
         if view is None or not view.hand.HasField("to_act"):
             status.update("")
             return
@@ -305,15 +360,18 @@ class PlayApp(App[int]):
 
     async def _send(self, action: tpb.Action) -> None:
         view = self.view
-        if view is None or self._acting.locked():
+        if view is None or self.session.seat is None or self._acting.locked():
             return
         async with self._acting:
             try:
                 await self.session.act(action, view.table.sequence)
             except Refused as refused:
                 if refused.code != grpc.StatusCode.ABORTED:  # stale: the next event refreshes
-                    self.notify(str(refused), severity="warning")
-                self._show(await self.session.view())
+                    self.notify(model.refusal_text(refused.reason, refused.code.name))
+                if self.session.seat is not None:
+                    self._show(await self.session.view())
+            except RuntimeError:  # the seat was left meanwhile
+                return
 
     async def action_toggle_sit(self) -> None:
         if self.session.seat is None:
@@ -325,29 +383,59 @@ class PlayApp(App[int]):
                 await self.session.sit_out()
             self.sitting_out = not self.sitting_out
         except Refused as refused:
-            self.notify(str(refused), severity="warning")
+            self.notify(model.refusal_text(refused.reason, refused.code.name))
+        except RuntimeError:  # the seat was left meanwhile
+            return
 
     async def _leave(self) -> None:
+        """Leave the seat and wait until its chips are back in the balance: at once, or when
+        the hand it was dealt into ends (the same leave request, asked again, says when)."""
         if self.session.seat is None:
             return
-        left = await self.session.leave()
-        self.final_balance = left.balance
+        self.workers.cancel_group(self, "token")
         log = self.query_one("#log", RichLog)
+        left = await self.session.leave()
+        if left.state != lobby.LEAVE_STATE_LEFT:
+            log.write("Leaving after this hand; the chips come back to the balance then")
+            waited = 0.0
+            while left.state != lobby.LEAVE_STATE_LEFT and waited < SETTLE_LIMIT_S:
+                await asyncio.sleep(SETTLE_POLL_S)
+                waited += SETTLE_POLL_S
+                left = await self.session.leave_again()
+        self.final_balance = left.balance
         if left.state == lobby.LEAVE_STATE_LEFT:
             log.write(f"Left with {left.stack} chips; balance {left.balance}")
         else:
-            log.write("Leaving after this hand; the chips come back to the balance then")
+            log.write("The hand has not ended yet: your chips come back when it does")
         self.sub_title = f"balance {left.balance}"
 
+    @work(exclusive=True, group="leave", exit_on_error=False)
     async def action_leave(self) -> None:
-        try:
+        if self.session.seat is None:
+            return
+        self.workers.cancel_group(self, "play")
+        await self._guarded(self._leave)
+        if self.failure is None:
+            self.query_one("#log", RichLog).write("You left the table. q quits.")
+            self._show_choices(tpb.TableView())
+            self._tick()
+
+    @work(exclusive=True, group="play", exit_on_error=False)
+    async def action_rebuy(self) -> None:
+        """Out of chips: leave the seat (it holds none) and buy in again, a new buy-in saga
+        through the lobby like the first (its chips come from the balance)."""
+        view = self.view
+        if self.session.seat is None or view is None or not model.busted(view):
+            return
+
+        async def again() -> None:
             await self._leave()
-        except Refused as refused:
-            self.notify(str(refused), severity="error")
+            await self._sit(self.query_one("#log", RichLog))
+            await self._follow()
+
+        await self._guarded(again)
 
     async def action_quit_table(self) -> None:
-        try:
-            await self._leave()
-        except Refused as refused:
-            self.notify(str(refused), severity="error")
+        self.workers.cancel_group(self, "play")
+        await self._guarded(self._leave)
         self.exit(self.final_balance)

@@ -83,14 +83,20 @@ def _amount_action(kind: int, amount: int) -> tpb.Action:
     return tpb.Action(raise_to=tpb.Action.RaiseTo(amount=amount))
 
 
-def sizing(legal: tpb.LegalAction, hand: tpb.HandView, viewer: int) -> list[tuple[str, int]]:
+def sizing(
+    legal: tpb.LegalAction, hand: tpb.HandView, viewer: int, all_in_offered: bool = False
+) -> list[tuple[str, int]]:
     """Bet or raise sizes to offer: min, half pot, pot and all-in, each clamped to the
-    server's ``[min_to, max_to]`` and listed once (a fixed-limit bet has one size).
+    server's ``[min_to, max_to]`` and listed once. A fixed-limit bet has one size, with no
+    size label (it is not a "min": there is no other). The all-in size is left out when the
+    server offers all-in as an action of its own (``all_in_offered``), so it is offered once.
 
     A pot-sized raise is to the current bet plus the pot after calling, as players
     reckon it; a bet into no bet is the same with nothing to call.
     """
     low, high = legal.min_to, max(legal.max_to, legal.min_to)
+    if low == high:
+        return [("", low)]
     mine = next((s.bet for s in hand.seats if s.seat == viewer), 0)
     to_call = max(hand.current_bet - mine, 0)
     after_call = pot_total(hand) + to_call
@@ -104,6 +110,8 @@ def sizing(legal: tpb.LegalAction, hand: tpb.HandView, viewer: int) -> list[tupl
     seen: set[int] = set()
     for label, amount in wanted:
         amount = min(max(amount, low), high)
+        if all_in_offered and amount == high:
+            continue
         if amount not in seen:
             seen.add(amount)
             sizes.append((label, amount))
@@ -124,6 +132,7 @@ def choices(view: tpb.TableView) -> list[Choice]:
     if hand.to_act != view.viewer_seat:
         return []
     offered: list[Choice] = []
+    all_in = any(legal.type == tpb.ACTION_TYPE_ALL_IN for legal in hand.legal_actions)
     for legal in hand.legal_actions:
         if legal.type == tpb.ACTION_TYPE_FOLD:
             offered.append(Choice("f", "Fold", tpb.Action(fold=tpb.Action.Fold())))
@@ -133,12 +142,9 @@ def choices(view: tpb.TableView) -> list[Choice]:
             offered.append(Choice("c", f"Call {legal.amount}", tpb.Action(call=tpb.Action.Call())))
         elif legal.type in (tpb.ACTION_TYPE_BET, tpb.ACTION_TYPE_RAISE):
             verb = "Bet" if legal.type == tpb.ACTION_TYPE_BET else "Raise to"
-            for n, (label, amount) in enumerate(sizing(legal, hand, view.viewer_seat)):
-                offered.append(
-                    Choice(
-                        str(n + 1), f"{verb} {amount} · {label}", _amount_action(legal.type, amount)
-                    )
-                )
+            for n, (label, amount) in enumerate(sizing(legal, hand, view.viewer_seat, all_in)):
+                text = f"{verb} {amount}" + (f" · {label}" if label else "")
+                offered.append(Choice(str(n + 1), text, _amount_action(legal.type, amount)))
         elif legal.type == tpb.ACTION_TYPE_ALL_IN:
             offered.append(
                 Choice("a", f"All-in {legal.amount}", tpb.Action(all_in=tpb.Action.AllIn()))
@@ -218,7 +224,7 @@ def seat_lines(view: tpb.TableView) -> list[str]:
         if dealt is not None:
             if dealt.bet:
                 parts.append(f"bet {dealt.bet}")
-            if dealt.cards:
+            if dealt.cards and not dealt.folded:  # folded cards are out of the hand
                 parts.append(cards_label(dealt.cards))
             if dealt.folded:
                 parts.append("folded")
@@ -230,6 +236,44 @@ def seat_lines(view: tpb.TableView) -> list[str]:
             parts.append("sitting out")
         lines.append(" · ".join(parts))
     return lines
+
+
+def busted(view: tpb.TableView) -> bool:
+    """The viewing seat has no chips left and no part in a hand in play: only a new buy-in
+    (or leaving) takes it on."""
+    if not view.HasField("viewer_seat"):
+        return False
+    mine = next((s for s in view.table.seats if s.seat == view.viewer_seat), None)
+    if mine is None or mine.status == tpb.SEAT_STATUS_EMPTY or mine.stack > 0:
+        return False
+    hand = view.hand
+    in_play = bool(hand.hand_id) and hand.street != epb.STREET_COMPLETE
+    return not (in_play and any(s.seat == view.viewer_seat for s in hand.seats))
+
+
+REFUSALS = {
+    "NO_LOUNGE": "That lounge does not exist (or it is private)",
+    "LOUNGE_NOT_OPEN": "That lounge is closed",
+    "TABLE_FULL": "The table is full",
+    "INSUFFICIENT_CHIPS": "Your balance is too low for that buy-in",
+    "NOT_SEATED": "You no longer have a seat at this lounge",
+    "ALREADY_SEATED": "You already sit at this lounge",
+    "TABLE_CLOSED": "The table is closed",
+    "NO_TABLE": "The table is gone",
+    "TABLES_UNAVAILABLE": "The table service did not answer; try again in a moment",
+    "RATE_LIMITED": "Too many requests; slow down",
+}
+"""Sentences for the refusals a player meets, by ``ErrorInfo`` reason (others: the reason)."""
+
+
+def refusal_text(reason: str, code: str) -> str:
+    """A refusal as a sentence for the player: never a raw status, a token or a traceback."""
+    if reason in REFUSALS:
+        return REFUSALS[reason]
+    if code == "UNAVAILABLE":
+        return "The server did not answer; try again in a moment"
+    words = (reason or code).replace("_", " ").lower()
+    return f"Refused: {words}"
 
 
 def pot_lines(hand: tpb.HandView) -> list[str]:
@@ -248,9 +292,12 @@ def pot_lines(hand: tpb.HandView) -> list[str]:
     return lines
 
 
-def describe_event(event: epb.StoredEvent, names: Mapping[int, str]) -> str | None:
+def describe_event(
+    event: epb.StoredEvent, names: Mapping[int, str], facing_bet: bool = False
+) -> str | None:
     """A line of the hand's log for a redacted event, or None for events a player
-    needs no line for (deck commitments, the hand's setup)."""
+    needs no line for (deck commitments, the hand's setup). ``facing_bet``: the round had
+    a bet before this event (the blinds count), so a ``BetPlaced`` is a raise."""
 
     def who(seat: int) -> str:
         return names.get(seat, f"seat {seat}")
@@ -276,7 +323,8 @@ def describe_event(event: epb.StoredEvent, names: Mapping[int, str]) -> str | No
     if kind == "player_called":
         return f"{who(body.seat)} calls {body.amount}" + (" (all-in)" if body.all_in else "")
     if kind == "bet_placed":
-        return f"{who(body.seat)} bets to {body.to}" + (" (all-in)" if body.all_in else "")
+        verb = "raises to" if facing_bet else "bets"
+        return f"{who(body.seat)} {verb} {body.to}" + (" (all-in)" if body.all_in else "")
     if kind == "cards_drawn":
         shown = ""
         if any(c.WhichOneof("kind") == "code" for c in body.drawn):

@@ -110,6 +110,7 @@ class PlaySession:
         self.player: lpb.Player | None = None
         self._credentials: lpb.Credentials | None = None
         self.seat: Seat | None = None
+        self._leaving: tuple[str, str] | None = None  # the last leave: lounge, request id
         # Clear while a seat token renewal is under way: table calls wait for the new token.
         self._renewed = asyncio.Event()
         self._renewed.set()
@@ -194,12 +195,19 @@ class PlaySession:
     # ------------------------------------------------------------------ lounges
 
     async def create_lounge(
-        self, name: str, config: epb.TableConfig, ai_levels: Sequence[int]
+        self,
+        name: str,
+        config: epb.TableConfig,
+        ai_levels: Sequence[int],
+        buy_in_range: tuple[int, int] = (0, 0),
     ) -> lpb.Lounge:
+        """A lounge with AI players; ``buy_in_range`` (0, 0): the lobby's default range."""
         rid = request_id()
         request = lobby_api.CreateLoungeRequest(
             name=name,
             config=config,
+            min_buy_in=buy_in_range[0],
+            max_buy_in=buy_in_range[1],
             ai_seats=[lpb.AiSeat(level=level) for level in ai_levels],  # type: ignore[arg-type]
             request_id=rid,
         )
@@ -268,18 +276,28 @@ class PlaySession:
             self._renewed.set()
 
     async def leave(self) -> lobby_api.LeaveLoungeResponse:
+        """Leave the seat (``LeaveLounge``). The seat is given up here: its token is not used
+        again. A seat dealt into the hand in play is LEAVING until the hand ends; then the same
+        request, sent again (:meth:`leave_again`), answers LEFT with the stack credited."""
         if self.seat is None:
             raise RuntimeError("not seated")
-        rid, lounge_id = request_id(), self.seat.lounge_id
-        left = await _retrying(
+        self._leaving = (self.seat.lounge_id, request_id())
+        left = await self.leave_again()
+        self.seat = None
+        return left
+
+    async def leave_again(self) -> lobby_api.LeaveLoungeResponse:
+        """The last leave's request again (same request id): its saga as it stands now."""
+        if self._leaving is None:
+            raise RuntimeError("not leaving")
+        lounge_id, rid = self._leaving
+        return await _retrying(
             lambda: self.lobby.LeaveLounge(
                 lobby_api.LeaveLoungeRequest(lounge_id=lounge_id, request_id=rid),
                 metadata=self._auth(),
                 timeout=CALL_TIMEOUT_S,
             )
         )
-        self.seat = None
-        return left
 
     # ------------------------------------------------------------------ the table
 

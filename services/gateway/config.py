@@ -29,6 +29,9 @@
 ``FELT_GATEWAY_CONNECTIONS_PER_ADDRESS`` connections one client address may hold open (default
                                  128; an IPv6 client by its /64; a trusted proxy is not capped)
 ``FELT_GATEWAY_CONNECTIONS_MAX``  connections the gateway holds open in all (default 10000)
+``FELT_GATEWAY_SECURE_COOKIE``   ``auto`` (default: ``Secure`` when the page is served over
+                                 TLS), ``always`` or ``never``: the refresh-token cookie
+                                 (``services.gateway.session_cookie``)
 ``FORWARDED_ALLOW_IPS``          the proxies in front (uvicorn's setting, default
                                  ``127.0.0.1,::1``): their ``X-Forwarded-For`` is believed,
                                  and their connections count only toward the total
@@ -48,6 +51,7 @@ from pathlib import Path
 from services.settings import ConfigError, int_setting
 
 REPO = Path(__file__).resolve().parents[2]
+SECURE_MODES = ("auto", "always", "never")
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,7 @@ class GatewayConfig:
     connections: ConnectionBounds = field(default_factory=ConnectionBounds)
     # uvicorn's FORWARDED_ALLOW_IPS, read here so the connection caps know the proxies too.
     forwarded_allow_ips: str = "127.0.0.1,::1"
+    secure_cookie: str = "auto"  # the refresh-token cookie's Secure: auto, always, never
 
     @property
     def host(self) -> str:
@@ -123,6 +128,11 @@ class GatewayConfig:
             o.strip() for o in env.get("FELT_GATEWAY_ORIGINS", "").split(",") if o.strip()
         )
         static = env.get("FELT_GATEWAY_STATIC", "").strip()
+        secure_cookie = env.get("FELT_GATEWAY_SECURE_COOKIE", "").strip() or "auto"
+        if secure_cookie not in SECURE_MODES:
+            raise ConfigError(
+                f"FELT_GATEWAY_SECURE_COOKIE must be one of {', '.join(SECURE_MODES)}"
+            )
         return cls(
             address=address,
             table_target=env.get("FELT_TABLE_TARGET", "127.0.0.1:50051").strip(),
@@ -149,6 +159,7 @@ class GatewayConfig:
                 total=int_setting(env, "FELT_GATEWAY_CONNECTIONS_MAX", 10_000, 1, 1_000_000),
             ),
             forwarded_allow_ips=env.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1").strip(),
+            secure_cookie=secure_cookie,
         )
 
 

@@ -64,3 +64,12 @@ def test_connections_counted_per_address_and_in_all() -> None:
     key, refusal = counts.admit("10.0.0.1")
     assert refusal is None and key is None
     assert counts.total == 4 and counts.per_address == {"192.0.2.1": 1, "2001:db8::/64": 2}
+
+
+def test_the_refresh_cookies_secure_setting() -> None:
+    assert GatewayConfig.from_env({}).secure_cookie == "auto"
+    assert GatewayConfig.from_env({"FELT_GATEWAY_SECURE_COOKIE": "always"}).secure_cookie == (
+        "always"
+    )
+    with pytest.raises(ConfigError, match="FELT_GATEWAY_SECURE_COOKIE"):
+        GatewayConfig.from_env({"FELT_GATEWAY_SECURE_COOKIE": "yes"})

@@ -11,8 +11,8 @@ uvicorn's httptools protocol (``uvicorn.Config(http=...)``) with those bounds
 * **the head**: at most ``MAX_HEAD_BYTES`` (431 and closed past it), whole
   ``head_timeout_s`` after the connection's start or its first byte (closed);
 * **the body**: whole ``body_timeout_s`` after its head, and once
-  ``body_grace_s`` is over arriving at ``body_min_rate`` bytes a second at
-  least, on average since the grace ended; a body too slow is answered 408
+  ``body_grace_s`` is over, checked every second, at least ``body_min_rate``
+  bytes of it for each second since the grace ended; a body too slow is answered 408
   (or, when the answer has begun, the connection is closed). Time during
   which the gateway itself stopped reading (uvicorn's flow control: the
   application has not read what came) does not count against the client's
@@ -222,8 +222,8 @@ class BoundedConnection(HttpToolsProtocol):
         self._body_deadline = self._rate_timer = None
 
     def _check_rate(self, owed_from: float, owed_bytes: int) -> None:
-        """Every tick after the grace: the bytes since ``owed_from`` (when the body had
-        ``owed_bytes``) at least ``body_min_rate`` a second, else the body is too slow."""
+        """Every tick after the grace: the body's bytes beyond ``owed_bytes`` at least
+        ``body_min_rate`` for each second since ``owed_from``, else the body is too slow."""
         now = self.loop.time()
         if self.flow.read_paused:
             # The gateway is not reading (the application has not taken what came): the

@@ -107,7 +107,9 @@ async def test_a_trickling_body_is_cut_and_what_it_held_is_given_back(
     clients = [
         asyncio.ensure_future(slow_client(gateway.port, b"a", 0.2)) for _ in range(SLOW_CLIENTS)
     ]
-    await asyncio.sleep(0.5)  # all inside their grace: held
+    # All held at once (inside their grace), before the first is cut.
+    while held(gateway) < idle_held + SLOW_CLIENTS and not any(c.done() for c in clients):
+        await asyncio.sleep(0.02)
     assert held(gateway) >= idle_held + SLOW_CLIENTS
     results = await asyncio.gather(*clients)
     for answer, after in results:
@@ -119,7 +121,9 @@ async def test_a_trickling_body_is_cut_and_what_it_held_is_given_back(
     async with asyncio.timeout(WAIT):
         while held(gateway) > idle_held:
             await asyncio.sleep(0.05)
-    assert descriptors() <= idle_fds + 2  # what the slow clients held is closed on both ends
+    # What the slow clients held is closed on both ends (a little slack: the in-process
+    # table service may open a connection of its own meanwhile).
+    assert descriptors() <= idle_fds + 8 < idle_fds + SLOW_CLIENTS
     served = await stack.post_json("GetTable", {"tableId": watched})
     assert served.status_code == 200
 

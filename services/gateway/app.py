@@ -69,6 +69,7 @@ from services.gateway.forward import (
     guarded_stream,
 )
 from services.gateway.routing import Channels, TableRouter
+from services.gateway.session_cookie import SessionCookies
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -204,7 +205,11 @@ class Gateway:
                 codecs=codecs(),
             ),
             lobby_service_connect.LobbyServiceASGIApplication(
-                cast(lobby_service_connect.LobbyService, lobby.implementation()),
+                cast(
+                    lobby_service_connect.LobbyService,
+                    # a browser's refresh token in an HttpOnly cookie (session_cookie.py)
+                    SessionCookies(config.secure_cookie).wrap(lobby.implementation()),
+                ),
                 read_max_bytes=MAX_REQUEST_BYTES,
                 codecs=codecs(),
             ),

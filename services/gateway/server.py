@@ -1,8 +1,10 @@
 """The gateway process: the ASGI app on uvicorn, until SIGTERM or SIGINT.
 
 uvicorn (with uvloop and httptools) serves HTTP/1.1, which carries the Connect
-protocol's unary and streaming calls and gRPC-Web; it stops taking
-connections on a signal and gives open streams a few seconds to end.
+protocol's unary and streaming calls and gRPC-Web; every connection is bounded
+(``services.gateway.connections``: its head, its body, per client address);
+it stops taking connections on a signal and gives open streams a few seconds
+to end.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from typing import Any, cast
 
 import structlog
 import uvicorn
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from services.gateway.app import Gateway
 from services.gateway.config import GatewayConfig
+from services.gateway.connections import bounded_protocol
 from services.grpc_server import PortInUse
 from services.settings import ConfigError
 
@@ -29,86 +31,6 @@ log = structlog.get_logger("felt.gateway")
 
 # Open watch streams are cut after this on shutdown (clients resume from their last event).
 SHUTDOWN_GRACE_S = 3
-
-# The most a request may send before its body (request line and headers): a token, a content
-# type and a browser's usual headers are well under 8 KiB.
-MAX_HEAD_BYTES = 32 * 1024
-# ... and the longest a request's head may take to arrive, from the connection's start or the
-# head's first byte (uvicorn has no such bound: a client sending a byte now and then, or
-# nothing, held its connection for ever).
-HEAD_TIMEOUT_S = 10.0
-_FED = 4096  # the parser is fed a request's head this much at a time (see BoundedHead)
-_TOO_LARGE = (
-    b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain\r\n"
-    b"content-length: 25\r\nconnection: close\r\n\r\nrequest head is too large"
-)
-
-
-class BoundedHead(HttpToolsProtocol):
-    """uvicorn's httptools protocol, with a bound on a request's head (``MAX_HEAD_BYTES``).
-
-    httptools buffers a header's value whole before handing it on, and uvicorn sets no bound
-    with it (``h11_max_incomplete_event_size`` is h11's only): one connection could make the
-    gateway hold any number of megabytes of headers. The head is fed to the parser in
-    ``_FED``-byte pieces, counted until the parser says it is complete; past the bound the
-    connection gets a 431 and is closed. The body is fed as it comes (the RPCs bound it).
-    A head must also be whole within ``head_timeout_s`` of the connection's start or of its
-    first byte (an idle connection between requests is uvicorn's keep-alive timeout's).
-    """
-
-    head_timeout_s = HEAD_TIMEOUT_S
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._head_bytes = 0
-        self._in_body = False
-        self._head_timer: asyncio.TimerHandle | None = None
-        super().connection_made(transport)  # type: ignore[arg-type]
-        self._arm()
-
-    def _arm(self) -> None:
-        if self._head_timer is None:
-            self._head_timer = self.loop.call_later(self.head_timeout_s, self._head_too_slow)
-
-    def _disarm(self) -> None:
-        if self._head_timer is not None:
-            self._head_timer.cancel()
-            self._head_timer = None
-
-    def _head_too_slow(self) -> None:
-        self._head_timer = None
-        if not self._in_body and not self.transport.is_closing():
-            self.transport.close()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
-        super().connection_lost(exc)
-
-    def data_received(self, data: bytes) -> None:
-        if not self._in_body:
-            self._arm()
-        while data:
-            if self._in_body:
-                super().data_received(data)
-                return
-            piece, data = data[:_FED], data[_FED:]
-            self._head_bytes += len(piece)
-            if self._head_bytes > MAX_HEAD_BYTES:
-                self.transport.write(_TOO_LARGE)
-                self.transport.close()
-                return
-            super().data_received(piece)
-            if self.transport.is_closing():
-                return
-
-    def on_headers_complete(self) -> None:
-        self._in_body = True
-        self._disarm()
-        super().on_headers_complete()
-
-    def on_message_complete(self) -> None:
-        self._in_body = False
-        self._head_bytes = 0
-        super().on_message_complete()
 
 
 def _uvicorn_config(gateway: Gateway, config: GatewayConfig) -> uvicorn.Config:
@@ -118,14 +40,15 @@ def _uvicorn_config(gateway: Gateway, config: GatewayConfig) -> uvicorn.Config:
         host=config.host,
         port=config.port,
         loop="uvloop",
-        http=BoundedHead,
+        # Every connection bounded (head, body, per address: services.gateway.connections).
+        http=bounded_protocol(config.connections, config.forwarded_allow_ips),
+        ws="none",  # no websockets here: an upgrade would leave the bounds behind
+        forwarded_allow_ips=config.forwarded_allow_ips,
         lifespan="on",
         log_config=None,
         access_log=False,
         server_header=False,
         timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
-        # Headers are small (a token, a content type): what a request may send before its
-        # body is bounded by BoundedHead (bodies by the RPCs' message limit).
     )
 
 

@@ -1,7 +1,9 @@
-// The signed-in player's credentials and seat tokens, kept in localStorage so a reload (or
+// The signed-in player's access token and seat tokens, kept in localStorage so a reload (or
 // a dropped connection) carries on where the player was. Access tokens are short-lived: a
 // call refused with TOKEN_EXPIRED is retried once after RefreshSession (a refresh token
-// works once, so concurrent refreshes share one call).
+// works once, so concurrent refreshes share one call). The refresh token itself is never
+// seen here: the gateway keeps it in an HttpOnly, SameSite=Strict cookie, sent only with
+// RefreshSession (docs/gateway.md, "Sessions in a browser"), so no script can read it.
 import { ConnectError, Code, type Interceptor } from "@connectrpc/connect";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
@@ -16,7 +18,8 @@ interface Stored {
   name: string;
   registered: boolean;
   access: string;
-  refresh: string;
+  /** A refresh token stored before the cookie held it: sent once to move it there. */
+  refresh?: string;
 }
 
 export interface SeatTicket {
@@ -50,7 +53,6 @@ export function save(player: { playerId: string; displayName: string; registered
     name: player.displayName,
     registered: player.registered,
     access: c?.accessToken ?? stored?.access ?? "",
-    refresh: c?.refreshToken ?? stored?.refresh ?? "",
   };
   localStorage.setItem(KEY, JSON.stringify(stored));
 }
@@ -106,11 +108,18 @@ export function forgetSeat(loungeId: string): void {
   localStorage.setItem(SEATS, JSON.stringify(all));
 }
 
+/** fetch, with the page's own cookies (the refresh token's) and no other origin's. */
+const sameOrigin: typeof fetch = (input, init) => fetch(input, { ...init, credentials: "same-origin" });
+
 async function refresh(): Promise<void> {
-  const plain = createClient(LobbyService, createConnectTransport({ baseUrl: location.origin, useBinaryFormat: true }));
+  const plain = createClient(
+    LobbyService,
+    createConnectTransport({ baseUrl: location.origin, useBinaryFormat: true, fetch: sameOrigin }),
+  );
+  // The token is the cookie's; only one kept from before the cookie is sent in the body.
   const res = await plain.refreshSession({ refreshToken: stored?.refresh ?? "", requestId: requestId() });
   if (stored && res.credentials) {
-    stored = { ...stored, access: res.credentials.accessToken, refresh: res.credentials.refreshToken };
+    stored = { playerId: stored.playerId, name: stored.name, registered: stored.registered, access: res.credentials.accessToken };
     localStorage.setItem(KEY, JSON.stringify(stored));
   }
 }
@@ -122,7 +131,7 @@ export const auth: Interceptor = (next) => async (req) => {
     return await next(req);
   } catch (err) {
     const e = ConnectError.from(err);
-    if (e.code !== Code.Unauthenticated || reasonOf(e) !== "TOKEN_EXPIRED" || !stored?.refresh) throw err;
+    if (e.code !== Code.Unauthenticated || reasonOf(e) !== "TOKEN_EXPIRED" || !stored) throw err;
     refreshing ??= refresh().finally(() => (refreshing = null));
     await refreshing;
     req.header.set("authorization", `Bearer ${stored.access}`);
@@ -131,7 +140,7 @@ export const auth: Interceptor = (next) => async (req) => {
 };
 
 function signedIn() {
-  return createConnectTransport({ baseUrl: location.origin, interceptors: [auth], useBinaryFormat: true });
+  return createConnectTransport({ baseUrl: location.origin, interceptors: [auth], useBinaryFormat: true, fetch: sameOrigin });
 }
 
 export function lobby(): Lobby {

@@ -115,6 +115,9 @@ def web_stack(redis_url: str, database_url: str, tmp_path_factory: Any) -> Itera
         # The shortest seat token the table issues: it expires mid-test, so the client's
         # renewal (RefreshSeatToken, half-way through) is part of every game played here.
         FELT_SEAT_TOKEN_TTL_S="60",
+        # The shortest access token too: the client's session refresh (RefreshSession with
+        # the HttpOnly cookie, test_session_cookie.py) happens in every longer flow.
+        FELT_LOBBY_ACCESS_TTL_S="60",
     )
     felt = [sys.executable, "-m", "services.cli"]
     subprocess.run([*felt, "db", "migrate"], env=env, check=True, capture_output=True)

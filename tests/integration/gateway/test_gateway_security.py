@@ -21,7 +21,7 @@ from felt.tokens import SEAT_TOKEN_HEADER
 from poker.v1 import table_service_connect as connect
 from poker.v1 import table_service_pb2 as pb
 from services.gateway.app import CONTENT_SECURITY_POLICY
-from services.gateway.server import BoundedHead
+from services.gateway.config import ConnectionBounds
 
 from .conftest import ADMIN, Stack, create_table, seat
 from .test_gateway_http import connect_reason
@@ -204,14 +204,11 @@ async def test_a_request_head_is_bounded(stack: Stack) -> None:
     assert status_of(await raw_http(gateway.port, post)) == 404  # the table service's answer
 
 
-async def test_a_request_head_must_arrive_in_time(
-    stack: Stack, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_request_head_must_arrive_in_time(stack: Stack) -> None:
     """A connection that sends nothing, or its head a byte now and then (slowloris), is
     closed once the head's time is up; one whose head came in time keeps its stream."""
-    monkeypatch.setattr(BoundedHead, "head_timeout_s", 0.5)
     server = await stack.add_table_service("a")
-    gateway = await stack.start_gateway()
+    gateway = await stack.start_gateway(connections=ConnectionBounds(head_timeout_s=0.5))
     await create_table(stack.stub(server), "gw-slow")
 
     async def closed_after(trickle: bytes) -> float:

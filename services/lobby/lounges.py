@@ -244,15 +244,20 @@ class LoungeApp:
         house first (idempotent). A refusal for good fails it (:meth:`_fail`), then is raised."""
         if lounge.state is not LoungeState.CREATING:
             return lounge
+        lid = lounge.lounge_id
         try:
-            return await self._open(lounge)
+            await self.tables.create(lid, lounge.name, lounge.config, f"lounge/{lid}/create")
+        except TableRefused as exc:  # no table of ours: nothing to close
+            await self._fail(lounge, exc, made=False)
+            raise
+        try:
+            return await self._seat_ai(lounge)
         except TableRefused as exc:
-            await self._fail(lounge, exc)
+            await self._fail(lounge, exc, made=True)
             raise
 
-    async def _open(self, lounge: Lounge) -> Lounge:
+    async def _seat_ai(self, lounge: Lounge) -> Lounge:
         lid = lounge.lounge_id
-        await self.tables.create(lid, lounge.name, lounge.config, f"lounge/{lid}/create")
         for s in lounge.seats:
             if s.ai_level:
                 await self.lobby.ledger.fund_ai_seat(lid, s.seat, s.stack, self.lobby.clock())
@@ -267,17 +272,19 @@ class LoungeApp:
                 )
         return await self.lounges.mark_open(lid)
 
-    async def _fail(self, lounge: Lounge, refusal: TableRefused) -> None:
+    async def _fail(self, lounge: Lounge, refusal: TableRefused, *, made: bool) -> None:
         """A lounge its table service refused for good: FAILED, once the house has its chips
         back (each step idempotent: a crash between them leaves it CREATING, and the next
-        pass is refused again and finishes it). A table already created is asked to close
-        (best effort: no player can reach it, and its AI seats' chips are accounted home)."""
+        pass is refused again and finishes it). A table the lobby ``made`` for it (an AI seat
+        was refused) is asked to close, best effort: no player can reach it. A table refused
+        at its creation is not ours (the id is taken): it is left alone."""
         lid = lounge.lounge_id
         log.error("lounge_failed", lounge_id=lid, reason=refusal.reason)
-        try:
-            await self.tables.close(lid, f"lounge/{lid}/close")
-        except (TableRefused, TablesUnavailable) as exc:
-            log.info("failed_lounge_table_not_closed", lounge_id=lid, error=str(exc))
+        if made:
+            try:
+                await self.tables.close(lid, f"lounge/{lid}/close")
+            except (TableRefused, TablesUnavailable) as exc:
+                log.info("failed_lounge_table_not_closed", lounge_id=lid, error=str(exc))
         returned = await self.lobby.ledger.refund_ai_seats(lid, self.lobby.clock())
         await self.lounges.mark_failed(lid, f"{refusal.reason}: {refusal.message}"[:500])
         log.info("lounge_failed_house_refunded", lounge_id=lid, chips=returned)

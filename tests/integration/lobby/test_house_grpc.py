@@ -252,6 +252,9 @@ async def test_a_lounge_the_table_service_refuses_fails_and_frees_its_slot(
     )  # a retry finds it failed and moves nothing
     audit = await audit_of(stack.dsn)
     assert audit.holds and (audit.house, audit.on_tables) == (0, 0)
+    squatted = (await stack.tables.GetTable(tpb.GetTableRequest(table_id=lid))).table
+    assert squatted.state != tpb_table.TABLE_STATE_CLOSED  # not the lobby's: left alone
+    assert squatted.config.seat_count == 2
     for _ in range(2):  # 3 lounges per owner by default: the failed one is not counted
         more = pb.CreateLoungeRequest(name="More", config=config, request_id=rid())
         made = await stub.CreateLounge(more, metadata=auth(alice))

@@ -23,6 +23,7 @@ at most the chip cap).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import re
@@ -282,12 +283,22 @@ class LoungeApp:
         log.error("lounge_failed", lounge_id=lid, reason=refusal.reason)
         if made:
             try:
-                await self.tables.close(lid, f"lounge/{lid}/close")
+                await self._wind_up(lounge)
             except (TableRefused, TablesUnavailable) as exc:
                 log.info("failed_lounge_table_not_closed", lounge_id=lid, error=str(exc))
         returned = await self.lobby.ledger.refund_ai_seats(lid, self.lobby.clock())
         await self.lounges.mark_failed(lid, f"{refusal.reason}: {refusal.message}"[:500])
         log.info("lounge_failed_house_refunded", lounge_id=lid, chips=returned)
+
+    async def _wind_up(self, lounge: Lounge) -> None:
+        """Close a failed lounge's table and ask its AI seats to leave (two of them would play
+        on by themselves); a seat never seated, or gone, is refused and skipped."""
+        lid = lounge.lounge_id
+        await self.tables.close(lid, f"lounge/{lid}/close")
+        for s in lounge.seats:
+            if s.ai_level:
+                with contextlib.suppress(TableRefused):
+                    await self.tables.leave(lid, s.seat, "", f"lounge/{lid}/failed/{s.seat}")
 
     async def recover(self) -> int:
         """Drive every CREATING lounge on (on start, and periodically); how many opened."""

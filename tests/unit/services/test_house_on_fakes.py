@@ -107,7 +107,8 @@ async def test_a_refused_lounge_fails_cleanly_and_frees_its_slot() -> None:
     assert failed.state is LoungeState.FAILED and failed.seats == ()
     assert failed.failure is not None and failed.failure.startswith("BAD_SEAT")
     assert await world.lounges.creating(10) == []
-    assert world.tables.tables[failed.lounge_id].closed  # seat 1 sat: its table is closed
+    made = world.tables.tables[failed.lounge_id]
+    assert made.closed and made.seats == {}  # seat 1 sat: its table closed, the AI gone
     assert await ledger_of(world).house() == 0  # seat 1's funding came back
     audit = await ledger_of(world).audit()
     assert audit.holds and (audit.on_tables, audit.stranded) == (0, 0)

@@ -6,11 +6,16 @@ once, refunded whole when its lounge fails, and the audit (created == balances +
 from __future__ import annotations
 
 import asyncio
+import shutil
 from datetime import timedelta
+from pathlib import Path
 
+import asyncpg
 import pytest
 
 from felt.idempotency import RequestReused
+from felt.migrations import migrate
+from services.lobby.db_cli import MIGRATIONS
 from services.lobby.ports import LoungeSeat, LoungeState, NewLounge, NewPlayer, SeatGrant
 from services.lobby.ports.ledger import (
     Audit,
@@ -19,6 +24,7 @@ from services.lobby.ports.ledger import (
     house_return_key,
     house_seat_key,
 )
+from services.lobby.postgres import PgCloses, PgLedger
 
 from .conftest import Stores
 from .test_buy_ins_contract import T0, buy_in, key
@@ -195,3 +201,59 @@ async def test_an_unfunded_ai_seat_settles_without_crediting_the_house(stores: S
     assert await stores.closes.settle_ai("l-0", 5, 1_000, T0)
     assert await stores.ledger.house() == 0
     await audited(stores)
+
+
+async def test_the_migration_funds_the_ai_seats_of_lounges_not_closed(
+    fresh_database: str, tmp_path: Path
+) -> None:
+    """0010 on a database with lounges: an open lounge's AI seat is funded from the house with
+    the key and fingerprint the lobby itself would write (its funding is found, not repeated,
+    and its close credits the house); a lounge closed before is left out of the audit."""
+    for m in sorted(MIGRATIONS.glob("*.sql")):
+        if m.name < "0010":
+            shutil.copy(m, tmp_path / m.name)
+    await migrate(fresh_database, tmp_path)
+    conn = await asyncpg.connect(fresh_database)
+    try:
+        await conn.execute(
+            "INSERT INTO players (player_id, display_name, name_key, request_key, fingerprint, "
+            "created_at) VALUES ('p1', 'Ann', 'ann', 'k-p1', '\\x00', $1)",
+            T0,
+        )
+        for lid, state in (("l-open", "open"), ("l-old", "closed")):
+            await conn.execute(
+                "INSERT INTO lounges (lounge_id, owner_id, name, variant, config, stake, "
+                "seat_count, seats_taken, min_buy_in, max_buy_in, private, state, request_key, "
+                "fingerprint, created_at) VALUES ($1, 'p1', 'L', 1, '\\x0801', 10, 6, 1, 200, "
+                "1000, false, $2, $3, '\\x00', $4)",
+                lid,
+                state,
+                f"k-{lid}",
+                T0,
+            )
+        await conn.execute(
+            "INSERT INTO lounge_seats (lounge_id, seat, player_id, display_name, ai_level, stack)"
+            " VALUES ('l-open', 3, 'ai-l-open-3', 'Bot 4', 1, 1000)"
+        )
+    finally:
+        await conn.close()
+    shutil.copy(MIGRATIONS / "0010_house.sql", tmp_path / "0010_house.sql")
+    assert [m.version for m in await migrate(fresh_database, tmp_path)] == [10]
+    pool = await asyncpg.create_pool(fresh_database, min_size=1, max_size=4)
+    try:
+        ledger, closes = PgLedger(pool), PgCloses(pool)
+        assert await ledger.house() == -1_000
+        funded = await ledger.fund_ai_seat("l-open", 3, 1_000, T0)  # found, not repeated
+        assert (funded.amount, funded.balance_after) == (-1_000, -1_000)
+        assert await ledger.house() == -1_000
+        assert (await ledger.audit()).holds
+        await closes.mark_closing("l-open")
+        assert await closes.settle_ai("l-open", 3, 1_200, T0)
+        assert await ledger.house() == 200
+        audited = await pool.fetch("SELECT lounge_id, audited FROM lounges ORDER BY lounge_id")
+        assert [(r["lounge_id"], r["audited"]) for r in audited] == [
+            ("l-old", False),
+            ("l-open", True),
+        ]
+    finally:
+        await pool.close()

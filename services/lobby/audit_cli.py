@@ -118,10 +118,15 @@ def run_audit(args: argparse.Namespace) -> int:
     except ValueError:
         print("felt audit: --since must be an ISO 8601 date or time, or 'today'", file=sys.stderr)
         return 2
+    import asyncpg
+
     try:
         text, holds = asyncio.run(_audit(dsn, since, args.top))
     except OSError as exc:
         print(f"felt audit: cannot reach the database: {exc}", file=sys.stderr)
+        return 1
+    except asyncpg.UndefinedTableError as exc:
+        print(f"felt audit: {exc} (run `felt db migrate` first)", file=sys.stderr)
         return 1
     print(text)
     return 0 if holds else 1

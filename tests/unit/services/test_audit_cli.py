@@ -78,3 +78,8 @@ def test_without_a_database(
     monkeypatch.delenv("DATABASE_URL", raising=False)
     assert cli.main(["audit"]) == 2
     assert "set DATABASE_URL" in capsys.readouterr().err
+
+
+def test_an_unreachable_database(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["audit", "--database-url", "postgresql://postgres@127.0.0.1:1/x"]) == 1
+    assert "cannot reach the database" in capsys.readouterr().err

@@ -102,6 +102,11 @@ class LobbySettings:
     # Lounges one player may have open (or being created) at once: each runs a table, its AI
     # seats playing on, so a free account must not be able to start them without end.
     max_lounges_per_owner: int = 3
+    # What one account may win from the house (its net result at lounges with AI seats)
+    # per UTC day before it may join no more of them that day (docs/operations.md): chips
+    # won are never taken back, so the house's exposure to one account per day is this plus
+    # the AI stacks at the lounges it sits at.
+    house_daily_win_limit: int = 100_000
 
 
 @dataclass(frozen=True, slots=True)

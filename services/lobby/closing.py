@@ -20,11 +20,16 @@ periodically):
    (its saga LEAVING, perhaps with a leave the table refused) is settled the same way;
    if the leave's own pass gets there first, it is its cash-out instead. Either way
    the saga's row lock lets one of them credit it, once.
-4. **closed** — once the table is closed and no saga of the lounge holds chips off
-   the balances, CLOSED.
+   Each AI seat, once vacated (its ``PlayerLeft``, after the sequence a pass saw it
+   held, ``Closes.ai_seen_seated``), is settled to the house the same way
+   (``Closes.settle_ai``: its stack back as a ``house_return`` movement, once). An AI
+   seat that went broke sits out at 0 (the house does not refill it) and is settled
+   with nothing.
+4. **closed** — once the table is closed, no saga of the lounge holds chips off
+   the balances and no AI seat holds the house's chips, CLOSED.
 
 Until a seat is settled its chips count as on the table (they are), so balances +
-chips on tables == chips granted at every moment. A lounge whose table closes by
+chips on tables + the house == chips granted at every moment. A lounge whose table closes by
 itself (``max_hands``, ``close_time``) is found by the recovery pass
 (``Closes.ending``: only those lounges, a batch per pass) and closed the same way.
 """
@@ -135,7 +140,11 @@ class ClosingApp:
         # Then every seat is asked to leave: the AI players, and each player whose seat was
         # seen held (a seat the table gave a buy-in the lobby has not recorded yet waits for
         # the next pass, so that its PlayerLeft is never before its recorded sequence).
-        ai_players = {s.player_id for s in lounge.seats if s.ai_level}
+        ai_seats = [s for s in lounge.seats if s.ai_level]
+        ai_players = {s.player_id for s in ai_seats}
+        for ai in ai_seats:  # where each AI seat is seen held, first, as a player's
+            if ai.leave_sequence is None and sitting.get(ai.seat) == ai.player_id:
+                await self.closes.ai_seen_seated(lid, ai.seat, seen.sequence)
         seen_held = {
             (s.seat, s.player_id)
             for s in sagas
@@ -166,10 +175,29 @@ class ClosingApp:
                 continue
             await self.closes.settle(saga.saga_id, stack, self.lobby.clock())
             log.info("seat_sent_home", saga_id=saga.saga_id, lounge_id=lid, chips=stack)
+        pending += await self._settle_ai(lid)
         if pending or not table_closed:
             return lounge
         log.info("lounge_closed", lounge_id=lid)
         return await self.closes.mark_closed(lid)
+
+    async def _settle_ai(self, lid: str) -> int:
+        """Each vacated AI seat's stack back to the house (``Closes.settle_ai``); how many
+        are still seated. An AI seat never seen held (gone before the close looked) is read
+        from the table's first event on."""
+        lounge = await self.lounges.lounges.get(lid)
+        pending = 0
+        for ai in lounge.seats if lounge is not None else ():
+            if not ai.ai_level:
+                continue
+            after = ai.leave_sequence - 1 if ai.leave_sequence is not None else 0
+            stack = await self.tables.vacated(lid, ai.seat, ai.player_id, after)
+            if stack is None:
+                pending += 1  # dealt in: vacated when the hand ends
+                continue
+            await self.closes.settle_ai(lid, ai.seat, stack, self.lobby.clock())
+            log.info("ai_seat_sent_home", lounge_id=lid, seat=ai.seat, chips=stack)
+        return pending
 
     async def recover(self) -> tuple[int, int]:
         """Drive every CLOSING lounge on, and start the close of lounges whose table ended by

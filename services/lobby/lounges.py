@@ -8,14 +8,22 @@ accepts is a table the table service accepts.
 Creating a lounge is three steps, each retry-safe: the lounge's row with its
 AI seats (one write, keyed by the client's request, which also derives the
 lounge's id); its table in the table service; its AI players seated there
-(both idempotent by request ids derived from the lounge). Then it is OPEN. A
-crash or an unreachable table service between them leaves it CREATING (never
-listed); the client's retry, or :meth:`LoungeApp.recover` (on start and
-periodically), drives it on.
+(both idempotent by request ids derived from the lounge), each funded from the
+house account just before (a ``house_seat`` movement keyed by the lounge and
+seat). Then it is OPEN. A crash or an unreachable table service between them
+leaves it CREATING (never listed); the client's retry, or
+:meth:`LoungeApp.recover` (on start and periodically), drives it on. A refusal
+for good (``TableRefused``) ends it FAILED instead: the house's chips returned
+first, then the state (which frees the owner's slot).
+
+An AI seat's stack is the lounge's rule, not the creator's: :data:`AI_STACK_STAKES`
+stakes, brought inside the lounge's buy-in range (so at most ``max_buy_in``, itself
+at most the chip cap).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import re
@@ -62,6 +70,14 @@ _AI_NAMES: dict[int, str] = {
 }
 _PAGE = re.compile(r"l([1-9][0-9]{0,17})")
 RECOVER_BATCH = 100
+AI_STACK_STAKES = 100
+"""An AI seat sits down with this many stakes (big blinds; Draw: small bets), raised to the
+lounge's ``min_buy_in`` or lowered to its ``max_buy_in`` when outside its buy-in range."""
+
+
+def ai_stack(stake: int, low: int, high: int) -> int:
+    """An AI seat's stack at a lounge of ``stake`` with buy-ins ``low`` to ``high``."""
+    return min(max(AI_STACK_STAKES * stake, low), high, limits.CHIP_CAP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +199,7 @@ class LoungeApp:
         check_lounge_config(config, lounge_id, name, at)
         stake = stake_of(config)
         low, high = buy_in_range(stake, min_buy_in, max_buy_in)
-        seats = place_ai(config.seat_count, ai_seats, lounge_id, high)
+        seats = place_ai(config.seat_count, ai_seats, lounge_id, ai_stack(stake, low, high))
         new = NewLounge(
             lounge_id,
             claim.player_id,
@@ -217,21 +233,35 @@ class LoungeApp:
                 "TABLES_UNAVAILABLE",
             ) from None
         except TableRefused as exc:
-            log.error("lounge_table_refused", lounge_id=lounge.lounge_id, reason=exc.reason)
             raise Refused(
                 Code.FAILED_PRECONDITION,
-                f"the table service refused the lounge's table: {exc.message}",
+                f"the table service refused the lounge's table: {exc.message}; the lounge "
+                "failed and does not count against your lounges",
                 "TABLE_REFUSED",
             ) from None
 
     async def _finish(self, lounge: Lounge) -> Lounge:
-        """Drive a CREATING lounge to OPEN: its table, then its AI players (idempotent)."""
-        if lounge.state is LoungeState.OPEN:
+        """Drive a CREATING lounge to OPEN: its table, then its AI players, each funded by the
+        house first (idempotent). A refusal for good fails it (:meth:`_fail`), then is raised."""
+        if lounge.state is not LoungeState.CREATING:
             return lounge
         lid = lounge.lounge_id
-        await self.tables.create(lid, lounge.name, lounge.config, f"lounge/{lid}/create")
+        try:
+            await self.tables.create(lid, lounge.name, lounge.config, f"lounge/{lid}/create")
+        except TableRefused as exc:  # no table of ours: nothing to close
+            await self._fail(lounge, exc, made=False)
+            raise
+        try:
+            return await self._seat_ai(lounge)
+        except TableRefused as exc:
+            await self._fail(lounge, exc, made=True)
+            raise
+
+    async def _seat_ai(self, lounge: Lounge) -> Lounge:
+        lid = lounge.lounge_id
         for s in lounge.seats:
             if s.ai_level:
+                await self.lobby.ledger.fund_ai_seat(lid, s.seat, s.stack, self.lobby.clock())
                 await self.tables.seat(
                     lid,
                     s.seat,
@@ -242,6 +272,33 @@ class LoungeApp:
                     f"lounge/{lid}/ai/{s.seat}",
                 )
         return await self.lounges.mark_open(lid)
+
+    async def _fail(self, lounge: Lounge, refusal: TableRefused, *, made: bool) -> None:
+        """A lounge its table service refused for good: FAILED, once the house has its chips
+        back (each step idempotent: a crash between them leaves it CREATING, and the next
+        pass is refused again and finishes it). A table the lobby ``made`` for it (an AI seat
+        was refused) is asked to close, best effort: no player can reach it. A table refused
+        at its creation is not ours (the id is taken): it is left alone."""
+        lid = lounge.lounge_id
+        log.error("lounge_failed", lounge_id=lid, reason=refusal.reason)
+        if made:
+            try:
+                await self._wind_up(lounge)
+            except (TableRefused, TablesUnavailable) as exc:
+                log.info("failed_lounge_table_not_closed", lounge_id=lid, error=str(exc))
+        returned = await self.lobby.ledger.refund_ai_seats(lid, self.lobby.clock())
+        await self.lounges.mark_failed(lid, f"{refusal.reason}: {refusal.message}"[:500])
+        log.info("lounge_failed_house_refunded", lounge_id=lid, chips=returned)
+
+    async def _wind_up(self, lounge: Lounge) -> None:
+        """Close a failed lounge's table and ask its AI seats to leave (two of them would play
+        on by themselves); a seat never seated, or gone, is refused and skipped."""
+        lid = lounge.lounge_id
+        await self.tables.close(lid, f"lounge/{lid}/close")
+        for s in lounge.seats:
+            if s.ai_level:
+                with contextlib.suppress(TableRefused):
+                    await self.tables.leave(lid, s.seat, "", f"lounge/{lid}/failed/{s.seat}")
 
     async def recover(self) -> int:
         """Drive every CREATING lounge on (on start, and periodically); how many opened."""
@@ -256,7 +313,7 @@ class LoungeApp:
 
     async def get(self, caller: Caller, lounge_id: str, invite_code: str) -> Lounge:
         """A lounge and who sits where. A private one only for its owner or with its invite
-        code; a CREATING one only for its owner (to everyone else both do not exist). A
+        code; a CREATING or FAILED one only for its owner (to everyone else both do not exist). A
         closing or closed one is shown (its players see their chips going home)."""
         return await self.visible(await self.lobby.signed_in(caller), lounge_id, invite_code)
 
@@ -269,7 +326,7 @@ class LoungeApp:
             raise hidden
         if lounge.owner_id == claim.player_id:
             return lounge
-        if lounge.state is LoungeState.CREATING:
+        if lounge.state in (LoungeState.CREATING, LoungeState.FAILED):
             raise hidden
         if lounge.invite_code is not None and not hmac.compare_digest(
             invite_code.encode(), lounge.invite_code.encode()

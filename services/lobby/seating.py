@@ -46,6 +46,7 @@ import structlog
 from felt.api import limits
 from felt.idempotency import ClientRequest
 from services.lobby.auth import Caller
+from services.lobby.house import house_limit_refusal
 from services.lobby.lounges import LoungeApp
 from services.lobby.ports import (
     BuyIn,
@@ -94,6 +95,8 @@ def _first_call_refusal(lounge: Lounge, player_id: str, buy_in: int) -> Refused 
             Code.FAILED_PRECONDITION,
             "the lounge is closed"
             if lounge.state in (LoungeState.CLOSING, LoungeState.CLOSED)
+            else "the lounge could not be created"
+            if lounge.state is LoungeState.FAILED
             else "the lounge is not open yet: retry CreateLounge",
             "LOUNGE_NOT_OPEN",
         )
@@ -152,7 +155,9 @@ class SeatingApp:
             raise limits.LimitError(
                 "BAD_SEAT", f"seat must be 0-{lounge.seat_count - 1} at this lounge ({seat})"
             )
-        refusal = _first_call_refusal(lounge, claim.player_id, buy_in)
+        refusal = _first_call_refusal(lounge, claim.player_id, buy_in) or (
+            await house_limit_refusal(self.lobby, lounge, claim.player_id)
+        )
         # Checked before chips move, for a first call; a retry is past them (it may be what
         # seated the player here since), so only a refused call looks for its first saga.
         if refusal is not None and await self.buy_ins.get(saga_id) is None:

@@ -13,6 +13,8 @@ Configuration comes from the environment:
 ``FELT_LOBBY_TOP_UP_BELOW``    a top-up is for a balance under this (default 500)
 ``FELT_LOBBY_TOP_UP_COOLDOWN_S`` time between two top-ups of one player (default 3600)
 ``FELT_LOBBY_MAX_LOUNGES``     lounges one player may have at once (default 3)
+``FELT_LOBBY_HOUSE_DAILY_WIN_LIMIT`` chips one account may win from the house's AI seats in a
+                              UTC day before it may join none that day (default 100000)
 ``FELT_LOBBY_MAX_SIGN_UPS``    sign-ups (CreateGuest, Register) per client address (IPv6: /48)
                               in a window (default 30)
 ``FELT_LOBBY_SIGN_UP_WINDOW_S`` that window (default 3600)
@@ -153,6 +155,9 @@ class LobbyServerConfig:
                 seconds=int_setting(env, "FELT_LOBBY_TOP_UP_COOLDOWN_S", 3600, 0, 30 * 86_400)
             ),
             max_lounges_per_owner=int_setting(env, "FELT_LOBBY_MAX_LOUNGES", 3, 1, 1000),
+            house_daily_win_limit=int_setting(
+                env, "FELT_LOBBY_HOUSE_DAILY_WIN_LIMIT", 100_000, 1, CHIP_CAP
+            ),
             sign_up_max_per_client=int_setting(env, "FELT_LOBBY_MAX_SIGN_UPS", 30, 1, 100_000),
             sign_up_window=timedelta(
                 seconds=int_setting(env, "FELT_LOBBY_SIGN_UP_WINDOW_S", 3600, 60, 7 * 86_400)

@@ -127,6 +127,7 @@ _LOUNGE_STATES = {
     LoungeState.OPEN: lpb.LOUNGE_STATE_OPEN,
     LoungeState.CLOSING: lpb.LOUNGE_STATE_CLOSING,
     LoungeState.CLOSED: lpb.LOUNGE_STATE_CLOSED,
+    LoungeState.FAILED: lpb.LOUNGE_STATE_FAILED,
 }
 
 

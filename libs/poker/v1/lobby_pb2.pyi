@@ -72,6 +72,11 @@ class _LoungeStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_LoungeSta
     """
     LOUNGE_STATE_CLOSED: _LoungeState.ValueType  # 4
     """Its table is closed and every seat's chips are back in the balances."""
+    LOUNGE_STATE_FAILED: _LoungeState.ValueType  # 5
+    """It could not be created (the table service refused it for good): never
+    listed, not counted against its owner's lounges; its AI seats' chips are
+    back with the house.
+    """
 
 class LoungeState(_LoungeState, metaclass=_LoungeStateEnumTypeWrapper):
     """Where a lounge is in its life."""
@@ -87,6 +92,11 @@ seats' chips go home when the hand in play ends.
 """
 LOUNGE_STATE_CLOSED: LoungeState.ValueType  # 4
 """Its table is closed and every seat's chips are back in the balances."""
+LOUNGE_STATE_FAILED: LoungeState.ValueType  # 5
+"""It could not be created (the table service refused it for good): never
+listed, not counted against its owner's lounges; its AI seats' chips are
+back with the house.
+"""
 Global___LoungeState: _TypeAlias = LoungeState  # noqa: Y015
 
 @_typing.final

@@ -110,7 +110,9 @@ class LobbyService(Protocol):
         TABLES_UNAVAILABLE: retry with the same request_id (the lobby also
         finishes it by itself). A player may have 3 lounges at once (the
         lobby's FELT_LOBBY_MAX_LOUNGES): past it, RESOURCE_EXHAUSTED
-        TOO_MANY_LOUNGES.
+        TOO_MANY_LOUNGES. FAILED_PRECONDITION TABLE_REFUSED: the table service
+        refused it for good; the lounge is LOUNGE_STATE_FAILED and does not count
+        against the owner's lounges (a retry answers with it, moving nothing).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -136,6 +138,8 @@ class LobbyService(Protocol):
         INVALID_ARGUMENT BAD_BUY_IN (outside the lounge's range), BAD_SEAT;
         FAILED_PRECONDITION INSUFFICIENT_CHIPS, ALREADY_SEATED, LOUNGE_NOT_OPEN;
         NOT_FOUND NO_LOUNGE (a private lounge needs its invite code).
+        RESOURCE_EXHAUSTED HOUSE_LIMIT_REACHED: a lounge with AI seats, and the
+        caller has won its daily limit from the house (the next UTC day it may).
         UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for this seat; retry
         with the same request_id (the lobby also finishes it by itself).
         """
@@ -671,7 +675,9 @@ class LobbyServiceClient(ConnectClient):
         TABLES_UNAVAILABLE: retry with the same request_id (the lobby also
         finishes it by itself). A player may have 3 lounges at once (the
         lobby's FELT_LOBBY_MAX_LOUNGES): past it, RESOURCE_EXHAUSTED
-        TOO_MANY_LOUNGES.
+        TOO_MANY_LOUNGES. FAILED_PRECONDITION TABLE_REFUSED: the table service
+        refused it for good; the lounge is LOUNGE_STATE_FAILED and does not count
+        against the owner's lounges (a retry answers with it, moving nothing).
         """
         return await self.execute_unary(
             request=request,
@@ -748,6 +754,8 @@ class LobbyServiceClient(ConnectClient):
         INVALID_ARGUMENT BAD_BUY_IN (outside the lounge's range), BAD_SEAT;
         FAILED_PRECONDITION INSUFFICIENT_CHIPS, ALREADY_SEATED, LOUNGE_NOT_OPEN;
         NOT_FOUND NO_LOUNGE (a private lounge needs its invite code).
+        RESOURCE_EXHAUSTED HOUSE_LIMIT_REACHED: a lounge with AI seats, and the
+        caller has won its daily limit from the house (the next UTC day it may).
         UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for this seat; retry
         with the same request_id (the lobby also finishes it by itself).
         """

@@ -541,7 +541,9 @@ class CreateLoungeRequest(_message.Message):
     def config(self) -> _events_pb2.TableConfig: ...
     @_builtins.property
     def ai_seats(self) -> _containers.RepeatedCompositeFieldContainer[_lobby_pb2.AiSeat]:
-        """At most seat_count - 1 (one seat is left for a player)."""
+        """At most seat_count - 1 (one seat is left for a player). Each sits down
+        with chips from the house: 100 stakes, brought inside the buy-in range.
+        """
 
     def __init__(
         self,

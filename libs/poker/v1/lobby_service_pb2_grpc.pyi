@@ -104,7 +104,9 @@ class LobbyServiceStub:
     TABLES_UNAVAILABLE: retry with the same request_id (the lobby also
     finishes it by itself). A player may have 3 lounges at once (the
     lobby's FELT_LOBBY_MAX_LOUNGES): past it, RESOURCE_EXHAUSTED
-    TOO_MANY_LOUNGES.
+    TOO_MANY_LOUNGES. FAILED_PRECONDITION TABLE_REFUSED: the table service
+    refused it for good; the lounge is LOUNGE_STATE_FAILED and does not count
+    against the owner's lounges (a retry answers with it, moving nothing).
     """
     ListLounges: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.ListLoungesRequest, _lobby_service_pb2.ListLoungesResponse]
     """Lists open public lounges (signed in), newest first, with filters."""
@@ -120,6 +122,8 @@ class LobbyServiceStub:
     INVALID_ARGUMENT BAD_BUY_IN (outside the lounge's range), BAD_SEAT;
     FAILED_PRECONDITION INSUFFICIENT_CHIPS, ALREADY_SEATED, LOUNGE_NOT_OPEN;
     NOT_FOUND NO_LOUNGE (a private lounge needs its invite code).
+    RESOURCE_EXHAUSTED HOUSE_LIMIT_REACHED: a lounge with AI seats, and the
+    caller has won its daily limit from the house (the next UTC day it may).
     UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for this seat; retry
     with the same request_id (the lobby also finishes it by itself).
     """
@@ -192,7 +196,9 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     TABLES_UNAVAILABLE: retry with the same request_id (the lobby also
     finishes it by itself). A player may have 3 lounges at once (the
     lobby's FELT_LOBBY_MAX_LOUNGES): past it, RESOURCE_EXHAUSTED
-    TOO_MANY_LOUNGES.
+    TOO_MANY_LOUNGES. FAILED_PRECONDITION TABLE_REFUSED: the table service
+    refused it for good; the lounge is LOUNGE_STATE_FAILED and does not count
+    against the owner's lounges (a retry answers with it, moving nothing).
     """
     ListLounges: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.ListLoungesRequest, _lobby_service_pb2.ListLoungesResponse]  # type: ignore[assignment]
     """Lists open public lounges (signed in), newest first, with filters."""
@@ -208,6 +214,8 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     INVALID_ARGUMENT BAD_BUY_IN (outside the lounge's range), BAD_SEAT;
     FAILED_PRECONDITION INSUFFICIENT_CHIPS, ALREADY_SEATED, LOUNGE_NOT_OPEN;
     NOT_FOUND NO_LOUNGE (a private lounge needs its invite code).
+    RESOURCE_EXHAUSTED HOUSE_LIMIT_REACHED: a lounge with AI seats, and the
+    caller has won its daily limit from the house (the next UTC day it may).
     UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for this seat; retry
     with the same request_id (the lobby also finishes it by itself).
     """
@@ -343,7 +351,9 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         TABLES_UNAVAILABLE: retry with the same request_id (the lobby also
         finishes it by itself). A player may have 3 lounges at once (the
         lobby's FELT_LOBBY_MAX_LOUNGES): past it, RESOURCE_EXHAUSTED
-        TOO_MANY_LOUNGES.
+        TOO_MANY_LOUNGES. FAILED_PRECONDITION TABLE_REFUSED: the table service
+        refused it for good; the lounge is LOUNGE_STATE_FAILED and does not count
+        against the owner's lounges (a retry answers with it, moving nothing).
         """
 
     @_abc_1.abstractmethod
@@ -377,6 +387,8 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         INVALID_ARGUMENT BAD_BUY_IN (outside the lounge's range), BAD_SEAT;
         FAILED_PRECONDITION INSUFFICIENT_CHIPS, ALREADY_SEATED, LOUNGE_NOT_OPEN;
         NOT_FOUND NO_LOUNGE (a private lounge needs its invite code).
+        RESOURCE_EXHAUSTED HOUSE_LIMIT_REACHED: a lounge with AI seats, and the
+        caller has won its daily limit from the house (the next UTC day it may).
         UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for this seat; retry
         with the same request_id (the lobby also finishes it by itself).
         """

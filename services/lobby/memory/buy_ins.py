@@ -32,6 +32,7 @@ class MemoryBuyIns:
 
     def __init__(self, ledger: MemoryLedger, lounges: MemoryLounges, players: Players) -> None:
         self.ledger, self.lounges, self.players = ledger, lounges, players
+        ledger.lounges = lounges  # the audit reads the lounges' states
         self.sagas: dict[str, BuyIn] = {}
         self._requests: dict[str, tuple[bytes, str]] = {}
         self._leaves: dict[str, tuple[bytes, str]] = {}

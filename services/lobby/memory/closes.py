@@ -8,7 +8,7 @@ from datetime import datetime
 from services.lobby.memory.buy_ins import MemoryBuyIns
 from services.lobby.ports.buy_ins import BuyIn, BuyInState
 from services.lobby.ports.closes import closed_key, ends_by_itself
-from services.lobby.ports.ledger import Kind
+from services.lobby.ports.ledger import HouseKind, Kind, house_return_key
 from services.lobby.ports.lounges import Lounge, LoungeState
 
 _UNSETTLED = (BuyInState.RESERVED, BuyInState.SEATED, BuyInState.LEAVING)
@@ -59,6 +59,34 @@ class MemoryCloses:
             stack,
             at,
         )
+
+    async def ai_seen_seated(self, lounge_id: str, seat: int, sequence: int) -> None:
+        lounge = self.lounges._lounges[lounge_id]
+        seats = tuple(
+            replace(s, leave_sequence=sequence)
+            if s.seat == seat and s.ai_level and s.leave_sequence is None
+            else s
+            for s in lounge.seats
+        )
+        self.lounges._lounges[lounge_id] = replace(lounge, seats=seats)
+
+    async def settle_ai(self, lounge_id: str, seat: int, stack: int, at: datetime) -> bool:
+        lounge = self.lounges._lounges[lounge_id]
+        if not any(s.seat == seat and s.ai_level for s in lounge.seats):
+            return False
+        ledger = self.buy_ins.ledger
+        if stack > 0 and ledger.house_funded(lounge_id, seat):
+            ledger.house_write(
+                HouseKind.HOUSE_RETURN,
+                stack,
+                lounge_id,
+                seat,
+                house_return_key(lounge_id, seat, stack),
+                at,
+            )
+        seats = tuple(s for s in lounge.seats if s.seat != seat)
+        self.lounges._lounges[lounge_id] = replace(lounge, seats=seats)
+        return True
 
     async def mark_closed(self, lounge_id: str) -> Lounge:
         lounge = self.lounges._lounges[lounge_id]

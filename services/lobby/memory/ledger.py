@@ -2,25 +2,44 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from felt.idempotency import RequestKey, RequestReused
 from services.lobby.ports.ledger import (
     Account,
+    Audit,
+    HouseKind,
+    HouseMovement,
     InsufficientChips,
     Kind,
     Movement,
     NoAccount,
     Totals,
+    Winner,
     check_top_up,
+    house_return_key,
+    house_seat_key,
 )
+
+if TYPE_CHECKING:
+    from services.lobby.memory.lounges import MemoryLounges
+
+_CREATED = (Kind.GRANT, Kind.TOP_UP)
 
 
 class MemoryLedger:
+    """``lounges`` (set by :class:`~services.lobby.memory.MemoryBuyIns` beside it) lets the
+    audit read lounges' states, as the adapter's query joins them."""
+
     def __init__(self) -> None:
         self._accounts: dict[str, Account] = {}
         self._rows: list[Movement] = []
         self._keys: dict[str, tuple[bytes, Movement]] = {}
+        self._house_rows: list[HouseMovement] = []
+        self._house_keys: dict[str, tuple[bytes, HouseMovement]] = {}
+        self.lounges: MemoryLounges | None = None
 
     def _first(self, request: RequestKey) -> Movement | None:
         first = self._keys.get(request.key)
@@ -124,3 +143,125 @@ class MemoryLedger:
             -moved,
             sum(r.amount for r in self._rows),
         )
+
+    def house_write(
+        self,
+        kind: HouseKind,
+        delta: int,
+        lounge_id: str,
+        seat: int,
+        request: RequestKey,
+        at: datetime,
+    ) -> HouseMovement:
+        """One house movement (awaits nothing: atomic on the event loop); a retry finds the
+        first."""
+        first = self._house_keys.get(request.key)
+        if first is not None:
+            if first[0] != request.fingerprint:
+                raise RequestReused()
+            return first[1]
+        row = HouseMovement(
+            len(self._house_rows) + 1,
+            kind,
+            delta,
+            self._house_balance() + delta,
+            lounge_id,
+            seat,
+            at,
+        )
+        self._house_rows.append(row)
+        self._house_keys[request.key] = (request.fingerprint, row)
+        return row
+
+    def _house_balance(self) -> int:
+        return self._house_rows[-1].balance_after if self._house_rows else 0
+
+    def house_funded(self, lounge_id: str, seat: int) -> bool:
+        return house_seat_key(lounge_id, seat, 0).key in self._house_keys
+
+    async def fund_ai_seat(
+        self, lounge_id: str, seat: int, amount: int, at: datetime
+    ) -> HouseMovement:
+        if amount <= 0:
+            raise ValueError("a movement moves at least one chip")
+        key = house_seat_key(lounge_id, seat, amount)
+        return self.house_write(HouseKind.HOUSE_SEAT, -amount, lounge_id, seat, key, at)
+
+    async def refund_ai_seats(self, lounge_id: str, at: datetime) -> int:
+        returned = {
+            r.seat
+            for r in self._house_rows
+            if r.lounge_id == lounge_id and r.kind is HouseKind.HOUSE_RETURN
+        }
+        funded = [
+            r
+            for r in self._house_rows
+            if r.lounge_id == lounge_id
+            and r.kind is HouseKind.HOUSE_SEAT
+            and r.seat not in returned
+        ]
+        for r in sorted(funded, key=lambda r: r.seat):
+            self.house_write(
+                HouseKind.HOUSE_RETURN,
+                -r.amount,
+                lounge_id,
+                r.seat,
+                house_return_key(lounge_id, r.seat, -r.amount),
+                at,
+            )
+        return sum(-r.amount for r in funded)
+
+    async def house(self) -> int:
+        return self._house_balance()
+
+    async def audit(self) -> Audit:
+        totals = await self.totals()
+        at_lounge: dict[str, int] = defaultdict(int)
+        for r in self._rows:
+            if r.kind not in _CREATED and r.table_id is not None:
+                at_lounge[r.table_id] -= r.amount
+        for h in self._house_rows:
+            at_lounge[h.lounge_id] -= h.amount
+        lounges = self.lounges._lounges if self.lounges is not None else {}
+        known = {lid: chips for lid, chips in at_lounge.items() if lid in lounges}
+        house_sum = sum(h.amount for h in self._house_rows)
+        return Audit(
+            totals.created,
+            totals.balances,
+            totals.on_tables - house_sum,
+            self._house_balance(),
+            totals.ledger_sum,
+            house_sum,
+            sum(1 for chips in known.values() if chips < 0),
+            sum(
+                1
+                for lid, chips in known.items()
+                if chips and lounges[lid].state.value in ("closed", "failed")
+            ),
+        )
+
+    async def house_won(self, player_id: str, since: datetime) -> int:
+        house_lounges = {h.lounge_id for h in self._house_rows}
+        return sum(
+            r.amount
+            for r in self._rows
+            if r.player_id == player_id
+            and r.kind not in _CREATED
+            and r.table_id in house_lounges
+            and r.created_at >= since
+        )
+
+    async def house_winners(self, since: datetime | None, limit: int) -> list[Winner]:
+        house_lounges = {h.lounge_id for h in self._house_rows}
+        won: dict[str, int] = defaultdict(int)
+        for r in self._rows:
+            if (
+                r.kind not in _CREATED
+                and r.table_id in house_lounges
+                and (since is None or r.created_at >= since)
+            ):
+                won[r.player_id] += r.amount
+        ranked = sorted(
+            (Winner(p, w) for p, w in won.items() if w > 0), key=lambda x: (-x.won, x.player_id)
+        )
+        return ranked[:limit]

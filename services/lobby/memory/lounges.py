@@ -81,3 +81,11 @@ class MemoryLounges:
     async def creating(self, limit: int) -> list[Lounge]:
         found = [x for x in self._lounges.values() if x.state is LoungeState.CREATING]
         return sorted(found, key=lambda x: x.created_at)[:limit]
+
+    async def mark_failed(self, lounge_id: str, failure: str) -> Lounge:
+        lounge = self._lounges[lounge_id]
+        if lounge.state is not LoungeState.CREATING:
+            return lounge
+        lounge = replace(lounge, state=LoungeState.FAILED, seats=(), failure=failure)
+        self._lounges[lounge_id] = lounge
+        return lounge

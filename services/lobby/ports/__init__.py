@@ -29,6 +29,9 @@ from services.lobby.ports.buy_ins import (
 from services.lobby.ports.closes import Closes, closed_key, ends_by_itself
 from services.lobby.ports.ledger import (
     Account,
+    Audit,
+    HouseKind,
+    HouseMovement,
     InsufficientChips,
     Kind,
     Ledger,
@@ -36,7 +39,10 @@ from services.lobby.ports.ledger import (
     NoAccount,
     TopUpRefused,
     Totals,
+    Winner,
     check_top_up,
+    house_return_key,
+    house_seat_key,
 )
 from services.lobby.ports.lounges import (
     Lounge,
@@ -62,11 +68,14 @@ from services.lobby.ports.throttle import Throttle
 __all__ = [
     "Account",
     "AlreadyRegistered",
+    "Audit",
     "BuyIn",
     "BuyInState",
     "BuyIns",
     "Closes",
     "Departure",
+    "HouseKind",
+    "HouseMovement",
     "InsufficientChips",
     "Kind",
     "Ledger",
@@ -98,10 +107,13 @@ __all__ = [
     "TooManyLounges",
     "TopUpRefused",
     "Totals",
+    "Winner",
     "cash_out_key",
     "check_top_up",
     "closed_key",
     "ends_by_itself",
+    "house_return_key",
+    "house_seat_key",
     "refund_key",
     "reserve_key",
 ]

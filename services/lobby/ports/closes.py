@@ -6,7 +6,9 @@ hands or time limit) in steps the lobby drives again and again until done
 and every seat asked to leave; each player's seat, once vacated, settled (its
 stack back to the balance as a ``table closed`` movement, key
 ``table-closed/<saga>``, the saga LEFT, the lounge's seat freed, in one
-transaction); then CLOSED. Settling takes the saga from SEATED or LEAVING only,
+transaction); each AI seat, once vacated, settled the same way to the house
+(``settle_ai``: its stack back as a ``house_return`` movement, the seat freed); then
+CLOSED. Settling takes the saga from SEATED or LEAVING only,
 under the same lock as a leave's cash-out, so each seat's chips come home once
 whichever of the two gets there first.
 """
@@ -53,6 +55,18 @@ class Closes(Protocol):
         """SEATED or LEAVING to LEFT: ``stack`` back to the balance (a ``table closed``
         movement, :func:`closed_key`; none for 0), the lounge's seat freed, at once; from
         any other state nothing changes and the saga is returned as it is."""
+        ...
+
+    async def ai_seen_seated(self, lounge_id: str, seat: int, sequence: int) -> None:
+        """Record on the lounge's AI seat with no ``leave_sequence`` yet the table's
+        ``sequence`` at which it was seen still held (the first is kept): its
+        ``PlayerLeft`` is after it. Any other seat is left as it is."""
+        ...
+
+    async def settle_ai(self, lounge_id: str, seat: int, stack: int, at: datetime) -> bool:
+        """A vacated AI seat's ``stack`` back to the house (a ``house_return`` movement, key
+        ``house_return_key``; none for 0, nor for a seat the house never funded) and the
+        lounge's seat freed, at once; False (nothing changed) if that AI seat is gone."""
         ...
 
     async def mark_closed(self, lounge_id: str) -> Lounge:

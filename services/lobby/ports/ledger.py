@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import enum
+import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from felt.idempotency import RequestKey
+from felt.idempotency import FINGERPRINT_BYTES, RequestKey, server_key
 
 
 class Kind(enum.StrEnum):
@@ -50,6 +51,80 @@ class Totals:
     balances: int
     on_tables: int  # bought in and not yet back
     ledger_sum: int
+
+
+class HouseKind(enum.StrEnum):
+    """The house account's movements: chips to an AI seat, and back from it."""
+
+    HOUSE_SEAT = "house_seat"
+    HOUSE_RETURN = "house_return"
+
+
+@dataclass(frozen=True, slots=True)
+class HouseMovement:
+    entry_id: int
+    kind: HouseKind
+    amount: int  # signed: what the house's balance changed by (a seat's funding is negative)
+    balance_after: int
+    lounge_id: str
+    seat: int
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Audit:
+    """The chips audit with the house (docs/operations.md): ``created == balances +
+    on_tables + house`` at every quiescent moment, each figure read from its own rows in one
+    snapshot. ``ledger_sum`` and ``house_sum`` are the rows' sums that ``balances`` and
+    ``house`` must equal; ``overpaid`` counts the lounges that paid out more than went in
+    (chips minted at a table: always 0), ``stranded`` the closed or failed lounges with
+    chips not yet home (always 0 once their close is done)."""
+
+    created: int
+    balances: int
+    on_tables: int  # players' and the house's chips at tables
+    house: int  # the house's balance: its result (negative: the players are ahead)
+    ledger_sum: int
+    house_sum: int
+    overpaid: int
+    stranded: int
+
+    @property
+    def holds(self) -> bool:
+        return (
+            self.created == self.balances + self.on_tables + self.house
+            and self.ledger_sum == self.balances
+            and self.house_sum == self.house
+            and self.overpaid == 0
+            and self.stranded == 0
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Winner:
+    """A player's net result at lounges with AI seats (house-funded) since a moment: chips
+    brought home minus chips bought in, over seats settled since then."""
+
+    player_id: str
+    won: int
+
+
+def _house_key(kind: str, lounge_id: str, seat: int, amount: int) -> RequestKey:
+    """A house movement's key: once per lounge seat, sealed with its amount (the same seat
+    moved with another amount is ``RequestReused``, a bug, not a retry)."""
+    key = server_key(kind, f"{lounge_id}/{seat}", 0).key
+    sealed = hashlib.sha256(f"{key}:{amount}".encode()).digest()[:FINGERPRINT_BYTES]
+    return RequestKey(key, sealed)
+
+
+def house_seat_key(lounge_id: str, seat: int, amount: int) -> RequestKey:
+    """The ledger key of an AI seat's ``amount`` from the house: once per lounge seat."""
+    return _house_key("house-seat", lounge_id, seat, amount)
+
+
+def house_return_key(lounge_id: str, seat: int, amount: int) -> RequestKey:
+    """The ledger key of an AI seat's ``amount`` back to the house: once per lounge seat."""
+    return _house_key("house-return", lounge_id, seat, amount)
 
 
 class NoAccount(Exception):
@@ -130,4 +205,35 @@ class Ledger(Protocol):
 
     async def totals(self) -> Totals:
         """Every balance and movement, from one consistent snapshot."""
+        ...
+
+    async def fund_ai_seat(
+        self, lounge_id: str, seat: int, amount: int, at: datetime
+    ) -> HouseMovement:
+        """``amount`` (> 0) from the house to a lounge's AI seat (a ``house_seat`` row, key
+        :func:`house_seat_key`; a retry finds the first). The house may go below zero."""
+        ...
+
+    async def refund_ai_seats(self, lounge_id: str, at: datetime) -> int:
+        """Every AI seat of the lounge funded and not returned gets its funding back whole
+        (``house_return`` rows, :func:`house_return_key`): a lounge that failed to be
+        created. How many chips came back (0 on a retry)."""
+        ...
+
+    async def house(self) -> int:
+        """The house's balance: its result so far."""
+        ...
+
+    async def audit(self) -> Audit:
+        """The chips audit with the house, from one consistent snapshot."""
+        ...
+
+    async def house_won(self, player_id: str, since: datetime) -> int:
+        """The player's net result at lounges with AI seats (house-funded), over its
+        movements since ``since``: chips brought home minus chips bought in."""
+        ...
+
+    async def house_winners(self, since: datetime | None, limit: int) -> list[Winner]:
+        """The players who won most at lounges with AI seats (seats settled since ``since``;
+        None: ever), largest first, winners only."""
         ...

@@ -15,6 +15,7 @@ class LoungeState(enum.StrEnum):
     OPEN = "open"  # its table exists and its AI players sit there
     CLOSING = "closing"  # closed by its owner or its limit: its seats' chips are going home
     CLOSED = "closed"  # its table is closed and every seat's chips are home
+    FAILED = "failed"  # could not be created (refused for good): AI seats' chips back home
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +25,7 @@ class LoungeSeat:
     display_name: str
     ai_level: int  # poker.events.v1.AiLevel; 0: a human
     stack: int  # what the seat sat down with
+    leave_sequence: int | None = None  # an AI seat's: the table's sequence a close saw it held
 
 
 class TooManyLounges(Exception):
@@ -67,6 +69,7 @@ class Lounge:
     state: LoungeState
     created_at: datetime
     seats: tuple[LoungeSeat, ...]  # by seat number
+    failure: str | None = None  # FAILED: why (the table service's refusal)
 
     @property
     def private(self) -> bool:
@@ -92,8 +95,9 @@ class Lounges(Protocol):
     async def create(self, new: NewLounge, max_per_owner: int | None = None) -> Lounge:
         """Add ``new`` (state CREATING) with its AI seats, in one write; its retry (same key
         and fingerprint) finds the first lounge. Raises ``RequestReused``; or
-        :class:`TooManyLounges` if its owner has ``max_per_owner`` lounges already (counted
-        atomically with the write: concurrent creations never pass the cap)."""
+        :class:`TooManyLounges` if its owner has ``max_per_owner`` lounges CREATING or OPEN
+        already (counted atomically with the write: concurrent creations never pass the
+        cap; a FAILED or CLOSING one does not count)."""
         ...
 
     async def get(self, lounge_id: str) -> Lounge | None: ...
@@ -109,4 +113,10 @@ class Lounges(Protocol):
 
     async def creating(self, limit: int) -> list[Lounge]:
         """Lounges still CREATING, oldest first (for the recovery pass)."""
+        ...
+
+    async def mark_failed(self, lounge_id: str, failure: str) -> Lounge:
+        """CREATING to FAILED with why, its seats cleared: it no longer counts against its
+        owner's lounges (any other state stays); KeyError if there is no such lounge. The
+        house's chips are returned first (``Ledger.refund_ai_seats``)."""
         ...

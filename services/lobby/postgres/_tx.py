@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from asyncpg.pool import PoolConnectionProxy
 
 from felt.idempotency import RequestKey, RequestReused
-from services.lobby.ports.ledger import Kind, Movement, NoAccount
+from services.lobby.ports.ledger import HouseKind, HouseMovement, Kind, Movement, NoAccount
 
 Conn: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"  # subscriptable only in the stubs
 MOVEMENT = "entry_id, player_id, kind, amount, balance_after, table_id, created_at"
@@ -92,3 +92,57 @@ async def lock_account(conn: Conn, player_id: str) -> asyncpg.Record:
     if account is None:
         raise NoAccount(player_id)
     return account
+
+
+HOUSE_MOVEMENT = "entry_id, kind, amount, balance_after, lounge_id, seat, created_at"
+
+
+def house_movement(row: asyncpg.Record) -> HouseMovement:
+    values = list(row.values())
+    values[1] = HouseKind(values[1])
+    return HouseMovement(*values)
+
+
+async def write_house(
+    conn: Conn,
+    kind: HouseKind,
+    delta: int,
+    lounge_id: str,
+    seat: int,
+    request: RequestKey,
+    at: datetime,
+) -> HouseMovement:
+    """Move ``delta`` chips of the house's balance with its row, in ``conn``'s transaction:
+    the house's row locked first (its movements run one at a time), then the key looked
+    for (a retry finds the first movement, ``RequestReused`` with another fingerprint)."""
+    await conn.execute(
+        "INSERT INTO house_account (house, balance) VALUES (true, 0) ON CONFLICT DO NOTHING"
+    )
+    balance = await conn.fetchval("SELECT balance FROM house_account FOR UPDATE")
+    first = await conn.fetchrow(
+        f"SELECT fingerprint, {HOUSE_MOVEMENT} FROM house_ledger WHERE movement_key = $1",
+        request.key,
+    )
+    if first is not None:
+        if bytes(first["fingerprint"]) != request.fingerprint:
+            raise RequestReused()
+        values = list(first.values())[1:]
+        values[1] = HouseKind(values[1])
+        return HouseMovement(*values)
+    after = int(balance) + delta
+    await conn.execute("UPDATE house_account SET balance = $1", after)
+    row = await conn.fetchrow(
+        "INSERT INTO house_ledger (kind, amount, balance_after, lounge_id, seat, movement_key, "
+        "fingerprint, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+        f"RETURNING {HOUSE_MOVEMENT}",
+        kind.value,
+        delta,
+        after,
+        lounge_id,
+        seat,
+        request.key,
+        request.fingerprint,
+        at,
+    )
+    assert row is not None
+    return house_movement(row)

@@ -8,8 +8,9 @@ import asyncpg
 
 from services.lobby.ports.buy_ins import BuyIn, BuyInState
 from services.lobby.ports.closes import closed_key
-from services.lobby.ports.ledger import Kind
+from services.lobby.ports.ledger import HouseKind, Kind, house_return_key, house_seat_key
 from services.lobby.ports.lounges import Lounge
+from services.lobby.postgres._tx import write_house
 from services.lobby.postgres.buy_ins import _BUY_IN, PgBuyIns, _buy_in
 from services.lobby.postgres.lounges import _LOUNGE, PgLounges
 
@@ -86,6 +87,49 @@ class PgCloses:
             stack,
             at,
         )
+
+    async def ai_seen_seated(self, lounge_id: str, seat: int, sequence: int) -> None:
+        await self.pool.execute(
+            "UPDATE lounge_seats SET leave_sequence = $3 WHERE lounge_id = $1 AND seat = $2 "
+            "AND ai_level > 0 AND leave_sequence IS NULL",
+            lounge_id,
+            seat,
+            sequence,
+        )
+
+    async def settle_ai(self, lounge_id: str, seat: int, stack: int, at: datetime) -> bool:
+        """The AI seat's row is locked first: of two passes settling it, one credits it."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            held = await conn.fetchval(
+                "SELECT 1 FROM lounge_seats WHERE lounge_id = $1 AND seat = $2 AND ai_level > 0 "
+                "FOR UPDATE",
+                lounge_id,
+                seat,
+            )
+            if held is None:
+                return False
+            funded = await conn.fetchval(
+                "SELECT 1 FROM house_ledger WHERE movement_key = $1",
+                house_seat_key(lounge_id, seat, 0).key,
+            )
+            if stack > 0 and funded is not None:
+                await write_house(
+                    conn,
+                    HouseKind.HOUSE_RETURN,
+                    stack,
+                    lounge_id,
+                    seat,
+                    house_return_key(lounge_id, seat, stack),
+                    at,
+                )
+            await conn.execute(
+                "DELETE FROM lounge_seats WHERE lounge_id = $1 AND seat = $2", lounge_id, seat
+            )
+            await conn.execute(
+                "UPDATE lounges SET seats_taken = seats_taken - 1 WHERE lounge_id = $1",
+                lounge_id,
+            )
+            return True
 
     async def closing(self, limit: int) -> list[Lounge]:
         rows = await self.pool.fetch(

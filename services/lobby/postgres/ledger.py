@@ -10,19 +10,51 @@ import asyncpg
 from felt.idempotency import RequestKey
 from services.lobby.ports.ledger import (
     Account,
+    Audit,
+    HouseKind,
+    HouseMovement,
     InsufficientChips,
     Kind,
     Movement,
     Totals,
+    Winner,
     check_top_up,
+    house_return_key,
+    house_seat_key,
 )
 from services.lobby.postgres._tx import (
     MOVEMENT,
     first_movement,
     lock_account,
     movement,
+    write_house,
     write_movement,
 )
+
+AUDIT_QUERY = """
+WITH at_lounge AS (
+    SELECT table_id AS lounge_id, -sum(amount) AS chips FROM ledger
+    WHERE kind NOT IN ('grant', 'top_up') AND table_id IS NOT NULL GROUP BY table_id
+    UNION ALL
+    SELECT lounge_id, -sum(amount) FROM house_ledger GROUP BY lounge_id
+), per_lounge AS (
+    SELECT lounge_id, sum(chips) AS chips FROM at_lounge GROUP BY lounge_id
+)
+SELECT
+    (SELECT coalesce(sum(amount), 0) FROM ledger WHERE kind IN ('grant', 'top_up'))
+        AS created,
+    (SELECT coalesce(sum(balance), 0) FROM accounts) AS balances,
+    (SELECT coalesce(-sum(amount), 0) FROM ledger WHERE kind NOT IN ('grant', 'top_up'))
+        + (SELECT coalesce(-sum(amount), 0) FROM house_ledger) AS on_tables,
+    (SELECT coalesce(sum(balance), 0) FROM house_account) AS house,
+    (SELECT coalesce(sum(amount), 0) FROM ledger) AS ledger_sum,
+    (SELECT coalesce(sum(amount), 0) FROM house_ledger) AS house_sum,
+    (SELECT count(*) FROM per_lounge p JOIN lounges l USING (lounge_id)
+        WHERE l.audited AND p.chips < 0) AS overpaid,
+    (SELECT count(*) FROM per_lounge p JOIN lounges l USING (lounge_id)
+        WHERE l.audited AND l.state IN ('closed', 'failed') AND p.chips <> 0) AS stranded
+"""
+"""The chips audit (docs/operations.md): one statement, so one snapshot."""
 
 
 class PgLedger:
@@ -110,3 +142,70 @@ class PgLedger:
         )
         assert row is not None
         return Totals(*(int(v) for v in row.values()))
+
+    async def fund_ai_seat(
+        self, lounge_id: str, seat: int, amount: int, at: datetime
+    ) -> HouseMovement:
+        if amount <= 0:
+            raise ValueError("a movement moves at least one chip")
+        async with self.pool.acquire() as conn, conn.transaction():
+            return await write_house(
+                conn,
+                HouseKind.HOUSE_SEAT,
+                -amount,
+                lounge_id,
+                seat,
+                house_seat_key(lounge_id, seat, amount),
+                at,
+            )
+
+    async def refund_ai_seats(self, lounge_id: str, at: datetime) -> int:
+        async with self.pool.acquire() as conn, conn.transaction():
+            rows = await conn.fetch(
+                "SELECT seat, -amount AS amount FROM house_ledger f "
+                "WHERE lounge_id = $1 AND kind = 'house_seat' AND NOT EXISTS (SELECT 1 FROM "
+                "house_ledger r WHERE r.lounge_id = f.lounge_id AND r.seat = f.seat "
+                "AND r.kind = 'house_return') ORDER BY seat",
+                lounge_id,
+            )
+            for r in rows:
+                await write_house(
+                    conn,
+                    HouseKind.HOUSE_RETURN,
+                    int(r["amount"]),
+                    lounge_id,
+                    r["seat"],
+                    house_return_key(lounge_id, r["seat"], int(r["amount"])),
+                    at,
+                )
+            return sum(int(r["amount"]) for r in rows)
+
+    async def house(self) -> int:
+        return int(await self.pool.fetchval("SELECT coalesce(sum(balance), 0) FROM house_account"))
+
+    async def audit(self) -> Audit:
+        row = await self.pool.fetchrow(AUDIT_QUERY)
+        assert row is not None
+        return Audit(*(int(v) for v in row.values()))
+
+    async def house_won(self, player_id: str, since: datetime) -> int:
+        won = await self.pool.fetchval(
+            "SELECT coalesce(sum(amount), 0) FROM ledger WHERE player_id = $1 "
+            "AND created_at >= $2 AND kind NOT IN ('grant', 'top_up') "
+            "AND table_id IN (SELECT lounge_id FROM house_ledger)",
+            player_id,
+            since,
+        )
+        return int(won)
+
+    async def house_winners(self, since: datetime | None, limit: int) -> list[Winner]:
+        rows = await self.pool.fetch(
+            "SELECT player_id, sum(amount) AS won FROM ledger "
+            "WHERE kind NOT IN ('grant', 'top_up') "
+            "AND table_id IN (SELECT lounge_id FROM house_ledger) "
+            "AND ($1::timestamptz IS NULL OR created_at >= $1) "
+            "GROUP BY player_id HAVING sum(amount) > 0 ORDER BY won DESC, player_id LIMIT $2",
+            since,
+            limit,
+        )
+        return [Winner(r["player_id"], int(r["won"])) for r in rows]

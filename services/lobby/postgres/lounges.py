@@ -18,7 +18,7 @@ from services.lobby.postgres._tx import Conn
 
 _LOUNGE = (
     "lounge_id, listing_id, owner_id, name, variant, config, stake, seat_count, min_buy_in, "
-    "max_buy_in, invite_code, state, created_at"
+    "max_buy_in, invite_code, state, created_at, failure"
 )
 
 
@@ -38,6 +38,7 @@ def _lounge(r: asyncpg.Record, seats: list[LoungeSeat]) -> Lounge:
         LoungeState(r["state"]),
         r["created_at"],
         tuple(seats),
+        r["failure"],
     )
 
 
@@ -51,7 +52,8 @@ class PgLounges:
     @staticmethod
     async def _seats(conn: Conn | asyncpg.Pool, ids: list[str]) -> dict[str, list[LoungeSeat]]:
         rows = await conn.fetch(
-            "SELECT lounge_id, seat, player_id, display_name, ai_level, stack FROM lounge_seats "
+            "SELECT lounge_id, seat, player_id, display_name, ai_level, stack, leave_sequence "
+            "FROM lounge_seats "
             "WHERE lounge_id = ANY($1::text[]) ORDER BY lounge_id, seat",
             ids,
         )
@@ -132,7 +134,7 @@ class PgLounges:
         looks its lounge up first, and a second round trip for the seats cost it as much."""
         row = await self.pool.fetchrow(
             f"SELECT {_LOUNGE}, (SELECT coalesce(array_agg(ROW(s.seat, s.player_id, "
-            "s.display_name, s.ai_level, s.stack) ORDER BY s.seat), '{}') "
+            "s.display_name, s.ai_level, s.stack, s.leave_sequence) ORDER BY s.seat), '{}') "
             "FROM lounge_seats s WHERE s.lounge_id = l.lounge_id) AS seats "
             "FROM lounges l WHERE lounge_id = $1",
             lounge_id,
@@ -177,3 +179,18 @@ class PgLounges:
             limit,
         )
         return await self._lounges(self.pool, list(rows))
+
+    async def mark_failed(self, lounge_id: str, failure: str) -> Lounge:
+        async with self.pool.acquire() as conn, conn.transaction():
+            status = await conn.execute(
+                "UPDATE lounges SET state = 'failed', failure = $2, seats_taken = 0 "
+                "WHERE lounge_id = $1 AND state = 'creating'",
+                lounge_id,
+                failure,
+            )
+            if status == "UPDATE 1":
+                await conn.execute("DELETE FROM lounge_seats WHERE lounge_id = $1", lounge_id)
+        lounge = await self.get(lounge_id)
+        if lounge is None:
+            raise KeyError(lounge_id)
+        return lounge

@@ -42,6 +42,8 @@ from services.lobby.postgres import (
 
 T = TypeVar("T")
 LOBBY_TABLES = (
+    "house_ledger",
+    "house_account",
     "leave_requests",
     "buy_ins",
     "lounge_seats",

@@ -111,8 +111,9 @@ class CrashingBuyIns:
 
 
 class CrashingCloses:
-    """``MemoryCloses`` that dies once right before or after a seat is settled, or right after
-    a lounge is marked CLOSING (before its table is asked anything), when told to."""
+    """``MemoryCloses`` that dies once right before or after a seat (a player's, or an AI's to
+    the house) is settled, or right after a lounge is marked CLOSING (before its table is
+    asked anything), when told to."""
 
     def __init__(self, inner: MemoryCloses) -> None:
         self.inner, self.crash = inner, ""
@@ -139,6 +140,15 @@ class CrashingCloses:
         saga = await self.inner.settle(saga_id, stack, at)
         self._fire("after_settle")
         return saga
+
+    async def ai_seen_seated(self, lounge_id: str, seat: int, sequence: int) -> None:
+        await self.inner.ai_seen_seated(lounge_id, seat, sequence)
+
+    async def settle_ai(self, lounge_id: str, seat: int, stack: int, at: datetime) -> bool:
+        self._fire("before_settle_ai")
+        settled = await self.inner.settle_ai(lounge_id, seat, stack, at)
+        self._fire("after_settle_ai")
+        return settled
 
     async def mark_closed(self, lounge_id: str) -> Lounge:
         return await self.inner.mark_closed(lounge_id)

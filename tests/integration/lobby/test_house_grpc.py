@@ -1,0 +1,266 @@
+"""The house account end to end over gRPC on loopback: the lobby on PostgreSQL, a real table
+service on Redis and a real AI worker. A guest plays hands against an AI lounge, leaves, the
+lounge closes, and the documented audit query holds with the AI's winnings or losses in the
+house's result; ``felt audit`` prints it. A lounge the table service refuses ends FAILED."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+import grpc
+import pytest
+from argon2 import PasswordHasher
+
+from felt.idempotency import ClientRequest
+from poker.events.v1 import events_pb2 as epb
+from poker.v1 import lobby_pb2 as lpb
+from poker.v1 import lobby_service_pb2 as pb
+from poker.v1 import lobby_service_pb2_grpc as rpc
+from poker.v1 import table_pb2 as tpb_table
+from poker.v1 import table_service_pb2 as tpb
+from poker.v1 import table_service_pb2_grpc as trpc
+from services import cli
+from services.ai_worker.config import WorkerConfig
+from services.ai_worker.worker import AiWorker
+from services.lobby.postgres import PgLedger
+from services.lobby.server import LobbyServerConfig, RunningLobbyServer, start_lobby_server
+from services.lobby.tokens import Passwords
+from services.table.auth import Secrets
+from services.table.server import RunningTableServer, TableServerConfig, start_table_server
+
+from .conftest import empty_pool
+from .test_join_lounge_grpc import balance, guest
+from .test_lobby_grpc import SECRETS, auth, refused, rid
+
+ADMIN = "house-tests-table-admin"
+AI_TOKEN = "house-tests-ai-token"
+WAIT_S = 90.0  # generous: the machine is shared
+
+
+@dataclass
+class Stack:
+    table: RunningTableServer
+    worker: AiWorker
+    lobby: RunningLobbyServer
+    stub: rpc.LobbyServiceAsyncStub
+    tables: trpc.TableServiceAsyncStub
+    dsn: str
+
+
+@pytest.fixture
+async def stack(lobby_dsn: str, redis: Any, redis_url: str) -> AsyncIterator[Stack]:
+    pool = await empty_pool(lobby_dsn)
+    await pool.close()
+    stream = f"house-tests-ai-{uuid.uuid4().hex[:8]}"
+    table = await start_table_server(
+        TableServerConfig(
+            redis_url=redis_url,
+            address="127.0.0.1:0",
+            secrets=Secrets(b"house-tests-table-secret-0123456789", ADMIN, AI_TOKEN),
+            ai_stream=stream,
+        )
+    )
+    target = f"127.0.0.1:{table.port}"
+    worker = AiWorker(
+        WorkerConfig(
+            redis_url=redis_url,
+            table_target=target,
+            ai_token=AI_TOKEN,
+            concurrency=2,
+            claim_idle_ms=500,
+            metrics_port=None,
+            stream=stream,
+            group=f"{stream}-group",
+            trim_interval_s=0,
+        )
+    )
+    await worker.start()
+    lobby = await start_lobby_server(
+        LobbyServerConfig(
+            database_url=lobby_dsn,
+            address="127.0.0.1:0",
+            secrets=SECRETS,
+            passwords=Passwords(PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)),
+            grace_s=0.5,
+            table_address=target,
+            table_admin_token=ADMIN,
+            recover_every_s=3_600,  # the test runs the recovery passes itself
+        )
+    )
+    lobby_channel = grpc.aio.insecure_channel(f"127.0.0.1:{lobby.port}")
+    table_channel = grpc.aio.insecure_channel(target)
+    try:
+        yield Stack(
+            table,
+            worker,
+            lobby,
+            rpc.LobbyServiceStub(lobby_channel),
+            trpc.TableServiceStub(table_channel),
+            lobby_dsn,
+        )
+    finally:
+        await lobby_channel.close()
+        await table_channel.close()
+        await lobby.stop()
+        await worker.stop()
+        await table.stop()
+
+
+async def audit_of(dsn: str) -> Any:
+    pool = await asyncpg.create_pool(dsn, min_size=1, max_size=2)
+    try:
+        return await PgLedger(pool).audit()
+    finally:
+        await pool.close()
+
+
+async def play(stack: Stack, lid: str, seat: int, token: str, hands: int) -> None:
+    """Play ``seat`` all-in whenever it is to act (else check or call), until ``hands`` hands
+    were dealt and the last ended, or a seat has no chips left between hands."""
+    me = (("authorization", f"Bearer {token}"),)
+    seen: set[str] = set()
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        view = (
+            await stack.tables.GetTableView(tpb.GetTableViewRequest(table_id=lid), metadata=me)
+        ).view
+        hand = view.hand
+        if hand.hand_id:
+            seen.add(hand.hand_id)
+        over = not hand.hand_id or hand.street == epb.STREET_COMPLETE
+        broke = any(s.player_id and s.stack == 0 for s in view.table.seats)
+        if over and (len(seen) >= hands or (seen and broke)):
+            return
+        if hand.HasField("to_act") and hand.to_act == seat and not over:
+            for action in (
+                tpb_table.Action(all_in=tpb_table.Action.AllIn()),
+                tpb_table.Action(call=tpb_table.Action.Call()),
+                tpb_table.Action(check=tpb_table.Action.Check()),
+            ):
+                try:
+                    await stack.tables.SubmitAction(
+                        tpb.SubmitActionRequest(
+                            table_id=lid, seat=seat, request_id=rid(), action=action
+                        ),
+                        metadata=me,
+                    )
+                    break
+                except grpc.aio.AioRpcError:
+                    continue
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"timed out after {WAIT_S} s playing {hands} hands at {lid}")
+
+
+async def test_a_guest_plays_an_ai_lounge_and_the_house_accounts_for_it(
+    stack: Stack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stub = stack.stub
+    alice = await guest(stub, "Alice")
+    config = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=2, small_blind=5, big_blind=10)
+    create = pb.CreateLoungeRequest(
+        name="Against the house",
+        config=config,
+        min_buy_in=200,
+        max_buy_in=10**12,  # the creator's top of range does not become the AI's stack
+        ai_seats=[lpb.AiSeat(seat=1, level=epb.AI_LEVEL_EASY)],
+        request_id=rid(),
+    )
+    lounge = (await stub.CreateLounge(create, metadata=auth(alice))).lounge
+    lid = lounge.lounge_id
+    assert lounge.state == lpb.LOUNGE_STATE_OPEN
+    assert [(s.seat, s.stack) for s in lounge.seats] == [(1, 1_000)]  # 100 big blinds
+    table = (await stack.tables.GetTable(tpb.GetTableRequest(table_id=lid))).table
+    assert [s.stack for s in table.seats if s.player_id] == [1_000]
+    opened = await audit_of(stack.dsn)
+    assert opened.holds and (opened.house, opened.on_tables) == (-1_000, 1_000)
+
+    join = pb.JoinLoungeRequest(lounge_id=lid, seat=0, buy_in=1_000, request_id=rid())
+    joined = await stub.JoinLounge(join, metadata=auth(alice))
+    assert (await audit_of(stack.dsn)).on_tables == 2_000
+    await play(stack, lid, 0, joined.seat_token, hands=3)
+
+    leave = pb.LeaveLoungeRequest(lounge_id=lid, request_id=rid())
+    await stub.LeaveLounge(leave, metadata=auth(alice))
+    close = pb.CloseLoungeRequest(lounge_id=lid, request_id=rid())
+    state = (await stub.CloseLounge(close, metadata=auth(alice))).lounge.state
+    deadline = time.monotonic() + WAIT_S
+    while state != lpb.LOUNGE_STATE_CLOSED:  # the hand in play ends, then every seat home
+        assert time.monotonic() < deadline, "the lounge did not close"
+        await asyncio.sleep(0.1)
+        await stack.lobby.seating.recover_leaves()
+        await stack.lobby.closing.recover()
+        got = await stub.GetLounge(pb.GetLoungeRequest(lounge_id=lid), metadata=auth(alice))
+        state = got.lounge.state
+
+    won = await balance(stub, alice) - 10_000  # what Alice won (or lost) from the house
+    audit = await audit_of(stack.dsn)
+    assert audit.holds, audit
+    assert (audit.on_tables, audit.balances, audit.created) == (0, 10_000 + won, 10_000)
+    assert audit.house == -won  # the AI's result is the house's
+    table = (await stack.tables.GetTable(tpb.GetTableRequest(table_id=lid))).table
+    assert not any(s.player_id for s in table.seats)
+
+    command = ["audit", "--database-url", stack.dsn, "--top", "5"]
+    assert await asyncio.to_thread(cli.main, command) == 0  # `felt audit`: its own loop
+    out = capsys.readouterr().out
+    assert "created == balances + at tables + house: holds" in out
+    assert f"house's result   {-won:+,}" in out
+    assert f"{'house':<16} {-won:>20,}" in out
+    winners = out.split("top winners from the house (ever)")[1]
+    if won > 0:
+        assert f"{won:>+16,}" in winners and "Alice" in winners
+    else:
+        assert "none" in winners
+
+
+async def test_a_lounge_the_table_service_refuses_fails_and_frees_its_slot(
+    stack: Stack,
+) -> None:
+    """The table service refuses a table whose id it has already (made beforehand here with
+    another config): the lounge is FAILED, the house whole, and the owner may create more."""
+    stub = stack.stub
+    alice = await guest(stub, "Alice")
+    config = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=3, small_blind=5, big_blind=10)
+    first = pb.CreateLoungeRequest(name="First", config=config, request_id=rid())
+    owner = (await stub.CreateLounge(first, metadata=auth(alice))).lounge.owner_id
+    create = pb.CreateLoungeRequest(
+        name="Refused",
+        config=config,
+        ai_seats=[lpb.AiSeat(level=epb.AI_LEVEL_NORMAL)],
+        request_id=rid(),
+    )
+    # the lounge's id, as the lobby derives it from Alice's request; a table squats on it
+    key = ClientRequest.of(create).key(f"lounge/{owner}").key
+    lid = "l-" + hashlib.sha256(key.encode()).hexdigest()[:20]
+    other = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=2, small_blind=5, big_blind=10)
+    squatter = tpb.CreateTableRequest(table_id=lid, config=other, request_id="squat")
+    admin = (("authorization", f"Bearer {ADMIN}"),)
+    await stack.tables.CreateTable(squatter, metadata=admin)
+    code, reason = await refused(stub.CreateLounge(create, metadata=auth(alice)))
+    assert (code, reason) == (grpc.StatusCode.FAILED_PRECONDITION, "TABLE_REFUSED")
+    got = await stub.GetLounge(pb.GetLoungeRequest(lounge_id=lid), metadata=auth(alice))
+    assert got.lounge.state == lpb.LOUNGE_STATE_FAILED and not got.lounge.seats
+    assert await stub.CreateLounge(create, metadata=auth(alice)) == pb.CreateLoungeResponse(
+        lounge=got.lounge
+    )  # a retry finds it failed and moves nothing
+    audit = await audit_of(stack.dsn)
+    assert audit.holds and (audit.house, audit.on_tables) == (0, 0)
+    squatted = (await stack.tables.GetTable(tpb.GetTableRequest(table_id=lid))).table
+    assert squatted.state != tpb_table.TABLE_STATE_CLOSED  # not the lobby's: left alone
+    assert squatted.config.seat_count == 2
+    for _ in range(2):  # 3 lounges per owner by default: the failed one is not counted
+        more = pb.CreateLoungeRequest(name="More", config=config, request_id=rid())
+        made = await stub.CreateLounge(more, metadata=auth(alice))
+        assert made.lounge.state == lpb.LOUNGE_STATE_OPEN
+    over = pb.CreateLoungeRequest(name="Over", config=config, request_id=rid())
+    assert await refused(stub.CreateLounge(over, metadata=auth(alice))) == (
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "TOO_MANY_LOUNGES",
+    )

@@ -13,11 +13,19 @@ Chips move between the ledger and a table in three steps, each retry-safe:
    definitely refused (``TableRefused``: a taken seat, a full table), **compensate**:
    the chips come back (ledger key ``buy-in-refund/<saga>``, once) and COMPENSATED.
 
+Before any chips move, a first call is checked against the lobby's view of the lounge
+(open, the buy-in in range, not seated there yet, the seat asked for free, a seat free
+at all: ``SEAT_TAKEN`` and ``TABLE_FULL`` then refuse at once); the table service stays
+the authority, and a seat taken meanwhile (players racing for the last seat) is its
+definite refusal, compensated at once.
+
 An unknown outcome (``TablesUnavailable``: the call may or may not have seated the
 player) leaves the saga RESERVED: its chips stay counted as on the table, and the
-client's retry or :meth:`SeatingApp.recover` (on start and periodically) asks again
-with the same request id. So at every moment balances + chips reserved or at tables ==
-chips created, and no buy-in is lost or counted twice.
+client's retry or :meth:`SeatingApp.recover` (on start and periodically: fair, with
+backoff and a bounded number of attempts, :mod:`services.lobby.recovery`) asks again
+with the same request id; a saga the pass gave up on (stuck) waits for an operator. So
+at every moment balances + chips reserved or at tables == chips created, and no buy-in
+is lost or counted twice.
 
 Leaving (``LeaveLounge``) is the saga's second half, on the same row:
 
@@ -63,6 +71,7 @@ from services.lobby.ports import (
     Tables,
     TablesUnavailable,
 )
+from services.lobby.recovery import BuyInRecovery, RecoveryMetrics, RecoveryPolicy
 from services.lobby.refusals import Code, Refused
 
 log = structlog.get_logger("felt.lobby.seating")
@@ -87,7 +96,9 @@ class Left:
     balance: int
 
 
-def _first_call_refusal(lounge: Lounge, player_id: str, buy_in: int) -> Refused | None:
+def _first_call_refusal(
+    lounge: Lounge, player_id: str, seat: int | None, buy_in: int
+) -> Refused | None:
     """Why a first join of ``lounge`` must be refused before any chips move, if it must."""
     if lounge.state is not LoungeState.OPEN:
         return Refused(
@@ -106,6 +117,12 @@ def _first_call_refusal(lounge: Lounge, player_id: str, buy_in: int) -> Refused 
         )
     if any(s.player_id == player_id for s in lounge.seats):
         return Refused(Code.FAILED_PRECONDITION, "you sit at this lounge already", "ALREADY_SEATED")
+    if seat is not None and any(s.seat == seat for s in lounge.seats):
+        return Refused(
+            Code.FAILED_PRECONDITION, "that seat is taken: pick a free one", "SEAT_TAKEN"
+        )
+    if len(lounge.seats) >= lounge.seat_count:
+        return Refused(Code.FAILED_PRECONDITION, "the lounge is full", "TABLE_FULL")
     return None
 
 
@@ -126,9 +143,17 @@ def reissue_request_id(saga_id: str, request_id: str) -> str:
 
 
 class SeatingApp:
-    def __init__(self, lounges: LoungeApp, buy_ins: BuyIns, tables: Tables) -> None:
+    def __init__(
+        self,
+        lounges: LoungeApp,
+        buy_ins: BuyIns,
+        tables: Tables,
+        policy: RecoveryPolicy | None = None,
+        metrics: RecoveryMetrics | None = None,
+    ) -> None:
         self.lounges, self.buy_ins, self.tables = lounges, buy_ins, tables
         self.lobby = lounges.lobby
+        self.recovery = BuyInRecovery(buy_ins, self.drive, self.lobby.clock, policy, metrics)
 
     async def join(
         self,
@@ -152,7 +177,7 @@ class SeatingApp:
             raise limits.LimitError(
                 "BAD_SEAT", f"seat must be 0-{lounge.seat_count - 1} at this lounge ({seat})"
             )
-        refusal = _first_call_refusal(lounge, claim.player_id, buy_in)
+        refusal = _first_call_refusal(lounge, claim.player_id, seat, buy_in)
         # Checked before chips move, for a first call; a retry is past them (it may be what
         # seated the player here since), so only a refused call looks for its first saga.
         if refusal is not None and await self.buy_ins.get(saga_id) is None:
@@ -163,6 +188,15 @@ class SeatingApp:
             reservation = await self._reserve(new)
         except InsufficientChips as exc:
             raise Refused(Code.FAILED_PRECONDITION, str(exc), "INSUFFICIENT_CHIPS") from None
+        held = reservation.buy_in
+        if held.state is BuyInState.RESERVED and held.stuck_at is not None:
+            # Only the operator drives a stuck saga on: a refund must not race a seat.
+            raise Refused(
+                Code.FAILED_PRECONDITION,
+                "the table service did not answer this buy-in for a long time: your chips "
+                "are held for it until an operator settles it (seated, or refunded)",
+                "BUY_IN_STUCK",
+            )
         try:
             saga = await self.drive(reservation.buy_in)
         except TablesUnavailable:
@@ -315,22 +349,13 @@ class SeatingApp:
         return await self.buy_ins.left(saga.saga_id, stack, self.lobby.clock())
 
     async def recover(self) -> tuple[int, int]:
-        """Drive every unfinished saga on (on start, and periodically): how many were seated
-        and how many compensated (leaves are driven on too: :meth:`recover_leaves`); those
-        the table service does not answer wait for the next pass."""
+        """One recovery pass (on start, and periodically): leaves driven on
+        (:meth:`recover_leaves`), then the buy-ins due (:class:`BuyInRecovery`: longest due
+        first, a bounded batch, backoff, stuck after bounded attempts); how many were
+        seated and how many compensated."""
         await self.recover_leaves()
-        seated = compensated = 0
-        for saga in await self.buy_ins.unfinished(RECOVER_BATCH):
-            try:
-                done = await self.drive(saga)
-            except TablesUnavailable as exc:
-                log.warning("buy_in_not_recovered", saga_id=saga.saga_id, error=str(exc))
-                continue
-            if done.state is BuyInState.SEATED:
-                seated += 1
-            elif done.state is BuyInState.COMPENSATED:
-                compensated += 1
-        return seated, compensated
+        tally = await self.recovery.run_pass()
+        return tally.seated, tally.compensated
 
     async def recover_leaves(self) -> int:
         """Drive every LEAVING saga on: how many seats were vacated and cashed out."""

@@ -20,6 +20,7 @@ COMMANDS = {
     "projector",
     "lobby",
     "db",
+    "sagas",
     "gateway",
 }
 

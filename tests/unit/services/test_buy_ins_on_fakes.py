@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import random
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -32,6 +32,7 @@ from services.lobby.ports import (
     Departure,
     Kind,
     Lounge,
+    LoungeSeat,
     LoungeState,
     NewBuyIn,
     Reservation,
@@ -108,6 +109,24 @@ class CrashingBuyIns:
 
     async def leaving_sagas(self, limit: int) -> list[BuyIn]:
         return await self.inner.leaving_sagas(limit)
+
+    async def due(self, now: datetime, limit: int) -> list[BuyIn]:
+        return await self.inner.due(now, limit)
+
+    async def attempting(self, saga_id: str, at: datetime, next_at: datetime) -> BuyIn | None:
+        return await self.inner.attempting(saga_id, at, next_at)
+
+    async def attempt_failed(self, saga_id: str, error: str, stuck_at: datetime | None) -> BuyIn:
+        return await self.inner.attempt_failed(saga_id, error, stuck_at)
+
+    async def stuck(self, limit: int) -> list[BuyIn]:
+        return await self.inner.stuck(limit)
+
+    async def count_stuck(self) -> int:
+        return await self.inner.count_stuck()
+
+    async def requeue(self, saga_id: str) -> BuyIn:
+        return await self.inner.requeue(saga_id)
 
 
 class CrashingCloses:
@@ -191,6 +210,10 @@ class World:
         )
         self.closing = ClosingApp(self.app, self.closes)
         return self.app
+
+    def later(self) -> None:
+        """Past every backoff of the recovery pass: each saga not stuck is due again."""
+        self.lobby.clock.now += timedelta(hours=1)
 
     def crash_at(self, point: str) -> None:
         """Arm a crash at ``point`` (every fake knows its own points; "" disarms)."""
@@ -301,13 +324,29 @@ async def test_refusals_move_no_chips(world: World) -> None:
     await world.app.join(alice, req("a"), lid, 1, 500, "")
     again = await refused(world.app.join(alice, req("a2"), lid, None, 500, ""))
     assert again.reason == "ALREADY_SEATED"
+    # The lobby's view shows seat 1 taken: refused before any chips move.
     taken = await refused(world.app.join(bob, req("b"), lid, 1, 500, ""))
     assert (taken.code, taken.reason) == (Code.FAILED_PRECONDITION, "SEAT_TAKEN")
-    assert await balance(world, bob) == GRANT  # compensated: the chips came back, once
-    retried = await refused(world.app.join(bob, req("b"), lid, 1, 500, ""))
-    assert retried.reason == "SEAT_TAKEN" and await balance(world, bob) == GRANT
+    assert [m.amount for m in await world.ledger.entries(bob_id(world, bob), None, 10)] == [GRANT]
+    # The table took seat 0 behind the lobby's view (a racing buy-in): the table's refusal
+    # compensates at once, and a retry answers the same with nothing more moved.
+    world.tables.tables[lid].seats[0] = LoungeSeat(0, "p-racer", "Racer", 1, 500)
+    for rid in ("c", "c"):
+        full = await refused(world.app.join(bob, req(rid), lid, None, 500, ""))
+        assert (full.code, full.reason) == (Code.FAILED_PRECONDITION, "TABLE_FULL")
     refunds = [m for m in await world.ledger.entries(bob_id(world, bob), None, 10)]
     assert [m.amount for m in refunds] == [500, -500, GRANT]
+    assert await balance(world, bob) == GRANT
+    # Now the lobby's view is full too (alice's seat and the racer's once seen): refused
+    # before any chips move.
+    del world.tables.tables[lid].seats[0]
+    await world.app.join(bob, req("d"), lid, None, 500, "")
+    carol = await world.player(3)
+    full = await refused(world.app.join(carol, req("e"), lid, None, 500, ""))
+    assert (full.code, full.reason) == (Code.FAILED_PRECONDITION, "TABLE_FULL")
+    assert await balance(world, carol) == GRANT and not [
+        s for s in world.store.sagas.values() if s.player_id == bob_id(world, carol)
+    ]
     await world.check(settled=True)
 
 
@@ -340,6 +379,8 @@ async def test_unavailable_tables_hold_the_chips_until_a_retry_or_recovery(world
         world.tables.unavailable = False
         joined = await world.app.join(alice, req(f"a{lost}"), lounge.lounge_id, None, 300, "")
         assert joined.buy_in.state is BuyInState.SEATED
+        assert await world.app.recover() == (0, 0)  # bob's waits for its backoff
+        world.later()
         assert await world.app.recover() == (1, 0)  # bob's, by the lobby itself
         await world.check(settled=True)
     assert await balance(world, alice) == GRANT - 600
@@ -352,7 +393,10 @@ async def test_a_crash_after_each_step_then_recovery(world: World, point: str) -
     alice, bob = await world.player(1), await world.player(2)
     lounge = await world.lounge(alice, 1)
     await world.app.join(bob, req("b"), lounge.lounge_id, 2, 400, "")
-    seat = 2 if point == "before_compensate" else 4  # a taken seat: the table refuses
+    # before_compensate: a seat taken at the table behind the lobby's view (a racing
+    # buy-in), so the lobby reserves and the table refuses
+    world.tables.tables[lounge.lounge_id].seats[5] = LoungeSeat(5, "p-racer", "Racer", 1, 400)
+    seat = 5 if point == "before_compensate" else 4
     world.buy_ins.crash = world.tables.crash = point
     with pytest.raises(Crash):
         await world.app.join(alice, req("a"), lounge.lounge_id, seat, 700, "")
@@ -513,12 +557,11 @@ async def test_conservation_over_random_joins_failures_crashes_and_recoveries(
     world.tables.unavailable = False
     for lounge in lounges:
         world.tables.end_hand(lounge.lounge_id)
+    world.later()
     await world.closing.recover()
     await world.app.recover()
     await world.check(settled=True)
     assert not await world.store.leaving_sagas(1000)
-    finished = [s for s in world.store.sagas.values() if s.state is BuyInState.LEFT]
-    assert finished and any(s.left_stack != s.amount for s in finished)  # chips moved
     # Every lounge closed at last: every chip is back in a balance, exactly once.
     for lounge in lounges:
         with contextlib.suppress(Refused):  # LOUNGE_NOT_OPEN... never: all are open or closing
@@ -531,6 +574,8 @@ async def test_conservation_over_random_joins_failures_crashes_and_recoveries(
     totals = await world.ledger.totals()
     assert totals.on_tables == 0 and totals.balances == totals.created
     assert any(r.kind is Kind.TABLE_CLOSED for r in world.ledger._rows)  # seats sent home
+    finished = [s for s in world.store.sagas.values() if s.state is BuyInState.LEFT]
+    assert finished and any(s.left_stack != s.amount for s in finished)  # chips moved
     for lounge in lounges:
         closed = await world.lounges.get(lounge.lounge_id)
         assert closed is not None and closed.state is LoungeState.CLOSED and not closed.seats

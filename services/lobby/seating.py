@@ -46,8 +46,10 @@ unreachable table service, a crash, or a hand still in play).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from dataclasses import dataclass
+from datetime import datetime
 
 import structlog
 
@@ -75,8 +77,6 @@ from services.lobby.recovery import BuyInRecovery, RecoveryMetrics, RecoveryPoli
 from services.lobby.refusals import Code, Refused
 
 log = structlog.get_logger("felt.lobby.seating")
-
-RECOVER_BATCH = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +154,8 @@ class SeatingApp:
         self.lounges, self.buy_ins, self.tables = lounges, buy_ins, tables
         self.lobby = lounges.lobby
         self.recovery = BuyInRecovery(buy_ins, self.drive, self.lobby.clock, policy, metrics)
+        # Where the recovery pass's walk of LEAVING sagas is (None: from the oldest).
+        self._leaving_after: tuple[datetime, str] | None = None
 
     async def join(
         self,
@@ -358,13 +360,25 @@ class SeatingApp:
         return tally.seated, tally.compensated
 
     async def recover_leaves(self) -> int:
-        """Drive every LEAVING saga on: how many seats were vacated and cashed out."""
-        left = 0
-        for saga in await self.buy_ins.leaving_sagas(RECOVER_BATCH):
-            try:
-                done = await self.drive_leave(saga)
-            except TablesUnavailable as exc:
-                log.warning("leave_not_recovered", saga_id=saga.saga_id, error=str(exc))
-                continue
-            left += done.state is BuyInState.LEFT
-        return left
+        """Drive the next page of LEAVING sagas on (a bounded batch, a few at once, each
+        attempt bounded in time): how many seats were vacated and cashed out. The pages
+        walk every LEAVING saga in turn, then start over, so leaves that wait long (a hand
+        in play, a refused leave) cannot keep the others out."""
+        policy = self.recovery.policy
+        page = await self.buy_ins.leaving_sagas(policy.batch, self._leaving_after)
+        full = len(page) == policy.batch
+        self._leaving_after = (page[-1].created_at, page[-1].saga_id) if full else None
+        gate = asyncio.Semaphore(policy.concurrency)
+
+        async def one(saga: BuyIn) -> bool:
+            async with gate:
+                try:
+                    done = await asyncio.wait_for(
+                        self.drive_leave(saga), policy.attempt_timeout.total_seconds()
+                    )
+                except (TablesUnavailable, TimeoutError) as exc:
+                    log.warning("leave_not_recovered", saga_id=saga.saga_id, error=str(exc))
+                    return False
+                return done.state is BuyInState.LEFT
+
+        return sum(await asyncio.gather(*(one(s) for s in page)))

@@ -243,9 +243,16 @@ class MemoryBuyIns:
         self.sagas[saga_id] = saga
         return saga
 
-    async def leaving_sagas(self, limit: int) -> list[BuyIn]:
-        found = [s for s in self.sagas.values() if s.state is BuyInState.LEAVING]
-        return sorted(found, key=lambda s: s.created_at)[:limit]
+    async def leaving_sagas(
+        self, limit: int, after: tuple[datetime, str] | None = None
+    ) -> list[BuyIn]:
+        found = [
+            s
+            for s in self.sagas.values()
+            if s.state is BuyInState.LEAVING
+            and (after is None or (s.created_at, s.saga_id) > after)
+        ]
+        return sorted(found, key=lambda s: (s.created_at, s.saga_id))[:limit]
 
 
 def _due_at(saga: BuyIn) -> datetime:

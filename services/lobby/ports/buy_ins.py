@@ -175,6 +175,10 @@ class BuyIns(Protocol):
         cleared. RESERVED only; else the saga as it is."""
         ...
 
-    async def leaving_sagas(self, limit: int) -> list[BuyIn]:
-        """Sagas LEAVING (their seat not yet known vacated), oldest first."""
+    async def leaving_sagas(
+        self, limit: int, after: tuple[datetime, str] | None = None
+    ) -> list[BuyIn]:
+        """Sagas LEAVING (their seat not yet known vacated), oldest first (by ``created_at``,
+        then id), those after ``after`` only: the recovery pass walks them page by page, so
+        leaves that wait long (a hand in play, a refused leave) do not keep the others out."""
         ...

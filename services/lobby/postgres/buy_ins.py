@@ -323,9 +323,16 @@ class PgBuyIns:
         )
         return int(count)
 
-    async def leaving_sagas(self, limit: int) -> list[BuyIn]:
+    async def leaving_sagas(
+        self, limit: int, after: tuple[datetime, str] | None = None
+    ) -> list[BuyIn]:
+        at, saga_id = after if after is not None else (None, "")
         rows = await self.pool.fetch(
-            f"SELECT {_BUY_IN} FROM buy_ins WHERE state = 'leaving' ORDER BY created_at LIMIT $1",
+            f"SELECT {_BUY_IN} FROM buy_ins WHERE state = 'leaving' "
+            "AND ($2::timestamptz IS NULL OR (created_at, saga_id) > ($2, $3)) "
+            "ORDER BY created_at, saga_id LIMIT $1",
             limit,
+            at,
+            saga_id,
         )
         return [_buy_in(r) for r in rows]

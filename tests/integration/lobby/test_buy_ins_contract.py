@@ -361,3 +361,22 @@ async def test_a_stuck_saga_leaves_the_queue_until_requeued(stores: Stores) -> N
             None,
         )
     assert await conserved(stores) == 300  # b-1's, held while it is RESERVED
+
+
+async def test_leaving_sagas_are_walked_page_by_page(stores: Stores) -> None:
+    await setup(stores)
+    for n in range(1, 6):
+        player = f"p{n}"
+        if n > 1:
+            await stores.players.create(NewPlayer(player, f"P{n}", f"p{n}", None, key(player), T0))
+            await stores.ledger.open(player, 1_000, key(f"grant/{n}"), T0)
+        new = replace(buy_in(n), player_id=player)
+        await stores.buy_ins.reserve(new)
+        await stores.buy_ins.seated(f"b-{n}", SeatGrant(n, f"secret-{n}", None))
+        await stores.buy_ins.leaving(player, "l-0", key(f"leave/{n}"), T0)
+    first = await stores.buy_ins.leaving_sagas(2)
+    assert [s.saga_id for s in first] == ["b-1", "b-2"]
+    second = await stores.buy_ins.leaving_sagas(2, (first[-1].created_at, first[-1].saga_id))
+    assert [s.saga_id for s in second] == ["b-3", "b-4"]
+    last = await stores.buy_ins.leaving_sagas(2, (second[-1].created_at, second[-1].saga_id))
+    assert [s.saga_id for s in last] == ["b-5"]

@@ -426,3 +426,60 @@ async def test_stuck_sagas_are_listed_and_resolved_by_what_the_table_shows(
             status, _, err = await sagas("resolve", "b-none")
             assert status == 1 and "no buy-in saga" in err
             assert await lobby.running.seating.recovery.buy_ins.count_stuck() == 0
+
+
+async def test_the_lobby_serves_its_recovery_metrics_when_asked(lobby_dsn: str) -> None:
+    """``FELT_LOBBY_METRICS_PORT``: ``/metrics`` with the stuck gauge and the attempts by
+    outcome; ``/healthz`` live while passes complete. Off by default."""
+    env = {"DATABASE_URL": lobby_dsn, "FELT_DEV_MODE": "1"}
+    assert LobbyServerConfig.from_env(env).metrics_port is None
+    config = LobbyServerConfig.from_env({**env, "FELT_LOBBY_METRICS_PORT": "0"})
+    assert config.metrics_port == 0 and config.metrics_host == "127.0.0.1"
+    assert LobbyServerConfig.from_env({**env, "FELT_LOBBY_RECOVERY_ATTEMPTS": "3"}).recovery == (
+        RecoveryPolicy(max_attempts=3)
+    )
+    pool = await empty_pool(lobby_dsn)
+    await pool.close()
+    clock = Clock()
+    tables = FailingTables(clock)
+    config.tables, config.clock, config.secrets = tables, clock, SECRETS
+    config.passwords = Passwords(PasswordHasher(time_cost=1, memory_cost=64, parallelism=1))
+    config.address, config.recover_every_s, config.recovery = (
+        "127.0.0.1:0",
+        0.05,
+        RecoveryPolicy(max_attempts=1),
+    )
+    running = await start_lobby_server(config)
+    try:
+        assert running.metrics is not None
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{running.port}") as channel:
+            stub: rpc.LobbyServiceAsyncStub = rpc.LobbyServiceStub(channel)
+            owner = await guest(stub, "Owner")
+            lid = await lounge(stub, owner, "Down", 6)
+            tables.down.add(lid)
+            join = pb.JoinLoungeRequest(lounge_id=lid, buy_in=1_000, request_id=rid())
+            assert (await refused(stub.JoinLounge(join, metadata=auth(owner))))[1] == (
+                "TABLES_UNAVAILABLE"
+            )
+            text = ""
+            for _ in range(200):  # the server's own passes (every 0.05 s) make it stuck
+                text = await http_get(running.metrics.port, "/metrics")
+                if "felt_lobby_sagas_stuck 1.0" in text:
+                    break
+                await asyncio.sleep(0.05)
+            assert "felt_lobby_sagas_stuck 1.0" in text
+            assert 'felt_lobby_saga_recovery_attempts_total{outcome="unknown"} 1.0' in text
+            assert "felt_lobby_sagas_turned_stuck_total 1.0" in text
+            assert '"ok": true' in await http_get(running.metrics.port, "/healthz")
+    finally:
+        await running.stop()
+
+
+async def http_get(port: int, path: str) -> str:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"GET {path} HTTP/1.1\r\nHost: lobby\r\n\r\n".encode())
+    await writer.drain()
+    body = (await reader.read()).decode()
+    writer.close()
+    await writer.wait_closed()
+    return body

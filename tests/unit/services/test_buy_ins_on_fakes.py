@@ -107,8 +107,10 @@ class CrashingBuyIns:
     async def unfinished(self, limit: int) -> list[BuyIn]:
         return await self.inner.unfinished(limit)
 
-    async def leaving_sagas(self, limit: int) -> list[BuyIn]:
-        return await self.inner.leaving_sagas(limit)
+    async def leaving_sagas(
+        self, limit: int, after: tuple[datetime, str] | None = None
+    ) -> list[BuyIn]:
+        return await self.inner.leaving_sagas(limit, after)
 
     async def due(self, now: datetime, limit: int) -> list[BuyIn]:
         return await self.inner.due(now, limit)

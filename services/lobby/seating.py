@@ -184,6 +184,19 @@ class SeatingApp:
         # seated the player here since), so only a refused call looks for its first saga.
         if refusal is not None and await self.buy_ins.get(saga_id) is None:
             raise refusal
+        # One buy-in under way per player and lounge: a join with a new request id while
+        # one is held (a client that lost its request id, a double click) would hold a
+        # second buy-in for the same seat. Its own retry (the same saga) goes on. (Two
+        # first calls at the same moment can both pass: the table then refuses the second
+        # player seat, ALREADY_SEATED, and it is compensated.)
+        pending = await self.buy_ins.reserved_saga(claim.player_id, lounge.lounge_id)
+        if pending is not None and pending.saga_id != saga_id:
+            raise Refused(
+                Code.FAILED_PRECONDITION,
+                "a buy-in of yours at this lounge is still under way (its chips are held "
+                "for it): retry it with its request_id, or wait while the lobby finishes it",
+                "BUY_IN_PENDING",
+            )
         at = self.lobby.clock()
         new = NewBuyIn(saga_id, claim.player_id, lounge.lounge_id, seat, buy_in, key, at)
         try:  # a retry finds its first saga here (its fingerprint checked), and moves nothing

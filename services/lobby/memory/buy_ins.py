@@ -142,6 +142,16 @@ class MemoryBuyIns:
         ]
         return min(found, key=lambda s: s.created_at) if found else None
 
+    async def reserved_saga(self, player_id: str, lounge_id: str) -> BuyIn | None:
+        found = [
+            s
+            for s in self.sagas.values()
+            if s.player_id == player_id
+            and s.lounge_id == lounge_id
+            and s.state is BuyInState.RESERVED
+        ]
+        return min(found, key=lambda s: (s.created_at, s.saga_id)) if found else None
+
     async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
         saga = self.sagas[saga_id]
         if saga.state not in (BuyInState.SEATED, BuyInState.LEAVING):

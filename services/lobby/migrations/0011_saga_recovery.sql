@@ -20,3 +20,7 @@ CREATE INDEX buy_ins_due ON buy_ins ((COALESCE(next_attempt_at, created_at)), sa
 -- The operator's list, and the stuck gauge.
 CREATE INDEX buy_ins_stuck ON buy_ins (stuck_at, saga_id)
     WHERE state = 'reserved' AND stuck_at IS NOT NULL;
+-- A player's buy-in under way at a lounge: a join with another request id is refused
+-- (BUY_IN_PENDING) rather than holding a second buy-in.
+CREATE INDEX buy_ins_reserved_player ON buy_ins (player_id, lounge_id)
+    WHERE state = 'reserved';

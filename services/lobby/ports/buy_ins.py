@@ -128,6 +128,10 @@ class BuyIns(Protocol):
         """The player's SEATED saga at the lounge (its seat now), or None."""
         ...
 
+    async def reserved_saga(self, player_id: str, lounge_id: str) -> BuyIn | None:
+        """The player's oldest RESERVED saga at the lounge (a buy-in under way), or None."""
+        ...
+
     async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
         """The seat's fresh token and expiry (``grant``) replace the stored ones (SEATED or
         LEAVING: the table now knows only the new token); from any other state nothing

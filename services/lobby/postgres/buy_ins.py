@@ -173,6 +173,15 @@ class PgBuyIns:
         )
         return None if row is None else _buy_in(row)
 
+    async def reserved_saga(self, player_id: str, lounge_id: str) -> BuyIn | None:
+        row = await self.pool.fetchrow(
+            f"SELECT {_BUY_IN} FROM buy_ins WHERE player_id = $1 AND lounge_id = $2 "
+            "AND state = 'reserved' ORDER BY created_at, saga_id LIMIT 1",
+            player_id,
+            lounge_id,
+        )
+        return None if row is None else _buy_in(row)
+
     async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
         async with self.pool.acquire() as conn, conn.transaction():
             saga = await self._locked(conn, saga_id)

@@ -380,3 +380,18 @@ async def test_leaving_sagas_are_walked_page_by_page(stores: Stores) -> None:
     assert [s.saga_id for s in second] == ["b-3", "b-4"]
     last = await stores.buy_ins.leaving_sagas(2, (second[-1].created_at, second[-1].saga_id))
     assert [s.saga_id for s in last] == ["b-5"]
+
+
+async def test_a_players_buy_in_under_way_at_a_lounge(stores: Stores) -> None:
+    await setup(stores, grant=10_000)
+    assert await stores.buy_ins.reserved_saga("p1", "l-0") is None
+    for n in (1, 2):
+        await stores.buy_ins.reserve(buy_in(n, content=str(n)))
+    await stores.buy_ins.reserve(buy_in(3, lounge="l-1"))
+    pending = await stores.buy_ins.reserved_saga("p1", "l-0")
+    assert pending is not None and pending.saga_id == "b-1"  # the oldest
+    await stores.buy_ins.seated("b-1", SeatGrant(1, "secret-1", None))
+    await stores.buy_ins.compensate("b-2", "ALREADY_SEATED", T0)
+    assert await stores.buy_ins.reserved_saga("p1", "l-0") is None
+    other = await stores.buy_ins.reserved_saga("p1", "l-1")
+    assert other is not None and other.saga_id == "b-3"

@@ -27,6 +27,7 @@ from poker.v1 import lobby_pb2 as lpb
 from poker.v1 import lobby_service_pb2 as pb
 from poker.v1 import lobby_service_pb2_grpc as rpc
 from services.cli import main as felt
+from services.lobby.application import LobbySettings
 from services.lobby.memory import MemoryTables
 from services.lobby.ports import SeatGrant, TableRefused, Tables, TablesUnavailable
 from services.lobby.recovery import RecoveryPolicy
@@ -69,7 +70,11 @@ class Lobby:
 
 @contextlib.asynccontextmanager
 async def lobby_on(
-    dsn: str, tables: Tables, policy: RecoveryPolicy, clock: Clock | None = None
+    dsn: str,
+    tables: Tables,
+    policy: RecoveryPolicy,
+    clock: Clock | None = None,
+    settings: LobbySettings | None = None,
 ) -> AsyncIterator[Lobby]:
     """A lobby on ``dsn`` (emptied) calling ``tables``; the tests run its recovery passes."""
     pool = await empty_pool(dsn)
@@ -86,6 +91,7 @@ async def lobby_on(
             tables=tables,
             recover_every_s=3_600,
             recovery=policy,
+            settings=settings or LobbySettings(),
         )
     )
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{running.port}")
@@ -202,38 +208,44 @@ class FailingTables(MemoryTables):
 async def test_hundreds_of_sagas_that_cannot_finish_do_not_starve_another(
     lobby_dsn: str,
 ) -> None:
-    """300 buy-ins at a lounge whose table never answers (six accounts, fifty joins each),
-    then a victim's buy-in reserved during a real outage of its own table: once that table
-    is back, the victim is seated within the passes it takes to go once through the
-    sagas due before it; no pass calls the table service more than its batch; each
-    doomed saga is tried with growing waits, a bounded number of times, then stuck (the
-    gauge shows them) and never called again."""
+    """300 buy-ins at lounges whose table never answers (30 accounts at 10 lounges: one
+    buy-in under way per player and lounge), then a victim's buy-in reserved during a real
+    outage of its own table: once that table is back, the victim is seated within the
+    passes it takes to go once through the sagas due before it; no pass calls the table
+    service more than its batch; each doomed saga is tried with growing waits, a bounded
+    number of times, then stuck (the gauge shows them) and never called again."""
     clock = Clock()
     tables = FailingTables(clock)
     policy = RecoveryPolicy(max_attempts=4, batch=32)
-    async with lobby_on(lobby_dsn, tables, policy, clock) as lobby:
+    settings = LobbySettings(sign_up_max_per_client=100, max_lounges_per_owner=20)
+    async with lobby_on(lobby_dsn, tables, policy, clock, settings) as lobby:
         stub = lobby.stub
         owner = await guest(stub, "Owner")
-        doomed = await lounge(stub, owner, "Doomed", 9)
+        doomed = [await lounge(stub, owner, f"Doomed {n}", 9) for n in range(10)]
         victims = await lounge(stub, owner, "Victims", 9)
-        tables.down |= {doomed, victims}
-        attackers = [await guest(stub, f"Attacker {n}") for n in range(6)]
-        ids: list[tuple[lpb.Credentials, str]] = []
-        for who in attackers:
-            for _ in range(GRANT // 200):
-                ids.append((who, rid()))
+        tables.down |= {*doomed, victims}
+        attackers = [await guest(stub, f"Attacker {n}") for n in range(30)]
+        ids = [(who, lid, rid()) for who in attackers for lid in doomed]
         for start in range(0, len(ids), 25):
             joins = [
                 refused(
                     stub.JoinLounge(
-                        pb.JoinLoungeRequest(lounge_id=doomed, buy_in=200, request_id=r),
+                        pb.JoinLoungeRequest(lounge_id=lid, buy_in=200, request_id=r),
                         metadata=auth(who),
                     )
                 )
-                for who, r in ids[start : start + 25]
+                for who, lid, r in ids[start : start + 25]
             ]
             for answer in await asyncio.gather(*joins):
                 assert answer == (grpc.StatusCode.UNAVAILABLE, "TABLES_UNAVAILABLE")
+        # A second buy-in of one player at one lounge (a new request id) is not held.
+        who, lid, first = ids[0]
+        again = pb.JoinLoungeRequest(lounge_id=lid, buy_in=200, request_id=rid())
+        assert await refused(stub.JoinLounge(again, metadata=auth(who))) == (
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "BUY_IN_PENDING",
+        )
+        assert await balance(stub, who) == GRANT - 200 * len(doomed)
         victim = await guest(stub, "Victim")
         join = pb.JoinLoungeRequest(lounge_id=victims, buy_in=1_000, request_id=rid())
         assert await refused(stub.JoinLounge(join, metadata=auth(victim))) == (
@@ -241,7 +253,7 @@ async def test_hundreds_of_sagas_that_cannot_finish_do_not_starve_another(
             "TABLES_UNAVAILABLE",
         )
         assert await reserved(lobby) == 301
-        tables.down.discard(victims)  # the outage is over; the doomed lounge's never is
+        tables.down.discard(victims)  # the outage is over; the doomed lounges' never is
         tables.seat_calls.clear()
 
         bound = math.ceil(301 / policy.batch) + 1
@@ -272,7 +284,7 @@ async def test_hundreds_of_sagas_that_cannot_finish_do_not_starve_another(
         assert metrics.registry.get_sample_value("felt_lobby_sagas_turned_stuck_total") == 300
         by_saga: dict[str, list[datetime]] = defaultdict(list)
         for table_id, request_id, at in tables.seat_calls:
-            if table_id == doomed:
+            if table_id in doomed:
                 by_saga[request_id].append(at)
         assert len(by_saga) == 300
         assert Counter(len(times) for times in by_saga.values()) == {policy.max_attempts: 300}
@@ -281,8 +293,7 @@ async def test_hundreds_of_sagas_that_cannot_finish_do_not_starve_another(
                 assert b - a >= policy.base * 2**n
         calls = len(tables.seat_calls)
         # The player's own retry of a stuck join does not drive it (the operator settles it).
-        who, first = ids[0]
-        retry = pb.JoinLoungeRequest(lounge_id=doomed, buy_in=200, request_id=first)
+        retry = pb.JoinLoungeRequest(lounge_id=lid, buy_in=200, request_id=first)
         assert await refused(stub.JoinLounge(retry, metadata=auth(who))) == (
             grpc.StatusCode.FAILED_PRECONDITION,
             "BUY_IN_STUCK",

@@ -48,7 +48,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -355,23 +355,35 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
 async def _recover_forever(
     seating: SeatingApp, closing: ClosingApp, every_s: float, passes: Health
 ) -> None:
-    """The saga recovery pass, periodically: buy-ins an unreachable table service left
-    RESERVED (fairly, with backoff: ``services.lobby.recovery``), leaves whose seat is
-    vacated only when its hand ends, and closing lounges (and those whose table ended by
-    itself); and the throttle's counts whose window has passed are forgotten. An error is
-    logged and the next pass tries again (the sagas' state is in the database);
-    ``passes`` (``/healthz``) is live while passes complete."""
+    """The saga recovery passes, periodically, as two loops of their own so that neither
+    can hold the other up (a close whose table hangs does not keep a buy-in waiting, nor
+    the other way round): buy-ins an unreachable table service left RESERVED (fairly, with
+    backoff: ``services.lobby.recovery``) and leaves whose seat is vacated only when its
+    hand ends; and closing lounges (and those whose table ended by itself), with the
+    throttle's counts whose window has passed forgotten. An error is logged and the next
+    pass tries again (the sagas' state is in the database); ``passes`` (``/healthz``) is
+    live while the buy-ins' passes complete."""
+
+    async def buy_ins() -> None:
+        await seating.recover()
+        passes.last_redis_ok = time.monotonic()
+
+    async def closes() -> None:
+        await closing.recover()
+        await seating.lobby.forget_old_attempts()
+
+    await asyncio.gather(_every(every_s, buy_ins), _every(every_s, closes))
+
+
+async def _every(every_s: float, one_pass: Callable[[], Awaitable[None]]) -> None:
     while True:
         await asyncio.sleep(every_s)
         try:
-            await closing.recover()  # first: a closing lounge's seats settle as "table closed"
-            await seating.recover()
-            await seating.lobby.forget_old_attempts()
-            passes.last_redis_ok = time.monotonic()
+            await one_pass()
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.exception("saga_recovery_failed")
+            log.exception("saga_recovery_failed", recovery=one_pass.__name__)
 
 
 async def serve(config: LobbyServerConfig) -> None:

@@ -121,11 +121,12 @@ async def reserved(lobby: Lobby) -> int:
 async def test_a_full_table_refunds_at_once_and_a_full_lounge_moves_no_chips(
     lobby_dsn: str, table_server: RunningTableServer
 ) -> None:
-    """Three players race for two seats at a real table service: the two seated keep their
-    buy-ins, the third has every chip back at once (TABLE_FULL, nothing held); a fourth is
-    refused by the lobby's free-seat check before anything is written."""
+    """Three players race for two seats at a real table service (all three past the lobby's
+    checks and reserved when the table decides): the two seated keep their buy-ins, the
+    third has every chip back at once (TABLE_FULL, nothing held); a fourth is refused by
+    the lobby's free-seat check before anything is written."""
     async with grpc.aio.insecure_channel(f"127.0.0.1:{table_server.port}") as channel:
-        tables = GrpcTables(channel, ADMIN)
+        tables = RacingTables(channel, 3)
         async with lobby_on(lobby_dsn, tables, RecoveryPolicy()) as lobby:
             stub = lobby.stub
             owner = await guest(stub, "Owner")
@@ -171,8 +172,39 @@ async def test_a_full_table_refunds_at_once_and_a_full_lounge_moves_no_chips(
                 pb.ListLedgerEntriesRequest(), metadata=auth(erin)
             )
             assert [e.amount for e in entries.entries] == [GRANT]
-            sagas = await lobby.running.pool.fetchval("SELECT count(*) FROM buy_ins")
-            assert sagas == 3  # the racers' only
+            rows = await lobby.running.pool.fetch("SELECT state, refusal FROM buy_ins")
+            assert sorted((r["state"], r["refusal"]) for r in rows) == [
+                ("compensated", "TABLE_FULL"),  # the loser's: the table service's refusal
+                ("seated", None),
+                ("seated", None),
+            ]
+
+
+class RacingTables(GrpcTables):
+    """The real table service, with the first ``racers`` ``SeatPlayer`` calls held until
+    all of them have been reserved and sent, so the race is at the table, every time."""
+
+    def __init__(self, channel: grpc.aio.Channel, racers: int) -> None:
+        super().__init__(channel, ADMIN)
+        self.barrier = asyncio.Barrier(racers)
+        self.racers = racers
+
+    async def seat(
+        self,
+        table_id: str,
+        seat: int | None,
+        player_id: str,
+        display_name: str,
+        stack: int,
+        ai_level: int,
+        request_id: str,
+    ) -> SeatGrant:
+        if self.racers > 0:
+            self.racers -= 1
+            await self.barrier.wait()
+        return await super().seat(
+            table_id, seat, player_id, display_name, stack, ai_level, request_id
+        )
 
 
 class FailingTables(MemoryTables):
@@ -184,7 +216,13 @@ class FailingTables(MemoryTables):
         super().__init__()
         self.clock = clock
         self.down: set[str] = set()
+        self.hang_close: set[str] = set()  # CloseTable for these never answers
         self.seat_calls: list[tuple[str, str, datetime]] = []
+
+    async def close(self, table_id: str, request_id: str) -> bool:
+        if table_id in self.hang_close:
+            await asyncio.Event().wait()
+        return await super().close(table_id, request_id)
 
     async def seat(
         self,
@@ -494,3 +532,59 @@ async def http_get(port: int, path: str) -> str:
     writer.close()
     await writer.wait_closed()
     return body
+
+
+async def test_a_close_whose_table_hangs_does_not_hold_up_a_buy_in(lobby_dsn: str) -> None:
+    """The server's own recovery loops (every 0.05 s here): a closing lounge whose table's
+    CloseTable never answers does not keep a buy-in waiting (the closes and the buy-ins
+    are recovered by loops of their own)."""
+    clock = Clock()
+    tables = FailingTables(clock)
+    pool = await empty_pool(lobby_dsn)
+    await pool.close()
+    running = await start_lobby_server(
+        LobbyServerConfig(
+            database_url=lobby_dsn,
+            address="127.0.0.1:0",
+            secrets=SECRETS,
+            passwords=Passwords(PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)),
+            clock=clock,
+            grace_s=0.5,
+            tables=tables,
+            recover_every_s=0.05,
+        )
+    )
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{running.port}") as channel:
+            stub: rpc.LobbyServiceAsyncStub = rpc.LobbyServiceStub(channel)
+            owner = await guest(stub, "Owner")
+            hung, open_ = await lounge(stub, owner, "Hung", 6), await lounge(stub, owner, "Open", 6)
+            tables.hang_close.add(hung)
+            close = pb.CloseLoungeRequest(lounge_id=hung, request_id=rid())
+            with pytest.raises(grpc.aio.AioRpcError):  # the owner's call waits on the table
+                await stub.CloseLounge(close, metadata=auth(owner), timeout=0.5)
+            player = await guest(stub, "Player")
+            tables.down.add(open_)
+            join = pb.JoinLoungeRequest(lounge_id=open_, buy_in=1_000, request_id=rid())
+            assert (await refused(stub.JoinLounge(join, metadata=auth(player))))[1] == (
+                "TABLES_UNAVAILABLE"
+            )
+            tables.down.clear()
+            clock.offset += timedelta(seconds=3)  # past its first backoff, if it had one
+            state = ""
+            for _ in range(400):  # generous: passes run every 0.05 s
+                state = str(
+                    await running.pool.fetchval(
+                        "SELECT state FROM buy_ins WHERE lounge_id = $1", open_
+                    )
+                )
+                if state == "seated":
+                    break
+                await asyncio.sleep(0.05)
+            assert state == "seated"
+            lounge_state = await running.pool.fetchval(
+                "SELECT state FROM lounges WHERE lounge_id = $1", hung
+            )
+            assert lounge_state == "closing"  # still waiting on its table
+    finally:
+        await running.stop()

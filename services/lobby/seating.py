@@ -126,6 +126,16 @@ def _first_call_refusal(
     return None
 
 
+def _stuck() -> Refused:
+    """A join whose buy-in (or the player's buy-in under way at the lounge) is stuck."""
+    return Refused(
+        Code.FAILED_PRECONDITION,
+        "the table service did not answer your buy-in here for a long time: its chips are "
+        "held for it until an operator settles it (seated, or refunded)",
+        "BUY_IN_STUCK",
+    )
+
+
 def leave_request_id(saga_id: str) -> str:
     """The table service's request id for a saga's ``LeaveSeat`` (the same on every retry)."""
     return f"leave/{saga_id}"
@@ -190,6 +200,8 @@ class SeatingApp:
         # first calls at the same moment can both pass: the table then refuses the second
         # player seat, ALREADY_SEATED, and it is compensated.)
         pending = await self.buy_ins.reserved_saga(claim.player_id, lounge.lounge_id)
+        if pending is not None and pending.saga_id != saga_id and pending.stuck_at is not None:
+            raise _stuck()
         if pending is not None and pending.saga_id != saga_id:
             raise Refused(
                 Code.FAILED_PRECONDITION,
@@ -206,12 +218,7 @@ class SeatingApp:
         held = reservation.buy_in
         if held.state is BuyInState.RESERVED and held.stuck_at is not None:
             # Only the operator drives a stuck saga on: a refund must not race a seat.
-            raise Refused(
-                Code.FAILED_PRECONDITION,
-                "the table service did not answer this buy-in for a long time: your chips "
-                "are held for it until an operator settles it (seated, or refunded)",
-                "BUY_IN_STUCK",
-            )
+            raise _stuck()
         try:
             saga = await self.drive(reservation.buy_in)
         except TablesUnavailable:

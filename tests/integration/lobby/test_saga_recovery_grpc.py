@@ -430,6 +430,15 @@ async def test_stuck_sagas_are_listed_and_resolved_by_what_the_table_shows(
                 await lobby.running.seating.recover()
             assert await lobby.running.seating.recovery.buy_ins.count_stuck() == 3
 
+            status, out, _ = await sagas("list")
+            assert status == 0 and out.startswith("3 stuck, 0 in flight")
+            # The player's new join at the lounge: stuck too, nothing more held.
+            again = pb.JoinLoungeRequest(lounge_id=dropped, buy_in=1_000, request_id=rid())
+            assert await refused(stub.JoinLounge(again, metadata=auth(carol))) == (
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "BUY_IN_STUCK",
+            )
+            assert await balance(stub, carol) == GRANT - 1_000
             status, out, _ = await sagas("list", "--json")
             assert status == 0
             rows = [json.loads(line) for line in out.splitlines()]

@@ -90,10 +90,15 @@ def run_list(args: argparse.Namespace) -> int:
     if not 1 <= args.limit <= LIST_LIMIT:
         print(f"felt sagas list: --limit must be 1-{LIST_LIMIT}", file=sys.stderr)
         return 2
+    import asyncpg
+
     try:
         stuck, flight = asyncio.run(_list(dsn, args.limit))
     except OSError as exc:
         print(f"felt sagas: cannot reach the database: {exc}", file=sys.stderr)
+        return 1
+    except asyncpg.PostgresError as exc:
+        print(f"felt sagas: {exc} (is the schema up to date? felt db migrate)", file=sys.stderr)
         return 1
     rows = [describe(s) for s in stuck] + [describe(s) for s in flight]
     if args.json:
@@ -129,6 +134,8 @@ async def _list(dsn: str, limit: int) -> tuple[list[BuyIn], list[BuyIn]]:
 def run_resolve(args: argparse.Namespace) -> int:
     import asyncio
 
+    import asyncpg
+
     from services.lobby.recovery import ResolveRefused
 
     dsn = _dsn(args)
@@ -142,6 +149,9 @@ def run_resolve(args: argparse.Namespace) -> int:
         return 1
     except OSError as exc:
         print(f"felt sagas: cannot reach the database: {exc}", file=sys.stderr)
+        return 1
+    except asyncpg.PostgresError as exc:
+        print(f"felt sagas: {exc} (is the schema up to date? felt db migrate)", file=sys.stderr)
         return 1
     print(f"{saga.saga_id}: {outcome} ({saga.state.value}, {saga.amount:,} chips)")
     return 0

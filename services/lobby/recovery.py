@@ -34,6 +34,7 @@ import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TypeVar, cast
 
 import structlog
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
@@ -41,6 +42,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 from services.lobby.ports import BuyIn, BuyIns, BuyInState, TableRefused, Tables, TablesUnavailable
 
 log = structlog.get_logger("felt.lobby.recovery")
+T = TypeVar("T")
 
 RESOLVED_NOT_SEATED = "RESOLVED_NOT_SEATED"
 """A stuck saga's refusal when an operator resolved it with the player not at the table."""
@@ -150,7 +152,7 @@ class BuyInRecovery:
             async with gate:
                 return await self._attempt(saga)
 
-        outcomes = await asyncio.gather(*(one(s) for s in due))
+        outcomes = await settled(*(one(s) for s in due))
         self.metrics.stuck.set(await self.buy_ins.count_stuck())
         return PassTally(
             outcomes.count("seated"),
@@ -283,3 +285,13 @@ class StuckSagas:
         if saga.state is not BuyInState.RESERVED:
             raise ResolveRefused(f"the saga is {saga.state.value}: nothing to retry")
         return saga
+
+
+async def settled(*calls: Awaitable[T]) -> list[T]:
+    """``asyncio.gather`` that lets every call finish before it raises the first error (the
+    database gone, say), so no call of a failed pass runs on into the next pass."""
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return cast("list[T]", results)

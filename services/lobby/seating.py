@@ -73,7 +73,7 @@ from services.lobby.ports import (
     Tables,
     TablesUnavailable,
 )
-from services.lobby.recovery import BuyInRecovery, RecoveryMetrics, RecoveryPolicy
+from services.lobby.recovery import BuyInRecovery, RecoveryMetrics, RecoveryPolicy, settled
 from services.lobby.refusals import Code, Refused
 
 log = structlog.get_logger("felt.lobby.seating")
@@ -401,4 +401,4 @@ class SeatingApp:
                     return False
                 return done.state is BuyInState.LEFT
 
-        return sum(await asyncio.gather(*(one(s) for s in page)))
+        return sum(await settled(*(one(s) for s in page)))

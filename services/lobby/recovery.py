@@ -71,6 +71,31 @@ class RecoveryPolicy:
         return wait + spread
 
 
+class Backoffs:
+    """A recovery pass's waits for sagas kept in no row of their own (a CREATING lounge):
+    in this process, per key, by ``policy``'s backoff; forgotten on success. Beside a walk
+    of the rows a page per pass (a keyset cursor), a saga that keeps failing is tried less
+    and less often and cannot keep the others out. (A restart forgets the waits: each such
+    saga is tried once more, then waits again.)"""
+
+    def __init__(self, policy: RecoveryPolicy | None = None) -> None:
+        self.policy = policy or RecoveryPolicy()
+        self._waits: dict[str, tuple[int, datetime]] = {}  # key: (failures, due again at)
+
+    def due(self, key: str, now: datetime) -> bool:
+        wait = self._waits.get(key)
+        return wait is None or wait[1] <= now
+
+    def failed(self, key: str, now: datetime) -> int:
+        """One more failure of ``key``: it waits its backoff; how many failures so far."""
+        failures = self._waits.get(key, (0, now))[0] + 1
+        self._waits[key] = (failures, now + self.policy.backoff(key, failures))
+        return failures
+
+    def succeeded(self, key: str) -> None:
+        self._waits.pop(key, None)
+
+
 class RecoveryMetrics:
     """The lobby's recovery metrics, in a registry of their own (``exposition``)."""
 

@@ -54,7 +54,7 @@ class RecoveryPolicy:
 
     base: timedelta = timedelta(seconds=2)  # after the first failed attempt
     cap: timedelta = timedelta(minutes=5)  # the longest wait between two attempts
-    max_attempts: int = 10  # then stuck (about 18 minutes after the first, by default)
+    max_attempts: int = 10  # then stuck (13.5 to 17 minutes after the first, by default)
     batch: int = 32  # sagas per pass at most: the table service's calls per pass
     concurrency: int = 4  # calls at once (one hanging table does not hold the pass)
     settle: timedelta = timedelta(minutes=1)  # resolve waits this long after an attempt

@@ -73,7 +73,13 @@ from services.lobby.ports import (
     Tables,
     TablesUnavailable,
 )
-from services.lobby.recovery import BuyInRecovery, RecoveryMetrics, RecoveryPolicy, settled
+from services.lobby.recovery import (
+    RESOLVED_NOT_SEATED,
+    BuyInRecovery,
+    RecoveryMetrics,
+    RecoveryPolicy,
+    settled,
+)
 from services.lobby.refusals import Code, Refused
 
 log = structlog.get_logger("felt.lobby.seating")
@@ -229,9 +235,12 @@ class SeatingApp:
                 "TABLES_UNAVAILABLE",
             ) from None
         if saga.state is BuyInState.COMPENSATED:
+            settled = saga.refusal == RESOLVED_NOT_SEATED
             raise Refused(
                 Code.FAILED_PRECONDITION,
-                f"the table refused the seat ({saga.refusal}); your chips are back",
+                "an operator settled this buy-in: the table never seated you; your chips are back"
+                if settled
+                else f"the table refused the seat ({saga.refusal}); your chips are back",
                 saga.refusal or "TABLE_REFUSED",
             )
         return Joined(saga, reservation.balance)

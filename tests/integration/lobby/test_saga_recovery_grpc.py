@@ -420,11 +420,14 @@ async def test_stuck_sagas_are_listed_and_resolved_by_what_the_table_shows(
             tables.lose.add(lost)
             tables.drop.add(dropped)
             bob, carol, dave = [await guest(stub, n) for n in ("Bob", "Carol", "Dave")]
+            joins = {}
             for who, lid in ((bob, lost), (carol, dropped), (dave, dropped)):
                 join = pb.JoinLoungeRequest(lounge_id=lid, buy_in=1_000, request_id=rid())
+                joins[who.access_token] = join
                 assert (await refused(stub.JoinLounge(join, metadata=auth(who))))[1] == (
                     "TABLES_UNAVAILABLE"
                 )
+            carols = joins[carol.access_token]
             for _ in range(policy.max_attempts):
                 clock.offset += timedelta(seconds=10)  # past the first backoff (2-2.5 s)
                 await lobby.running.seating.recover()
@@ -468,6 +471,11 @@ async def test_stuck_sagas_are_listed_and_resolved_by_what_the_table_shows(
             assert await balance(stub, carol) == GRANT
             status, out, _ = await sagas("resolve", names["Carol"])
             assert status == 0 and "finished" in out
+            assert await balance(stub, carol) == GRANT
+            assert await refused(stub.JoinLounge(carols, metadata=auth(carol))) == (
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "RESOLVED_NOT_SEATED",  # her retry: told, nothing moved
+            )
             assert await balance(stub, carol) == GRANT
 
             # Dave's: back in the queue once the table is reachable; the pass seats it.

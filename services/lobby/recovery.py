@@ -200,7 +200,9 @@ class BuyInRecovery:
             error = str(exc) or f"no answer in {self.policy.attempt_timeout.total_seconds():g} s"
             self.metrics.attempts.labels("unknown").inc()
             if claimed.attempts >= self.policy.max_attempts:
-                await self.buy_ins.attempt_failed(saga.saga_id, error, at)
+                failed = await self.buy_ins.attempt_failed(saga.saga_id, error, at)
+                if failed.stuck_at is None:
+                    return "unknown"  # finished meanwhile (the player's retry, a close)
                 self.metrics.turned_stuck.inc()
                 log.error(
                     "buy_in_stuck",

@@ -21,6 +21,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "services.lobby.cli",
     "services.lobby.db_cli",
     "services.lobby.audit_cli",
+    "services.lobby.sagas_cli",
     "services.gateway.cli",
 )
 """Every module whose ``register(subparsers)`` adds a ``felt`` subcommand, in help order."""

@@ -54,6 +54,7 @@ from services.lobby.ports import (
     TablesUnavailable,
     TooManyLounges,
 )
+from services.lobby.recovery import Backoffs
 from services.lobby.refusals import Code, Refused
 from services.lobby.tokens import AccessClaim
 
@@ -174,6 +175,9 @@ def place_ai(seat_count: int, wanted: list[AiSeat], lounge_id: str, stack: int) 
 class LoungeApp:
     def __init__(self, lobby: LobbyApp, lounges: Lounges, tables: Tables) -> None:
         self.lobby, self.lounges, self.tables = lobby, lounges, tables
+        # The recovery pass: where its walk of CREATING lounges is, and their waits.
+        self._creating_after: tuple[datetime, str] | None = None
+        self._waits = Backoffs()
 
     async def create(
         self,
@@ -301,13 +305,23 @@ class LoungeApp:
                     await self.tables.leave(lid, s.seat, "", f"lounge/{lid}/failed/{s.seat}")
 
     async def recover(self) -> int:
-        """Drive every CREATING lounge on (on start, and periodically); how many opened."""
+        """Drive CREATING lounges on (on start, and periodically): a page a pass, the pages
+        walking them all in turn, a lounge that keeps failing waiting longer each time
+        (``Backoffs``), so none can keep the others out; how many opened."""
         opened = 0
-        for lounge in await self.lounges.creating(RECOVER_BATCH):
+        page = await self.lounges.creating(RECOVER_BATCH, self._creating_after)
+        last = page[-1] if len(page) == RECOVER_BATCH else None
+        self._creating_after = None if last is None else (last.created_at, last.lounge_id)
+        now = self.lobby.clock()
+        for lounge in page:
+            if not self._waits.due(lounge.lounge_id, now):
+                continue
             try:
                 await self._finish(lounge)
                 opened += 1
+                self._waits.succeeded(lounge.lounge_id)
             except (TablesUnavailable, TableRefused) as exc:
+                self._waits.failed(lounge.lounge_id, now)
                 log.warning("lounge_not_recovered", lounge_id=lounge.lounge_id, error=str(exc))
         return opened
 

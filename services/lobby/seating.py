@@ -13,11 +13,19 @@ Chips move between the ledger and a table in three steps, each retry-safe:
    definitely refused (``TableRefused``: a taken seat, a full table), **compensate**:
    the chips come back (ledger key ``buy-in-refund/<saga>``, once) and COMPENSATED.
 
+Before any chips move, a first call is checked against the lobby's view of the lounge
+(open, the buy-in in range, not seated there yet, the seat asked for free, a seat free
+at all: ``SEAT_TAKEN`` and ``TABLE_FULL`` then refuse at once); the table service stays
+the authority, and a seat taken meanwhile (players racing for the last seat) is its
+definite refusal, compensated at once.
+
 An unknown outcome (``TablesUnavailable``: the call may or may not have seated the
 player) leaves the saga RESERVED: its chips stay counted as on the table, and the
-client's retry or :meth:`SeatingApp.recover` (on start and periodically) asks again
-with the same request id. So at every moment balances + chips reserved or at tables ==
-chips created, and no buy-in is lost or counted twice.
+client's retry or :meth:`SeatingApp.recover` (on start and periodically: fair, with
+backoff and a bounded number of attempts, :mod:`services.lobby.recovery`) asks again
+with the same request id; a saga the pass gave up on (stuck) waits for an operator. So
+at every moment balances + chips reserved or at tables == chips created, and no buy-in
+is lost or counted twice.
 
 Leaving (``LeaveLounge``) is the saga's second half, on the same row:
 
@@ -38,8 +46,10 @@ unreachable table service, a crash, or a hand still in play).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from dataclasses import dataclass
+from datetime import datetime
 
 import structlog
 
@@ -64,11 +74,16 @@ from services.lobby.ports import (
     Tables,
     TablesUnavailable,
 )
+from services.lobby.recovery import (
+    RESOLVED_NOT_SEATED,
+    BuyInRecovery,
+    RecoveryMetrics,
+    RecoveryPolicy,
+    settled,
+)
 from services.lobby.refusals import Code, Refused
 
 log = structlog.get_logger("felt.lobby.seating")
-
-RECOVER_BATCH = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +103,9 @@ class Left:
     balance: int
 
 
-def _first_call_refusal(lounge: Lounge, player_id: str, buy_in: int) -> Refused | None:
+def _first_call_refusal(
+    lounge: Lounge, player_id: str, seat: int | None, buy_in: int
+) -> Refused | None:
     """Why a first join of ``lounge`` must be refused before any chips move, if it must."""
     if lounge.state is not LoungeState.OPEN:
         return Refused(
@@ -109,7 +126,23 @@ def _first_call_refusal(lounge: Lounge, player_id: str, buy_in: int) -> Refused 
         )
     if any(s.player_id == player_id for s in lounge.seats):
         return Refused(Code.FAILED_PRECONDITION, "you sit at this lounge already", "ALREADY_SEATED")
+    if seat is not None and any(s.seat == seat for s in lounge.seats):
+        return Refused(
+            Code.FAILED_PRECONDITION, "that seat is taken: pick a free one", "SEAT_TAKEN"
+        )
+    if len(lounge.seats) >= lounge.seat_count:
+        return Refused(Code.FAILED_PRECONDITION, "the lounge is full", "TABLE_FULL")
     return None
+
+
+def _stuck() -> Refused:
+    """A join whose buy-in (or the player's buy-in under way at the lounge) is stuck."""
+    return Refused(
+        Code.FAILED_PRECONDITION,
+        "the table service did not answer your buy-in here for a long time: its chips are "
+        "held for it until an operator settles it (seated, or refunded)",
+        "BUY_IN_STUCK",
+    )
 
 
 def leave_request_id(saga_id: str) -> str:
@@ -129,9 +162,19 @@ def reissue_request_id(saga_id: str, request_id: str) -> str:
 
 
 class SeatingApp:
-    def __init__(self, lounges: LoungeApp, buy_ins: BuyIns, tables: Tables) -> None:
+    def __init__(
+        self,
+        lounges: LoungeApp,
+        buy_ins: BuyIns,
+        tables: Tables,
+        policy: RecoveryPolicy | None = None,
+        metrics: RecoveryMetrics | None = None,
+    ) -> None:
         self.lounges, self.buy_ins, self.tables = lounges, buy_ins, tables
         self.lobby = lounges.lobby
+        self.recovery = BuyInRecovery(buy_ins, self.drive, self.lobby.clock, policy, metrics)
+        # Where the recovery pass's walk of LEAVING sagas is (None: from the oldest).
+        self._leaving_after: tuple[datetime, str] | None = None
 
     async def join(
         self,
@@ -155,19 +198,38 @@ class SeatingApp:
             raise limits.LimitError(
                 "BAD_SEAT", f"seat must be 0-{lounge.seat_count - 1} at this lounge ({seat})"
             )
-        refusal = _first_call_refusal(lounge, claim.player_id, buy_in) or (
+        refusal = _first_call_refusal(lounge, claim.player_id, seat, buy_in) or (
             await house_limit_refusal(self.lobby, lounge, claim.player_id)
         )
         # Checked before chips move, for a first call; a retry is past them (it may be what
         # seated the player here since), so only a refused call looks for its first saga.
         if refusal is not None and await self.buy_ins.get(saga_id) is None:
             raise refusal
+        # One buy-in under way per player and lounge: a join with a new request id while
+        # one is held (a client that lost its request id, a double click) would hold a
+        # second buy-in for the same seat. Its own retry (the same saga) goes on. (Two
+        # first calls at the same moment can both pass: the table then refuses the second
+        # player seat, ALREADY_SEATED, and it is compensated.)
+        pending = await self.buy_ins.reserved_saga(claim.player_id, lounge.lounge_id)
+        if pending is not None and pending.saga_id != saga_id and pending.stuck_at is not None:
+            raise _stuck()
+        if pending is not None and pending.saga_id != saga_id:
+            raise Refused(
+                Code.FAILED_PRECONDITION,
+                "a buy-in of yours at this lounge is still under way (its chips are held "
+                "for it): retry it with its request_id, or wait while the lobby finishes it",
+                "BUY_IN_PENDING",
+            )
         at = self.lobby.clock()
         new = NewBuyIn(saga_id, claim.player_id, lounge.lounge_id, seat, buy_in, key, at)
         try:  # a retry finds its first saga here (its fingerprint checked), and moves nothing
             reservation = await self._reserve(new)
         except InsufficientChips as exc:
             raise Refused(Code.FAILED_PRECONDITION, str(exc), "INSUFFICIENT_CHIPS") from None
+        held = reservation.buy_in
+        if held.state is BuyInState.RESERVED and held.stuck_at is not None:
+            # Only the operator drives a stuck saga on: a refund must not race a seat.
+            raise _stuck()
         try:
             saga = await self.drive(reservation.buy_in)
         except TablesUnavailable:
@@ -178,9 +240,12 @@ class SeatingApp:
                 "TABLES_UNAVAILABLE",
             ) from None
         if saga.state is BuyInState.COMPENSATED:
+            settled = saga.refusal == RESOLVED_NOT_SEATED
             raise Refused(
                 Code.FAILED_PRECONDITION,
-                f"the table refused the seat ({saga.refusal}); your chips are back",
+                "an operator settled this buy-in: the table never seated you; your chips are back"
+                if settled
+                else f"the table refused the seat ({saga.refusal}); your chips are back",
                 saga.refusal or "TABLE_REFUSED",
             )
         return Joined(saga, reservation.balance)
@@ -320,31 +385,34 @@ class SeatingApp:
         return await self.buy_ins.left(saga.saga_id, stack, self.lobby.clock())
 
     async def recover(self) -> tuple[int, int]:
-        """Drive every unfinished saga on (on start, and periodically): how many were seated
-        and how many compensated (leaves are driven on too: :meth:`recover_leaves`); those
-        the table service does not answer wait for the next pass."""
+        """One recovery pass (on start, and periodically): leaves driven on
+        (:meth:`recover_leaves`), then the buy-ins due (:class:`BuyInRecovery`: longest due
+        first, a bounded batch, backoff, stuck after bounded attempts); how many were
+        seated and how many compensated."""
         await self.recover_leaves()
-        seated = compensated = 0
-        for saga in await self.buy_ins.unfinished(RECOVER_BATCH):
-            try:
-                done = await self.drive(saga)
-            except TablesUnavailable as exc:
-                log.warning("buy_in_not_recovered", saga_id=saga.saga_id, error=str(exc))
-                continue
-            if done.state is BuyInState.SEATED:
-                seated += 1
-            elif done.state is BuyInState.COMPENSATED:
-                compensated += 1
-        return seated, compensated
+        tally = await self.recovery.run_pass()
+        return tally.seated, tally.compensated
 
     async def recover_leaves(self) -> int:
-        """Drive every LEAVING saga on: how many seats were vacated and cashed out."""
-        left = 0
-        for saga in await self.buy_ins.leaving_sagas(RECOVER_BATCH):
-            try:
-                done = await self.drive_leave(saga)
-            except TablesUnavailable as exc:
-                log.warning("leave_not_recovered", saga_id=saga.saga_id, error=str(exc))
-                continue
-            left += done.state is BuyInState.LEFT
-        return left
+        """Drive the next page of LEAVING sagas on (a bounded batch, a few at once, each
+        attempt bounded in time): how many seats were vacated and cashed out. The pages
+        walk every LEAVING saga in turn, then start over, so leaves that wait long (a hand
+        in play, a refused leave) cannot keep the others out."""
+        policy = self.recovery.policy
+        page = await self.buy_ins.leaving_sagas(policy.batch, self._leaving_after)
+        full = len(page) == policy.batch
+        self._leaving_after = (page[-1].created_at, page[-1].saga_id) if full else None
+        gate = asyncio.Semaphore(policy.concurrency)
+
+        async def one(saga: BuyIn) -> bool:
+            async with gate:
+                try:
+                    done = await asyncio.wait_for(
+                        self.drive_leave(saga), policy.attempt_timeout.total_seconds()
+                    )
+                except (TablesUnavailable, TimeoutError) as exc:
+                    log.warning("leave_not_recovered", saga_id=saga.saga_id, error=str(exc))
+                    return False
+                return done.state is BuyInState.LEFT
+
+        return sum(await settled(*(one(s) for s in page)))

@@ -28,6 +28,12 @@ Configuration comes from the environment:
                                archived yet (unset: the archive only)
 ``FELT_TRUSTED_PROXIES``       proxies (the gateway) whose ``x-forwarded-for`` names the client
                                that sign-ups and sign-ins are counted for (addresses, networks)
+``FELT_LOBBY_RECOVERY_ATTEMPTS`` attempts of the saga recovery pass at one buy-in before it is
+                              stuck, left to an operator (``felt sagas``; default 10, 1-100)
+``FELT_LOBBY_RECOVERY_BATCH``  buy-ins one recovery pass drives at most (default 32, 1-1000)
+``FELT_LOBBY_METRICS_PORT``    ``/metrics`` (the recovery's counters and stuck gauge),
+                              ``/healthz``, ``/readyz`` on this port; unset or ``off``: none
+``FELT_LOBBY_METRICS_HOST``    its address (default ``127.0.0.1``)
 ``FELT_DEV_MODE``              ``1``: development mode (public development secrets, and the
                                schema migrated at start)
 
@@ -43,7 +49,8 @@ import asyncio
 import os
 import signal
 import sys
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -58,6 +65,7 @@ from felt.api.limits import CHIP_CAP, MAX_REQUEST_BYTES
 from felt.archive import HandArchive
 from felt.archive.postgres import PostgresHandArchive
 from felt.eventstore import EventStore, RedisEventStore
+from felt.metrics_server import Health, MetricsServer
 from felt.migrations import applied_versions, load, migrate
 from felt.tokens import DEV_SERVICE_TOKEN
 from poker.v1 import (
@@ -86,6 +94,7 @@ from services.lobby.postgres import (
     PgThrottle,
 )
 from services.lobby.postgres.pool import create_pool
+from services.lobby.recovery import RecoveryMetrics, RecoveryPolicy
 from services.lobby.seating import SeatingApp
 from services.lobby.service import LobbyService
 from services.lobby.tables import GrpcTables
@@ -124,6 +133,9 @@ class LobbyServerConfig:
     table_admin_token: str = ""
     tables: Tables | None = None  # None: GrpcTables on table_address (tests pass a fake)
     recover_every_s: float = 2.0  # the saga recovery pass (leaves wait for a hand's end)
+    recovery: RecoveryPolicy = field(default_factory=RecoveryPolicy)  # its backoff and bounds
+    metrics_port: int | None = None  # /metrics, /healthz, /readyz (None: not served)
+    metrics_host: str = "127.0.0.1"
     redis_url: str = ""  # the tables' streams, for hands not archived yet ("": archive only)
     archive: HandArchive | None = None  # None: PostgresHandArchive on the pool
     # Whose x-forwarded-for names the client (the gateway): FELT_TRUSTED_PROXIES.
@@ -163,7 +175,16 @@ class LobbyServerConfig:
                 seconds=int_setting(env, "FELT_LOBBY_SIGN_UP_WINDOW_S", 3600, 60, 7 * 86_400)
             ),
         )
+        metrics_port = env.get("FELT_LOBBY_METRICS_PORT", "").strip().lower()
         return cls(
+            recovery=RecoveryPolicy(
+                max_attempts=int_setting(env, "FELT_LOBBY_RECOVERY_ATTEMPTS", 10, 1, 100),
+                batch=int_setting(env, "FELT_LOBBY_RECOVERY_BATCH", 32, 1, 1000),
+            ),
+            metrics_port=None
+            if metrics_port in ("", "off")
+            else int_setting(env, "FELT_LOBBY_METRICS_PORT", 0, 0, 65_535),
+            metrics_host=env.get("FELT_LOBBY_METRICS_HOST", "127.0.0.1"),
             database_url=env.get("DATABASE_URL", ""),
             address=env.get("FELT_LOBBY_ADDR", "127.0.0.1:50052"),
             secrets=LobbySecrets(access, refresh),
@@ -219,12 +240,16 @@ class RunningLobbyServer:
     channel: grpc.aio.Channel | None = None
     recovery: asyncio.Task[None] | None = None
     streams: RedisEventStore | None = None
+    metrics: MetricsServer | None = None
 
     async def stop(self) -> None:
         await self.health.enter_graceful_shutdown()
         if self.recovery is not None:
             self.recovery.cancel()
             await asyncio.gather(self.recovery, return_exceptions=True)
+        if self.metrics is not None:
+            self.metrics.health.accepting = False
+            await self.metrics.stop()
         await self.server.stop(self.grace_s)
         await self.pool.close()
         if self.channel is not None:
@@ -280,7 +305,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     opened = await lounges.recover()  # lounges a crash left half-created
     if opened:
         log.info("lounges_recovered", opened=opened)
-    seating = SeatingApp(lounges, PgBuyIns(pool), tables)
+    seating = SeatingApp(lounges, PgBuyIns(pool), tables, config.recovery, RecoveryMetrics())
     seated, compensated = await seating.recover()  # buy-ins a crash left half-done
     if seated or compensated:
         log.info("buy_ins_recovered", seated=seated, compensated=compensated)
@@ -304,8 +329,17 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set(HISTORY_SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    metrics = None
+    passes = Health(stale_after_s=max(15.0, 3 * config.recover_every_s))
+    if config.metrics_port is not None:
+        metrics = MetricsServer(seating.recovery.metrics, passes, lambda: {})
+        metrics_port = await metrics.start(config.metrics_host, config.metrics_port)
+        passes.last_redis_ok, passes.accepting = time.monotonic(), True
+        log.info("lobby_metrics_serving", port=metrics_port)
     log.info("lobby_started", port=port)
-    recovery = asyncio.create_task(_recover_forever(seating, closing, config.recover_every_s))
+    recovery = asyncio.create_task(
+        _recover_forever(seating, closing, config.recover_every_s, passes)
+    )
     return RunningLobbyServer(
         server,
         port,
@@ -319,25 +353,43 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         channel,
         recovery,
         streams,
+        metrics,
     )
 
 
-async def _recover_forever(seating: SeatingApp, closing: ClosingApp, every_s: float) -> None:
-    """The saga recovery pass, periodically: buy-ins an unreachable table service left
-    RESERVED, leaves whose seat is vacated only when its hand ends, and closing lounges
-    (and those whose table ended by itself); and the throttle's counts whose window has
-    passed are forgotten. An error is logged and the next pass tries
-    again (the sagas' state is in the database)."""
+async def _recover_forever(
+    seating: SeatingApp, closing: ClosingApp, every_s: float, passes: Health
+) -> None:
+    """The saga recovery passes, periodically, as two loops of their own so that neither
+    can hold the other up (a close whose table hangs does not keep a buy-in waiting, nor
+    the other way round): buy-ins an unreachable table service left RESERVED (fairly, with
+    backoff: ``services.lobby.recovery``) and leaves whose seat is vacated only when its
+    hand ends; and lounges left CREATING, closing lounges (and those whose table ended by
+    itself), with the throttle's counts whose window has passed forgotten. An error is
+    logged and the next pass tries again (the sagas' state is in the database); ``passes``
+    (``/healthz``) is live while the buy-ins' passes complete."""
+
+    async def buy_ins() -> None:
+        await seating.recover()
+        passes.last_redis_ok = time.monotonic()
+
+    async def closes() -> None:
+        await seating.lounges.recover()  # lounges left CREATING
+        await closing.recover()
+        await seating.lobby.forget_old_attempts()
+
+    await asyncio.gather(_every(every_s, buy_ins), _every(every_s, closes))
+
+
+async def _every(every_s: float, one_pass: Callable[[], Awaitable[None]]) -> None:
     while True:
         await asyncio.sleep(every_s)
         try:
-            await closing.recover()  # first: a closing lounge's seats settle as "table closed"
-            await seating.recover()
-            await seating.lobby.forget_old_attempts()
+            await one_pass()
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.exception("saga_recovery_failed")
+            log.exception("saga_recovery_failed", recovery=one_pass.__name__)
 
 
 async def serve(config: LobbyServerConfig) -> None:

@@ -41,6 +41,10 @@ DEFINITE = frozenset(
     }
 )
 """Statuses that will not change on a retry of the same request."""
+DEFINITE_REASONS = frozenset({"TABLE_FULL"})
+"""``ErrorInfo`` reasons that are definite although their status is not: a full table is
+``RESOURCE_EXHAUSTED``, the status the table service's rate limits (``RATE_LIMITED``) and
+size limits also use, which are worth a retry; so that status is told apart by reason."""
 CALL_TIMEOUT_S = 10.0
 WATCH_TIMEOUT_S = 30.0
 
@@ -62,8 +66,9 @@ class GrpcTables:
 
     @staticmethod
     def _failed(err: grpc.aio.AioRpcError) -> Exception:
-        if err.code() in DEFINITE:
-            return TableRefused(error_reason(err), err.details() or err.code().name)
+        reason = error_reason(err)
+        if err.code() in DEFINITE or reason in DEFINITE_REASONS:
+            return TableRefused(reason, err.details() or err.code().name)
         return TablesUnavailable(f"{err.code().name}: {err.details()}")
 
     async def create(self, table_id: str, name: str, config: bytes, request_id: str) -> None:

@@ -21,6 +21,7 @@ COMMANDS = {
     "lobby",
     "db",
     "audit",
+    "sagas",
     "gateway",
 }
 

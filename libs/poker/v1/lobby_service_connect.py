@@ -133,10 +133,14 @@ class LobbyService(Protocol):
         """
         Takes a seat at a lounge (signed in) with a buy-in from the balance:
         the chosen seat or the next free one. The chips are held while the
-        table service seats the player, and come back if it refuses
+        table service seats the player, and come back at once if it refuses
         (FAILED_PRECONDITION with its reason: SEAT_TAKEN, TABLE_FULL, ...).
         INVALID_ARGUMENT BAD_BUY_IN (outside the lounge's range), BAD_SEAT;
-        FAILED_PRECONDITION INSUFFICIENT_CHIPS, ALREADY_SEATED, LOUNGE_NOT_OPEN;
+        FAILED_PRECONDITION INSUFFICIENT_CHIPS, ALREADY_SEATED, LOUNGE_NOT_OPEN,
+        and SEAT_TAKEN or TABLE_FULL as the lobby sees the lounge (before any
+        chips move); BUY_IN_PENDING (a buy-in of the player's at the lounge is
+        under way: retry it with its request_id); BUY_IN_STUCK (the lobby gave
+        up on this buy-in: its chips are held until an operator settles it).
         NOT_FOUND NO_LOUNGE (a private lounge needs its invite code).
         RESOURCE_EXHAUSTED HOUSE_LIMIT_REACHED: a lounge with AI seats, and the
         caller has won its daily limit from the house (the next UTC day it may).
@@ -749,10 +753,14 @@ class LobbyServiceClient(ConnectClient):
         """
         Takes a seat at a lounge (signed in) with a buy-in from the balance:
         the chosen seat or the next free one. The chips are held while the
-        table service seats the player, and come back if it refuses
+        table service seats the player, and come back at once if it refuses
         (FAILED_PRECONDITION with its reason: SEAT_TAKEN, TABLE_FULL, ...).
         INVALID_ARGUMENT BAD_BUY_IN (outside the lounge's range), BAD_SEAT;
-        FAILED_PRECONDITION INSUFFICIENT_CHIPS, ALREADY_SEATED, LOUNGE_NOT_OPEN;
+        FAILED_PRECONDITION INSUFFICIENT_CHIPS, ALREADY_SEATED, LOUNGE_NOT_OPEN,
+        and SEAT_TAKEN or TABLE_FULL as the lobby sees the lounge (before any
+        chips move); BUY_IN_PENDING (a buy-in of the player's at the lounge is
+        under way: retry it with its request_id); BUY_IN_STUCK (the lobby gave
+        up on this buy-in: its chips are held until an operator settles it).
         NOT_FOUND NO_LOUNGE (a private lounge needs its invite code).
         RESOURCE_EXHAUSTED HOUSE_LIMIT_REACHED: a lounge with AI seats, and the
         caller has won its daily limit from the house (the next UTC day it may).

@@ -143,6 +143,16 @@ class MemoryBuyIns:
         ]
         return min(found, key=lambda s: s.created_at) if found else None
 
+    async def reserved_saga(self, player_id: str, lounge_id: str) -> BuyIn | None:
+        found = [
+            s
+            for s in self.sagas.values()
+            if s.player_id == player_id
+            and s.lounge_id == lounge_id
+            and s.state is BuyInState.RESERVED
+        ]
+        return min(found, key=lambda s: (s.created_at, s.saga_id)) if found else None
+
     async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
         saga = self.sagas[saga_id]
         if saga.state not in (BuyInState.SEATED, BuyInState.LEAVING):
@@ -199,6 +209,63 @@ class MemoryBuyIns:
         found = [s for s in self.sagas.values() if s.state is BuyInState.RESERVED]
         return sorted(found, key=lambda s: s.created_at)[:limit]
 
-    async def leaving_sagas(self, limit: int) -> list[BuyIn]:
-        found = [s for s in self.sagas.values() if s.state is BuyInState.LEAVING]
-        return sorted(found, key=lambda s: s.created_at)[:limit]
+    async def due(self, now: datetime, limit: int) -> list[BuyIn]:
+        found = [
+            s
+            for s in self.sagas.values()
+            if s.state is BuyInState.RESERVED and s.stuck_at is None and _due_at(s) <= now
+        ]
+        return sorted(found, key=lambda s: (_due_at(s), s.saga_id))[:limit]
+
+    async def attempting(self, saga_id: str, at: datetime, next_at: datetime) -> BuyIn | None:
+        saga = self.sagas[saga_id]
+        if saga.state is not BuyInState.RESERVED or saga.stuck_at is not None or _due_at(saga) > at:
+            return None
+        saga = replace(
+            saga, attempts=saga.attempts + 1, last_attempt_at=at, next_attempt_at=next_at
+        )
+        self.sagas[saga_id] = saga
+        return saga
+
+    async def attempt_failed(self, saga_id: str, error: str, stuck_at: datetime | None) -> BuyIn:
+        saga = self.sagas[saga_id]
+        if saga.state is not BuyInState.RESERVED:
+            return saga
+        saga = replace(saga, last_error=error[:500], stuck_at=stuck_at or saga.stuck_at)
+        self.sagas[saga_id] = saga
+        return saga
+
+    async def stuck(self, limit: int) -> list[BuyIn]:
+        found = [
+            s
+            for s in self.sagas.values()
+            if s.state is BuyInState.RESERVED and s.stuck_at is not None
+        ]
+        return sorted(found, key=lambda s: (s.stuck_at or s.created_at, s.saga_id))[:limit]
+
+    async def count_stuck(self) -> int:
+        return len(await self.stuck(len(self.sagas)))
+
+    async def requeue(self, saga_id: str) -> BuyIn:
+        saga = self.sagas[saga_id]
+        if saga.state is not BuyInState.RESERVED:
+            return saga
+        saga = replace(saga, attempts=0, next_attempt_at=None, stuck_at=None, last_error=None)
+        self.sagas[saga_id] = saga
+        return saga
+
+    async def leaving_sagas(
+        self, limit: int, after: tuple[datetime, str] | None = None
+    ) -> list[BuyIn]:
+        found = [
+            s
+            for s in self.sagas.values()
+            if s.state is BuyInState.LEAVING
+            and (after is None or (s.created_at, s.saga_id) > after)
+        ]
+        return sorted(found, key=lambda s: (s.created_at, s.saga_id))[:limit]
+
+
+def _due_at(saga: BuyIn) -> datetime:
+    """When a saga is due: its next attempt's time, or (never attempted) its reservation's."""
+    return saga.next_attempt_at or saga.created_at

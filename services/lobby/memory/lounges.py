@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 
 from felt.idempotency import RequestReused
 from services.lobby.ports.lounges import (
@@ -78,9 +79,14 @@ class MemoryLounges:
         ]
         return found[:limit]
 
-    async def creating(self, limit: int) -> list[Lounge]:
-        found = [x for x in self._lounges.values() if x.state is LoungeState.CREATING]
-        return sorted(found, key=lambda x: x.created_at)[:limit]
+    async def creating(self, limit: int, after: tuple[datetime, str] | None = None) -> list[Lounge]:
+        found = [
+            x
+            for x in self._lounges.values()
+            if x.state is LoungeState.CREATING
+            and (after is None or (x.created_at, x.lounge_id) > after)
+        ]
+        return sorted(found, key=lambda x: (x.created_at, x.lounge_id))[:limit]
 
     async def mark_failed(self, lounge_id: str, failure: str) -> Lounge:
         lounge = self._lounges[lounge_id]

@@ -47,6 +47,12 @@ class BuyIn:
     created_at: datetime
     leave_sequence: int | None = None  # LEAVING/LEFT: the table's sequence of the leave call
     left_stack: int | None = None  # LEFT only: the chips the seat left with (cashed out)
+    # RESERVED: the recovery pass's bookkeeping (``due``, ``attempting``, ``attempt_failed``)
+    attempts: int = 0  # the pass's attempts since the saga was reserved (or requeued)
+    last_attempt_at: datetime | None = None
+    next_attempt_at: datetime | None = None  # None: due since it was reserved
+    stuck_at: datetime | None = None  # set: the pass gave up; an operator resolves it
+    last_error: str | None = None  # the last attempt's unknown outcome, for the operator
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +128,10 @@ class BuyIns(Protocol):
         """The player's SEATED saga at the lounge (its seat now), or None."""
         ...
 
+    async def reserved_saga(self, player_id: str, lounge_id: str) -> BuyIn | None:
+        """The player's oldest RESERVED saga at the lounge (a buy-in under way), or None."""
+        ...
+
     async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
         """The seat's fresh token and expiry (``grant``) replace the stored ones (SEATED or
         LEAVING: the table now knows only the new token); from any other state nothing
@@ -131,9 +141,48 @@ class BuyIns(Protocol):
     async def get(self, saga_id: str) -> BuyIn | None: ...
 
     async def unfinished(self, limit: int) -> list[BuyIn]:
-        """Sagas still RESERVED, oldest first (for the recovery pass)."""
+        """Sagas still RESERVED (stuck ones too), oldest first (an operator's listing)."""
         ...
 
-    async def leaving_sagas(self, limit: int) -> list[BuyIn]:
-        """Sagas LEAVING (their seat not yet known vacated), oldest first."""
+    async def due(self, now: datetime, limit: int) -> list[BuyIn]:
+        """RESERVED sagas, not stuck, due by ``now`` (``next_attempt_at``, or never attempted),
+        longest due first (then by id): the recovery pass's queue. A saga the pass failed
+        to finish is due again only at its ``next_attempt_at``, behind every saga due
+        before it, so no set of sagas can keep another out."""
+        ...
+
+    async def attempting(self, saga_id: str, at: datetime, next_at: datetime) -> BuyIn | None:
+        """Claim the saga for one attempt of the pass, before the table service is called:
+        ``attempts`` + 1, ``last_attempt_at`` = ``at``, due again at ``next_at`` (so a crash
+        or a call that hangs still moves it back in the queue). None (nothing changed)
+        unless it is RESERVED, not stuck and due at ``at``: finished meanwhile, or another
+        pass (another lobby process) claimed it first."""
+        ...
+
+    async def attempt_failed(self, saga_id: str, error: str, stuck_at: datetime | None) -> BuyIn:
+        """The attempt's outcome stayed unknown: ``error`` recorded (cut to 500 characters),
+        and with ``stuck_at`` the saga is stuck (out of the queue until requeued or
+        resolved). RESERVED only; else the saga as it is."""
+        ...
+
+    async def stuck(self, limit: int) -> list[BuyIn]:
+        """RESERVED sagas the pass gave up on, longest stuck first."""
+        ...
+
+    async def count_stuck(self) -> int:
+        """How many RESERVED sagas are stuck (the operator's gauge)."""
+        ...
+
+    async def requeue(self, saga_id: str) -> BuyIn:
+        """Back in the pass's queue at once, in its first place (due since it was reserved,
+        whatever the caller's clock says), its attempts reset and its stuck mark and error
+        cleared. RESERVED only; else the saga as it is."""
+        ...
+
+    async def leaving_sagas(
+        self, limit: int, after: tuple[datetime, str] | None = None
+    ) -> list[BuyIn]:
+        """Sagas LEAVING (their seat not yet known vacated), oldest first (by ``created_at``,
+        then id), those after ``after`` only: the recovery pass walks them page by page, so
+        leaves that wait long (a hand in play, a refused leave) do not keep the others out."""
         ...

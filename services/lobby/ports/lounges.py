@@ -111,8 +111,9 @@ class Lounges(Protocol):
         given, at most ``limit``."""
         ...
 
-    async def creating(self, limit: int) -> list[Lounge]:
-        """Lounges still CREATING, oldest first (for the recovery pass)."""
+    async def creating(self, limit: int, after: tuple[datetime, str] | None = None) -> list[Lounge]:
+        """Lounges still CREATING, oldest first (``created_at``, then id), after ``after``
+        only: the recovery pass walks them a page at a time."""
         ...
 
     async def mark_failed(self, lounge_id: str, failure: str) -> Lounge:

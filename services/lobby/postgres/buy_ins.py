@@ -23,8 +23,10 @@ from services.lobby.postgres._tx import Conn, first_movement, lock_account, writ
 
 _BUY_IN = (
     "saga_id, player_id, display_name, lounge_id, seat, amount, state, seat_token, "
-    "seat_token_expires_at, refusal, created_at, leave_sequence, left_stack"
+    "seat_token_expires_at, refusal, created_at, leave_sequence, left_stack, attempts, "
+    "last_attempt_at, next_attempt_at, stuck_at, last_error"
 )
+_DUE_AT = "COALESCE(next_attempt_at, created_at)"  # as indexed by buy_ins_due (migration 0011)
 
 
 _COLUMNS = [c.strip() for c in _BUY_IN.split(",")]
@@ -171,6 +173,15 @@ class PgBuyIns:
         )
         return None if row is None else _buy_in(row)
 
+    async def reserved_saga(self, player_id: str, lounge_id: str) -> BuyIn | None:
+        row = await self.pool.fetchrow(
+            f"SELECT {_BUY_IN} FROM buy_ins WHERE player_id = $1 AND lounge_id = $2 "
+            "AND state = 'reserved' ORDER BY created_at, saga_id LIMIT 1",
+            player_id,
+            lounge_id,
+        )
+        return None if row is None else _buy_in(row)
+
     async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
         async with self.pool.acquire() as conn, conn.transaction():
             saga = await self._locked(conn, saga_id)
@@ -258,9 +269,79 @@ class PgBuyIns:
         )
         return [_buy_in(r) for r in rows]
 
-    async def leaving_sagas(self, limit: int) -> list[BuyIn]:
+    async def due(self, now: datetime, limit: int) -> list[BuyIn]:
         rows = await self.pool.fetch(
-            f"SELECT {_BUY_IN} FROM buy_ins WHERE state = 'leaving' ORDER BY created_at LIMIT $1",
+            f"SELECT {_BUY_IN} FROM buy_ins WHERE state = 'reserved' AND stuck_at IS NULL "
+            f"AND {_DUE_AT} <= $1 ORDER BY {_DUE_AT}, saga_id LIMIT $2",
+            now,
             limit,
+        )
+        return [_buy_in(r) for r in rows]
+
+    async def attempting(self, saga_id: str, at: datetime, next_at: datetime) -> BuyIn | None:
+        row = await self.pool.fetchrow(
+            "UPDATE buy_ins SET attempts = attempts + 1, last_attempt_at = $2, "
+            "next_attempt_at = $3 WHERE saga_id = $1 AND state = 'reserved' "
+            f"AND stuck_at IS NULL AND {_DUE_AT} <= $2 RETURNING {_BUY_IN}",
+            saga_id,
+            at,
+            next_at,
+        )
+        return None if row is None else _buy_in(row)
+
+    async def attempt_failed(self, saga_id: str, error: str, stuck_at: datetime | None) -> BuyIn:
+        return await self._update_reserved(
+            saga_id,
+            "last_error = $2, stuck_at = COALESCE($3, stuck_at)",
+            error[:500],
+            stuck_at,
+        )
+
+    async def requeue(self, saga_id: str) -> BuyIn:
+        return await self._update_reserved(
+            saga_id, "attempts = 0, next_attempt_at = NULL, stuck_at = NULL, last_error = NULL"
+        )
+
+    async def _update_reserved(self, saga_id: str, assignments: str, *args: object) -> BuyIn:
+        """``assignments`` on the saga if it is RESERVED, one statement (the row lock the
+        UPDATE takes orders it with the other transitions); else the saga as it is."""
+        row = await self.pool.fetchrow(
+            f"UPDATE buy_ins SET {assignments} WHERE saga_id = $1 AND state = 'reserved' "
+            f"RETURNING {_BUY_IN}",
+            saga_id,
+            *args,
+        )
+        if row is not None:
+            return _buy_in(row)
+        saga = await self.get(saga_id)
+        if saga is None:
+            raise KeyError(saga_id)
+        return saga
+
+    async def stuck(self, limit: int) -> list[BuyIn]:
+        rows = await self.pool.fetch(
+            f"SELECT {_BUY_IN} FROM buy_ins WHERE state = 'reserved' AND stuck_at IS NOT NULL "
+            "ORDER BY stuck_at, saga_id LIMIT $1",
+            limit,
+        )
+        return [_buy_in(r) for r in rows]
+
+    async def count_stuck(self) -> int:
+        count = await self.pool.fetchval(
+            "SELECT count(*) FROM buy_ins WHERE state = 'reserved' AND stuck_at IS NOT NULL"
+        )
+        return int(count)
+
+    async def leaving_sagas(
+        self, limit: int, after: tuple[datetime, str] | None = None
+    ) -> list[BuyIn]:
+        at, saga_id = after if after is not None else (None, "")
+        rows = await self.pool.fetch(
+            f"SELECT {_BUY_IN} FROM buy_ins WHERE state = 'leaving' "
+            "AND ($2::timestamptz IS NULL OR (created_at, saga_id) > ($2, $3)) "
+            "ORDER BY created_at, saga_id LIMIT $1",
+            limit,
+            at,
+            saga_id,
         )
         return [_buy_in(r) for r in rows]

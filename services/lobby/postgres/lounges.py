@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import asyncpg
 
 from felt.idempotency import RequestReused
@@ -173,10 +175,15 @@ class PgLounges:
         )
         return await self._lounges(self.pool, list(rows))
 
-    async def creating(self, limit: int) -> list[Lounge]:
+    async def creating(self, limit: int, after: tuple[datetime, str] | None = None) -> list[Lounge]:
+        at, lounge_id = after if after is not None else (None, "")
         rows = await self.pool.fetch(
-            f"SELECT {_LOUNGE} FROM lounges WHERE state = 'creating' ORDER BY created_at LIMIT $1",
+            f"SELECT {_LOUNGE} FROM lounges WHERE state = 'creating' "
+            "AND ($2::timestamptz IS NULL OR (created_at, lounge_id) > ($2, $3)) "
+            "ORDER BY created_at, lounge_id LIMIT $1",
             limit,
+            at,
+            lounge_id,
         )
         return await self._lounges(self.pool, list(rows))
 

@@ -300,3 +300,98 @@ async def test_left_from_any_other_state_changes_nothing(stores: Stores) -> None
     with pytest.raises(NotSeated):  # a RESERVED saga has no seat to leave yet
         await stores.buy_ins.leaving("p1", "l-1", key("leave/2"), T0)
     assert await conserved(stores) == 600
+
+
+async def test_due_sagas_longest_due_first_and_a_claim_moves_one_back(stores: Stores) -> None:
+    """The recovery pass's queue: RESERVED and not stuck, by when each became due (its
+    reservation, or its next attempt); a claim is once per due time, so a second pass (or
+    process) at the same moment gets None, and the claimed saga waits behind the others."""
+    await setup(stores, grant=10_000)
+    for n in (1, 2, 3):
+        await stores.buy_ins.reserve(buy_in(n))
+    await stores.buy_ins.seated("b-2", SeatGrant(4, "secret", None))  # finished: not due
+    now = T0 + timedelta(seconds=10)
+    assert [s.saga_id for s in await stores.buy_ins.due(now, 10)] == ["b-1", "b-3"]
+    assert [s.saga_id for s in await stores.buy_ins.due(T0 + timedelta(seconds=1), 10)] == ["b-1"]
+    claimed = await stores.buy_ins.attempting("b-1", now, now + timedelta(seconds=2))
+    assert claimed is not None and claimed.attempts == 1
+    assert (claimed.last_attempt_at, claimed.next_attempt_at) == (now, now + timedelta(seconds=2))
+    assert await stores.buy_ins.attempting("b-1", now, now + timedelta(seconds=2)) is None
+    assert await stores.buy_ins.attempting("b-2", now, now) is None  # SEATED
+    assert [s.saga_id for s in await stores.buy_ins.due(now, 10)] == ["b-3"]
+    later = now + timedelta(seconds=5)
+    assert [s.saga_id for s in await stores.buy_ins.due(later, 10)] == ["b-3", "b-1"]
+    again = await stores.buy_ins.attempting("b-1", later, later + timedelta(seconds=4))
+    assert again is not None and again.attempts == 2
+    await conserved(stores)
+
+
+async def test_a_stuck_saga_leaves_the_queue_until_requeued(stores: Stores) -> None:
+    await setup(stores, grant=10_000)
+    for n in (1, 2):
+        await stores.buy_ins.reserve(buy_in(n))
+    now = T0 + timedelta(seconds=10)
+    await stores.buy_ins.attempting("b-1", now, now)
+    failed = await stores.buy_ins.attempt_failed("b-1", "UNAVAILABLE: " + "x" * 900, None)
+    assert failed.stuck_at is None and failed.last_error is not None
+    assert len(failed.last_error) == 500
+    stuck = await stores.buy_ins.attempt_failed("b-1", "DEADLINE_EXCEEDED", now)
+    assert (stuck.stuck_at, stuck.last_error, stuck.attempts) == (now, "DEADLINE_EXCEEDED", 1)
+    assert stuck.state is BuyInState.RESERVED  # its chips still held
+    assert [s.saga_id for s in await stores.buy_ins.due(now, 10)] == ["b-2"]
+    assert await stores.buy_ins.attempting("b-1", now, now) is None
+    assert [s.saga_id for s in await stores.buy_ins.stuck(10)] == ["b-1"]
+    assert await stores.buy_ins.count_stuck() == 1
+    assert {s.saga_id for s in await stores.buy_ins.unfinished(10)} == {"b-1", "b-2"}
+    back = await stores.buy_ins.requeue("b-1")
+    assert (back.attempts, back.stuck_at, back.last_error) == (0, None, None)
+    assert await stores.buy_ins.count_stuck() == 0
+    # In its first place again: due since it was reserved, before b-2.
+    assert [s.saga_id for s in await stores.buy_ins.due(T0 + timedelta(seconds=1), 10)] == ["b-1"]
+    assert [s.saga_id for s in await stores.buy_ins.due(now, 10)] == ["b-1", "b-2"]
+    # Finished sagas are not touched by any of it.
+    await stores.buy_ins.compensate("b-2", "TABLE_FULL", now)
+    for done in (
+        await stores.buy_ins.attempt_failed("b-2", "late", now),
+        await stores.buy_ins.requeue("b-2"),
+    ):
+        assert (done.state, done.stuck_at, done.last_error) == (
+            BuyInState.COMPENSATED,
+            None,
+            None,
+        )
+    assert await conserved(stores) == 300  # b-1's, held while it is RESERVED
+
+
+async def test_leaving_sagas_are_walked_page_by_page(stores: Stores) -> None:
+    await setup(stores)
+    for n in range(1, 6):
+        player = f"p{n}"
+        if n > 1:
+            await stores.players.create(NewPlayer(player, f"P{n}", f"p{n}", None, key(player), T0))
+            await stores.ledger.open(player, 1_000, key(f"grant/{n}"), T0)
+        new = replace(buy_in(n), player_id=player)
+        await stores.buy_ins.reserve(new)
+        await stores.buy_ins.seated(f"b-{n}", SeatGrant(n, f"secret-{n}", None))
+        await stores.buy_ins.leaving(player, "l-0", key(f"leave/{n}"), T0)
+    first = await stores.buy_ins.leaving_sagas(2)
+    assert [s.saga_id for s in first] == ["b-1", "b-2"]
+    second = await stores.buy_ins.leaving_sagas(2, (first[-1].created_at, first[-1].saga_id))
+    assert [s.saga_id for s in second] == ["b-3", "b-4"]
+    last = await stores.buy_ins.leaving_sagas(2, (second[-1].created_at, second[-1].saga_id))
+    assert [s.saga_id for s in last] == ["b-5"]
+
+
+async def test_a_players_buy_in_under_way_at_a_lounge(stores: Stores) -> None:
+    await setup(stores, grant=10_000)
+    assert await stores.buy_ins.reserved_saga("p1", "l-0") is None
+    for n in (1, 2):
+        await stores.buy_ins.reserve(buy_in(n, content=str(n)))
+    await stores.buy_ins.reserve(buy_in(3, lounge="l-1"))
+    pending = await stores.buy_ins.reserved_saga("p1", "l-0")
+    assert pending is not None and pending.saga_id == "b-1"  # the oldest
+    await stores.buy_ins.seated("b-1", SeatGrant(1, "secret-1", None))
+    await stores.buy_ins.compensate("b-2", "ALREADY_SEATED", T0)
+    assert await stores.buy_ins.reserved_saga("p1", "l-0") is None
+    other = await stores.buy_ins.reserved_saga("p1", "l-1")
+    assert other is not None and other.saga_id == "b-3"

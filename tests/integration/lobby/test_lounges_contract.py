@@ -183,3 +183,15 @@ async def test_concurrent_creations_never_pass_the_owner_cap(stores: Any) -> Non
     assert await stores.lounges.create(new_lounge(first), 3) == got[first]
     with pytest.raises(TooManyLounges):
         await stores.lounges.create(new_lounge(99), 3)
+
+
+async def test_creating_lounges_are_walked_page_by_page(stores: Any) -> None:
+    await owner(stores)
+    for i in range(1, 6):
+        await stores.lounges.create(new_lounge(i))
+    await stores.lounges.mark_open("l-2")
+    first = await stores.lounges.creating(2)
+    assert [x.lounge_id for x in first] == ["l-1", "l-3"]
+    second = await stores.lounges.creating(2, (first[-1].created_at, first[-1].lounge_id))
+    assert [x.lounge_id for x in second] == ["l-4", "l-5"]
+    assert await stores.lounges.creating(2, (second[-1].created_at, second[-1].lounge_id)) == []

@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import random
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -32,6 +32,7 @@ from services.lobby.ports import (
     Departure,
     Kind,
     Lounge,
+    LoungeSeat,
     LoungeState,
     NewBuyIn,
     Reservation,
@@ -96,6 +97,9 @@ class CrashingBuyIns:
     async def seated_saga(self, player_id: str, lounge_id: str) -> BuyIn | None:
         return await self.inner.seated_saga(player_id, lounge_id)
 
+    async def reserved_saga(self, player_id: str, lounge_id: str) -> BuyIn | None:
+        return await self.inner.reserved_saga(player_id, lounge_id)
+
     async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
         self._fire("before_token_reissued")
         return await self.inner.token_reissued(saga_id, grant)
@@ -106,8 +110,28 @@ class CrashingBuyIns:
     async def unfinished(self, limit: int) -> list[BuyIn]:
         return await self.inner.unfinished(limit)
 
-    async def leaving_sagas(self, limit: int) -> list[BuyIn]:
-        return await self.inner.leaving_sagas(limit)
+    async def leaving_sagas(
+        self, limit: int, after: tuple[datetime, str] | None = None
+    ) -> list[BuyIn]:
+        return await self.inner.leaving_sagas(limit, after)
+
+    async def due(self, now: datetime, limit: int) -> list[BuyIn]:
+        return await self.inner.due(now, limit)
+
+    async def attempting(self, saga_id: str, at: datetime, next_at: datetime) -> BuyIn | None:
+        return await self.inner.attempting(saga_id, at, next_at)
+
+    async def attempt_failed(self, saga_id: str, error: str, stuck_at: datetime | None) -> BuyIn:
+        return await self.inner.attempt_failed(saga_id, error, stuck_at)
+
+    async def stuck(self, limit: int) -> list[BuyIn]:
+        return await self.inner.stuck(limit)
+
+    async def count_stuck(self) -> int:
+        return await self.inner.count_stuck()
+
+    async def requeue(self, saga_id: str) -> BuyIn:
+        return await self.inner.requeue(saga_id)
 
 
 class CrashingCloses:
@@ -201,6 +225,10 @@ class World:
         )
         self.closing = ClosingApp(self.app, self.closes)
         return self.app
+
+    def later(self) -> None:
+        """Past every backoff of the recovery pass: each saga not stuck is due again."""
+        self.lobby.clock.now += timedelta(hours=1)
 
     def crash_at(self, point: str) -> None:
         """Arm a crash at ``point`` (every fake knows its own points; "" disarms)."""
@@ -311,13 +339,29 @@ async def test_refusals_move_no_chips(world: World) -> None:
     await world.app.join(alice, req("a"), lid, 1, 500, "")
     again = await refused(world.app.join(alice, req("a2"), lid, None, 500, ""))
     assert again.reason == "ALREADY_SEATED"
+    # The lobby's view shows seat 1 taken: refused before any chips move.
     taken = await refused(world.app.join(bob, req("b"), lid, 1, 500, ""))
     assert (taken.code, taken.reason) == (Code.FAILED_PRECONDITION, "SEAT_TAKEN")
-    assert await balance(world, bob) == GRANT  # compensated: the chips came back, once
-    retried = await refused(world.app.join(bob, req("b"), lid, 1, 500, ""))
-    assert retried.reason == "SEAT_TAKEN" and await balance(world, bob) == GRANT
+    assert [m.amount for m in await world.ledger.entries(bob_id(world, bob), None, 10)] == [GRANT]
+    # The table took seat 0 behind the lobby's view (a racing buy-in): the table's refusal
+    # compensates at once, and a retry answers the same with nothing more moved.
+    world.tables.tables[lid].seats[0] = LoungeSeat(0, "p-racer", "Racer", 1, 500)
+    for rid in ("c", "c"):
+        full = await refused(world.app.join(bob, req(rid), lid, None, 500, ""))
+        assert (full.code, full.reason) == (Code.FAILED_PRECONDITION, "TABLE_FULL")
     refunds = [m for m in await world.ledger.entries(bob_id(world, bob), None, 10)]
     assert [m.amount for m in refunds] == [500, -500, GRANT]
+    assert await balance(world, bob) == GRANT
+    # Now the lobby's view is full too (alice's seat and the racer's once seen): refused
+    # before any chips move.
+    del world.tables.tables[lid].seats[0]
+    await world.app.join(bob, req("d"), lid, None, 500, "")
+    carol = await world.player(3)
+    full = await refused(world.app.join(carol, req("e"), lid, None, 500, ""))
+    assert (full.code, full.reason) == (Code.FAILED_PRECONDITION, "TABLE_FULL")
+    assert await balance(world, carol) == GRANT and not [
+        s for s in world.store.sagas.values() if s.player_id == bob_id(world, carol)
+    ]
     await world.check(settled=True)
 
 
@@ -350,6 +394,8 @@ async def test_unavailable_tables_hold_the_chips_until_a_retry_or_recovery(world
         world.tables.unavailable = False
         joined = await world.app.join(alice, req(f"a{lost}"), lounge.lounge_id, None, 300, "")
         assert joined.buy_in.state is BuyInState.SEATED
+        assert await world.app.recover() == (0, 0)  # bob's waits for its backoff
+        world.later()
         assert await world.app.recover() == (1, 0)  # bob's, by the lobby itself
         await world.check(settled=True)
     assert await balance(world, alice) == GRANT - 600
@@ -362,7 +408,10 @@ async def test_a_crash_after_each_step_then_recovery(world: World, point: str) -
     alice, bob = await world.player(1), await world.player(2)
     lounge = await world.lounge(alice, 1)
     await world.app.join(bob, req("b"), lounge.lounge_id, 2, 400, "")
-    seat = 2 if point == "before_compensate" else 4  # a taken seat: the table refuses
+    # before_compensate: a seat taken at the table behind the lobby's view (a racing
+    # buy-in), so the lobby reserves and the table refuses
+    world.tables.tables[lounge.lounge_id].seats[5] = LoungeSeat(5, "p-racer", "Racer", 1, 400)
+    seat = 5 if point == "before_compensate" else 4
     world.buy_ins.crash = world.tables.crash = point
     with pytest.raises(Crash):
         await world.app.join(alice, req("a"), lounge.lounge_id, seat, 700, "")
@@ -444,6 +493,7 @@ async def test_conservation_over_random_joins_failures_crashes_and_recoveries(
     ]
     points = list(_crash_points())
     for step in range(200):
+        world.lobby.clock.now += timedelta(seconds=1)  # the recovery pass's backoffs pass
         op = rng.random()
         if op < 0.4:
             who = rng.choice(players)
@@ -523,6 +573,7 @@ async def test_conservation_over_random_joins_failures_crashes_and_recoveries(
     world.tables.unavailable = False
     for lounge in lounges:
         world.tables.end_hand(lounge.lounge_id)
+    world.later()
     await world.closing.recover()
     await world.app.recover()
     await world.check(settled=True)

@@ -11,7 +11,9 @@ import asyncio
 import pytest
 
 from services.lobby.ports import BuyInState
+from services.lobby.recovery import RecoveryPolicy
 from services.lobby.refusals import Code
+from services.lobby.seating import SeatingApp
 
 from .test_buy_ins_on_fakes import GRANT, LEAVE_CRASHES, Crash, World, balance, bob_id
 from .test_buy_ins_on_fakes import world as world  # the fixture
@@ -133,3 +135,31 @@ async def test_a_crash_at_each_step_of_a_leave_then_recovery(
     assert (done.buy_in.state, done.balance) == (BuyInState.LEFT, GRANT)
     assert len(await world.ledger.entries(bob_id(world, alice), None, 10)) == 3
     await world.check(settled=True)
+
+
+async def test_leaves_that_wait_long_do_not_keep_a_later_leave_out(world: World) -> None:
+    """The recovery pass walks LEAVING sagas a page at a time: with more waiting leaves
+    (dealt in, their hand still in play) than a page, a later leave whose seat is free
+    is still cashed out within the passes one walk takes."""
+    world.app = SeatingApp(world.lounge_app, world.buy_ins, world.tables, RecoveryPolicy(batch=2))
+    owner = await world.player(0)
+    players = [await world.player(n) for n in range(1, 6)]
+    busy = (await world.lounge(owner, 1)).lounge_id
+    quiet = (await world.lounge(owner, 2)).lounge_id
+    for n, who in enumerate(players[:4]):
+        await world.app.join(who, req(f"j{n}"), busy, n, 500, "")
+    world.tables.deal(busy)  # a hand in play: their leaves wait for its end
+    for n, who in enumerate(players[:4]):
+        answer = await world.app.leave(who, req(f"l{n}"), busy)
+        assert answer.buy_in.state is BuyInState.LEAVING
+    late = players[4]
+    await world.app.join(late, req("j-late"), quiet, 0, 500, "")
+    world.tables.deal(quiet)
+    assert (await world.app.leave(late, req("l-late"), quiet)).buy_in.state is BuyInState.LEAVING
+    world.tables.end_hand(quiet)  # its seat is free now; the busy table's hand goes on
+    passes = 0
+    while await balance(world, late) != GRANT:
+        passes += 1
+        assert passes <= 3, "the later leave waited behind the others"
+        await world.app.recover_leaves()
+    await world.check()

@@ -15,7 +15,7 @@ from services.lobby.application import LobbySettings
 from services.lobby.auth import ANONYMOUS, Caller
 from services.lobby.lounges import AiSeat, LoungeApp
 from services.lobby.memory import MemoryLounges, MemoryTables
-from services.lobby.ports import LoungeFilter, LoungeState
+from services.lobby.ports import LoungeFilter, LoungeState, TablesUnavailable
 from services.lobby.refusals import Code
 
 from .test_lobby_app_on_fakes import Lobby, guest_id, refused, req
@@ -194,9 +194,59 @@ async def test_creation_survives_the_table_service_failing_between_steps(world: 
     assert (await world.app.listing(alice, LoungeFilter(), 0, "")).lounges == []
     assert await world.app.recover() == 0  # still down: stays CREATING
     world.tables.unavailable = False
+    assert await world.app.recover() == 0  # it waits its backoff
+    world.lobby.clock.now += timedelta(seconds=3)
     assert await world.app.recover() == 1
     opened = await world.lounges.get(lounge.lounge_id)
     assert opened is not None and opened.state is LoungeState.OPEN
     assert sorted(world.tables.tables[lounge.lounge_id].seats) == [0, 1]
     again = await world.app.create(alice, req("c"), "C", nlhe(), 0, 0, ai, False)
     assert again == opened and len(world.tables.tables) == 1
+
+
+class DoomedTables(MemoryTables):
+    """``CreateTable`` for the tables in ``doomed`` never succeeds; calls counted per table."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.doomed: set[str] = set()
+        self.creates: dict[str, int] = {}
+
+    async def create(self, table_id: str, name: str, config: bytes, request_id: str) -> None:
+        self.creates[table_id] = self.creates.get(table_id, 0) + 1
+        if table_id in self.doomed:
+            raise TablesUnavailable("DEADLINE_EXCEEDED")
+        await super().create(table_id, name, config, request_id)
+
+
+async def test_lounges_that_never_open_do_not_keep_another_creating(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """More CREATING lounges that cannot open than a recovery page: a later one whose table
+    is back opens within one walk of the pages, and the doomed ones are tried less and
+    less often (their waits grow)."""
+    monkeypatch.setattr("services.lobby.lounges.RECOVER_BATCH", 2)
+    world = World(LobbySettings(max_lounges_per_owner=10))
+    tables = DoomedTables()
+    world.tables = tables
+    world.app = LoungeApp(world.lobby.app, world.lounges, tables)
+    alice = await world.player(1)
+    tables.unavailable = True
+    for n in range(5):
+        await refused(world.app.create(alice, req(f"d{n}"), f"D{n}", nlhe(), 0, 0, [], False))
+    tables.doomed = {x.lounge_id for x in await world.lounges.creating(10)}
+    world.lobby.clock.now += timedelta(seconds=1)
+    await refused(world.app.create(alice, req("v"), "Victim", nlhe(), 0, 0, [], False))
+    tables.unavailable = False
+    passes = 0
+    while len(await world.lounges.creating(10)) > len(tables.doomed):  # the victim's there
+        passes += 1
+        assert passes <= 3, "the victim waited behind the doomed lounges"
+        world.lobby.clock.now += timedelta(seconds=2)
+        await world.app.recover()
+    assert {x.lounge_id for x in await world.lounges.creating(10)} == tables.doomed
+    tables.creates.clear()
+    for _ in range(60):  # two minutes more, a pass every 2 s
+        world.lobby.clock.now += timedelta(seconds=2)
+        await world.app.recover()
+    assert all(0 < n < 10 for n in tables.creates.values()), tables.creates

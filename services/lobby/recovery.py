@@ -1,0 +1,324 @@
+"""Recovering buy-in sagas fairly and within bounds, and settling the ones it gives up on.
+
+A buy-in whose ``SeatPlayer`` outcome is unknown stays RESERVED (see
+:mod:`services.lobby.seating`); the recovery pass asks the table service again with the
+same request id. The pass used to take the 100 oldest RESERVED sagas every 2 s, forever:
+a hundred that could never finish (a table that hangs) kept every saga behind them
+waiting, and the table service took their doomed calls over and over. Now:
+
+* **Longest due first.** Each attempt is recorded on the saga *before* the call
+  (``BuyIns.attempting``: attempts + 1, when it is due again), so a crash or a hanging
+  call still moves it back in the queue, and the pass takes the sagas due longest ago
+  (never attempted: due since they were reserved). A saga that fails is due again only
+  after its backoff, behind every saga that was due before: no set of sagas can keep
+  another out, however many there are.
+* **Exponential backoff** (``RecoveryPolicy``: ``base`` doubling to ``cap``, plus up to a
+  quarter more derived from the saga's id so that sagas failed together spread out) and a
+  bounded batch per pass with a bounded number of calls at once: the table service
+  sees at most ``batch`` calls a pass, and a saga that keeps failing costs fewer and
+  fewer of them.
+* **Bounded attempts, then stuck.** After ``max_attempts`` the saga is stuck: out of
+  the queue, its chips still held for it (counted as on the table), an error log line
+  (``buy_in_stuck``), the ``felt_lobby_sagas_stuck`` gauge, and ``felt sagas`` for an
+  operator, who resolves it (:meth:`StuckSagas.resolve`: seated or refunded, by what
+  the table service shows, never both) or puts it back in the queue
+  (:meth:`StuckSagas.requeue`). The player's own retry of a stuck saga's join does
+  not drive it either (``BUY_IN_STUCK``): from then on only the operator does, so a
+  refund cannot race a seat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TypeVar, cast
+
+import structlog
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+
+from services.lobby.ports import BuyIn, BuyIns, BuyInState, TableRefused, Tables, TablesUnavailable
+
+log = structlog.get_logger("felt.lobby.recovery")
+T = TypeVar("T")
+
+RESOLVED_NOT_SEATED = "RESOLVED_NOT_SEATED"
+"""A stuck saga's refusal when an operator resolved it with the player not at the table."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryPolicy:
+    """How the recovery pass retries a buy-in whose outcome is unknown."""
+
+    base: timedelta = timedelta(seconds=2)  # after the first failed attempt
+    cap: timedelta = timedelta(minutes=5)  # the longest wait between two attempts
+    max_attempts: int = 10  # then stuck (13.5 to 17 minutes after the first, by default)
+    batch: int = 32  # sagas per pass at most: the table service's calls per pass
+    concurrency: int = 4  # calls at once (one hanging table does not hold the pass)
+    settle: timedelta = timedelta(minutes=1)  # resolve waits this long after an attempt
+    attempt_timeout: timedelta = timedelta(seconds=30)  # one attempt at most (unknown then)
+
+    def backoff(self, saga_id: str, attempts: int) -> timedelta:
+        """The wait after a saga's ``attempts``-th attempt: ``base`` doubled each attempt up
+        to ``cap``, plus 0-25% derived from the saga's id and attempt (no randomness, yet
+        sagas that failed together do not all come back together)."""
+        doubled: timedelta = self.base * (2 ** min(max(attempts - 1, 0), 30))
+        wait = min(self.cap, doubled)
+        digest = hashlib.sha256(f"{saga_id}\0{attempts}".encode()).digest()
+        spread: timedelta = wait * (int.from_bytes(digest[:2], "big") / 65_535 / 4)
+        return wait + spread
+
+
+class Backoffs:
+    """A recovery pass's waits for sagas kept in no row of their own (a CREATING lounge):
+    in this process, per key, by ``policy``'s backoff; forgotten on success. Beside a walk
+    of the rows a page per pass (a keyset cursor), a saga that keeps failing is tried less
+    and less often and cannot keep the others out. (A restart forgets the waits: each such
+    saga is tried once more, then waits again.)"""
+
+    def __init__(self, policy: RecoveryPolicy | None = None) -> None:
+        self.policy = policy or RecoveryPolicy()
+        self._waits: dict[str, tuple[int, datetime]] = {}  # key: (failures, due again at)
+
+    def due(self, key: str, now: datetime) -> bool:
+        wait = self._waits.get(key)
+        return wait is None or wait[1] <= now
+
+    def failed(self, key: str, now: datetime) -> int:
+        """One more failure of ``key``: it waits its backoff; how many failures so far."""
+        failures = self._waits.get(key, (0, now))[0] + 1
+        self._waits[key] = (failures, now + self.policy.backoff(key, failures))
+        return failures
+
+    def succeeded(self, key: str) -> None:
+        self._waits.pop(key, None)
+
+
+class RecoveryMetrics:
+    """The lobby's recovery metrics, in a registry of their own (``exposition``)."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.attempts = Counter(
+            "felt_lobby_saga_recovery_attempts",
+            "Attempts of the recovery pass to finish a buy-in saga, by outcome (seated, "
+            "compensated, unknown: the table service did not answer).",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.turned_stuck = Counter(
+            "felt_lobby_sagas_turned_stuck",
+            "Buy-in sagas the recovery pass gave up on (stuck: an operator settles them).",
+            registry=self.registry,
+        )
+        self.stuck = Gauge(
+            "felt_lobby_sagas_stuck",
+            "Buy-in sagas stuck now, their chips held: `felt sagas list` shows them.",
+            registry=self.registry,
+        )
+        self.due = Gauge(
+            "felt_lobby_sagas_due",
+            "Buy-in sagas the last recovery pass found due (at most its batch).",
+            registry=self.registry,
+        )
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+@dataclass(frozen=True, slots=True)
+class PassTally:
+    """What one recovery pass did."""
+
+    seated: int = 0
+    compensated: int = 0
+    unknown: int = 0
+    stuck: int = 0  # of the unknown: given up on in this pass
+
+
+class ResolveRefused(Exception):
+    """A stuck saga cannot be resolved now (nothing changed): the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """What ``resolve`` did: ``outcome`` is seated, refunded, or finished (it was already)."""
+
+    outcome: str
+    buy_in: BuyIn
+
+
+class BuyInRecovery:
+    """The recovery pass over RESERVED buy-ins. ``drive`` takes a saga to SEATED or
+    COMPENSATED, or raises ``TablesUnavailable`` (``SeatingApp.drive``)."""
+
+    def __init__(
+        self,
+        buy_ins: BuyIns,
+        drive: Callable[[BuyIn], Awaitable[BuyIn]],
+        clock: Callable[[], datetime],
+        policy: RecoveryPolicy | None = None,
+        metrics: RecoveryMetrics | None = None,
+    ) -> None:
+        self.buy_ins, self.drive, self.clock = buy_ins, drive, clock
+        self.policy = policy or RecoveryPolicy()
+        self.metrics = metrics or RecoveryMetrics()
+
+    async def run_pass(self) -> PassTally:
+        """One pass: the due sagas (longest due first, at most ``batch``), each claimed for
+        one attempt and driven, ``concurrency`` at once."""
+        due = await self.buy_ins.due(self.clock(), self.policy.batch)
+        self.metrics.due.set(len(due))
+        gate = asyncio.Semaphore(self.policy.concurrency)
+
+        async def one(saga: BuyIn) -> str | None:
+            async with gate:
+                return await self._attempt(saga)
+
+        outcomes = await settled(*(one(s) for s in due))
+        self.metrics.stuck.set(await self.buy_ins.count_stuck())
+        return PassTally(
+            outcomes.count("seated"),
+            outcomes.count("compensated"),
+            outcomes.count("unknown") + outcomes.count("stuck"),
+            outcomes.count("stuck"),
+        )
+
+    async def _attempt(self, saga: BuyIn) -> str | None:
+        at = self.clock()
+        next_at = at + self.policy.backoff(saga.saga_id, saga.attempts + 1)
+        claimed = await self.buy_ins.attempting(saga.saga_id, at, next_at)
+        if claimed is None:
+            return None  # finished meanwhile, or another pass took it
+        try:
+            done = await asyncio.wait_for(
+                self.drive(claimed), self.policy.attempt_timeout.total_seconds()
+            )
+        except (TablesUnavailable, TimeoutError) as exc:
+            error = str(exc) or f"no answer in {self.policy.attempt_timeout.total_seconds():g} s"
+            self.metrics.attempts.labels("unknown").inc()
+            if claimed.attempts >= self.policy.max_attempts:
+                failed = await self.buy_ins.attempt_failed(saga.saga_id, error, at)
+                if failed.stuck_at is None:
+                    return "unknown"  # finished meanwhile (the player's retry, a close)
+                self.metrics.turned_stuck.inc()
+                log.error(
+                    "buy_in_stuck",
+                    saga_id=saga.saga_id,
+                    player_id=saga.player_id,
+                    lounge_id=saga.lounge_id,
+                    amount=saga.amount,
+                    attempts=claimed.attempts,
+                    error=error,
+                    hint="felt sagas list; felt sagas resolve SAGA_ID",
+                )
+                return "stuck"
+            await self.buy_ins.attempt_failed(saga.saga_id, error, None)
+            log.warning(
+                "buy_in_not_recovered",
+                saga_id=saga.saga_id,
+                attempts=claimed.attempts,
+                next_attempt_at=next_at.isoformat(),
+                error=error,
+            )
+            return "unknown"
+        outcome = "seated" if done.state is BuyInState.SEATED else "compensated"
+        self.metrics.attempts.labels(outcome).inc()
+        return outcome
+
+
+class StuckSagas:
+    """The operator's side (``felt sagas``): settle a stuck saga, or put it back in the
+    recovery pass's queue."""
+
+    def __init__(
+        self,
+        buy_ins: BuyIns,
+        tables: Tables,
+        clock: Callable[[], datetime],
+        policy: RecoveryPolicy | None = None,
+    ) -> None:
+        self.buy_ins, self.tables, self.clock = buy_ins, tables, clock
+        self.policy = policy or RecoveryPolicy()
+
+    async def requeue(self, saga_id: str) -> BuyIn:
+        """A saga back in the pass's queue, due at once with its attempts reset (``--retry``)."""
+        saga = await self._reserved(saga_id)
+        saga = await self.buy_ins.requeue(saga.saga_id)
+        log.info("buy_in_requeued", saga_id=saga_id)
+        return saga
+
+    async def resolve(self, saga_id: str) -> Resolution:
+        """Settle a stuck saga by what the table service shows (``GetTable``), never both
+        ways and never by guessing: the player seated there (and by no other saga of the
+        lobby's) was seated by this one (only this saga's ``SeatPlayer`` can have put them
+        there): a fresh seat token (``ReissueSeatToken``) and SEATED; the player not there
+        (or no such table): the buy-in is refunded, COMPENSATED with
+        ``RESOLVED_NOT_SEATED``. Refused (nothing changed) while an attempt may still
+        land (not stuck, or attempted less than ``settle`` ago) or the table service does
+        not answer."""
+        saga = await self.buy_ins.get(saga_id)
+        if saga is None:
+            raise ResolveRefused(f"no buy-in saga {saga_id}")
+        if saga.state is not BuyInState.RESERVED:
+            return Resolution("finished", saga)
+        at = self.clock()
+        if saga.stuck_at is None:
+            raise ResolveRefused(
+                "the saga is not stuck: the recovery pass still drives it (wait, or see "
+                "`felt sagas list`)"
+            )
+        last = saga.last_attempt_at or saga.created_at
+        if at - last < self.policy.settle:
+            raise ResolveRefused(
+                f"the saga was last attempted under {self.policy.settle.total_seconds():g} s "
+                "ago: a call may still land; try again shortly"
+            )
+        try:
+            seen = await self.tables.occupants(saga.lounge_id)
+            seats = [seat for seat, player in seen.seats if player == saga.player_id]
+        except TableRefused as exc:
+            if exc.reason != "NO_TABLE":
+                raise ResolveRefused(f"the table service refused GetTable: {exc.message}") from None
+            seats = []  # no table: nobody was seated there
+        except TablesUnavailable as exc:
+            raise ResolveRefused(
+                f"the table service did not answer ({exc}); nothing changed"
+            ) from None
+        other = await self.buy_ins.seated_saga(saga.player_id, saga.lounge_id)
+        if seats and (other is None or other.seat != seats[0]):
+            try:
+                grant = await self.tables.reissue(
+                    saga.lounge_id, seats[0], saga.player_id, f"resolve/{saga.saga_id}"
+                )
+            except (TableRefused, TablesUnavailable) as exc:
+                raise ResolveRefused(
+                    f"the player sits at seat {seats[0]}, but its token could not be "
+                    f"reissued ({exc}); nothing changed"
+                ) from None
+            done = await self.buy_ins.seated(saga.saga_id, grant)
+            log.warning("buy_in_resolved", saga_id=saga_id, outcome="seated", seat=grant.seat)
+            return Resolution("seated", done)
+        done = await self.buy_ins.compensate(saga.saga_id, RESOLVED_NOT_SEATED, at)
+        log.warning("buy_in_resolved", saga_id=saga_id, outcome="refunded", amount=saga.amount)
+        return Resolution("refunded", done)
+
+    async def _reserved(self, saga_id: str) -> BuyIn:
+        saga = await self.buy_ins.get(saga_id)
+        if saga is None:
+            raise ResolveRefused(f"no buy-in saga {saga_id}")
+        if saga.state is not BuyInState.RESERVED:
+            raise ResolveRefused(f"the saga is {saga.state.value}: nothing to retry")
+        return saga
+
+
+async def settled(*calls: Awaitable[T]) -> list[T]:
+    """``asyncio.gather`` that lets every call finish before it raises the first error (the
+    database gone, say), so no call of a failed pass runs on into the next pass."""
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return cast("list[T]", results)

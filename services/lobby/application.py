@@ -320,7 +320,11 @@ class LobbyApp:
             )
         player = await self.players.by_name(key_of_name)
         stored = player.password_hash if player is not None else None
-        if player is None or not await self.passwords.verify(stored, password):
+        # Always one Argon2 verification: an unknown name or a guest (no password) is checked
+        # against the decoy hash, so that the answer takes as long as for a registered name
+        # and its time does not tell which names exist.
+        right = await self.passwords.verify(stored, password)
+        if player is None or not right:
             raise BAD_CREDENTIALS  # the reserved attempt stays counted: a failure
         await self.throttle.clear([guesser])
         await self.throttle.refund([address, of_name])

@@ -7,3 +7,9 @@
 -- already has keeps NULL (its name stays, and no new name can look like either).
 ALTER TABLE players ADD COLUMN name_skeleton text;
 CREATE UNIQUE INDEX players_name_skeleton ON players (name_skeleton);
+
+-- A free top-up counts the chips a player holds at tables (its buy-ins not yet compensated
+-- or left, services.lobby.ports.ledger.RETURNED_STATES) with its balance: this index finds
+-- them without reading every buy-in the player ever made.
+CREATE INDEX buy_ins_player_held ON buy_ins (player_id)
+    WHERE state NOT IN ('compensated', 'left');

@@ -29,7 +29,6 @@ import contextlib
 import ipaddress
 import re
 import secrets
-import unicodedata
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -38,6 +37,7 @@ from felt.api import limits
 from felt.api.clients import counted_peer
 from felt.idempotency import ClientRequest, RequestKey, server_key
 from services.lobby.auth import Caller
+from services.lobby.names import name_key, new_display_name, skeleton
 from services.lobby.paging import page_match, page_token
 from services.lobby.ports import (
     Account,
@@ -158,13 +158,9 @@ def sign_up_site(client: str) -> str:
     return client
 
 
-def name_key(display_name: str) -> str:
-    """What makes two names the same: compatibility-normalised and case-folded, so that
-    ``Alice``, ``ALICE`` and the full-width ``Alice`` (U+FF21...) are one name."""
-    return unicodedata.normalize("NFKC", display_name).casefold()
-
-
 def display_name(value: str) -> str:
+    """A name as sign-in reads it: cleaned only (a name taken before the rules of
+    ``services.lobby.names`` still signs in); a sign-up's name is ``new_display_name``."""
     name = limits.clean_display_name(value)
     if not name:
         raise limits.LimitError("BAD_NAME", "display_name is required (1-32 characters)")
@@ -201,7 +197,7 @@ class LobbyApp:
     async def create_guest(self, name: str, request: ClientRequest, client: str = "") -> Signed:
         """``client``: the caller's address (``client_address``), its sign-ups limited."""
         limits.check_guest_request_id(request.request_id)
-        name = display_name(name)
+        name = new_display_name(name)
         key = request.key("guest")
         async with self._sign_up_counted(key, client):
             return await self._sign_up(name, None, "", key)
@@ -216,16 +212,23 @@ class LobbyApp:
         (anyone could otherwise make the server hash without end), unless it is this very
         request's retry (then its password is checked, not hashed)."""
         limits.check_request_id(request.request_id)
-        name = display_name(name)
+        name = new_display_name(name)
         limits.check_password(password)
         key = request.key(f"register/{name_key(name)}")
         async with self._sign_up_counted(key, client):
-            if await self.players.by_name(name_key(name)) is not None:
+            if await self._taken(name):
                 if await self.players.by_request(key) is None:
                     raise NAME_TAKEN
                 return await self._sign_up(name, None, password, key)  # the retry
             hashed = await self.passwords.hash(password)
             return await self._sign_up(name, hashed, password, key)
+
+    async def _taken(self, name: str) -> bool:
+        """Whether a player has this name or one that looks like it (its skeleton)."""
+        return (
+            await self.players.by_name(name_key(name)) is not None
+            or await self.players.by_skeleton(skeleton(name)) is not None
+        )
 
     @contextlib.asynccontextmanager
     async def _sign_up_counted(self, key: RequestKey, client: str) -> AsyncIterator[None]:
@@ -265,7 +268,9 @@ class LobbyApp:
         self, name: str, hashed: str | None, password: str, key: RequestKey
     ) -> Signed:
         at = self.clock()
-        new = NewPlayer(f"p-{secrets.token_hex(10)}", name, name_key(name), hashed, key, at)
+        new = NewPlayer(
+            f"p-{secrets.token_hex(10)}", name, name_key(name), hashed, key, at, skeleton(name)
+        )
         try:
             player = await self.players.create(new)
         except NameTaken:
@@ -325,7 +330,11 @@ class LobbyApp:
             )
         player = await self.players.by_name(key_of_name)
         stored = player.password_hash if player is not None else None
-        if player is None or not await self.passwords.verify(stored, password):
+        # Always one Argon2 verification: an unknown name or a guest (no password) is checked
+        # against the decoy hash, so that the answer takes as long as for a registered name
+        # and its time does not tell which names exist.
+        right = await self.passwords.verify(stored, password)
+        if player is None or not right:
             raise BAD_CREDENTIALS  # the reserved attempt stays counted: a failure
         await self.throttle.clear([guesser])
         await self.throttle.refund([address, of_name])

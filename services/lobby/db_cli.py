@@ -35,8 +35,11 @@ def run_migrate(args: argparse.Namespace) -> int:
     if not dsn:
         print("felt db migrate: set DATABASE_URL (or pass --database-url)", file=sys.stderr)
         return 2
+    from services.lobby.postgres.skeletons import backfill_skeletons
+
     try:
         applied = asyncio.run(migrate(dsn, MIGRATIONS))
+        backfill = asyncio.run(backfill_skeletons(dsn))
     except MigrationError as exc:
         print(f"felt db migrate: {exc}", file=sys.stderr)
         return 1
@@ -48,4 +51,11 @@ def run_migrate(args: argparse.Namespace) -> int:
             print(f"applied {m.version:04d}_{m.name}")
     else:
         print("the schema is up to date")
+    if backfill.filled:
+        print(f"name skeletons filled in for {backfill.filled} players")
+    if backfill.look_alikes:
+        print(
+            f"{backfill.look_alikes} players keep names that look like an older player's "
+            "(no skeleton recorded: see docs/operations.md)"
+        )
     return 0

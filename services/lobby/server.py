@@ -94,6 +94,7 @@ from services.lobby.postgres import (
     PgThrottle,
 )
 from services.lobby.postgres.pool import create_pool
+from services.lobby.postgres.skeletons import backfill_skeletons
 from services.lobby.recovery import RecoveryMetrics, RecoveryPolicy
 from services.lobby.seating import SeatingApp
 from services.lobby.service import LobbyService
@@ -262,6 +263,7 @@ class RunningLobbyServer:
 async def _schema_ready(config: LobbyServerConfig) -> None:
     if config.dev_mode:
         await migrate(config.database_url, MIGRATIONS)
+        await backfill_skeletons(config.database_url)
         return
     wanted = [m.version for m in load(MIGRATIONS)]
     if await applied_versions(config.database_url) != wanted:

@@ -18,7 +18,7 @@ from services.lobby.ports.buy_ins import (
     refund_key,
     reserve_key,
 )
-from services.lobby.ports.ledger import Kind, NoAccount
+from services.lobby.ports.ledger import RETURNED_STATES, Kind, NoAccount
 from services.lobby.ports.lounges import LoungeSeat
 from services.lobby.ports.players import Players
 from services.lobby.ports.tables import SeatGrant
@@ -36,6 +36,15 @@ class MemoryBuyIns:
         self.sagas: dict[str, BuyIn] = {}
         self._requests: dict[str, tuple[bytes, str]] = {}
         self._leaves: dict[str, tuple[bytes, str]] = {}
+        ledger.at_tables = self.at_tables  # a top-up counts them, as PgLedger reads buy_ins
+
+    def at_tables(self, player_id: str) -> int:
+        """The amounts of the player's sagas whose chips have not come back."""
+        return sum(
+            s.amount
+            for s in self.sagas.values()
+            if s.player_id == player_id and s.state.value not in RETURNED_STATES
+        )
 
     async def reserve(self, new: NewBuyIn) -> Reservation:
         player = await self.players.get(new.player_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,9 @@ class MemoryLedger:
     audit read lounges' states, as the adapter's query joins them."""
 
     def __init__(self) -> None:
+        # The chips a player holds at tables (its unfinished buy-ins), which a top-up counts:
+        # the buy-ins beside this ledger (``MemoryBuyIns``) set it; none without them.
+        self.at_tables: Callable[[str], int] = lambda _player_id: 0
         self._accounts: dict[str, Account] = {}
         self._rows: list[Movement] = []
         self._keys: dict[str, tuple[bytes, Movement]] = {}
@@ -120,7 +124,7 @@ class MemoryLedger:
         account = self._accounts.get(player_id)
         if account is None:
             raise NoAccount(player_id)
-        check_top_up(account, below, cooldown, at)
+        check_top_up(account, below, cooldown, at, self.at_tables(player_id))
         return self._write(player_id, Kind.TOP_UP, amount, request, at, None)
 
     async def account(self, player_id: str) -> Account | None:

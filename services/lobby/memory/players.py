@@ -13,6 +13,7 @@ class MemoryPlayers:
     def __init__(self) -> None:
         self._players: dict[str, Player] = {}
         self._names: dict[str, str] = {}  # name_key -> player_id
+        self._skeletons: dict[str, str] = {}  # skeleton -> player_id
         self._requests: dict[str, tuple[bytes, str]] = {}  # request key -> (fingerprint, id)
 
     async def create(self, new: NewPlayer) -> Player:
@@ -21,7 +22,9 @@ class MemoryPlayers:
             if first[0] != new.request.fingerprint:
                 raise RequestReused()
             return self._players[first[1]]
-        if new.name_key in self._names:
+        if new.name_key in self._names or (
+            new.skeleton is not None and new.skeleton in self._skeletons
+        ):
             raise NameTaken(new.display_name)
         player = Player(
             new.player_id,
@@ -32,6 +35,8 @@ class MemoryPlayers:
         )
         self._players[player.player_id] = player
         self._names[new.name_key] = player.player_id
+        if new.skeleton is not None:
+            self._skeletons[new.skeleton] = player.player_id
         self._requests[new.request.key] = (new.request.fingerprint, player.player_id)
         return player
 
@@ -40,6 +45,10 @@ class MemoryPlayers:
 
     async def by_name(self, name_key: str) -> Player | None:
         player_id = self._names.get(name_key)
+        return None if player_id is None else self._players[player_id]
+
+    async def by_skeleton(self, skeleton: str) -> Player | None:
+        player_id = self._skeletons.get(skeleton)
         return None if player_id is None else self._players[player_id]
 
     async def by_request(self, request: RequestKey) -> Player | None:

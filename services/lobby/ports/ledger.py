@@ -140,21 +140,30 @@ class InsufficientChips(Exception):
 
 
 class TopUpRefused(Exception):
-    """No free top-up now: the balance is not low (``NOT_LOW``) or one was given recently
-    (``COOLING_DOWN``, with the time the next one can be had)."""
+    """No free top-up now: the player's chips are not low (``NOT_LOW``: the balance and the
+    chips at tables together) or one was given recently (``COOLING_DOWN``, with the time
+    the next one can be had)."""
 
     def __init__(self, reason: str, message: str, next_at: datetime | None = None) -> None:
         super().__init__(message)
         self.reason, self.message, self.next_at = reason, message, next_at
 
 
-def check_top_up(account: Account, below: int, cooldown: timedelta, at: datetime) -> None:
-    """Refuse a top-up the policy does not allow now (shared by the adapters)."""
-    if account.balance >= below:
+def check_top_up(
+    account: Account, below: int, cooldown: timedelta, at: datetime, at_tables: int = 0
+) -> None:
+    """Refuse a top-up the policy does not allow now (shared by the adapters).
+
+    ``at_tables``: the chips the player has taken to tables and not yet brought back (its
+    unfinished buy-ins: not in :data:`RETURNED_STATES`). They are the player's as much as the
+    balance: counted apart, chips parked at a table would leave a low balance that earns a
+    free top-up every hour."""
+    if account.balance + at_tables >= below:
+        held = f" ({at_tables:,} of them at tables)" if at_tables else ""
         raise TopUpRefused(
             "NOT_LOW",
-            f"a free top-up is for a balance under {below:,} chips; this one has "
-            f"{account.balance:,}",
+            f"a free top-up is for a player with under {below:,} chips, at tables included; "
+            f"this one has {account.balance + at_tables:,}{held}",
         )
     last = account.last_top_up_at
     if last is not None and last + cooldown > at:
@@ -164,6 +173,12 @@ def check_top_up(account: Account, below: int, cooldown: timedelta, at: datetime
             f"the next free top-up can be had at {next_at.isoformat()}",
             next_at,
         )
+
+
+RETURNED_STATES = ("compensated", "left")
+"""The buy-in saga states (``BuyInState``) whose chips came back to the balance. A saga in
+any other (reserved, seated, leaving, or one added later) holds its amount at a table or on
+its way to or from one: the player's chips all the same."""
 
 
 class Ledger(Protocol):
@@ -193,8 +208,11 @@ class Ledger(Protocol):
         request: RequestKey,
         at: datetime,
     ) -> Movement:
-        """A free top-up of ``amount`` if the balance is under ``below`` and the last top-up
-        was at least ``cooldown`` ago (else :class:`TopUpRefused`); idempotent on ``request``."""
+        """A free top-up of ``amount`` if the player's chips, the balance and those at tables
+        (its unfinished buy-ins' amounts) together, are under ``below`` and the last top-up
+        was at least ``cooldown`` ago (else :class:`TopUpRefused`); checked and written
+        atomically with the buy-ins (a buy-in made meanwhile is counted); idempotent on
+        ``request``."""
         ...
 
     async def account(self, player_id: str) -> Account | None: ...

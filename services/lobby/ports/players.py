@@ -30,10 +30,14 @@ class NewPlayer:
     password_hash: str | None
     request: RequestKey
     at: datetime
+    # The name's confusable skeleton (``services.lobby.names.skeleton``): unique too, so that
+    # no two players' names look alike. None: none recorded, the name unique by name_key only.
+    skeleton: str | None = None
 
 
 class NameTaken(Exception):
-    """Another player has this display name (compared case-insensitively)."""
+    """Another player has this display name (compared case-insensitively), or one that looks
+    like it (the same skeleton)."""
 
 
 class AlreadyRegistered(Exception):
@@ -49,6 +53,10 @@ class Players(Protocol):
     async def get(self, player_id: str) -> Player | None: ...
 
     async def by_name(self, name_key: str) -> Player | None: ...
+
+    async def by_skeleton(self, skeleton: str) -> Player | None:
+        """The player whose name has this confusable skeleton, if one has."""
+        ...
 
     async def by_request(self, request: RequestKey) -> Player | None:
         """The player ``request`` created, if it did (``RequestReused`` if that key was used

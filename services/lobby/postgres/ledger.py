@@ -9,6 +9,7 @@ import asyncpg
 
 from felt.idempotency import RequestKey
 from services.lobby.ports.ledger import (
+    RETURNED_STATES,
     Account,
     Audit,
     HouseKind,
@@ -55,6 +56,13 @@ SELECT
         WHERE l.audited AND l.state IN ('closed', 'failed') AND p.chips <> 0) AS stranded
 """
 """The chips audit (docs/operations.md): one statement, so one snapshot."""
+# The chips a player holds at tables: written as the partial index buy_ins_player_held
+# (migration 0012) reads, with the states as literals so that the planner can use it.
+_AT_TABLES = (
+    "SELECT coalesce(sum(amount), 0) FROM buy_ins WHERE player_id = $1 AND state NOT IN ("
+    + ", ".join(f"'{state}'" for state in RETURNED_STATES)
+    + ")"
+)
 
 
 class PgLedger:
@@ -111,7 +119,10 @@ class PgLedger:
             first = await first_movement(conn, request)
             if first is not None:
                 return first
-            check_top_up(Account(*account.values()), below, cooldown, at)
+            # Under the account's lock, which every buy-in's reserve and return takes too:
+            # the sum is what the player holds at tables at this point of the account's story.
+            at_tables = await conn.fetchval(_AT_TABLES, player_id)
+            check_top_up(Account(*account.values()), below, cooldown, at, int(at_tables))
             return await write_movement(conn, account, Kind.TOP_UP, amount, request, at, None)
 
     async def account(self, player_id: str) -> Account | None:

@@ -12,6 +12,10 @@ from services.lobby.ports.players import AlreadyRegistered, NameTaken, NewPlayer
 _PLAYER = "player_id, display_name, password_hash, created_at, registered_at"
 
 
+# The unique indexes a taken name breaks: its name_key, or its skeleton (migration 0012).
+_NAME_CONSTRAINTS = frozenset({"players_name_key_key", "players_name_skeleton"})
+
+
 def _player(row: asyncpg.Record) -> Player:
     return Player(*row.values())
 
@@ -24,8 +28,8 @@ class PgPlayers:
         try:
             row = await self.pool.fetchrow(
                 f"INSERT INTO players (player_id, display_name, name_key, password_hash, "
-                "request_key, fingerprint, created_at, registered_at) "
-                "VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
+                "request_key, fingerprint, created_at, registered_at, name_skeleton) "
+                "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
                 f"ON CONFLICT (request_key) DO NOTHING RETURNING {_PLAYER}",
                 new.player_id,
                 new.display_name,
@@ -35,13 +39,14 @@ class PgPlayers:
                 new.request.fingerprint,
                 new.at,
                 new.at if new.password_hash is not None else None,
+                new.skeleton,
             )
         except asyncpg.UniqueViolationError as exc:
             # The name is taken, unless by this very request racing itself: look first.
             first = await self.by_request(new.request)
             if first is not None:
                 return first
-            if exc.constraint_name == "players_name_key_key":
+            if exc.constraint_name in _NAME_CONSTRAINTS:
                 raise NameTaken(new.display_name) from None
             raise
         if row is not None:
@@ -69,6 +74,12 @@ class PgPlayers:
     async def by_name(self, name_key: str) -> Player | None:
         row = await self.pool.fetchrow(
             f"SELECT {_PLAYER} FROM players WHERE name_key = $1", name_key
+        )
+        return None if row is None else _player(row)
+
+    async def by_skeleton(self, skeleton: str) -> Player | None:
+        row = await self.pool.fetchrow(
+            f"SELECT {_PLAYER} FROM players WHERE name_skeleton = $1", skeleton
         )
         return None if row is None else _player(row)
 

@@ -28,6 +28,7 @@ from services.lobby.ports import (
     NoAccount,
     NotSeated,
     SeatGrant,
+    TopUpRefused,
 )
 from services.lobby.refusals import Refused
 from services.lobby.seating import SeatingApp
@@ -395,3 +396,45 @@ async def test_a_players_buy_in_under_way_at_a_lounge(stores: Stores) -> None:
     assert await stores.buy_ins.reserved_saga("p1", "l-0") is None
     other = await stores.buy_ins.reserved_saga("p1", "l-1")
     assert other is not None and other.saga_id == "b-3"
+
+
+async def test_a_top_up_counts_the_chips_at_tables(stores: Stores) -> None:
+    """Chips parked at a table (reserved, seated or leaving) are the player's: with them the
+    player is not low, whatever the balance; once they have come back they count as the
+    balance they are (issue #20)."""
+    await setup(stores, grant=1_000)
+    hour = timedelta(hours=1)
+
+    async def top_up(n: int) -> None:
+        await stores.ledger.top_up("p1", 5_000, 500, hour, key(f"top-up/{n}"), T0)
+
+    await stores.buy_ins.reserve(buy_in(1, amount=600))  # balance 400, 600 reserved
+    with pytest.raises(TopUpRefused) as refused:
+        await top_up(1)
+    assert refused.value.reason == "NOT_LOW" and "600 of them at tables" in refused.value.message
+    await stores.buy_ins.seated("b-1", SeatGrant(4, "secret", None))
+    with pytest.raises(TopUpRefused):
+        await top_up(2)
+    await stores.buy_ins.leaving("p1", "l-0", key("leave/1"), T0)
+    with pytest.raises(TopUpRefused):
+        await top_up(3)
+    # the seat leaves with 50 chips: 450 in all, under the floor, and a top-up is had
+    await stores.buy_ins.left("b-1", 50, T0)
+    movement = await stores.ledger.top_up("p1", 5_000, 500, hour, key("top-up/4"), T0)
+    assert (movement.kind, movement.balance_after) == (Kind.TOP_UP, 5_450)
+    await conserved(stores)
+
+
+async def test_a_refused_buy_in_s_chips_count_as_the_balance_again(stores: Stores) -> None:
+    await setup(stores, grant=1_000)
+    await stores.buy_ins.reserve(buy_in(1, amount=700))
+    with pytest.raises(TopUpRefused):
+        await stores.ledger.top_up("p1", 5_000, 500, timedelta(hours=1), key("t1"), T0)
+    await stores.buy_ins.compensate("b-1", "TABLE_FULL", T0)  # the 700 come back
+    with pytest.raises(TopUpRefused):
+        await stores.ledger.top_up("p1", 5_000, 500, timedelta(hours=1), key("t2"), T0)
+    await stores.buy_ins.reserve(buy_in(2, amount=501))  # 499 left, 501 at a table
+    with pytest.raises(TopUpRefused):
+        await stores.ledger.top_up("p1", 5_000, 500, timedelta(hours=1), key("t3"), T0)
+    account = await stores.ledger.account("p1")
+    assert account is not None and account.balance == 499 and account.last_top_up_at is None

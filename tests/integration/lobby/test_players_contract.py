@@ -200,3 +200,37 @@ async def test_one_sign_up_racing_itself_creates_one_player(stores: Any) -> None
     )
     assert len({p.player_id for p in results}) == 1
     assert await stores.players.by_name("alice") == results[0]
+
+
+def look(pid: str, name: str, req: str, skeleton: str) -> NewPlayer:
+    return NewPlayer(pid, name, name.casefold(), None, key(req, name), T0, skeleton)
+
+
+async def test_names_are_unique_by_their_skeleton(stores: Any) -> None:
+    """Two names that differ as typed but share a confusable skeleton are one name."""
+    alice = await stores.players.create(look("p1", "Alice", "r1", "alice"))
+    assert await stores.players.by_skeleton("alice") == alice
+    assert await stores.players.by_skeleton("bob") is None
+    with pytest.raises(NameTaken):  # a Cyrillic A (U+0410): another key, the same look
+        await stores.players.create(look("p2", "\u0410lice", "r2", "alice"))
+    assert await stores.players.get("p2") is None
+    assert await stores.players.by_name("\u0430lice") is None
+    # a retry of the first sign-up still finds its player
+    assert await stores.players.create(look("p1", "Alice", "r1", "alice")) == alice
+    # rows without a skeleton (named before it was recorded) never clash on it
+    await stores.players.create(new_player("p3", "Old", "r3"))
+    await stores.players.create(new_player("p4", "Older", "r4"))
+    bob = await stores.players.create(look("p5", "Bob", "r5", "bob"))
+    assert await stores.players.by_skeleton("bob") == bob
+
+
+async def test_look_alikes_racing_each_other_create_one_player(stores: Any) -> None:
+    names = ["Alice", "\u0410lice", "A\u200dlice", "ALICE", "\uff21lice"]
+    results = await asyncio.gather(
+        *(stores.players.create(look(f"p{i}", n, f"r{i}", "alice")) for i, n in enumerate(names)),
+        return_exceptions=True,
+    )
+    made = [r for r in results if not isinstance(r, BaseException)]
+    assert len(made) == 1
+    assert all(isinstance(r, NameTaken) for r in results if isinstance(r, BaseException))
+    assert await stores.players.by_skeleton("alice") == made[0]

@@ -79,11 +79,13 @@ class TableAdmin:
             earlier = await manager.store.request_result(table_id, key.key)
             if earlier is not None:
                 return pb.CreateTableResponse.FromString(first_answer(key, earlier.response)).table
-            raise Refused(Code.ALREADY_EXISTS, f"table {table_id} already exists")
+            raise Refused(Code.ALREADY_EXISTS, "a table with this table_id already exists")
         try:
             runtime = existing or await manager.register(table_id)
         except NotOwner:
-            raise Refused(Code.ALREADY_EXISTS, f"table {table_id} already exists") from None
+            raise Refused(
+                Code.ALREADY_EXISTS, "a table with this table_id already exists"
+            ) from None
         try:
             answer = await self.app.mutate(
                 runtime,
@@ -134,7 +136,7 @@ class TableAdmin:
 
         def make(state: TableState | None) -> TableCommand:
             if state is None:
-                raise Refused(Code.NOT_FOUND, f"table {table_id} does not exist")
+                raise Refused(Code.NOT_FOUND, "no table has this table_id")
             try:
                 limits.check_chips_added(state, stack)
             except limits.LimitError as exc:
@@ -206,7 +208,7 @@ class TableAdmin:
         if player is None or player.player_id != player_id:
             raise Refused(
                 Code.FAILED_PRECONDITION,
-                f"seat {seat} is not player {player_id}'s any more",
+                "the seat is not this player_id's any more",
                 "NOT_OCCUPANT",
             )
         if player.token_hash != token_hash(token):

@@ -164,12 +164,12 @@ class Caller:
         if claim.table_id != table_id:
             raise Refused(
                 Code.PERMISSION_DENIED,
-                f"this token is for table {claim.table_id}, not table {table_id}",
+                "this token is for another table than the table_id asked for",
             )
         if claim.seat != seat:
             raise Refused(
                 Code.PERMISSION_DENIED,
-                f"this token is for seat {claim.seat}, not seat {seat}",
+                "this token is for another seat than the seat asked for",
             )
         return Credential(seat, self.token_hash)
 
@@ -184,14 +184,14 @@ def check_occupant(state: TableState | None, credential: Credential) -> None:
     seat = credential.seat
     player = state.player(seat)
     if player is None:
-        raise Refused(Code.NOT_FOUND, f"nobody sits at seat {seat}")
+        raise Refused(Code.NOT_FOUND, "nobody sits at the seat asked for")
     if credential.service:
         return  # the service credential, for whoever sits there
     if credential.ai:
         if not player.ai_level:
             raise Refused(
                 Code.PERMISSION_DENIED,
-                f"the AI workers' token acts for AI seats only; seat {seat} is a human's",
+                "the AI workers' token acts for AI seats only; the seat asked for is a human's",
             )
     elif not hmac.compare_digest(credential.token_hash, player.token_hash):
         raise Refused(

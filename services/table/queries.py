@@ -94,7 +94,7 @@ class TableQueries:
     async def table(self, table_id: str) -> TableAt:
         runtime = await self.app.runtime(table_id)
         if runtime.state is None:
-            raise Refused(Code.NOT_FOUND, f"table {table_id} does not exist")
+            raise Refused(Code.NOT_FOUND, "no table has this table_id")
         return TableAt(runtime.state, runtime.version)
 
     async def view(self, caller: Caller, table_id: str, seat: int | None) -> View:
@@ -138,7 +138,7 @@ class TableQueries:
             if start > runtime.version:
                 raise Refused(
                     Code.OUT_OF_RANGE,
-                    f"from_sequence {start} is ahead of the table (at {runtime.version})",
+                    f"from_sequence is ahead of the table (at {runtime.version})",
                 )
             seated_since = runtime.seated_at.get(viewer, 0) if viewer is not None else 0
             if start == 0:
@@ -205,9 +205,9 @@ class TableQueries:
             if runtime.loaded_from > 1:  # rebuilt from a snapshot: older hands are archived
                 raise Refused(
                     Code.NOT_FOUND,
-                    f"hand {hand_id} is not among this table's recent hands; ask the hand archive",
+                    "that hand_id is not among this table's recent hands; ask the hand archive",
                 )
-            raise Refused(Code.NOT_FOUND, f"hand {hand_id} is not at this table")
+            raise Refused(Code.NOT_FOUND, "no hand at this table has that hand_id")
         if viewer is not None and runtime.seated_at.get(viewer, 0) > first:
             viewer = None  # the seat's occupant sat down after this hand: not theirs
         later = [s for s in runtime.deck_sequences if s > first]
@@ -215,9 +215,7 @@ class TableQueries:
         try:
             records = await runtime.store.read(runtime.table_id, first - 1, count)
         except EventsTrimmed:
-            raise Refused(
-                Code.NOT_FOUND, f"hand {hand_id} is archived; ask the hand archive"
-            ) from None
+            raise Refused(Code.NOT_FOUND, "that hand is archived; ask the hand archive") from None
         tracker = ProofTracker(viewer)
         items = []
         for record in records:

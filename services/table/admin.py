@@ -1,5 +1,5 @@
 """The internal use cases, without gRPC: create a table, seat a player (who gets a seat token),
-close a table.
+close a table, issue a watch grant (a private table's spectator key).
 
 Each needs the service credential (``Caller.require_admin``) and is retry-safe like every
 mutation (``services.table.application``). A new table's configuration comes
@@ -26,7 +26,15 @@ from felt.table.aggregate import (
     TableCommand,
     TableState,
 )
-from felt.tokens import SeatClaim, issue_token, request_nonce, token_hash
+from felt.tokens import (
+    WATCH_GRANT_TTL_S,
+    SeatClaim,
+    WatchClaim,
+    issue_token,
+    issue_watch_grant,
+    request_nonce,
+    token_hash,
+)
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
@@ -43,6 +51,14 @@ class Seated:
     seat: int
     sequence: int
     seat_token: str
+    expires_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class WatchGrant:
+    """A watch grant for one table, and when it expires (Unix seconds)."""
+
+    token: str
     expires_at: int
 
 
@@ -99,6 +115,18 @@ class TableAdmin:
             raise
         await manager.created(runtime)
         return answer.table
+
+    async def issue_watch_grant(self, caller: Caller, table_id: str) -> WatchGrant:
+        """A watch grant for ``table_id`` (admin: the lobby gives it to whom it lets watch a
+        private lounge). A read, not a mutation: nothing is stored, and a grant is no more
+        than the lobby's word, signed, that its holder may watch this table for a while."""
+        caller.require_admin()
+        runtime = await self.app.runtime(table_id)
+        if runtime.state is None:
+            raise Refused(Code.NOT_FOUND, "no table has this table_id")
+        expires = int(time.time()) + WATCH_GRANT_TTL_S
+        token = issue_watch_grant(self.secrets.token_secret, WatchClaim(table_id, expires))
+        return WatchGrant(token, expires)
 
     async def seat_player(
         self,

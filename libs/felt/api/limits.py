@@ -298,6 +298,19 @@ GUEST_REQUEST_ID_MIN = 16
 """A guest sign-up's request_id is all that makes its retry the caller's: a UUID, not ``1``."""
 
 
+INVITE_CODE_MAX = 64
+"""Invite codes: the lobby issues 12 characters; a longer one is none of its."""
+
+
+def check_invite_code(invite_code: str) -> str:
+    """An invite code in a request: empty (none) or at most :data:`INVITE_CODE_MAX` long."""
+    if len(invite_code) > INVITE_CODE_MAX:
+        raise LimitError(
+            "BAD_INVITE_CODE", f"invite_code is at most {INVITE_CODE_MAX} characters long"
+        )
+    return invite_code
+
+
 def check_password(password: str) -> str:
     if not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
         raise LimitError(

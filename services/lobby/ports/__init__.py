@@ -56,6 +56,7 @@ from services.lobby.ports.tables import (
     TableRefused,
     Tables,
     TablesUnavailable,
+    WatchGrant,
 )
 from services.lobby.ports.throttle import Throttle
 
@@ -98,6 +99,7 @@ __all__ = [
     "TooManyLounges",
     "TopUpRefused",
     "Totals",
+    "WatchGrant",
     "cash_out_key",
     "check_top_up",
     "closed_key",

@@ -30,7 +30,7 @@ from felt.table.events import PlayerSeated
 from poker.events.v1 import events_pb2 as epb
 from services.table.admin import Seated, TableAdmin
 from services.table.application import TableApp
-from services.table.auth import Authenticator, Caller, Secrets
+from services.table.auth import ANONYMOUS, Authenticator, Caller, Secrets
 from services.table.manager import TableManager
 from services.table.queries import Seen, TableQueries, View
 from services.table.refusals import Code, Refused
@@ -314,15 +314,15 @@ async def test_the_service_leaves_a_seat_whose_token_has_expired(
 
 
 async def test_unknown_malformed_and_quarantined_tables(service: Service) -> None:
-    missing = await refused(service.queries.table("nowhere"))
+    missing = await refused(service.queries.table(ANONYMOUS, "nowhere"))
     assert (missing.code, missing.message) == (Code.NOT_FOUND, "no table has this table_id")
-    bad_id = await refused(service.queries.table("no spaces allowed"))
+    bad_id = await refused(service.queries.table(ANONYMOUS, "no spaces allowed"))
     assert (bad_id.code, bad_id.reason) == (Code.INVALID_ARGUMENT, "BAD_TABLE_ID")
     # A registered table whose stream cannot be folded is quarantined, not retried.
     await service.registry.add("broken")
     await service.store.append("broken", [b"\xffnot an event"], 0)
     for _ in range(2):
-        held = await refused(service.queries.table("broken"))
+        held = await refused(service.queries.table(ANONYMOUS, "broken"))
         assert (held.code, held.reason) == (Code.FAILED_PRECONDITION, "TABLE_QUARANTINED")
     assert "broken" in await service.registry.quarantined_ids()
     # The table is checked before the token: no token and a missing table is NOT_FOUND.

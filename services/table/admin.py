@@ -84,18 +84,21 @@ class TableAdmin:
         if config is None:
             raise Refused(Code.INVALID_ARGUMENT, "config is required")
         name = limits.clean_table_name(name)
+        manager = self.app.manager
+        existing = manager.runtimes.get(table_id)
+        if existing is not None or await manager.registry.exists(table_id):
+            # A retry gets the first answer before its config is checked again: a close_time
+            # that was ahead then may have passed by now (the lobby retries a lost answer).
+            earlier = await manager.store.request_result(table_id, key.key)
+            if earlier is not None:
+                return pb.CreateTableResponse.FromString(first_answer(key, earlier.response)).table
+            if existing is None:
+                raise Refused(Code.ALREADY_EXISTS, "a table with this table_id already exists")
         limits.check_table_config(config, datetime.now(UTC))
         try:
             domain_config = table_config_from_proto(config, table_id, name)
         except ValueError as exc:
             raise Refused(Code.INVALID_ARGUMENT, str(exc)) from None
-        manager = self.app.manager
-        existing = manager.runtimes.get(table_id)
-        if existing is None and await manager.registry.exists(table_id):
-            earlier = await manager.store.request_result(table_id, key.key)
-            if earlier is not None:
-                return pb.CreateTableResponse.FromString(first_answer(key, earlier.response)).table
-            raise Refused(Code.ALREADY_EXISTS, "a table with this table_id already exists")
         try:
             runtime = existing or await manager.register(table_id)
         except NotOwner:

@@ -19,6 +19,7 @@ from datetime import timedelta
 import pytest
 
 import services.table.auth as auth_module
+from felt.api import limits
 from felt.decisions import MemoryDecisionQueue
 from felt.eventstore import MemoryEventStore
 from felt.idempotency import ClientRequest
@@ -136,6 +137,25 @@ async def test_create_table_is_admin_only_and_retry_safe(service: Service) -> No
     reused = await refused(service.admins.create_table(service.admin, other, TABLE, "x", config()))
     assert (reused.code, reused.reason) == (Code.INVALID_ARGUMENT, "REQUEST_ID_REUSED")
     assert (await service.store.version(TABLE)) == 1
+
+
+async def test_a_retry_is_answered_after_its_close_time_has_passed(service: Service) -> None:
+    """close_time must be ahead of the request: a retry of a table created with it gets its
+    first answer once that time has passed (the lobby retries answers it lost); a new
+    request with it is refused."""
+    closing = config()
+    closing.close_time.FromMilliseconds(int(time.time() * 1000) + 1_000)
+    create = request("create-closing")
+    table = await service.admins.create_table(service.admin, create, TABLE, "Main", closing)
+    while time.time() * 1000 <= closing.close_time.ToMilliseconds():
+        await asyncio.sleep(0.05)
+    assert await service.admins.create_table(service.admin, create, TABLE, "Main", closing) == (
+        table
+    )
+    late = service.admins.create_table(service.admin, request("late"), "t-late", "L", closing)
+    with pytest.raises(limits.LimitError) as bad:  # INVALID_ARGUMENT, by the interceptor
+        await late
+    assert bad.value.reason == "BAD_CONFIG" and "close_time" in bad.value.message
 
 
 async def test_seating_chooses_free_seats_and_a_retry_gets_the_same_token(

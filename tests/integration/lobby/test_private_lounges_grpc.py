@@ -6,6 +6,7 @@ table id gets the same NOT_FOUND as for no table or no hand. A public lounge is 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -29,6 +30,7 @@ from services.lobby.server import LobbyServerConfig, start_lobby_server
 from services.lobby.tokens import Passwords
 from services.table.auth import Secrets
 from services.table.server import TableServerConfig, start_table_server
+from tests.felt_command import run_felt
 
 from .conftest import empty_pool
 from .test_lobby_grpc import SECRETS, auth, refused, rid
@@ -39,6 +41,7 @@ TABLE_SECRET = b"private-tests-table-secret-0123456789"
 
 @dataclass
 class Stack:
+    port: int  # the lobby's (and the history service's)
     lobby: rpc.LobbyServiceAsyncStub
     history: hrpc.HistoryServiceAsyncStub
     table: trpc.TableServiceAsyncStub
@@ -74,6 +77,7 @@ async def stack(redis: Any, redis_url: str, lobby_dsn: str) -> AsyncIterator[Sta
             grpc.aio.insecure_channel(f"127.0.0.1:{table.port}") as table_channel,
         ):
             yield Stack(
+                lobby.port,
                 rpc.LobbyServiceStub(lobby_channel),
                 hrpc.HistoryServiceStub(lobby_channel),
                 trpc.TableServiceStub(table_channel),
@@ -281,6 +285,17 @@ async def test_a_private_lounge_is_read_only_by_its_seats_owner_and_invitees(
     assert as_owner.reader == hpb.HAND_READER_SPECTATOR
     as_player = await stack.history.GetHandHistory(get(), metadata=auth(bob))
     assert as_player.reader == hpb.HAND_READER_SEAT and as_player.seat == bob_seat.seat
+
+    # `felt replay` sends the invite code from FELT_INVITE_CODE.
+    replay = ("replay", hand, "--target", f"127.0.0.1:{stack.port}", "--table", table_id)
+    status, _, err = await asyncio.to_thread(run_felt, *replay)
+    assert status == 2 and "NOT_FOUND" in err
+    assert lounge.invite_code not in err
+    status, out, err = await asyncio.to_thread(
+        run_felt, *replay, FELT_INVITE_CODE=lounge.invite_code
+    )
+    assert status == 0, err
+    assert f"Hand {hand}" in out
 
 
 async def test_a_public_lounge_is_read_by_anyone_as_before(stack: Stack) -> None:

@@ -1,4 +1,5 @@
-"""Seat tokens: bearer credentials that let one client act for (and see) one seat.
+"""Seat tokens: bearer credentials that let one client act for (and see) one seat; and
+watch grants, which let a spectator read one private table.
 
 A token is ``v1.<payload>.<signature>``: a base64url JSON payload naming the
 table, seat, player and expiry, signed with HMAC-SHA256 under a secret the
@@ -106,4 +107,64 @@ def verify_token(secret: bytes, token: str, now: int) -> SeatClaim:
         raise TokenError("the seat token's payload is malformed") from exc
     if claim.expires_at and claim.expires_at < now:
         raise TokenError("the seat token has expired: ask the lobby for a fresh one", EXPIRED)
+    return claim
+
+
+# ------------------------------------------------------------------ watch grants
+
+WATCH_VERSION = "w1"
+WATCH_GRANT_TTL_S = 3600
+"""How long a watch grant lives: an hour (a stream opened with it runs on after that)."""
+WATCH_GRANT_EXPIRED = "WATCH_GRANT_EXPIRED"
+"""The reason an expired watch grant is refused with."""
+WATCH_GRANT_MAX = 512
+"""A longer bearer token is no watch grant this service issued (one is about 150 characters)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WatchClaim:
+    """A watch grant's claim: a spectator may read ``table_id`` until ``expires_at``."""
+
+    table_id: str
+    expires_at: int
+
+
+def is_watch_grant(token: str) -> bool:
+    """Whether a bearer token claims to be a watch grant (its version prefix)."""
+    return token.startswith(WATCH_VERSION + ".")
+
+
+def _sign_watch(secret: bytes, payload: str) -> str:
+    # The version is part of what is signed, so a seat token's signature ("v1.") never
+    # verifies a watch grant's payload nor the other way round.
+    mac = hmac.new(secret, f"{WATCH_VERSION}.{payload}".encode(), hashlib.sha256)
+    return _b64(mac.digest())
+
+
+def issue_watch_grant(secret: bytes, claim: WatchClaim) -> str:
+    """Mint a watch grant (``w1.<payload>.<signature>``), signed like a seat token with the
+    secret the table service holds: a spectator's key to one private table, for no seat."""
+    body = {"t": claim.table_id, "e": claim.expires_at, "n": secrets.token_hex(8)}
+    payload = _b64(json.dumps(body, separators=(",", ":"), sort_keys=True).encode())
+    return f"{WATCH_VERSION}.{payload}.{_sign_watch(secret, payload)}"
+
+
+def verify_watch_grant(secret: bytes, token: str, now: int) -> WatchClaim:
+    """The claim of a genuine, unexpired watch grant; raises :class:`TokenError` otherwise."""
+    parts = token.split(".")
+    if len(token) > WATCH_GRANT_MAX or len(parts) != 3 or parts[0] != WATCH_VERSION:
+        raise TokenError("the watch grant is malformed")
+    _, payload, signature = parts
+    if not hmac.compare_digest(signature, _sign_watch(secret, payload)):
+        raise TokenError("the watch grant's signature is invalid")
+    try:
+        body = json.loads(_unb64(payload))
+        claim = WatchClaim(str(body["t"]), int(body["e"]))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise TokenError("the watch grant's payload is malformed") from exc
+    if claim.expires_at < now:
+        raise TokenError(
+            "the watch grant has expired: ask the lobby for a fresh one (WatchLounge)",
+            WATCH_GRANT_EXPIRED,
+        )
     return claim

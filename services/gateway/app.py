@@ -270,7 +270,8 @@ def shared_watches(tables: Forwarder, buffer: int) -> SharedWatches:
 
 
 def _watch_table(forwarded: Any, shared: SharedWatches, caps: StreamCaps) -> Any:
-    """``WatchTable``: a seat's stream of its own (its cards are its own), a spectator's shared."""
+    """``WatchTable``: a seat's stream of its own (its cards are its own), an anonymous
+    spectator's shared, one with a credential (a watch grant) its own."""
 
     async def watch_table(
         request: table_service_pb2.WatchTableRequest, ctx: Any
@@ -280,6 +281,13 @@ def _watch_table(forwarded: Any, shared: SharedWatches, caps: StreamCaps) -> Any
                 yield item
             return
         with caps.admit(bearer(ctx), client_host(ctx)):
+            if bearer(ctx):
+                # A spectator with a credential (a private table's watch grant): a stream of
+                # its own, as a seat's. The shared feed is opened with none, which a private
+                # table refuses (it would end every watcher's stream with its NOT_FOUND).
+                async for item in forwarded(request, ctx):
+                    yield item
+                return
             async for item in shared.watch(request, client_metadata(ctx)):
                 yield item
 

@@ -21,10 +21,16 @@ and asking for an id that is no hand, are both NOT_FOUND ``HAND_NOT_FOUND``,
 so the answer never says whether a hand exists. A player's own history is
 its own: another player's id is NOT_FOUND ``PLAYER_NOT_FOUND``, as an unknown
 one.
+
+A private lounge's hands (``Lounge.invite_code`` set) are seen only by the
+operator, the players dealt into each (their own seat), the lounge's owner and
+whoever sends its invite code (as a spectator); to anyone else such a hand is
+HAND_NOT_FOUND as well.
 """
 
 from __future__ import annotations
 
+import hmac
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,6 +51,7 @@ from felt.table.events import ActionTimedOut, AnyEvent, DeckCommitted, PlayerSea
 from services.lobby.application import LobbyApp
 from services.lobby.auth import Caller
 from services.lobby.paging import bad_page_token, page_match, page_token
+from services.lobby.ports import Lounges
 from services.lobby.refusals import NOT_SIGNED_IN, Code, Refused, unauthenticated
 
 __all__ = [
@@ -119,19 +126,33 @@ class _Raw:
 class HistoryApp:
     """GetHandHistory and ListPlayerHands (see the module docstring)."""
 
-    def __init__(self, lobby: LobbyApp, archive: HandArchive, streams: EventStore | None) -> None:
+    def __init__(
+        self,
+        lobby: LobbyApp,
+        archive: HandArchive,
+        streams: EventStore | None,
+        lounges: Lounges | None = None,
+    ) -> None:
         self.lobby = lobby
         self.archive = archive
         self.streams = streams
+        self.lounges = lounges  # which tables are private lounges' (None: no lounges here)
 
     # ------------------------------------------------------------------ one hand
 
     async def hand_history(
-        self, caller: Caller, hand_id: str, table_id: str, reading: Reading, seat: int | None
+        self,
+        caller: Caller,
+        hand_id: str,
+        table_id: str,
+        reading: Reading,
+        seat: int | None,
+        invite_code: str = "",
     ) -> HandRead:
         limits.check_public_hand_id(hand_id)
         if table_id:
             limits.check_table_id(table_id)
+        limits.check_invite_code(invite_code)
         if reading == Reading.SEAT:
             if seat is None:
                 raise limits.LimitError("BAD_SEAT", "a seat's view names the seat (0 to 8)")
@@ -140,6 +161,7 @@ class HistoryApp:
         raw = await self._find(hand_id, table_id)
         if raw is None:
             raise HAND_NOT_FOUND
+        await self._check_private(caller, player, raw, invite_code)
         viewer = _viewer(caller, player, raw.seats, reading, seat)
         tracker = ProofTracker(viewer.seat)
         shown = []
@@ -149,6 +171,23 @@ class HistoryApp:
             public = EventMeta(meta.table_id, meta.sequence, meta.recorded_at, hand_id=meta.hand_id)
             shown.append(Shown(visible_event(event, viewer), public, proofs))
         return HandRead(hand_id, raw.table_id, raw.archived, viewer, raw.seats, shown)
+
+    async def _check_private(
+        self, caller: Caller, player: str, raw: _Raw, invite_code: str
+    ) -> None:
+        """A private lounge's hand only for the operator, the players dealt into it, the
+        lounge's owner, and whoever sends its invite code; for anyone else it is no hand
+        (HAND_NOT_FOUND, as an id that is no hand's: its existence is not told)."""
+        if caller.operator or self.lounges is None:
+            return
+        lounge = await self.lounges.get(raw.table_id)
+        if lounge is None or lounge.invite_code is None:
+            return  # a public lounge's table, or a table no lounge has
+        if player and (player == lounge.owner_id or any(s.player_id == player for s in raw.seats)):
+            return
+        if invite_code and hmac.compare_digest(invite_code.encode(), lounge.invite_code.encode()):
+            return
+        raise HAND_NOT_FOUND
 
     async def _player(self, caller: Caller, reading: Reading) -> str:
         """The signed-in player's id ("" for the operator or an anonymous caller)."""

@@ -43,6 +43,7 @@ class HistoryService(hrpc.HistoryServiceServicer):
             request.table_id,
             _READING.get(request.reader, Reading.AUTO),
             request.seat if request.HasField("seat") else None,
+            request.invite_code,
         )
         return hand_to_proto(read)
 

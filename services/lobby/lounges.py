@@ -53,6 +53,7 @@ from services.lobby.ports import (
     Tables,
     TablesUnavailable,
     TooManyLounges,
+    WatchGrant,
 )
 from services.lobby.recovery import Backoffs
 from services.lobby.refusals import Code, Refused
@@ -200,6 +201,10 @@ class LoungeApp:
         if not name:
             raise _bad("BAD_NAME", "name is required (1-64 characters)")
         at = self.lobby.clock()
+        # The table knows it is private (its spectators need a watch grant): set here,
+        # whatever the request's config said.
+        config = epb.TableConfig.FromString(config.SerializeToString())
+        config.private = private
         check_lounge_config(config, lounge_id, name, at)
         stake = stake_of(config)
         low, high = buy_in_range(stake, min_buy_in, max_buy_in)
@@ -347,6 +352,28 @@ class LoungeApp:
         ):
             raise hidden
         return lounge
+
+    async def watch(self, caller: Caller, lounge_id: str, invite_code: str) -> WatchGrant:
+        """A watch grant for the lounge's table: for its owner, its seated players, and
+        whoever shows a private lounge's invite code (to everyone else it does not exist,
+        NO_LOUNGE). The table service signs it; a private table's spectators need it."""
+        claim = await self.lobby.signed_in(caller)
+        limits.check_table_id(lounge_id)
+        limits.check_invite_code(invite_code)
+        lounge = await self.lounges.get(lounge_id)
+        if lounge is None:
+            raise NOT_FOUND
+        seated = any(s.player_id == claim.player_id for s in lounge.seats)
+        if not seated:
+            lounge = await self.visible(claim, lounge_id, invite_code)
+        try:
+            return await self.tables.watch_grant(lounge.lounge_id)
+        except TablesUnavailable:
+            raise Refused(
+                Code.UNAVAILABLE, "the table service did not answer: retry", "TABLES_UNAVAILABLE"
+            ) from None
+        except TableRefused:
+            raise NOT_FOUND from None  # its table is not created yet (or is gone)
 
     async def listing(
         self, caller: Caller, where: LoungeFilter, page_size: int, page_token: str

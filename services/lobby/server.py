@@ -320,7 +320,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     )
     streams = RedisEventStore.from_url(config.redis_url) if config.redis_url else None
     live: EventStore | None = streams
-    history = HistoryApp(app, archive, live)
+    history = HistoryApp(app, archive, live, lounges.lounges)
     history_service_pb2_grpc.add_HistoryServiceServicer_to_server(HistoryService(history), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -263,6 +263,14 @@ class LobbyService(rpc.LobbyServiceServicer):
         lounge = await self.lounges.get(caller, request.lounge_id, request.invite_code)
         return pb.GetLoungeResponse(lounge=lounge_message(lounge, caller))
 
+    async def WatchLounge(
+        self, request: pb.WatchLoungeRequest, context: Context
+    ) -> pb.WatchLoungeResponse:
+        grant = await self.lounges.watch(current_caller(), request.lounge_id, request.invite_code)
+        response = pb.WatchLoungeResponse(watch_grant=grant.token)
+        response.expire_time.FromDatetime(grant.expires_at)
+        return response
+
     async def JoinLounge(
         self, request: pb.JoinLoungeRequest, context: Context
     ) -> pb.JoinLoungeResponse:

@@ -27,7 +27,14 @@ from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
-from services.lobby.ports import Departure, Occupants, SeatGrant, TableRefused, TablesUnavailable
+from services.lobby.ports import (
+    Departure,
+    Occupants,
+    SeatGrant,
+    TableRefused,
+    TablesUnavailable,
+    WatchGrant,
+)
 
 DEFINITE = frozenset(
     {
@@ -149,6 +156,17 @@ class GrpcTables:
                 return False
             raise failed from None
         return True
+
+    async def watch_grant(self, table_id: str) -> WatchGrant:
+        try:
+            answer = await self.stub.IssueWatchGrant(
+                pb.IssueWatchGrantRequest(table_id=table_id),
+                metadata=self.metadata,
+                timeout=CALL_TIMEOUT_S,
+            )
+        except grpc.aio.AioRpcError as err:
+            raise self._failed(err) from None
+        return WatchGrant(answer.watch_grant, answer.expire_time.ToDatetime(tzinfo=UTC))
 
     async def occupants(self, table_id: str) -> Occupants:
         try:

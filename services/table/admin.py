@@ -1,5 +1,5 @@
 """The internal use cases, without gRPC: create a table, seat a player (who gets a seat token),
-close a table.
+close a table, issue a watch grant (a private table's spectator key).
 
 Each needs the service credential (``Caller.require_admin``) and is retry-safe like every
 mutation (``services.table.application``). A new table's configuration comes
@@ -26,7 +26,15 @@ from felt.table.aggregate import (
     TableCommand,
     TableState,
 )
-from felt.tokens import SeatClaim, issue_token, request_nonce, token_hash
+from felt.tokens import (
+    WATCH_GRANT_TTL_S,
+    SeatClaim,
+    WatchClaim,
+    issue_token,
+    issue_watch_grant,
+    request_nonce,
+    token_hash,
+)
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
@@ -43,6 +51,14 @@ class Seated:
     seat: int
     sequence: int
     seat_token: str
+    expires_at: int
+
+
+@dataclass(frozen=True, slots=True)
+class WatchGrant:
+    """A watch grant for one table, and when it expires (Unix seconds)."""
+
+    token: str
     expires_at: int
 
 
@@ -68,22 +84,27 @@ class TableAdmin:
         if config is None:
             raise Refused(Code.INVALID_ARGUMENT, "config is required")
         name = limits.clean_table_name(name)
+        manager = self.app.manager
+        existing = manager.runtimes.get(table_id)
+        if existing is not None or await manager.registry.exists(table_id):
+            # A retry gets the first answer before its config is checked again: a close_time
+            # that was ahead then may have passed by now (the lobby retries a lost answer).
+            earlier = await manager.store.request_result(table_id, key.key)
+            if earlier is not None:
+                return pb.CreateTableResponse.FromString(first_answer(key, earlier.response)).table
+            if existing is None:
+                raise Refused(Code.ALREADY_EXISTS, "a table with this table_id already exists")
         limits.check_table_config(config, datetime.now(UTC))
         try:
             domain_config = table_config_from_proto(config, table_id, name)
         except ValueError as exc:
             raise Refused(Code.INVALID_ARGUMENT, str(exc)) from None
-        manager = self.app.manager
-        existing = manager.runtimes.get(table_id)
-        if existing is None and await manager.registry.exists(table_id):
-            earlier = await manager.store.request_result(table_id, key.key)
-            if earlier is not None:
-                return pb.CreateTableResponse.FromString(first_answer(key, earlier.response)).table
-            raise Refused(Code.ALREADY_EXISTS, f"table {table_id} already exists")
         try:
             runtime = existing or await manager.register(table_id)
         except NotOwner:
-            raise Refused(Code.ALREADY_EXISTS, f"table {table_id} already exists") from None
+            raise Refused(
+                Code.ALREADY_EXISTS, "a table with this table_id already exists"
+            ) from None
         try:
             answer = await self.app.mutate(
                 runtime,
@@ -97,6 +118,18 @@ class TableAdmin:
             raise
         await manager.created(runtime)
         return answer.table
+
+    async def issue_watch_grant(self, caller: Caller, table_id: str) -> WatchGrant:
+        """A watch grant for ``table_id`` (admin: the lobby gives it to whom it lets watch a
+        private lounge). A read, not a mutation: nothing is stored, and a grant is no more
+        than the lobby's word, signed, that its holder may watch this table for a while."""
+        caller.require_admin()
+        runtime = await self.app.runtime(table_id)
+        if runtime.state is None:
+            raise Refused(Code.NOT_FOUND, "no table has this table_id")
+        expires = int(time.time()) + WATCH_GRANT_TTL_S
+        token = issue_watch_grant(self.secrets.token_secret, WatchClaim(table_id, expires))
+        return WatchGrant(token, expires)
 
     async def seat_player(
         self,
@@ -134,7 +167,7 @@ class TableAdmin:
 
         def make(state: TableState | None) -> TableCommand:
             if state is None:
-                raise Refused(Code.NOT_FOUND, f"table {table_id} does not exist")
+                raise Refused(Code.NOT_FOUND, "no table has this table_id")
             try:
                 limits.check_chips_added(state, stack)
             except limits.LimitError as exc:
@@ -206,7 +239,7 @@ class TableAdmin:
         if player is None or player.player_id != player_id:
             raise Refused(
                 Code.FAILED_PRECONDITION,
-                f"seat {seat} is not player {player_id}'s any more",
+                "the seat is not this player_id's any more",
                 "NOT_OCCUPANT",
             )
         if player.token_hash != token_hash(token):

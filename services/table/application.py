@@ -100,7 +100,7 @@ class TableApp:
         try:
             runtime = await self.manager.get(table_id)  # at once for a table run here
         except TableNotFound:
-            raise Refused(Code.NOT_FOUND, f"table {table_id} does not exist") from None
+            raise Refused(Code.NOT_FOUND, "no table has this table_id") from None
         except NotOwner:
             raise unavailable(table_id) from None
         except TableQuarantined as exc:
@@ -166,8 +166,10 @@ class TableApp:
         else:
             credential = caller.for_seat(table_id, seat)
         key = request_key(credential.principal, request)
-        # The service (the lobby) is trusted and bounded by its own callers' limits.
-        if not caller.admin and not self.rate.take(credential.principal):
+        # The service (the lobby) is trusted and bounded by its own callers' limits. A bucket is
+        # one seat's at one table: the AI workers' principal names only the seat, and seat N of
+        # every table must not share one.
+        if not caller.admin and not self.rate.take(rate_key(table_id, credential.principal)):
             raise Refused(
                 Code.RESOURCE_EXHAUSTED,
                 f"too many changes from this seat: at most {self.rate.limits.per_second:g} a "
@@ -322,6 +324,12 @@ class TableApp:
             pb.ShowCardsResponse,
         )
         return first.sequence
+
+
+def rate_key(table_id: str, principal: str) -> str:
+    """The rate-limit bucket of ``principal`` at ``table_id``: per table and seat (a seat
+    token's principal is its table's already; the AI workers' is the seat number alone)."""
+    return f"{table_id}/{principal}"
 
 
 def check_table_id(table_id: str) -> str:

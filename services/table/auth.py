@@ -28,6 +28,10 @@ whoever sits at the seat without it (closing a table, AI seats). Nothing is
 open without it, development mode included: there the credential is the
 public :data:`DEV_SERVICE_TOKEN`.
 
+**Watch grants** (``felt.tokens.issue_watch_grant``, minted by the internal
+``IssueWatchGrant`` for the lobby's ``WatchLounge``) open a private table's
+spectator reads (:meth:`Caller.check_spectator`); they act for no seat.
+
 Nothing here knows gRPC: the fakes' service tests build callers with
 :meth:`Authenticator.authenticate` from a plain token.
 """
@@ -41,13 +45,18 @@ from dataclasses import dataclass, replace
 from felt.idempotency import ADMIN_PRINCIPAL, ai_principal, seat_principal, service_principal
 from felt.table.aggregate import TableState
 from felt.tokens import DEV_SERVICE_TOKEN as DEV_SERVICE_TOKEN
-from felt.tokens import SEAT_TOKEN_HEADER as SEAT_TOKEN_HEADER
 from felt.tokens import (
+    EXPIRED,
+    WATCH_GRANT_EXPIRED,
     SeatClaim,
     TokenError,
+    WatchClaim,
+    is_watch_grant,
     token_hash,
     verify_token,
+    verify_watch_grant,
 )
+from felt.tokens import SEAT_TOKEN_HEADER as SEAT_TOKEN_HEADER
 from services.table.refusals import Code, Refused
 
 DEFAULT_TOKEN_TTL_S = 86_400  # seat tokens live a day unless configured (FELT_SEAT_TOKEN_TTL_S)
@@ -105,6 +114,7 @@ class Caller:
     token_hash: str = ""
     error: str = ""
     error_reason: str = ""
+    watch: WatchClaim | None = None  # a genuine, unexpired watch grant (a spectator's)
 
     def expired_since_opened(self) -> bool:
         """A player's seat token that was good when the call began and has expired since:
@@ -133,6 +143,22 @@ class Caller:
             )
         return ADMIN_PRINCIPAL
 
+    def check_spectator(self, table_id: str, private: bool) -> None:
+        """A spectator's read (no seat asked for): open at a public table; at a private one
+        only with a watch grant or a seat token for this table, the AI workers' token or the
+        service credential. Anyone else is told NOT_FOUND, as for no table (the answer does
+        not say that a private table exists); an expired grant or seat token UNAUTHENTICATED
+        with its reason, so that its holder renews it."""
+        if not private or self.admin or self.ai:
+            return
+        if self.watch is not None and self.watch.table_id == table_id:
+            return
+        if self.claim is not None and self.claim.table_id == table_id:
+            return
+        if self.error_reason in (EXPIRED, WATCH_GRANT_EXPIRED):
+            raise Refused(Code.UNAUTHENTICATED, self.error, self.error_reason)
+        raise Refused(Code.NOT_FOUND, "no table has this table_id")
+
     def for_service_seat(self, table_id: str, seat: int) -> Credential:
         """An internal call for a seat: the service credential, as the seat token sent with it
         (checked as :meth:`for_seat` checks one) or, without one, for whoever sits there."""
@@ -154,6 +180,12 @@ class Caller:
 
     def _seat_token(self, table_id: str, seat: int) -> Credential:
         claim = self.claim
+        if claim is None and self.watch is not None:
+            raise Refused(
+                Code.PERMISSION_DENIED,
+                "a watch grant reads a private table as a spectator and acts for no seat: "
+                "a seat's calls take its seat token",
+            )
         if claim is None:
             raise Refused(
                 Code.UNAUTHENTICATED,
@@ -164,12 +196,12 @@ class Caller:
         if claim.table_id != table_id:
             raise Refused(
                 Code.PERMISSION_DENIED,
-                f"this token is for table {claim.table_id}, not table {table_id}",
+                "this token is for another table than the table_id asked for",
             )
         if claim.seat != seat:
             raise Refused(
                 Code.PERMISSION_DENIED,
-                f"this token is for seat {claim.seat}, not seat {seat}",
+                "this token is for another seat than the seat asked for",
             )
         return Credential(seat, self.token_hash)
 
@@ -184,14 +216,14 @@ def check_occupant(state: TableState | None, credential: Credential) -> None:
     seat = credential.seat
     player = state.player(seat)
     if player is None:
-        raise Refused(Code.NOT_FOUND, f"nobody sits at seat {seat}")
+        raise Refused(Code.NOT_FOUND, "nobody sits at the seat asked for")
     if credential.service:
         return  # the service credential, for whoever sits there
     if credential.ai:
         if not player.ai_level:
             raise Refused(
                 Code.PERMISSION_DENIED,
-                f"the AI workers' token acts for AI seats only; seat {seat} is a human's",
+                "the AI workers' token acts for AI seats only; the seat asked for is a human's",
             )
     elif not hmac.compare_digest(credential.token_hash, player.token_hash):
         raise Refused(
@@ -223,6 +255,12 @@ class Authenticator:
             return replace(self._seat_caller(seat_token, 0), admin=True)
         if secrets.ai_token and hmac.compare_digest(token, secrets.ai_token):
             return Caller(token=True, ai=True)
+        if is_watch_grant(token):
+            try:
+                watch = verify_watch_grant(secrets.token_secret, token, int(time.time()))
+            except TokenError as exc:
+                return Caller(token=True, error=str(exc), error_reason=exc.reason)
+            return Caller(token=True, watch=watch)
         return self._seat_caller(token, int(time.time()))
 
     def _seat_caller(self, token: str, now: int) -> Caller:

@@ -7,6 +7,11 @@ A seat sees its own cards only in events after its occupant sat down (an
 earlier hand, or a watch resumed from before, shows the earlier occupant's
 hand as a spectator would see it).
 
+A private lounge's table (``TableConfig.private``) has no anonymous
+spectators: its spectator reads need a watch grant, a seat token of the table,
+the AI workers' token or the service credential (``Caller.check_spectator``);
+anyone else is told NOT_FOUND, as for a table that does not exist.
+
 Results are the domain's (states, events, proofs); ``services.table.service``
 turns them into the API's messages.
 """
@@ -87,14 +92,16 @@ class TableQueries:
         """The runtime, and the seat to view as (None: a spectator), its token checked."""
         runtime = await self.app.runtime(table_id)
         if seat is None:
+            caller.check_spectator(table_id, _private(runtime))
             return runtime, None
         check_occupant(runtime.state, caller.for_seat(table_id, seat))
         return runtime, seat
 
-    async def table(self, table_id: str) -> TableAt:
+    async def table(self, caller: Caller, table_id: str) -> TableAt:
         runtime = await self.app.runtime(table_id)
         if runtime.state is None:
-            raise Refused(Code.NOT_FOUND, f"table {table_id} does not exist")
+            raise Refused(Code.NOT_FOUND, "no table has this table_id")
+        caller.check_spectator(table_id, _private(runtime))
         return TableAt(runtime.state, runtime.version)
 
     async def view(self, caller: Caller, table_id: str, seat: int | None) -> View:
@@ -138,7 +145,7 @@ class TableQueries:
             if start > runtime.version:
                 raise Refused(
                     Code.OUT_OF_RANGE,
-                    f"from_sequence {start} is ahead of the table (at {runtime.version})",
+                    f"from_sequence is ahead of the table (at {runtime.version})",
                 )
             seated_since = runtime.seated_at.get(viewer, 0) if viewer is not None else 0
             if start == 0:
@@ -205,9 +212,9 @@ class TableQueries:
             if runtime.loaded_from > 1:  # rebuilt from a snapshot: older hands are archived
                 raise Refused(
                     Code.NOT_FOUND,
-                    f"hand {hand_id} is not among this table's recent hands; ask the hand archive",
+                    "that hand_id is not among this table's recent hands; ask the hand archive",
                 )
-            raise Refused(Code.NOT_FOUND, f"hand {hand_id} is not at this table")
+            raise Refused(Code.NOT_FOUND, "no hand at this table has that hand_id")
         if viewer is not None and runtime.seated_at.get(viewer, 0) > first:
             viewer = None  # the seat's occupant sat down after this hand: not theirs
         later = [s for s in runtime.deck_sequences if s > first]
@@ -215,9 +222,7 @@ class TableQueries:
         try:
             records = await runtime.store.read(runtime.table_id, first - 1, count)
         except EventsTrimmed:
-            raise Refused(
-                Code.NOT_FOUND, f"hand {hand_id} is archived; ask the hand archive"
-            ) from None
+            raise Refused(Code.NOT_FOUND, "that hand is archived; ask the hand archive") from None
         tracker = ProofTracker(viewer)
         items = []
         for record in records:
@@ -226,3 +231,8 @@ class TableQueries:
             if meta.hand_id == hand_id:
                 items.append(Seen(record.sequence, event, meta, viewer, proofs))
         return History(hand_id, items)
+
+
+def _private(runtime: TableRuntime) -> bool:
+    """Whether the table is a private lounge's (its spectators need a watch grant)."""
+    return runtime.state is not None and runtime.state.config.private

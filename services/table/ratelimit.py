@@ -3,8 +3,11 @@
 Found by review: one seat token alternating SitOut and SitIn wrote 800 events a
 second, each kept in Redis, and a table's rebuild reads its whole stream, so a
 spammed table grows slower to load for every instance that adopts it. Each
-caller (a seat token, the AI workers for one seat) gets a token bucket: a
-sustained ``per_second`` with bursts of ``burst``. A call past it is refused
+caller at each table (a seat token; the AI workers for one seat of one table)
+gets a token bucket: a sustained ``per_second`` with bursts of ``burst``. The
+key names the table (``services.table.application.rate_key``): keyed by the
+seat alone, seat N of every AI table an instance ran shared one bucket, and
+thousands of AI actions were refused (and timed out) in a busy run. A call past it is refused
 (``RESOURCE_EXHAUSTED``, reason ``RATE_LIMITED``) before anything is decided.
 Play never comes near it: a seat acts once per turn.
 

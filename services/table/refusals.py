@@ -78,8 +78,8 @@ def refusal(exc: Exception) -> Refused:
     if isinstance(exc, VersionConflict):
         return Refused(
             Code.ABORTED,
-            f"the table moved on: it is at sequence {exc.actual}, not {exc.expected}; "
-            "read the view again and decide on it",
+            f"the table moved on: it is at sequence {exc.actual}, not at the "
+            "expected_sequence sent; read the view again and decide on it",
             "STALE_SEQUENCE",
         )
     if isinstance(exc, LeaseLost):
@@ -105,7 +105,7 @@ def first_answer(request: RequestKey, stored: bytes) -> bytes:
 def quarantined(exc: TableQuarantined) -> Refused:
     return Refused(
         Code.FAILED_PRECONDITION,
-        f"table {exc.table_id} is quarantined: its stored state cannot be applied "
+        "this table is quarantined: its stored state cannot be applied "
         f"({exc.reason}); an operator has to repair it",
         "TABLE_QUARANTINED",
     )
@@ -135,7 +135,8 @@ TOKEN_EXPIRED = Refused(
 
 
 def unavailable(table_id: str) -> Refused:
+    """Another instance runs ``table_id`` (the message does not repeat the id: a refusal never
+    echoes what was sent)."""
     return Refused(
-        Code.UNAVAILABLE,
-        f"table {table_id} is run by another table-service instance; retry shortly",
+        Code.UNAVAILABLE, "this table is run by another table-service instance; retry shortly"
     )

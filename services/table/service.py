@@ -79,7 +79,7 @@ class TableService(rpc.TableServiceServicer):
         return pb.CreateTableResponse(table=table)
 
     async def GetTable(self, request: pb.GetTableRequest, context: Context) -> pb.GetTableResponse:
-        found = await self.queries.table(request.table_id)
+        found = await self.queries.table(current_caller(), request.table_id)
         return pb.GetTableResponse(table=table_to_proto(found.state, found.version))
 
     async def SeatPlayer(
@@ -109,6 +109,14 @@ class TableService(rpc.TableServiceServicer):
             current_caller(), ClientRequest.of(request), request.table_id, request.reason
         )
         return pb.CloseTableResponse(sequence=sequence)
+
+    async def IssueWatchGrant(
+        self, request: pb.IssueWatchGrantRequest, context: Context
+    ) -> pb.IssueWatchGrantResponse:
+        grant = await self.admin.issue_watch_grant(current_caller(), request.table_id)
+        response = pb.IssueWatchGrantResponse(watch_grant=grant.token)
+        response.expire_time.FromSeconds(grant.expires_at)
+        return response
 
     # ------------------------------------------------------------------ a seat's calls
 

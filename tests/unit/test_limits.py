@@ -147,6 +147,10 @@ def test_action_clock_bounds() -> None:
     for ms in (limits.ACTION_CLOCK_MIN_MS - 1, limits.ACTION_CLOCK_MAX_MS + 1, -1_000):
         config.action_clock.FromMilliseconds(ms)
         _refused(limits.check_table_config, config, NOW, reason="BAD_CONFIG")
+    for seconds, nanos in ((0, 1_000), (0, 1), (0, 99_999_999)):  # a microsecond is a clock
+        config.action_clock.seconds, config.action_clock.nanos = seconds, nanos
+        error = _refused(limits.check_table_config, config, NOW, reason="BAD_CONFIG")
+        assert "action_clock" in error.message and "100 ms" in error.message
     config.action_clock.FromSeconds(10_000 * 366 * 86_400)  # the 10,000-year clock
     _refused(limits.check_table_config, config, NOW, reason="BAD_CONFIG")
     config.action_clock.seconds, config.action_clock.nanos = 2**62, 0
@@ -160,6 +164,43 @@ def test_close_time_bounds() -> None:
     for seconds in (0, -5, int(NOW.timestamp()) + limits.CLOSE_TIME_AHEAD_MAX_S + 1, 2**62):
         config.close_time.seconds = seconds
         _refused(limits.check_table_config, config, NOW, reason="BAD_CONFIG")
+
+
+def test_close_time_must_be_after_the_request() -> None:
+    config = _config()
+    now = int(NOW.timestamp())
+    config.close_time.seconds = now + 1
+    limits.check_table_config(config, NOW)
+    for seconds in (1, now - 3600, now):  # just after the epoch, an hour ago, this very second
+        config.close_time.seconds = seconds
+        error = _refused(limits.check_table_config, config, NOW, reason="BAD_CONFIG")
+        assert "close_time must be in the future" in error.message
+        assert str(seconds) not in error.message
+
+
+def test_messages_name_the_field_and_range_never_the_value() -> None:
+    for value in (123_456_789_012_345, -987_654):
+        error = _refused(limits.check_amount, value, "stack", reason="BAD_AMOUNT")
+        assert "stack" in error.message and f"{value:,}" not in error.message
+        assert str(value) not in error.message
+    error = _refused(limits.check_count, 4_567, "max_consecutive_timeouts", 0, 100)
+    assert "max_consecutive_timeouts must be 0 to 100" in error.message and "4,567" not in (
+        error.message
+    )
+    error = _refused(limits.clean_display_name, "x\u202ey", reason="BAD_NAME")
+    assert "202E" not in error.message.upper()
+    error = _refused(limits.clean_display_name, "n" * 40, reason="BAD_NAME")
+    assert "40" not in error.message
+
+
+def test_the_rules_refuse_a_draw_big_bet_below_the_small_bet() -> None:
+    for big_bet in (20, 10):  # twice the small bet, or equal to it: both fixed-limit games
+        ok = TableConfig("t", Variant.DRAW5, 3, ante=1, small_bet=10, big_bet=big_bet)
+        execute_table(None, CreateTable(ok))
+    below = TableConfig("t", Variant.DRAW5, 3, ante=1, small_bet=10, big_bet=9)
+    with pytest.raises(IllegalAction, match="big_bet must be at least its small_bet") as info:
+        execute_table(None, CreateTable(below))
+    assert info.value.code == "BAD_CONFIG"
 
 
 def test_action_amounts_and_discards() -> None:

@@ -56,7 +56,8 @@ DISCARDS_MAX = 5
 """Draw: the most cards a discard may name (the rules then allow 0 to 3)."""
 
 ACTION_CLOCK_MIN_MS = 100
-"""The shortest action clock (unset or zero: no clock)."""
+"""The shortest action clock (unset or zero: no clock). Any other duration below it, down
+to a nanosecond, is refused: it used to be truncated to 0 ms and stored as no clock at all."""
 ACTION_CLOCK_MAX_MS = 24 * 3600 * 1000
 """The longest action clock: one day."""
 CLOSE_TIME_AHEAD_MAX_S = 10 * 366 * 24 * 3600
@@ -166,15 +167,12 @@ def clean_name(value: str, field: str, longest: int) -> str:
         raise LimitError("BAD_NAME", f"{field} is at most {longest} characters long")
     name = unicodedata.normalize("NFC", value).strip()
     if len(name) > longest:
-        raise LimitError(
-            "BAD_NAME", f"{field} is at most {longest} characters long (this one has {len(name)})"
-        )
+        raise LimitError("BAD_NAME", f"{field} is at most {longest} characters long")
     for char in name:
         if char not in _JOINERS and unicodedata.category(char) in _REFUSED_CATEGORIES:
             raise LimitError(
                 "BAD_NAME",
-                f"{field} holds a control or invisible character (U+{ord(char):04X}); "
-                "names are printable text",
+                f"{field} holds a control or invisible character; names are printable text",
             )
     return name
 
@@ -194,15 +192,13 @@ def check_amount(value: int, field: str, *, zero: bool = False) -> int:
     """A chip amount: 1 to :data:`CHIP_CAP` (0 too when ``zero``)."""
     low = 0 if zero else 1
     if not low <= value <= CHIP_CAP:
-        raise LimitError(
-            "BAD_AMOUNT", f"{field} must be {low} to {CHIP_CAP:,} chips (it is {value:,})"
-        )
+        raise LimitError("BAD_AMOUNT", f"{field} must be {low} to {CHIP_CAP:,} chips")
     return value
 
 
 def check_count(value: int, field: str, low: int, high: int) -> int:
     if not low <= value <= high:
-        raise LimitError("BAD_CONFIG", f"{field} must be {low} to {high:,} (it is {value:,})")
+        raise LimitError("BAD_CONFIG", f"{field} must be {low} to {high:,}")
     return value
 
 
@@ -245,10 +241,18 @@ def duration_ms(duration: Duration, field: str) -> int:
 
 
 def check_close_time(stamp: Timestamp, now: datetime) -> None:
-    ahead = stamp.seconds - int(now.timestamp())
-    if stamp.seconds <= 0 or not 0 <= stamp.nanos < 1_000_000_000:
-        raise LimitError("BAD_CONFIG", "close_time must be a time after 1970")
-    if ahead > CLOSE_TIME_AHEAD_MAX_S:
+    """A new table's closing time: after ``now`` (the request's time) and at most about ten
+    years ahead. One in the past (the epoch included) would close the table before its
+    first hand; it used to be accepted as long as it was after 1970."""
+    if not 0 <= stamp.nanos < 1_000_000_000:
+        raise LimitError("BAD_CONFIG", "close_time must be a valid time (nanos 0 to 999,999,999)")
+    now_ms = int(now.timestamp() * 1000)
+    at_ms = stamp.seconds * 1000 + stamp.nanos // 1_000_000
+    if at_ms <= now_ms:
+        raise LimitError(
+            "BAD_CONFIG", "close_time must be in the future (after the request), or unset"
+        )
+    if stamp.seconds - int(now.timestamp()) > CLOSE_TIME_AHEAD_MAX_S:
         raise LimitError("BAD_CONFIG", "close_time is at most ten years ahead")
 
 
@@ -265,8 +269,11 @@ def check_table_config(config: epb.TableConfig, now: datetime) -> None:
     check_count(config.max_hands, "max_hands", 0, MAX_HANDS_MAX)
     check_count(config.max_consecutive_timeouts, "max_consecutive_timeouts", 0, MAX_TIMEOUTS_MAX)
     if config.HasField("action_clock"):
-        ms = duration_ms(config.action_clock, "action_clock")
-        if ms and not ACTION_CLOCK_MIN_MS <= ms <= ACTION_CLOCK_MAX_MS:
+        clock = config.action_clock
+        ms = duration_ms(clock, "action_clock")
+        # Zero is no clock; any other duration is a clock and must be one (a microsecond is
+        # not "no clock", though it is 0 in whole milliseconds).
+        if (clock.seconds or clock.nanos) and not ACTION_CLOCK_MIN_MS <= ms <= ACTION_CLOCK_MAX_MS:
             raise LimitError(
                 "BAD_CONFIG",
                 f"action_clock must be {ACTION_CLOCK_MIN_MS} ms to one day, or unset for no clock",
@@ -289,6 +296,19 @@ CREDENTIAL_MAX = 1024
 """Access and refresh tokens: longer is not a token the lobby issued."""
 GUEST_REQUEST_ID_MIN = 16
 """A guest sign-up's request_id is all that makes its retry the caller's: a UUID, not ``1``."""
+
+
+INVITE_CODE_MAX = 64
+"""Invite codes: the lobby issues 12 characters; a longer one is none of its."""
+
+
+def check_invite_code(invite_code: str) -> str:
+    """An invite code in a request: empty (none) or at most :data:`INVITE_CODE_MAX` long."""
+    if len(invite_code) > INVITE_CODE_MAX:
+        raise LimitError(
+            "BAD_INVITE_CODE", f"invite_code is at most {INVITE_CODE_MAX} characters long"
+        )
+    return invite_code
 
 
 def check_password(password: str) -> str:

@@ -108,6 +108,9 @@ def run(args: argparse.Namespace) -> int:
             args.spectator,
             args.operator and args.seat is None,
         )
+        # A private lounge's hand for one who was not dealt in: its invite code (from the
+        # environment, as the tokens are, to keep it out of the process list).
+        request.invite_code = os.environ.get("FELT_INVITE_CODE", "")
         try:
             response = fetch(args.target, request, token)
         except grpc.RpcError as exc:

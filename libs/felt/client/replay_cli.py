@@ -18,7 +18,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "past hands; the table's stream for one not archived yet, with --table) and print it "
         "as a hand history: street by street, the showdown, pots and results. Credentials come "
         "from the environment so they stay out of the process list: FELT_ACCESS_TOKEN (a "
-        "lobby access token: your own seat's cards) or, with --operator, FELT_ADMIN_TOKEN.",
+        "lobby access token: your own seat's cards) or, with --operator, FELT_ADMIN_TOKEN; and "
+        "FELT_INVITE_CODE for a private lounge's hand you were not dealt into.",
     )
     p.add_argument("hand_id", metavar="HAND_ID", help="the hand's public id (32 hex digits)")
     p.add_argument("--target", default="127.0.0.1:50052", help="history service host:port")

@@ -70,6 +70,7 @@ def fetch_public(args: argparse.Namespace) -> hpb.HistoryServiceGetHandHistoryRe
     from felt.client.replay import fetch, request_for
 
     request = request_for(args.public_id, args.table or "", args.seat, args.seat is None, False)
+    request.invite_code = os.environ.get("FELT_INVITE_CODE", "")  # a private lounge's hand
     token = args.token or os.environ.get("FELT_ACCESS_TOKEN", "")
     return fetch(args.history_target, request, token if args.seat is not None else "")
 

@@ -287,6 +287,7 @@ def table_config_to_proto(config: te.TableConfig) -> pb.TableConfig:
         allow_all_in=config.allow_all_in,
         max_consecutive_timeouts=config.max_timeouts,
         max_hands=config.hand_limit,
+        private=config.private,
     )
     if config.action_timeout_ms:
         msg.action_clock.FromMilliseconds(config.action_timeout_ms)
@@ -321,6 +322,7 @@ def table_config_from_proto(msg: pb.TableConfig, table_id: str, name: str) -> te
         hand_limit=msg.max_hands,
         close_at_ms=msg.close_time.ToMilliseconds() if msg.HasField("close_time") else 0,
         name=name,
+        private=msg.private,
     )
 
 

@@ -326,6 +326,11 @@ def _validate_config(config: TableConfig) -> None:
         raise _refuse(
             "BAD_CONFIG", f"{game.name} needs positive small and big bets and a raise cap >= 1"
         )
+    if game.fixed_limit and config.big_bet < config.small_bet:
+        # RULES.md, fixed limit: the small bet in the first round, the big bet in the second
+        # (default twice the small one); a second round betting less than the first is no
+        # fixed-limit game (and breaks the bots' and clients' sizing).
+        raise _refuse("BAD_CONFIG", f"{game.name}'s big_bet must be at least its small_bet")
     if game.ante_required and config.ante <= 0:
         # RULES.md, Five-Card Draw setup: "Every player posts the same virtual ante."
         raise _refuse("BAD_CONFIG", f"{game.name} needs a positive ante: every player posts it")

@@ -41,6 +41,7 @@ class TableConfig(Record):
     hand_limit: int = 0
     close_at_ms: int = 0
     name: str = ""
+    private: bool = False  # a private lounge's: spectators need a watch grant (service side)
 
 
 @dataclass(frozen=True, slots=True, init=False)

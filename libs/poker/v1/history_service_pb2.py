@@ -27,29 +27,29 @@ from poker.events.v1 import events_pb2 as poker_dot_events_dot_v1_dot_events__pb
 from poker.v1 import table_service_pb2 as poker_dot_v1_dot_table__service__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1epoker/v1/history_service.proto\x12\x08poker.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cpoker/events/v1/events.proto\x1a\x1cpoker/v1/table_service.proto\"\x8a\x01\n#HistoryServiceGetHandHistoryRequest\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12$\n\x06reader\x18\x03 \x01(\x0e\x32\x14.poker.v1.HandReader\x12\x11\n\x04seat\x18\x04 \x01(\x05H\x00\x88\x01\x01\x42\x07\n\x05_seat\"\xf1\x01\n$HistoryServiceGetHandHistoryResponse\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12$\n\x06reader\x18\x03 \x01(\x0e\x32\x14.poker.v1.HandReader\x12\x11\n\x04seat\x18\x04 \x01(\x05H\x00\x88\x01\x01\x12\x10\n\x08\x61rchived\x18\x05 \x01(\x08\x12$\n\x05seats\x18\x06 \x03(\x0b\x32\x15.poker.v1.HistorySeat\x12,\n\x06\x65vents\x18\x07 \x03(\x0b\x32\x1c.poker.v1.WatchTableResponseB\x07\n\x05_seat\"D\n\x0bHistorySeat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x03 \x01(\t\"R\n\x16ListPlayerHandsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\x11\n\tplayer_id\x18\x03 \x01(\t\"}\n\x17ListPlayerHandsResponse\x12#\n\x05hands\x18\x01 \x03(\x0b\x32\x14.poker.v1.PlayerHand\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12$\n\x05stats\x18\x03 \x01(\x0b\x32\x15.poker.v1.PlayerStats\"\x8e\x02\n\nPlayerHand\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12)\n\x07variant\x18\x03 \x01(\x0e\x32\x18.poker.events.v1.Variant\x12\x0c\n\x04seat\x18\x04 \x01(\x05\x12,\n\x08\x65nded_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0b\n\x03net\x18\x06 \x01(\x03\x12\x1a\n\x12voluntarily_put_in\x18\x07 \x01(\x08\x12\x1a\n\x12raised_first_round\x18\x08 \x01(\x08\x12\x18\n\x10went_to_showdown\x18\t \x01(\x08\x12\x17\n\x0fwon_at_showdown\x18\n \x01(\x08\"\xa1\x01\n\x0bPlayerStats\x12\x14\n\x0chands_played\x18\x01 \x01(\x03\x12\x11\n\tnet_chips\x18\x02 \x01(\x03\x12\x1a\n\x12voluntarily_put_in\x18\x03 \x01(\x03\x12\x1a\n\x12raised_first_round\x18\x04 \x01(\x03\x12\x18\n\x10went_to_showdown\x18\x05 \x01(\x03\x12\x17\n\x0fwon_at_showdown\x18\x06 \x01(\x03*t\n\nHandReader\x12\x1b\n\x17HAND_READER_UNSPECIFIED\x10\x00\x12\x19\n\x15HAND_READER_SPECTATOR\x10\x01\x12\x14\n\x10HAND_READER_SEAT\x10\x02\x12\x18\n\x14HAND_READER_OPERATOR\x10\x03\x32\xd9\x01\n\x0eHistoryService\x12o\n\x0eGetHandHistory\x12-.poker.v1.HistoryServiceGetHandHistoryRequest\x1a..poker.v1.HistoryServiceGetHandHistoryResponse\x12V\n\x0fListPlayerHands\x12 .poker.v1.ListPlayerHandsRequest\x1a!.poker.v1.ListPlayerHandsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1epoker/v1/history_service.proto\x12\x08poker.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cpoker/events/v1/events.proto\x1a\x1cpoker/v1/table_service.proto\"\x9f\x01\n#HistoryServiceGetHandHistoryRequest\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12$\n\x06reader\x18\x03 \x01(\x0e\x32\x14.poker.v1.HandReader\x12\x11\n\x04seat\x18\x04 \x01(\x05H\x00\x88\x01\x01\x12\x13\n\x0binvite_code\x18\x05 \x01(\tB\x07\n\x05_seat\"\xf1\x01\n$HistoryServiceGetHandHistoryResponse\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12$\n\x06reader\x18\x03 \x01(\x0e\x32\x14.poker.v1.HandReader\x12\x11\n\x04seat\x18\x04 \x01(\x05H\x00\x88\x01\x01\x12\x10\n\x08\x61rchived\x18\x05 \x01(\x08\x12$\n\x05seats\x18\x06 \x03(\x0b\x32\x15.poker.v1.HistorySeat\x12,\n\x06\x65vents\x18\x07 \x03(\x0b\x32\x1c.poker.v1.WatchTableResponseB\x07\n\x05_seat\"D\n\x0bHistorySeat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x11\n\tplayer_id\x18\x02 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x03 \x01(\t\"R\n\x16ListPlayerHandsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\x12\x11\n\tplayer_id\x18\x03 \x01(\t\"}\n\x17ListPlayerHandsResponse\x12#\n\x05hands\x18\x01 \x03(\x0b\x32\x14.poker.v1.PlayerHand\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\x12$\n\x05stats\x18\x03 \x01(\x0b\x32\x15.poker.v1.PlayerStats\"\x8e\x02\n\nPlayerHand\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x10\n\x08table_id\x18\x02 \x01(\t\x12)\n\x07variant\x18\x03 \x01(\x0e\x32\x18.poker.events.v1.Variant\x12\x0c\n\x04seat\x18\x04 \x01(\x05\x12,\n\x08\x65nded_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0b\n\x03net\x18\x06 \x01(\x03\x12\x1a\n\x12voluntarily_put_in\x18\x07 \x01(\x08\x12\x1a\n\x12raised_first_round\x18\x08 \x01(\x08\x12\x18\n\x10went_to_showdown\x18\t \x01(\x08\x12\x17\n\x0fwon_at_showdown\x18\n \x01(\x08\"\xa1\x01\n\x0bPlayerStats\x12\x14\n\x0chands_played\x18\x01 \x01(\x03\x12\x11\n\tnet_chips\x18\x02 \x01(\x03\x12\x1a\n\x12voluntarily_put_in\x18\x03 \x01(\x03\x12\x1a\n\x12raised_first_round\x18\x04 \x01(\x03\x12\x18\n\x10went_to_showdown\x18\x05 \x01(\x03\x12\x17\n\x0fwon_at_showdown\x18\x06 \x01(\x03*t\n\nHandReader\x12\x1b\n\x17HAND_READER_UNSPECIFIED\x10\x00\x12\x19\n\x15HAND_READER_SPECTATOR\x10\x01\x12\x14\n\x10HAND_READER_SEAT\x10\x02\x12\x18\n\x14HAND_READER_OPERATOR\x10\x03\x32\xd9\x01\n\x0eHistoryService\x12o\n\x0eGetHandHistory\x12-.poker.v1.HistoryServiceGetHandHistoryRequest\x1a..poker.v1.HistoryServiceGetHandHistoryResponse\x12V\n\x0fListPlayerHands\x12 .poker.v1.ListPlayerHandsRequest\x1a!.poker.v1.ListPlayerHandsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'poker.v1.history_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_HANDREADER']._serialized_start=1240
-  _globals['_HANDREADER']._serialized_end=1356
+  _globals['_HANDREADER']._serialized_start=1261
+  _globals['_HANDREADER']._serialized_end=1377
   _globals['_HISTORYSERVICEGETHANDHISTORYREQUEST']._serialized_start=138
-  _globals['_HISTORYSERVICEGETHANDHISTORYREQUEST']._serialized_end=276
-  _globals['_HISTORYSERVICEGETHANDHISTORYRESPONSE']._serialized_start=279
-  _globals['_HISTORYSERVICEGETHANDHISTORYRESPONSE']._serialized_end=520
-  _globals['_HISTORYSEAT']._serialized_start=522
-  _globals['_HISTORYSEAT']._serialized_end=590
-  _globals['_LISTPLAYERHANDSREQUEST']._serialized_start=592
-  _globals['_LISTPLAYERHANDSREQUEST']._serialized_end=674
-  _globals['_LISTPLAYERHANDSRESPONSE']._serialized_start=676
-  _globals['_LISTPLAYERHANDSRESPONSE']._serialized_end=801
-  _globals['_PLAYERHAND']._serialized_start=804
-  _globals['_PLAYERHAND']._serialized_end=1074
-  _globals['_PLAYERSTATS']._serialized_start=1077
-  _globals['_PLAYERSTATS']._serialized_end=1238
-  _globals['_HISTORYSERVICE']._serialized_start=1359
-  _globals['_HISTORYSERVICE']._serialized_end=1576
+  _globals['_HISTORYSERVICEGETHANDHISTORYREQUEST']._serialized_end=297
+  _globals['_HISTORYSERVICEGETHANDHISTORYRESPONSE']._serialized_start=300
+  _globals['_HISTORYSERVICEGETHANDHISTORYRESPONSE']._serialized_end=541
+  _globals['_HISTORYSEAT']._serialized_start=543
+  _globals['_HISTORYSEAT']._serialized_end=611
+  _globals['_LISTPLAYERHANDSREQUEST']._serialized_start=613
+  _globals['_LISTPLAYERHANDSREQUEST']._serialized_end=695
+  _globals['_LISTPLAYERHANDSRESPONSE']._serialized_start=697
+  _globals['_LISTPLAYERHANDSRESPONSE']._serialized_end=822
+  _globals['_PLAYERHAND']._serialized_start=825
+  _globals['_PLAYERHAND']._serialized_end=1095
+  _globals['_PLAYERSTATS']._serialized_start=1098
+  _globals['_PLAYERSTATS']._serialized_end=1259
+  _globals['_HISTORYSERVICE']._serialized_start=1380
+  _globals['_HISTORYSERVICE']._serialized_end=1597
 # @@protoc_insertion_point(module_scope)

@@ -92,6 +92,7 @@ class HistoryServiceGetHandHistoryRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     READER_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
+    INVITE_CODE_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """The hand's public id (32 lowercase hex digits)."""
     table_id: _builtins.str
@@ -102,6 +103,12 @@ class HistoryServiceGetHandHistoryRequest(_message.Message):
     reader: Global___HandReader.ValueType
     seat: _builtins.int
     """With HAND_READER_SEAT: the seat (0-8)."""
+    invite_code: _builtins.str
+    """A private lounge's hand is seen only by the players dealt into it (their
+    own seat), the lounge's owner and the operator, and as a spectator by
+    whoever sends the lounge's invite code here; to anyone else it is
+    NOT_FOUND HAND_NOT_FOUND, as no hand.
+    """
     def __init__(
         self,
         *,
@@ -109,10 +116,11 @@ class HistoryServiceGetHandHistoryRequest(_message.Message):
         table_id: _builtins.str = ...,
         reader: Global___HandReader.ValueType = ...,
         seat: _builtins.int | None = ...,
+        invite_code: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "hand_id", b"hand_id", "reader", b"reader", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "hand_id", b"hand_id", "invite_code", b"invite_code", "reader", b"reader", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015

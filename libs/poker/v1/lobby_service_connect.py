@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint
 from pyqwest import Client
 
-from .lobby_service_pb2 import CloseLoungeRequest, CloseLoungeResponse, CreateGuestRequest, CreateGuestResponse, CreateLoungeRequest, CreateLoungeResponse, GetBalanceRequest, GetBalanceResponse, GetLoungeRequest, GetLoungeResponse, GetPlayerRequest, GetPlayerResponse, JoinLoungeRequest, JoinLoungeResponse, LeaveLoungeRequest, LeaveLoungeResponse, ListLedgerEntriesRequest, ListLedgerEntriesResponse, ListLoungesRequest, ListLoungesResponse, RefreshSeatTokenRequest, RefreshSeatTokenResponse, RefreshSessionRequest, RefreshSessionResponse, RegisterRequest, RegisterResponse, SignInRequest, SignInResponse, SignOutRequest, SignOutResponse, TopUpRequest, TopUpResponse, UpgradeGuestRequest, UpgradeGuestResponse
+from .lobby_service_pb2 import CloseLoungeRequest, CloseLoungeResponse, CreateGuestRequest, CreateGuestResponse, CreateLoungeRequest, CreateLoungeResponse, GetBalanceRequest, GetBalanceResponse, GetLoungeRequest, GetLoungeResponse, GetPlayerRequest, GetPlayerResponse, JoinLoungeRequest, JoinLoungeResponse, LeaveLoungeRequest, LeaveLoungeResponse, ListLedgerEntriesRequest, ListLedgerEntriesResponse, ListLoungesRequest, ListLoungesResponse, RefreshSeatTokenRequest, RefreshSeatTokenResponse, RefreshSessionRequest, RefreshSessionResponse, RegisterRequest, RegisterResponse, SignInRequest, SignInResponse, SignOutRequest, SignOutResponse, TopUpRequest, TopUpResponse, UpgradeGuestRequest, UpgradeGuestResponse, WatchLoungeRequest, WatchLoungeResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -189,6 +189,19 @@ class LobbyService(Protocol):
         LOUNGE_NOT_OPEN (still being created: retry CreateLounge first).
         UNAVAILABLE TABLES_UNAVAILABLE: the close is recorded and the lobby
         finishes it by itself.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def watch_lounge(self, request: WatchLoungeRequest, ctx: RequestContext[WatchLoungeRequest, WatchLoungeResponse], /) -> WatchLoungeResponse:
+        """
+        A watch grant for a lounge's table (signed in): the bearer token with
+        which a spectator reads a private lounge's table at the table service
+        (GetTableView, WatchTable, GetTable and GetHandHistory without a seat;
+        seats read with their seat tokens). Given to its owner, its seated
+        players and whoever shows its invite code (else NOT_FOUND NO_LOUNGE, as
+        for no lounge at all); for a public lounge too (the table does not need
+        it). Short-lived (`expire_time`): ask again for a new stream after it.
+        UNAVAILABLE TABLES_UNAVAILABLE: retry.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -392,6 +405,17 @@ class LobbyServiceASGIApplication(ConnectASGIApplication[LobbyService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.close_lounge,
+                ),
+                "/poker.v1.LobbyService/WatchLounge": Endpoint.unary(
+                    method=MethodInfo(
+                        name="WatchLounge",
+                        service_name="poker.v1.LobbyService",
+                        input=WatchLoungeRequest,
+                        output=WatchLoungeResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.watch_lounge,
                 ),
             },
             interceptors=interceptors,
@@ -868,6 +892,36 @@ class LobbyServiceClient(ConnectClient):
                 service_name="poker.v1.LobbyService",
                 input=CloseLoungeRequest,
                 output=CloseLoungeResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def watch_lounge(
+        self,
+        request: WatchLoungeRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> WatchLoungeResponse:
+        """
+        A watch grant for a lounge's table (signed in): the bearer token with
+        which a spectator reads a private lounge's table at the table service
+        (GetTableView, WatchTable, GetTable and GetHandHistory without a seat;
+        seats read with their seat tokens). Given to its owner, its seated
+        players and whoever shows its invite code (else NOT_FOUND NO_LOUNGE, as
+        for no lounge at all); for a public lounge too (the table does not need
+        it). Short-lived (`expire_time`): ask again for a new stream after it.
+        UNAVAILABLE TABLES_UNAVAILABLE: retry.
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="WatchLounge",
+                service_name="poker.v1.LobbyService",
+                input=WatchLoungeRequest,
+                output=WatchLoungeResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

@@ -86,6 +86,52 @@ LEAVE_STATE_LEFT: LeaveState.ValueType  # 2
 Global___LeaveState: _TypeAlias = LeaveState  # noqa: Y015
 
 @_typing.final
+class WatchLoungeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGE_ID_FIELD_NUMBER: _builtins.int
+    INVITE_CODE_FIELD_NUMBER: _builtins.int
+    lounge_id: _builtins.str
+    invite_code: _builtins.str
+    """Needed for a private lounge one neither owns nor sits at."""
+    def __init__(
+        self,
+        *,
+        lounge_id: _builtins.str = ...,
+        invite_code: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["invite_code", b"invite_code", "lounge_id", b"lounge_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WatchLoungeRequest: _TypeAlias = WatchLoungeRequest  # noqa: Y015
+
+@_typing.final
+class WatchLoungeResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WATCH_GRANT_FIELD_NUMBER: _builtins.int
+    EXPIRE_TIME_FIELD_NUMBER: _builtins.int
+    watch_grant: _builtins.str
+    @_builtins.property
+    def expire_time(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        watch_grant: _builtins.str = ...,
+        expire_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["expire_time", b"expire_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expire_time", b"expire_time", "watch_grant", b"watch_grant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WatchLoungeResponse: _TypeAlias = WatchLoungeResponse  # noqa: Y015
+
+@_typing.final
 class CreateGuestRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

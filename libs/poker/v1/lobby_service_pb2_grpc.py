@@ -120,6 +120,11 @@ class LobbyServiceStub:
                 request_serializer=poker_dot_v1_dot_lobby__service__pb2.CloseLoungeRequest.SerializeToString,
                 response_deserializer=poker_dot_v1_dot_lobby__service__pb2.CloseLoungeResponse.FromString,
                 _registered_method=True)
+        self.WatchLounge = channel.unary_unary(
+                '/poker.v1.LobbyService/WatchLounge',
+                request_serializer=poker_dot_v1_dot_lobby__service__pb2.WatchLoungeRequest.SerializeToString,
+                response_deserializer=poker_dot_v1_dot_lobby__service__pb2.WatchLoungeResponse.FromString,
+                _registered_method=True)
 
 
 class LobbyServiceServicer:
@@ -294,6 +299,20 @@ class LobbyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def WatchLounge(self, request, context):
+        """A watch grant for a lounge's table (signed in): the bearer token with
+        which a spectator reads a private lounge's table at the table service
+        (GetTableView, WatchTable, GetTable and GetHandHistory without a seat;
+        seats read with their seat tokens). Given to its owner, its seated
+        players and whoever shows its invite code (else NOT_FOUND NO_LOUNGE, as
+        for no lounge at all); for a public lounge too (the table does not need
+        it). Short-lived (`expire_time`): ask again for a new stream after it.
+        UNAVAILABLE TABLES_UNAVAILABLE: retry.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_LobbyServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -381,6 +400,11 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     servicer.CloseLounge,
                     request_deserializer=poker_dot_v1_dot_lobby__service__pb2.CloseLoungeRequest.FromString,
                     response_serializer=poker_dot_v1_dot_lobby__service__pb2.CloseLoungeResponse.SerializeToString,
+            ),
+            'WatchLounge': grpc.unary_unary_rpc_method_handler(
+                    servicer.WatchLounge,
+                    request_deserializer=poker_dot_v1_dot_lobby__service__pb2.WatchLoungeRequest.FromString,
+                    response_serializer=poker_dot_v1_dot_lobby__service__pb2.WatchLoungeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -843,6 +867,33 @@ class LobbyService:
             '/poker.v1.LobbyService/CloseLounge',
             poker_dot_v1_dot_lobby__service__pb2.CloseLoungeRequest.SerializeToString,
             poker_dot_v1_dot_lobby__service__pb2.CloseLoungeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchLounge(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.v1.LobbyService/WatchLounge',
+            poker_dot_v1_dot_lobby__service__pb2.WatchLoungeRequest.SerializeToString,
+            poker_dot_v1_dot_lobby__service__pb2.WatchLoungeResponse.FromString,
             options,
             channel_credentials,
             insecure,

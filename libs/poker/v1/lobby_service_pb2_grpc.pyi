@@ -165,6 +165,16 @@ class LobbyServiceStub:
     UNAVAILABLE TABLES_UNAVAILABLE: the close is recorded and the lobby
     finishes it by itself.
     """
+    WatchLounge: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.WatchLoungeRequest, _lobby_service_pb2.WatchLoungeResponse]
+    """A watch grant for a lounge's table (signed in): the bearer token with
+    which a spectator reads a private lounge's table at the table service
+    (GetTableView, WatchTable, GetTable and GetHandHistory without a seat;
+    seats read with their seat tokens). Given to its owner, its seated
+    players and whoever shows its invite code (else NOT_FOUND NO_LOUNGE, as
+    for no lounge at all); for a public lounge too (the table does not need
+    it). Short-lived (`expire_time`): ask again for a new stream after it.
+    UNAVAILABLE TABLES_UNAVAILABLE: retry.
+    """
 
 @_typing.type_check_only
 class LobbyServiceAsyncStub(LobbyServiceStub):
@@ -260,6 +270,16 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     LOUNGE_NOT_OPEN (still being created: retry CreateLounge first).
     UNAVAILABLE TABLES_UNAVAILABLE: the close is recorded and the lobby
     finishes it by itself.
+    """
+    WatchLounge: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.WatchLoungeRequest, _lobby_service_pb2.WatchLoungeResponse]  # type: ignore[assignment]
+    """A watch grant for a lounge's table (signed in): the bearer token with
+    which a spectator reads a private lounge's table at the table service
+    (GetTableView, WatchTable, GetTable and GetHandHistory without a seat;
+    seats read with their seat tokens). Given to its owner, its seated
+    players and whoever shows its invite code (else NOT_FOUND NO_LOUNGE, as
+    for no lounge at all); for a public lounge too (the table does not need
+    it). Short-lived (`expire_time`): ask again for a new stream after it.
+    UNAVAILABLE TABLES_UNAVAILABLE: retry.
     """
 
 class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -455,6 +475,22 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         LOUNGE_NOT_OPEN (still being created: retry CreateLounge first).
         UNAVAILABLE TABLES_UNAVAILABLE: the close is recorded and the lobby
         finishes it by itself.
+        """
+
+    @_abc_1.abstractmethod
+    def WatchLounge(
+        self,
+        request: _lobby_service_pb2.WatchLoungeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_service_pb2.WatchLoungeResponse, _abc.Awaitable[_lobby_service_pb2.WatchLoungeResponse]]:
+        """A watch grant for a lounge's table (signed in): the bearer token with
+        which a spectator reads a private lounge's table at the table service
+        (GetTableView, WatchTable, GetTable and GetHandHistory without a seat;
+        seats read with their seat tokens). Given to its owner, its seated
+        players and whoever shows its invite code (else NOT_FOUND NO_LOUNGE, as
+        for no lounge at all); for a public lounge too (the table does not need
+        it). Short-lived (`expire_time`): ask again for a new stream after it.
+        UNAVAILABLE TABLES_UNAVAILABLE: retry.
         """
 
 def add_LobbyServiceServicer_to_server(servicer: LobbyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

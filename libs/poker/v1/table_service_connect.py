@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint
 from pyqwest import Client
 
-from .table_service_pb2 import AddChipsRequest, AddChipsResponse, CloseTableRequest, CloseTableResponse, CreateTableRequest, CreateTableResponse, GetHandHistoryRequest, GetHandHistoryResponse, GetTableRequest, GetTableResponse, GetTableViewRequest, GetTableViewResponse, LeaveSeatRequest, LeaveSeatResponse, ReissueSeatTokenRequest, ReissueSeatTokenResponse, SeatPlayerRequest, SeatPlayerResponse, ShowCardsRequest, ShowCardsResponse, SitInRequest, SitInResponse, SitOutRequest, SitOutResponse, SubmitActionRequest, SubmitActionResponse, WatchTableRequest, WatchTableResponse
+from .table_service_pb2 import AddChipsRequest, AddChipsResponse, CloseTableRequest, CloseTableResponse, CreateTableRequest, CreateTableResponse, GetHandHistoryRequest, GetHandHistoryResponse, GetTableRequest, GetTableResponse, GetTableViewRequest, GetTableViewResponse, IssueWatchGrantRequest, IssueWatchGrantResponse, LeaveSeatRequest, LeaveSeatResponse, ReissueSeatTokenRequest, ReissueSeatTokenResponse, SeatPlayerRequest, SeatPlayerResponse, ShowCardsRequest, ShowCardsResponse, SitInRequest, SitInResponse, SitOutRequest, SitOutResponse, SubmitActionRequest, SubmitActionResponse, WatchTableRequest, WatchTableResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping
@@ -49,7 +49,10 @@ class TableService(Protocol):
 
     async def get_table(self, request: GetTableRequest, ctx: RequestContext[GetTableRequest, GetTableResponse], /) -> GetTableResponse:
         """
-        Returns a table's public state.
+        Returns a table's public state. A private table's (TableConfig.private)
+        needs a watch grant, a seat token of the table or the service
+        credential; else NOT_FOUND, as for no table (so do GetTableView,
+        WatchTable and GetHandHistory without a seat).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -140,6 +143,19 @@ class TableService(Protocol):
         """
         Returns one hand's events as a seat (or a spectator) may see them, with
         proofs for every card the viewer saw (for replays and deal checks).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def issue_watch_grant(self, request: IssueWatchGrantRequest, ctx: RequestContext[IssueWatchGrantRequest, IssueWatchGrantResponse], /) -> IssueWatchGrantResponse:
+        """
+        Issues a watch grant for a table (internal: the lobby's service
+        credential, for LobbyService.WatchLounge): a short-lived signed bearer
+        token with which a spectator reads a private table (GetTable,
+        GetTableView, WatchTable and GetHandHistory without a seat), sent as
+        `authorization: Bearer <grant>`. It names its table and acts for no
+        seat. It is checked when a call starts: a WatchTable stream opened with it
+        runs on after it expires. An expired grant is UNAUTHENTICATED
+        WATCH_GRANT_EXPIRED (ask the lobby for a fresh one).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -311,6 +327,17 @@ class TableServiceASGIApplication(ConnectASGIApplication[TableService]):
                     ),
                     function=svc.get_hand_history,
                 ),
+                "/poker.v1.TableService/IssueWatchGrant": Endpoint.unary(
+                    method=MethodInfo(
+                        name="IssueWatchGrant",
+                        service_name="poker.v1.TableService",
+                        input=IssueWatchGrantRequest,
+                        output=IssueWatchGrantResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.issue_watch_grant,
+                ),
             },
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
@@ -383,7 +410,10 @@ class TableServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> GetTableResponse:
         """
-        Returns a table's public state.
+        Returns a table's public state. A private table's (TableConfig.private)
+        needs a watch grant, a seat token of the table or the service
+        credential; else NOT_FOUND, as for no table (so do GetTableView,
+        WatchTable and GetHandHistory without a seat).
         """
         return await self.execute_unary(
             request=request,
@@ -686,6 +716,36 @@ class TableServiceClient(ConnectClient):
                 service_name="poker.v1.TableService",
                 input=GetHandHistoryRequest,
                 output=GetHandHistoryResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def issue_watch_grant(
+        self,
+        request: IssueWatchGrantRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> IssueWatchGrantResponse:
+        """
+        Issues a watch grant for a table (internal: the lobby's service
+        credential, for LobbyService.WatchLounge): a short-lived signed bearer
+        token with which a spectator reads a private table (GetTable,
+        GetTableView, WatchTable and GetHandHistory without a seat), sent as
+        `authorization: Bearer <grant>`. It names its table and acts for no
+        seat. It is checked when a call starts: a WatchTable stream opened with it
+        runs on after it expires. An expired grant is UNAUTHENTICATED
+        WATCH_GRANT_EXPIRED (ask the lobby for a fresh one).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="IssueWatchGrant",
+                service_name="poker.v1.TableService",
+                input=IssueWatchGrantRequest,
+                output=IssueWatchGrantResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

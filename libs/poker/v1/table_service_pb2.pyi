@@ -9,7 +9,7 @@ Conventions
   ShowCards, and GetTableView/WatchTable for a seat) take the seat token
   SeatPlayer issued (players get theirs from the lobby). Internal calls
   (CreateTable, SeatPlayer, LeaveSeat, AddChips, CloseTable: those that
-  move seats or chips in or out) take the service credential (the lobby's;
+  move seats or chips in or out; and IssueWatchGrant) take the service credential (the lobby's;
   FELT_ADMIN_TOKEN), never a player's token: without a token they are
   UNAUTHENTICATED (reason SERVICE_CREDENTIAL_REQUIRED), with a seat or AI
   token PERMISSION_DENIED (reason SERVICE_ONLY). For LeaveSeat and
@@ -54,6 +54,48 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+@_typing.final
+class IssueWatchGrantRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_ID_FIELD_NUMBER: _builtins.int
+    table_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        table_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["table_id", b"table_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___IssueWatchGrantRequest: _TypeAlias = IssueWatchGrantRequest  # noqa: Y015
+
+@_typing.final
+class IssueWatchGrantResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WATCH_GRANT_FIELD_NUMBER: _builtins.int
+    EXPIRE_TIME_FIELD_NUMBER: _builtins.int
+    watch_grant: _builtins.str
+    @_builtins.property
+    def expire_time(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        watch_grant: _builtins.str = ...,
+        expire_time: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["expire_time", b"expire_time"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expire_time", b"expire_time", "watch_grant", b"watch_grant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___IssueWatchGrantResponse: _TypeAlias = IssueWatchGrantResponse  # noqa: Y015
 
 @_typing.final
 class CreateTableRequest(_message.Message):

@@ -105,6 +105,11 @@ class TableServiceStub:
                 request_serializer=poker_dot_v1_dot_table__service__pb2.GetHandHistoryRequest.SerializeToString,
                 response_deserializer=poker_dot_v1_dot_table__service__pb2.GetHandHistoryResponse.FromString,
                 _registered_method=True)
+        self.IssueWatchGrant = channel.unary_unary(
+                '/poker.v1.TableService/IssueWatchGrant',
+                request_serializer=poker_dot_v1_dot_table__service__pb2.IssueWatchGrantRequest.SerializeToString,
+                response_deserializer=poker_dot_v1_dot_table__service__pb2.IssueWatchGrantResponse.FromString,
+                _registered_method=True)
 
 
 class TableServiceServicer:
@@ -119,7 +124,10 @@ class TableServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetTable(self, request, context):
-        """Returns a table's public state.
+        """Returns a table's public state. A private table's (TableConfig.private)
+        needs a watch grant, a seat token of the table or the service
+        credential; else NOT_FOUND, as for no table (so do GetTableView,
+        WatchTable and GetHandHistory without a seat).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -227,6 +235,20 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def IssueWatchGrant(self, request, context):
+        """Issues a watch grant for a table (internal: the lobby's service
+        credential, for LobbyService.WatchLounge): a short-lived signed bearer
+        token with which a spectator reads a private table (GetTable,
+        GetTableView, WatchTable and GetHandHistory without a seat), sent as
+        `authorization: Bearer <grant>`. It names its table and acts for no
+        seat. It is checked when a call starts: a WatchTable stream opened with it
+        runs on after it expires. An expired grant is UNAUTHENTICATED
+        WATCH_GRANT_EXPIRED (ask the lobby for a fresh one).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TableServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -299,6 +321,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.GetHandHistory,
                     request_deserializer=poker_dot_v1_dot_table__service__pb2.GetHandHistoryRequest.FromString,
                     response_serializer=poker_dot_v1_dot_table__service__pb2.GetHandHistoryResponse.SerializeToString,
+            ),
+            'IssueWatchGrant': grpc.unary_unary_rpc_method_handler(
+                    servicer.IssueWatchGrant,
+                    request_deserializer=poker_dot_v1_dot_table__service__pb2.IssueWatchGrantRequest.FromString,
+                    response_serializer=poker_dot_v1_dot_table__service__pb2.IssueWatchGrantResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -680,6 +707,33 @@ class TableService:
             '/poker.v1.TableService/GetHandHistory',
             poker_dot_v1_dot_table__service__pb2.GetHandHistoryRequest.SerializeToString,
             poker_dot_v1_dot_table__service__pb2.GetHandHistoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def IssueWatchGrant(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.v1.TableService/IssueWatchGrant',
+            poker_dot_v1_dot_table__service__pb2.IssueWatchGrantRequest.SerializeToString,
+            poker_dot_v1_dot_table__service__pb2.IssueWatchGrantResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -9,7 +9,7 @@ Conventions
   ShowCards, and GetTableView/WatchTable for a seat) take the seat token
   SeatPlayer issued (players get theirs from the lobby). Internal calls
   (CreateTable, SeatPlayer, LeaveSeat, AddChips, CloseTable: those that
-  move seats or chips in or out) take the service credential (the lobby's;
+  move seats or chips in or out; and IssueWatchGrant) take the service credential (the lobby's;
   FELT_ADMIN_TOKEN), never a player's token: without a token they are
   UNAUTHENTICATED (reason SERVICE_CREDENTIAL_REQUIRED), with a seat or AI
   token PERMISSION_DENIED (reason SERVICE_ONLY). For LeaveSeat and
@@ -70,7 +70,11 @@ class TableServiceStub:
     CreateTable: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.CreateTableRequest, _table_service_pb2.CreateTableResponse]
     """Creates a table (admin)."""
     GetTable: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.GetTableRequest, _table_service_pb2.GetTableResponse]
-    """Returns a table's public state."""
+    """Returns a table's public state. A private table's (TableConfig.private)
+    needs a watch grant, a seat token of the table or the service
+    credential; else NOT_FOUND, as for no table (so do GetTableView,
+    WatchTable and GetHandHistory without a seat).
+    """
     SeatPlayer: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.SeatPlayerRequest, _table_service_pb2.SeatPlayerResponse]
     """Seats a player and issues the seat token the player acts with
     (internal: the lobby's service credential).
@@ -119,6 +123,16 @@ class TableServiceStub:
     """Returns one hand's events as a seat (or a spectator) may see them, with
     proofs for every card the viewer saw (for replays and deal checks).
     """
+    IssueWatchGrant: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.IssueWatchGrantRequest, _table_service_pb2.IssueWatchGrantResponse]
+    """Issues a watch grant for a table (internal: the lobby's service
+    credential, for LobbyService.WatchLounge): a short-lived signed bearer
+    token with which a spectator reads a private table (GetTable,
+    GetTableView, WatchTable and GetHandHistory without a seat), sent as
+    `authorization: Bearer <grant>`. It names its table and acts for no
+    seat. It is checked when a call starts: a WatchTable stream opened with it
+    runs on after it expires. An expired grant is UNAUTHENTICATED
+    WATCH_GRANT_EXPIRED (ask the lobby for a fresh one).
+    """
 
 @_typing.type_check_only
 class TableServiceAsyncStub(TableServiceStub):
@@ -128,7 +142,11 @@ class TableServiceAsyncStub(TableServiceStub):
     CreateTable: _aio.UnaryUnaryMultiCallable[_table_service_pb2.CreateTableRequest, _table_service_pb2.CreateTableResponse]  # type: ignore[assignment]
     """Creates a table (admin)."""
     GetTable: _aio.UnaryUnaryMultiCallable[_table_service_pb2.GetTableRequest, _table_service_pb2.GetTableResponse]  # type: ignore[assignment]
-    """Returns a table's public state."""
+    """Returns a table's public state. A private table's (TableConfig.private)
+    needs a watch grant, a seat token of the table or the service
+    credential; else NOT_FOUND, as for no table (so do GetTableView,
+    WatchTable and GetHandHistory without a seat).
+    """
     SeatPlayer: _aio.UnaryUnaryMultiCallable[_table_service_pb2.SeatPlayerRequest, _table_service_pb2.SeatPlayerResponse]  # type: ignore[assignment]
     """Seats a player and issues the seat token the player acts with
     (internal: the lobby's service credential).
@@ -177,6 +195,16 @@ class TableServiceAsyncStub(TableServiceStub):
     """Returns one hand's events as a seat (or a spectator) may see them, with
     proofs for every card the viewer saw (for replays and deal checks).
     """
+    IssueWatchGrant: _aio.UnaryUnaryMultiCallable[_table_service_pb2.IssueWatchGrantRequest, _table_service_pb2.IssueWatchGrantResponse]  # type: ignore[assignment]
+    """Issues a watch grant for a table (internal: the lobby's service
+    credential, for LobbyService.WatchLounge): a short-lived signed bearer
+    token with which a spectator reads a private table (GetTable,
+    GetTableView, WatchTable and GetHandHistory without a seat), sent as
+    `authorization: Bearer <grant>`. It names its table and acts for no
+    seat. It is checked when a call starts: a WatchTable stream opened with it
+    runs on after it expires. An expired grant is UNAUTHENTICATED
+    WATCH_GRANT_EXPIRED (ask the lobby for a fresh one).
+    """
 
 class TableServiceServicer(metaclass=_abc_1.ABCMeta):
     """Creates tables, seats players and plays hands."""
@@ -195,7 +223,11 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _table_service_pb2.GetTableRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_table_service_pb2.GetTableResponse, _abc.Awaitable[_table_service_pb2.GetTableResponse]]:
-        """Returns a table's public state."""
+        """Returns a table's public state. A private table's (TableConfig.private)
+        needs a watch grant, a seat token of the table or the service
+        credential; else NOT_FOUND, as for no table (so do GetTableView,
+        WatchTable and GetHandHistory without a seat).
+        """
 
     @_abc_1.abstractmethod
     def SeatPlayer(
@@ -315,6 +347,22 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_table_service_pb2.GetHandHistoryResponse, _abc.Awaitable[_table_service_pb2.GetHandHistoryResponse]]:
         """Returns one hand's events as a seat (or a spectator) may see them, with
         proofs for every card the viewer saw (for replays and deal checks).
+        """
+
+    @_abc_1.abstractmethod
+    def IssueWatchGrant(
+        self,
+        request: _table_service_pb2.IssueWatchGrantRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_service_pb2.IssueWatchGrantResponse, _abc.Awaitable[_table_service_pb2.IssueWatchGrantResponse]]:
+        """Issues a watch grant for a table (internal: the lobby's service
+        credential, for LobbyService.WatchLounge): a short-lived signed bearer
+        token with which a spectator reads a private table (GetTable,
+        GetTableView, WatchTable and GetHandHistory without a seat), sent as
+        `authorization: Bearer <grant>`. It names its table and acts for no
+        seat. It is checked when a call starts: a WatchTable stream opened with it
+        runs on after it expires. An expired grant is UNAUTHENTICATED
+        WATCH_GRANT_EXPIRED (ask the lobby for a fresh one).
         """
 
 def add_TableServiceServicer_to_server(servicer: TableServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

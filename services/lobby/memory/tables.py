@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 
 from poker.events.v1 import events_pb2 as epb
 from services.lobby.ports.lounges import LoungeSeat
@@ -12,6 +13,7 @@ from services.lobby.ports.tables import (
     SeatGrant,
     TableRefused,
     TablesUnavailable,
+    WatchGrant,
 )
 
 
@@ -42,6 +44,7 @@ class MemoryTables:
         self.unavailable = False
         self.lost_answers = False
         self.calls = 0
+        self.grants = 0  # watch grants issued
 
     def _gate(self) -> None:
         self.calls += 1
@@ -162,6 +165,17 @@ class MemoryTables:
             table.sequence += 1
         self._answer()
         return True
+
+    async def watch_grant(self, table_id: str) -> WatchGrant:
+        self._gate()
+        if table_id not in self.tables:
+            raise TableRefused("NO_TABLE", "no table has this table_id")
+        self.grants += 1
+        grant = WatchGrant(
+            f"watch-{table_id}-{self.grants}", datetime.now(UTC) + timedelta(hours=1)
+        )
+        self._answer()
+        return grant
 
     async def occupants(self, table_id: str) -> Occupants:
         self._gate()

@@ -62,6 +62,7 @@ from services.lobby.ports.tables import (
     TableRefused,
     Tables,
     TablesUnavailable,
+    WatchGrant,
 )
 from services.lobby.ports.throttle import Throttle
 
@@ -107,6 +108,7 @@ __all__ = [
     "TooManyLounges",
     "TopUpRefused",
     "Totals",
+    "WatchGrant",
     "Winner",
     "cash_out_key",
     "check_top_up",

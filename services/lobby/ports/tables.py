@@ -35,6 +35,15 @@ class Departure:
     sequence: int
 
 
+@dataclass(frozen=True, slots=True)
+class WatchGrant:
+    """A watch grant for a table (a spectator's bearer token for a private one) and when it
+    expires."""
+
+    token: str
+    expires_at: datetime
+
+
 class TableRefused(Exception):
     """The table service definitely refused the call (a bad config, a taken seat, ...):
     retrying the same request will not change the answer."""
@@ -80,6 +89,11 @@ class Tables(Protocol):
     async def close(self, table_id: str, request_id: str) -> bool:
         """``CloseTable``: True once the table is closed (now, or already), False while a
         hand runs (it closes between hands)."""
+        ...
+
+    async def watch_grant(self, table_id: str) -> WatchGrant:
+        """``IssueWatchGrant``: a short-lived token with which a spectator reads the table
+        (needed for a private lounge's); ``TableRefused`` when there is no such table."""
         ...
 
     async def occupants(self, table_id: str) -> Occupants:

@@ -26,7 +26,7 @@ from services.gateway.codecs import CompactJsonCodec, Raw
 from services.gateway.config import WatchCaps
 from services.table.watch import WatchHub
 
-from .conftest import Stack, admin, create_table, seat
+from .conftest import Stack, admin, create_table, holdem, seat
 from .test_gateway_http import connect_reason
 
 WAIT = 20.0
@@ -223,3 +223,44 @@ async def test_seat_watchers_are_never_shared(stack: Stack) -> None:
             await stream.aclose()  # type: ignore[attr-defined]
         await streams_settle(server.watches, 1)
         await spectator.close()
+
+
+async def test_a_private_tables_spectator_watches_with_its_grant_and_a_stranger_cannot(
+    stack: Stack,
+) -> None:
+    """A private lounge's table (issue #20): the shared feed is opened with no credential,
+    which such a table refuses, so a spectator with a watch grant gets a stream of its own
+    (as a seat does) and every event; one without gets the missing table's NOT_FOUND."""
+    server = await stack.add_table_service("a")
+    await stack.start_gateway()
+    assert server.watches is not None
+    stub = stack.stub(server)
+    config = holdem()
+    config.private = True
+    await stub.CreateTable(
+        pb.CreateTableRequest(table_id="fan-private", config=config, request_id="c-private"),
+        metadata=admin(),
+    )
+    token = await seat(stub, "fan-private", 0)
+    issued: pb.IssueWatchGrantResponse = await stub.IssueWatchGrant(
+        pb.IssueWatchGrantRequest(table_id="fan-private"), metadata=admin()
+    )
+    request = pb.WatchTableRequest(table_id="fan-private")
+    async with connect.TableServiceClient(stack.url) as client:
+        with pytest.raises(ConnectError) as stranger:
+            async with asyncio.timeout(WAIT):
+                async for _ in client.watch_table(request):
+                    pass
+        assert stranger.value.code is Code.NOT_FOUND
+        granted = client.watch_table(
+            request, headers={"authorization": f"Bearer {issued.watch_grant}"}
+        )
+        first = await anext(granted)
+        assert first.WhichOneof("item") == "snapshot" and not first.snapshot.HasField("viewer_seat")
+        last = await add_chips(stub, "fan-private", token, 5)
+        items = [first]
+        async with asyncio.timeout(WAIT):
+            while sequence(items[-1]) < last:
+                items.append(await anext(granted))
+        assert gap_free(items)[-1] == last
+        await granted.aclose()  # type: ignore[attr-defined]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import grpc
@@ -20,7 +21,7 @@ from poker.v1 import table_pb2 as tpb_table
 from poker.v1 import table_service_pb2 as tpb
 from services.lobby.closing import ClosingApp
 from services.lobby.lounges import AiSeat, LoungeApp
-from services.lobby.memory import MemoryCloses, MemoryLounges
+from services.lobby.memory import MemoryCloses, MemoryLounges, MemoryTables
 from services.lobby.ports import Kind, LoungeState, TableRefused, TablesUnavailable
 from services.lobby.seating import SeatingApp
 from services.lobby.tables import GrpcTables
@@ -262,3 +263,31 @@ async def test_a_departure_trimmed_from_the_stream_still_gives_its_stack(
     without = GrpcTables(channel, ADMIN)  # no archive: nothing guessed
     with pytest.raises(TablesUnavailable):
         await without.vacated("t-gone", 3, "p-1", departure.sequence - 1)
+
+
+async def test_a_watch_grant_for_a_table_and_none_for_no_table(
+    channel: grpc.aio.Channel, table_server: RunningTableServer
+) -> None:
+    """``IssueWatchGrant`` as the lobby calls it, against the fake's answers: a grant for a
+    table that exists (signed with the table service's secret), ``TableRefused`` for none,
+    and only with the service credential."""
+    tables = GrpcTables(channel, ADMIN)
+    config = nlhe(2)
+    config.private = True
+    await tables.create("t-private", "Friends", config.SerializeToString(), "create-t-private")
+    grant = await tables.watch_grant("t-private")
+    assert grant.expires_at > datetime.now(UTC) + timedelta(minutes=30)
+    watched = await tables.stub.GetTableView(
+        tpb.GetTableViewRequest(table_id="t-private"),
+        metadata=(("authorization", f"Bearer {grant.token}"),),
+    )
+    assert watched.view.table.table_id == "t-private"
+    with pytest.raises(TableRefused):
+        await tables.watch_grant("no-such-table")
+    with pytest.raises(TableRefused):  # a player's token is not the service credential
+        await GrpcTables(channel, grant.token).watch_grant("t-private")
+    fake = MemoryTables()
+    await fake.create("t-private", "Friends", config.SerializeToString(), "create-t-private")
+    assert (await fake.watch_grant("t-private")).expires_at > datetime.now(UTC)
+    with pytest.raises(TableRefused):
+        await fake.watch_grant("no-such-table")

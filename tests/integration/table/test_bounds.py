@@ -7,6 +7,8 @@ changes nothing: no stream, no event, no table left behind.
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from typing import Any
 
@@ -89,6 +91,14 @@ async def test_a_config_out_of_bounds_creates_nothing(table_env: Env) -> None:
     huge_blind.big_blind = 2**62
     far_close = table_env.nlhe(2)
     far_close.close_time.seconds = 2**40
+    epoch_close = table_env.nlhe(2)
+    epoch_close.close_time.seconds = 1
+    past_close = table_env.nlhe(2)
+    past_close.close_time.FromSeconds(int(time.time()) - 60)
+    microsecond_clock = table_env.nlhe(2)
+    microsecond_clock.action_clock.nanos = 1_000
+    draw_big_below_small = table_env.draw(3)
+    draw_big_below_small.big_bet = draw_big_below_small.small_bet - 1
     for n, (config, words) in enumerate(
         [
             (ten_thousand_years, "action_clock"),
@@ -96,6 +106,10 @@ async def test_a_config_out_of_bounds_creates_nothing(table_env: Env) -> None:
             (draw_without_ante, "ante"),
             (huge_blind, "big_blind"),
             (far_close, "close_time"),
+            (epoch_close, "close_time must be in the future"),
+            (past_close, "close_time must be in the future"),
+            (microsecond_clock, "action_clock must be 100 ms"),
+            (draw_big_below_small, "big_bet must be at least its small_bet"),
         ]
     ):
         table_id = f"bad-config-{n}"
@@ -104,6 +118,10 @@ async def test_a_config_out_of_bounds_creates_nothing(table_env: Env) -> None:
             grpc.StatusCode.INVALID_ARGUMENT,
         )
         assert words in (err.details() or ""), err.details()
+        assert _reason(err) in ("BAD_CONFIG", "BAD_AMOUNT"), _reason(err)
+        assert str(2**62) not in (err.details() or "") and "1099511627776" not in (
+            err.details() or ""
+        )
         await _nothing_created(table_env, stub, table_id)
 
 
@@ -330,3 +348,45 @@ async def test_a_seat_spamming_changes_is_rate_limited_and_the_refusals_write_no
             codes.append(f"{err.code().name}/{table_env.error_reason(err)}")
     assert codes[:4] == ["OK"] * 4
     assert set(codes[4:]) == {"RESOURCE_EXHAUSTED/RATE_LIMITED"}
+
+
+async def test_ai_seats_of_different_tables_are_limited_apart_and_one_seat_still_is(
+    table_env: Env,
+) -> None:
+    """Issue #20: the AI workers' bucket was keyed by the seat alone, so seat 1 of every table
+    an instance ran shared one bucket (2,128 AI actions refused in one run). Each table's
+    seat 1 here uses its whole burst at once, all of them together: none is refused; one of
+    them going on past its burst still is, and writes nothing."""
+    burst = 4
+    server = await table_env.start_server(rate=RateLimits(per_second=0.5, burst=burst))
+    stub = table_env.stub(server)
+    tables = []
+    for _ in range(8):
+        table_id = await table_env.create_table(stub, table_env.nlhe(3))
+        await table_env.seat(stub, table_id, 1, ai_level=epb.AI_LEVEL_NORMAL)  # alone: no hand
+        tables.append(table_id)
+
+    async def presence(table_id: str, n: int) -> str:
+        call = stub.SitOut if n % 2 == 0 else stub.SitIn
+        request_type = pb.SitOutRequest if n % 2 == 0 else pb.SitInRequest
+        request = request_type(table_id=table_id, seat=1, request_id=f"ai-{n}")
+        try:
+            await call(request, metadata=table_env.ai_md)
+        except grpc.aio.AioRpcError as err:
+            return f"{err.code().name}/{table_env.error_reason(err)}"
+        return "OK"
+
+    for n in range(burst):  # every table's seat 1 at once, its whole burst
+        codes = await asyncio.gather(*(presence(t, n) for t in tables))
+        assert codes == ["OK"] * len(tables), (n, codes)
+    spammed = tables[0]
+    length = await table_env.xlen(spammed)
+    assert [await presence(spammed, n) for n in range(burst, burst + 4)] == [
+        "RESOURCE_EXHAUSTED/RATE_LIMITED"
+    ] * 4
+    assert await table_env.xlen(spammed) == length  # refused: nothing written
+    # A seat token's bucket is its own too: a human at another table is not held back.
+    human_table = await table_env.create_table(stub, table_env.nlhe(3))
+    key = await table_env.seat(stub, human_table, 1)
+    sit_out = pb.SitOutRequest(table_id=human_table, seat=1, request_id="h-0")
+    await stub.SitOut(sit_out, metadata=key.md)

@@ -149,6 +149,29 @@ async def test_private_lounges_need_their_invite_code(world: World) -> None:
     assert (await refused(world.app.get(bob, "Not An Id", ""))).reason == "BAD_TABLE_ID"
 
 
+async def test_a_private_lounges_table_knows_it_and_grants_watches_to_whom_the_lobby_lets(
+    world: World,
+) -> None:
+    alice, bob, carol = await world.player(1), await world.player(2), await world.player(3)
+    spoofed = nlhe(private=True)  # the request's own flag is not what decides
+    public = await world.app.create(alice, req("pub"), "Open", spoofed, 0, 0, [], False)
+    assert not epb.TableConfig.FromString(world.tables.tables[public.lounge_id].config).private
+    lounge = await world.app.create(alice, req("p"), "Friends", nlhe(), 0, 0, [], True)
+    assert epb.TableConfig.FromString(world.tables.tables[lounge.lounge_id].config).private
+    lid, code = lounge.lounge_id, lounge.invite_code
+    assert code is not None
+    assert (await world.app.watch(alice, lid, "")).token  # its owner
+    assert (await world.app.watch(bob, lid, code)).token  # an invitee
+    assert (await world.app.watch(carol, public.lounge_id, "")).token  # anyone, when public
+    for who, shown in ((bob, ""), (bob, "wrong"), (carol, "")):
+        assert (await refused(world.app.watch(who, lid, shown))).reason == "NO_LOUNGE"
+    assert (await refused(world.app.watch(bob, lid, "x" * 65))).reason == "BAD_INVITE_CODE"
+    assert (await refused(world.app.watch(ANONYMOUS, lid, code))).code is Code.UNAUTHENTICATED
+    world.tables.unavailable = True
+    unreachable = await refused(world.app.watch(alice, lid, ""))
+    assert (unreachable.code, unreachable.reason) == (Code.UNAVAILABLE, "TABLES_UNAVAILABLE")
+
+
 async def test_listing_pages_and_filters() -> None:
     world = World(LobbySettings(max_lounges_per_owner=100))
     alice = await world.player(1)

@@ -19,6 +19,7 @@ from datetime import timedelta
 import pytest
 
 import services.table.auth as auth_module
+from felt.api import limits
 from felt.decisions import MemoryDecisionQueue
 from felt.eventstore import MemoryEventStore
 from felt.idempotency import ClientRequest
@@ -30,7 +31,7 @@ from felt.table.events import PlayerSeated
 from poker.events.v1 import events_pb2 as epb
 from services.table.admin import Seated, TableAdmin
 from services.table.application import TableApp
-from services.table.auth import Authenticator, Caller, Secrets
+from services.table.auth import ANONYMOUS, Authenticator, Caller, Secrets
 from services.table.manager import TableManager
 from services.table.queries import Seen, TableQueries, View
 from services.table.refusals import Code, Refused
@@ -138,6 +139,25 @@ async def test_create_table_is_admin_only_and_retry_safe(service: Service) -> No
     assert (await service.store.version(TABLE)) == 1
 
 
+async def test_a_retry_is_answered_after_its_close_time_has_passed(service: Service) -> None:
+    """close_time must be ahead of the request: a retry of a table created with it gets its
+    first answer once that time has passed (the lobby retries answers it lost); a new
+    request with it is refused."""
+    closing = config()
+    closing.close_time.FromMilliseconds(int(time.time() * 1000) + 1_000)
+    create = request("create-closing")
+    table = await service.admins.create_table(service.admin, create, TABLE, "Main", closing)
+    while time.time() * 1000 <= closing.close_time.ToMilliseconds():
+        await asyncio.sleep(0.05)
+    assert await service.admins.create_table(service.admin, create, TABLE, "Main", closing) == (
+        table
+    )
+    late = service.admins.create_table(service.admin, request("late"), "t-late", "L", closing)
+    with pytest.raises(limits.LimitError) as bad:  # INVALID_ARGUMENT, by the interceptor
+        await late
+    assert bad.value.reason == "BAD_CONFIG" and "close_time" in bad.value.message
+
+
 async def test_seating_chooses_free_seats_and_a_retry_gets_the_same_token(
     service: Service,
 ) -> None:
@@ -164,7 +184,7 @@ async def test_seating_chooses_free_seats_and_a_retry_gets_the_same_token(
     wrong = await refused(service.queries.view(caller, TABLE, 1))
     assert (wrong.code, wrong.message) == (
         Code.PERMISSION_DENIED,
-        "this token is for seat 0, not seat 1",
+        "this token is for another seat than the seat asked for",
     )
 
 
@@ -240,7 +260,7 @@ async def test_leave_returns_the_stack_and_voids_the_token(service: Service) -> 
     assert left.stack == 1000
     assert await service.app.leave_seat(lobby, request("bye"), TABLE, 2) == left  # a retry
     gone = await refused(service.app.sit_out(alice, request("out-2"), TABLE, 2))
-    assert (gone.code, gone.message) == (Code.NOT_FOUND, "nobody sits at seat 2")
+    assert (gone.code, gone.message) == (Code.NOT_FOUND, "nobody sits at the seat asked for")
     # Someone new at the seat: the old token belonged to an earlier occupant.
     await service.seat(2, "bob")
     earlier = await refused(service.app.sit_out(alice, request("out-3"), TABLE, 2))
@@ -314,15 +334,15 @@ async def test_the_service_leaves_a_seat_whose_token_has_expired(
 
 
 async def test_unknown_malformed_and_quarantined_tables(service: Service) -> None:
-    missing = await refused(service.queries.table("nowhere"))
-    assert (missing.code, missing.message) == (Code.NOT_FOUND, "table nowhere does not exist")
-    bad_id = await refused(service.queries.table("no spaces allowed"))
+    missing = await refused(service.queries.table(ANONYMOUS, "nowhere"))
+    assert (missing.code, missing.message) == (Code.NOT_FOUND, "no table has this table_id")
+    bad_id = await refused(service.queries.table(ANONYMOUS, "no spaces allowed"))
     assert (bad_id.code, bad_id.reason) == (Code.INVALID_ARGUMENT, "BAD_TABLE_ID")
     # A registered table whose stream cannot be folded is quarantined, not retried.
     await service.registry.add("broken")
     await service.store.append("broken", [b"\xffnot an event"], 0)
     for _ in range(2):
-        held = await refused(service.queries.table("broken"))
+        held = await refused(service.queries.table(ANONYMOUS, "broken"))
         assert (held.code, held.reason) == (Code.FAILED_PRECONDITION, "TABLE_QUARANTINED")
     assert "broken" in await service.registry.quarantined_ids()
     # The table is checked before the token: no token and a missing table is NOT_FOUND.

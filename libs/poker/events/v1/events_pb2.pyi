@@ -196,6 +196,7 @@ class TableConfig(_message.Message):
     MAX_CONSECUTIVE_TIMEOUTS_FIELD_NUMBER: _builtins.int
     MAX_HANDS_FIELD_NUMBER: _builtins.int
     CLOSE_TIME_FIELD_NUMBER: _builtins.int
+    PRIVATE_FIELD_NUMBER: _builtins.int
     variant: Global___Variant.ValueType
     seat_count: _builtins.int
     """Number of seats: 2..9 for NLHE, 2..6 for DRAW5. Seats are numbered
@@ -221,17 +222,25 @@ class TableConfig(_message.Message):
     """Consecutive timeouts after which a seat is sat out (0 = never; at most 100)."""
     max_hands: _builtins.int
     """Hands after which the table closes (0 = no limit; at most 1,000,000)."""
+    private: _builtins.bool
+    """A private lounge's table (the lobby sets it): its spectator reads
+    (GetTable, GetTableView, WatchTable and GetHandHistory without a seat)
+    need a watch grant (TableService.IssueWatchGrant; players get one from
+    LobbyService.WatchLounge), a seat token of the table or the service
+    credential; anyone else gets NOT_FOUND, as for no table. Unset: public.
+    """
     @_builtins.property
     def action_clock(self) -> _duration_pb2.Duration:
         """Time a seat has to act before it is timed out (it checks, else folds).
-        Unset or zero: no action clock; else 100 ms to one day. Millisecond
+        Unset or zero: no action clock; else 100 ms to one day (any shorter
+        non-zero duration is refused, not taken as no clock). Millisecond
         precision.
         """
 
     @_builtins.property
     def close_time(self) -> _timestamp_pb2.Timestamp:
-        """When the table closes (after the hand running then); unset: never. At
-        most ten years ahead.
+        """When the table closes (after the hand running then); unset: never. After
+        the request and at most ten years ahead.
         """
 
     def __init__(
@@ -250,10 +259,11 @@ class TableConfig(_message.Message):
         max_consecutive_timeouts: _builtins.int = ...,
         max_hands: _builtins.int = ...,
         close_time: _timestamp_pb2.Timestamp | None = ...,
+        private: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_allow_all_in", b"_allow_all_in", "action_clock", b"action_clock", "allow_all_in", b"allow_all_in", "close_time", b"close_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_all_in", b"_allow_all_in", "action_clock", b"action_clock", "allow_all_in", b"allow_all_in", "ante", b"ante", "big_bet", b"big_bet", "big_blind", b"big_blind", "close_time", b"close_time", "max_consecutive_timeouts", b"max_consecutive_timeouts", "max_hands", b"max_hands", "raise_cap", b"raise_cap", "seat_count", b"seat_count", "small_bet", b"small_bet", "small_blind", b"small_blind", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_allow_all_in", b"_allow_all_in", "action_clock", b"action_clock", "allow_all_in", b"allow_all_in", "ante", b"ante", "big_bet", b"big_bet", "big_blind", b"big_blind", "close_time", b"close_time", "max_consecutive_timeouts", b"max_consecutive_timeouts", "max_hands", b"max_hands", "private", b"private", "raise_cap", b"raise_cap", "seat_count", b"seat_count", "small_bet", b"small_bet", "small_blind", b"small_blind", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__allow_all_in: _TypeAlias = _typing.Literal["allow_all_in"]  # noqa: Y015
     _WhichOneofArgType__allow_all_in: _TypeAlias = _typing.Literal["_allow_all_in", b"_allow_all_in"]  # noqa: Y015

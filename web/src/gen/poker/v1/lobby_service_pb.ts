@@ -59,7 +59,53 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file poker/v1/lobby_service.proto.
  */
 export const file_poker_v1_lobby_service: GenFile = /*@__PURE__*/
-  fileDesc("Chxwb2tlci92MS9sb2JieV9zZXJ2aWNlLnByb3RvEghwb2tlci52MSI+ChJDcmVhdGVHdWVzdFJlcXVlc3QSFAoMZGlzcGxheV9uYW1lGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkiYwoTQ3JlYXRlR3Vlc3RSZXNwb25zZRIgCgZwbGF5ZXIYASABKAsyEC5wb2tlci52MS5QbGF5ZXISKgoLY3JlZGVudGlhbHMYAiABKAsyFS5wb2tlci52MS5DcmVkZW50aWFscyJNCg9SZWdpc3RlclJlcXVlc3QSFAoMZGlzcGxheV9uYW1lGAEgASgJEhAKCHBhc3N3b3JkGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiYAoQUmVnaXN0ZXJSZXNwb25zZRIgCgZwbGF5ZXIYASABKAsyEC5wb2tlci52MS5QbGF5ZXISKgoLY3JlZGVudGlhbHMYAiABKAsyFS5wb2tlci52MS5DcmVkZW50aWFscyI7ChNVcGdyYWRlR3Vlc3RSZXF1ZXN0EhAKCHBhc3N3b3JkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkiOAoUVXBncmFkZUd1ZXN0UmVzcG9uc2USIAoGcGxheWVyGAEgASgLMhAucG9rZXIudjEuUGxheWVyIksKDVNpZ25JblJlcXVlc3QSFAoMZGlzcGxheV9uYW1lGAEgASgJEhAKCHBhc3N3b3JkGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiXgoOU2lnbkluUmVzcG9uc2USIAoGcGxheWVyGAEgASgLMhAucG9rZXIudjEuUGxheWVyEioKC2NyZWRlbnRpYWxzGAIgASgLMhUucG9rZXIudjEuQ3JlZGVudGlhbHMiQgoVUmVmcmVzaFNlc3Npb25SZXF1ZXN0EhUKDXJlZnJlc2hfdG9rZW4YASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCSJEChZSZWZyZXNoU2Vzc2lvblJlc3BvbnNlEioKC2NyZWRlbnRpYWxzGAEgASgLMhUucG9rZXIudjEuQ3JlZGVudGlhbHMiJAoOU2lnbk91dFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCSIRCg9TaWduT3V0UmVzcG9uc2UiJQoQR2V0UGxheWVyUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkiNQoRR2V0UGxheWVyUmVzcG9uc2USIAoGcGxheWVyGAEgASgLMhAucG9rZXIudjEuUGxheWVyIhMKEUdldEJhbGFuY2VSZXF1ZXN0InEKEkdldEJhbGFuY2VSZXNwb25zZRIPCgdiYWxhbmNlGAEgASgDEjQKEG5leHRfdG9wX3VwX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHRvcF91cF9iZWxvdxgDIAEoAyJBChhMaXN0TGVkZ2VyRW50cmllc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkiXAoZTGlzdExlZGdlckVudHJpZXNSZXNwb25zZRImCgdlbnRyaWVzGAEgAygLMhUucG9rZXIudjEuTGVkZ2VyRW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiIKDFRvcFVwUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJIkYKDVRvcFVwUmVzcG9uc2USJAoFZW50cnkYASABKAsyFS5wb2tlci52MS5MZWRnZXJFbnRyeRIPCgdiYWxhbmNlGAIgASgDIsIBChNDcmVhdGVMb3VuZ2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSLAoGY29uZmlnGAIgASgLMhwucG9rZXIuZXZlbnRzLnYxLlRhYmxlQ29uZmlnEhIKCm1pbl9idXlfaW4YAyABKAMSEgoKbWF4X2J1eV9pbhgEIAEoAxIiCghhaV9zZWF0cxgFIAMoCzIQLnBva2VyLnYxLkFpU2VhdBIPCgdwcml2YXRlGAYgASgIEhIKCnJlcXVlc3RfaWQYByABKAkiOAoUQ3JlYXRlTG91bmdlUmVzcG9uc2USIAoGbG91bmdlGAEgASgLMhAucG9rZXIudjEuTG91bmdlIqQBChJMaXN0TG91bmdlc1JlcXVlc3QSKQoHdmFyaWFudBgBIAEoDjIYLnBva2VyLmV2ZW50cy52MS5WYXJpYW50EhEKCW1pbl9zdGFrZRgCIAEoAxIRCgltYXhfc3Rha2UYAyABKAMSFgoObWluX2ZyZWVfc2VhdHMYBCABKAUSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkiUQoTTGlzdExvdW5nZXNSZXNwb25zZRIhCgdsb3VuZ2VzGAEgAygLMhAucG9rZXIudjEuTG91bmdlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI6ChBHZXRMb3VuZ2VSZXF1ZXN0EhEKCWxvdW5nZV9pZBgBIAEoCRITCgtpbnZpdGVfY29kZRgCIAEoCSI1ChFHZXRMb3VuZ2VSZXNwb25zZRIgCgZsb3VuZ2UYASABKAsyEC5wb2tlci52MS5Mb3VuZ2UiewoRSm9pbkxvdW5nZVJlcXVlc3QSEQoJbG91bmdlX2lkGAEgASgJEhEKBHNlYXQYAiABKAVIAIgBARIOCgZidXlfaW4YAyABKAMSEwoLaW52aXRlX2NvZGUYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCUIHCgVfc2VhdCKWAQoSSm9pbkxvdW5nZVJlc3BvbnNlEhEKCWxvdW5nZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhIKCnNlYXRfdG9rZW4YAyABKAkSOgoWc2VhdF90b2tlbl9leHBpcmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHYmFsYW5jZRgFIAEoAyI7ChJDbG9zZUxvdW5nZVJlcXVlc3QSEQoJbG91bmdlX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkiNwoTQ2xvc2VMb3VuZ2VSZXNwb25zZRIgCgZsb3VuZ2UYASABKAsyEC5wb2tlci52MS5Mb3VuZ2UiQAoXUmVmcmVzaFNlYXRUb2tlblJlcXVlc3QSEQoJbG91bmdlX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkiiwEKGFJlZnJlc2hTZWF0VG9rZW5SZXNwb25zZRIRCglsb3VuZ2VfaWQYASABKAkSDAoEc2VhdBgCIAEoBRISCgpzZWF0X3Rva2VuGAMgASgJEjoKFnNlYXRfdG9rZW5fZXhwaXJlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjsKEkxlYXZlTG91bmdlUmVxdWVzdBIRCglsb3VuZ2VfaWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCSJ7ChNMZWF2ZUxvdW5nZVJlc3BvbnNlEhEKCWxvdW5nZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEiMKBXN0YXRlGAMgASgOMhQucG9rZXIudjEuTGVhdmVTdGF0ZRINCgVzdGFjaxgEIAEoAxIPCgdiYWxhbmNlGAUgASgDKlgKCkxlYXZlU3RhdGUSGwoXTEVBVkVfU1RBVEVfVU5TUEVDSUZJRUQQABIXChNMRUFWRV9TVEFURV9MRUFWSU5HEAESFAoQTEVBVkVfU1RBVEVfTEVGVBACMoIKCgxMb2JieVNlcnZpY2USSgoLQ3JlYXRlR3Vlc3QSHC5wb2tlci52MS5DcmVhdGVHdWVzdFJlcXVlc3QaHS5wb2tlci52MS5DcmVhdGVHdWVzdFJlc3BvbnNlEkEKCFJlZ2lzdGVyEhkucG9rZXIudjEuUmVnaXN0ZXJSZXF1ZXN0GhoucG9rZXIudjEuUmVnaXN0ZXJSZXNwb25zZRJNCgxVcGdyYWRlR3Vlc3QSHS5wb2tlci52MS5VcGdyYWRlR3Vlc3RSZXF1ZXN0Gh4ucG9rZXIudjEuVXBncmFkZUd1ZXN0UmVzcG9uc2USOwoGU2lnbkluEhcucG9rZXIudjEuU2lnbkluUmVxdWVzdBoYLnBva2VyLnYxLlNpZ25JblJlc3BvbnNlElMKDlJlZnJlc2hTZXNzaW9uEh8ucG9rZXIudjEuUmVmcmVzaFNlc3Npb25SZXF1ZXN0GiAucG9rZXIudjEuUmVmcmVzaFNlc3Npb25SZXNwb25zZRI+CgdTaWduT3V0EhgucG9rZXIudjEuU2lnbk91dFJlcXVlc3QaGS5wb2tlci52MS5TaWduT3V0UmVzcG9uc2USRAoJR2V0UGxheWVyEhoucG9rZXIudjEuR2V0UGxheWVyUmVxdWVzdBobLnBva2VyLnYxLkdldFBsYXllclJlc3BvbnNlEkcKCkdldEJhbGFuY2USGy5wb2tlci52MS5HZXRCYWxhbmNlUmVxdWVzdBocLnBva2VyLnYxLkdldEJhbGFuY2VSZXNwb25zZRJcChFMaXN0TGVkZ2VyRW50cmllcxIiLnBva2VyLnYxLkxpc3RMZWRnZXJFbnRyaWVzUmVxdWVzdBojLnBva2VyLnYxLkxpc3RMZWRnZXJFbnRyaWVzUmVzcG9uc2USOAoFVG9wVXASFi5wb2tlci52MS5Ub3BVcFJlcXVlc3QaFy5wb2tlci52MS5Ub3BVcFJlc3BvbnNlEk0KDENyZWF0ZUxvdW5nZRIdLnBva2VyLnYxLkNyZWF0ZUxvdW5nZVJlcXVlc3QaHi5wb2tlci52MS5DcmVhdGVMb3VuZ2VSZXNwb25zZRJKCgtMaXN0TG91bmdlcxIcLnBva2VyLnYxLkxpc3RMb3VuZ2VzUmVxdWVzdBodLnBva2VyLnYxLkxpc3RMb3VuZ2VzUmVzcG9uc2USRAoJR2V0TG91bmdlEhoucG9rZXIudjEuR2V0TG91bmdlUmVxdWVzdBobLnBva2VyLnYxLkdldExvdW5nZVJlc3BvbnNlEkcKCkpvaW5Mb3VuZ2USGy5wb2tlci52MS5Kb2luTG91bmdlUmVxdWVzdBocLnBva2VyLnYxLkpvaW5Mb3VuZ2VSZXNwb25zZRJKCgtMZWF2ZUxvdW5nZRIcLnBva2VyLnYxLkxlYXZlTG91bmdlUmVxdWVzdBodLnBva2VyLnYxLkxlYXZlTG91bmdlUmVzcG9uc2USWQoQUmVmcmVzaFNlYXRUb2tlbhIhLnBva2VyLnYxLlJlZnJlc2hTZWF0VG9rZW5SZXF1ZXN0GiIucG9rZXIudjEuUmVmcmVzaFNlYXRUb2tlblJlc3BvbnNlEkoKC0Nsb3NlTG91bmdlEhwucG9rZXIudjEuQ2xvc2VMb3VuZ2VSZXF1ZXN0Gh0ucG9rZXIudjEuQ2xvc2VMb3VuZ2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_poker_events_v1_events, file_poker_v1_lobby]);
+  fileDesc("Chxwb2tlci92MS9sb2JieV9zZXJ2aWNlLnByb3RvEghwb2tlci52MSI8ChJXYXRjaExvdW5nZVJlcXVlc3QSEQoJbG91bmdlX2lkGAEgASgJEhMKC2ludml0ZV9jb2RlGAIgASgJIlsKE1dhdGNoTG91bmdlUmVzcG9uc2USEwoLd2F0Y2hfZ3JhbnQYASABKAkSLwoLZXhwaXJlX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIj4KEkNyZWF0ZUd1ZXN0UmVxdWVzdBIUCgxkaXNwbGF5X25hbWUYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCSJjChNDcmVhdGVHdWVzdFJlc3BvbnNlEiAKBnBsYXllchgBIAEoCzIQLnBva2VyLnYxLlBsYXllchIqCgtjcmVkZW50aWFscxgCIAEoCzIVLnBva2VyLnYxLkNyZWRlbnRpYWxzIk0KD1JlZ2lzdGVyUmVxdWVzdBIUCgxkaXNwbGF5X25hbWUYASABKAkSEAoIcGFzc3dvcmQYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCSJgChBSZWdpc3RlclJlc3BvbnNlEiAKBnBsYXllchgBIAEoCzIQLnBva2VyLnYxLlBsYXllchIqCgtjcmVkZW50aWFscxgCIAEoCzIVLnBva2VyLnYxLkNyZWRlbnRpYWxzIjsKE1VwZ3JhZGVHdWVzdFJlcXVlc3QSEAoIcGFzc3dvcmQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCSI4ChRVcGdyYWRlR3Vlc3RSZXNwb25zZRIgCgZwbGF5ZXIYASABKAsyEC5wb2tlci52MS5QbGF5ZXIiSwoNU2lnbkluUmVxdWVzdBIUCgxkaXNwbGF5X25hbWUYASABKAkSEAoIcGFzc3dvcmQYAiABKAkSEgoKcmVxdWVzdF9pZBgDIAEoCSJeCg5TaWduSW5SZXNwb25zZRIgCgZwbGF5ZXIYASABKAsyEC5wb2tlci52MS5QbGF5ZXISKgoLY3JlZGVudGlhbHMYAiABKAsyFS5wb2tlci52MS5DcmVkZW50aWFscyJCChVSZWZyZXNoU2Vzc2lvblJlcXVlc3QSFQoNcmVmcmVzaF90b2tlbhgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJIkQKFlJlZnJlc2hTZXNzaW9uUmVzcG9uc2USKgoLY3JlZGVudGlhbHMYASABKAsyFS5wb2tlci52MS5DcmVkZW50aWFscyIkCg5TaWduT3V0UmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJIhEKD1NpZ25PdXRSZXNwb25zZSIlChBHZXRQbGF5ZXJSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCSI1ChFHZXRQbGF5ZXJSZXNwb25zZRIgCgZwbGF5ZXIYASABKAsyEC5wb2tlci52MS5QbGF5ZXIiEwoRR2V0QmFsYW5jZVJlcXVlc3QicQoSR2V0QmFsYW5jZVJlc3BvbnNlEg8KB2JhbGFuY2UYASABKAMSNAoQbmV4dF90b3BfdXBfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMdG9wX3VwX2JlbG93GAMgASgDIkEKGExpc3RMZWRnZXJFbnRyaWVzUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCSJcChlMaXN0TGVkZ2VyRW50cmllc1Jlc3BvbnNlEiYKB2VudHJpZXMYASADKAsyFS5wb2tlci52MS5MZWRnZXJFbnRyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiIgoMVG9wVXBSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYASABKAkiRgoNVG9wVXBSZXNwb25zZRIkCgVlbnRyeRgBIAEoCzIVLnBva2VyLnYxLkxlZGdlckVudHJ5Eg8KB2JhbGFuY2UYAiABKAMiwgEKE0NyZWF0ZUxvdW5nZVJlcXVlc3QSDAoEbmFtZRgBIAEoCRIsCgZjb25maWcYAiABKAsyHC5wb2tlci5ldmVudHMudjEuVGFibGVDb25maWcSEgoKbWluX2J1eV9pbhgDIAEoAxISCgptYXhfYnV5X2luGAQgASgDEiIKCGFpX3NlYXRzGAUgAygLMhAucG9rZXIudjEuQWlTZWF0Eg8KB3ByaXZhdGUYBiABKAgSEgoKcmVxdWVzdF9pZBgHIAEoCSI4ChRDcmVhdGVMb3VuZ2VSZXNwb25zZRIgCgZsb3VuZ2UYASABKAsyEC5wb2tlci52MS5Mb3VuZ2UipAEKEkxpc3RMb3VuZ2VzUmVxdWVzdBIpCgd2YXJpYW50GAEgASgOMhgucG9rZXIuZXZlbnRzLnYxLlZhcmlhbnQSEQoJbWluX3N0YWtlGAIgASgDEhEKCW1heF9zdGFrZRgDIAEoAxIWCg5taW5fZnJlZV9zZWF0cxgEIAEoBRIRCglwYWdlX3NpemUYBSABKAUSEgoKcGFnZV90b2tlbhgGIAEoCSJRChNMaXN0TG91bmdlc1Jlc3BvbnNlEiEKB2xvdW5nZXMYASADKAsyEC5wb2tlci52MS5Mb3VuZ2USFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIjoKEEdldExvdW5nZVJlcXVlc3QSEQoJbG91bmdlX2lkGAEgASgJEhMKC2ludml0ZV9jb2RlGAIgASgJIjUKEUdldExvdW5nZVJlc3BvbnNlEiAKBmxvdW5nZRgBIAEoCzIQLnBva2VyLnYxLkxvdW5nZSJ7ChFKb2luTG91bmdlUmVxdWVzdBIRCglsb3VuZ2VfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBEg4KBmJ1eV9pbhgDIAEoAxITCgtpbnZpdGVfY29kZRgEIAEoCRISCgpyZXF1ZXN0X2lkGAUgASgJQgcKBV9zZWF0IpYBChJKb2luTG91bmdlUmVzcG9uc2USEQoJbG91bmdlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEgoKc2VhdF90b2tlbhgDIAEoCRI6ChZzZWF0X3Rva2VuX2V4cGlyZV90aW1lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdiYWxhbmNlGAUgASgDIjsKEkNsb3NlTG91bmdlUmVxdWVzdBIRCglsb3VuZ2VfaWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCSI3ChNDbG9zZUxvdW5nZVJlc3BvbnNlEiAKBmxvdW5nZRgBIAEoCzIQLnBva2VyLnYxLkxvdW5nZSJAChdSZWZyZXNoU2VhdFRva2VuUmVxdWVzdBIRCglsb3VuZ2VfaWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCSKLAQoYUmVmcmVzaFNlYXRUb2tlblJlc3BvbnNlEhEKCWxvdW5nZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhIKCnNlYXRfdG9rZW4YAyABKAkSOgoWc2VhdF90b2tlbl9leHBpcmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiOwoSTGVhdmVMb3VuZ2VSZXF1ZXN0EhEKCWxvdW5nZV9pZBgBIAEoCRISCgpyZXF1ZXN0X2lkGAIgASgJInsKE0xlYXZlTG91bmdlUmVzcG9uc2USEQoJbG91bmdlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSIwoFc3RhdGUYAyABKA4yFC5wb2tlci52MS5MZWF2ZVN0YXRlEg0KBXN0YWNrGAQgASgDEg8KB2JhbGFuY2UYBSABKAMqWAoKTGVhdmVTdGF0ZRIbChdMRUFWRV9TVEFURV9VTlNQRUNJRklFRBAAEhcKE0xFQVZFX1NUQVRFX0xFQVZJTkcQARIUChBMRUFWRV9TVEFURV9MRUZUEAIyzgoKDExvYmJ5U2VydmljZRJKCgtDcmVhdGVHdWVzdBIcLnBva2VyLnYxLkNyZWF0ZUd1ZXN0UmVxdWVzdBodLnBva2VyLnYxLkNyZWF0ZUd1ZXN0UmVzcG9uc2USQQoIUmVnaXN0ZXISGS5wb2tlci52MS5SZWdpc3RlclJlcXVlc3QaGi5wb2tlci52MS5SZWdpc3RlclJlc3BvbnNlEk0KDFVwZ3JhZGVHdWVzdBIdLnBva2VyLnYxLlVwZ3JhZGVHdWVzdFJlcXVlc3QaHi5wb2tlci52MS5VcGdyYWRlR3Vlc3RSZXNwb25zZRI7CgZTaWduSW4SFy5wb2tlci52MS5TaWduSW5SZXF1ZXN0GhgucG9rZXIudjEuU2lnbkluUmVzcG9uc2USUwoOUmVmcmVzaFNlc3Npb24SHy5wb2tlci52MS5SZWZyZXNoU2Vzc2lvblJlcXVlc3QaIC5wb2tlci52MS5SZWZyZXNoU2Vzc2lvblJlc3BvbnNlEj4KB1NpZ25PdXQSGC5wb2tlci52MS5TaWduT3V0UmVxdWVzdBoZLnBva2VyLnYxLlNpZ25PdXRSZXNwb25zZRJECglHZXRQbGF5ZXISGi5wb2tlci52MS5HZXRQbGF5ZXJSZXF1ZXN0GhsucG9rZXIudjEuR2V0UGxheWVyUmVzcG9uc2USRwoKR2V0QmFsYW5jZRIbLnBva2VyLnYxLkdldEJhbGFuY2VSZXF1ZXN0GhwucG9rZXIudjEuR2V0QmFsYW5jZVJlc3BvbnNlElwKEUxpc3RMZWRnZXJFbnRyaWVzEiIucG9rZXIudjEuTGlzdExlZGdlckVudHJpZXNSZXF1ZXN0GiMucG9rZXIudjEuTGlzdExlZGdlckVudHJpZXNSZXNwb25zZRI4CgVUb3BVcBIWLnBva2VyLnYxLlRvcFVwUmVxdWVzdBoXLnBva2VyLnYxLlRvcFVwUmVzcG9uc2USTQoMQ3JlYXRlTG91bmdlEh0ucG9rZXIudjEuQ3JlYXRlTG91bmdlUmVxdWVzdBoeLnBva2VyLnYxLkNyZWF0ZUxvdW5nZVJlc3BvbnNlEkoKC0xpc3RMb3VuZ2VzEhwucG9rZXIudjEuTGlzdExvdW5nZXNSZXF1ZXN0Gh0ucG9rZXIudjEuTGlzdExvdW5nZXNSZXNwb25zZRJECglHZXRMb3VuZ2USGi5wb2tlci52MS5HZXRMb3VuZ2VSZXF1ZXN0GhsucG9rZXIudjEuR2V0TG91bmdlUmVzcG9uc2USRwoKSm9pbkxvdW5nZRIbLnBva2VyLnYxLkpvaW5Mb3VuZ2VSZXF1ZXN0GhwucG9rZXIudjEuSm9pbkxvdW5nZVJlc3BvbnNlEkoKC0xlYXZlTG91bmdlEhwucG9rZXIudjEuTGVhdmVMb3VuZ2VSZXF1ZXN0Gh0ucG9rZXIudjEuTGVhdmVMb3VuZ2VSZXNwb25zZRJZChBSZWZyZXNoU2VhdFRva2VuEiEucG9rZXIudjEuUmVmcmVzaFNlYXRUb2tlblJlcXVlc3QaIi5wb2tlci52MS5SZWZyZXNoU2VhdFRva2VuUmVzcG9uc2USSgoLQ2xvc2VMb3VuZ2USHC5wb2tlci52MS5DbG9zZUxvdW5nZVJlcXVlc3QaHS5wb2tlci52MS5DbG9zZUxvdW5nZVJlc3BvbnNlEkoKC1dhdGNoTG91bmdlEhwucG9rZXIudjEuV2F0Y2hMb3VuZ2VSZXF1ZXN0Gh0ucG9rZXIudjEuV2F0Y2hMb3VuZ2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_poker_events_v1_events, file_poker_v1_lobby]);
+
+/**
+ * @generated from message poker.v1.WatchLoungeRequest
+ */
+export type WatchLoungeRequest = Message<"poker.v1.WatchLoungeRequest"> & {
+  /**
+   * @generated from field: string lounge_id = 1;
+   */
+  loungeId: string;
+
+  /**
+   * Needed for a private lounge one neither owns nor sits at.
+   *
+   * @generated from field: string invite_code = 2;
+   */
+  inviteCode: string;
+};
+
+/**
+ * Describes the message poker.v1.WatchLoungeRequest.
+ * Use `create(WatchLoungeRequestSchema)` to create a new message.
+ */
+export const WatchLoungeRequestSchema: GenMessage<WatchLoungeRequest> = /*@__PURE__*/
+  messageDesc(file_poker_v1_lobby_service, 0);
+
+/**
+ * @generated from message poker.v1.WatchLoungeResponse
+ */
+export type WatchLoungeResponse = Message<"poker.v1.WatchLoungeResponse"> & {
+  /**
+   * @generated from field: string watch_grant = 1;
+   */
+  watchGrant: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp expire_time = 2;
+   */
+  expireTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message poker.v1.WatchLoungeResponse.
+ * Use `create(WatchLoungeResponseSchema)` to create a new message.
+ */
+export const WatchLoungeResponseSchema: GenMessage<WatchLoungeResponse> = /*@__PURE__*/
+  messageDesc(file_poker_v1_lobby_service, 1);
 
 /**
  * @generated from message poker.v1.CreateGuestRequest
@@ -81,7 +127,7 @@ export type CreateGuestRequest = Message<"poker.v1.CreateGuestRequest"> & {
  * Use `create(CreateGuestRequestSchema)` to create a new message.
  */
 export const CreateGuestRequestSchema: GenMessage<CreateGuestRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 0);
+  messageDesc(file_poker_v1_lobby_service, 2);
 
 /**
  * @generated from message poker.v1.CreateGuestResponse
@@ -103,7 +149,7 @@ export type CreateGuestResponse = Message<"poker.v1.CreateGuestResponse"> & {
  * Use `create(CreateGuestResponseSchema)` to create a new message.
  */
 export const CreateGuestResponseSchema: GenMessage<CreateGuestResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 1);
+  messageDesc(file_poker_v1_lobby_service, 3);
 
 /**
  * @generated from message poker.v1.RegisterRequest
@@ -132,7 +178,7 @@ export type RegisterRequest = Message<"poker.v1.RegisterRequest"> & {
  * Use `create(RegisterRequestSchema)` to create a new message.
  */
 export const RegisterRequestSchema: GenMessage<RegisterRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 2);
+  messageDesc(file_poker_v1_lobby_service, 4);
 
 /**
  * @generated from message poker.v1.RegisterResponse
@@ -154,7 +200,7 @@ export type RegisterResponse = Message<"poker.v1.RegisterResponse"> & {
  * Use `create(RegisterResponseSchema)` to create a new message.
  */
 export const RegisterResponseSchema: GenMessage<RegisterResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 3);
+  messageDesc(file_poker_v1_lobby_service, 5);
 
 /**
  * @generated from message poker.v1.UpgradeGuestRequest
@@ -176,7 +222,7 @@ export type UpgradeGuestRequest = Message<"poker.v1.UpgradeGuestRequest"> & {
  * Use `create(UpgradeGuestRequestSchema)` to create a new message.
  */
 export const UpgradeGuestRequestSchema: GenMessage<UpgradeGuestRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 4);
+  messageDesc(file_poker_v1_lobby_service, 6);
 
 /**
  * @generated from message poker.v1.UpgradeGuestResponse
@@ -193,7 +239,7 @@ export type UpgradeGuestResponse = Message<"poker.v1.UpgradeGuestResponse"> & {
  * Use `create(UpgradeGuestResponseSchema)` to create a new message.
  */
 export const UpgradeGuestResponseSchema: GenMessage<UpgradeGuestResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 5);
+  messageDesc(file_poker_v1_lobby_service, 7);
 
 /**
  * @generated from message poker.v1.SignInRequest
@@ -220,7 +266,7 @@ export type SignInRequest = Message<"poker.v1.SignInRequest"> & {
  * Use `create(SignInRequestSchema)` to create a new message.
  */
 export const SignInRequestSchema: GenMessage<SignInRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 6);
+  messageDesc(file_poker_v1_lobby_service, 8);
 
 /**
  * @generated from message poker.v1.SignInResponse
@@ -242,7 +288,7 @@ export type SignInResponse = Message<"poker.v1.SignInResponse"> & {
  * Use `create(SignInResponseSchema)` to create a new message.
  */
 export const SignInResponseSchema: GenMessage<SignInResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 7);
+  messageDesc(file_poker_v1_lobby_service, 9);
 
 /**
  * @generated from message poker.v1.RefreshSessionRequest
@@ -264,7 +310,7 @@ export type RefreshSessionRequest = Message<"poker.v1.RefreshSessionRequest"> & 
  * Use `create(RefreshSessionRequestSchema)` to create a new message.
  */
 export const RefreshSessionRequestSchema: GenMessage<RefreshSessionRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 8);
+  messageDesc(file_poker_v1_lobby_service, 10);
 
 /**
  * @generated from message poker.v1.RefreshSessionResponse
@@ -281,7 +327,7 @@ export type RefreshSessionResponse = Message<"poker.v1.RefreshSessionResponse"> 
  * Use `create(RefreshSessionResponseSchema)` to create a new message.
  */
 export const RefreshSessionResponseSchema: GenMessage<RefreshSessionResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 9);
+  messageDesc(file_poker_v1_lobby_service, 11);
 
 /**
  * @generated from message poker.v1.SignOutRequest
@@ -298,7 +344,7 @@ export type SignOutRequest = Message<"poker.v1.SignOutRequest"> & {
  * Use `create(SignOutRequestSchema)` to create a new message.
  */
 export const SignOutRequestSchema: GenMessage<SignOutRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 10);
+  messageDesc(file_poker_v1_lobby_service, 12);
 
 /**
  * @generated from message poker.v1.SignOutResponse
@@ -311,7 +357,7 @@ export type SignOutResponse = Message<"poker.v1.SignOutResponse"> & {
  * Use `create(SignOutResponseSchema)` to create a new message.
  */
 export const SignOutResponseSchema: GenMessage<SignOutResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 11);
+  messageDesc(file_poker_v1_lobby_service, 13);
 
 /**
  * @generated from message poker.v1.GetPlayerRequest
@@ -328,7 +374,7 @@ export type GetPlayerRequest = Message<"poker.v1.GetPlayerRequest"> & {
  * Use `create(GetPlayerRequestSchema)` to create a new message.
  */
 export const GetPlayerRequestSchema: GenMessage<GetPlayerRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 12);
+  messageDesc(file_poker_v1_lobby_service, 14);
 
 /**
  * @generated from message poker.v1.GetPlayerResponse
@@ -345,7 +391,7 @@ export type GetPlayerResponse = Message<"poker.v1.GetPlayerResponse"> & {
  * Use `create(GetPlayerResponseSchema)` to create a new message.
  */
 export const GetPlayerResponseSchema: GenMessage<GetPlayerResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 13);
+  messageDesc(file_poker_v1_lobby_service, 15);
 
 /**
  * @generated from message poker.v1.GetBalanceRequest
@@ -358,7 +404,7 @@ export type GetBalanceRequest = Message<"poker.v1.GetBalanceRequest"> & {
  * Use `create(GetBalanceRequestSchema)` to create a new message.
  */
 export const GetBalanceRequestSchema: GenMessage<GetBalanceRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 14);
+  messageDesc(file_poker_v1_lobby_service, 16);
 
 /**
  * @generated from message poker.v1.GetBalanceResponse
@@ -389,7 +435,7 @@ export type GetBalanceResponse = Message<"poker.v1.GetBalanceResponse"> & {
  * Use `create(GetBalanceResponseSchema)` to create a new message.
  */
 export const GetBalanceResponseSchema: GenMessage<GetBalanceResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 15);
+  messageDesc(file_poker_v1_lobby_service, 17);
 
 /**
  * @generated from message poker.v1.ListLedgerEntriesRequest
@@ -411,7 +457,7 @@ export type ListLedgerEntriesRequest = Message<"poker.v1.ListLedgerEntriesReques
  * Use `create(ListLedgerEntriesRequestSchema)` to create a new message.
  */
 export const ListLedgerEntriesRequestSchema: GenMessage<ListLedgerEntriesRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 16);
+  messageDesc(file_poker_v1_lobby_service, 18);
 
 /**
  * @generated from message poker.v1.ListLedgerEntriesResponse
@@ -433,7 +479,7 @@ export type ListLedgerEntriesResponse = Message<"poker.v1.ListLedgerEntriesRespo
  * Use `create(ListLedgerEntriesResponseSchema)` to create a new message.
  */
 export const ListLedgerEntriesResponseSchema: GenMessage<ListLedgerEntriesResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 17);
+  messageDesc(file_poker_v1_lobby_service, 19);
 
 /**
  * @generated from message poker.v1.TopUpRequest
@@ -450,7 +496,7 @@ export type TopUpRequest = Message<"poker.v1.TopUpRequest"> & {
  * Use `create(TopUpRequestSchema)` to create a new message.
  */
 export const TopUpRequestSchema: GenMessage<TopUpRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 18);
+  messageDesc(file_poker_v1_lobby_service, 20);
 
 /**
  * @generated from message poker.v1.TopUpResponse
@@ -472,7 +518,7 @@ export type TopUpResponse = Message<"poker.v1.TopUpResponse"> & {
  * Use `create(TopUpResponseSchema)` to create a new message.
  */
 export const TopUpResponseSchema: GenMessage<TopUpResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 19);
+  messageDesc(file_poker_v1_lobby_service, 21);
 
 /**
  * @generated from message poker.v1.CreateLoungeRequest
@@ -528,7 +574,7 @@ export type CreateLoungeRequest = Message<"poker.v1.CreateLoungeRequest"> & {
  * Use `create(CreateLoungeRequestSchema)` to create a new message.
  */
 export const CreateLoungeRequestSchema: GenMessage<CreateLoungeRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 20);
+  messageDesc(file_poker_v1_lobby_service, 22);
 
 /**
  * @generated from message poker.v1.CreateLoungeResponse
@@ -545,7 +591,7 @@ export type CreateLoungeResponse = Message<"poker.v1.CreateLoungeResponse"> & {
  * Use `create(CreateLoungeResponseSchema)` to create a new message.
  */
 export const CreateLoungeResponseSchema: GenMessage<CreateLoungeResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 21);
+  messageDesc(file_poker_v1_lobby_service, 23);
 
 /**
  * @generated from message poker.v1.ListLoungesRequest
@@ -593,7 +639,7 @@ export type ListLoungesRequest = Message<"poker.v1.ListLoungesRequest"> & {
  * Use `create(ListLoungesRequestSchema)` to create a new message.
  */
 export const ListLoungesRequestSchema: GenMessage<ListLoungesRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 22);
+  messageDesc(file_poker_v1_lobby_service, 24);
 
 /**
  * @generated from message poker.v1.ListLoungesResponse
@@ -615,7 +661,7 @@ export type ListLoungesResponse = Message<"poker.v1.ListLoungesResponse"> & {
  * Use `create(ListLoungesResponseSchema)` to create a new message.
  */
 export const ListLoungesResponseSchema: GenMessage<ListLoungesResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 23);
+  messageDesc(file_poker_v1_lobby_service, 25);
 
 /**
  * @generated from message poker.v1.GetLoungeRequest
@@ -639,7 +685,7 @@ export type GetLoungeRequest = Message<"poker.v1.GetLoungeRequest"> & {
  * Use `create(GetLoungeRequestSchema)` to create a new message.
  */
 export const GetLoungeRequestSchema: GenMessage<GetLoungeRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 24);
+  messageDesc(file_poker_v1_lobby_service, 26);
 
 /**
  * @generated from message poker.v1.GetLoungeResponse
@@ -656,7 +702,7 @@ export type GetLoungeResponse = Message<"poker.v1.GetLoungeResponse"> & {
  * Use `create(GetLoungeResponseSchema)` to create a new message.
  */
 export const GetLoungeResponseSchema: GenMessage<GetLoungeResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 25);
+  messageDesc(file_poker_v1_lobby_service, 27);
 
 /**
  * @generated from message poker.v1.JoinLoungeRequest
@@ -699,7 +745,7 @@ export type JoinLoungeRequest = Message<"poker.v1.JoinLoungeRequest"> & {
  * Use `create(JoinLoungeRequestSchema)` to create a new message.
  */
 export const JoinLoungeRequestSchema: GenMessage<JoinLoungeRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 26);
+  messageDesc(file_poker_v1_lobby_service, 28);
 
 /**
  * @generated from message poker.v1.JoinLoungeResponse
@@ -741,7 +787,7 @@ export type JoinLoungeResponse = Message<"poker.v1.JoinLoungeResponse"> & {
  * Use `create(JoinLoungeResponseSchema)` to create a new message.
  */
 export const JoinLoungeResponseSchema: GenMessage<JoinLoungeResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 27);
+  messageDesc(file_poker_v1_lobby_service, 29);
 
 /**
  * @generated from message poker.v1.CloseLoungeRequest
@@ -763,7 +809,7 @@ export type CloseLoungeRequest = Message<"poker.v1.CloseLoungeRequest"> & {
  * Use `create(CloseLoungeRequestSchema)` to create a new message.
  */
 export const CloseLoungeRequestSchema: GenMessage<CloseLoungeRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 28);
+  messageDesc(file_poker_v1_lobby_service, 30);
 
 /**
  * @generated from message poker.v1.CloseLoungeResponse
@@ -780,7 +826,7 @@ export type CloseLoungeResponse = Message<"poker.v1.CloseLoungeResponse"> & {
  * Use `create(CloseLoungeResponseSchema)` to create a new message.
  */
 export const CloseLoungeResponseSchema: GenMessage<CloseLoungeResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 29);
+  messageDesc(file_poker_v1_lobby_service, 31);
 
 /**
  * @generated from message poker.v1.RefreshSeatTokenRequest
@@ -802,7 +848,7 @@ export type RefreshSeatTokenRequest = Message<"poker.v1.RefreshSeatTokenRequest"
  * Use `create(RefreshSeatTokenRequestSchema)` to create a new message.
  */
 export const RefreshSeatTokenRequestSchema: GenMessage<RefreshSeatTokenRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 30);
+  messageDesc(file_poker_v1_lobby_service, 32);
 
 /**
  * @generated from message poker.v1.RefreshSeatTokenResponse
@@ -838,7 +884,7 @@ export type RefreshSeatTokenResponse = Message<"poker.v1.RefreshSeatTokenRespons
  * Use `create(RefreshSeatTokenResponseSchema)` to create a new message.
  */
 export const RefreshSeatTokenResponseSchema: GenMessage<RefreshSeatTokenResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 31);
+  messageDesc(file_poker_v1_lobby_service, 33);
 
 /**
  * @generated from message poker.v1.LeaveLoungeRequest
@@ -860,7 +906,7 @@ export type LeaveLoungeRequest = Message<"poker.v1.LeaveLoungeRequest"> & {
  * Use `create(LeaveLoungeRequestSchema)` to create a new message.
  */
 export const LeaveLoungeRequestSchema: GenMessage<LeaveLoungeRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 32);
+  messageDesc(file_poker_v1_lobby_service, 34);
 
 /**
  * @generated from message poker.v1.LeaveLoungeResponse
@@ -901,7 +947,7 @@ export type LeaveLoungeResponse = Message<"poker.v1.LeaveLoungeResponse"> & {
  * Use `create(LeaveLoungeResponseSchema)` to create a new message.
  */
 export const LeaveLoungeResponseSchema: GenMessage<LeaveLoungeResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 33);
+  messageDesc(file_poker_v1_lobby_service, 35);
 
 /**
  * @generated from enum poker.v1.LeaveState
@@ -1157,6 +1203,23 @@ export const LobbyService: GenService<{
     methodKind: "unary";
     input: typeof CloseLoungeRequestSchema;
     output: typeof CloseLoungeResponseSchema;
+  },
+  /**
+   * A watch grant for a lounge's table (signed in): the bearer token with
+   * which a spectator reads a private lounge's table at the table service
+   * (GetTableView, WatchTable, GetTable and GetHandHistory without a seat;
+   * seats read with their seat tokens). Given to its owner, its seated
+   * players and whoever shows its invite code (else NOT_FOUND NO_LOUNGE, as
+   * for no lounge at all); for a public lounge too (the table does not need
+   * it). Short-lived (`expire_time`): ask again for a new stream after it.
+   * UNAVAILABLE TABLES_UNAVAILABLE: retry.
+   *
+   * @generated from rpc poker.v1.LobbyService.WatchLounge
+   */
+  watchLounge: {
+    methodKind: "unary";
+    input: typeof WatchLoungeRequestSchema;
+    output: typeof WatchLoungeResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_poker_v1_lobby_service, 0);

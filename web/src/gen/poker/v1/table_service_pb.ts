@@ -10,7 +10,7 @@
 //   ShowCards, and GetTableView/WatchTable for a seat) take the seat token
 //   SeatPlayer issued (players get theirs from the lobby). Internal calls
 //   (CreateTable, SeatPlayer, LeaveSeat, AddChips, CloseTable: those that
-//   move seats or chips in or out) take the service credential (the lobby's;
+//   move seats or chips in or out; and IssueWatchGrant) take the service credential (the lobby's;
 //   FELT_ADMIN_TOKEN), never a player's token: without a token they are
 //   UNAUTHENTICATED (reason SERVICE_CREDENTIAL_REQUIRED), with a seat or AI
 //   token PERMISSION_DENIED (reason SERVICE_ONLY). For LeaveSeat and
@@ -51,7 +51,46 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file poker/v1/table_service.proto.
  */
 export const file_poker_v1_table_service: GenFile = /*@__PURE__*/
-  fileDesc("Chxwb2tlci92MS90YWJsZV9zZXJ2aWNlLnByb3RvEghwb2tlci52MSJ2ChJDcmVhdGVUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIsCgZjb25maWcYAyABKAsyHC5wb2tlci5ldmVudHMudjEuVGFibGVDb25maWcSEgoKcmVxdWVzdF9pZBgEIAEoCSI1ChNDcmVhdGVUYWJsZVJlc3BvbnNlEh4KBXRhYmxlGAEgASgLMg8ucG9rZXIudjEuVGFibGUiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjIKEEdldFRhYmxlUmVzcG9uc2USHgoFdGFibGUYASABKAsyDy5wb2tlci52MS5UYWJsZSK5AQoRU2VhdFBsYXllclJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBEhEKCXBsYXllcl9pZBgDIAEoCRIUCgxkaXNwbGF5X25hbWUYBCABKAkSDQoFc3RhY2sYBSABKAMSKgoIYWlfbGV2ZWwYBiABKA4yGC5wb2tlci5ldmVudHMudjEuQWlMZXZlbBISCgpyZXF1ZXN0X2lkGAcgASgJQgcKBV9zZWF0IoQBChJTZWF0UGxheWVyUmVzcG9uc2USDAoEc2VhdBgBIAEoBRISCgpzZWF0X3Rva2VuGAIgASgJEjoKFnNlYXRfdG9rZW5fZXhwaXJlX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHNlcXVlbmNlGAQgASgEIkYKEExlYXZlU2VhdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRISCgpyZXF1ZXN0X2lkGAMgASgJIjQKEUxlYXZlU2VhdFJlc3BvbnNlEg0KBXN0YWNrGAEgASgDEhAKCHNlcXVlbmNlGAIgASgEImAKF1JlaXNzdWVTZWF0VG9rZW5SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEQoJcGxheWVyX2lkGAMgASgJEhIKCnJlcXVlc3RfaWQYBCABKAkifAoYUmVpc3N1ZVNlYXRUb2tlblJlc3BvbnNlEhIKCnNlYXRfdG9rZW4YASABKAkSOgoWc2VhdF90b2tlbl9leHBpcmVfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIc2VxdWVuY2UYAyABKAQiQwoNU2l0T3V0UmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhIKCnJlcXVlc3RfaWQYAyABKAkiIgoOU2l0T3V0UmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiQgoMU2l0SW5SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEgoKcmVxdWVzdF9pZBgDIAEoCSIhCg1TaXRJblJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIlUKD0FkZENoaXBzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEg4KBmFtb3VudBgDIAEoAxISCgpyZXF1ZXN0X2lkGAQgASgJIjMKEEFkZENoaXBzUmVzcG9uc2USDQoFc3RhY2sYASABKAMSEAoIc2VxdWVuY2UYAiABKAQiSQoRQ2xvc2VUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiJgoSQ2xvc2VUYWJsZVJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIqEBChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEgoKcmVxdWVzdF9pZBgDIAEoCRIeChFleHBlY3RlZF9zZXF1ZW5jZRgEIAEoBEgAiAEBEiAKBmFjdGlvbhgFIAEoCzIQLnBva2VyLnYxLkFjdGlvbkIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiSwoUU3VibWl0QWN0aW9uUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQSIQoEdmlldxgCIAEoCzITLnBva2VyLnYxLlRhYmxlVmlldyJXChBTaG93Q2FyZHNSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSDwoHaGFuZF9pZBgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJIiUKEVNob3dDYXJkc1Jlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIkMKE0dldFRhYmxlVmlld1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBQgcKBV9zZWF0IjkKFEdldFRhYmxlVmlld1Jlc3BvbnNlEiEKBHZpZXcYASABKAsyEy5wb2tlci52MS5UYWJsZVZpZXciWAoRV2F0Y2hUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBEhUKDWZyb21fc2VxdWVuY2UYAyABKARCBwoFX3NlYXQingEKEldhdGNoVGFibGVSZXNwb25zZRItCgVldmVudBgBIAEoCzIcLnBva2VyLmV2ZW50cy52MS5TdG9yZWRFdmVudEgAEicKCHNuYXBzaG90GAIgASgLMhMucG9rZXIudjEuVGFibGVWaWV3SAASKAoLY2FyZF9wcm9vZnMYAyADKAsyEy5wb2tlci52MS5DYXJkUHJvb2ZCBgoEaXRlbSJWChVHZXRIYW5kSGlzdG9yeVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDwoHaGFuZF9pZBgCIAEoCRIRCgRzZWF0GAMgASgFSACIAQFCBwoFX3NlYXQiVwoWR2V0SGFuZEhpc3RvcnlSZXNwb25zZRIPCgdoYW5kX2lkGAEgASgJEiwKBmV2ZW50cxgCIAMoCzIcLnBva2VyLnYxLldhdGNoVGFibGVSZXNwb25zZTKOCAoMVGFibGVTZXJ2aWNlEkoKC0NyZWF0ZVRhYmxlEhwucG9rZXIudjEuQ3JlYXRlVGFibGVSZXF1ZXN0Gh0ucG9rZXIudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJBCghHZXRUYWJsZRIZLnBva2VyLnYxLkdldFRhYmxlUmVxdWVzdBoaLnBva2VyLnYxLkdldFRhYmxlUmVzcG9uc2USRwoKU2VhdFBsYXllchIbLnBva2VyLnYxLlNlYXRQbGF5ZXJSZXF1ZXN0GhwucG9rZXIudjEuU2VhdFBsYXllclJlc3BvbnNlEkQKCUxlYXZlU2VhdBIaLnBva2VyLnYxLkxlYXZlU2VhdFJlcXVlc3QaGy5wb2tlci52MS5MZWF2ZVNlYXRSZXNwb25zZRJZChBSZWlzc3VlU2VhdFRva2VuEiEucG9rZXIudjEuUmVpc3N1ZVNlYXRUb2tlblJlcXVlc3QaIi5wb2tlci52MS5SZWlzc3VlU2VhdFRva2VuUmVzcG9uc2USOwoGU2l0T3V0EhcucG9rZXIudjEuU2l0T3V0UmVxdWVzdBoYLnBva2VyLnYxLlNpdE91dFJlc3BvbnNlEjgKBVNpdEluEhYucG9rZXIudjEuU2l0SW5SZXF1ZXN0GhcucG9rZXIudjEuU2l0SW5SZXNwb25zZRJBCghBZGRDaGlwcxIZLnBva2VyLnYxLkFkZENoaXBzUmVxdWVzdBoaLnBva2VyLnYxLkFkZENoaXBzUmVzcG9uc2USRwoKQ2xvc2VUYWJsZRIbLnBva2VyLnYxLkNsb3NlVGFibGVSZXF1ZXN0GhwucG9rZXIudjEuQ2xvc2VUYWJsZVJlc3BvbnNlEk0KDFN1Ym1pdEFjdGlvbhIdLnBva2VyLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaHi5wb2tlci52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJECglTaG93Q2FyZHMSGi5wb2tlci52MS5TaG93Q2FyZHNSZXF1ZXN0GhsucG9rZXIudjEuU2hvd0NhcmRzUmVzcG9uc2USTQoMR2V0VGFibGVWaWV3Eh0ucG9rZXIudjEuR2V0VGFibGVWaWV3UmVxdWVzdBoeLnBva2VyLnYxLkdldFRhYmxlVmlld1Jlc3BvbnNlEkkKCldhdGNoVGFibGUSGy5wb2tlci52MS5XYXRjaFRhYmxlUmVxdWVzdBocLnBva2VyLnYxLldhdGNoVGFibGVSZXNwb25zZTABElMKDkdldEhhbmRIaXN0b3J5Eh8ucG9rZXIudjEuR2V0SGFuZEhpc3RvcnlSZXF1ZXN0GiAucG9rZXIudjEuR2V0SGFuZEhpc3RvcnlSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_poker_events_v1_events, file_poker_v1_table]);
+  fileDesc("Chxwb2tlci92MS90YWJsZV9zZXJ2aWNlLnByb3RvEghwb2tlci52MSIqChZJc3N1ZVdhdGNoR3JhbnRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIl8KF0lzc3VlV2F0Y2hHcmFudFJlc3BvbnNlEhMKC3dhdGNoX2dyYW50GAEgASgJEi8KC2V4cGlyZV90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ2ChJDcmVhdGVUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIsCgZjb25maWcYAyABKAsyHC5wb2tlci5ldmVudHMudjEuVGFibGVDb25maWcSEgoKcmVxdWVzdF9pZBgEIAEoCSI1ChNDcmVhdGVUYWJsZVJlc3BvbnNlEh4KBXRhYmxlGAEgASgLMg8ucG9rZXIudjEuVGFibGUiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjIKEEdldFRhYmxlUmVzcG9uc2USHgoFdGFibGUYASABKAsyDy5wb2tlci52MS5UYWJsZSK5AQoRU2VhdFBsYXllclJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBEhEKCXBsYXllcl9pZBgDIAEoCRIUCgxkaXNwbGF5X25hbWUYBCABKAkSDQoFc3RhY2sYBSABKAMSKgoIYWlfbGV2ZWwYBiABKA4yGC5wb2tlci5ldmVudHMudjEuQWlMZXZlbBISCgpyZXF1ZXN0X2lkGAcgASgJQgcKBV9zZWF0IoQBChJTZWF0UGxheWVyUmVzcG9uc2USDAoEc2VhdBgBIAEoBRISCgpzZWF0X3Rva2VuGAIgASgJEjoKFnNlYXRfdG9rZW5fZXhwaXJlX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHNlcXVlbmNlGAQgASgEIkYKEExlYXZlU2VhdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRISCgpyZXF1ZXN0X2lkGAMgASgJIjQKEUxlYXZlU2VhdFJlc3BvbnNlEg0KBXN0YWNrGAEgASgDEhAKCHNlcXVlbmNlGAIgASgEImAKF1JlaXNzdWVTZWF0VG9rZW5SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEQoJcGxheWVyX2lkGAMgASgJEhIKCnJlcXVlc3RfaWQYBCABKAkifAoYUmVpc3N1ZVNlYXRUb2tlblJlc3BvbnNlEhIKCnNlYXRfdG9rZW4YASABKAkSOgoWc2VhdF90b2tlbl9leHBpcmVfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIc2VxdWVuY2UYAyABKAQiQwoNU2l0T3V0UmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhIKCnJlcXVlc3RfaWQYAyABKAkiIgoOU2l0T3V0UmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiQgoMU2l0SW5SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEgoKcmVxdWVzdF9pZBgDIAEoCSIhCg1TaXRJblJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIlUKD0FkZENoaXBzUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEg4KBmFtb3VudBgDIAEoAxISCgpyZXF1ZXN0X2lkGAQgASgJIjMKEEFkZENoaXBzUmVzcG9uc2USDQoFc3RhY2sYASABKAMSEAoIc2VxdWVuY2UYAiABKAQiSQoRQ2xvc2VUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiJgoSQ2xvc2VUYWJsZVJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIqEBChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEgoKcmVxdWVzdF9pZBgDIAEoCRIeChFleHBlY3RlZF9zZXF1ZW5jZRgEIAEoBEgAiAEBEiAKBmFjdGlvbhgFIAEoCzIQLnBva2VyLnYxLkFjdGlvbkIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiSwoUU3VibWl0QWN0aW9uUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQSIQoEdmlldxgCIAEoCzITLnBva2VyLnYxLlRhYmxlVmlldyJXChBTaG93Q2FyZHNSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSDwoHaGFuZF9pZBgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJIiUKEVNob3dDYXJkc1Jlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIkMKE0dldFRhYmxlVmlld1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBQgcKBV9zZWF0IjkKFEdldFRhYmxlVmlld1Jlc3BvbnNlEiEKBHZpZXcYASABKAsyEy5wb2tlci52MS5UYWJsZVZpZXciWAoRV2F0Y2hUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBEhUKDWZyb21fc2VxdWVuY2UYAyABKARCBwoFX3NlYXQingEKEldhdGNoVGFibGVSZXNwb25zZRItCgVldmVudBgBIAEoCzIcLnBva2VyLmV2ZW50cy52MS5TdG9yZWRFdmVudEgAEicKCHNuYXBzaG90GAIgASgLMhMucG9rZXIudjEuVGFibGVWaWV3SAASKAoLY2FyZF9wcm9vZnMYAyADKAsyEy5wb2tlci52MS5DYXJkUHJvb2ZCBgoEaXRlbSJWChVHZXRIYW5kSGlzdG9yeVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDwoHaGFuZF9pZBgCIAEoCRIRCgRzZWF0GAMgASgFSACIAQFCBwoFX3NlYXQiVwoWR2V0SGFuZEhpc3RvcnlSZXNwb25zZRIPCgdoYW5kX2lkGAEgASgJEiwKBmV2ZW50cxgCIAMoCzIcLnBva2VyLnYxLldhdGNoVGFibGVSZXNwb25zZTLmCAoMVGFibGVTZXJ2aWNlEkoKC0NyZWF0ZVRhYmxlEhwucG9rZXIudjEuQ3JlYXRlVGFibGVSZXF1ZXN0Gh0ucG9rZXIudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJBCghHZXRUYWJsZRIZLnBva2VyLnYxLkdldFRhYmxlUmVxdWVzdBoaLnBva2VyLnYxLkdldFRhYmxlUmVzcG9uc2USRwoKU2VhdFBsYXllchIbLnBva2VyLnYxLlNlYXRQbGF5ZXJSZXF1ZXN0GhwucG9rZXIudjEuU2VhdFBsYXllclJlc3BvbnNlEkQKCUxlYXZlU2VhdBIaLnBva2VyLnYxLkxlYXZlU2VhdFJlcXVlc3QaGy5wb2tlci52MS5MZWF2ZVNlYXRSZXNwb25zZRJZChBSZWlzc3VlU2VhdFRva2VuEiEucG9rZXIudjEuUmVpc3N1ZVNlYXRUb2tlblJlcXVlc3QaIi5wb2tlci52MS5SZWlzc3VlU2VhdFRva2VuUmVzcG9uc2USOwoGU2l0T3V0EhcucG9rZXIudjEuU2l0T3V0UmVxdWVzdBoYLnBva2VyLnYxLlNpdE91dFJlc3BvbnNlEjgKBVNpdEluEhYucG9rZXIudjEuU2l0SW5SZXF1ZXN0GhcucG9rZXIudjEuU2l0SW5SZXNwb25zZRJBCghBZGRDaGlwcxIZLnBva2VyLnYxLkFkZENoaXBzUmVxdWVzdBoaLnBva2VyLnYxLkFkZENoaXBzUmVzcG9uc2USRwoKQ2xvc2VUYWJsZRIbLnBva2VyLnYxLkNsb3NlVGFibGVSZXF1ZXN0GhwucG9rZXIudjEuQ2xvc2VUYWJsZVJlc3BvbnNlEk0KDFN1Ym1pdEFjdGlvbhIdLnBva2VyLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaHi5wb2tlci52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJECglTaG93Q2FyZHMSGi5wb2tlci52MS5TaG93Q2FyZHNSZXF1ZXN0GhsucG9rZXIudjEuU2hvd0NhcmRzUmVzcG9uc2USTQoMR2V0VGFibGVWaWV3Eh0ucG9rZXIudjEuR2V0VGFibGVWaWV3UmVxdWVzdBoeLnBva2VyLnYxLkdldFRhYmxlVmlld1Jlc3BvbnNlEkkKCldhdGNoVGFibGUSGy5wb2tlci52MS5XYXRjaFRhYmxlUmVxdWVzdBocLnBva2VyLnYxLldhdGNoVGFibGVSZXNwb25zZTABElMKDkdldEhhbmRIaXN0b3J5Eh8ucG9rZXIudjEuR2V0SGFuZEhpc3RvcnlSZXF1ZXN0GiAucG9rZXIudjEuR2V0SGFuZEhpc3RvcnlSZXNwb25zZRJWCg9Jc3N1ZVdhdGNoR3JhbnQSIC5wb2tlci52MS5Jc3N1ZVdhdGNoR3JhbnRSZXF1ZXN0GiEucG9rZXIudjEuSXNzdWVXYXRjaEdyYW50UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_poker_events_v1_events, file_poker_v1_table]);
+
+/**
+ * @generated from message poker.v1.IssueWatchGrantRequest
+ */
+export type IssueWatchGrantRequest = Message<"poker.v1.IssueWatchGrantRequest"> & {
+  /**
+   * @generated from field: string table_id = 1;
+   */
+  tableId: string;
+};
+
+/**
+ * Describes the message poker.v1.IssueWatchGrantRequest.
+ * Use `create(IssueWatchGrantRequestSchema)` to create a new message.
+ */
+export const IssueWatchGrantRequestSchema: GenMessage<IssueWatchGrantRequest> = /*@__PURE__*/
+  messageDesc(file_poker_v1_table_service, 0);
+
+/**
+ * @generated from message poker.v1.IssueWatchGrantResponse
+ */
+export type IssueWatchGrantResponse = Message<"poker.v1.IssueWatchGrantResponse"> & {
+  /**
+   * @generated from field: string watch_grant = 1;
+   */
+  watchGrant: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp expire_time = 2;
+   */
+  expireTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message poker.v1.IssueWatchGrantResponse.
+ * Use `create(IssueWatchGrantResponseSchema)` to create a new message.
+ */
+export const IssueWatchGrantResponseSchema: GenMessage<IssueWatchGrantResponse> = /*@__PURE__*/
+  messageDesc(file_poker_v1_table_service, 1);
 
 /**
  * @generated from message poker.v1.CreateTableRequest
@@ -85,7 +124,7 @@ export type CreateTableRequest = Message<"poker.v1.CreateTableRequest"> & {
  * Use `create(CreateTableRequestSchema)` to create a new message.
  */
 export const CreateTableRequestSchema: GenMessage<CreateTableRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 0);
+  messageDesc(file_poker_v1_table_service, 2);
 
 /**
  * @generated from message poker.v1.CreateTableResponse
@@ -102,7 +141,7 @@ export type CreateTableResponse = Message<"poker.v1.CreateTableResponse"> & {
  * Use `create(CreateTableResponseSchema)` to create a new message.
  */
 export const CreateTableResponseSchema: GenMessage<CreateTableResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 1);
+  messageDesc(file_poker_v1_table_service, 3);
 
 /**
  * @generated from message poker.v1.GetTableRequest
@@ -119,7 +158,7 @@ export type GetTableRequest = Message<"poker.v1.GetTableRequest"> & {
  * Use `create(GetTableRequestSchema)` to create a new message.
  */
 export const GetTableRequestSchema: GenMessage<GetTableRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 2);
+  messageDesc(file_poker_v1_table_service, 4);
 
 /**
  * @generated from message poker.v1.GetTableResponse
@@ -136,7 +175,7 @@ export type GetTableResponse = Message<"poker.v1.GetTableResponse"> & {
  * Use `create(GetTableResponseSchema)` to create a new message.
  */
 export const GetTableResponseSchema: GenMessage<GetTableResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 3);
+  messageDesc(file_poker_v1_table_service, 5);
 
 /**
  * @generated from message poker.v1.SeatPlayerRequest
@@ -189,7 +228,7 @@ export type SeatPlayerRequest = Message<"poker.v1.SeatPlayerRequest"> & {
  * Use `create(SeatPlayerRequestSchema)` to create a new message.
  */
 export const SeatPlayerRequestSchema: GenMessage<SeatPlayerRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 4);
+  messageDesc(file_poker_v1_table_service, 6);
 
 /**
  * @generated from message poker.v1.SeatPlayerResponse
@@ -227,7 +266,7 @@ export type SeatPlayerResponse = Message<"poker.v1.SeatPlayerResponse"> & {
  * Use `create(SeatPlayerResponseSchema)` to create a new message.
  */
 export const SeatPlayerResponseSchema: GenMessage<SeatPlayerResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 5);
+  messageDesc(file_poker_v1_table_service, 7);
 
 /**
  * @generated from message poker.v1.LeaveSeatRequest
@@ -254,7 +293,7 @@ export type LeaveSeatRequest = Message<"poker.v1.LeaveSeatRequest"> & {
  * Use `create(LeaveSeatRequestSchema)` to create a new message.
  */
 export const LeaveSeatRequestSchema: GenMessage<LeaveSeatRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 6);
+  messageDesc(file_poker_v1_table_service, 8);
 
 /**
  * @generated from message poker.v1.LeaveSeatResponse
@@ -278,7 +317,7 @@ export type LeaveSeatResponse = Message<"poker.v1.LeaveSeatResponse"> & {
  * Use `create(LeaveSeatResponseSchema)` to create a new message.
  */
 export const LeaveSeatResponseSchema: GenMessage<LeaveSeatResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 7);
+  messageDesc(file_poker_v1_table_service, 9);
 
 /**
  * @generated from message poker.v1.ReissueSeatTokenRequest
@@ -312,7 +351,7 @@ export type ReissueSeatTokenRequest = Message<"poker.v1.ReissueSeatTokenRequest"
  * Use `create(ReissueSeatTokenRequestSchema)` to create a new message.
  */
 export const ReissueSeatTokenRequestSchema: GenMessage<ReissueSeatTokenRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 8);
+  messageDesc(file_poker_v1_table_service, 10);
 
 /**
  * @generated from message poker.v1.ReissueSeatTokenResponse
@@ -343,7 +382,7 @@ export type ReissueSeatTokenResponse = Message<"poker.v1.ReissueSeatTokenRespons
  * Use `create(ReissueSeatTokenResponseSchema)` to create a new message.
  */
 export const ReissueSeatTokenResponseSchema: GenMessage<ReissueSeatTokenResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 9);
+  messageDesc(file_poker_v1_table_service, 11);
 
 /**
  * @generated from message poker.v1.SitOutRequest
@@ -370,7 +409,7 @@ export type SitOutRequest = Message<"poker.v1.SitOutRequest"> & {
  * Use `create(SitOutRequestSchema)` to create a new message.
  */
 export const SitOutRequestSchema: GenMessage<SitOutRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 10);
+  messageDesc(file_poker_v1_table_service, 12);
 
 /**
  * @generated from message poker.v1.SitOutResponse
@@ -387,7 +426,7 @@ export type SitOutResponse = Message<"poker.v1.SitOutResponse"> & {
  * Use `create(SitOutResponseSchema)` to create a new message.
  */
 export const SitOutResponseSchema: GenMessage<SitOutResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 11);
+  messageDesc(file_poker_v1_table_service, 13);
 
 /**
  * @generated from message poker.v1.SitInRequest
@@ -414,7 +453,7 @@ export type SitInRequest = Message<"poker.v1.SitInRequest"> & {
  * Use `create(SitInRequestSchema)` to create a new message.
  */
 export const SitInRequestSchema: GenMessage<SitInRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 12);
+  messageDesc(file_poker_v1_table_service, 14);
 
 /**
  * @generated from message poker.v1.SitInResponse
@@ -431,7 +470,7 @@ export type SitInResponse = Message<"poker.v1.SitInResponse"> & {
  * Use `create(SitInResponseSchema)` to create a new message.
  */
 export const SitInResponseSchema: GenMessage<SitInResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 13);
+  messageDesc(file_poker_v1_table_service, 15);
 
 /**
  * @generated from message poker.v1.AddChipsRequest
@@ -463,7 +502,7 @@ export type AddChipsRequest = Message<"poker.v1.AddChipsRequest"> & {
  * Use `create(AddChipsRequestSchema)` to create a new message.
  */
 export const AddChipsRequestSchema: GenMessage<AddChipsRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 14);
+  messageDesc(file_poker_v1_table_service, 16);
 
 /**
  * @generated from message poker.v1.AddChipsResponse
@@ -487,7 +526,7 @@ export type AddChipsResponse = Message<"poker.v1.AddChipsResponse"> & {
  * Use `create(AddChipsResponseSchema)` to create a new message.
  */
 export const AddChipsResponseSchema: GenMessage<AddChipsResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 15);
+  messageDesc(file_poker_v1_table_service, 17);
 
 /**
  * @generated from message poker.v1.CloseTableRequest
@@ -516,7 +555,7 @@ export type CloseTableRequest = Message<"poker.v1.CloseTableRequest"> & {
  * Use `create(CloseTableRequestSchema)` to create a new message.
  */
 export const CloseTableRequestSchema: GenMessage<CloseTableRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 16);
+  messageDesc(file_poker_v1_table_service, 18);
 
 /**
  * @generated from message poker.v1.CloseTableResponse
@@ -535,7 +574,7 @@ export type CloseTableResponse = Message<"poker.v1.CloseTableResponse"> & {
  * Use `create(CloseTableResponseSchema)` to create a new message.
  */
 export const CloseTableResponseSchema: GenMessage<CloseTableResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 17);
+  messageDesc(file_poker_v1_table_service, 19);
 
 /**
  * @generated from message poker.v1.SubmitActionRequest
@@ -582,7 +621,7 @@ export type SubmitActionRequest = Message<"poker.v1.SubmitActionRequest"> & {
  * Use `create(SubmitActionRequestSchema)` to create a new message.
  */
 export const SubmitActionRequestSchema: GenMessage<SubmitActionRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 18);
+  messageDesc(file_poker_v1_table_service, 20);
 
 /**
  * @generated from message poker.v1.SubmitActionResponse
@@ -609,7 +648,7 @@ export type SubmitActionResponse = Message<"poker.v1.SubmitActionResponse"> & {
  * Use `create(SubmitActionResponseSchema)` to create a new message.
  */
 export const SubmitActionResponseSchema: GenMessage<SubmitActionResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 19);
+  messageDesc(file_poker_v1_table_service, 21);
 
 /**
  * @generated from message poker.v1.ShowCardsRequest
@@ -643,7 +682,7 @@ export type ShowCardsRequest = Message<"poker.v1.ShowCardsRequest"> & {
  * Use `create(ShowCardsRequestSchema)` to create a new message.
  */
 export const ShowCardsRequestSchema: GenMessage<ShowCardsRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 20);
+  messageDesc(file_poker_v1_table_service, 22);
 
 /**
  * @generated from message poker.v1.ShowCardsResponse
@@ -660,7 +699,7 @@ export type ShowCardsResponse = Message<"poker.v1.ShowCardsResponse"> & {
  * Use `create(ShowCardsResponseSchema)` to create a new message.
  */
 export const ShowCardsResponseSchema: GenMessage<ShowCardsResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 21);
+  messageDesc(file_poker_v1_table_service, 23);
 
 /**
  * @generated from message poker.v1.GetTableViewRequest
@@ -684,7 +723,7 @@ export type GetTableViewRequest = Message<"poker.v1.GetTableViewRequest"> & {
  * Use `create(GetTableViewRequestSchema)` to create a new message.
  */
 export const GetTableViewRequestSchema: GenMessage<GetTableViewRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 22);
+  messageDesc(file_poker_v1_table_service, 24);
 
 /**
  * @generated from message poker.v1.GetTableViewResponse
@@ -701,7 +740,7 @@ export type GetTableViewResponse = Message<"poker.v1.GetTableViewResponse"> & {
  * Use `create(GetTableViewResponseSchema)` to create a new message.
  */
 export const GetTableViewResponseSchema: GenMessage<GetTableViewResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 23);
+  messageDesc(file_poker_v1_table_service, 25);
 
 /**
  * @generated from message poker.v1.WatchTableRequest
@@ -733,7 +772,7 @@ export type WatchTableRequest = Message<"poker.v1.WatchTableRequest"> & {
  * Use `create(WatchTableRequestSchema)` to create a new message.
  */
 export const WatchTableRequestSchema: GenMessage<WatchTableRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 24);
+  messageDesc(file_poker_v1_table_service, 26);
 
 /**
  * One item of a WatchTable stream.
@@ -782,7 +821,7 @@ export type WatchTableResponse = Message<"poker.v1.WatchTableResponse"> & {
  * Use `create(WatchTableResponseSchema)` to create a new message.
  */
 export const WatchTableResponseSchema: GenMessage<WatchTableResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 25);
+  messageDesc(file_poker_v1_table_service, 27);
 
 /**
  * @generated from message poker.v1.GetHandHistoryRequest
@@ -813,7 +852,7 @@ export type GetHandHistoryRequest = Message<"poker.v1.GetHandHistoryRequest"> & 
  * Use `create(GetHandHistoryRequestSchema)` to create a new message.
  */
 export const GetHandHistoryRequestSchema: GenMessage<GetHandHistoryRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 26);
+  messageDesc(file_poker_v1_table_service, 28);
 
 /**
  * @generated from message poker.v1.GetHandHistoryResponse
@@ -838,7 +877,7 @@ export type GetHandHistoryResponse = Message<"poker.v1.GetHandHistoryResponse"> 
  * Use `create(GetHandHistoryResponseSchema)` to create a new message.
  */
 export const GetHandHistoryResponseSchema: GenMessage<GetHandHistoryResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 27);
+  messageDesc(file_poker_v1_table_service, 29);
 
 /**
  * Creates tables, seats players and plays hands.
@@ -857,7 +896,10 @@ export const TableService: GenService<{
     output: typeof CreateTableResponseSchema;
   },
   /**
-   * Returns a table's public state.
+   * Returns a table's public state. A private table's (TableConfig.private)
+   * needs a watch grant, a seat token of the table or the service
+   * credential; else NOT_FOUND, as for no table (so do GetTableView,
+   * WatchTable and GetHandHistory without a seat).
    *
    * @generated from rpc poker.v1.TableService.GetTable
    */
@@ -1003,6 +1045,23 @@ export const TableService: GenService<{
     methodKind: "unary";
     input: typeof GetHandHistoryRequestSchema;
     output: typeof GetHandHistoryResponseSchema;
+  },
+  /**
+   * Issues a watch grant for a table (internal: the lobby's service
+   * credential, for LobbyService.WatchLounge): a short-lived signed bearer
+   * token with which a spectator reads a private table (GetTable,
+   * GetTableView, WatchTable and GetHandHistory without a seat), sent as
+   * `authorization: Bearer <grant>`. It names its table and acts for no
+   * seat. It is checked when a call starts: a WatchTable stream opened with it
+   * runs on after it expires. An expired grant is UNAUTHENTICATED
+   * WATCH_GRANT_EXPIRED (ask the lobby for a fresh one).
+   *
+   * @generated from rpc poker.v1.TableService.IssueWatchGrant
+   */
+  issueWatchGrant: {
+    methodKind: "unary";
+    input: typeof IssueWatchGrantRequestSchema;
+    output: typeof IssueWatchGrantResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_poker_v1_table_service, 0);

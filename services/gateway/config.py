@@ -20,6 +20,10 @@
 ``FELT_GATEWAY_WATCH_BUFFER``    items a spectator may fall behind its table's shared stream
                                  before it is dropped (default 512; ``services.gateway.fanout``)
 ``FELT_GATEWAY_ROUTE_TTL_MS``    how long a table's owner is remembered (default 1000)
+``FELT_AUTH_FAILURE_BURST``, ``FELT_AUTH_FAILURE_PER_MIN`` refused credentials (anything but a
+                                 player's token) one client address may send at once (20) and
+                                 then per minute (30); past them RESOURCE_EXHAUSTED
+                                 ``AUTH_THROTTLED`` (``services.gateway.edge``)
 
 A request message may be at most 64 KiB (``felt.api.limits.MAX_REQUEST_BYTES``,
 the services' own bound), refused with RESOURCE_EXHAUSTED before it is parsed.
@@ -32,7 +36,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.settings import ConfigError, int_setting
+from felt.api.attempts import AttemptLimits
+from services.settings import ConfigError, attempt_limits, int_setting
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -63,6 +68,7 @@ class GatewayConfig:
     deadline_ms: int = 10_000
     route_ttl_ms: int = 1_000
     watch: WatchCaps = field(default_factory=WatchCaps)
+    attempts: AttemptLimits = field(default_factory=AttemptLimits)
 
     @property
     def host(self) -> str:
@@ -100,4 +106,5 @@ class GatewayConfig:
                 total=int_setting(env, "FELT_GATEWAY_WATCH_MAX", 10_000, 1, 1_000_000),
                 buffer=int_setting(env, "FELT_GATEWAY_WATCH_BUFFER", 512, 8, 1_000_000),
             ),
+            attempts=attempt_limits(env),
         )

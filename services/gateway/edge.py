@@ -53,7 +53,6 @@ TABLE_SERVICE = table_service_pb2.DESCRIPTOR.services_by_name["TableService"]
 LOBBY_SERVICE = lobby_service_pb2.DESCRIPTOR.services_by_name["LobbyService"]
 HISTORY_SERVICE = history_service_pb2.DESCRIPTOR.services_by_name["HistoryService"]
 
-
 SERVICE_ONLY = "SERVICE_ONLY"
 PLAYER_TOKEN_REQUIRED = "PLAYER_TOKEN_REQUIRED"
 OPERATOR_ONLY = "OPERATOR_ONLY"
@@ -62,7 +61,7 @@ _OPERATOR_VIEW = history_service_pb2.HAND_READER_OPERATOR
 
 
 def is_public(method: MethodDescriptor) -> bool:
-    """Whether the gateway forwards ``method`` (declared public by its service)."""
+    """Whether the gateway forwards ``method`` (declared public in ``felt.api.access``)."""
     return access.is_public(method.containing_service.full_name, method.name)
 
 

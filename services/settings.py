@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from felt.api.attempts import AttemptLimits
 from felt.api.clients import TrustedProxies
 
 TRUE = ("1", "true", "yes", "on")
@@ -41,3 +42,26 @@ def trusted_proxies(env: Mapping[str, str]) -> TrustedProxies:
         return TrustedProxies.parse(env.get("FELT_TRUSTED_PROXIES", ""))
     except ValueError as exc:
         raise ConfigError(f"FELT_TRUSTED_PROXIES: {exc}") from None
+
+
+def attempt_limits(env: Mapping[str, str]) -> AttemptLimits:
+    """``FELT_AUTH_FAILURE_BURST`` and ``FELT_AUTH_FAILURE_PER_MIN``: the failed credential
+    attempts one client address may make (``felt.api.attempts``)."""
+    try:
+        return AttemptLimits.from_env(env)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def reflection_setting(env: Mapping[str, str], dev: bool) -> bool:
+    """``FELT_GRPC_REFLECTION``: whether a gRPC server answers reflection (its services'
+    schema, for grpcurl and friends): ``1`` on, ``0`` off; unset, on in development mode
+    only. In production it tells anyone who reaches the port every internal call's shape."""
+    raw = env.get("FELT_GRPC_REFLECTION", "").strip().lower()
+    if not raw:
+        return dev
+    if raw in TRUE:
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ConfigError("FELT_GRPC_REFLECTION must be 1 or 0")

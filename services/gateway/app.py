@@ -3,9 +3,10 @@
 One port serves:
 
 * ``/poker.v1.LobbyService/*``, ``/poker.v1.TableService/*`` and
-  ``/poker.v1.HistoryService/*`` (the lobby's process serves it): every RPC of
-  the three services over the Connect protocol (JSON or binary protobuf, unary
-  and server streaming), gRPC-Web as well (both from ``connectrpc``'s
+  ``/poker.v1.HistoryService/*`` (the lobby's process serves it): the public RPCs
+  of the three services (internal ones, service credentials and the operator's
+  view refused here: ``services.gateway.edge``) over the Connect protocol (JSON
+  or binary protobuf, unary and server streaming), gRPC-Web as well (both from ``connectrpc``'s
   generated ASGI applications, ``poker.v1.*_connect``), forwarded by
   ``services.gateway.forward``; request messages of at most 64 KiB;
 * ``/healthz``: 200 while the table service and the lobby answer their gRPC
@@ -44,6 +45,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.staticfiles import StaticFiles
 
+from felt.api.attempts import FailedAttempts
 from felt.api.limits import MAX_REQUEST_BYTES
 from felt.eventstore import RedisEventStore
 from felt.instances import RedisTableInstances
@@ -58,6 +60,7 @@ from poker.v1 import (
 from services.gateway.caps import StreamCaps
 from services.gateway.codecs import Raw, codecs
 from services.gateway.config import GatewayConfig
+from services.gateway.edge import Edge
 from services.gateway.fanout import Metadata, SharedWatches
 from services.gateway.forward import (
     FixedRoute,
@@ -197,24 +200,31 @@ class Gateway:
         table_calls.watch_table = guarded_stream(
             _watch_table(table_calls.watch_table, gateway.shared, gateway.caps)
         )
+        edge = Edge(FailedAttempts(config.attempts), client_host)  # services.gateway.edge
         rpc: dict[str, ASGIApp] = {}
         for connect_app in (
             table_service_connect.TableServiceASGIApplication(
-                cast(table_service_connect.TableService, table_calls),
+                cast(table_service_connect.TableService, edge.guard(TABLE_SERVICE, table_calls)),
                 read_max_bytes=MAX_REQUEST_BYTES,
                 codecs=codecs(),
             ),
             lobby_service_connect.LobbyServiceASGIApplication(
                 cast(
                     lobby_service_connect.LobbyService,
-                    # a browser's refresh token in an HttpOnly cookie (session_cookie.py)
-                    SessionCookies(config.secure_cookie).wrap(lobby.implementation()),
+                    # a browser's refresh token in an HttpOnly cookie (session_cookie.py),
+                    # around the edge's guard (only what players call is forwarded)
+                    SessionCookies(config.secure_cookie).wrap(
+                        edge.guard(LOBBY_SERVICE, lobby.implementation())
+                    ),
                 ),
                 read_max_bytes=MAX_REQUEST_BYTES,
                 codecs=codecs(),
             ),
             history_service_connect.HistoryServiceASGIApplication(
-                cast(history_service_connect.HistoryService, history.implementation()),
+                cast(
+                    history_service_connect.HistoryService,
+                    edge.guard(HISTORY_SERVICE, history.implementation()),
+                ),
                 read_max_bytes=MAX_REQUEST_BYTES,
                 codecs=codecs(),
             ),

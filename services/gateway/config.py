@@ -36,6 +36,10 @@
                                  ``127.0.0.1,::1``): their ``X-Forwarded-For`` is believed,
                                  and their connections count only toward the total
                                  (``services.gateway.connections``)
+``FELT_AUTH_FAILURE_BURST``, ``FELT_AUTH_FAILURE_PER_MIN`` refused credentials (anything but a
+                                 player's token) one client address may send at once (20) and
+                                 then per minute (30); past them RESOURCE_EXHAUSTED
+                                 ``AUTH_THROTTLED`` (``services.gateway.edge``)
 
 A request message may be at most 64 KiB (``felt.api.limits.MAX_REQUEST_BYTES``,
 the services' own bound), refused with RESOURCE_EXHAUSTED before it is parsed.
@@ -48,7 +52,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.settings import ConfigError, int_setting
+from felt.api.attempts import AttemptLimits
+from services.settings import ConfigError, attempt_limits, int_setting
 
 REPO = Path(__file__).resolve().parents[2]
 SECURE_MODES = ("auto", "always", "never")
@@ -106,6 +111,7 @@ class GatewayConfig:
     # uvicorn's FORWARDED_ALLOW_IPS, read here so the connection caps know the proxies too.
     forwarded_allow_ips: str = "127.0.0.1,::1"
     secure_cookie: str = "auto"  # the refresh-token cookie's Secure: auto, always, never
+    attempts: AttemptLimits = field(default_factory=AttemptLimits)
 
     @property
     def host(self) -> str:
@@ -160,6 +166,7 @@ class GatewayConfig:
             ),
             forwarded_allow_ips=env.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1").strip(),
             secure_cookie=secure_cookie,
+            attempts=attempt_limits(env),
         )
 
 

@@ -5,6 +5,17 @@ Step two, in the use case: the session it names is live (not signed out,
 not revoked by a reused refresh token) — that needs the database, and the
 call's refusal order (a malformed request is INVALID_ARGUMENT whoever calls)
 wants it there.
+
+Failed attempts (a token that is not one of this lobby's, or a wrong operator
+token) are throttled per client address (``felt.api.attempts``): past its
+allowance a client's calls with a token are RESOURCE_EXHAUSTED
+(``AUTH_THROTTLED``) unless the token is a genuine access token, and the
+operator token is not compared then, so a guess cannot be confirmed.
+
+Which RPCs the public gateway forwards is declared in ``felt.api.access``: an
+RPC added to either service is refused there until it is declared public. The
+operator's view of a hand (``HAND_READER_OPERATOR``) is never served there
+either.
 """
 
 from __future__ import annotations
@@ -15,6 +26,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from felt.api import limits
+from felt.api.attempts import MESSAGE as THROTTLED_MESSAGE
+from felt.api.attempts import THROTTLED, FailedAttempts
+from services.lobby.refusals import Code, Refused
 from services.lobby.tokens import AccessClaim, BadToken, verify_access
 
 
@@ -36,24 +50,52 @@ ANONYMOUS = Caller()
 
 
 OPERATOR = Caller(operator=True)
+EXPIRED = "TOKEN_EXPIRED"
 
 
 class Authenticator:
     """Bearer tokens into callers; ``operator_token`` ("": none) is the operator's."""
 
     def __init__(
-        self, access_secret: bytes, clock: Callable[[], datetime], operator_token: str = ""
+        self,
+        access_secret: bytes,
+        clock: Callable[[], datetime],
+        operator_token: str = "",
+        attempts: FailedAttempts | None = None,
     ) -> None:
         self.secret, self.clock = access_secret, clock
         self.operator_token = operator_token.encode()
+        self.attempts = attempts  # None: failed attempts are not counted (the fakes' tests)
 
-    def authenticate(self, token: str) -> Caller:
+    def authenticate(self, token: str, client: str = "") -> Caller:
+        """The caller ``token`` makes ("" when none was sent); ``client`` (its counted
+        address) is throttled after too many failed attempts: :class:`Refused`
+        RESOURCE_EXHAUSTED (see the module docstring)."""
         if not token:
             return ANONYMOUS
+        attempts = self.attempts
+        if attempts is None or not client:
+            return self._authenticate(token)
+        if attempts.exhausted(client):
+            caller = self._access(token)
+            if caller.claim is None and (caller.error is None or caller.error.reason != EXPIRED):
+                raise Refused(Code.RESOURCE_EXHAUSTED, THROTTLED_MESSAGE, THROTTLED)
+            return caller  # a genuine access token (expired or not) is no guess
+        caller = self._authenticate(token)
+        if caller.error is not None and caller.error.reason != EXPIRED:
+            attempts.failed(client)  # a forged or malformed token, or a wrong operator token
+        return caller
+
+    def _authenticate(self, token: str) -> Caller:
         if len(token) > limits.CREDENTIAL_MAX:
             return Caller(error=BadToken("TOKEN_INVALID", "not an access token of this lobby"))
         if self.operator_token and hmac.compare_digest(token.encode(), self.operator_token):
             return OPERATOR
+        return self._access(token)
+
+    def _access(self, token: str) -> Caller:
+        if len(token) > limits.CREDENTIAL_MAX:
+            return Caller(error=BadToken("TOKEN_INVALID", "not an access token of this lobby"))
         try:
             return Caller(claim=verify_access(self.secret, token, self.clock()))
         except BadToken as exc:

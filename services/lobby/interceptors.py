@@ -14,7 +14,9 @@ traceback).
 ``AuthInterceptor``, the inner one: reads the bearer token once, puts the
 :class:`~services.lobby.auth.Caller` where handlers read it
 (:func:`current_caller`) and binds ``player_id`` to the log context. It
-refuses nothing: what a call needs is checked by its use case.
+refuses nothing but a client whose failed attempts are past their allowance
+(RESOURCE_EXHAUSTED ``AUTH_THROTTLED``, counted by the client's address,
+``felt.api.attempts``): what a call needs is checked by its use case.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import grpc
 import structlog
 from structlog.contextvars import bind_contextvars, reset_contextvars
 
+from felt.api.clients import TrustedProxies, counted_peer
 from services.lobby.auth import ANONYMOUS, Authenticator, Caller, bearer
 from services.lobby.errors import Context, fail
 from services.lobby.refusals import Code, Refused, refusal
@@ -99,13 +102,21 @@ class CallInterceptor(_MethodInterceptor):
 class AuthInterceptor(_MethodInterceptor):
     """Puts the caller the bearer token makes where handlers read it (:func:`current_caller`)."""
 
-    def __init__(self, service: str, authenticator: Authenticator) -> None:
+    def __init__(
+        self,
+        service: str,
+        authenticator: Authenticator,
+        proxies: TrustedProxies | None = None,
+    ) -> None:
         super().__init__(service)
         self.authenticator = authenticator
+        self.proxies = proxies if proxies is not None else TrustedProxies()
 
     def unary(self, behavior: Unary, method: str) -> Unary:
         async def authenticated(request: Any, context: Context) -> Any:
-            caller = self.authenticator.authenticate(bearer(context.invocation_metadata()))
+            sent = bearer(context.invocation_metadata())
+            client = counted_peer(self.proxies.caller(context)) if sent else ""
+            caller = self.authenticator.authenticate(sent, client)
             token = _CALLER.set(caller)
             player = caller.claim.player_id if caller.claim is not None else ""
             bound = bind_contextvars(player_id=player)

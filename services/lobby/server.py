@@ -36,11 +36,18 @@ Configuration comes from the environment:
 ``FELT_LOBBY_METRICS_HOST``    its address (default ``127.0.0.1``)
 ``FELT_DEV_MODE``              ``1``: development mode (public development secrets, and the
                                schema migrated at start)
+``FELT_AUTH_FAILURE_BURST``, ``FELT_AUTH_FAILURE_PER_MIN`` failed credential attempts one client
+                               address may make at once (20) and then per minute (30); past
+                               them RESOURCE_EXHAUSTED ``AUTH_THROTTLED`` (``felt.api.attempts``)
+``FELT_GRPC_REFLECTION``       ``1``/``0``: gRPC reflection on or off (default: on in
+                               development mode only)
 
 Production mode (the default) refuses to start (exit status 2) without both
 secrets of at least 32 bytes, with the development ones, with one secret for
-both, or on a database whose schema is not up to date (run ``felt db migrate``
-first: two releases must never migrate one database behind an operator's back).
+both, with a ``FELT_ADMIN_TOKEN`` under 32 bytes or shaped like a player's
+token (``felt.api.credentials``), or on a database whose schema is not up to
+date (run ``felt db migrate`` first: two releases must never migrate one
+database behind an operator's back).
 """
 
 from __future__ import annotations
@@ -60,7 +67,9 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc  # type: ignore[import-untyped]
 from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 
+from felt.api.attempts import AttemptLimits, FailedAttempts
 from felt.api.clients import TrustedProxies
+from felt.api.credentials import credential_problems
 from felt.api.limits import CHIP_CAP, MAX_REQUEST_BYTES
 from felt.archive import HandArchive
 from felt.archive.postgres import PostgresHandArchive
@@ -100,7 +109,13 @@ from services.lobby.seating import SeatingApp
 from services.lobby.service import LobbyService
 from services.lobby.tables import GrpcTables
 from services.lobby.tokens import Passwords
-from services.settings import TRUE, int_setting, trusted_proxies
+from services.settings import (
+    TRUE,
+    attempt_limits,
+    int_setting,
+    reflection_setting,
+    trusted_proxies,
+)
 from services.settings import ConfigError as ConfigError
 
 log = structlog.get_logger("felt.lobby")
@@ -141,6 +156,15 @@ class LobbyServerConfig:
     archive: HandArchive | None = None  # None: PostgresHandArchive on the pool
     # Whose x-forwarded-for names the client (the gateway): FELT_TRUSTED_PROXIES.
     proxies: TrustedProxies = field(default_factory=TrustedProxies)
+    # Failed credential attempts per client address (FELT_AUTH_FAILURE_*).
+    attempts: AttemptLimits = field(default_factory=AttemptLimits)
+    # gRPC reflection (FELT_GRPC_REFLECTION); None: in development mode only.
+    reflection: bool | None = None
+
+    @property
+    def reflects(self) -> bool:
+        """Whether the server answers gRPC reflection."""
+        return self.dev_mode if self.reflection is None else self.reflection
 
     @classmethod
     def from_env(
@@ -196,6 +220,8 @@ class LobbyServerConfig:
             proxies=trusted_proxies(env),
             table_admin_token=service_token,
             redis_url=env.get("REDIS_URL", ""),
+            attempts=attempt_limits(env),
+            reflection=reflection_setting(env, dev),
         )
 
     def check(self) -> None:
@@ -220,6 +246,8 @@ class LobbyServerConfig:
             problems.append("FELT_ADMIN_TOKEN (the table service's service credential) is unset")
         elif self.tables is None and self.table_admin_token == DEV_SERVICE_TOKEN:
             problems.append("FELT_ADMIN_TOKEN is the public development service credential")
+        elif self.table_admin_token:  # also the operator's credential for the history service
+            problems.extend(credential_problems({"FELT_ADMIN_TOKEN": self.table_admin_token}))
         if problems:
             raise ConfigError(
                 "refusing to start in production mode: " + "; ".join(problems) + ". For "
@@ -274,15 +302,23 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     """Start serving (tests use this with address ``127.0.0.1:0``)."""
     config.check()
     await _schema_ready(config)
+    attempts = FailedAttempts(config.attempts)  # one count per client for both services
     server = aio_server(
         *_SERVER_OPTIONS,
         interceptors=[
             CallInterceptor(SERVICE_NAME),
-            AuthInterceptor(SERVICE_NAME, Authenticator(config.secrets.access, config.clock)),
+            AuthInterceptor(
+                SERVICE_NAME,
+                Authenticator(config.secrets.access, config.clock, attempts=attempts),
+                config.proxies,
+            ),
             CallInterceptor(HISTORY_SERVICE_NAME),
             AuthInterceptor(
                 HISTORY_SERVICE_NAME,
-                Authenticator(config.secrets.access, config.clock, config.table_admin_token),
+                Authenticator(
+                    config.secrets.access, config.clock, config.table_admin_token, attempts
+                ),
+                config.proxies,
             ),
         ],
     )
@@ -324,9 +360,11 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     history_service_pb2_grpc.add_HistoryServiceServicer_to_server(HistoryService(history), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        (SERVICE_NAME, HISTORY_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
-    )
+    if config.reflects:
+        reflection.enable_server_reflection(
+            (SERVICE_NAME, HISTORY_SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME),
+            server,
+        )
     await server.start()
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set(HISTORY_SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)

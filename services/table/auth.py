@@ -32,6 +32,17 @@ public :data:`DEV_SERVICE_TOKEN`.
 ``IssueWatchGrant`` for the lobby's ``WatchLounge``) open a private table's
 spectator reads (:meth:`Caller.check_spectator`); they act for no seat.
 
+Which RPCs are whose is declared once, in ``felt.api.access``:
+:data:`SERVICE_ONLY_RPCS` (the service credential's) and :data:`PUBLIC_RPCS`
+(players' and spectators'). The public gateway forwards only the public ones
+(``services/gateway/edge.py``), so an RPC added to the service is refused there
+until it is declared public; a test holds the two lists to the service's methods.
+
+Failed attempts are throttled per client address (``felt.api.attempts``): past
+its allowance a client's calls with a token are RESOURCE_EXHAUSTED
+(``AUTH_THROTTLED``) unless the token is a genuine seat token, and the static
+credentials are not even compared then, so a guess cannot be confirmed.
+
 Nothing here knows gRPC: the fakes' service tests build callers with
 :meth:`Authenticator.authenticate` from a plain token.
 """
@@ -42,6 +53,9 @@ import hmac
 import time
 from dataclasses import dataclass, replace
 
+from felt.api.access import PUBLIC, SERVICE_ONLY, TABLE_SERVICE
+from felt.api.attempts import MESSAGE as THROTTLED_MESSAGE
+from felt.api.attempts import THROTTLED, FailedAttempts
 from felt.idempotency import ADMIN_PRINCIPAL, ai_principal, seat_principal, service_principal
 from felt.table.aggregate import TableState
 from felt.tokens import DEV_SERVICE_TOKEN as DEV_SERVICE_TOKEN
@@ -61,6 +75,12 @@ from services.table.refusals import Code, Refused
 
 DEFAULT_TOKEN_TTL_S = 86_400  # seat tokens live a day unless configured (FELT_SEAT_TOKEN_TTL_S)
 _VERIFIED_TOKENS = 10_000  # how many verified tokens to remember
+
+SERVICE_ONLY_RPCS = SERVICE_ONLY[TABLE_SERVICE]
+"""The internal calls: the service credential's only (:meth:`Caller.require_admin`), never
+forwarded by the public gateway (declared in ``felt.api.access``)."""
+PUBLIC_RPCS = PUBLIC[TABLE_SERVICE]
+"""What players (with their seat tokens) and spectators call: all the public gateway forwards."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,18 +255,35 @@ def check_occupant(state: TableState | None, credential: Credential) -> None:
 class Authenticator:
     """Step one for every call: what a bearer token is (see the module docstring)."""
 
-    def __init__(self, secrets: Secrets) -> None:
+    def __init__(self, secrets: Secrets, attempts: FailedAttempts | None = None) -> None:
         self.secrets = secrets
+        self.attempts = attempts  # None: failed attempts are not counted (the fakes' tests)
         # Tokens whose signature checked out (verifying is a JSON parse and two hashes):
         # token -> (claim, hash). Expiry is still checked on every use.
         self._verified: dict[str, tuple[SeatClaim, str]] = {}
 
-    def authenticate(self, token: str, seat_token: str = "") -> Caller:
+    def authenticate(self, token: str, seat_token: str = "", client: str = "") -> Caller:
         """The caller sending ``token`` ("" when none was sent) and, with the service
-        credential, ``seat_token`` (the seat it acts as; ignored with any other token)."""
-        secrets = self.secrets
+        credential, ``seat_token`` (the seat it acts as; ignored with any other token).
+        ``client`` (its counted address) is throttled after too many failed attempts:
+        :class:`Refused` RESOURCE_EXHAUSTED (see the module docstring)."""
         if not token:
             return ANONYMOUS
+        attempts = self.attempts
+        if attempts is None or not client:
+            return self._authenticate(token, seat_token)
+        if attempts.exhausted(client):
+            caller = self._seat_caller(token, int(time.time()))
+            if caller.claim is None and caller.error_reason != EXPIRED:
+                raise Refused(Code.RESOURCE_EXHAUSTED, THROTTLED_MESSAGE, THROTTLED)
+            return caller  # a genuine seat token (expired or not) is no guess
+        caller = self._authenticate(token, seat_token)
+        if not caller.admin and caller.error and caller.error_reason != EXPIRED:
+            attempts.failed(client)  # a forged or malformed token, or a wrong credential
+        return caller
+
+    def _authenticate(self, token: str, seat_token: str) -> Caller:
+        secrets = self.secrets
         if secrets.admin_token and hmac.compare_digest(token, secrets.admin_token):
             if not seat_token:
                 return Caller(token=True, admin=True)

@@ -22,9 +22,11 @@ that handlers only translate and call the use cases
 
 ``AuthInterceptor``, the inner one, reads the bearer token once and puts the
 :class:`~services.table.auth.Caller` it makes where the handler reads it
-(:func:`current_caller`). It refuses nothing itself: what a call needs (the
-admin, a seat's token, its occupant) is checked by the use case, in the order
-the call's refusals have always come in.
+(:func:`current_caller`). It refuses nothing itself but a client whose failed
+attempts are past their allowance (RESOURCE_EXHAUSTED ``AUTH_THROTTLED``,
+counted by the client's address, ``felt.api.attempts``): what a call needs
+(the admin, a seat's token, its occupant) is checked by the use case, in the
+order the call's refusals have always come in.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from redis.exceptions import RedisError
 from structlog.contextvars import bind_contextvars, reset_contextvars
 
 from felt.api import limits
+from felt.api.clients import TrustedProxies, counted_peer
 from services.table.auth import ANONYMOUS, Authenticator, Caller, bearer, seat_token_header
 from services.table.errors import Context, fail
 from services.table.refusals import Code, Refused, invalid, quarantined
@@ -146,13 +149,21 @@ class CallInterceptor(_MethodInterceptor):
 class AuthInterceptor(_MethodInterceptor):
     """Puts the caller the bearer token makes where handlers read it (:func:`current_caller`)."""
 
-    def __init__(self, service: str, authenticator: Authenticator) -> None:
+    def __init__(
+        self,
+        service: str,
+        authenticator: Authenticator,
+        proxies: TrustedProxies | None = None,
+    ) -> None:
         super().__init__(service)
         self.authenticator = authenticator
+        self.proxies = proxies if proxies is not None else TrustedProxies()
 
     def _caller(self, context: Context) -> Caller:
         metadata = context.invocation_metadata()
-        return self.authenticator.authenticate(bearer(metadata), seat_token_header(metadata))
+        token = bearer(metadata)
+        client = counted_peer(self.proxies.caller(context)) if token else ""
+        return self.authenticator.authenticate(token, seat_token_header(metadata), client)
 
     def unary(self, behavior: Unary) -> Unary:
         async def authenticated(request: Any, context: Context) -> Any:

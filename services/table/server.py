@@ -25,11 +25,18 @@ in development, CI and a cluster:
 ``FELT_WATCH_BUFFER``    events a watcher may fall behind before it is dropped (default 512)
 ``FELT_WATCH_REPLAYS``   watchers reading history at once (default 4)
 ``FELT_WATCH_PAGE``      events per history read (default 200)
+``FELT_AUTH_FAILURE_BURST``, ``FELT_AUTH_FAILURE_PER_MIN`` failed credential attempts one client
+                         address may make at once (20) and then per minute (30); past them
+                         RESOURCE_EXHAUSTED ``AUTH_THROTTLED`` (``felt.api.attempts``)
+``FELT_GRPC_REFLECTION`` ``1``/``0``: gRPC reflection on or off (default: on in development
+                         mode only)
 
 Production mode (the default) refuses to start without a token secret of at
-least 32 bytes (and never with the development secret) or without an admin
-token: anyone who knows the secret can mint every seat's token, and the
-development secret is public. Development mode must be asked for; it fills
+least 32 bytes (and never with the development secret), or without an admin
+token and an AI token of at least 32 bytes each, different, and not shaped like
+a player's token (``felt.api.credentials``): anyone who knows the secret can
+mint every seat's token, the development secret is public, and a short
+credential can be guessed. Development mode must be asked for; it fills
 in the development secret and, without ``FELT_ADMIN_TOKEN``, the public
 development service credential (``DEV_SERVICE_TOKEN``), and says so in the
 log. Internal calls are never open to a caller without the credential.
@@ -66,7 +73,9 @@ from grpc_health.v1 import (  # type: ignore[import-untyped]
 from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 from redis.asyncio import Redis
 
+from felt.api.attempts import AttemptLimits, FailedAttempts
 from felt.api.clients import TrustedProxies
+from felt.api.credentials import credential_problems
 from felt.api.limits import MAX_REQUEST_BYTES
 from felt.decisions import AI_STREAM, RedisDecisionQueue, ai_stream_from_env
 from felt.eventstore import RedisEventStore
@@ -74,7 +83,13 @@ from felt.instances import RedisTableInstances
 from felt.registry import RedisTableRegistry
 from poker.v1 import table_service_pb2, table_service_pb2_grpc
 from services.grpc_server import PortInUse, aio_server, bind
-from services.settings import TRUE, int_setting, trusted_proxies
+from services.settings import (
+    TRUE,
+    attempt_limits,
+    int_setting,
+    reflection_setting,
+    trusted_proxies,
+)
 from services.settings import ConfigError as ConfigError
 from services.table.announce import Announcer, advertised_address
 from services.table.auth import DEFAULT_TOKEN_TTL_S, DEV_SERVICE_TOKEN, Authenticator, Secrets
@@ -118,6 +133,10 @@ class TableServerConfig:
     proxies: TrustedProxies = field(default_factory=TrustedProxies)
     rate: RateLimits = field(default_factory=RateLimits)
     snapshots: SnapshotPolicy = field(default_factory=SnapshotPolicy)
+    # Failed credential attempts per client address (FELT_AUTH_FAILURE_*).
+    attempts: AttemptLimits = field(default_factory=AttemptLimits)
+    # gRPC reflection (FELT_GRPC_REFLECTION); None: in development mode only.
+    reflection: bool | None = None
 
     @classmethod
     def from_env(
@@ -151,7 +170,14 @@ class TableServerConfig:
             proxies=trusted_proxies(env),
             rate=_rate_limits(env),
             snapshots=SnapshotPolicy.from_env(env),
+            attempts=attempt_limits(env),
+            reflection=reflection_setting(env, dev),
         )
+
+    @property
+    def reflects(self) -> bool:
+        """Whether the server answers gRPC reflection."""
+        return self.dev_mode if self.reflection is None else self.reflection
 
     def check(self) -> None:
         """Refuse an unsafe configuration outside development mode; log the mode either way."""
@@ -172,10 +198,16 @@ class TableServerConfig:
                 f"FELT_TOKEN_SECRET must be at least {MIN_SECRET_BYTES} bytes "
                 f"(it has {len(secret)}); e.g. `openssl rand -base64 48`"
             )
-        if not admin:
-            problems.append("FELT_ADMIN_TOKEN is unset (it is the service credential)")
-        elif admin == DEV_SERVICE_TOKEN:
+        if admin == DEV_SERVICE_TOKEN:
             problems.append("FELT_ADMIN_TOKEN is the public development service credential")
+        elif not admin:
+            problems.append("FELT_ADMIN_TOKEN is unset (it is the service credential)")
+        else:
+            problems.extend(
+                credential_problems(
+                    {"FELT_ADMIN_TOKEN": admin, "FELT_AI_TOKEN": self.secrets.ai_token}
+                )
+            )
         if not 0 < self.secrets.token_ttl_s <= MAX_TOKEN_TTL_S:
             problems.append(f"the seat token lifetime must be 1 s to {MAX_TOKEN_TTL_S} s")
         if problems:
@@ -184,7 +216,7 @@ class TableServerConfig:
                 + "; ".join(problems)
                 + ". For development only, set FELT_DEV_MODE=1 (or run `felt serve --dev`)."
             )
-        log.info("production_mode", token_ttl_s=self.secrets.token_ttl_s)
+        log.info("production_mode", token_ttl_s=self.secrets.token_ttl_s, reflection=self.reflects)
 
 
 def _rate_limits(env: Mapping[str, str]) -> RateLimits:
@@ -237,7 +269,11 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     config.check()
     interceptors = [  # the first is the outermost
         CallInterceptor(SERVICE_NAME),
-        AuthInterceptor(SERVICE_NAME, Authenticator(config.secrets)),
+        AuthInterceptor(
+            SERVICE_NAME,
+            Authenticator(config.secrets, FailedAttempts(config.attempts)),
+            config.proxies,
+        ),
     ]
     server = aio_server(*_SERVER_OPTIONS, interceptors=interceptors)
     port = bind(server, config.address)  # first: the instance id may name the port
@@ -256,9 +292,10 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     table_service_pb2_grpc.add_TableServiceServicer_to_server(service, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
-    )
+    if config.reflects:
+        reflection.enable_server_reflection(
+            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        )
     await server.start()
     await manager.start()
     announcer = Announcer(

@@ -36,7 +36,7 @@ from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 
 REPO = Path(__file__).resolve().parents[2]
-ADMIN = (("authorization", "Bearer e2e-admin"),)
+ADMIN = (("authorization", "Bearer e2e-admin-credential-0123456789abcdef"),)
 LEASE_TTL_MS = 1000
 WAIT = 30.0
 SEAT_ACTIONS = ("player_folded", "player_checked", "player_called", "bet_placed", "cards_drawn")
@@ -69,7 +69,8 @@ class Processes:
             **os.environ,
             "REDIS_URL": self.redis_url,
             "FELT_TABLE_ADDR": "127.0.0.1:0",
-            "FELT_ADMIN_TOKEN": "e2e-admin",
+            "FELT_ADMIN_TOKEN": "e2e-admin-credential-0123456789abcdef",
+            "FELT_AI_TOKEN": "e2e-ai-credential-0123456789abcdef0123",
             "FELT_TOKEN_SECRET": "e2e-secret-0123456789abcdef0123456789",
             "FELT_LEASE_TTL_MS": str(LEASE_TTL_MS),
             "FELT_BETWEEN_HANDS_MS": "50",

@@ -43,11 +43,11 @@ from tests.integration.lobby.conftest import fresh_database as fresh_database  #
 
 WAIT = 60.0  # generous: a loaded 2-core machine
 HANDS = 3
-SERVICE_TOKEN = "e2e-lobby-service-credential"
+SERVICE_TOKEN = "e2e-lobby-service-credential-0123456789"
 TABLE_ENV = {
     "FELT_TOKEN_SECRET": "e2e-lobby-token-secret-0123456789abcdef",
     "FELT_ADMIN_TOKEN": SERVICE_TOKEN,
-    "FELT_AI_TOKEN": "e2e-lobby-ai-token",
+    "FELT_AI_TOKEN": "e2e-lobby-ai-token-credential-0123456789",
     "FELT_TABLE_ADDR": "127.0.0.1:0",
     "FELT_LEASE_TTL_MS": "2000",
 }

@@ -30,8 +30,8 @@ from services.ai_worker.worker import AiWorker, WorkerConfig
 from services.table.auth import Secrets
 from services.table.server import RunningTableServer, TableServerConfig, start_table_server
 
-ADMIN_TOKEN = "test-admin-token"
-AI_TOKEN = "test-ai-token"
+ADMIN_TOKEN = "test-admin-token-credential-0123456789"
+AI_TOKEN = "test-ai-token-credential-0123456789"
 SECRET = b"ai-worker-tests-secret-0123456789abcdef"
 LEVELS = (epb.AI_LEVEL_EASY, epb.AI_LEVEL_NORMAL, epb.AI_LEVEL_HARD)
 

@@ -253,7 +253,7 @@ async def test_worker_process_serves_health_and_metrics_and_exits_0_on_sigterm(
         **os.environ,
         "REDIS_URL": ai_env.redis_url,
         "FELT_TABLE_TARGET": ai_env.target,
-        "FELT_AI_TOKEN": "test-ai-token",
+        "FELT_AI_TOKEN": "test-ai-token-credential-0123456789",  # conftest AI_TOKEN
         "FELT_AI_STREAM": ai_env.stream,
         "FELT_AI_GROUP": ai_env.group,
         "FELT_AI_METRICS_PORT": "0",

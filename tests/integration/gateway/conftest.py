@@ -26,8 +26,9 @@ from services.gateway.server import RunningGateway, start_gateway
 from services.table.auth import Secrets
 from services.table.server import RunningTableServer, TableServerConfig, start_table_server
 
-ADMIN = "gateway-tests-admin"
+ADMIN = "gateway-tests-admin-credential-0123456789"
 SECRET = b"gateway-tests-secret-0123456789abcdef"
+AI_TOKEN = "gateway-tests-ai-credential-0123456789"
 ORIGIN = "https://play.example"
 
 
@@ -45,7 +46,7 @@ class Stack:
             TableServerConfig(
                 redis_url=self.redis_url,
                 address="127.0.0.1:0",
-                secrets=Secrets(SECRET, ADMIN, "gateway-tests-ai"),
+                secrets=Secrets(SECRET, ADMIN, AI_TOKEN),
                 ai_stream=ai_stream,
                 instance_id=f"gw-test-{name}",
                 between_hands_ms=50,
@@ -65,7 +66,7 @@ class Stack:
     async def start_gateway(self, **changes: Any) -> RunningGateway:
         settings: dict[str, Any] = {
             "address": "127.0.0.1:0",
-            "table_target": f"127.0.0.1:{self.tables[0].port}",
+            "table_target": f"127.0.0.1:{self.tables[0].port}" if self.tables else "127.0.0.1:1",
             "lobby_target": "127.0.0.1:1",  # no lobby in these tests
             "redis_url": self.redis_url,
             "origins": (ORIGIN,),

@@ -28,7 +28,7 @@ from poker.v1 import table_service_pb2 as pb
 from services.gateway.codecs import CompactJsonCodec
 from services.table.watch import WatchLimits
 
-from .conftest import ADMIN, ORIGIN, Stack, create_table, seat
+from .conftest import ORIGIN, Stack, create_table, seat
 
 WAIT = 20.0
 
@@ -55,23 +55,11 @@ async def test_unary_json_is_the_services_answer(stack: Stack) -> None:
     server = await stack.add_table_service("a")
     await stack.start_gateway()
     stub = stack.stub(server)
-    created = await stack.post_json(
-        "CreateTable",
-        {
-            "tableId": "gw-json",
-            "requestId": "c1",
-            "config": {
-                "variant": "VARIANT_NLHE",
-                "seatCount": 2,
-                "smallBlind": "50",
-                "bigBlind": "100",
-            },
-        },
-        ADMIN,
-    )
-    assert created.status_code == 200, created.text
-    assert created.headers["content-type"] == "application/json"
-    assert created.json()["table"]["tableId"] == "gw-json"
+    await create_table(stub, "gw-json")  # internal: the lobby's call, never the gateway's
+    got = await stack.post_json("GetTable", {"tableId": "gw-json"})
+    assert got.status_code == 200, got.text
+    assert got.headers["content-type"] == "application/json"
+    assert got.json()["table"]["tableId"] == "gw-json"
     tokens = [await seat(stub, "gw-json", s) for s in (0, 1)]
     view = await view_as(stack, "gw-json", tokens[0], 0)
     direct = await stub.GetTableView(

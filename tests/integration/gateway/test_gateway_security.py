@@ -2,29 +2,43 @@
 
 Paths out of the web client's directory, compressed and malformed bodies, oversized
 request heads, header bytes gRPC cannot carry, what an error tells of the cluster, the
-headers every answer carries, CORS with any origin, and a seat's stream through the
-gateway after its token is reissued.
+headers every answer carries, CORS with any origin, a seat's stream through the
+gateway after its token is reissued; and (issue #20) internal calls, service credentials
+and the operator's view refused at the edge without reaching a service, and failed
+credential attempts throttled per client address.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import gzip
 import struct
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
+import grpc
+import httpx
 import pytest
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 
+from felt.api import access
+from felt.api.attempts import AttemptLimits
+from felt.api.clients import TrustedProxies
 from felt.tokens import SEAT_TOKEN_HEADER
+from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_connect as connect
 from poker.v1 import table_service_pb2 as pb
 from services.gateway.app import CONTENT_SECURITY_POLICY
 from services.gateway.config import ConnectionBounds
+from services.gateway.edge import HISTORY_SERVICE, LOBBY_SERVICE, TABLE_SERVICE
+from services.grpc_server import aio_server, bind
+from services.table.auth import SERVICE_ONLY_RPCS
 
-from .conftest import ADMIN, Stack, create_table, seat
-from .test_gateway_http import connect_reason
+from .conftest import ADMIN, AI_TOKEN, Stack, admin, create_table, holdem, seat
+from .test_gateway_http import connect_reason, reason_of
 
 WAIT = 20.0
 
@@ -321,3 +335,286 @@ async def test_a_reissue_ends_a_seats_stream_through_the_gateway(stack: Stack) -
                 cards = item.event.hole_cards_dealt.cards
                 assert all(c.WhichOneof("kind") != "code" for c in cards), item
         await as_spectator.aclose()  # type: ignore[attr-defined]
+
+
+# ------------------------------------------- issue #20: internal calls never cross the edge
+
+
+class Recorder(grpc.GenericRpcHandler):
+    """An upstream that records every call reaching it (and answers NOT_FOUND)."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def service(self, details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler[Any, Any] | None:
+        self.calls.append(details.method)
+
+        async def unary(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> bytes:
+            await context.abort(grpc.StatusCode.NOT_FOUND, "recorded")
+            return b""
+
+        async def stream(
+            request: bytes, context: grpc.aio.ServicerContext[Any, Any]
+        ) -> AsyncIterator[bytes]:
+            await context.abort(grpc.StatusCode.NOT_FOUND, "recorded")
+            yield b""
+
+        if details.method.endswith("/WatchTable"):
+            return grpc.unary_stream_rpc_method_handler(stream)
+        return grpc.unary_unary_rpc_method_handler(unary)
+
+
+@pytest.fixture
+async def recorder() -> AsyncIterator[tuple[Recorder, int]]:
+    """A gRPC server on loopback that records what reaches it: the gateway's every upstream."""
+    handler = Recorder()
+    server = aio_server()
+    server.add_generic_rpc_handlers((handler,))
+    port = bind(server, "127.0.0.1:0")
+    await server.start()
+    try:
+        yield handler, port
+    finally:
+        await server.stop(0)
+
+
+async def start_recorded_gateway(stack: Stack, port: int, **changes: Any) -> httpx.AsyncClient:
+    target = f"127.0.0.1:{port}"
+    await stack.start_gateway(table_target=target, lobby_target=target, redis_url="", **changes)
+    assert stack.http is not None
+    return stack.http
+
+
+async def rpc(
+    http: httpx.AsyncClient,
+    service: str,
+    method: str,
+    body: dict[str, Any] | None = None,
+    authorization: str = "",
+    client: str = "",
+) -> httpx.Response:
+    headers = {"content-type": "application/json"}
+    if authorization:
+        headers["authorization"] = authorization
+    if client:
+        headers["x-forwarded-for"] = client  # as an ingress names the browser
+    return await http.post(f"/{service}/{method}", json=body or {}, headers=headers)
+
+
+def refusal(answer: httpx.Response) -> tuple[int, str, str]:
+    body = answer.json()
+    return answer.status_code, body["code"], reason_of(body["details"][0])
+
+
+# A seat token's shape (v1.<payload>.<signature>) with a signature no secret made.
+PAYLOAD = base64.urlsafe_b64encode(b'{"s":0,"t":"gw-x"}').decode().rstrip("=")
+FORGED = f"v1.{PAYLOAD}.{'A' * 43}"
+
+
+def test_every_rpc_is_declared_public_or_service_only() -> None:
+    # One declaration (felt.api.access), which the table service's auth rules take theirs
+    # from; every RPC is one or the other, so a new RPC cannot be exposed by accident (the
+    # gateway refuses what is not declared public, and this fails until it is declared).
+    for service in (TABLE_SERVICE, LOBBY_SERVICE, HISTORY_SERVICE):
+        public = access.PUBLIC[service.full_name]
+        internal = access.SERVICE_ONLY[service.full_name]
+        assert {m.name for m in service.methods} == public | internal, service.full_name
+        assert not public & internal
+    assert access.SERVICE_ONLY[TABLE_SERVICE.full_name] == SERVICE_ONLY_RPCS
+    assert {"CreateTable", "SeatPlayer", "AddChips", "CloseTable", "ReissueSeatToken"} <= (
+        SERVICE_ONLY_RPCS
+    )
+
+
+async def test_internal_rpcs_are_refused_and_never_forwarded(
+    stack: Stack, recorder: tuple[Recorder, int]
+) -> None:
+    handler, port = recorder
+    http = await start_recorded_gateway(stack, port)
+    for name in sorted(SERVICE_ONLY_RPCS):
+        for authorization in ("", f"Bearer {ADMIN}", f"Bearer {FORGED}"):
+            answer = await rpc(http, TABLE_SERVICE.full_name, name, {"tableId": "t"}, authorization)
+            assert refusal(answer) == (403, "permission_denied", "SERVICE_ONLY"), name
+            assert name in answer.json()["message"]
+    assert handler.calls == []  # nothing reached the table service
+    # A public call is forwarded (the recorder answers it): the door is there, only narrow.
+    answer = await rpc(http, TABLE_SERVICE.full_name, "GetTable", {"tableId": "t"})
+    assert answer.json()["code"] == "not_found"
+    assert handler.calls == ["/poker.v1.TableService/GetTable"]
+
+
+async def test_an_internal_call_through_the_gateway_changes_nothing(stack: Stack) -> None:
+    # Against a real table service: CreateTable, SeatPlayer and AddChips with the service
+    # credential itself are refused at the gateway, and the table service never saw them.
+    server = await stack.add_table_service("a")
+    await stack.start_gateway()
+    stub = stack.stub(server)
+    config = {"variant": "VARIANT_NLHE", "seatCount": 2, "smallBlind": "50", "bigBlind": "100"}
+    created = await stack.post_json(
+        "CreateTable", {"tableId": "gw-int", "requestId": "c", "config": config}, ADMIN
+    )
+    assert created.status_code == 403, created.text
+    with pytest.raises(grpc.aio.AioRpcError) as missing:
+        await stub.GetTable(pb.GetTableRequest(table_id="gw-int"))
+    assert missing.value.code() is grpc.StatusCode.NOT_FOUND
+    await create_table(stub, "gw-int")
+    await seat(stub, "gw-int", 0)
+    before = (await stub.GetTable(pb.GetTableRequest(table_id="gw-int"))).table
+    added = await stack.post_json(
+        "AddChips", {"tableId": "gw-int", "seat": 0, "amount": "1000", "requestId": "a"}, ADMIN
+    )
+    assert added.status_code == 403, added.text
+    closed = await stack.post_json("CloseTable", {"tableId": "gw-int", "requestId": "x"}, ADMIN)
+    assert closed.status_code == 403, closed.text
+    after = (await stub.GetTable(pb.GetTableRequest(table_id="gw-int"))).table
+    assert after == before  # no chips added, not closed
+
+
+async def test_service_credentials_are_refused_at_the_gateway(
+    stack: Stack, recorder: tuple[Recorder, int]
+) -> None:
+    handler, port = recorder
+    http = await start_recorded_gateway(stack, port)
+    calls: list[tuple[str, str, dict[str, Any]]] = [
+        (TABLE_SERVICE.full_name, "GetTableView", {"tableId": "t", "seat": 1}),
+        (TABLE_SERVICE.full_name, "SubmitAction", {"tableId": "t", "seat": 1}),
+        (LOBBY_SERVICE.full_name, "GetBalance", {}),
+        (HISTORY_SERVICE.full_name, "GetHandHistory", {"handId": "0" * 32}),
+    ]
+    for service, method, body in calls:
+        for authorization in (
+            f"Bearer {ADMIN}",
+            f"Bearer {AI_TOKEN}",
+            f"bearer {FORGED}",  # a scheme the services do not read either
+            "Basic dXNlcjpwYXNz",
+        ):
+            answer = await rpc(http, service, method, body, authorization, client="198.51.100.1")
+            assert refusal(answer) == (401, "unauthenticated", "PLAYER_TOKEN_REQUIRED")
+            assert ADMIN not in answer.text and AI_TOKEN not in answer.text
+    assert handler.calls == []
+    # The same with the Connect client, a server stream (WatchTable) included.
+    async with connect.TableServiceClient(stack.url) as client:
+        stream = client.watch_table(
+            pb.WatchTableRequest(table_id="t", seat=1),
+            headers={"authorization": f"Bearer {AI_TOKEN}", "x-forwarded-for": "198.51.100.2"},
+        )
+        with pytest.raises(ConnectError) as caught:
+            await anext(stream)
+        assert caught.value.code is Code.UNAUTHENTICATED
+        assert connect_reason(caught.value) == "PLAYER_TOKEN_REQUIRED"
+    assert handler.calls == []
+    for service, method, body in calls[2:]:
+        answer = await rpc(http, service, method, body, client="198.51.100.3")
+        assert answer.json()["code"] == "not_found"  # anonymous calls are forwarded
+    assert len(handler.calls) == 2
+
+
+async def test_the_ai_token_reads_no_ai_seats_cards_through_the_gateway(stack: Stack) -> None:
+    # The issue's finding: the AI workers' token, through the gateway, read an AI seat's view.
+    server = await stack.add_table_service("a")
+    await stack.start_gateway()
+    stub = stack.stub(server)
+    await create_table(stub, "gw-ai")
+    await stub.SeatPlayer(
+        pb.SeatPlayerRequest(
+            table_id="gw-ai",
+            seat=1,
+            player_id="bot",
+            stack=10_000,
+            request_id="s-bot",
+            ai_level=epb.AI_LEVEL_EASY,
+        ),
+        metadata=admin(),
+    )
+    direct = await stub.GetTableView(
+        pb.GetTableViewRequest(table_id="gw-ai", seat=1),
+        metadata=(("authorization", f"Bearer {AI_TOKEN}"),),
+    )
+    assert direct.view.viewer_seat == 1  # the AI workers' own door still opens
+    answer = await stack.post_json("GetTableView", {"tableId": "gw-ai", "seat": 1}, AI_TOKEN)
+    assert refusal(answer) == (401, "unauthenticated", "PLAYER_TOKEN_REQUIRED")
+
+
+async def test_the_operator_view_is_refused_at_the_gateway(
+    stack: Stack, recorder: tuple[Recorder, int]
+) -> None:
+    handler, port = recorder
+    http = await start_recorded_gateway(stack, port)
+    hand = {"handId": "0" * 32, "reader": "HAND_READER_OPERATOR"}
+    for authorization in ("", f"Bearer {FORGED}"):
+        answer = await rpc(http, HISTORY_SERVICE.full_name, "GetHandHistory", hand, authorization)
+        assert refusal(answer) == (403, "permission_denied", "OPERATOR_ONLY")
+    assert handler.calls == []
+    spectator = {"handId": "0" * 32, "reader": "HAND_READER_SPECTATOR"}
+    answer = await rpc(http, HISTORY_SERVICE.full_name, "GetHandHistory", spectator)
+    assert answer.json()["code"] == "not_found"
+    assert handler.calls == ["/poker.v1.HistoryService/GetHandHistory"]
+
+
+async def test_the_gateway_throttles_refused_credentials_per_address(
+    stack: Stack, recorder: tuple[Recorder, int]
+) -> None:
+    handler, port = recorder
+    http = await start_recorded_gateway(stack, port, attempts=AttemptLimits(burst=3, per_minute=1))
+    guess = (TABLE_SERVICE.full_name, "GetTableView", {"tableId": "t", "seat": 0})
+    codes = [
+        refusal(await rpc(http, *guess, f"Bearer guess-{i}", client="203.0.113.7"))[2]
+        for i in range(6)
+    ]
+    assert codes == ["PLAYER_TOKEN_REQUIRED"] * 3 + ["AUTH_THROTTLED"] * 3
+    throttled = await rpc(http, *guess, f"Bearer {ADMIN}", client="203.0.113.7")
+    assert refusal(throttled) == (429, "resource_exhausted", "AUTH_THROTTLED")
+    # Another address is unaffected; so are this address's players' tokens and anonymous calls.
+    other = await rpc(http, *guess, "Bearer guess", client="203.0.113.8")
+    assert refusal(other)[2] == "PLAYER_TOKEN_REQUIRED"
+    assert handler.calls == []
+    player = await rpc(http, *guess, f"Bearer {FORGED}", client="203.0.113.7")
+    assert player.json()["code"] == "not_found"  # forwarded: the service checks it
+    anonymous = await rpc(http, TABLE_SERVICE.full_name, "GetTable", {"tableId": "t"})
+    assert anonymous.json()["code"] == "not_found"
+    assert len(handler.calls) == 2
+
+
+async def test_the_table_service_throttles_wrong_tokens_per_client(stack: Stack) -> None:
+    # Wrong seat tokens through the gateway, which names the client: after the allowance its
+    # address is RESOURCE_EXHAUSTED, another client is not, and a genuine token still plays.
+    server = await stack.add_table_service(
+        "a",
+        proxies=TrustedProxies.parse("127.0.0.1"),
+        attempts=AttemptLimits(burst=3, per_minute=1),
+    )
+    await stack.start_gateway()
+    stub = stack.stub(server)
+    await create_table(stub, "gw-guess")
+    token = await seat(stub, "gw-guess", 0)
+    assert stack.http is not None
+    view = {"tableId": "gw-guess", "seat": 0}
+    method = (TABLE_SERVICE.full_name, "GetTableView", view)
+    reasons = []
+    for _ in range(5):
+        answer = await rpc(stack.http, *method, f"Bearer {FORGED}", client="203.0.113.9")
+        reasons.append((answer.json()["code"], answer.json().get("details") and refusal(answer)[2]))
+    assert [code for code, _ in reasons] == ["unauthenticated"] * 3 + ["resource_exhausted"] * 2
+    assert reasons[-1][1] == "AUTH_THROTTLED"
+    other = await rpc(stack.http, *method, f"Bearer {FORGED}", client="203.0.113.10")
+    assert other.json()["code"] == "unauthenticated"
+    genuine = await rpc(stack.http, *method, f"Bearer {token}", client="203.0.113.9")
+    assert genuine.status_code == 200, genuine.text
+
+
+async def test_a_throttled_caller_cannot_confirm_the_service_credential(stack: Stack) -> None:
+    # Straight at the table service (an attacker inside the network): wrong guesses of the
+    # service credential, then the right one is refused like them while the peer is throttled.
+    server = await stack.add_table_service("a", attempts=AttemptLimits(burst=3, per_minute=1))
+    stub = stack.stub(server)
+    request = pb.CreateTableRequest(table_id="gw-cred", config=holdem(), request_id="c")
+    codes = []
+    for i in range(4):
+        with pytest.raises(grpc.aio.AioRpcError) as caught:
+            await stub.CreateTable(request, metadata=(("authorization", f"Bearer guess-{i}"),))
+        codes.append(caught.value.code())
+    assert codes[:3] == [grpc.StatusCode.PERMISSION_DENIED] * 3  # a seat token's refusal
+    assert codes[3] is grpc.StatusCode.RESOURCE_EXHAUSTED
+    with pytest.raises(grpc.aio.AioRpcError) as right:
+        await stub.CreateTable(request, metadata=admin())
+    assert right.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED

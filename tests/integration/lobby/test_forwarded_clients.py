@@ -75,7 +75,8 @@ async def lobby_trusting(dsn: str, proxies: str) -> AsyncIterator[tuple[Stub, as
         settings=SETTINGS,
         passwords=Passwords(PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)),
         grace_s=0.5,
-        table_admin_token="lobby-tests-service",  # no table service is called here
+        # no table service is called here
+        table_admin_token="lobby-tests-service-credential-0123456789",
         proxies=TrustedProxies.parse(proxies),
     )
     running = await start_lobby_server(config)

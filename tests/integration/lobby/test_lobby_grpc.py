@@ -61,7 +61,8 @@ async def lobby(lobby_dsn: str) -> AsyncIterator[Lobby]:
         passwords=Passwords(PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)),
         clock=clock,
         grace_s=0.5,
-        table_admin_token="lobby-tests-service",  # no table service is called here
+        # no table service is called here
+        table_admin_token="lobby-tests-service-credential-0123456789",
     )
     running = await start_lobby_server(config)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{running.port}")
@@ -269,7 +270,13 @@ def test_production_mode_refuses_unsafe_secrets() -> None:
         LobbyServerConfig.from_env(good).check()
     with pytest.raises(ConfigError, match="public development service credential"):
         LobbyServerConfig.from_env({**good, "FELT_ADMIN_TOKEN": DEV_SERVICE_TOKEN}).check()
-    good["FELT_ADMIN_TOKEN"] = "a-service-credential"
+    # issue #20: the service credential (also the operator's) must not be guessable
+    with pytest.raises(ConfigError, match=r"FELT_ADMIN_TOKEN must be at least 32 bytes \(it has 1"):
+        LobbyServerConfig.from_env({**good, "FELT_ADMIN_TOKEN": "x"}).check()
+    shaped = "a1." + "p" * 40 + "." + "s" * 43  # an access token's shape: the gateway forwards it
+    with pytest.raises(ConfigError, match="shape of a player's token"):
+        LobbyServerConfig.from_env({**good, "FELT_ADMIN_TOKEN": shaped}).check()
+    good["FELT_ADMIN_TOKEN"] = "a-service-credential-of-32-bytes-or-more"
     LobbyServerConfig.from_env(good).check()
     dev = LobbyServerConfig.from_env(env, dev=True)
     dev.check()
@@ -283,7 +290,7 @@ async def test_production_mode_refuses_a_schema_not_migrated(fresh_database: str
         "DATABASE_URL": fresh_database,
         "FELT_LOBBY_ACCESS_SECRET": "a" * 40,
         "FELT_LOBBY_REFRESH_SECRET": "r" * 40,
-        "FELT_ADMIN_TOKEN": "a-service-credential",
+        "FELT_ADMIN_TOKEN": "a-service-credential-of-32-bytes-or-more",
         "FELT_LOBBY_ADDR": "127.0.0.1:0",
     }
     with pytest.raises(ConfigError, match="felt db migrate"):
@@ -308,7 +315,8 @@ async def test_sign_ups_from_one_address_are_limited(lobby_dsn: str) -> None:
         clock=clock,
         grace_s=0.5,
         recover_every_s=0.05,
-        table_admin_token="lobby-tests-service",  # no table service is called here
+        # no table service is called here
+        table_admin_token="lobby-tests-service-credential-0123456789",
     )
     running = await start_lobby_server(config)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{running.port}")

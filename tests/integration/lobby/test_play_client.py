@@ -37,8 +37,8 @@ from services.table.server import TableServerConfig, start_table_server
 from .conftest import empty_pool
 from .test_lobby_grpc import SECRETS
 
-ADMIN = "play-tests-table-admin"
-AI_TOKEN = "play-tests-ai-token"
+ADMIN = "play-tests-table-admin-credential-0123456789"
+AI_TOKEN = "play-tests-ai-token-credential-0123456789"
 GRANT = 10_000
 BUY_IN = 1_000
 HANDS = 3

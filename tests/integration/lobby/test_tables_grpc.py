@@ -32,7 +32,7 @@ from tests.unit.services.test_buy_ins_on_fakes import World as BuyInWorld
 from tests.unit.services.test_lobby_app_on_fakes import req
 from tests.unit.services.test_lounges_on_fakes import World, nlhe
 
-ADMIN = "lobby-tests-table-admin"
+ADMIN = "lobby-tests-table-admin-credential-0123456789"
 
 
 @pytest.fixture
@@ -41,7 +41,11 @@ async def table_server(redis: Any, redis_url: str) -> AsyncIterator[RunningTable
         TableServerConfig(
             redis_url=redis_url,
             address="127.0.0.1:0",
-            secrets=Secrets(b"lobby-tests-table-secret-0123456789", ADMIN, "lobby-tests-ai"),
+            secrets=Secrets(
+                b"lobby-tests-table-secret-0123456789",
+                ADMIN,
+                "lobby-tests-ai-credential-0123456789",
+            ),
             ai_stream=f"lobby-tests-ai-{hashlib.sha256(redis_url.encode()).hexdigest()[:6]}",
         )
     )

@@ -42,8 +42,8 @@ from services.table.ratelimit import RateLimits
 from services.table.runtime import TableRuntime
 from services.table.server import RunningTableServer, TableServerConfig, start_table_server
 
-ADMIN_TOKEN = "table-tests-admin"
-AI_TOKEN = "table-tests-ai"
+ADMIN_TOKEN = "table-tests-admin-credential-0123456789"
+AI_TOKEN = "table-tests-ai-credential-0123456789"
 SECRET = b"table-tests-secret-0123456789abcdef"
 WAIT = 20.0  # generous: a loaded 2-core machine
 

@@ -13,6 +13,7 @@ from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 
 Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
+AI = "table-tests-ai-credential-0123456789"  # conftest's AI_TOKEN
 
 
 async def _next_request(env: Env, after: bytes = b"0-0") -> tuple[bytes, ai_pb2.DecisionRequest]:
@@ -92,7 +93,7 @@ async def test_an_ai_seat_to_act_gets_a_redacted_decision_request(table_env: Env
     assert info.value.code() == grpc.StatusCode.ABORTED
     # ... and the AI token acts for AI seats only.
     with pytest.raises(grpc.aio.AioRpcError) as info:
-        await table_env.submit(stub, table_id, type(human)(0, "x", "table-tests-ai"), answer.action)
+        await table_env.submit(stub, table_id, type(human)(0, "x", AI), answer.action)
     assert info.value.code() == grpc.StatusCode.PERMISSION_DENIED
     assert await table_env.xlen(table_id) == length
     # The AI seat's next turn (on the flop it acts first) is asked for again.

@@ -1,19 +1,28 @@
 """Operating the table service safely: exclusive ports, production mode, token lifetime, demo clock.
 
 Regression tests for issue 9 (items 6, 8, 13, 14), against real servers on loopback
-and the test Redis.
+and the test Redis; issue #20: weak service credentials refused at start-up (the
+process exits with status 2 and says why), gRPC reflection off in production.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
 import time
 import types
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
+from grpc_reflection.v1alpha import (  # type: ignore[import-untyped]
+    reflection_pb2,
+    reflection_pb2_grpc,
+)
 
 import services.table.auth as auth_module
 from poker.events.v1 import events_pb2 as epb
@@ -46,7 +55,8 @@ class SeatKey:
 
 
 SECRET = b"operations-tests-secret-0123456789abcdef"
-ADMIN = "operations-admin"
+ADMIN = "operations-admin-credential-0123456789"
+AI = "operations-ai-credential-0123456789abc"
 
 
 # ---------------------------------------------------------------- item 6: exclusive ports
@@ -89,11 +99,17 @@ async def test_felt_servers_bind_exclusively() -> None:
 @pytest.mark.parametrize(
     ("secrets", "problem"),
     [
-        (Secrets(DEV_SECRET, ADMIN), "public development secret"),
-        (Secrets(b"short-secret", ADMIN), "at least 32 bytes"),
-        (Secrets(SECRET, ""), "FELT_ADMIN_TOKEN is unset"),
-        (Secrets(SECRET, DEV_SERVICE_TOKEN), "public development service credential"),
-        (Secrets(SECRET, ADMIN, token_ttl_s=0), "seat token lifetime"),
+        (Secrets(DEV_SECRET, ADMIN, AI), "public development secret"),
+        (Secrets(b"short-secret", ADMIN, AI), "at least 32 bytes"),
+        (Secrets(SECRET, "", AI), "FELT_ADMIN_TOKEN is unset"),
+        (Secrets(SECRET, DEV_SERVICE_TOKEN, AI), "public development service credential"),
+        (Secrets(SECRET, ADMIN, AI, token_ttl_s=0), "seat token lifetime"),
+        # issue #20: weak service credentials
+        (Secrets(SECRET, "x", AI), r"FELT_ADMIN_TOKEN must be at least 32 bytes \(it has 1\)"),
+        (Secrets(SECRET, ADMIN, ""), "FELT_AI_TOKEN is unset"),
+        (Secrets(SECRET, ADMIN, "a"), r"FELT_AI_TOKEN must be at least 32 bytes \(it has 1\)"),
+        (Secrets(SECRET, ADMIN, ADMIN), "FELT_ADMIN_TOKEN and FELT_AI_TOKEN must differ"),
+        (Secrets(SECRET, "v1." + "p" * 40 + "." + "s" * 43, AI), "shape of a player's token"),
     ],
 )
 async def test_production_mode_refuses_an_unsafe_configuration(
@@ -126,7 +142,7 @@ async def test_the_default_configuration_starts_only_in_development_mode(table_e
 
 
 def test_configuration_from_the_environment() -> None:
-    env = {"FELT_TOKEN_SECRET": SECRET.decode(), "FELT_ADMIN_TOKEN": ADMIN}
+    env = {"FELT_TOKEN_SECRET": SECRET.decode(), "FELT_ADMIN_TOKEN": ADMIN, "FELT_AI_TOKEN": AI}
     config = TableServerConfig.from_env(env)
     assert not config.dev_mode
     assert config.secrets.token_ttl_s == DEFAULT_TOKEN_TTL_S == 86_400
@@ -144,6 +160,86 @@ def test_configuration_from_the_environment() -> None:
         TableServerConfig.from_env({**env, "FELT_LEASE_TTL_MS": "5s"})
 
 
+# ------------------------------------------------ issue #20: credentials, reflection
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+async def exit_of(module: str, env: dict[str, str]) -> tuple[int, str]:
+    """``python -m module`` run with ``env`` (and nothing of this process's Felt settings):
+    its exit status and what it wrote to stderr."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("FELT_")}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        module,
+        cwd=REPO,
+        env={**clean, **env},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode is not None
+    return process.returncode, err.decode()
+
+
+@pytest.mark.parametrize(
+    ("admin", "ai", "problem"),
+    [
+        ("x", AI, "FELT_ADMIN_TOKEN must be at least 32 bytes (it has 1)"),
+        (ADMIN, "", "FELT_AI_TOKEN is unset"),
+        (ADMIN, "a", "FELT_AI_TOKEN must be at least 32 bytes (it has 1)"),
+        (ADMIN, ADMIN, "FELT_ADMIN_TOKEN and FELT_AI_TOKEN must differ"),
+    ],
+)
+async def test_a_weak_credential_stops_the_process(
+    table_env: Env, admin: str, ai: str, problem: str
+) -> None:
+    env = {
+        "REDIS_URL": table_env.redis_url,
+        "FELT_TABLE_ADDR": "127.0.0.1:0",
+        "FELT_TOKEN_SECRET": SECRET.decode(),
+        "FELT_ADMIN_TOKEN": admin,
+        "FELT_AI_TOKEN": ai,
+    }
+    status, err = await exit_of("services.table.server", env)
+    assert status == 2
+    assert problem in err and "refusing to start in production mode" in err
+    assert ADMIN not in err and AI not in err  # the credentials themselves are never printed
+    assert await table_env.redis.keys("*") == []  # refused before touching anything
+
+
+async def reflected_services(port: int) -> tuple[grpc.StatusCode, list[str]]:
+    """The services the server at ``port`` lists by gRPC reflection (OK), or the status it
+    refused the call with (and none)."""
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+        request = reflection_pb2.ServerReflectionRequest(list_services="")
+        try:
+            async for answer in stub.ServerReflectionInfo(iter([request])):
+                names = [s.name for s in answer.list_services_response.service]
+                return grpc.StatusCode.OK, sorted(names)
+        except grpc.aio.AioRpcError as error:
+            return error.code(), []
+    return grpc.StatusCode.OK, []
+
+
+async def test_reflection_is_off_in_production_unless_asked_for(table_env: Env) -> None:
+    production = await table_env.start_server()
+    assert await reflected_services(production.port) == (grpc.StatusCode.UNIMPLEMENTED, [])
+    asked = await table_env.start_server(reflection=True)
+    assert "poker.v1.TableService" in (await reflected_services(asked.port))[1]
+    dev = await table_env.start_server(dev_mode=True)
+    assert "poker.v1.TableService" in (await reflected_services(dev.port))[1]
+    env = {"FELT_TOKEN_SECRET": SECRET.decode(), "FELT_ADMIN_TOKEN": ADMIN, "FELT_AI_TOKEN": AI}
+    assert not TableServerConfig.from_env(env).reflects
+    assert TableServerConfig.from_env({**env, "FELT_GRPC_REFLECTION": "1"}).reflects
+    assert TableServerConfig.from_env(env, dev=True).reflects
+    assert not TableServerConfig.from_env({**env, "FELT_GRPC_REFLECTION": "0"}, dev=True).reflects
+    with pytest.raises(ConfigError, match="FELT_GRPC_REFLECTION"):
+        TableServerConfig.from_env({**env, "FELT_GRPC_REFLECTION": "maybe"})
+
+
 # ---------------------------------------------------------------- item 14: token lifetime
 
 
@@ -152,7 +248,7 @@ async def _table_with_token_ttl(
 ) -> tuple[Any, tuple[tuple[str, str], ...]]:
     """A server whose seat tokens live ``ttl`` seconds, with an empty table: its stub and the
     service credential's metadata."""
-    server = await table_env.start_server(secrets=Secrets(SECRET, ADMIN, "ai", token_ttl_s=ttl))
+    server = await table_env.start_server(secrets=Secrets(SECRET, ADMIN, AI, token_ttl_s=ttl))
     stub = table_env.stub(server)
     md = (("authorization", f"Bearer {ADMIN}"),)
     await stub.CreateTable(

@@ -67,6 +67,7 @@ from poker.v1 import (
 from services.grpc_server import PortInUse, aio_server, bind
 from services.lobby.application import LobbyApp, LobbySecrets, LobbySettings
 from services.lobby.auth import Authenticator
+from services.lobby.chips import ChipsApp
 from services.lobby.closing import ClosingApp
 from services.lobby.db_cli import MIGRATIONS
 from services.lobby.history import HistoryApp
@@ -76,6 +77,7 @@ from services.lobby.lounges import LoungeApp
 from services.lobby.ports import Tables
 from services.lobby.postgres import (
     PgBuyIns,
+    PgChipAdds,
     PgCloses,
     PgLedger,
     PgLounges,
@@ -214,6 +216,7 @@ class RunningLobbyServer:
     channel: grpc.aio.Channel | None = None
     recovery: asyncio.Task[None] | None = None
     streams: RedisEventStore | None = None
+    chips: ChipsApp | None = None
 
     async def stop(self) -> None:
         await self.health.enter_graceful_shutdown()
@@ -279,12 +282,16 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     seated, compensated = await seating.recover()  # buy-ins a crash left half-done
     if seated or compensated:
         log.info("buy_ins_recovered", seated=seated, compensated=compensated)
+    chips = ChipsApp(lounges, PgBuyIns(pool), PgChipAdds(pool), tables)
+    added, refunded = await chips.recover()  # chip adds a crash left half-done
+    if added or refunded:
+        log.info("chip_adds_recovered", added=added, compensated=refunded)
     closing = ClosingApp(seating, PgCloses(pool))
     closed, ended = await closing.recover()  # closes a crash left half-done
     if closed or ended:
         log.info("closes_recovered", closed=closed, ended=ended)
     lobby_service_pb2_grpc.add_LobbyServiceServicer_to_server(
-        LobbyService(app, lounges, seating, closing, config.proxies), server
+        LobbyService(app, lounges, seating, closing, config.proxies, chips=chips), server
     )
     streams = RedisEventStore.from_url(config.redis_url) if config.redis_url else None
     live: EventStore | None = streams
@@ -300,7 +307,9 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     await health_servicer.set(HISTORY_SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
     log.info("lobby_started", port=port)
-    recovery = asyncio.create_task(_recover_forever(seating, closing, config.recover_every_s))
+    recovery = asyncio.create_task(
+        _recover_forever(seating, closing, config.recover_every_s, chips)
+    )
     return RunningLobbyServer(
         server,
         port,
@@ -314,10 +323,13 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         channel,
         recovery,
         streams,
+        chips,
     )
 
 
-async def _recover_forever(seating: SeatingApp, closing: ClosingApp, every_s: float) -> None:
+async def _recover_forever(
+    seating: SeatingApp, closing: ClosingApp, every_s: float, chips: ChipsApp | None = None
+) -> None:
     """The saga recovery pass, periodically: buy-ins an unreachable table service left
     RESERVED, leaves whose seat is vacated only when its hand ends, and closing lounges
     (and those whose table ended by itself); and the throttle's counts whose window has
@@ -328,6 +340,8 @@ async def _recover_forever(seating: SeatingApp, closing: ClosingApp, every_s: fl
         try:
             await closing.recover()  # first: a closing lounge's seats settle as "table closed"
             await seating.recover()
+            if chips is not None:
+                await chips.recover()  # chip adds an unreachable table service left RESERVED
             await seating.lobby.forget_old_attempts()
         except asyncio.CancelledError:
             raise

@@ -59,7 +59,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file poker/v1/lobby_service.proto.
  */
 export const file_poker_v1_lobby_service: GenFile = /*@__PURE__*/
-  fileDesc("Chxwb2tlci92MS9sb2JieV9zZXJ2aWNlLnByb3RvEghwb2tlci52MSI+ChJDcmVhdGVHdWVzdFJlcXVlc3QSFAoMZGlzcGxheV9uYW1lGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkiYwoTQ3JlYXRlR3Vlc3RSZXNwb25zZRIgCgZwbGF5ZXIYASABKAsyEC5wb2tlci52MS5QbGF5ZXISKgoLY3JlZGVudGlhbHMYAiABKAsyFS5wb2tlci52MS5DcmVkZW50aWFscyJNCg9SZWdpc3RlclJlcXVlc3QSFAoMZGlzcGxheV9uYW1lGAEgASgJEhAKCHBhc3N3b3JkGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiYAoQUmVnaXN0ZXJSZXNwb25zZRIgCgZwbGF5ZXIYASABKAsyEC5wb2tlci52MS5QbGF5ZXISKgoLY3JlZGVudGlhbHMYAiABKAsyFS5wb2tlci52MS5DcmVkZW50aWFscyI7ChNVcGdyYWRlR3Vlc3RSZXF1ZXN0EhAKCHBhc3N3b3JkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkiOAoUVXBncmFkZUd1ZXN0UmVzcG9uc2USIAoGcGxheWVyGAEgASgLMhAucG9rZXIudjEuUGxheWVyIksKDVNpZ25JblJlcXVlc3QSFAoMZGlzcGxheV9uYW1lGAEgASgJEhAKCHBhc3N3b3JkGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiXgoOU2lnbkluUmVzcG9uc2USIAoGcGxheWVyGAEgASgLMhAucG9rZXIudjEuUGxheWVyEioKC2NyZWRlbnRpYWxzGAIgASgLMhUucG9rZXIudjEuQ3JlZGVudGlhbHMiQgoVUmVmcmVzaFNlc3Npb25SZXF1ZXN0EhUKDXJlZnJlc2hfdG9rZW4YASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCSJEChZSZWZyZXNoU2Vzc2lvblJlc3BvbnNlEioKC2NyZWRlbnRpYWxzGAEgASgLMhUucG9rZXIudjEuQ3JlZGVudGlhbHMiJAoOU2lnbk91dFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCSIRCg9TaWduT3V0UmVzcG9uc2UiJQoQR2V0UGxheWVyUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkiNQoRR2V0UGxheWVyUmVzcG9uc2USIAoGcGxheWVyGAEgASgLMhAucG9rZXIudjEuUGxheWVyIhMKEUdldEJhbGFuY2VSZXF1ZXN0InEKEkdldEJhbGFuY2VSZXNwb25zZRIPCgdiYWxhbmNlGAEgASgDEjQKEG5leHRfdG9wX3VwX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHRvcF91cF9iZWxvdxgDIAEoAyJBChhMaXN0TGVkZ2VyRW50cmllc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkiXAoZTGlzdExlZGdlckVudHJpZXNSZXNwb25zZRImCgdlbnRyaWVzGAEgAygLMhUucG9rZXIudjEuTGVkZ2VyRW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiIKDFRvcFVwUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJIkYKDVRvcFVwUmVzcG9uc2USJAoFZW50cnkYASABKAsyFS5wb2tlci52MS5MZWRnZXJFbnRyeRIPCgdiYWxhbmNlGAIgASgDIsIBChNDcmVhdGVMb3VuZ2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSLAoGY29uZmlnGAIgASgLMhwucG9rZXIuZXZlbnRzLnYxLlRhYmxlQ29uZmlnEhIKCm1pbl9idXlfaW4YAyABKAMSEgoKbWF4X2J1eV9pbhgEIAEoAxIiCghhaV9zZWF0cxgFIAMoCzIQLnBva2VyLnYxLkFpU2VhdBIPCgdwcml2YXRlGAYgASgIEhIKCnJlcXVlc3RfaWQYByABKAkiOAoUQ3JlYXRlTG91bmdlUmVzcG9uc2USIAoGbG91bmdlGAEgASgLMhAucG9rZXIudjEuTG91bmdlIqQBChJMaXN0TG91bmdlc1JlcXVlc3QSKQoHdmFyaWFudBgBIAEoDjIYLnBva2VyLmV2ZW50cy52MS5WYXJpYW50EhEKCW1pbl9zdGFrZRgCIAEoAxIRCgltYXhfc3Rha2UYAyABKAMSFgoObWluX2ZyZWVfc2VhdHMYBCABKAUSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkiUQoTTGlzdExvdW5nZXNSZXNwb25zZRIhCgdsb3VuZ2VzGAEgAygLMhAucG9rZXIudjEuTG91bmdlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI6ChBHZXRMb3VuZ2VSZXF1ZXN0EhEKCWxvdW5nZV9pZBgBIAEoCRITCgtpbnZpdGVfY29kZRgCIAEoCSI1ChFHZXRMb3VuZ2VSZXNwb25zZRIgCgZsb3VuZ2UYASABKAsyEC5wb2tlci52MS5Mb3VuZ2UiewoRSm9pbkxvdW5nZVJlcXVlc3QSEQoJbG91bmdlX2lkGAEgASgJEhEKBHNlYXQYAiABKAVIAIgBARIOCgZidXlfaW4YAyABKAMSEwoLaW52aXRlX2NvZGUYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCUIHCgVfc2VhdCKWAQoSSm9pbkxvdW5nZVJlc3BvbnNlEhEKCWxvdW5nZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhIKCnNlYXRfdG9rZW4YAyABKAkSOgoWc2VhdF90b2tlbl9leHBpcmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHYmFsYW5jZRgFIAEoAyI7ChJDbG9zZUxvdW5nZVJlcXVlc3QSEQoJbG91bmdlX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkiNwoTQ2xvc2VMb3VuZ2VSZXNwb25zZRIgCgZsb3VuZ2UYASABKAsyEC5wb2tlci52MS5Mb3VuZ2UiQAoXUmVmcmVzaFNlYXRUb2tlblJlcXVlc3QSEQoJbG91bmdlX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkiiwEKGFJlZnJlc2hTZWF0VG9rZW5SZXNwb25zZRIRCglsb3VuZ2VfaWQYASABKAkSDAoEc2VhdBgCIAEoBRISCgpzZWF0X3Rva2VuGAMgASgJEjoKFnNlYXRfdG9rZW5fZXhwaXJlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIjsKEkxlYXZlTG91bmdlUmVxdWVzdBIRCglsb3VuZ2VfaWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCSJ7ChNMZWF2ZUxvdW5nZVJlc3BvbnNlEhEKCWxvdW5nZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEiMKBXN0YXRlGAMgASgOMhQucG9rZXIudjEuTGVhdmVTdGF0ZRINCgVzdGFjaxgEIAEoAxIPCgdiYWxhbmNlGAUgASgDKlgKCkxlYXZlU3RhdGUSGwoXTEVBVkVfU1RBVEVfVU5TUEVDSUZJRUQQABIXChNMRUFWRV9TVEFURV9MRUFWSU5HEAESFAoQTEVBVkVfU1RBVEVfTEVGVBACMoIKCgxMb2JieVNlcnZpY2USSgoLQ3JlYXRlR3Vlc3QSHC5wb2tlci52MS5DcmVhdGVHdWVzdFJlcXVlc3QaHS5wb2tlci52MS5DcmVhdGVHdWVzdFJlc3BvbnNlEkEKCFJlZ2lzdGVyEhkucG9rZXIudjEuUmVnaXN0ZXJSZXF1ZXN0GhoucG9rZXIudjEuUmVnaXN0ZXJSZXNwb25zZRJNCgxVcGdyYWRlR3Vlc3QSHS5wb2tlci52MS5VcGdyYWRlR3Vlc3RSZXF1ZXN0Gh4ucG9rZXIudjEuVXBncmFkZUd1ZXN0UmVzcG9uc2USOwoGU2lnbkluEhcucG9rZXIudjEuU2lnbkluUmVxdWVzdBoYLnBva2VyLnYxLlNpZ25JblJlc3BvbnNlElMKDlJlZnJlc2hTZXNzaW9uEh8ucG9rZXIudjEuUmVmcmVzaFNlc3Npb25SZXF1ZXN0GiAucG9rZXIudjEuUmVmcmVzaFNlc3Npb25SZXNwb25zZRI+CgdTaWduT3V0EhgucG9rZXIudjEuU2lnbk91dFJlcXVlc3QaGS5wb2tlci52MS5TaWduT3V0UmVzcG9uc2USRAoJR2V0UGxheWVyEhoucG9rZXIudjEuR2V0UGxheWVyUmVxdWVzdBobLnBva2VyLnYxLkdldFBsYXllclJlc3BvbnNlEkcKCkdldEJhbGFuY2USGy5wb2tlci52MS5HZXRCYWxhbmNlUmVxdWVzdBocLnBva2VyLnYxLkdldEJhbGFuY2VSZXNwb25zZRJcChFMaXN0TGVkZ2VyRW50cmllcxIiLnBva2VyLnYxLkxpc3RMZWRnZXJFbnRyaWVzUmVxdWVzdBojLnBva2VyLnYxLkxpc3RMZWRnZXJFbnRyaWVzUmVzcG9uc2USOAoFVG9wVXASFi5wb2tlci52MS5Ub3BVcFJlcXVlc3QaFy5wb2tlci52MS5Ub3BVcFJlc3BvbnNlEk0KDENyZWF0ZUxvdW5nZRIdLnBva2VyLnYxLkNyZWF0ZUxvdW5nZVJlcXVlc3QaHi5wb2tlci52MS5DcmVhdGVMb3VuZ2VSZXNwb25zZRJKCgtMaXN0TG91bmdlcxIcLnBva2VyLnYxLkxpc3RMb3VuZ2VzUmVxdWVzdBodLnBva2VyLnYxLkxpc3RMb3VuZ2VzUmVzcG9uc2USRAoJR2V0TG91bmdlEhoucG9rZXIudjEuR2V0TG91bmdlUmVxdWVzdBobLnBva2VyLnYxLkdldExvdW5nZVJlc3BvbnNlEkcKCkpvaW5Mb3VuZ2USGy5wb2tlci52MS5Kb2luTG91bmdlUmVxdWVzdBocLnBva2VyLnYxLkpvaW5Mb3VuZ2VSZXNwb25zZRJKCgtMZWF2ZUxvdW5nZRIcLnBva2VyLnYxLkxlYXZlTG91bmdlUmVxdWVzdBodLnBva2VyLnYxLkxlYXZlTG91bmdlUmVzcG9uc2USWQoQUmVmcmVzaFNlYXRUb2tlbhIhLnBva2VyLnYxLlJlZnJlc2hTZWF0VG9rZW5SZXF1ZXN0GiIucG9rZXIudjEuUmVmcmVzaFNlYXRUb2tlblJlc3BvbnNlEkoKC0Nsb3NlTG91bmdlEhwucG9rZXIudjEuQ2xvc2VMb3VuZ2VSZXF1ZXN0Gh0ucG9rZXIudjEuQ2xvc2VMb3VuZ2VSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp, file_poker_events_v1_events, file_poker_v1_lobby]);
+  fileDesc("Chxwb2tlci92MS9sb2JieV9zZXJ2aWNlLnByb3RvEghwb2tlci52MSI+ChJDcmVhdGVHdWVzdFJlcXVlc3QSFAoMZGlzcGxheV9uYW1lGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkiYwoTQ3JlYXRlR3Vlc3RSZXNwb25zZRIgCgZwbGF5ZXIYASABKAsyEC5wb2tlci52MS5QbGF5ZXISKgoLY3JlZGVudGlhbHMYAiABKAsyFS5wb2tlci52MS5DcmVkZW50aWFscyJNCg9SZWdpc3RlclJlcXVlc3QSFAoMZGlzcGxheV9uYW1lGAEgASgJEhAKCHBhc3N3b3JkGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiYAoQUmVnaXN0ZXJSZXNwb25zZRIgCgZwbGF5ZXIYASABKAsyEC5wb2tlci52MS5QbGF5ZXISKgoLY3JlZGVudGlhbHMYAiABKAsyFS5wb2tlci52MS5DcmVkZW50aWFscyI7ChNVcGdyYWRlR3Vlc3RSZXF1ZXN0EhAKCHBhc3N3b3JkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkiOAoUVXBncmFkZUd1ZXN0UmVzcG9uc2USIAoGcGxheWVyGAEgASgLMhAucG9rZXIudjEuUGxheWVyIksKDVNpZ25JblJlcXVlc3QSFAoMZGlzcGxheV9uYW1lGAEgASgJEhAKCHBhc3N3b3JkGAIgASgJEhIKCnJlcXVlc3RfaWQYAyABKAkiXgoOU2lnbkluUmVzcG9uc2USIAoGcGxheWVyGAEgASgLMhAucG9rZXIudjEuUGxheWVyEioKC2NyZWRlbnRpYWxzGAIgASgLMhUucG9rZXIudjEuQ3JlZGVudGlhbHMiQgoVUmVmcmVzaFNlc3Npb25SZXF1ZXN0EhUKDXJlZnJlc2hfdG9rZW4YASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCSJEChZSZWZyZXNoU2Vzc2lvblJlc3BvbnNlEioKC2NyZWRlbnRpYWxzGAEgASgLMhUucG9rZXIudjEuQ3JlZGVudGlhbHMiJAoOU2lnbk91dFJlcXVlc3QSEgoKcmVxdWVzdF9pZBgBIAEoCSIRCg9TaWduT3V0UmVzcG9uc2UiJQoQR2V0UGxheWVyUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkiNQoRR2V0UGxheWVyUmVzcG9uc2USIAoGcGxheWVyGAEgASgLMhAucG9rZXIudjEuUGxheWVyIhMKEUdldEJhbGFuY2VSZXF1ZXN0InEKEkdldEJhbGFuY2VSZXNwb25zZRIPCgdiYWxhbmNlGAEgASgDEjQKEG5leHRfdG9wX3VwX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhQKDHRvcF91cF9iZWxvdxgDIAEoAyJBChhMaXN0TGVkZ2VyRW50cmllc1JlcXVlc3QSEQoJcGFnZV9zaXplGAEgASgFEhIKCnBhZ2VfdG9rZW4YAiABKAkiXAoZTGlzdExlZGdlckVudHJpZXNSZXNwb25zZRImCgdlbnRyaWVzGAEgAygLMhUucG9rZXIudjEuTGVkZ2VyRW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIiIKDFRvcFVwUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAEgASgJIkYKDVRvcFVwUmVzcG9uc2USJAoFZW50cnkYASABKAsyFS5wb2tlci52MS5MZWRnZXJFbnRyeRIPCgdiYWxhbmNlGAIgASgDIsIBChNDcmVhdGVMb3VuZ2VSZXF1ZXN0EgwKBG5hbWUYASABKAkSLAoGY29uZmlnGAIgASgLMhwucG9rZXIuZXZlbnRzLnYxLlRhYmxlQ29uZmlnEhIKCm1pbl9idXlfaW4YAyABKAMSEgoKbWF4X2J1eV9pbhgEIAEoAxIiCghhaV9zZWF0cxgFIAMoCzIQLnBva2VyLnYxLkFpU2VhdBIPCgdwcml2YXRlGAYgASgIEhIKCnJlcXVlc3RfaWQYByABKAkiOAoUQ3JlYXRlTG91bmdlUmVzcG9uc2USIAoGbG91bmdlGAEgASgLMhAucG9rZXIudjEuTG91bmdlIqQBChJMaXN0TG91bmdlc1JlcXVlc3QSKQoHdmFyaWFudBgBIAEoDjIYLnBva2VyLmV2ZW50cy52MS5WYXJpYW50EhEKCW1pbl9zdGFrZRgCIAEoAxIRCgltYXhfc3Rha2UYAyABKAMSFgoObWluX2ZyZWVfc2VhdHMYBCABKAUSEQoJcGFnZV9zaXplGAUgASgFEhIKCnBhZ2VfdG9rZW4YBiABKAkiUQoTTGlzdExvdW5nZXNSZXNwb25zZRIhCgdsb3VuZ2VzGAEgAygLMhAucG9rZXIudjEuTG91bmdlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI6ChBHZXRMb3VuZ2VSZXF1ZXN0EhEKCWxvdW5nZV9pZBgBIAEoCRITCgtpbnZpdGVfY29kZRgCIAEoCSI1ChFHZXRMb3VuZ2VSZXNwb25zZRIgCgZsb3VuZ2UYASABKAsyEC5wb2tlci52MS5Mb3VuZ2UiewoRSm9pbkxvdW5nZVJlcXVlc3QSEQoJbG91bmdlX2lkGAEgASgJEhEKBHNlYXQYAiABKAVIAIgBARIOCgZidXlfaW4YAyABKAMSEwoLaW52aXRlX2NvZGUYBCABKAkSEgoKcmVxdWVzdF9pZBgFIAEoCUIHCgVfc2VhdCKWAQoSSm9pbkxvdW5nZVJlc3BvbnNlEhEKCWxvdW5nZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhIKCnNlYXRfdG9rZW4YAyABKAkSOgoWc2VhdF90b2tlbl9leHBpcmVfdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHYmFsYW5jZRgFIAEoAyI7ChJDbG9zZUxvdW5nZVJlcXVlc3QSEQoJbG91bmdlX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkiNwoTQ2xvc2VMb3VuZ2VSZXNwb25zZRIgCgZsb3VuZ2UYASABKAsyEC5wb2tlci52MS5Mb3VuZ2UiQAoXUmVmcmVzaFNlYXRUb2tlblJlcXVlc3QSEQoJbG91bmdlX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkiiwEKGFJlZnJlc2hTZWF0VG9rZW5SZXNwb25zZRIRCglsb3VuZ2VfaWQYASABKAkSDAoEc2VhdBgCIAEoBRISCgpzZWF0X3Rva2VuGAMgASgJEjoKFnNlYXRfdG9rZW5fZXhwaXJlX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIkwKE0FkZFNlYXRDaGlwc1JlcXVlc3QSEQoJbG91bmdlX2lkGAEgASgJEg4KBmFtb3VudBgCIAEoAxISCgpyZXF1ZXN0X2lkGAMgASgJIo4BChRBZGRTZWF0Q2hpcHNSZXNwb25zZRIRCglsb3VuZ2VfaWQYASABKAkSDAoEc2VhdBgCIAEoBRIOCgZhbW91bnQYAyABKAMSDQoFc3RhY2sYBCABKAMSDwoHYmFsYW5jZRgFIAEoAxIlCgVzdGF0ZRgGIAEoDjIWLnBva2VyLnYxLkNoaXBBZGRTdGF0ZSI7ChJMZWF2ZUxvdW5nZVJlcXVlc3QSEQoJbG91bmdlX2lkGAEgASgJEhIKCnJlcXVlc3RfaWQYAiABKAkiewoTTGVhdmVMb3VuZ2VSZXNwb25zZRIRCglsb3VuZ2VfaWQYASABKAkSDAoEc2VhdBgCIAEoBRIjCgVzdGF0ZRgDIAEoDjIULnBva2VyLnYxLkxlYXZlU3RhdGUSDQoFc3RhY2sYBCABKAMSDwoHYmFsYW5jZRgFIAEoAypICgxDaGlwQWRkU3RhdGUSHgoaQ0hJUF9BRERfU1RBVEVfVU5TUEVDSUZJRUQQABIYChRDSElQX0FERF9TVEFURV9BRERFRBABKlgKCkxlYXZlU3RhdGUSGwoXTEVBVkVfU1RBVEVfVU5TUEVDSUZJRUQQABIXChNMRUFWRV9TVEFURV9MRUFWSU5HEAESFAoQTEVBVkVfU1RBVEVfTEVGVBACMtEKCgxMb2JieVNlcnZpY2USSgoLQ3JlYXRlR3Vlc3QSHC5wb2tlci52MS5DcmVhdGVHdWVzdFJlcXVlc3QaHS5wb2tlci52MS5DcmVhdGVHdWVzdFJlc3BvbnNlEkEKCFJlZ2lzdGVyEhkucG9rZXIudjEuUmVnaXN0ZXJSZXF1ZXN0GhoucG9rZXIudjEuUmVnaXN0ZXJSZXNwb25zZRJNCgxVcGdyYWRlR3Vlc3QSHS5wb2tlci52MS5VcGdyYWRlR3Vlc3RSZXF1ZXN0Gh4ucG9rZXIudjEuVXBncmFkZUd1ZXN0UmVzcG9uc2USOwoGU2lnbkluEhcucG9rZXIudjEuU2lnbkluUmVxdWVzdBoYLnBva2VyLnYxLlNpZ25JblJlc3BvbnNlElMKDlJlZnJlc2hTZXNzaW9uEh8ucG9rZXIudjEuUmVmcmVzaFNlc3Npb25SZXF1ZXN0GiAucG9rZXIudjEuUmVmcmVzaFNlc3Npb25SZXNwb25zZRI+CgdTaWduT3V0EhgucG9rZXIudjEuU2lnbk91dFJlcXVlc3QaGS5wb2tlci52MS5TaWduT3V0UmVzcG9uc2USRAoJR2V0UGxheWVyEhoucG9rZXIudjEuR2V0UGxheWVyUmVxdWVzdBobLnBva2VyLnYxLkdldFBsYXllclJlc3BvbnNlEkcKCkdldEJhbGFuY2USGy5wb2tlci52MS5HZXRCYWxhbmNlUmVxdWVzdBocLnBva2VyLnYxLkdldEJhbGFuY2VSZXNwb25zZRJcChFMaXN0TGVkZ2VyRW50cmllcxIiLnBva2VyLnYxLkxpc3RMZWRnZXJFbnRyaWVzUmVxdWVzdBojLnBva2VyLnYxLkxpc3RMZWRnZXJFbnRyaWVzUmVzcG9uc2USOAoFVG9wVXASFi5wb2tlci52MS5Ub3BVcFJlcXVlc3QaFy5wb2tlci52MS5Ub3BVcFJlc3BvbnNlEk0KDENyZWF0ZUxvdW5nZRIdLnBva2VyLnYxLkNyZWF0ZUxvdW5nZVJlcXVlc3QaHi5wb2tlci52MS5DcmVhdGVMb3VuZ2VSZXNwb25zZRJKCgtMaXN0TG91bmdlcxIcLnBva2VyLnYxLkxpc3RMb3VuZ2VzUmVxdWVzdBodLnBva2VyLnYxLkxpc3RMb3VuZ2VzUmVzcG9uc2USRAoJR2V0TG91bmdlEhoucG9rZXIudjEuR2V0TG91bmdlUmVxdWVzdBobLnBva2VyLnYxLkdldExvdW5nZVJlc3BvbnNlEkcKCkpvaW5Mb3VuZ2USGy5wb2tlci52MS5Kb2luTG91bmdlUmVxdWVzdBocLnBva2VyLnYxLkpvaW5Mb3VuZ2VSZXNwb25zZRJKCgtMZWF2ZUxvdW5nZRIcLnBva2VyLnYxLkxlYXZlTG91bmdlUmVxdWVzdBodLnBva2VyLnYxLkxlYXZlTG91bmdlUmVzcG9uc2USWQoQUmVmcmVzaFNlYXRUb2tlbhIhLnBva2VyLnYxLlJlZnJlc2hTZWF0VG9rZW5SZXF1ZXN0GiIucG9rZXIudjEuUmVmcmVzaFNlYXRUb2tlblJlc3BvbnNlEk0KDEFkZFNlYXRDaGlwcxIdLnBva2VyLnYxLkFkZFNlYXRDaGlwc1JlcXVlc3QaHi5wb2tlci52MS5BZGRTZWF0Q2hpcHNSZXNwb25zZRJKCgtDbG9zZUxvdW5nZRIcLnBva2VyLnYxLkNsb3NlTG91bmdlUmVxdWVzdBodLnBva2VyLnYxLkNsb3NlTG91bmdlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_poker_events_v1_events, file_poker_v1_lobby]);
 
 /**
  * @generated from message poker.v1.CreateGuestRequest
@@ -840,6 +840,83 @@ export const RefreshSeatTokenResponseSchema: GenMessage<RefreshSeatTokenResponse
   messageDesc(file_poker_v1_lobby_service, 31);
 
 /**
+ * @generated from message poker.v1.AddSeatChipsRequest
+ */
+export type AddSeatChipsRequest = Message<"poker.v1.AddSeatChipsRequest"> & {
+  /**
+   * @generated from field: string lounge_id = 1;
+   */
+  loungeId: string;
+
+  /**
+   * 0: up to the lounge's max_buy_in; else 1 to 10^12 chips.
+   *
+   * @generated from field: int64 amount = 2;
+   */
+  amount: bigint;
+
+  /**
+   * @generated from field: string request_id = 3;
+   */
+  requestId: string;
+};
+
+/**
+ * Describes the message poker.v1.AddSeatChipsRequest.
+ * Use `create(AddSeatChipsRequestSchema)` to create a new message.
+ */
+export const AddSeatChipsRequestSchema: GenMessage<AddSeatChipsRequest> = /*@__PURE__*/
+  messageDesc(file_poker_v1_lobby_service, 32);
+
+/**
+ * @generated from message poker.v1.AddSeatChipsResponse
+ */
+export type AddSeatChipsResponse = Message<"poker.v1.AddSeatChipsResponse"> & {
+  /**
+   * @generated from field: string lounge_id = 1;
+   */
+  loungeId: string;
+
+  /**
+   * @generated from field: int32 seat = 2;
+   */
+  seat: number;
+
+  /**
+   * The chips added.
+   *
+   * @generated from field: int64 amount = 3;
+   */
+  amount: bigint;
+
+  /**
+   * The seat's stack right after the chips were added.
+   *
+   * @generated from field: int64 stack = 4;
+   */
+  stack: bigint;
+
+  /**
+   * The balance now.
+   *
+   * @generated from field: int64 balance = 5;
+   */
+  balance: bigint;
+
+  /**
+   * @generated from field: poker.v1.ChipAddState state = 6;
+   */
+  state: ChipAddState;
+};
+
+/**
+ * Describes the message poker.v1.AddSeatChipsResponse.
+ * Use `create(AddSeatChipsResponseSchema)` to create a new message.
+ */
+export const AddSeatChipsResponseSchema: GenMessage<AddSeatChipsResponse> = /*@__PURE__*/
+  messageDesc(file_poker_v1_lobby_service, 33);
+
+/**
  * @generated from message poker.v1.LeaveLoungeRequest
  */
 export type LeaveLoungeRequest = Message<"poker.v1.LeaveLoungeRequest"> & {
@@ -859,7 +936,7 @@ export type LeaveLoungeRequest = Message<"poker.v1.LeaveLoungeRequest"> & {
  * Use `create(LeaveLoungeRequestSchema)` to create a new message.
  */
 export const LeaveLoungeRequestSchema: GenMessage<LeaveLoungeRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 32);
+  messageDesc(file_poker_v1_lobby_service, 34);
 
 /**
  * @generated from message poker.v1.LeaveLoungeResponse
@@ -900,7 +977,30 @@ export type LeaveLoungeResponse = Message<"poker.v1.LeaveLoungeResponse"> & {
  * Use `create(LeaveLoungeResponseSchema)` to create a new message.
  */
 export const LeaveLoungeResponseSchema: GenMessage<LeaveLoungeResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_lobby_service, 33);
+  messageDesc(file_poker_v1_lobby_service, 35);
+
+/**
+ * @generated from enum poker.v1.ChipAddState
+ */
+export enum ChipAddState {
+  /**
+   * @generated from enum value: CHIP_ADD_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The chips are on the seat's stack.
+   *
+   * @generated from enum value: CHIP_ADD_STATE_ADDED = 1;
+   */
+  ADDED = 1,
+}
+
+/**
+ * Describes the enum poker.v1.ChipAddState.
+ */
+export const ChipAddStateSchema: GenEnum<ChipAddState> = /*@__PURE__*/
+  enumDesc(file_poker_v1_lobby_service, 0);
 
 /**
  * @generated from enum poker.v1.LeaveState
@@ -930,7 +1030,7 @@ export enum LeaveState {
  * Describes the enum poker.v1.LeaveState.
  */
 export const LeaveStateSchema: GenEnum<LeaveState> = /*@__PURE__*/
-  enumDesc(file_poker_v1_lobby_service, 0);
+  enumDesc(file_poker_v1_lobby_service, 1);
 
 /**
  * Players, sessions and chips.
@@ -1128,6 +1228,31 @@ export const LobbyService: GenService<{
     methodKind: "unary";
     input: typeof RefreshSeatTokenRequestSchema;
     output: typeof RefreshSeatTokenResponseSchema;
+  },
+  /**
+   * Adds chips from the balance to the caller's own seat at a lounge, between
+   * that seat's hands (a rebuy once busted, or a top-up). `amount` 0 tops the
+   * seat up to the lounge's max_buy_in. The seat's stack after must be within
+   * the lounge's min_buy_in and max_buy_in. A saga with the buy-in's
+   * guarantees: the chips are held (a BUY_IN ledger entry) while the table
+   * adds them, and come back at once (a CASH_OUT entry) if it refuses. A retry
+   * with the same request_id answers as the first call did and moves nothing;
+   * the same request_id with other content is REQUEST_ID_REUSED. The chips
+   * come home with the seat's stack when it leaves.
+   * INVALID_ARGUMENT BAD_AMOUNT, REQUEST_ID_REUSED; FAILED_PRECONDITION
+   * NOT_SEATED (no seat of the caller's at that lounge, or it is leaving),
+   * HAND_RUNNING (the seat is dealt in: add chips between hands),
+   * ABOVE_MAX_BUY_IN, BELOW_MIN_BUY_IN, INSUFFICIENT_CHIPS, LOUNGE_NOT_OPEN,
+   * or the table's refusal (chips back: ABOVE_MAX_STACK, ...).
+   * UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for the seat; retry
+   * with the same request_id (the lobby also finishes it by itself).
+   *
+   * @generated from rpc poker.v1.LobbyService.AddSeatChips
+   */
+  addSeatChips: {
+    methodKind: "unary";
+    input: typeof AddSeatChipsRequestSchema;
+    output: typeof AddSeatChipsResponseSchema;
   },
   /**
    * Closes a lounge (its owner only): no more joins, its table closes

@@ -151,10 +151,13 @@ class GrpcTables:
         found = next((s for s in view.table.seats if s.seat == seat and s.player_id), None)
         if found is None:
             return None
-        # A view also shows a hand just ended; one with a seat to act is surely in play.
-        hand = view.hand if view.HasField("hand") else None
+        # A view also shows the hand just ended (its street COMPLETE): not in play.
+        hand = view.hand
         in_hand = (
-            hand is not None and hand.HasField("to_act") and any(h.seat == seat for h in hand.seats)
+            view.HasField("hand")
+            and bool(hand.hand_id)
+            and hand.street != epb.STREET_COMPLETE
+            and any(h.seat == seat for h in hand.seats)
         )
         return SeatNow(found.player_id, found.stack, in_hand)
 

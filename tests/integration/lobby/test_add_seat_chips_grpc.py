@@ -5,6 +5,8 @@ recovery pass; and the chips added come home with the seat's cash-out."""
 
 from __future__ import annotations
 
+import asyncio
+
 import grpc
 
 from poker.events.v1 import events_pb2 as epb
@@ -212,3 +214,26 @@ async def test_an_unknown_outcome_is_finished_by_a_retry_or_the_recovery_pass(
     done = await stub.AddSeatChips(second, metadata=auth(bob))
     assert (done.stack, done.balance) == (400, 9_600)
     assert await _conserved(lobby) == 900
+
+
+async def test_concurrent_adds_never_pass_the_maximum(lobby: Lobby) -> None:
+    stub = await lobby.start()
+    alice, bob = await guest(stub, "Alice"), await guest(stub, "Bob")
+    lid = await _lounge(stub, alice)
+    await _join(stub, alice, lid, 0, 300)
+    await _join(stub, bob, lid, 1, 300)
+    # Each fits alone (300 + 600 <= 1,000); both would not. Whichever way the two calls
+    # interleave, one is added and the other refused (by the lobby's look at the stack, or by
+    # the table's own check on the stack it adds to, then compensated at once).
+    adds = [pb.AddSeatChipsRequest(lounge_id=lid, amount=600, request_id=rid()) for _ in range(2)]
+    outcomes = await asyncio.gather(
+        *(stub.AddSeatChips(a, metadata=auth(alice)) for a in adds), return_exceptions=True
+    )
+    added = [o for o in outcomes if isinstance(o, pb.AddSeatChipsResponse)]
+    failed = [o for o in outcomes if isinstance(o, grpc.aio.AioRpcError)]
+    assert len(added) == 1 and len(failed) == 1, outcomes
+    assert failed[0].code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert added[0].stack == 900
+    assert lobby.tables.tables[lid].seats[0].stack == 900
+    assert await balance(stub, alice) == 10_000 - 300 - 600
+    assert await _conserved(lobby) == 1_200

@@ -86,6 +86,7 @@ from poker.v1 import (
 from services.grpc_server import PortInUse, aio_server, bind
 from services.lobby.application import LobbyApp, LobbySecrets, LobbySettings
 from services.lobby.auth import Authenticator
+from services.lobby.chips import ChipsApp
 from services.lobby.closing import ClosingApp
 from services.lobby.db_cli import MIGRATIONS
 from services.lobby.history import HistoryApp
@@ -95,6 +96,7 @@ from services.lobby.lounges import LoungeApp
 from services.lobby.ports import Tables
 from services.lobby.postgres import (
     PgBuyIns,
+    PgChipAdds,
     PgCloses,
     PgLedger,
     PgLounges,
@@ -270,6 +272,7 @@ class RunningLobbyServer:
     recovery: asyncio.Task[None] | None = None
     streams: RedisEventStore | None = None
     metrics: MetricsServer | None = None
+    chips: ChipsApp | None = None
 
     async def stop(self) -> None:
         await self.health.enter_graceful_shutdown()
@@ -347,12 +350,16 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     seated, compensated = await seating.recover()  # buy-ins a crash left half-done
     if seated or compensated:
         log.info("buy_ins_recovered", seated=seated, compensated=compensated)
+    chips = ChipsApp(lounges, PgBuyIns(pool), PgChipAdds(pool), tables)
+    added, refunded = await chips.recover()  # chip adds a crash left half-done
+    if added or refunded:
+        log.info("chip_adds_recovered", added=added, compensated=refunded)
     closing = ClosingApp(seating, PgCloses(pool))
     closed, ended = await closing.recover()  # closes a crash left half-done
     if closed or ended:
         log.info("closes_recovered", closed=closed, ended=ended)
     lobby_service_pb2_grpc.add_LobbyServiceServicer_to_server(
-        LobbyService(app, lounges, seating, closing, config.proxies), server
+        LobbyService(app, lounges, seating, closing, config.proxies, chips=chips), server
     )
     streams = RedisEventStore.from_url(config.redis_url) if config.redis_url else None
     live: EventStore | None = streams
@@ -378,7 +385,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         log.info("lobby_metrics_serving", port=metrics_port)
     log.info("lobby_started", port=port)
     recovery = asyncio.create_task(
-        _recover_forever(seating, closing, config.recover_every_s, passes)
+        _recover_forever(seating, closing, config.recover_every_s, passes, chips)
     )
     return RunningLobbyServer(
         server,
@@ -394,23 +401,30 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         recovery,
         streams,
         metrics,
+        chips,
     )
 
 
 async def _recover_forever(
-    seating: SeatingApp, closing: ClosingApp, every_s: float, passes: Health
+    seating: SeatingApp,
+    closing: ClosingApp,
+    every_s: float,
+    passes: Health,
+    chips: ChipsApp | None = None,
 ) -> None:
     """The saga recovery passes, periodically, as two loops of their own so that neither
     can hold the other up (a close whose table hangs does not keep a buy-in waiting, nor
     the other way round): buy-ins an unreachable table service left RESERVED (fairly, with
     backoff: ``services.lobby.recovery``) and leaves whose seat is vacated only when its
-    hand ends; and lounges left CREATING, closing lounges (and those whose table ended by
-    itself), with the throttle's counts whose window has passed forgotten. An error is
+    hand ends, and chip adds left RESERVED; and lounges left CREATING, closing lounges (and
+    those whose table ended by itself), with the throttle's counts whose window has passed forgotten. An error is
     logged and the next pass tries again (the sagas' state is in the database); ``passes``
     (``/healthz``) is live while the buy-ins' passes complete."""
 
     async def buy_ins() -> None:
         await seating.recover()
+        if chips is not None:
+            await chips.recover()  # chip adds an unreachable table service left RESERVED
         passes.last_redis_ok = time.monotonic()
 
     async def closes() -> None:

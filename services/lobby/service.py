@@ -23,6 +23,7 @@ from poker.v1 import lobby_service_pb2 as pb
 from poker.v1 import lobby_service_pb2_grpc as rpc
 from services.lobby.application import Credentials, LobbyApp, client_address
 from services.lobby.auth import Caller
+from services.lobby.chips import ChipsApp
 from services.lobby.closing import ClosingApp
 from services.lobby.interceptors import current_caller
 from services.lobby.lounges import AiSeat, LoungeApp
@@ -139,8 +140,11 @@ class LobbyService(rpc.LobbyServiceServicer):
         seating: SeatingApp,
         closing: ClosingApp,
         proxies: TrustedProxies | None = None,
+        *,
+        chips: ChipsApp,
     ) -> None:
         self.app, self.lounges, self.seating, self.closing = app, lounges, seating, closing
+        self.chips = chips
         # Behind the gateway, the client it names (x-forwarded-for) is who is throttled.
         self.proxies = proxies or TrustedProxies()
 
@@ -309,6 +313,23 @@ class LobbyService(rpc.LobbyServiceServicer):
             state=pb.LEAVE_STATE_LEFT if done else pb.LEAVE_STATE_LEAVING,
             stack=saga.left_stack or 0,
             balance=left.balance,
+        )
+
+    async def AddSeatChips(
+        self, request: pb.AddSeatChipsRequest, context: Context
+    ) -> pb.AddSeatChipsResponse:
+        done = await self.chips.add(
+            current_caller(), ClientRequest.of(request), request.lounge_id, request.amount
+        )
+        saga = done.chip_add
+        assert saga.stack_after is not None  # ADDED
+        return pb.AddSeatChipsResponse(
+            lounge_id=saga.lounge_id,
+            seat=saga.seat,
+            amount=saga.amount,
+            stack=saga.stack_after,
+            balance=done.balance,
+            state=pb.CHIP_ADD_STATE_ADDED,
         )
 
     async def RefreshSeatToken(

@@ -28,9 +28,11 @@ from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.lobby.ports import (
+    ChipsAdded,
     Departure,
     Occupants,
     SeatGrant,
+    SeatNow,
     TableRefused,
     TablesUnavailable,
     WatchGrant,
@@ -141,6 +143,52 @@ class GrpcTables:
         except grpc.aio.AioRpcError as err:
             raise self._failed(err) from None
         return SeatGrant(seat, answer.seat_token, _expiry(answer), answer.sequence)
+
+    async def seat_now(self, table_id: str, seat: int) -> SeatNow | None:
+        try:
+            answer = await self.stub.GetTableView(
+                pb.GetTableViewRequest(table_id=table_id),
+                metadata=self.metadata,
+                timeout=CALL_TIMEOUT_S,
+            )
+        except grpc.aio.AioRpcError as err:
+            raise self._failed(err) from None
+        view = answer.view
+        found = next((s for s in view.table.seats if s.seat == seat and s.player_id), None)
+        if found is None:
+            return None
+        # A view also shows the hand just ended (its street COMPLETE): not in play.
+        hand = view.hand
+        in_hand = (
+            view.HasField("hand")
+            and bool(hand.hand_id)
+            and hand.street != epb.STREET_COMPLETE
+            and any(h.seat == seat for h in hand.seats)
+        )
+        return SeatNow(found.player_id, found.stack, in_hand)
+
+    async def add_chips(
+        self,
+        table_id: str,
+        seat: int,
+        seat_token: str,
+        amount: int,
+        max_stack: int,
+        request_id: str,
+    ) -> ChipsAdded:
+        request = pb.AddChipsRequest(
+            table_id=table_id,
+            seat=seat,
+            amount=amount,
+            max_stack=max_stack,
+            request_id=request_id,
+        )
+        metadata = (*self.metadata, (SEAT_TOKEN_HEADER, seat_token))
+        try:
+            answer = await self.stub.AddChips(request, metadata=metadata, timeout=CALL_TIMEOUT_S)
+        except grpc.aio.AioRpcError as err:
+            raise self._failed(err) from None
+        return ChipsAdded(answer.stack, answer.sequence)
 
     async def close(self, table_id: str, request_id: str) -> bool:
         request = pb.CloseTableRequest(

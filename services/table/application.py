@@ -234,16 +234,33 @@ class TableApp:
         return first.sequence
 
     async def add_chips(
-        self, caller: Caller, request: ClientRequest, table_id: str, seat: int, amount: int
+        self,
+        caller: Caller,
+        request: ClientRequest,
+        table_id: str,
+        seat: int,
+        amount: int,
+        max_stack: int = 0,
     ) -> Stack:
-        """Add chips to the seat's stack (internal; within the table's cap); its new stack."""
+        """Add chips to the seat's stack (internal; within the table's cap, and within
+        ``max_stack`` when above 0: checked on the state the chips are added to, so two adds
+        racing for one seat cannot both pass the lobby's look at the stack); its new stack."""
 
         def make(state: TableState | None) -> TableCommand:
             try:
+                limits.check_amount(max_stack, "max_stack", zero=True)
                 if state is not None:
                     limits.check_chips_added(state, amount)
             except limits.LimitError as exc:
                 raise invalid(exc) from None
+            player = None if state is None or state.dealt_in(seat) else state.player(seat)
+            if max_stack and player is not None and player.stack + amount > max_stack:
+                raise Refused(
+                    Code.FAILED_PRECONDITION,
+                    f"the seat's stack may hold at most {max_stack:,} chips: "
+                    f"at most {max(0, max_stack - player.stack):,} more fit",
+                    "ABOVE_MAX_STACK",
+                )
             return AddChips(seat, amount)
 
         def answer(

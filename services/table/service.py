@@ -164,6 +164,7 @@ class TableService(rpc.TableServiceServicer):
             request.table_id,
             request.seat,
             request.amount,
+            request.max_stack,
         )
         return pb.AddChipsResponse(stack=added.stack, sequence=added.sequence)
 

@@ -16,6 +16,7 @@ import { variantName, stakesOf } from "./lobby";
 import { ActionBar } from "./actions";
 import { RecentHands } from "./hands";
 import { CloseLounge } from "./close";
+import { AddChips } from "./chips";
 import type { Lounge } from "./gen/poker/v1/lobby_pb";
 import type { TableView, HandSeat, Seat } from "./gen/poker/v1/table_pb";
 import { SeatStatus, TableState } from "./gen/poker/v1/table_pb";
@@ -345,6 +346,7 @@ function LiveTable({ lounge, initial }: { lounge: string; initial: session.SeatT
               <button class="ghost" data-testid="sit-out" onClick={() => sitOutIn(!sittingOut)}>{sittingOut ? t("table.sitIn") : t("table.sitOut")}</button>
               <button class="ghost" data-testid="leave" onClick={leave}>{t("table.leave")}</button>
             </div>
+            <AddChips loungeId={lounge} lounge={lobbyLounge} view={view} seat={seat} onLeave={leave} />
           </div>
         </div>
         <aside class="side">

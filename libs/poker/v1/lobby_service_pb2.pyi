@@ -64,6 +64,23 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class _ChipAddState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ChipAddStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ChipAddState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CHIP_ADD_STATE_UNSPECIFIED: _ChipAddState.ValueType  # 0
+    CHIP_ADD_STATE_ADDED: _ChipAddState.ValueType  # 1
+    """The chips are on the seat's stack."""
+
+class ChipAddState(_ChipAddState, metaclass=_ChipAddStateEnumTypeWrapper): ...
+
+CHIP_ADD_STATE_UNSPECIFIED: ChipAddState.ValueType  # 0
+CHIP_ADD_STATE_ADDED: ChipAddState.ValueType  # 1
+"""The chips are on the seat's stack."""
+Global___ChipAddState: _TypeAlias = ChipAddState  # noqa: Y015
+
 class _LeaveState:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -900,6 +917,69 @@ class RefreshSeatTokenResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___RefreshSeatTokenResponse: _TypeAlias = RefreshSeatTokenResponse  # noqa: Y015
+
+@_typing.final
+class AddSeatChipsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGE_ID_FIELD_NUMBER: _builtins.int
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
+    lounge_id: _builtins.str
+    amount: _builtins.int
+    """0: up to the lounge's max_buy_in; else 1 to 10^12 chips."""
+    request_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        lounge_id: _builtins.str = ...,
+        amount: _builtins.int = ...,
+        request_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "lounge_id", b"lounge_id", "request_id", b"request_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddSeatChipsRequest: _TypeAlias = AddSeatChipsRequest  # noqa: Y015
+
+@_typing.final
+class AddSeatChipsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOUNGE_ID_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    AMOUNT_FIELD_NUMBER: _builtins.int
+    STACK_FIELD_NUMBER: _builtins.int
+    BALANCE_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    lounge_id: _builtins.str
+    seat: _builtins.int
+    amount: _builtins.int
+    """The chips added."""
+    stack: _builtins.int
+    """The seat's stack right after the chips were added."""
+    balance: _builtins.int
+    """The balance now."""
+    state: Global___ChipAddState.ValueType
+    def __init__(
+        self,
+        *,
+        lounge_id: _builtins.str = ...,
+        seat: _builtins.int = ...,
+        amount: _builtins.int = ...,
+        stack: _builtins.int = ...,
+        balance: _builtins.int = ...,
+        state: Global___ChipAddState.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "balance", b"balance", "lounge_id", b"lounge_id", "seat", b"seat", "stack", b"stack", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddSeatChipsResponse: _TypeAlias = AddSeatChipsResponse  # noqa: Y015
 
 @_typing.final
 class LeaveLoungeRequest(_message.Message):

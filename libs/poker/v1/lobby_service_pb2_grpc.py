@@ -115,6 +115,11 @@ class LobbyServiceStub:
                 request_serializer=poker_dot_v1_dot_lobby__service__pb2.RefreshSeatTokenRequest.SerializeToString,
                 response_deserializer=poker_dot_v1_dot_lobby__service__pb2.RefreshSeatTokenResponse.FromString,
                 _registered_method=True)
+        self.AddSeatChips = channel.unary_unary(
+                '/poker.v1.LobbyService/AddSeatChips',
+                request_serializer=poker_dot_v1_dot_lobby__service__pb2.AddSeatChipsRequest.SerializeToString,
+                response_deserializer=poker_dot_v1_dot_lobby__service__pb2.AddSeatChipsResponse.FromString,
+                _registered_method=True)
         self.CloseLounge = channel.unary_unary(
                 '/poker.v1.LobbyService/CloseLounge',
                 request_serializer=poker_dot_v1_dot_lobby__service__pb2.CloseLoungeRequest.SerializeToString,
@@ -282,6 +287,28 @@ class LobbyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AddSeatChips(self, request, context):
+        """Adds chips from the balance to the caller's own seat at a lounge, between
+        that seat's hands (a rebuy once busted, or a top-up). `amount` 0 tops the
+        seat up to the lounge's max_buy_in. The seat's stack after must be within
+        the lounge's min_buy_in and max_buy_in. A saga with the buy-in's
+        guarantees: the chips are held (a BUY_IN ledger entry) while the table
+        adds them, and come back at once (a CASH_OUT entry) if it refuses. A retry
+        with the same request_id answers as the first call did and moves nothing;
+        the same request_id with other content is REQUEST_ID_REUSED. The chips
+        come home with the seat's stack when it leaves.
+        INVALID_ARGUMENT BAD_AMOUNT, REQUEST_ID_REUSED; FAILED_PRECONDITION
+        NOT_SEATED (no seat of the caller's at that lounge, or it is leaving),
+        HAND_RUNNING (the seat is dealt in: add chips between hands),
+        ABOVE_MAX_BUY_IN, BELOW_MIN_BUY_IN, INSUFFICIENT_CHIPS, LOUNGE_NOT_OPEN,
+        or the table's refusal (chips back: ABOVE_MAX_STACK, ...).
+        UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for the seat; retry
+        with the same request_id (the lobby also finishes it by itself).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def CloseLounge(self, request, context):
         """Closes a lounge (its owner only): no more joins, its table closes
         (after the hand in play), and every seat's chips go home exactly once,
@@ -395,6 +422,11 @@ def add_LobbyServiceServicer_to_server(servicer, server):
                     servicer.RefreshSeatToken,
                     request_deserializer=poker_dot_v1_dot_lobby__service__pb2.RefreshSeatTokenRequest.FromString,
                     response_serializer=poker_dot_v1_dot_lobby__service__pb2.RefreshSeatTokenResponse.SerializeToString,
+            ),
+            'AddSeatChips': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddSeatChips,
+                    request_deserializer=poker_dot_v1_dot_lobby__service__pb2.AddSeatChipsRequest.FromString,
+                    response_serializer=poker_dot_v1_dot_lobby__service__pb2.AddSeatChipsResponse.SerializeToString,
             ),
             'CloseLounge': grpc.unary_unary_rpc_method_handler(
                     servicer.CloseLounge,
@@ -840,6 +872,33 @@ class LobbyService:
             '/poker.v1.LobbyService/RefreshSeatToken',
             poker_dot_v1_dot_lobby__service__pb2.RefreshSeatTokenRequest.SerializeToString,
             poker_dot_v1_dot_lobby__service__pb2.RefreshSeatTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddSeatChips(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/poker.v1.LobbyService/AddSeatChips',
+            poker_dot_v1_dot_lobby__service__pb2.AddSeatChipsRequest.SerializeToString,
+            poker_dot_v1_dot_lobby__service__pb2.AddSeatChipsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -152,6 +152,24 @@ class LobbyServiceStub:
     FAILED_PRECONDITION NOT_SEATED (no seat of the caller's at that lounge).
     UNAVAILABLE TABLES_UNAVAILABLE: retry with the same request_id.
     """
+    AddSeatChips: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.AddSeatChipsRequest, _lobby_service_pb2.AddSeatChipsResponse]
+    """Adds chips from the balance to the caller's own seat at a lounge, between
+    that seat's hands (a rebuy once busted, or a top-up). `amount` 0 tops the
+    seat up to the lounge's max_buy_in. The seat's stack after must be within
+    the lounge's min_buy_in and max_buy_in. A saga with the buy-in's
+    guarantees: the chips are held (a BUY_IN ledger entry) while the table
+    adds them, and come back at once (a CASH_OUT entry) if it refuses. A retry
+    with the same request_id answers as the first call did and moves nothing;
+    the same request_id with other content is REQUEST_ID_REUSED. The chips
+    come home with the seat's stack when it leaves.
+    INVALID_ARGUMENT BAD_AMOUNT, REQUEST_ID_REUSED; FAILED_PRECONDITION
+    NOT_SEATED (no seat of the caller's at that lounge, or it is leaving),
+    HAND_RUNNING (the seat is dealt in: add chips between hands),
+    ABOVE_MAX_BUY_IN, BELOW_MIN_BUY_IN, INSUFFICIENT_CHIPS, LOUNGE_NOT_OPEN,
+    or the table's refusal (chips back: ABOVE_MAX_STACK, ...).
+    UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for the seat; retry
+    with the same request_id (the lobby also finishes it by itself).
+    """
     CloseLounge: _grpc.UnaryUnaryMultiCallable[_lobby_service_pb2.CloseLoungeRequest, _lobby_service_pb2.CloseLoungeResponse]
     """Closes a lounge (its owner only): no more joins, its table closes
     (after the hand in play), and every seat's chips go home exactly once,
@@ -257,6 +275,24 @@ class LobbyServiceAsyncStub(LobbyServiceStub):
     refresh has replaced it: FAILED_PRECONDITION SEAT_TOKEN_SUPERSEDED.
     FAILED_PRECONDITION NOT_SEATED (no seat of the caller's at that lounge).
     UNAVAILABLE TABLES_UNAVAILABLE: retry with the same request_id.
+    """
+    AddSeatChips: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.AddSeatChipsRequest, _lobby_service_pb2.AddSeatChipsResponse]  # type: ignore[assignment]
+    """Adds chips from the balance to the caller's own seat at a lounge, between
+    that seat's hands (a rebuy once busted, or a top-up). `amount` 0 tops the
+    seat up to the lounge's max_buy_in. The seat's stack after must be within
+    the lounge's min_buy_in and max_buy_in. A saga with the buy-in's
+    guarantees: the chips are held (a BUY_IN ledger entry) while the table
+    adds them, and come back at once (a CASH_OUT entry) if it refuses. A retry
+    with the same request_id answers as the first call did and moves nothing;
+    the same request_id with other content is REQUEST_ID_REUSED. The chips
+    come home with the seat's stack when it leaves.
+    INVALID_ARGUMENT BAD_AMOUNT, REQUEST_ID_REUSED; FAILED_PRECONDITION
+    NOT_SEATED (no seat of the caller's at that lounge, or it is leaving),
+    HAND_RUNNING (the seat is dealt in: add chips between hands),
+    ABOVE_MAX_BUY_IN, BELOW_MIN_BUY_IN, INSUFFICIENT_CHIPS, LOUNGE_NOT_OPEN,
+    or the table's refusal (chips back: ABOVE_MAX_STACK, ...).
+    UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for the seat; retry
+    with the same request_id (the lobby also finishes it by itself).
     """
     CloseLounge: _aio.UnaryUnaryMultiCallable[_lobby_service_pb2.CloseLoungeRequest, _lobby_service_pb2.CloseLoungeResponse]  # type: ignore[assignment]
     """Closes a lounge (its owner only): no more joins, its table closes
@@ -456,6 +492,30 @@ class LobbyServiceServicer(metaclass=_abc_1.ABCMeta):
         refresh has replaced it: FAILED_PRECONDITION SEAT_TOKEN_SUPERSEDED.
         FAILED_PRECONDITION NOT_SEATED (no seat of the caller's at that lounge).
         UNAVAILABLE TABLES_UNAVAILABLE: retry with the same request_id.
+        """
+
+    @_abc_1.abstractmethod
+    def AddSeatChips(
+        self,
+        request: _lobby_service_pb2.AddSeatChipsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_lobby_service_pb2.AddSeatChipsResponse, _abc.Awaitable[_lobby_service_pb2.AddSeatChipsResponse]]:
+        """Adds chips from the balance to the caller's own seat at a lounge, between
+        that seat's hands (a rebuy once busted, or a top-up). `amount` 0 tops the
+        seat up to the lounge's max_buy_in. The seat's stack after must be within
+        the lounge's min_buy_in and max_buy_in. A saga with the buy-in's
+        guarantees: the chips are held (a BUY_IN ledger entry) while the table
+        adds them, and come back at once (a CASH_OUT entry) if it refuses. A retry
+        with the same request_id answers as the first call did and moves nothing;
+        the same request_id with other content is REQUEST_ID_REUSED. The chips
+        come home with the seat's stack when it leaves.
+        INVALID_ARGUMENT BAD_AMOUNT, REQUEST_ID_REUSED; FAILED_PRECONDITION
+        NOT_SEATED (no seat of the caller's at that lounge, or it is leaving),
+        HAND_RUNNING (the seat is dealt in: add chips between hands),
+        ABOVE_MAX_BUY_IN, BELOW_MIN_BUY_IN, INSUFFICIENT_CHIPS, LOUNGE_NOT_OPEN,
+        or the table's refusal (chips back: ABOVE_MAX_STACK, ...).
+        UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for the seat; retry
+        with the same request_id (the lobby also finishes it by itself).
         """
 
     @_abc_1.abstractmethod

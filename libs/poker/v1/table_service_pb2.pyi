@@ -464,10 +464,16 @@ class AddChipsRequest(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     AMOUNT_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    MAX_STACK_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     seat: _builtins.int
     amount: _builtins.int
     request_id: _builtins.str
+    max_stack: _builtins.int
+    """When set (above 0): the stack after adding may not exceed it
+    (FAILED_PRECONDITION ABOVE_MAX_STACK), checked on the table's state as the
+    chips are added (the lobby passes its lounge's max_buy_in).
+    """
     def __init__(
         self,
         *,
@@ -475,10 +481,11 @@ class AddChipsRequest(_message.Message):
         seat: _builtins.int = ...,
         amount: _builtins.int = ...,
         request_id: _builtins.str = ...,
+        max_stack: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "request_id", b"request_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["amount", b"amount", "max_stack", b"max_stack", "request_id", b"request_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

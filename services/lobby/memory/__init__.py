@@ -7,6 +7,7 @@ tests.
 """
 
 from services.lobby.memory.buy_ins import MemoryBuyIns
+from services.lobby.memory.chip_adds import MemoryChipAdds
 from services.lobby.memory.closes import MemoryCloses
 from services.lobby.memory.ledger import MemoryLedger
 from services.lobby.memory.lounges import MemoryLounges
@@ -18,6 +19,7 @@ from services.lobby.memory.throttle import MemoryThrottle
 __all__ = [
     "FakeTable",
     "MemoryBuyIns",
+    "MemoryChipAdds",
     "MemoryCloses",
     "MemoryLedger",
     "MemoryLounges",

@@ -8,9 +8,11 @@ from datetime import UTC, datetime, timedelta
 from poker.events.v1 import events_pb2 as epb
 from services.lobby.ports.lounges import LoungeSeat
 from services.lobby.ports.tables import (
+    ChipsAdded,
     Departure,
     Occupants,
     SeatGrant,
+    SeatNow,
     TableRefused,
     TablesUnavailable,
     WatchGrant,
@@ -140,6 +142,45 @@ class MemoryTables:
         if f"token/{answer.seat_token}" not in self._answers:  # as the table service checks
             raise TableRefused("SEAT_TOKEN_SUPERSEDED", "a later reissue replaced this token")
         self._answer()
+        return answer
+
+    async def seat_now(self, table_id: str, seat: int) -> SeatNow | None:
+        self._gate()
+        table = self.tables.get(table_id)
+        if table is None:
+            raise TableRefused("NO_TABLE", f"no table {table_id}")
+        player = table.seats.get(seat)
+        self._answer()
+        if player is None:
+            return None
+        return SeatNow(player.player_id, player.stack, seat in table.dealt_in)
+
+    async def add_chips(
+        self,
+        table_id: str,
+        seat: int,
+        seat_token: str,
+        amount: int,
+        max_stack: int,
+        request_id: str,
+    ) -> ChipsAdded:
+        self._gate()
+        key = f"add/{seat_token}/{request_id}"  # the table scopes ids to the seat's token
+        answer = self._answers.get(key)
+        if answer is None:
+            table, player = self._occupied(table_id, seat)
+            if self._answers.get(f"token/{seat_token}") != (table_id, seat):
+                raise TableRefused("BAD_SEAT_TOKEN", "not this seat's token")
+            if seat in table.dealt_in:
+                raise TableRefused("HAND_RUNNING", "chips can be added between hands only")
+            if max_stack and player.stack + amount > max_stack:
+                raise TableRefused("ABOVE_MAX_STACK", f"at most {max_stack:,} chips a seat")
+            table.seats[seat] = replace(player, stack=player.stack + amount)
+            table.sequence += 1
+            answer = ChipsAdded(player.stack + amount, table.sequence)
+            self._answers[key] = answer
+        self._answer()
+        assert isinstance(answer, ChipsAdded)
         return answer
 
     def _occupied(self, table_id: str, seat: int) -> tuple[FakeTable, LoungeSeat]:

@@ -1,9 +1,10 @@
 """The lobby's ports: what it stores, as ``typing.Protocol``s, and the values they hold.
 
 One module per port (``players``, ``sessions``, ``throttle``, ``ledger``,
-``lounges``, ``tables``, ``buy_ins``, ``closes``); this package re-exports their public
-names. Each port has a PostgreSQL adapter (``services.lobby.postgres``) and an
-in-memory fake (``services.lobby.memory``); one contract suite per port
+``lounges``, ``tables``, ``buy_ins``, ``chip_adds``, ``closes``); this package
+re-exports their public names. Each port has a PostgreSQL adapter
+(``services.lobby.postgres``) and an in-memory fake (``services.lobby.memory``);
+one contract suite per port
 (``tests/integration/lobby/test_*_contract.py``) runs against both, so the
 service tests on the fakes (``tests/unit/services/test_lobby_app_on_fakes.py``)
 test what production does.
@@ -25,6 +26,15 @@ from services.lobby.ports.buy_ins import (
     cash_out_key,
     refund_key,
     reserve_key,
+)
+from services.lobby.ports.chip_adds import (
+    ChipAdd,
+    ChipAdds,
+    ChipAddState,
+    ChipReservation,
+    NewChipAdd,
+    add_key,
+    add_refund_key,
 )
 from services.lobby.ports.closes import Closes, closed_key, ends_by_itself
 from services.lobby.ports.ledger import (
@@ -56,9 +66,11 @@ from services.lobby.ports.lounges import (
 from services.lobby.ports.players import AlreadyRegistered, NameTaken, NewPlayer, Player, Players
 from services.lobby.ports.sessions import Rotation, Session, Sessions, TokenHasher
 from services.lobby.ports.tables import (
+    ChipsAdded,
     Departure,
     Occupants,
     SeatGrant,
+    SeatNow,
     TableRefused,
     Tables,
     TablesUnavailable,
@@ -73,6 +85,11 @@ __all__ = [
     "BuyIn",
     "BuyInState",
     "BuyIns",
+    "ChipAdd",
+    "ChipAddState",
+    "ChipAdds",
+    "ChipReservation",
+    "ChipsAdded",
     "Closes",
     "Departure",
     "HouseKind",
@@ -88,6 +105,7 @@ __all__ = [
     "Movement",
     "NameTaken",
     "NewBuyIn",
+    "NewChipAdd",
     "NewLounge",
     "NewPlayer",
     "NoAccount",
@@ -98,6 +116,7 @@ __all__ = [
     "Reservation",
     "Rotation",
     "SeatGrant",
+    "SeatNow",
     "Session",
     "Sessions",
     "TableRefused",
@@ -110,6 +129,8 @@ __all__ = [
     "Totals",
     "WatchGrant",
     "Winner",
+    "add_key",
+    "add_refund_key",
     "cash_out_key",
     "check_top_up",
     "closed_key",

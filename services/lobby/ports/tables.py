@@ -44,6 +44,24 @@ class WatchGrant:
     expires_at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class SeatNow:
+    """One seat as the table shows it now: who sits there, with what behind, and whether the
+    hand in play has them dealt in (as far as a view can tell: the table decides)."""
+
+    player_id: str
+    stack: int
+    in_hand: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ChipsAdded:
+    """The table's answer to an add of chips: the seat's stack after, and its sequence."""
+
+    stack: int
+    sequence: int
+
+
 class TableRefused(Exception):
     """The table service definitely refused the call (a bad config, a taken seat, ...):
     retrying the same request will not change the answer."""
@@ -84,6 +102,25 @@ class Tables(Protocol):
         """``ReissueSeatToken``: a fresh token for ``seat``'s occupant, who must be
         ``player_id`` (else ``TableRefused`` NOT_OCCUPANT); every earlier token of the seat
         stops working. A retry with the same request id gets the same token."""
+        ...
+
+    async def seat_now(self, table_id: str, seat: int) -> SeatNow | None:
+        """``GetTableView`` as a spectator: the seat's occupant (None: empty), stack and
+        whether it is dealt in to a hand in play."""
+        ...
+
+    async def add_chips(
+        self,
+        table_id: str,
+        seat: int,
+        seat_token: str,
+        amount: int,
+        max_stack: int,
+        request_id: str,
+    ) -> ChipsAdded:
+        """``AddChips`` as the seat (its token): between its hands only (``TableRefused``
+        HAND_RUNNING), the stack after at most ``max_stack`` (ABOVE_MAX_STACK). A retry with
+        the same token and request id gets the first answer."""
         ...
 
     async def close(self, table_id: str, request_id: str) -> bool:

@@ -11,6 +11,7 @@ refreshes with one token only one rotates it. The schema is
 """
 
 from services.lobby.postgres.buy_ins import PgBuyIns
+from services.lobby.postgres.chip_adds import PgChipAdds
 from services.lobby.postgres.closes import PgCloses
 from services.lobby.postgres.ledger import PgLedger
 from services.lobby.postgres.lounges import PgLounges
@@ -20,6 +21,7 @@ from services.lobby.postgres.throttle import PgThrottle
 
 __all__ = [
     "PgBuyIns",
+    "PgChipAdds",
     "PgCloses",
     "PgLedger",
     "PgLounges",

@@ -58,11 +58,15 @@ SELECT
 """The chips audit (docs/operations.md): one statement, so one snapshot."""
 # The chips a player holds at tables: written as the partial index buy_ins_player_held
 # (migration 0012) reads, with the states as literals so that the planner can use it.
+_UNSETTLED = "(" + ", ".join(f"'{state}'" for state in RETURNED_STATES) + ")"
 _AT_TABLES = (
-    "SELECT coalesce(sum(amount), 0) FROM buy_ins WHERE player_id = $1 AND state NOT IN ("
-    + ", ".join(f"'{state}'" for state in RETURNED_STATES)
-    + ")"
+    "SELECT (SELECT coalesce(sum(amount), 0) FROM buy_ins WHERE player_id = $1 AND state NOT IN "
+    + _UNSETTLED
+    + ") + (SELECT coalesce(sum(c.amount), 0) FROM chip_adds c JOIN buy_ins b "
+    "ON b.saga_id = c.buy_in_id WHERE c.player_id = $1 AND c.state <> 'compensated' "
+    "AND b.state NOT IN " + _UNSETTLED + ")"
 )
+"""Its buy-ins not come home, and the chips added to those seats (``chip_adds``, not refunded)."""
 
 
 class PgLedger:

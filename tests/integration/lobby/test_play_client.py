@@ -307,49 +307,95 @@ async def test_l_leaves_cleanly_at_80_columns_and_the_chips_come_back(
     await session.close()
 
 
-async def test_a_busted_seat_buys_in_again_and_plays_on(stack: Stack) -> None:
+async def _play_until_busted(app: PlayApp, pilot: Any, deadline: float) -> None:
+    """Fold (else check or call; in the draw, stand pat) until the seat is out of chips."""
+    loop = asyncio.get_running_loop()
+    while True:
+        assert app.failure is None, app.failure
+        assert loop.time() < deadline, log_of(app)
+        view = app.view
+        if view is not None and model.busted(view):
+            return
+        if view is not None and model.max_discards(view) is not None:
+            if model.choices_blocked(view) is False:
+                await pilot.press("d")
+        elif view is not None and (offered := model.choices(view)):
+            keys = [c.key for c in offered]
+            await pilot.press("f" if "f" in keys else "c")
+        await pilot.pause(0.05)
+
+
+async def _added(app: PlayApp, pilot: Any, count: int, deadline: float) -> str:
+    """The ``count``-th "Added ... chips" line of the log, once it is there."""
+    loop = asyncio.get_running_loop()
+    while len(lines := [line for line in log_of(app) if line.startswith("Added ")]) < count:
+        assert app.failure is None, app.failure
+        assert loop.time() < deadline, log_of(app)
+        await pilot.pause(0.05)
+    return lines[count - 1]
+
+
+@pytest.mark.parametrize("variant", ["holdem", "draw"])
+async def test_a_busted_seat_adds_chips_and_plays_on(stack: Stack, variant: str) -> None:
+    """Bust, add chips (b: the plan's buy-in) and play on at the same seat; bust again and
+    top up (t: to the lounge's maximum); leave: every chip is accounted for, at 80 columns."""
     # One big blind of chips (the lounge allows it): folding and checking loses them fast.
-    small = 10
+    small, most = 10, 100
     plan = LoungePlan(
-        config=table_config("holdem", seats=2),
+        config=table_config(variant, seats=2),
         ai_levels=(epb.AI_LEVEL_NORMAL,),
         buy_in=small,
-        player_name="Tui bust",
-        buy_in_range=(small, 10 * small),
+        player_name=f"Tui bust {variant}",
+        buy_in_range=(small, most),
     )
     session = PlaySession(stack.lobby, stack.table)
     app = PlayApp(session, plan)
     async with app.run_test(size=(80, 30)) as pilot:
         await seated_and_dealt(app, pilot)
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + 180
-        busts = 0
-        while busts < 1:
-            assert app.failure is None, app.failure
-            assert loop.time() < deadline, log_of(app)
-            view = app.view
-            if view is not None and model.busted(view):
-                busts += 1
-                status = str(app.query_one("#status").render())
-                assert "out of chips" in status, status
-                break
-            if view is not None and (offered := model.choices(view)):
-                keys = [c.key for c in offered]
-                await pilot.press("f" if "f" in keys else "c")
-            await pilot.pause(0.05)
+        deadline = loop.time() + 300
+        await _play_until_busted(app, pilot, deadline)
+        await pilot.pause(0.2)
+        status = app.query_one("#status")
+        assert "out of chips" in str(status.render()), str(status.render())
+        assert status.region.right <= 80
         balance_before = await session.balance()
         first_seat = session.seat
         await pilot.press("b")
-        while session.seat is None or session.seat is first_seat:
+        line = await _added(app, pilot, 1, deadline)
+        assert line.startswith(f"Added {small} chips: stack {small};"), line
+        # The same seat and token: chips from the balance, through the lobby's saga.
+        assert session.seat is first_seat
+        assert await session.balance() == balance_before - small
+        hands = app.hands_seen
+        while app.hands_seen <= hands:  # plays on: a hand with the seat in it ends
             assert app.failure is None, app.failure
             assert loop.time() < deadline, log_of(app)
+            view = app.view
+            if view is not None and model.max_discards(view) is not None:
+                if model.choices_blocked(view) is False:
+                    await pilot.press("d")
+            elif view is not None and (offered := model.choices(view)):
+                assert_choices_fit(app, 80)
+                await pilot.press("f" if "f" in [c.key for c in offered] else "c")
             await pilot.pause(0.05)
-        await seated_and_dealt(app, pilot)
-        assert app.view is not None and not model.busted(app.view)
-        # the new buy-in came from the balance, through the lobby like the first
-        assert await session.balance() == balance_before - small
+        await _play_until_busted(app, pilot, deadline)
+        await pilot.press("t")  # out of chips again: up to the lounge's maximum
+        line = await _added(app, pilot, 2, deadline)
+        assert line.startswith(f"Added {most} chips: stack {most};"), line
+        while app.view is None or model.busted(app.view):
+            assert loop.time() < deadline, log_of(app)
+            await pilot.pause(0.05)
+        await pilot.press("l")
+        while not any(line.startswith("Left with") for line in log_of(app)):
+            assert app.failure is None, app.failure
+            assert loop.time() < deadline, log_of(app)
+            await pilot.pause(0.1)
         lines = log_of(app)
         await pilot.press("q")
-    assert sum(line.startswith("Seated at") for line in lines) == 2, lines
-    assert app.return_value is not None and app.return_value >= 0
+    assert sum(line.startswith("Seated at") for line in lines) == 1, lines
+    left = next(line for line in lines if line.startswith("Left with"))
+    # Every chip: the grant less the buy-in and both adds, plus the stack the seat left with.
+    assert app.return_value == GRANT - small - small - most + int(left.split()[2])
+    assert await session.balance() == app.return_value
     await session.close()

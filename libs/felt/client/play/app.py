@@ -8,10 +8,11 @@ server's legal actions, and sends the one picked.
 
 Keys: the letter or digit shown on each choice (f fold, c check/call, 1-4 bet
 and raise sizes, a all-in); ``$`` types an amount; in the draw, 1-5 mark cards
-and ``d`` draws (none marked stands pat); ``s`` sits out or in; ``b`` buys in
-again once the seat is out of chips; ``l`` leaves the table (the chips go back
-to the balance, at once or when the hand in play ends); ``q`` quits (leaving
-first).
+and ``d`` draws (none marked stands pat); ``s`` sits out or in; ``b`` adds the
+plan's buy-in to the seat once it is out of chips, and ``t`` tops the seat up to
+the lounge's maximum between its hands (both ``AddSeatChips``: chips from the
+balance, the seat kept); ``l`` leaves the table (the chips go back to the
+balance, at once or when the hand in play ends); ``q`` quits (leaving first).
 
 Nothing reaches the player as a traceback: a refusal is shown as a sentence, and any
 other failure as its kind only (an exception's text could hold a token), and
@@ -85,7 +86,8 @@ class PlayApp(App[int]):
     BINDINGS = [  # noqa: RUF012 (Textual reads a class attribute)
         *(Binding(k, f"choose('{k}')", show=False) for k in "fca12345d"),
         Binding("s", "toggle_sit", "sit out/in"),
-        Binding("b", "rebuy", "buy in again", show=False),
+        Binding("b", "rebuy", "add chips", show=False),
+        Binding("t", "top_up", "top up"),
         Binding("l", "leave", "leave"),
         Binding("q", "quit_table", "quit"),
         Binding("dollar_sign", "type_amount", "amount"),
@@ -275,7 +277,8 @@ class PlayApp(App[int]):
             return
         if view is not None and model.busted(view):
             status.update(
-                f"You are out of chips: b buys in again ({self.plan.buy_in}), l leaves the table"
+                f"You are out of chips: b adds {self.plan.buy_in} chips, t up to the "
+                "maximum, l leaves"
             )
             return
         if view is None or not view.hand.HasField("to_act"):
@@ -420,20 +423,37 @@ class PlayApp(App[int]):
             self._show_choices(tpb.TableView())
             self._tick()
 
-    @work(exclusive=True, group="play", exit_on_error=False)
+    @work(exclusive=True, group="chips", exit_on_error=False)
     async def action_rebuy(self) -> None:
-        """Out of chips: leave the seat (it holds none) and buy in again, a new buy-in saga
-        through the lobby like the first (its chips come from the balance)."""
+        """Out of chips: add the plan's buy-in to the seat from the balance (the seat, its
+        token and its watch stream stay; the table's ChipsAdded shows the new stack)."""
         view = self.view
         if self.session.seat is None or view is None or not model.busted(view):
             return
+        await self._add_chips(self.plan.buy_in)
 
-        async def again() -> None:
-            await self._leave()
-            await self._sit(self.query_one("#log", RichLog))
-            await self._follow()
+    @work(exclusive=True, group="chips", exit_on_error=False)
+    async def action_top_up(self) -> None:
+        """Top the seat up to the lounge's maximum, between its hands (the lobby refuses
+        while it is dealt in, or when it is at the maximum: said as a sentence)."""
+        if self.session.seat is None:
+            return
+        await self._add_chips(0)
 
-        await self._guarded(again)
+    async def _add_chips(self, amount: int) -> None:
+        log = self.query_one("#log", RichLog)
+        try:
+            added = await self.session.add_chips(amount)
+        except Refused as refused:
+            self.notify(model.refusal_text(refused.reason, refused.code.name))
+            log.write(model.refusal_text(refused.reason, refused.code.name))
+            return
+        except RuntimeError:  # the seat was left meanwhile
+            return
+        log.write(f"Added {added.amount} chips: stack {added.stack}; balance {added.balance}")
+        assert self.session.player is not None
+        self.sub_title = f"{self.session.player.display_name} · balance {added.balance}"
+        # The table's ChipsAdded, on the seat's stream, refreshes the view.
 
     async def action_quit_table(self) -> None:
         self.workers.cancel_group(self, "play")

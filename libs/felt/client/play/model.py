@@ -239,7 +239,7 @@ def seat_lines(view: tpb.TableView) -> list[str]:
 
 
 def busted(view: tpb.TableView) -> bool:
-    """The viewing seat has no chips left and no part in a hand in play: only a new buy-in
+    """The viewing seat has no chips left and no part in a hand in play: only adding chips
     (or leaving) takes it on."""
     if not view.HasField("viewer_seat"):
         return False
@@ -262,6 +262,10 @@ REFUSALS = {
     "NO_TABLE": "The table is gone",
     "TABLES_UNAVAILABLE": "The table service did not answer; try again in a moment",
     "RATE_LIMITED": "Too many requests; slow down",
+    "HAND_RUNNING": "Chips can be added between your hands only",
+    "ABOVE_MAX_BUY_IN": "Your stack is at the lounge's maximum already",
+    "ABOVE_MAX_STACK": "Your stack is at the lounge's maximum already",
+    "BELOW_MIN_BUY_IN": "That is less than the lounge's minimum stack",
 }
 """Sentences for the refusals a player meets, by ``ErrorInfo`` reason (others: the reason)."""
 

@@ -275,6 +275,21 @@ class PlaySession:
         finally:
             self._renewed.set()
 
+    async def add_chips(self, amount: int) -> lobby_api.AddSeatChipsResponse:
+        """Chips from the balance to the seat (``AddSeatChips``; 0: up to the lounge's
+        maximum), between the seat's hands. The seat and its token stay as they are; a
+        retry while the lobby is unavailable is the same request, so it adds once."""
+        here, rid = self._here(), request_id()
+        return await _retrying(
+            lambda: self.lobby.AddSeatChips(
+                lobby_api.AddSeatChipsRequest(
+                    lounge_id=here.lounge_id, amount=amount, request_id=rid
+                ),
+                metadata=self._auth(),
+                timeout=CALL_TIMEOUT_S,
+            )
+        )
+
     async def leave(self) -> lobby_api.LeaveLoungeResponse:
         """Leave the seat (``LeaveLounge``). The seat is given up here: its token is not used
         again. A seat dealt into the hand in play is LEAVING until the hand ends; then the same

@@ -1,0 +1,120 @@
+"""The ``ChipAdds`` port in memory, beside a ``MemoryLedger``."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from felt.idempotency import RequestKey, RequestReused
+from services.lobby.memory.buy_ins import MemoryBuyIns
+from services.lobby.memory.ledger import MemoryLedger
+from services.lobby.ports.chip_adds import (
+    ChipAdd,
+    ChipAddState,
+    ChipReservation,
+    NewChipAdd,
+    add_key,
+    add_refund_key,
+)
+from services.lobby.ports.ledger import RETURNED_STATES, Kind, NoAccount
+
+
+class MemoryChipAdds:
+    """The saga's rows beside a :class:`MemoryLedger`: each transition runs with no
+    suspension point between its checks and writes, so it is atomic on one event loop."""
+
+    def __init__(self, ledger: MemoryLedger, buy_ins: MemoryBuyIns | None = None) -> None:
+        self.ledger = ledger
+        self.sagas: dict[str, ChipAdd] = {}
+        self._requests: dict[str, tuple[bytes, str]] = {}
+        if buy_ins is not None:  # a top-up counts added chips too, as PgLedger reads them
+            before = ledger.at_tables
+
+            def at_tables(player_id: str) -> int:
+                return before(player_id) + sum(
+                    s.amount
+                    for s in self.sagas.values()
+                    if s.player_id == player_id
+                    and s.state is not ChipAddState.COMPENSATED
+                    and (seat := buy_ins.sagas.get(s.buy_in_id)) is not None
+                    and seat.state.value not in RETURNED_STATES
+                )
+
+            ledger.at_tables = at_tables
+
+    def _first(self, request: RequestKey) -> ChipAdd | None:
+        first = self._requests.get(request.key)
+        if first is None:
+            return None
+        if first[0] != request.fingerprint:
+            raise RequestReused()
+        return self.sagas[first[1]]
+
+    async def reserve(self, new: NewChipAdd) -> ChipReservation:
+        account = self.ledger._accounts.get(new.player_id)
+        if account is None:
+            raise NoAccount(new.player_id)
+        first = self._first(new.request)
+        if first is not None:
+            return ChipReservation(first, account.balance)
+        movement = await self.ledger.move(
+            new.player_id, Kind.BUY_IN, new.amount, add_key(new.saga_id), new.at, new.lounge_id
+        )
+        saga = ChipAdd(
+            new.saga_id,
+            new.player_id,
+            new.lounge_id,
+            new.buy_in_id,
+            new.seat,
+            new.seat_token,
+            new.amount,
+            new.max_stack,
+            ChipAddState.RESERVED,
+            None,
+            None,
+            new.at,
+        )
+        self.sagas[saga.saga_id] = saga
+        self._requests[new.request.key] = (new.request.fingerprint, saga.saga_id)
+        return ChipReservation(saga, movement.balance_after)
+
+    async def first(self, request: RequestKey) -> ChipAdd | None:
+        return self._first(request)
+
+    async def added(self, saga_id: str, stack_after: int) -> ChipAdd:
+        saga = self.sagas[saga_id]
+        if saga.state is not ChipAddState.RESERVED:
+            return saga
+        saga = replace(saga, state=ChipAddState.ADDED, stack_after=stack_after)
+        self.sagas[saga_id] = saga
+        return saga
+
+    async def compensate(self, saga_id: str, refusal: str, at: datetime) -> ChipAdd:
+        saga = self.sagas[saga_id]
+        if saga.state is not ChipAddState.RESERVED:
+            return saga
+        await self.ledger.move(
+            saga.player_id,
+            Kind.CASH_OUT,
+            saga.amount,
+            add_refund_key(saga_id),
+            at,
+            saga.lounge_id,
+        )
+        saga = replace(saga, state=ChipAddState.COMPENSATED, refusal=refusal)
+        self.sagas[saga_id] = saga
+        return saga
+
+    async def get(self, saga_id: str) -> ChipAdd | None:
+        return self.sagas.get(saga_id)
+
+    async def unfinished(self, limit: int) -> list[ChipAdd]:
+        found = [s for s in self.sagas.values() if s.state is ChipAddState.RESERVED]
+        return sorted(found, key=lambda s: s.created_at)[:limit]
+
+    async def held(self, player_id: str) -> int:
+        return sum(
+            s.amount
+            for s in self.sagas.values()
+            if s.player_id == player_id and s.state is ChipAddState.RESERVED
+        )

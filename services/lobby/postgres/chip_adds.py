@@ -1,0 +1,175 @@
+"""The ``ChipAdds`` port on PostgreSQL: each saga transition one transaction with its chips.
+
+Every transition locks the player's account row first (the order a buy-in's takes), then
+the saga's row, so of two drivers of one saga (a client's retry and the recovery pass) one
+makes the transition and the other sees it made.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import asyncpg
+
+from felt.idempotency import RequestKey, RequestReused
+from services.lobby.ports.chip_adds import (
+    ChipAdd,
+    ChipAddState,
+    ChipReservation,
+    NewChipAdd,
+    add_key,
+    add_refund_key,
+)
+from services.lobby.ports.ledger import InsufficientChips, Kind
+from services.lobby.postgres._tx import Conn, first_movement, lock_account, write_movement
+
+_COLUMNS = [
+    "saga_id",
+    "player_id",
+    "lounge_id",
+    "buy_in_id",
+    "seat",
+    "seat_token",
+    "amount",
+    "max_stack",
+    "state",
+    "stack_after",
+    "refusal",
+    "created_at",
+]
+_CHIP_ADD = ", ".join(_COLUMNS)
+
+
+def _chip_add(row: asyncpg.Record) -> ChipAdd:
+    values = [row[c] for c in _COLUMNS]
+    values[8] = ChipAddState(values[8])
+    return ChipAdd(*values)
+
+
+class PgChipAdds:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self.pool = pool
+
+    @staticmethod
+    async def _first(conn: Conn | asyncpg.Pool, request: RequestKey) -> ChipAdd | None:
+        row = await conn.fetchrow(
+            f"SELECT fingerprint, {_CHIP_ADD} FROM chip_adds WHERE request_key = $1", request.key
+        )
+        if row is None:
+            return None
+        if bytes(row["fingerprint"]) != request.fingerprint:
+            raise RequestReused()
+        return _chip_add(row)
+
+    async def reserve(self, new: NewChipAdd) -> ChipReservation:
+        async with self.pool.acquire() as conn, conn.transaction():
+            account = await lock_account(conn, new.player_id)
+            first = await self._first(conn, new.request)
+            if first is not None:
+                return ChipReservation(first, int(account["balance"]))
+            if int(account["balance"]) < new.amount:
+                raise InsufficientChips(int(account["balance"]), new.amount)
+            moved = await write_movement(
+                conn,
+                account,
+                Kind.BUY_IN,
+                -new.amount,
+                add_key(new.saga_id),
+                new.at,
+                new.lounge_id,
+            )
+            row = await conn.fetchrow(
+                "INSERT INTO chip_adds (saga_id, player_id, lounge_id, buy_in_id, seat, "
+                "seat_token, amount, max_stack, state, request_key, fingerprint, created_at) "
+                "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'reserved', $9, $10, $11) "
+                f"RETURNING {_CHIP_ADD}",
+                new.saga_id,
+                new.player_id,
+                new.lounge_id,
+                new.buy_in_id,
+                new.seat,
+                new.seat_token,
+                new.amount,
+                new.max_stack,
+                new.request.key,
+                new.request.fingerprint,
+                new.at,
+            )
+            assert row is not None
+            return ChipReservation(_chip_add(row), moved.balance_after)
+
+    async def first(self, request: RequestKey) -> ChipAdd | None:
+        return await self._first(self.pool, request)
+
+    @staticmethod
+    async def _locked(conn: Conn, saga_id: str) -> ChipAdd:
+        row = await conn.fetchrow(
+            f"SELECT {_CHIP_ADD} FROM chip_adds WHERE saga_id = $1 FOR UPDATE", saga_id
+        )
+        if row is None:
+            raise KeyError(saga_id)
+        return _chip_add(row)
+
+    async def added(self, saga_id: str, stack_after: int) -> ChipAdd:
+        async with self.pool.acquire() as conn, conn.transaction():
+            saga = await self._locked(conn, saga_id)
+            if saga.state is not ChipAddState.RESERVED:
+                return saga
+            row = await conn.fetchrow(
+                "UPDATE chip_adds SET state = 'added', stack_after = $2 WHERE saga_id = $1 "
+                f"RETURNING {_CHIP_ADD}",
+                saga_id,
+                stack_after,
+            )
+            assert row is not None
+            return _chip_add(row)
+
+    async def compensate(self, saga_id: str, refusal: str, at: datetime) -> ChipAdd:
+        async with self.pool.acquire() as conn, conn.transaction():
+            row = await conn.fetchrow("SELECT player_id FROM chip_adds WHERE saga_id = $1", saga_id)
+            if row is None:
+                raise KeyError(saga_id)
+            account = await lock_account(conn, row["player_id"])  # the order reserve takes
+            saga = await self._locked(conn, saga_id)
+            if saga.state is not ChipAddState.RESERVED:
+                return saga
+            if await first_movement(conn, add_refund_key(saga_id)) is None:
+                await write_movement(
+                    conn,
+                    account,
+                    Kind.CASH_OUT,
+                    saga.amount,
+                    add_refund_key(saga_id),
+                    at,
+                    saga.lounge_id,
+                )
+            row = await conn.fetchrow(
+                "UPDATE chip_adds SET state = 'compensated', refusal = $2 WHERE saga_id = $1 "
+                f"RETURNING {_CHIP_ADD}",
+                saga_id,
+                refusal,
+            )
+            assert row is not None
+            return _chip_add(row)
+
+    async def get(self, saga_id: str) -> ChipAdd | None:
+        row = await self.pool.fetchrow(
+            f"SELECT {_CHIP_ADD} FROM chip_adds WHERE saga_id = $1", saga_id
+        )
+        return None if row is None else _chip_add(row)
+
+    async def unfinished(self, limit: int) -> list[ChipAdd]:
+        rows = await self.pool.fetch(
+            f"SELECT {_CHIP_ADD} FROM chip_adds WHERE state = 'reserved' "
+            "ORDER BY created_at LIMIT $1",
+            limit,
+        )
+        return [_chip_add(r) for r in rows]
+
+    async def held(self, player_id: str) -> int:
+        held = await self.pool.fetchval(
+            "SELECT coalesce(sum(amount), 0) FROM chip_adds "
+            "WHERE player_id = $1 AND state = 'reserved'",
+            player_id,
+        )
+        return int(held)

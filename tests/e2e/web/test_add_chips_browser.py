@@ -1,0 +1,135 @@
+"""Bust, add chips, play on: the web client's "Add chips" at the table (issue #21), in a real
+browser (Chromium) against the whole stack as processes.
+
+The player signs up as a guest, makes a heads-up lounge against one AI player whose buy-in
+range starts at one big blind (through the gateway's Connect API with the page's own
+credentials: the lobby form's range is the default one), sits down with one big blind,
+checks and folds until the seat is out of chips, sees "You are out of chips" with its two
+ways on (add chips, leave), adds chips through the form, and plays on at the same seat: the
+chips come from the balance exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+import pytest
+
+from .conftest import ARTIFACTS, WebStack
+from .test_browser import DESKTOP, PLAY_S, hands_finished, shoot, visible
+
+PlaywrightError: type[Exception] = pytest.importorskip("playwright.sync_api").Error
+pytestmark = pytest.mark.timeout(600)
+
+ADDED = 50
+
+_RPC = """async ([method, body]) => {
+  const s = JSON.parse(localStorage.getItem("felt.session"));
+  const res = await fetch(`/poker.v1.LobbyService/${method}`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "connect-protocol-version": "1",
+      authorization: `Bearer ${s.access}`,
+    },
+    body: JSON.stringify(body),
+  });
+  return [res.status, await res.text()];
+}"""
+
+
+def lobby_call(page: Any, method: str, body: dict[str, Any]) -> dict[str, Any]:
+    """A LobbyService call as the page's signed-in player (Connect's JSON over the gateway)."""
+    status, text = page.evaluate(_RPC, [method, body])
+    assert status == 200, text
+    answer: dict[str, Any] = json.loads(text)
+    return answer
+
+
+def balance(page: Any) -> int:
+    return int(lobby_call(page, "GetBalance", {}).get("balance", "0"))
+
+
+@pytest.fixture
+def page(browser: Any) -> Any:
+    context = browser.new_context(viewport=DESKTOP, locale="en-US")
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    yield page
+    context.close()
+    assert errors == [], f"the page threw: {errors}"
+
+
+def test_bust_add_chips_and_play_on(web_stack: WebStack, page: Any) -> None:
+    page.goto(web_stack.url)
+    page.get_by_test_id("name").fill(f"Web{uuid.uuid4().hex[:6]}")
+    page.get_by_test_id("enter").click()
+    page.get_by_test_id("balance").wait_for()
+    lounge = f"Bust {uuid.uuid4().hex[:4]}"
+    lobby_call(
+        page,
+        "CreateLounge",
+        {
+            "name": lounge,
+            "config": {
+                "variant": "VARIANT_NLHE",
+                "seatCount": 2,
+                "smallBlind": "5",
+                "bigBlind": "10",
+            },
+            "minBuyIn": "10",
+            "maxBuyIn": "100",
+            "aiSeats": [{"level": "AI_LEVEL_EASY"}],
+            "requestId": str(uuid.uuid4()),
+        },
+    )
+    page.reload()
+    row = page.get_by_test_id("lounge-row").filter(has_text=lounge)
+    row.get_by_role("button", name="Join").click()
+    dialog = page.get_by_role("dialog")
+    dialog.locator(".buy-in input[type=range]").fill("10")
+    assert dialog.get_by_test_id("buy-in-value").inner_text() == "10"
+    page.get_by_test_id("join-confirm").click()
+    page.get_by_test_id("table").wait_for(timeout=30_000)
+
+    # Check, else fold: one big blind goes soon.
+    deadline = time.monotonic() + PLAY_S
+    while not visible(page, "out-of-chips"):
+        assert time.monotonic() < deadline, page.inner_text("body")
+        if visible(page, "act-check"):
+            page.get_by_test_id("act-check").click()
+        elif visible(page, "act-fold"):
+            page.get_by_test_id("act-fold").click()
+        page.wait_for_timeout(150)
+    panel = page.get_by_test_id("out-of-chips")
+    assert "You are out of chips" in panel.inner_text()
+    assert visible(page, "out-leave") and visible(page, "add-chips-max")
+    assert not visible(page, "add-chips")  # the quiet control gives way to the panel
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shoot(page, "add-chips-out-of-chips")
+    before = balance(page)
+
+    page.get_by_test_id("add-chips-amount").fill(str(ADDED))
+    page.get_by_test_id("add-chips-send").click()
+    page.get_by_test_id("add-chips-done").wait_for(timeout=20_000)
+    assert f"Added {ADDED} chips" in page.get_by_test_id("add-chips-done").inner_text()
+    page.get_by_test_id("out-of-chips").wait_for(state="detached", timeout=20_000)
+    assert balance(page) == before - ADDED
+
+    # Plays on at the same seat: hands end with the seat in them.
+    hands = hands_finished(page)
+    deadline = time.monotonic() + PLAY_S
+    while hands_finished(page) < hands + 2 and not visible(page, "out-of-chips"):
+        assert time.monotonic() < deadline, page.inner_text("body")
+        if visible(page, "act-check"):
+            page.get_by_test_id("act-check").click()
+        elif visible(page, "act-call"):
+            page.get_by_test_id("act-call").click()
+        elif visible(page, "act-fold"):
+            page.get_by_test_id("act-fold").click()
+        page.wait_for_timeout(150)
+    assert balance(page) == before - ADDED  # once, whatever the page re-rendered

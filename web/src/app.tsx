@@ -3,7 +3,7 @@
 import { useState } from "preact/hooks";
 import { LANGUAGES, language, setLanguage, t } from "./i18n";
 import * as session from "./session";
-import { useRoute, go } from "./route";
+import { useRoute, go, useNotice } from "./route";
 import { Welcome, LobbyScreen } from "./lobby";
 import { TableScreen } from "./table";
 import { ReplayScreen } from "./replay";
@@ -13,6 +13,15 @@ export function App() {
   const [lang, setLang] = useState(language());
   const [me, setMe] = useState(session.current());
   const route = useRoute();
+  const [notice, dismiss] = useNotice();
+  // A session the servers no longer know (signed out elsewhere, or the servers restarted
+  // with new secrets): the sign-in screen, saying so, not a half-signed-in lobby.
+  const [lostNote, setLostNote] = useState("");
+  const onSessionLost = (why: string) => {
+    session.clear();
+    setMe(null);
+    setLostNote(t("app.sessionLost", { reason: why }));
+  };
 
   const signOut = async () => {
     try {
@@ -26,7 +35,7 @@ export function App() {
   };
 
   return (
-    <div class="page" key={lang}>
+    <div class="page">
       <header class="top">
         <a class="logo" href="#/" aria-label={t("app.home")}>
           <span aria-hidden="true">♠</span> Felt
@@ -62,8 +71,14 @@ export function App() {
         </div>
       </header>
       <main id="main">
+        {notice && route.name === "lobby" && me && (
+          <p class="notice" role="status" data-testid="notice">
+            {notice}
+            <button class="ghost small" aria-label={t("app.dismiss")} onClick={dismiss}>✕</button>
+          </p>
+        )}
         {!me ? (
-          <Welcome onSignedIn={() => setMe(session.current())} />
+          <Welcome note={lostNote} onSignedIn={() => { setLostNote(""); setMe(session.current()); }} />
         ) : route.name === "table" ? (
           <TableScreen lounge={route.lounge} />
         ) : route.name === "hands" ? (
@@ -71,7 +86,7 @@ export function App() {
         ) : route.name === "replay" ? (
           <ReplayScreen lounge={route.lounge} hand={route.hand} />
         ) : (
-          <LobbyScreen />
+          <LobbyScreen onSessionLost={onSessionLost} />
         )}
       </main>
     </div>

@@ -5,7 +5,8 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { t, chips } from "./i18n";
 import type { Key } from "./i18n";
 import * as session from "./session";
-import { requestId } from "./api";
+import { requestId, codeOf, reasonOf } from "./api";
+import { PendingIds, joinKey, memoryStore, type IdStore } from "./retry";
 import { errorText } from "./errors";
 import { go } from "./route";
 import { Variant, AiLevel, type TableConfig } from "./gen/poker/events/v1/events_pb";
@@ -17,7 +18,7 @@ import { CardView } from "./card";
 import { create } from "@bufbuild/protobuf";
 import { CardSchema } from "./gen/poker/events/v1/events_pb";
 
-export function Welcome({ onSignedIn }: { onSignedIn: () => void }) {
+export function Welcome({ onSignedIn, note = "" }: { onSignedIn: () => void; note?: string }) {
   const [mode, setMode] = useState<"guest" | "signIn" | "register">("guest");
   const [name, setName] = useState("");
   const [password, setPassword] = useState("");
@@ -74,6 +75,7 @@ export function Welcome({ onSignedIn }: { onSignedIn: () => void }) {
             <input type="password" data-testid="password" value={password} minLength={8} maxLength={128} required autoComplete={mode === "register" ? "new-password" : "current-password"} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />
           </label>
         )}
+        {note && !error && <p class="notice" role="status" data-testid="session-lost">{note}</p>}
         {error && <p class="error" role="alert">{error}</p>}
         <button class="primary" data-testid="enter" disabled={busy}>
           {mode === "guest" ? t("welcome.playAsGuest") : mode === "register" ? t("welcome.createAccount") : t("welcome.signIn")}
@@ -104,7 +106,7 @@ export function stakesText(l: Lounge): string {
   return stakesOf(l.config!);
 }
 
-export function LobbyScreen() {
+export function LobbyScreen({ onSessionLost }: { onSessionLost: (why: string) => void }) {
   const [balance, setBalance] = useState<GetBalanceResponse | null>(null);
   const [lounges, setLounges] = useState<Lounge[]>([]);
   const [error, setError] = useState("");
@@ -122,7 +124,8 @@ export function LobbyScreen() {
       const listed = new Set(l.lounges.map((x) => x.loungeId));
       setLounges([...[...closing.current.values()].filter((x) => !listed.has(x.loungeId)), ...l.lounges]);
     } catch (err) {
-      setError(errorText(err));
+      if (codeOf(err) === "unauthenticated") onSessionLost(errorText(err));
+      else setError(errorText(err));
     }
   };
   useEffect(() => {
@@ -205,10 +208,31 @@ export function LobbyScreen() {
   );
 }
 
-/** Takes a seat at `lounge` with a buy-in from the balance, then opens its table. */
+/** Pending joins' request ids in sessionStorage: a retry after a reload is the same join too. */
+function sessionIds(): IdStore {
+  try {
+    const s = sessionStorage;
+    return { get: (k) => s.getItem(`felt.rid.${k}`), set: (k, v) => s.setItem(`felt.rid.${k}`, v), remove: (k) => s.removeItem(`felt.rid.${k}`) };
+  } catch {
+    return memoryStore();
+  }
+}
+const joins = new PendingIds(sessionIds(), requestId);
+
+/** Takes a seat at `lounge` with a buy-in from the balance, then opens its table. A retry of
+ * the same join (same lounge and buy-in) after an uncertain failure (UNAVAILABLE, a timeout)
+ * reuses its request id, so the lobby answers it once and holds one buy-in. */
 export async function join(lounge: Lounge | string, buyIn: bigint): Promise<void> {
   const loungeId = typeof lounge === "string" ? lounge : lounge.loungeId;
-  const res = await session.lobby().joinLounge({ loungeId, buyIn, requestId: requestId() });
+  const key = joinKey(loungeId, buyIn);
+  let res;
+  try {
+    res = await session.lobby().joinLounge({ loungeId, buyIn, requestId: joins.idFor(key) });
+  } catch (err) {
+    joins.answered(key, codeOf(err), reasonOf(err));
+    throw err;
+  }
+  joins.answered(key, "");
   session.rememberSeat(loungeId, { seat: res.seat, token: res.seatToken, expires: session.expiryOf(res.seatTokenExpireTime) });
   go({ name: "table", lounge: loungeId });
 }
@@ -223,14 +247,17 @@ function BuyIn({ min, max, value, onChange }: { min: bigint; max: bigint; value:
   );
 }
 
-function JoinDialog({ lounge, balance, onClose }: { lounge: Lounge; balance: bigint; onClose: () => void }) {
+/** The buy-in dialog; `before` runs first (the bust panel's leave), `onJoined` after. */
+export function JoinDialog({ lounge, balance, onClose, before, onJoined }: { lounge: Lounge; balance: bigint; onClose: () => void; before?: () => Promise<void>; onJoined?: () => void }) {
   const max = lounge.maxBuyIn < balance ? lounge.maxBuyIn : balance;
   const [buyIn, setBuyIn] = useState(max >= lounge.minBuyIn ? max : lounge.minBuyIn);
   const [error, setError] = useState("");
   const submit = async (e: Event) => {
     e.preventDefault();
     try {
+      await before?.();
       await join(lounge, buyIn);
+      onJoined?.();
     } catch (err) {
       setError(errorText(err));
     }

@@ -64,8 +64,63 @@ export function cardsText(cards: Card[]): string {
     .join(" ");
 }
 
-/** The log line of one event ("" for events that add none). */
-export function logLine(e: StoredEvent, name: Names): string {
+/** Whether a bet stands on the street after `e` (blinds make one; a new street has none):
+ * the next BetPlaced is then a raise. */
+export function betOpenAfter(open: boolean, e: StoredEvent): boolean {
+  switch (e.event.case) {
+    case "handStarted":
+    case "streetStarted":
+      return false;
+    case "blindPosted":
+    case "betPlaced":
+      return true;
+    default:
+      return open;
+  }
+}
+
+/** For each of a hand's events (in order, from its start), whether it is a raise. */
+export function raises(events: StoredEvent[]): boolean[] {
+  let open = false;
+  return events.map((e) => {
+    const raise = e.event.case === "betPlaced" && open;
+    open = betOpenAfter(open, e);
+    return raise;
+  });
+}
+
+/**
+ * `items` with each run of blinds in posting order: the small blind first (heads-up, the
+ * button's), then the big. The table emits them in seat order, so a big blind in a lower
+ * seat than the small would otherwise be logged first.
+ */
+export function inPostingOrder<T>(items: T[], eventOf: (item: T) => StoredEvent): T[] {
+  const out: T[] = [];
+  let button = 0;
+  let run: T[] = [];
+  const distance = (item: T) => {
+    const ev = eventOf(item).event;
+    return ev.case === "blindPosted" ? (ev.value.seat - button + 1000) % 1000 : 0;
+  };
+  const flush = () => {
+    out.push(...[...run].sort((a, b) => distance(a) - distance(b)));
+    run = [];
+  };
+  for (const item of items) {
+    const ev = eventOf(item).event;
+    if (ev.case === "handStarted") button = ev.value.setup?.button ?? 0;
+    if (ev.case === "blindPosted") run.push(item);
+    else {
+      flush();
+      out.push(item);
+    }
+  }
+  flush();
+  return out;
+}
+
+/** The log line of one event ("" for events that add none); `raise`: a BetPlaced over a bet. */
+export function logLine(e: StoredEvent, name: Names, raise = false): string {
   const ev = e.event;
   switch (ev.case) {
     case "handStarted":
@@ -83,7 +138,7 @@ export function logLine(e: StoredEvent, name: Names): string {
     case "playerCalled":
       return t(ev.value.allIn ? "log.callAllIn" : "log.call", { who: name(ev.value.seat), amount: chips(ev.value.amount) });
     case "betPlaced":
-      return t(ev.value.allIn ? "log.allIn" : "log.bet", { who: name(ev.value.seat), to: chips(ev.value.to) });
+      return t(ev.value.allIn ? "log.allIn" : raise ? "log.raise" : "log.bet", { who: name(ev.value.seat), to: chips(ev.value.to) });
     case "cardsDrawn":
       return t("log.draw", { who: name(ev.value.seat), n: ev.value.drawn.length });
     case "streetStarted":

@@ -347,3 +347,115 @@ def test_language_switch_and_lobby(web_stack: WebStack, page: Any) -> None:
     assert page.get_by_role("alert").inner_text() == "En annen spiller har det navnet."
     page.get_by_test_id("language").select_option("en")
     page.get_by_role("heading", name="Pull up a chair").wait_for()
+
+
+SMALL = ({"width": 360, "height": 740}, PHONE)
+LEVELS = {  # the AI levels as each language's badge names them (easy, hard)
+    "en": ("Easy", "Hard"),
+    "lt": ("Lengvas", "Sunkus"),
+    "da": ("Let", "Svær"),
+    "pl": ("Łatwy", "Trudny"),
+    "nb": ("Lett", "Vanskelig"),
+}
+# What sticks out past the viewport's right edge (for the failure message).
+WIDER = """() => [...document.querySelectorAll('body *')]
+  .filter((e) => e.getBoundingClientRect().right > innerWidth + 0.5)
+  .slice(0, 8)
+  .map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))"""
+
+
+def assert_fits(page: Any, where: str) -> None:
+    """The document is no wider than the viewport (no sideways scrolling)."""
+    wide = page.evaluate("document.documentElement.scrollWidth")
+    view = page.evaluate("innerWidth")
+    assert wide <= view, f"{where}: {wide} px wide at {view}: {page.evaluate(WIDER)}"
+
+
+def test_bad_links_small_screens_languages_and_bet_size(web_stack: WebStack, page: Any) -> None:
+    # A malformed escape in the link: the page still works (it used to go blank, reload
+    # included), here before and after signing in.
+    page.goto(f"{web_stack.url}/#/table/%E0%A4%A")
+    page.get_by_test_id("name").fill(f"Small{uuid.uuid4().hex[:6]}")
+    page.get_by_test_id("enter").click()
+    page.get_by_test_id("balance").wait_for()
+    page.goto(f"{web_stack.url}/#/replay/%zz/%")
+    page.reload()
+    page.get_by_test_id("balance").wait_for()
+    # A table link this browser has no seat at: the lobby, with a notice saying so.
+    page.goto(f"{web_stack.url}/#/table/{uuid.uuid4()}")
+    assert "no seat" in page.get_by_test_id("notice").inner_text()
+    page.get_by_test_id("balance").wait_for()
+
+    page.get_by_test_id("variant-nlhe").check()
+    levels = page.get_by_test_id("ai-level")
+    levels.nth(0).select_option(label="Easy")
+    levels.nth(1).select_option(label="Hard")
+    page.get_by_test_id("create").click()
+    page.get_by_test_id("table").wait_for(timeout=30_000)
+
+    # On phones, in every language: nothing sticks out sideways, and each AI seat shows its
+    # level whole (a badge of its own, not cut off with the name).
+    for code, (easy, hard) in LEVELS.items():
+        page.get_by_test_id("language").select_option(code)
+        switched = time.monotonic() + 10
+        while page.evaluate("document.documentElement.lang") != code:
+            assert time.monotonic() < switched, code
+            page.wait_for_timeout(100)
+        for size in SMALL:
+            page.set_viewport_size(size)
+            page.wait_for_timeout(150)
+            assert_fits(page, f"table, {code}, {size['width']} px")
+            badges = page.get_by_test_id("ai-level")
+            assert sorted(badges.all_text_contents()) == sorted([easy, hard]), code
+            for i in range(badges.count()):
+                cut = badges.nth(i).evaluate(
+                    "e => e.parentElement.scrollWidth > e.parentElement.clientWidth + 1"
+                    " || e.parentElement.getBoundingClientRect().right > innerWidth"
+                )
+                assert not cut, f"{code}: the AI level is cut off at {size['width']} px"
+        if code == "lt":
+            page.screenshot(path=str(ARTIFACTS / "table-lt-360.png"))
+    page.get_by_test_id("language").select_option("en")
+    page.set_viewport_size(PHONE)
+
+    # The bet size starts at each turn's minimum: a size chosen at one turn (then not used)
+    # is not carried over to the next.
+    deadline = time.monotonic() + PLAY_S
+    sized_turns = 0
+    while sized_turns < 2:
+        assert time.monotonic() < deadline, f"no two sized turns: {page.inner_text('body')}"
+        if visible(page, "bet-slider"):
+            slider = page.get_by_test_id("bet-slider")
+            low = int(slider.get_attribute("min"))
+            assert int(page.get_by_test_id("bet-amount").input_value()) == low
+            page.get_by_role("button", name="Pot", exact=True).click()
+            if int(slider.input_value()) == low:
+                page.get_by_role("button", name="All-in", exact=True).click()
+            assert int(slider.input_value()) > low  # a size chosen, then not bet
+            sized_turns += 1
+            if visible(page, "act-check"):
+                page.get_by_test_id("act-check").click()
+            elif visible(page, "act-call") and call_amount(page) <= MAX_CALL:
+                page.get_by_test_id("act-call").click()
+            else:
+                page.get_by_test_id("act-fold").click()
+            assert_fits(page, "the action bar")
+        elif visible(page, "act-check"):
+            page.get_by_test_id("act-check").click()
+        elif visible(page, "act-fold"):
+            page.get_by_test_id("act-fold").click()
+        page.wait_for_timeout(150)
+    page.set_viewport_size(DESKTOP)
+
+    # A session the servers no longer know (here: its token garbled, as after a restart
+    # with new secrets): the sign-in screen, saying so, not a half-signed-in lobby.
+    page.goto(f"{web_stack.url}/#/")
+    page.get_by_test_id("balance").wait_for()
+    page.evaluate(
+        """() => { const s = JSON.parse(localStorage.getItem('felt.session'));
+        s.access = 'garbled'; s.refresh = 'garbled';
+        localStorage.setItem('felt.session', JSON.stringify(s)); }"""
+    )
+    page.reload()
+    page.get_by_test_id("session-lost").wait_for(timeout=15_000)
+    assert page.get_by_test_id("name").is_visible()

@@ -30,10 +30,16 @@ test("a definite answer ends the request: the next join gets a new id", () => {
   assert.notEqual(p.idFor(key), second);
 });
 
-test("a refusal with a reason is definite even under an uncertain code", () => {
-  assert.equal(definite("unavailable", "TABLES_UNAVAILABLE"), true);
+test("UNAVAILABLE TABLES_UNAVAILABLE (outcome not known yet) keeps the id; a refusal ends it", () => {
+  assert.equal(definite("unavailable", "TABLES_UNAVAILABLE"), false);
   assert.equal(definite("unavailable", ""), false);
+  assert.equal(definite("failed_precondition", "SEAT_TAKEN"), true);
   assert.equal(definite("invalid_argument", ""), true);
+  const p = ids();
+  const key = joinKey("lounge-1", 200n);
+  const first = p.idFor(key);
+  p.answered(key, "unavailable", "TABLES_UNAVAILABLE");
+  assert.equal(p.idFor(key), first);
 });
 
 test("another lounge or another buy-in is another request", () => {

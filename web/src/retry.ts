@@ -9,10 +9,12 @@
  * done: the same request must be retried under the same id. */
 const UNCERTAIN = new Set(["unavailable", "deadline_exceeded", "unknown", "canceled", "internal", "aborted", "data_loss"]);
 
-/** Whether an answer settles the request: a success (code ""), a refusal with an ErrorInfo
- * reason (the server decided), or a code that says the request was not done. */
-export function definite(code: string, reason: string): boolean {
-  return code === "" || reason !== "" || !UNCERTAIN.has(code);
+/** Whether an answer settles the request: a success (code ""), or a refusal whose code says
+ * the server decided. An uncertain code does not, even with a reason: the lobby's
+ * `UNAVAILABLE` `TABLES_UNAVAILABLE` to a join means "the outcome is not known yet: the chips
+ * stay held, retry with the same request_id" (docs/api.md). */
+export function definite(code: string, _reason = ""): boolean {
+  return code === "" || !UNCERTAIN.has(code);
 }
 
 export interface IdStore {

@@ -198,11 +198,17 @@ def test_holdem_three_hands_reload_replay_and_verify(web_stack: WebStack, page: 
     page.get_by_test_id("replay-link").first.click(timeout=30_000)
     step = page.get_by_test_id("replay-step")
     step.wait_for()
-    total = int(re.findall(r"\d+", step.inner_text())[-1])
+    first, total = (int(n) for n in re.findall(r"\d+", step.inner_text())[-2:])
     assert total > 5
-    for _ in range(3):
+    # It opens past the hand's set-up (the deal and the blinds shown), not on an empty table.
+    assert 1 < first < total
+    for _ in range(2):
         page.get_by_test_id("replay-next").click()
-    assert re.match(r"Step 4 of", step.inner_text())
+    assert step.inner_text().startswith(f"Step {first + 2} of"), step.inner_text()
+    # The log names the hand by the number the title does.
+    title = page.get_by_role("heading", level=1).inner_text()
+    number = re.findall(r"#(\S+)", title)[0]
+    assert f"#{number}" in page.get_by_test_id("replay-log").inner_text(), title
     page.get_by_test_id("replay-end").click()
     page.get_by_test_id("verify").click()
     result = page.get_by_test_id("verify-result")

@@ -12,6 +12,7 @@ import { t, chips } from "./i18n";
 import { goWithNotice } from "./route";
 import { actionsKey, outOfChips, resolvePreAction, type PreAction } from "./betting";
 import { botNumber, LEVEL_NAMES } from "./bots";
+import { bestHand, type Made } from "./evaluate";
 import { CardView } from "./card";
 import { logLine, streetName, handName, betOpenAfter, raises, inPostingOrder } from "./model";
 import { variantName, stakesOf } from "./lobby";
@@ -458,13 +459,28 @@ export function Felt({ view, awards, names }: { view: TableView; awards: Award[]
   const potTotal = (hand?.pots ?? []).reduce((n, p) => n + p.amount, 0n);
   const bets = (hand?.seats ?? []).reduce((n, s) => n + s.bet, 0n);
   const blinds = blindSeats(view);
+  // Every hand the viewer can read: its own (while it plays too), and each shown at
+  // showdown; the winners' cards that make their hands are highlighted.
+  const boardCodes = (hand?.board ?? []).flatMap((c) => (c.kind.case === "code" ? [c.kind.value] : []));
+  const made = new Map<number, Made>();
+  for (const hs of hand?.seats ?? []) {
+    const hole = hs.cards.flatMap((c) => (c.kind.case === "code" ? [c.kind.value] : []));
+    if (hs.folded || hole.length === 0 || hole.length < hs.cards.length) continue;
+    const m = bestHand([...hole, ...boardCodes]);
+    if (m) made.set(hs.seat, m);
+  }
+  // Only after a showdown (two or more hands still in): a pot won by folds shows no hand.
+  const showdown = (hand?.seats ?? []).filter((s) => !s.folded).length > 1;
+  const winning = new Set<number>();
+  if (showdown) for (const a of awards) for (const c of made.get(a.seat)?.cards ?? []) winning.add(c);
+  const isWin = (c: Card) => c.kind.case === "code" && winning.has(c.kind.value);
 
   return (
     <section class="felt" aria-label={t("table.felt")}>
       <div class="felt-center">
         {hand && <div class="street" data-testid="street">{streetName(hand.street)}</div>}
         <div class="board" aria-label={t("table.board")} data-testid="board">
-          {(hand?.board ?? []).map((c) => <CardView card={c} />)}
+          {(hand?.board ?? []).map((c) => <CardView card={c} win={isWin(c)} />)}
         </div>
         {hand && (
           <div class="pots" data-testid="pots">
@@ -485,7 +501,7 @@ export function Felt({ view, awards, names }: { view: TableView; awards: Award[]
       </div>
       {table.seats.map((s) => {
         const idx = (s.seat - me + count) % count;
-        return <SeatView seat={s} hs={inHand.get(s.seat)} view={view} pos={seatPosition(idx, count)} blind={blinds.get(s.seat)} mine={s.seat === view.viewerSeat} />;
+        return <SeatView seat={s} hs={inHand.get(s.seat)} view={view} pos={seatPosition(idx, count)} blind={blinds.get(s.seat)} mine={s.seat === view.viewerSeat} made={made.get(s.seat)} isWin={isWin} />;
       })}
     </section>
   );
@@ -504,7 +520,7 @@ function blindSeats(view: TableView): Map<number, string> {
   return out;
 }
 
-function SeatView({ seat, hs, view, pos, blind, mine }: { seat: Seat; hs?: HandSeat; view: TableView; pos: { left: string; top: string }; blind?: string; mine: boolean }) {
+function SeatView({ seat, hs, view, pos, blind, mine, made, isWin }: { seat: Seat; hs?: HandSeat; view: TableView; pos: { left: string; top: string }; blind?: string; mine: boolean; made?: Made; isWin: (c: Card) => boolean }) {
   const hand = view.hand;
   if (seat.status === SeatStatus.EMPTY) {
     return <div class="seat empty" style={pos} aria-label={t("table.emptySeat")}><span class="fine">{t("table.emptySeat")}</span></div>;
@@ -514,7 +530,7 @@ function SeatView({ seat, hs, view, pos, blind, mine }: { seat: Seat; hs?: HandS
   const cls = ["seat", mine ? "mine" : "", toAct ? "to-act" : "", hs?.folded ? "folded" : "", seat.status === SeatStatus.SITTING_OUT ? "out" : ""].join(" ");
   return (
     <div class={cls} style={pos} data-testid={mine ? "my-seat" : "seat"} aria-current={toAct ? "true" : undefined}>
-      <div class="seat-cards">{!hs?.folded && cards.map((c) => <CardView card={c} small={!mine} />)}</div>
+      <div class="seat-cards">{!hs?.folded && cards.map((c) => <CardView card={c} small={!mine} win={isWin(c)} />)}</div>
       <div class="plate">
         <span class="name" title={seatName(seat)}>{seatName(seat)}</span>
         {seat.aiLevel ? (
@@ -525,6 +541,7 @@ function SeatView({ seat, hs, view, pos, blind, mine }: { seat: Seat; hs?: HandS
         ) : null}
         <span class="stack" data-testid="stack">{chips(hs ? hs.stack : seat.stack)}</span>
         {toAct && hand?.actionDeadline && <Clock deadline={Number(hand.actionDeadline.seconds) * 1000 + hand.actionDeadline.nanos / 1e6} />}
+        {made && <span class="tag hand-name" data-testid={mine ? "my-hand" : "shown-hand"}>{t(`hand.${made.category}`)}</span>}
         {hs?.folded && <span class="tag">{t("table.folded")}</span>}
         {hs?.allIn && <span class="tag">{t("table.allIn")}</span>}
         {seat.status === SeatStatus.SITTING_OUT && (

@@ -434,6 +434,8 @@ def test_bad_links_small_screens_languages_and_bet_size(web_stack: WebStack, pag
             slider = page.get_by_test_id("bet-slider")
             low = int(slider.get_attribute("min"))
             assert int(page.get_by_test_id("bet-amount").input_value()) == low
+            # The player's own hand is named while it plays.
+            assert page.get_by_test_id("my-hand").count() == 1
             page.get_by_role("button", name="Pot", exact=True).click()
             if int(slider.input_value()) == low:
                 page.get_by_role("button", name="All-in", exact=True).click()

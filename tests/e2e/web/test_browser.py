@@ -16,6 +16,7 @@ import re
 import time
 import uuid
 from typing import Any
+from urllib.parse import urljoin
 
 import pytest
 
@@ -378,6 +379,18 @@ def assert_fits(page: Any, where: str) -> None:
 
 
 def test_bad_links_small_screens_languages_and_bet_size(web_stack: WebStack, page: Any) -> None:
+    # Installable on a phone: the page links a web app manifest whose icons are served.
+    page.goto(web_stack.url)
+    href = page.locator("link[rel=manifest]").get_attribute("href")
+    manifest = page.request.get(urljoin(f"{web_stack.url}/", href))
+    assert manifest.ok and "manifest+json" in manifest.headers["content-type"]
+    icons = manifest.json()["icons"]
+    assert {"192x192", "512x512"} <= {i["sizes"] for i in icons if i["type"] == "image/png"}
+    assert any(i["purpose"] == "maskable" for i in icons)
+    for icon in icons:
+        got = page.request.get(urljoin(manifest.url, icon["src"]))
+        assert got.ok and got.headers["content-type"] == icon["type"], icon
+
     # A malformed escape in the link: the page still works (it used to go blank, reload
     # included), here before and after signing in.
     page.goto(f"{web_stack.url}/#/table/%E0%A4%A")

@@ -6,6 +6,7 @@ import type { StoredEvent, Card } from "./gen/poker/events/v1/events_pb";
 import { Street } from "./gen/poker/events/v1/events_pb";
 import { t, tDynamic, chips, language, type Key } from "./i18n";
 import { RANKS, SUIT_SYMBOLS } from "./cards";
+export { betOpenAfter, raises, inPostingOrder } from "./logorder";
 
 /** A rank as printed on a card: "10" for the ten (the API's text form writes "T"). */
 function rankLabel(code: number): string {
@@ -62,61 +63,6 @@ export function cardsText(cards: Card[]): string {
   return cards
     .map((c) => (c.kind.case === "code" ? rankLabel(c.kind.value) + SUIT_SYMBOLS[c.kind.value & 3] : "▮"))
     .join(" ");
-}
-
-/** Whether a bet stands on the street after `e` (blinds make one; a new street has none):
- * the next BetPlaced is then a raise. */
-export function betOpenAfter(open: boolean, e: StoredEvent): boolean {
-  switch (e.event.case) {
-    case "handStarted":
-    case "streetStarted":
-      return false;
-    case "blindPosted":
-    case "betPlaced":
-      return true;
-    default:
-      return open;
-  }
-}
-
-/** For each of a hand's events (in order, from its start), whether it is a raise. */
-export function raises(events: StoredEvent[]): boolean[] {
-  let open = false;
-  return events.map((e) => {
-    const raise = e.event.case === "betPlaced" && open;
-    open = betOpenAfter(open, e);
-    return raise;
-  });
-}
-
-/**
- * `items` with each run of blinds in posting order: the small blind first (heads-up, the
- * button's), then the big. The table emits them in seat order, so a big blind in a lower
- * seat than the small would otherwise be logged first.
- */
-export function inPostingOrder<T>(items: T[], eventOf: (item: T) => StoredEvent): T[] {
-  const out: T[] = [];
-  let button = 0;
-  let run: T[] = [];
-  const distance = (item: T) => {
-    const ev = eventOf(item).event;
-    return ev.case === "blindPosted" ? (ev.value.seat - button + 1000) % 1000 : 0;
-  };
-  const flush = () => {
-    out.push(...[...run].sort((a, b) => distance(a) - distance(b)));
-    run = [];
-  };
-  for (const item of items) {
-    const ev = eventOf(item).event;
-    if (ev.case === "handStarted") button = ev.value.setup?.button ?? 0;
-    if (ev.case === "blindPosted") run.push(item);
-    else {
-      flush();
-      out.push(item);
-    }
-  }
-  flush();
-  return out;
 }
 
 /** The log line of one event ("" for events that add none); `raise`: a BetPlaced over a bet. */

@@ -425,7 +425,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
               </>
             )}
             <div class="row seat-buttons">
-              <button class="ghost" data-testid="sit-out" onClick={() => sitOutIn(!sittingOut)}>{sittingOut ? t("table.sitIn") : t("table.sitOut")}</button>
+              <button class="ghost" data-testid="sit-out" onClick={() => sitOutIn(!sittingOut)}>{sittingOut ? t("table.sitIn") : playing ? t("table.sitOutNextHand") : t("table.sitOut")}</button>
               <button class="ghost" data-testid="leave" onClick={leave}>{t("table.leave")}</button>
             </div>
           </div>

@@ -449,13 +449,22 @@ def test_bad_links_small_screens_languages_and_bet_size(web_stack: WebStack, pag
             assert int(page.get_by_test_id("bet-amount").input_value()) == low
             # The player's own hand is named while it plays.
             assert page.get_by_test_id("my-hand").count() == 1
+            if not sized_turns:
+                # A typed amount sizes the bet; a shortcut key typed in the box does nothing.
+                box = page.get_by_test_id("bet-amount")
+                box.fill(str(low + 1))
+                raise_text = page.get_by_test_id("act-raise").inner_text()
+                assert int(re.sub(r"[^0-9]", "", raise_text)) == low + 1, raise_text
+                box.press("f")
+                assert visible(page, "act-fold") or visible(page, "act-check")
             page.get_by_role("button", name="Pot", exact=True).click()
             if int(slider.input_value()) == low:
                 page.get_by_role("button", name="All-in", exact=True).click()
             assert int(slider.input_value()) > low  # a size chosen, then not bet
             sized_turns += 1
             if visible(page, "act-check"):
-                page.get_by_test_id("act-check").click()
+                # By its shortcut, with the focus on a button (the preset just pressed).
+                page.keyboard.press("c")
             elif visible(page, "act-call") and call_amount(page) <= MAX_CALL:
                 page.get_by_test_id("act-call").click()
             else:

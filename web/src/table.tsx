@@ -409,25 +409,27 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
               />
             ) : (
               <>
-              {canPre && (
-                <div class="row pre-actions" role="group" aria-label={t("table.preActions")}>
-                  {preButton("checkFold", "table.preCheckFold")}
-                  {preButton("check", "table.preCheck")}
-                  {preButton("callAny", "table.preCallAny")}
-                </div>
-              )}
-              <p class="waiting fine" data-testid="waiting">
-                {table.state === TableState.WAITING ? t("table.waitingPlayers")
-                  : table.state === TableState.CLOSED ? t("table.closed")
-                  : hand?.toAct !== undefined ? t("table.waitingFor", { who: names(hand.toAct) })
-                  : t("table.nextHand")}
-              </p>
+                {canPre && (
+                  <div class="row pre-actions" role="group" aria-label={t("table.preActions")}>
+                    {preButton("checkFold", "table.preCheckFold")}
+                    {preButton("check", "table.preCheck")}
+                    {preButton("callAny", "table.preCallAny")}
+                  </div>
+                )}
+                <p class="waiting fine" data-testid="waiting">
+                  {table.state === TableState.WAITING ? t("table.waitingPlayers")
+                    : table.state === TableState.CLOSED ? t("table.closed")
+                    : hand?.toAct !== undefined ? t("table.waitingFor", { who: names(hand.toAct) })
+                    : t("table.nextHand")}
+                </p>
               </>
             )}
-            <div class="row seat-buttons">
-              <button class="ghost" data-testid="sit-out" onClick={() => sitOutIn(!sittingOut)}>{sittingOut ? t("table.sitIn") : playing ? t("table.sitOutNextHand") : t("table.sitOut")}</button>
-              <button class="ghost" data-testid="leave" onClick={leave}>{t("table.leave")}</button>
-            </div>
+            {!bust && (
+              <div class="row seat-buttons">
+                <button class="ghost" data-testid="sit-out" onClick={() => sitOutIn(!sittingOut)}>{sittingOut ? t("table.sitIn") : playing ? t("table.sitOutNextHand") : t("table.sitOut")}</button>
+                <button class="ghost" data-testid="leave" onClick={leave}>{t("table.leave")}</button>
+              </div>
+            )}
           </div>
         </div>
         <aside class="side">

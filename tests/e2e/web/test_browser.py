@@ -489,3 +489,70 @@ def test_bad_links_small_screens_languages_and_bet_size(web_stack: WebStack, pag
     page.reload()
     page.get_by_test_id("session-lost").wait_for(timeout=15_000)
     assert page.get_by_test_id("name").is_visible()
+
+
+def shove_or_call(page: Any) -> None:
+    """One action of a player who wants the hand over: all-in, or call an all-in."""
+    if visible(page, "act-call"):
+        page.get_by_test_id("act-call").click()
+    elif visible(page, "act-allin"):
+        page.get_by_test_id("act-allin").click()
+    elif visible(page, "act-raise"):
+        if visible(page, "bet-slider"):
+            page.get_by_role("button", name="All-in", exact=True).click()
+        page.get_by_test_id("act-raise").click()
+
+
+def test_busting_leads_somewhere(web_stack: WebStack, page: Any, browser: Any) -> None:
+    """Two people at one table go all-in against each other until one has no chips: that one
+    sees "You are out of chips" (not "Next hand coming" for ever) and buys in again."""
+    lounge = f"Bust {uuid.uuid4().hex[:6]}"
+    page.goto(web_stack.url)
+    page.get_by_test_id("name").fill(f"BustA{uuid.uuid4().hex[:6]}")
+    page.get_by_test_id("enter").click()
+    page.get_by_test_id("balance").wait_for()
+    page.get_by_test_id("lounge-name").fill(lounge)
+    page.get_by_test_id("variant-nlhe").check()
+    page.locator("form.create select").first.select_option(index=0)  # 1/2: small buy-ins
+    while page.get_by_test_id("ai-level").count():
+        page.get_by_role("button", name=re.compile("Remove AI player")).first.click()
+    page.get_by_test_id("create").click()
+    page.get_by_test_id("table").wait_for(timeout=30_000)
+
+    other = browser.new_context(viewport=DESKTOP, locale="en-US").new_page()
+    try:
+        other.goto(web_stack.url)
+        other.get_by_test_id("name").fill(f"BustB{uuid.uuid4().hex[:6]}")
+        other.get_by_test_id("enter").click()
+        row = other.get_by_test_id("lounge-row").filter(has_text=lounge)
+        row.get_by_role("button", name="Join").click()
+        other.get_by_test_id("join-confirm").click()
+        other.get_by_test_id("table").wait_for(timeout=30_000)
+
+        deadline = time.monotonic() + PLAY_S
+        busted = None
+        while busted is None:
+            assert time.monotonic() < deadline, "no one busted"
+            for p in (page, other):
+                if p.get_by_test_id("bust").count():
+                    busted = p
+                    break
+                shove_or_call(p)
+            page.wait_for_timeout(150)
+        panel = busted.get_by_test_id("bust")
+        assert "out of chips" in panel.inner_text()
+        assert busted.get_by_test_id("bust-leave").is_visible()
+        assert busted.get_by_test_id("actions").count() == 0
+        assert busted.get_by_test_id("sit-out").count() == 0  # the panel's ways on only
+        shoot(busted, "bust")
+
+        # Buy in again: the seat is left, then taken again with a new buy-in.
+        busted.get_by_test_id("bust-rebuy").click()
+        busted.get_by_test_id("join-confirm").click()
+        stack = busted.get_by_test_id("my-seat").get_by_test_id("stack")
+        deadline = time.monotonic() + 30
+        while busted.get_by_test_id("bust").count() or not re.search(r"[1-9]", stack.inner_text()):
+            assert time.monotonic() < deadline, busted.inner_text("body")
+            busted.wait_for_timeout(200)
+    finally:
+        other.context.close()

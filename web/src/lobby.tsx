@@ -224,7 +224,7 @@ const joins = new PendingIds(sessionIds(), requestId);
  * reuses its request id, so the lobby answers it once and holds one buy-in. */
 export async function join(lounge: Lounge | string, buyIn: bigint): Promise<void> {
   const loungeId = typeof lounge === "string" ? lounge : lounge.loungeId;
-  const key = joinKey(loungeId, buyIn);
+  const key = joinKey(session.current()?.playerId ?? "", loungeId, buyIn);
   let res;
   try {
     res = await session.lobby().joinLounge({ loungeId, buyIn, requestId: joins.idFor(key) });

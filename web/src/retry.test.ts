@@ -11,7 +11,7 @@ function ids() {
 
 test("a retry after an uncertain failure reuses the id", () => {
   const p = ids();
-  const key = joinKey("lounge-1", 200n);
+  const key = joinKey("p1", "lounge-1", 200n);
   const first = p.idFor(key);
   for (const code of ["unavailable", "deadline_exceeded", "unknown", "canceled", "internal"]) {
     p.answered(key, code);
@@ -21,7 +21,7 @@ test("a retry after an uncertain failure reuses the id", () => {
 
 test("a definite answer ends the request: the next join gets a new id", () => {
   const p = ids();
-  const key = joinKey("lounge-1", 200n);
+  const key = joinKey("p1", "lounge-1", 200n);
   const first = p.idFor(key);
   p.answered(key, "");
   const second = p.idFor(key);
@@ -36,16 +36,17 @@ test("UNAVAILABLE TABLES_UNAVAILABLE (outcome not known yet) keeps the id; a ref
   assert.equal(definite("failed_precondition", "SEAT_TAKEN"), true);
   assert.equal(definite("invalid_argument", ""), true);
   const p = ids();
-  const key = joinKey("lounge-1", 200n);
+  const key = joinKey("p1", "lounge-1", 200n);
   const first = p.idFor(key);
   p.answered(key, "unavailable", "TABLES_UNAVAILABLE");
   assert.equal(p.idFor(key), first);
 });
 
-test("another lounge or another buy-in is another request", () => {
+test("another lounge, buy-in or player is another request", () => {
   const p = ids();
-  const a = p.idFor(joinKey("lounge-1", 200n));
-  assert.notEqual(p.idFor(joinKey("lounge-1", 300n)), a);
-  assert.notEqual(p.idFor(joinKey("lounge-2", 200n)), a);
-  assert.equal(p.idFor(joinKey("lounge-1", 200n)), a);
+  const a = p.idFor(joinKey("p1", "lounge-1", 200n));
+  assert.notEqual(p.idFor(joinKey("p1", "lounge-1", 300n)), a);
+  assert.notEqual(p.idFor(joinKey("p1", "lounge-2", 200n)), a);
+  assert.notEqual(p.idFor(joinKey("p2", "lounge-1", 200n)), a);
+  assert.equal(p.idFor(joinKey("p1", "lounge-1", 200n)), a);
 });

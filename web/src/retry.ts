@@ -51,7 +51,8 @@ export class PendingIds {
   }
 }
 
-/** What makes two joins the same request: the lounge and the buy-in (JoinLounge picks the seat). */
-export function joinKey(loungeId: string, buyIn: bigint): string {
-  return `join:${loungeId}:${buyIn}`;
+/** What makes two joins the same request: the player, the lounge and the buy-in
+ * (JoinLounge picks the seat). */
+export function joinKey(playerId: string, loungeId: string, buyIn: bigint): string {
+  return `join:${playerId}:${loungeId}:${buyIn}`;
 }

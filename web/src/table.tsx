@@ -579,10 +579,11 @@ function Clock({ deadline }: { deadline: number }) {
 function Bust({ lounge, onLeave, onRejoined }: { lounge: Lounge | null; onLeave: () => void; onRejoined: () => void }) {
   const [balance, setBalance] = useState<bigint | null>(null);
   const left = useRef(false);
+  const leaveId = useRef(requestId()); // one leave, however often the join is retried
   const leaveOnce = async () => {
     if (left.current || !lounge) return;
     try {
-      await session.lobby().leaveLounge({ loungeId: lounge.loungeId, requestId: requestId() });
+      await session.lobby().leaveLounge({ loungeId: lounge.loungeId, requestId: leaveId.current });
     } catch (err) {
       if (reasonOf(err) !== "NOT_SEATED") throw err;
     }

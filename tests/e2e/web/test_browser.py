@@ -556,3 +556,55 @@ def test_busting_leads_somewhere(web_stack: WebStack, page: Any, browser: Any) -
             busted.wait_for_timeout(200)
     finally:
         other.context.close()
+
+
+def test_a_retried_join_holds_one_buy_in(web_stack: WebStack, page: Any, browser: Any) -> None:
+    """A join whose answer is lost (the lobby seated the player, then the page got
+    UNAVAILABLE) and is tried again sends the same request: one seat, one buy-in held."""
+    lounge = f"Retry {uuid.uuid4().hex[:6]}"
+    sign_up_and_create(page, web_stack.url, "nlhe", lounge)
+
+    other = browser.new_context(viewport=DESKTOP, locale="en-US").new_page()
+    try:
+        other.goto(web_stack.url)
+        other.get_by_test_id("name").fill(f"Retry{uuid.uuid4().hex[:6]}")
+        other.get_by_test_id("enter").click()
+        balance = other.get_by_test_id("balance")
+        deadline = time.monotonic() + 15
+        while not re.search(r"\d", balance.inner_text()):
+            assert time.monotonic() < deadline
+            other.wait_for_timeout(100)
+        before = int(re.sub(r"[^0-9]", "", balance.inner_text()))
+        row = other.get_by_test_id("lounge-row").filter(has_text=lounge)
+        row.get_by_role("button", name="Join").click()
+        dialog = other.get_by_role("dialog")
+        buy_in = int(re.sub(r"[^0-9]", "", dialog.get_by_test_id("buy-in-value").inner_text()))
+
+        sent: list[bytes] = []
+
+        def lose_the_answer(route: Any) -> None:
+            sent.append(route.request.post_data_buffer)
+            route.fetch()  # the lobby does it...
+            if len(sent) == 1:  # ...and the first answer is lost on the way back
+                route.fulfill(
+                    status=503,
+                    content_type="application/json",
+                    body='{"code":"unavailable","message":"connection reset"}',
+                )
+            else:
+                route.continue_()
+
+        other.route("**/poker.v1.LobbyService/JoinLounge", lose_the_answer)
+        other.get_by_test_id("join-confirm").click()
+        assert "cannot be reached" in other.get_by_role("alert").inner_text()
+        other.get_by_test_id("join-confirm").click()  # tried again
+        other.get_by_test_id("table").wait_for(timeout=30_000)
+        assert len(sent) == 2 and sent[0] == sent[1], "the retry was another request"
+
+        other.get_by_role("link", name=re.compile("to the lobby")).click()
+        deadline = time.monotonic() + 15
+        while int(re.sub(r"[^0-9]", "", balance.inner_text()) or 0) != before - buy_in:
+            assert time.monotonic() < deadline, (balance.inner_text(), before, buy_in)
+            other.wait_for_timeout(200)
+    finally:
+        other.context.close()

@@ -127,6 +127,16 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
     } catch {
       /* unknown to the lobby: an old link */
     }
+    if (state === LoungeState.CLOSED) {
+      // Settled: every seat's chips are back; say so with the balance they are in.
+      try {
+        const balance = (await session.lobby().getBalance({})).balance;
+        goWithNotice({ name: "lobby" }, t("close.closed", { balance: chips(balance) }));
+        return;
+      } catch {
+        /* the notice below still says where the chips go */
+      }
+    }
     const closed = state === LoungeState.CLOSED || state === LoungeState.CLOSING;
     goWithNotice({ name: "lobby" }, closed ? t("table.closedNotice", { name }) : t("table.goneNotice", { reason: why }));
   };

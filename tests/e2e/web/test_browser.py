@@ -606,5 +606,29 @@ def test_a_retried_join_holds_one_buy_in(web_stack: WebStack, page: Any, browser
         while int(re.sub(r"[^0-9]", "", balance.inner_text()) or 0) != before - buy_in:
             assert time.monotonic() < deadline, (balance.inner_text(), before, buy_in)
             other.wait_for_timeout(200)
+
+        # A seat token the servers do not know (as after a restart with new secrets): the
+        # table link leads to the lobby, saying why, not to a bare "Not found".
+        table_url = f"{web_stack.url}/#/table/" + page.url.split("#/table/")[1]
+        other.evaluate(
+            """() => { const s = JSON.parse(localStorage.getItem('felt.seats'));
+            for (const k in s) s[k].token = 'garbled';
+            localStorage.setItem('felt.seats', JSON.stringify(s)); }"""
+        )
+        other.goto(table_url)
+        other.reload()
+        notice = other.get_by_test_id("notice")
+        notice.wait_for(timeout=30_000)
+        assert "no longer open to you" in notice.inner_text(), notice.inner_text()
+        other.get_by_test_id("balance").wait_for()
     finally:
         other.context.close()
+
+    # The owner closes the lounge from its table: the lobby, saying where the chips are
+    # ("are back" once settled; "go back" while the lounge is still closing).
+    page.get_by_test_id("close-lounge").click()
+    page.get_by_test_id("close-confirm").click()
+    notice = page.get_by_test_id("notice")
+    notice.wait_for(timeout=120_000)
+    assert re.search(r"chips (are|go) back", notice.inner_text()), notice.inner_text()
+    page.get_by_test_id("balance").wait_for()

@@ -12,3 +12,16 @@ export function botNumber(displayName: string): number | null {
   const m = /^Bot (\d{1,2}) \((easy|normal|hard)\)$/.exec(displayName);
   return m ? Number(m[1]) : null;
 }
+
+/**
+ * A lounge name that is one of the defaults Felt's clients give (the web's English
+ * "No-Limit Hold'em lounge", `felt play`'s "nlhe vs AI"): its variant and which default, so
+ * it is shown in the player's language; null for a name a person chose (shown as written).
+ */
+export function defaultLoungeName(name: string): { variant: "nlhe" | "draw"; kind: "lounge" | "vsAi" } | null {
+  const web = /^(No-Limit Hold'em|Five-Card Draw) lounge$/.exec(name);
+  if (web) return { variant: web[1] === "Five-Card Draw" ? "draw" : "nlhe", kind: "lounge" };
+  const cli = /^(nlhe|draw) vs AI$/.exec(name);
+  if (cli) return { variant: cli[1] as "nlhe" | "draw", kind: "vsAi" };
+  return null;
+}

@@ -7,6 +7,7 @@ import type { Key } from "./i18n";
 import * as session from "./session";
 import { requestId, codeOf, reasonOf } from "./api";
 import { PendingIds, joinKey, memoryStore, type IdStore } from "./retry";
+import { defaultLoungeName } from "./bots";
 import { errorText } from "./errors";
 import { go } from "./route";
 import { Variant, AiLevel, type TableConfig } from "./gen/poker/events/v1/events_pb";
@@ -102,6 +103,14 @@ export function stakesOf(c: TableConfig): string {
   return `${chips(c.smallBlind)}/${chips(c.bigBlind)}`;
 }
 
+/** A lounge's name as shown: a client's default name ("nlhe vs AI") in the player's language. */
+export function loungeName(name: string): string {
+  const d = defaultLoungeName(name);
+  if (!d) return name;
+  const variant = variantName(d.variant === "draw" ? Variant.DRAW5 : Variant.NLHE);
+  return d.kind === "vsAi" ? t("lobby.vsAiName", { variant }) : t("lobby.defaultName", { variant });
+}
+
 export function stakesText(l: Lounge): string {
   return stakesOf(l.config!);
 }
@@ -182,7 +191,7 @@ export function LobbyScreen({ onSessionLost }: { onSessionLost: (why: string) =>
                 const mine = session.seatAt(l.loungeId);
                 return (
                   <tr data-testid="lounge-row" key={l.loungeId}>
-                    <td>{l.name}</td>
+                    <td>{loungeName(l.name)}</td>
                     <td>{variantName(l.config!.variant)}</td>
                     <td>{stakesText(l)}</td>
                     <td>{l.freeSeats}/{l.config!.seatCount}</td>
@@ -265,7 +274,7 @@ export function JoinDialog({ lounge, balance, onClose, before, onJoined }: { lou
   return (
     <div class="dialog-backdrop" role="dialog" aria-modal="true" aria-labelledby="join-title" onKeyDown={(e) => e.key === "Escape" && onClose()}>
       <form class="panel dialog" onSubmit={submit}>
-        <h2 id="join-title">{t("lobby.joinTitle", { name: lounge.name })}</h2>
+        <h2 id="join-title">{t("lobby.joinTitle", { name: loungeName(lounge.name) })}</h2>
         <p>{variantName(lounge.config!.variant)} · {stakesText(lounge)}</p>
         <BuyIn min={lounge.minBuyIn} max={max > lounge.minBuyIn ? max : lounge.minBuyIn} value={buyIn} onChange={setBuyIn} />
         {error && <p class="error" role="alert">{error}</p>}
@@ -305,7 +314,9 @@ function CreateLounge({ onCreated, onError, balance }: { onCreated: () => void; 
           ? { variant: Variant.DRAW5, seatCount, ante: BigInt(Math.max(1, sb / 2)), smallBet: BigInt(sb), bigBet: BigInt(bb), actionClock: { seconds: 30n } }
           : { variant: Variant.NLHE, seatCount, smallBlind: BigInt(sb), bigBlind: BigInt(bb), actionClock: { seconds: 30n } };
       const res = await lobby.createLounge({
-        name: name.trim() || t("lobby.defaultName", { variant: variantName(config.variant) }),
+        // Unnamed: the default in English, which every player's client shows in its own
+        // language (loungeName), not in the creator's.
+        name: name.trim() || (config.variant === Variant.DRAW5 ? "Five-Card Draw lounge" : "No-Limit Hold'em lounge"),
         config,
         aiSeats: ais.map((level) => ({ level })),
         requestId: requestId(),

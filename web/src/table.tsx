@@ -15,7 +15,7 @@ import { botNumber, LEVEL_NAMES } from "./bots";
 import { bestHand, type Made } from "./evaluate";
 import { CardView } from "./card";
 import { logLine, streetName, handName, betOpenAfter, raises, inPostingOrder } from "./model";
-import { variantName, stakesOf } from "./lobby";
+import { variantName, stakesOf, loungeName } from "./lobby";
 import { ActionBar } from "./actions";
 import { JoinDialog } from "./lobby";
 import { RecentHands } from "./hands";
@@ -387,7 +387,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
   return (
     <div class="table-screen" data-testid="table" data-hands-done={handsDone} data-sequence={String(table.sequence)}>
       <div class="table-head">
-        <h1>{table.name}</h1>
+        <h1>{loungeName(table.name)}</h1>
         <span class="fine">{variantName(variant)} · {table.config ? stakesOf(table.config) : ""}</span>
         <span class={`conn ${conn}`} role="status" data-testid="connection">{t(`table.${conn}`)}</span>
         {lobbyLounge && (

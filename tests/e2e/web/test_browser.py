@@ -371,6 +371,47 @@ WIDER = """() => [...document.querySelectorAll('body *')]
   .map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))"""
 
 
+# WCAG contrast of an element's text against what is behind it: the background colours of it
+# and its ancestors composited (alpha included, opacity too), a gradient ground (the felt, a
+# seat's plate) taken at its lightest colour, the worst case for light text.
+CONTRAST = """(e) => {
+  const rgba = (c) => (c.match(/[\\d.]+/g) || [0, 0, 0, 0]).map(Number).concat([1]).slice(0, 4);
+  const lin = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  const lum = ([r, g, b]) => 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+  const layers = [];
+  let fade = 1;
+  for (let n = e; n; n = n.parentElement) {
+    const st = getComputedStyle(n);
+    fade *= Number(st.opacity);
+    const bg = rgba(st.backgroundColor);
+    const stops = st.backgroundImage.match(/rgba?\\([^)]*\\)/g);
+    if (bg[3] === 0 && stops) {
+      // A gradient ground: its lightest stop, the worst case for light text.
+      layers.push(stops.map(rgba).sort((x, y) => lum(y) - lum(x))[0].slice(0, 3).concat([1]));
+      break;
+    }
+    if (bg[3] > 0) layers.push(bg);
+    if (bg[3] === 1) break;
+  }
+  const mix = (top, under, a) => top.slice(0, 3).map((v, i) => v * a + under[i] * (1 - a));
+  let ground = [12, 31, 25];
+  for (const layer of layers.reverse()) ground = mix(layer, ground, layer[3]);
+  const color = rgba(getComputedStyle(e).color);
+  const text = mix(color, ground, color[3] * fade);
+  const [hi, lo] = [lum(text), lum(ground)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}"""
+
+
+def assert_readable(page: Any, selector: str) -> None:
+    """Every element `selector` finds has text at 4.5:1 or more against its ground."""
+    found = page.locator(selector)
+    assert found.count(), selector
+    for i in range(found.count()):
+        ratio = found.nth(i).evaluate(CONTRAST)
+        assert ratio >= 4.5, f"{selector}: {ratio:.2f}:1"
+
+
 def assert_fits(page: Any, where: str) -> None:
     """The document is no wider than the viewport (no sideways scrolling)."""
     wide = page.evaluate("document.documentElement.scrollWidth")
@@ -411,6 +452,11 @@ def test_bad_links_small_screens_languages_and_bet_size(web_stack: WebStack, pag
     levels.nth(1).select_option(label="Hard")
     page.get_by_test_id("create").click()
     page.get_by_test_id("table").wait_for(timeout=30_000)
+
+    # Readable: the empty seats' words, the street, names, stacks and the AI levels.
+    page.get_by_test_id("street").wait_for(timeout=30_000)
+    for selector in (".seat.empty .fine", ".street", ".plate .name", ".plate .stack", ".badge.ai"):
+        assert_readable(page, selector)
 
     # On phones, in every language: nothing sticks out sideways, and each AI seat shows its
     # level whole (a badge of its own, not cut off with the name).

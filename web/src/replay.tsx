@@ -10,6 +10,8 @@ import { go } from "./route";
 import { CardView } from "./card";
 import { foldHand, logLine, streetName, handName, raises, inPostingOrder } from "./model";
 import { botNumber } from "./bots";
+import { bestHand } from "./evaluate";
+import type { Card } from "./gen/poker/events/v1/events_pb";
 import { verifyHand, type HandCheck } from "./verify";
 import type { HistoryServiceGetHandHistoryResponse } from "./gen/poker/v1/history_service_pb";
 import type { StoredEvent } from "./gen/poker/events/v1/events_pb";
@@ -74,6 +76,7 @@ export function ReplayScreen({ lounge, hand }: { lounge: string; hand: string })
                   <span class="stack">{chips(s.stack)}</span>
                   {s.bet > 0n && <span class="bet">{chips(s.bet)}</span>}
                   {s.won > 0n && <span class="tag win">+{chips(s.won)} {handName(state.hands.get(s.seat) ?? "")}</span>}
+                  {!s.won && !s.folded && shownHand(s.cards, state.board) && <span class="tag hand-name" data-testid="replay-shown-hand">{shownHand(s.cards, state.board)}</span>}
                 </li>
               ))}
             </ul>
@@ -117,4 +120,14 @@ export function firstStep(events: StoredEvent[]): number {
   let i = 0;
   while (i < events.length && setup.has(events[i].event.case ?? "")) i++;
   return Math.max(1, Math.min(i, events.length));
+}
+
+/** A hand the viewer can read (every card face up), named in the player's language; "" else.
+ * Every hand shown is named, not only the winner's (whose name the server gives). */
+function shownHand(cards: Card[], board: Card[]): string {
+  const codes = (cs: Card[]) => cs.flatMap((c) => (c.kind.case === "code" ? [c.kind.value] : []));
+  const hole = codes(cards);
+  if (hole.length === 0 || hole.length < cards.length) return "";
+  const made = bestHand([...hole, ...codes(board)]);
+  return made ? t(`hand.${made.category}`) : "";
 }

@@ -210,6 +210,12 @@ def test_holdem_three_hands_reload_replay_and_verify(web_stack: WebStack, page: 
     title = page.get_by_role("heading", level=1).inner_text()
     number = re.findall(r"#(\S+)", title)[0]
     assert f"#{number}" in page.get_by_test_id("replay-log").inner_text(), title
+    # A language switch keeps the replay where it was (it used to start over).
+    page.get_by_test_id("language").select_option("da")
+    page.get_by_role("heading", name=re.compile("Genafspilning")).wait_for()
+    assert re.findall(r"\d+", step.inner_text())[0] == str(first + 2), step.inner_text()
+    page.get_by_test_id("language").select_option("en")
+    page.get_by_role("heading", name=re.compile("Replay")).wait_for()
     page.get_by_test_id("replay-end").click()
     page.get_by_test_id("verify").click()
     result = page.get_by_test_id("verify-result")

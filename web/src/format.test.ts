@@ -64,3 +64,14 @@ test("placeholders and an exact match", () => {
   assert.equal(formatMessage("Hi {missing}", {}, "en"), "Hi {missing}");
   assert.equal(formatMessage("broken {n, plural, one {x}", { n: 1 }, "en"), "broken {n, plural, one {x}");
 });
+
+test("chip counts: the count formatted with the language's grouping, the noun agreeing", () => {
+  const group = (code: string) => (n: number) => new Intl.NumberFormat(code === "nb" ? "nb-NO" : code).format(n);
+  const f = (code: string, n: number) => formatMessage(messages(code)["lobby.toppedUp"], { amount: n }, code, group(code));
+  assert.equal(f("en", 1), "1 chip added.");
+  assert.equal(f("en", 1500), "1,500 chips added.");
+  assert.equal(f("lt", 21), "Pridėta 21 žetonas.");
+  assert.equal(f("lt", 12), "Pridėta 12 žetonų.");
+  assert.equal(f("pl", 22), "Dodano 22 żetony.");
+  assert.equal(f("pl", 1000), "Dodano 1000 żetonów.");
+});

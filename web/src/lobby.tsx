@@ -147,7 +147,7 @@ export function LobbyScreen({ onSessionLost }: { onSessionLost: (why: string) =>
     setError("");
     try {
       const res = await lobby.topUp({ requestId: requestId() });
-      setNote(t("lobby.toppedUp", { amount: chips(res.entry?.amount ?? 0n) }));
+      setNote(t("lobby.toppedUp", { amount: Number(res.entry?.amount ?? 0n) }));
       await refresh();
     } catch (err) {
       setError(errorText(err));
@@ -167,7 +167,7 @@ export function LobbyScreen({ onSessionLost }: { onSessionLost: (why: string) =>
           {t("lobby.topUp")}
         </button>
         <p class="fine">
-          {balance && !low ? t("lobby.topUpWhenLow", { below: chips(balance.topUpBelow) })
+          {balance && !low ? t("lobby.topUpWhenLow", { below: Number(balance.topUpBelow) })
             : low && !canTopUp ? t("lobby.topUpAt", { time: new Date(nextTopUp).toLocaleTimeString() }) : ""}
         </p>
         {note && <p class="ok" role="status">{note}</p>}

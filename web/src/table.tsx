@@ -329,7 +329,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
       const res = await session.lobby().leaveLounge({ loungeId: lounge, requestId: leaveId.current });
       leaveId.current = requestId();
       session.forgetSeat(lounge);
-      goWithNotice({ name: "lobby" }, res.state === LeaveState.LEAVING ? t("table.leavingNotice") : res.stack > 0n ? t("table.leftWith", { amount: chips(res.stack) }) : "");
+      goWithNotice({ name: "lobby" }, res.state === LeaveState.LEAVING ? t("table.leavingNotice") : res.stack > 0n ? t("table.leftWith", { amount: Number(res.stack) }) : "");
     } catch (err) {
       setError(errorText(err));
     }

@@ -227,6 +227,7 @@ function sessionIds(): IdStore {
   }
 }
 const joins = new PendingIds(sessionIds(), requestId);
+const creates = new PendingIds(sessionIds(), requestId);
 
 /** Takes a seat at `lounge` with a buy-in from the balance, then opens its table. A retry of
  * the same join (same lounge and buy-in) after an uncertain failure (UNAVAILABLE, a timeout)
@@ -313,14 +314,20 @@ function CreateLounge({ onCreated, onError, balance }: { onCreated: () => void; 
         variant === "draw"
           ? { variant: Variant.DRAW5, seatCount, ante: BigInt(Math.max(1, sb / 2)), smallBet: BigInt(sb), bigBet: BigInt(bb), actionClock: { seconds: 30n } }
           : { variant: Variant.NLHE, seatCount, smallBlind: BigInt(sb), bigBlind: BigInt(bb), actionClock: { seconds: 30n } };
-      const res = await lobby.createLounge({
-        // Unnamed: the default in English, which every player's client shows in its own
-        // language (loungeName), not in the creator's.
-        name: name.trim() || (config.variant === Variant.DRAW5 ? "Five-Card Draw lounge" : "No-Limit Hold'em lounge"),
-        config,
-        aiSeats: ais.map((level) => ({ level })),
-        requestId: requestId(),
-      });
+      // Unnamed: the default in English, which every player's client shows in its own
+      // language (loungeName), not in the creator's.
+      const title = name.trim() || (config.variant === Variant.DRAW5 ? "Five-Card Draw lounge" : "No-Limit Hold'em lounge");
+      // The same form sent again after an uncertain failure is the same create (one lounge),
+      // as a retried join is the same join.
+      const key = `create:${session.current()?.playerId ?? ""}:${title}:${variant}:${seatCount}:${stakes}:${ais.join(",")}`;
+      let res;
+      try {
+        res = await lobby.createLounge({ name: title, config, aiSeats: ais.map((level) => ({ level })), requestId: creates.idFor(key) });
+      } catch (err) {
+        creates.answered(key, codeOf(err), reasonOf(err));
+        throw err;
+      }
+      creates.answered(key, "");
       await join(res.lounge!.loungeId, value);
       onCreated();
     } catch (err) {

@@ -543,6 +543,36 @@ def test_bad_links_small_screens_languages_and_bet_size(web_stack: WebStack, pag
     assert page.get_by_test_id("name").is_visible()
 
 
+def test_a_retried_create_makes_one_lounge(web_stack: WebStack, page: Any) -> None:
+    """A create whose answer is lost and is sent again is the same create: one lounge."""
+    lounge = f"Once {uuid.uuid4().hex[:6]}"
+    page.goto(web_stack.url)
+    page.get_by_test_id("name").fill(f"Once{uuid.uuid4().hex[:6]}")
+    page.get_by_test_id("enter").click()
+    page.get_by_test_id("balance").wait_for()
+    page.get_by_test_id("lounge-name").fill(lounge)
+    sent: list[bytes] = []
+
+    def lose_the_answer(route: Any) -> None:
+        sent.append(route.request.post_data_buffer)
+        route.fetch()
+        if len(sent) == 1:
+            lost = '{"code":"unavailable"}'
+            route.fulfill(status=503, content_type="application/json", body=lost)
+        else:
+            route.continue_()
+
+    page.route("**/poker.v1.LobbyService/CreateLounge", lose_the_answer)
+    page.get_by_test_id("create").click()
+    assert "cannot be reached" in page.get_by_role("alert").inner_text()
+    page.get_by_test_id("create").click()
+    page.get_by_test_id("table").wait_for(timeout=30_000)
+    assert len(sent) == 2 and sent[0] == sent[1]
+    page.get_by_role("link", name=re.compile("to the lobby")).click()
+    page.get_by_test_id("lounge-row").filter(has_text=lounge).first.wait_for()
+    assert page.get_by_test_id("lounge-row").filter(has_text=lounge).count() == 1
+
+
 def shove_or_call(page: Any) -> None:
     """One action of a player who wants the hand over: all-in, or call an all-in."""
     if visible(page, "act-call"):

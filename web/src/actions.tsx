@@ -69,21 +69,21 @@ export function ActionBar({ view, seat, busy, onAct }: { view: TableView; seat: 
     <fieldset class="action-bar" disabled={busy} aria-busy={busy} aria-label={t("action.yourTurn")} data-testid="actions">
       <div class="row main-actions">
         {legal.has(ActionType.FOLD) && (
-          <button class="danger" data-testid="act-fold" aria-keyshortcuts="F" onClick={fold}>{t("action.fold")}</button>
+          <button class="danger" data-testid="act-fold" aria-keyshortcuts="F" title={t("action.key", { key: "F" })} onClick={fold}>{t("action.fold")}</button>
         )}
         {legal.has(ActionType.CHECK) && (
-          <button class="secondary" data-testid="act-check" aria-keyshortcuts="C" onClick={check}>{t("action.check")}</button>
+          <button class="secondary" data-testid="act-check" aria-keyshortcuts="C" title={t("action.key", { key: "C" })} onClick={check}>{t("action.check")}</button>
         )}
         {call && (
-          <button class="secondary" data-testid="act-call" aria-keyshortcuts="C" onClick={callIt}>{t("action.call", { amount: chips(call.amount) })}</button>
+          <button class="secondary" data-testid="act-call" aria-keyshortcuts="C" title={t("action.key", { key: "C" })} onClick={callIt}>{t("action.call", { amount: chips(call.amount) })}</button>
         )}
         {sizing && (
-          <button class="primary" data-testid="act-raise" aria-keyshortcuts="R" onClick={raise}>
+          <button class="primary" data-testid="act-raise" aria-keyshortcuts="R" title={t("action.key", { key: "R" })} onClick={raise}>
             {t(sizing.type === ActionType.RAISE ? "action.raiseTo" : "action.betTo", { amount: chips(value) })}
           </button>
         )}
         {!sizing && allIn && (
-          <button class="primary" data-testid="act-allin" aria-keyshortcuts="A" onClick={() => onAct({ kind: { case: "allIn", value: {} } })}>{t("action.allInFor", { amount: chips(allIn.amount) })}</button>
+          <button class="primary" data-testid="act-allin" aria-keyshortcuts="A" title={t("action.key", { key: "A" })} onClick={() => onAct({ kind: { case: "allIn", value: {} } })}>{t("action.allInFor", { amount: chips(allIn.amount) })}</button>
         )}
       </div>
       {sizing && lo < hi && (

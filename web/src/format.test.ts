@@ -41,10 +41,13 @@ for (const code of LANGS) {
 
   test(`every message of ${code} formats fully, for every count`, () => {
     const m = messages(code);
-    const params = { n: 0, max: 0, amount: "7", who: "Ann", to: "9", hand: "3", button: "Bob", name: "L", root: "ab", total: 4, reason: "R", balance: "5", below: "1", time: "t", variant: "V", rank: "A", suit: "s", lo: "1", hi: "2", problems: "p", cards: "c", error: "e" };
+    // Every placeholder the English message names gets a value (a count for a plural one,
+    // text else), as the code passes them: the language must use no other.
+    const names = (text: string) => [...text.matchAll(/\{(\w+)(\}|\s*,\s*plural)/g)].map((m) => [m[1], m[2] !== "}"] as const);
     for (const [key, text] of Object.entries(m)) {
       for (const n of [0, ...N]) {
-        const out = formatMessage(text, { ...params, n, max: n, total: n }, code);
+        const params = Object.fromEntries(names(messages("en")[key]).map(([name, counted]) => [name, counted ? n : "x"]));
+        const out = formatMessage(text, params, code);
         assert.ok(!/[{}]/.test(out), `${code} ${key}: ${out}`);
         if (text.includes("plural")) assert.ok(!/(^|\s)#(\s|$)/.test(out), `${code} ${key}: a "#" left: ${out}`);
       }

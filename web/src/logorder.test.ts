@@ -24,3 +24,8 @@ test("a bet over a standing bet is a raise; the first bet of a street is not", (
   const events = [started(0), blind(1), blind(2), ev("betPlaced"), ev("playerCalled"), ev("streetStarted"), ev("betPlaced"), ev("betPlaced")];
   assert.deepEqual(raises(events), [false, false, false, true, false, false, false, true]);
 });
+
+test("the hand's start opens its log, before the deck commitment published just before it", () => {
+  const events = [ev("deckCommitted"), started(0), blind(1), blind(2)];
+  assert.deepEqual(seats(inPostingOrder(events, (e) => e)), ["handStarted", "deckCommitted", "b1", "b2"]);
+});

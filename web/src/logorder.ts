@@ -38,7 +38,8 @@ export function raises(events: EventLike[]): boolean[] {
 /**
  * `items` with each run of blinds in posting order: the small blind first (heads-up, the
  * button's), then the big. The table emits them in seat order, so a big blind in a lower
- * seat than the small would otherwise be logged first.
+ * seat than the small would otherwise be logged first. A hand's start is put before the deck
+ * commitment published for it just before, so its log opens with "Hand #n".
  */
 export function inPostingOrder<T>(items: T[], eventOf: (item: T) => EventLike): T[] {
   const out: T[] = [];
@@ -55,6 +56,12 @@ export function inPostingOrder<T>(items: T[], eventOf: (item: T) => EventLike): 
   for (const item of items) {
     const ev = eventOf(item).event;
     if (ev.case === "handStarted") button = (ev.value as { setup?: { button: number } }).setup?.button ?? 0;
+    // The deck is committed just before the hand starts: its line goes after "Hand #n".
+    const last = out.length - 1;
+    if (ev.case === "handStarted" && !run.length && last >= 0 && eventOf(out[last]).event.case === "deckCommitted") {
+      out.splice(last, 0, item);
+      continue;
+    }
     if (ev.case === "blindPosted") run.push(item);
     else {
       flush();

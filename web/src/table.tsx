@@ -214,7 +214,9 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
     betOpen.current = betOpenAfter(betOpen.current, e);
     if (logLine(e, names)) {
       const entry = { seq: e.sequence, event: e, hand: ev.case === "handStarted", raise };
-      setLog((l) => (ev.case === "handStarted" ? [entry] : [...l, entry]).slice(-200));
+      // A new hand starts a new log, keeping the deck commitment published for it just before.
+      const keep = (l: LogEntry[]) => l.filter((x) => x.event.event.case === "deckCommitted" && x.event.handId === e.handId);
+      setLog((l) => (ev.case === "handStarted" ? [...keep(l), entry] : [...l, entry]).slice(-200));
     }
   };
 

@@ -1,6 +1,7 @@
 // The page: a header (name, balance, language) and one screen: the lobby, a table, the
 // player's hands or a replay.
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
+import { onSessionLost } from "./lost";
 import { LANGUAGES, language, setLanguage, t } from "./i18n";
 import * as session from "./session";
 import { useRoute, go, useNotice } from "./route";
@@ -17,11 +18,15 @@ export function App() {
   // A session the servers no longer know (signed out elsewhere, or the servers restarted
   // with new secrets): the sign-in screen, saying so, not a half-signed-in lobby.
   const [lostNote, setLostNote] = useState("");
-  const onSessionLost = (why: string) => {
-    session.clear();
-    setMe(null);
-    setLostNote(t("app.sessionLost", { reason: why }));
-  };
+  useEffect(
+    () =>
+      onSessionLost((why) => {
+        session.clear();
+        setMe(null);
+        setLostNote(t("app.sessionLost", { reason: why }));
+      }),
+    [],
+  );
 
   const signOut = async () => {
     try {
@@ -86,7 +91,7 @@ export function App() {
         ) : route.name === "replay" ? (
           <ReplayScreen lounge={route.lounge} hand={route.hand} />
         ) : (
-          <LobbyScreen onSessionLost={onSessionLost} />
+          <LobbyScreen />
         )}
       </main>
     </div>

@@ -6,6 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 import * as session from "./session";
 import { errorText } from "./errors";
 import { t, chips, language, type Key } from "./i18n";
+import { reportIfLost } from "./lost";
 import { go } from "./route";
 import { variantName } from "./lobby";
 import type { PlayerHand, PlayerStats } from "./gen/poker/v1/history_service_pb";
@@ -63,7 +64,7 @@ export function HandsScreen() {
       setStats(res.stats ?? null);
       setNext(res.nextPageToken);
     } catch (err) {
-      setError(errorText(err));
+      if (!reportIfLost(err)) setError(errorText(err));
     } finally {
       setBusy(false);
     }

@@ -8,6 +8,7 @@ import * as session from "./session";
 import { requestId, codeOf, reasonOf } from "./api";
 import { PendingIds, joinKey, memoryStore, type IdStore } from "./retry";
 import { defaultLoungeName } from "./bots";
+import { reportIfLost } from "./lost";
 import { errorText } from "./errors";
 import { go } from "./route";
 import { Variant, AiLevel, type TableConfig } from "./gen/poker/events/v1/events_pb";
@@ -115,7 +116,7 @@ export function stakesText(l: Lounge): string {
   return stakesOf(l.config!);
 }
 
-export function LobbyScreen({ onSessionLost }: { onSessionLost: (why: string) => void }) {
+export function LobbyScreen() {
   const [balance, setBalance] = useState<GetBalanceResponse | null>(null);
   const [lounges, setLounges] = useState<Lounge[]>([]);
   const [error, setError] = useState("");
@@ -133,8 +134,7 @@ export function LobbyScreen({ onSessionLost }: { onSessionLost: (why: string) =>
       const listed = new Set(l.lounges.map((x) => x.loungeId));
       setLounges([...[...closing.current.values()].filter((x) => !listed.has(x.loungeId)), ...l.lounges]);
     } catch (err) {
-      if (codeOf(err) === "unauthenticated") onSessionLost(errorText(err));
-      else setError(errorText(err));
+      if (!reportIfLost(err)) setError(errorText(err));
     }
   };
   useEffect(() => {

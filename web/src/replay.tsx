@@ -10,6 +10,7 @@ import { go } from "./route";
 import { CardView } from "./card";
 import { foldHand, logLine, streetName, handName, raises, inPostingOrder } from "./model";
 import { botNumber } from "./bots";
+import { reportIfLost } from "./lost";
 import { bestHand } from "./evaluate";
 import type { Card } from "./gen/poker/events/v1/events_pb";
 import { verifyHand, type HandCheck } from "./verify";
@@ -30,7 +31,7 @@ export function ReplayScreen({ lounge, hand }: { lounge: string; hand: string })
         setHistory(h);
         setStep(firstStep(h.events.flatMap((i) => (i.item.case === "event" ? [i.item.value] : []))));
       } catch (err) {
-        setError(errorText(err));
+        if (!reportIfLost(err)) setError(errorText(err));
       }
     })();
   }, [lounge, hand]);

@@ -10,6 +10,7 @@ import * as session from "./session";
 import { errorText } from "./errors";
 import { t, chips } from "./i18n";
 import { goWithNotice } from "./route";
+import { reportIfLost } from "./lost";
 import { actionsKey, outOfChips, resolvePreAction, type PreAction } from "./betting";
 import { botNumber, LEVEL_NAMES } from "./bots";
 import { bestHand, type Made } from "./evaluate";
@@ -124,8 +125,9 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
       const l = (await session.lobby().getLounge({ loungeId: lounge })).lounge;
       state = l?.state ?? state;
       name = l?.name ?? "";
-    } catch {
-      /* unknown to the lobby: an old link */
+    } catch (err) {
+      if (reportIfLost(err)) return; // the session is gone too: the sign-in screen
+      /* else unknown to the lobby: an old link */
     }
     if (state === LoungeState.CLOSED) {
       // Settled: every seat's chips are back; say so with the balance they are in.

@@ -531,8 +531,8 @@ def test_bad_links_small_screens_languages_and_bet_size(web_stack: WebStack, pag
 
     # A session the servers no longer know (here: its token garbled, as after a restart
     # with new secrets): the sign-in screen, saying so, not a half-signed-in lobby.
-    page.goto(f"{web_stack.url}/#/")
-    page.get_by_test_id("balance").wait_for()
+    page.goto(f"{web_stack.url}/#/hands")  # any screen: here the player's hands
+    page.get_by_test_id("stat-played").wait_for()
     page.evaluate(
         """() => { const s = JSON.parse(localStorage.getItem('felt.session'));
         s.access = 'garbled'; s.refresh = 'garbled';

@@ -376,7 +376,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
   // ways on (leave, or a new buy-in) instead of "Next hand coming" for ever.
   const bust = !!mySeat && outOfChips(mySeat.stack, myHand ?? null, handLive);
   const myTurn = !!hand && hand.legalActions.length > 0;
-  const canPre = playing && !myTurn && !myHand!.folded && !myHand!.allIn && hand!.legalActions.length === 0 && variant === Variant.NLHE;
+  const canPre = playing && !myTurn && !myHand!.folded && !myHand!.allIn && hand!.street !== Street.DRAW && hand!.street !== Street.SHOWDOWN;
   const preButton = (kind: PreAction["kind"], key: "table.preCheckFold" | "table.preCheck" | "table.preCallAny") => (
     <button
       class={pre?.kind === kind ? "chip-btn on" : "chip-btn"}

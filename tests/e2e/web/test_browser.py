@@ -586,8 +586,9 @@ def shove_or_call(page: Any) -> None:
 
 
 def test_busting_leads_somewhere(web_stack: WebStack, page: Any, browser: Any) -> None:
-    """Two people at one table go all-in against each other until one has no chips: that one
-    sees "You are out of chips" (not "Next hand coming" for ever) and buys in again."""
+    """Two people at one table: a pre-action ("Call any") is sent when its turn comes; then
+    they go all-in against each other until one has no chips: that one sees "You are out of
+    chips" (not "Next hand coming" for ever) and buys in again."""
     lounge = f"Bust {uuid.uuid4().hex[:6]}"
     page.goto(web_stack.url)
     page.get_by_test_id("name").fill(f"BustA{uuid.uuid4().hex[:6]}")
@@ -610,6 +611,22 @@ def test_busting_leads_somewhere(web_stack: WebStack, page: Any, browser: Any) -
         row.get_by_role("button", name="Join").click()
         other.get_by_test_id("join-confirm").click()
         other.get_by_test_id("table").wait_for(timeout=30_000)
+
+        # A pre-action: the player not to act chooses "Call any"; the other raises; the
+        # choice is sent by itself when the turn comes (nothing is pressed on that page).
+        deadline = time.monotonic() + 60
+        while not (visible(page, "pre-callAny") or visible(other, "pre-callAny")):
+            assert time.monotonic() < deadline, "no pre-actions offered"
+            page.wait_for_timeout(150)
+        waiter, actor = (page, other) if visible(page, "pre-callAny") else (other, page)
+        waiter.get_by_test_id("pre-callAny").click()
+        assert waiter.get_by_test_id("pre-callAny").get_attribute("aria-pressed") == "true"
+        actor.get_by_test_id("act-raise").click()  # the minimum raise
+        name = waiter.get_by_test_id("player-name").evaluate("e => e.firstChild.textContent")
+        deadline = time.monotonic() + 30
+        while f"{name} calls" not in waiter.get_by_test_id("log").inner_text():
+            assert time.monotonic() < deadline, waiter.get_by_test_id("log").inner_text()
+            waiter.wait_for_timeout(150)
 
         deadline = time.monotonic() + PLAY_S
         busted = None

@@ -78,3 +78,14 @@ test("chip counts: the count formatted with the language's grouping, the noun ag
   assert.equal(f("pl", 22), "Dodano 22 żetony.");
   assert.equal(f("pl", 1000), "Dodano 1000 żetonów.");
 });
+
+test("the deal check's sentence: one card, both cards, all n cards", () => {
+  const f = (code: string, n: number) => formatMessage(messages(code)["replay.verified"], { n, root: "ab" }, code);
+  assert.match(f("en", 1), /^Verified: the 1 card you saw was fixed/);
+  assert.match(f("en", 2), /^Verified: both cards you saw were fixed/);
+  assert.match(f("en", 7), /^Verified: all 7 cards you saw were fixed/);
+  assert.match(f("lt", 10), /visos 10 matytų kortų/);
+  assert.match(f("lt", 5), /visos 5 matytos kortos/);
+  assert.match(f("pl", 10), /wszystkich 10 widzianych kart było/);
+  assert.match(f("pl", 4), /wszystkie 4 widziane karty były/);
+});

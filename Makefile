@@ -127,7 +127,7 @@ proto-lint: $(BUF)
 # vite build into web/dist/ (the gateway serves it) when a source changes (~3 s).
 WEB_DEPS := web/node_modules/.package-lock.json
 WEB_SOURCES := web/index.html web/vite.config.ts web/tsconfig.json web/scripts/size.mjs \
-	$(shell find web/src -type f 2>/dev/null)
+	$(shell find web/src web/public -type f 2>/dev/null)
 
 web-deps: $(WEB_DEPS)
 

@@ -1,9 +1,10 @@
 // The page: a header (name, balance, language) and one screen: the lobby, a table, the
 // player's hands or a replay.
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
+import { onSessionLost } from "./lost";
 import { LANGUAGES, language, setLanguage, t } from "./i18n";
 import * as session from "./session";
-import { useRoute, go } from "./route";
+import { useRoute, go, useNotice } from "./route";
 import { Welcome, LobbyScreen } from "./lobby";
 import { TableScreen } from "./table";
 import { ReplayScreen } from "./replay";
@@ -13,6 +14,19 @@ export function App() {
   const [lang, setLang] = useState(language());
   const [me, setMe] = useState(session.current());
   const route = useRoute();
+  const [notice, dismiss] = useNotice();
+  // A session the servers no longer know (signed out elsewhere, or the servers restarted
+  // with new secrets): the sign-in screen, saying so, not a half-signed-in lobby.
+  const [lostNote, setLostNote] = useState("");
+  useEffect(
+    () =>
+      onSessionLost((why) => {
+        session.clear();
+        setMe(null);
+        setLostNote(t("app.sessionLost", { reason: why }));
+      }),
+    [],
+  );
 
   const signOut = async () => {
     try {
@@ -26,7 +40,7 @@ export function App() {
   };
 
   return (
-    <div class="page" key={lang}>
+    <div class="page">
       <header class="top">
         <a class="logo" href="#/" aria-label={t("app.home")}>
           <span aria-hidden="true">♠</span> Felt
@@ -62,8 +76,14 @@ export function App() {
         </div>
       </header>
       <main id="main">
+        {notice && route.name === "lobby" && me && (
+          <p class="notice" role="status" data-testid="notice">
+            {notice}
+            <button class="ghost small" aria-label={t("app.dismiss")} onClick={dismiss}>✕</button>
+          </p>
+        )}
         {!me ? (
-          <Welcome onSignedIn={() => setMe(session.current())} />
+          <Welcome note={lostNote} onSignedIn={() => { setLostNote(""); setMe(session.current()); }} />
         ) : route.name === "table" ? (
           <TableScreen lounge={route.lounge} />
         ) : route.name === "hands" ? (

@@ -4,7 +4,8 @@ import type { Card as CardMsg } from "./gen/poker/events/v1/events_pb";
 import { t, type Key } from "./i18n";
 import { RANKS, SUIT_SYMBOLS } from "./cards";
 
-export function CardView({ card, small, selected, onToggle }: { card: CardMsg; small?: boolean; selected?: boolean; onToggle?: () => void }) {
+/** `win`: one of the five cards that won the pot (highlighted at showdown). */
+export function CardView({ card, small, selected, onToggle, win }: { card: CardMsg; small?: boolean; selected?: boolean; onToggle?: () => void; win?: boolean }) {
   if (card.kind.case !== "code") {
     return <span class={small ? "card back small" : "card back"} role="img" aria-label={t("card.hidden")} />;
   }
@@ -12,7 +13,7 @@ export function CardView({ card, small, selected, onToggle }: { card: CardMsg; s
   const rank = RANKS[code >> 2];
   const suit = code & 3;
   const label = t("card.name", { rank: t(`rank.${rank}` as Key), suit: t(`suit.${"cdhs"[suit]}` as Key) });
-  const cls = `card ${suit === 1 || suit === 2 ? "red" : "black"}${small ? " small" : ""}${selected ? " selected" : ""}`;
+  const cls = `card ${suit === 1 || suit === 2 ? "red" : "black"}${small ? " small" : ""}${selected ? " selected" : ""}${win ? " win" : ""}`;
   const face = (
     <>
       <span class="rank">{rank === "T" ? "10" : rank}</span>
@@ -27,7 +28,7 @@ export function CardView({ card, small, selected, onToggle }: { card: CardMsg; s
     );
   }
   return (
-    <span class={cls} role="img" aria-label={label}>
+    <span class={cls} role="img" aria-label={win ? `${label} (${t("card.winning")})` : label} data-win={win ? "true" : undefined}>
       {face}
     </span>
   );

@@ -20,12 +20,11 @@ function unknownOutcome(err: unknown): boolean {
   return code === Code.Unavailable || code === Code.DeadlineExceeded || code === Code.Unknown || code === Code.Internal;
 }
 
-export function AddChips({ loungeId, lounge, view, seat, onLeave }: {
+export function AddChips({ loungeId, lounge, view, seat }: {
   loungeId: string;
   lounge: Lounge | null;
   view: TableView;
   seat: number;
-  onLeave: () => void;
 }) {
   const [open, setOpen] = useState(false);
   const [amount, setAmount] = useState("");
@@ -82,13 +81,12 @@ export function AddChips({ loungeId, lounge, view, seat, onLeave }: {
   );
 
   if (out) {
+    // Inside the table's out-of-chips panel, which says why and offers leaving.
     return (
-      <section class="panel out-of-chips" role="alert" data-testid="out-of-chips">
-        <p><strong>{t("chips.out")}</strong></p>
+      <div class="add-chips-out" data-testid="out-of-chips">
         {form}
-        <button class="ghost" data-testid="out-leave" onClick={onLeave}>{t("table.leave")}</button>
         {notes}
-      </section>
+      </div>
     );
   }
   return (

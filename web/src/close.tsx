@@ -16,7 +16,7 @@ type Phase = { name: "idle" } | { name: "confirm" } | { name: "busy" } | { name:
 
 /** `onClosing` is told when the lobby has taken the close (a list keeps the lounge shown then,
  * though the lobby no longer lists it, so the result stays in view). */
-export function CloseLounge({ loungeId, ownerId, name, onClosing }: { loungeId: string; ownerId: string; name: string; onClosing?: () => void }) {
+export function CloseLounge({ loungeId, ownerId, name, onClosing, onClosed }: { loungeId: string; ownerId: string; name: string; onClosing?: () => void; onClosed?: (balance: bigint) => void }) {
   const [phase, setPhase] = useState<Phase>({ name: "idle" });
   const [error, setError] = useState("");
   // One request id per confirmed close: a retry after an error resends the same close.
@@ -27,7 +27,8 @@ export function CloseLounge({ loungeId, ownerId, name, onClosing }: { loungeId: 
 
   const settled = async () => {
     const balance = (await session.lobby().getBalance({})).balance;
-    if (live.current) setPhase({ name: "closed", balance });
+    if (onClosed) onClosed(balance);
+    else if (live.current) setPhase({ name: "closed", balance });
   };
 
   const watch = async () => {

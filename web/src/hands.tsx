@@ -5,7 +5,8 @@
 import { useEffect, useState } from "preact/hooks";
 import * as session from "./session";
 import { errorText } from "./errors";
-import { t, chips, type Key } from "./i18n";
+import { t, chips, language, type Key } from "./i18n";
+import { reportIfLost } from "./lost";
 import { go } from "./route";
 import { variantName } from "./lobby";
 import type { PlayerHand, PlayerStats } from "./gen/poker/v1/history_service_pb";
@@ -63,7 +64,7 @@ export function HandsScreen() {
       setStats(res.stats ?? null);
       setNext(res.nextPageToken);
     } catch (err) {
-      setError(errorText(err));
+      if (!reportIfLost(err)) setError(errorText(err));
     } finally {
       setBusy(false);
     }
@@ -136,7 +137,7 @@ export function RecentHands({ lounge, ended }: { lounge: string; ended: number }
         <ul>
           {hands.slice(0, 6).map((h) => (
             <li>
-              <a href={replayHref(h)} data-testid="replay-link">{t("table.replayHand", { hand: h.handId.slice(0, 8) })}</a>{" "}
+              <a href={replayHref(h)} data-testid="replay-link">{t("table.replayHand", { time: h.endedAt ? new Date(Number(h.endedAt.seconds) * 1000).toLocaleTimeString(language()) : "" })}</a>{" "}
               <span class="fine">{signed(h.net)}</span>
             </li>
           ))}

@@ -5,7 +5,10 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { t, chips } from "./i18n";
 import type { Key } from "./i18n";
 import * as session from "./session";
-import { requestId } from "./api";
+import { requestId, codeOf, reasonOf } from "./api";
+import { PendingIds, joinKey, memoryStore, type IdStore } from "./retry";
+import { defaultLoungeName } from "./bots";
+import { reportIfLost } from "./lost";
 import { errorText } from "./errors";
 import { go } from "./route";
 import { Variant, AiLevel, type TableConfig } from "./gen/poker/events/v1/events_pb";
@@ -17,7 +20,7 @@ import { CardView } from "./card";
 import { create } from "@bufbuild/protobuf";
 import { CardSchema } from "./gen/poker/events/v1/events_pb";
 
-export function Welcome({ onSignedIn }: { onSignedIn: () => void }) {
+export function Welcome({ onSignedIn, note = "" }: { onSignedIn: () => void; note?: string }) {
   const [mode, setMode] = useState<"guest" | "signIn" | "register">("guest");
   const [name, setName] = useState("");
   const [password, setPassword] = useState("");
@@ -74,6 +77,7 @@ export function Welcome({ onSignedIn }: { onSignedIn: () => void }) {
             <input type="password" data-testid="password" value={password} minLength={8} maxLength={128} required autoComplete={mode === "register" ? "new-password" : "current-password"} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />
           </label>
         )}
+        {note && !error && <p class="notice" role="status" data-testid="session-lost">{note}</p>}
         {error && <p class="error" role="alert">{error}</p>}
         <button class="primary" data-testid="enter" disabled={busy}>
           {mode === "guest" ? t("welcome.playAsGuest") : mode === "register" ? t("welcome.createAccount") : t("welcome.signIn")}
@@ -100,6 +104,14 @@ export function stakesOf(c: TableConfig): string {
   return `${chips(c.smallBlind)}/${chips(c.bigBlind)}`;
 }
 
+/** A lounge's name as shown: a client's default name ("nlhe vs AI") in the player's language. */
+export function loungeName(name: string): string {
+  const d = defaultLoungeName(name);
+  if (!d) return name;
+  const variant = variantName(d.variant === "draw" ? Variant.DRAW5 : Variant.NLHE);
+  return d.kind === "vsAi" ? t("lobby.vsAiName", { variant }) : t("lobby.defaultName", { variant });
+}
+
 export function stakesText(l: Lounge): string {
   return stakesOf(l.config!);
 }
@@ -122,7 +134,7 @@ export function LobbyScreen() {
       const listed = new Set(l.lounges.map((x) => x.loungeId));
       setLounges([...[...closing.current.values()].filter((x) => !listed.has(x.loungeId)), ...l.lounges]);
     } catch (err) {
-      setError(errorText(err));
+      if (!reportIfLost(err)) setError(errorText(err));
     }
   };
   useEffect(() => {
@@ -135,7 +147,7 @@ export function LobbyScreen() {
     setError("");
     try {
       const res = await lobby.topUp({ requestId: requestId() });
-      setNote(t("lobby.toppedUp", { amount: chips(res.entry?.amount ?? 0n) }));
+      setNote(t("lobby.toppedUp", { amount: Number(res.entry?.amount ?? 0n) }));
       await refresh();
     } catch (err) {
       setError(errorText(err));
@@ -155,7 +167,7 @@ export function LobbyScreen() {
           {t("lobby.topUp")}
         </button>
         <p class="fine">
-          {balance && !low ? t("lobby.topUpWhenLow", { below: chips(balance.topUpBelow) })
+          {balance && !low ? t("lobby.topUpWhenLow", { below: Number(balance.topUpBelow) })
             : low && !canTopUp ? t("lobby.topUpAt", { time: new Date(nextTopUp).toLocaleTimeString() }) : ""}
         </p>
         {note && <p class="ok" role="status">{note}</p>}
@@ -179,7 +191,7 @@ export function LobbyScreen() {
                 const mine = session.seatAt(l.loungeId);
                 return (
                   <tr data-testid="lounge-row" key={l.loungeId}>
-                    <td>{l.name}</td>
+                    <td>{loungeName(l.name)}</td>
                     <td>{variantName(l.config!.variant)}</td>
                     <td>{stakesText(l)}</td>
                     <td>{l.freeSeats}/{l.config!.seatCount}</td>
@@ -205,10 +217,32 @@ export function LobbyScreen() {
   );
 }
 
-/** Takes a seat at `lounge` with a buy-in from the balance, then opens its table. */
+/** Pending joins' request ids in sessionStorage: a retry after a reload is the same join too. */
+function sessionIds(): IdStore {
+  try {
+    const s = sessionStorage;
+    return { get: (k) => s.getItem(`felt.rid.${k}`), set: (k, v) => s.setItem(`felt.rid.${k}`, v), remove: (k) => s.removeItem(`felt.rid.${k}`) };
+  } catch {
+    return memoryStore();
+  }
+}
+const joins = new PendingIds(sessionIds(), requestId);
+const creates = new PendingIds(sessionIds(), requestId);
+
+/** Takes a seat at `lounge` with a buy-in from the balance, then opens its table. A retry of
+ * the same join (same lounge and buy-in) after an uncertain failure (UNAVAILABLE, a timeout)
+ * reuses its request id, so the lobby answers it once and holds one buy-in. */
 export async function join(lounge: Lounge | string, buyIn: bigint): Promise<void> {
   const loungeId = typeof lounge === "string" ? lounge : lounge.loungeId;
-  const res = await session.lobby().joinLounge({ loungeId, buyIn, requestId: requestId() });
+  const key = joinKey(session.current()?.playerId ?? "", loungeId, buyIn);
+  let res;
+  try {
+    res = await session.lobby().joinLounge({ loungeId, buyIn, requestId: joins.idFor(key) });
+  } catch (err) {
+    joins.answered(key, codeOf(err), reasonOf(err));
+    throw err;
+  }
+  joins.answered(key, "");
   session.rememberSeat(loungeId, { seat: res.seat, token: res.seatToken, expires: session.expiryOf(res.seatTokenExpireTime) });
   go({ name: "table", lounge: loungeId });
 }
@@ -223,14 +257,17 @@ function BuyIn({ min, max, value, onChange }: { min: bigint; max: bigint; value:
   );
 }
 
-function JoinDialog({ lounge, balance, onClose }: { lounge: Lounge; balance: bigint; onClose: () => void }) {
+/** The buy-in dialog; `before` runs first (the bust panel's leave), `onJoined` after. */
+export function JoinDialog({ lounge, balance, onClose, before, onJoined }: { lounge: Lounge; balance: bigint; onClose: () => void; before?: () => Promise<void>; onJoined?: () => void }) {
   const max = lounge.maxBuyIn < balance ? lounge.maxBuyIn : balance;
   const [buyIn, setBuyIn] = useState(max >= lounge.minBuyIn ? max : lounge.minBuyIn);
   const [error, setError] = useState("");
   const submit = async (e: Event) => {
     e.preventDefault();
     try {
+      await before?.();
       await join(lounge, buyIn);
+      onJoined?.();
     } catch (err) {
       setError(errorText(err));
     }
@@ -238,7 +275,7 @@ function JoinDialog({ lounge, balance, onClose }: { lounge: Lounge; balance: big
   return (
     <div class="dialog-backdrop" role="dialog" aria-modal="true" aria-labelledby="join-title" onKeyDown={(e) => e.key === "Escape" && onClose()}>
       <form class="panel dialog" onSubmit={submit}>
-        <h2 id="join-title">{t("lobby.joinTitle", { name: lounge.name })}</h2>
+        <h2 id="join-title">{t("lobby.joinTitle", { name: loungeName(lounge.name) })}</h2>
         <p>{variantName(lounge.config!.variant)} · {stakesText(lounge)}</p>
         <BuyIn min={lounge.minBuyIn} max={max > lounge.minBuyIn ? max : lounge.minBuyIn} value={buyIn} onChange={setBuyIn} />
         {error && <p class="error" role="alert">{error}</p>}
@@ -277,12 +314,20 @@ function CreateLounge({ onCreated, onError, balance }: { onCreated: () => void; 
         variant === "draw"
           ? { variant: Variant.DRAW5, seatCount, ante: BigInt(Math.max(1, sb / 2)), smallBet: BigInt(sb), bigBet: BigInt(bb), actionClock: { seconds: 30n } }
           : { variant: Variant.NLHE, seatCount, smallBlind: BigInt(sb), bigBlind: BigInt(bb), actionClock: { seconds: 30n } };
-      const res = await lobby.createLounge({
-        name: name.trim() || t("lobby.defaultName", { variant: variantName(config.variant) }),
-        config,
-        aiSeats: ais.map((level) => ({ level })),
-        requestId: requestId(),
-      });
+      // Unnamed: the default in English, which every player's client shows in its own
+      // language (loungeName), not in the creator's.
+      const title = name.trim() || (config.variant === Variant.DRAW5 ? "Five-Card Draw lounge" : "No-Limit Hold'em lounge");
+      // The same form sent again after an uncertain failure is the same create (one lounge),
+      // as a retried join is the same join.
+      const key = `create:${session.current()?.playerId ?? ""}:${title}:${variant}:${seatCount}:${stakes}:${ais.join(",")}`;
+      let res;
+      try {
+        res = await lobby.createLounge({ name: title, config, aiSeats: ais.map((level) => ({ level })), requestId: creates.idFor(key) });
+      } catch (err) {
+        creates.answered(key, codeOf(err), reasonOf(err));
+        throw err;
+      }
+      creates.answered(key, "");
       await join(res.lounge!.loungeId, value);
       onCreated();
     } catch (err) {

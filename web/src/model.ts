@@ -6,6 +6,7 @@ import type { StoredEvent, Card } from "./gen/poker/events/v1/events_pb";
 import { Street } from "./gen/poker/events/v1/events_pb";
 import { t, tDynamic, chips, language, type Key } from "./i18n";
 import { RANKS, SUIT_SYMBOLS } from "./cards";
+export { betOpenAfter, raises, inPostingOrder } from "./logorder";
 
 /** A rank as printed on a card: "10" for the ten (the API's text form writes "T"). */
 function rankLabel(code: number): string {
@@ -64,8 +65,8 @@ export function cardsText(cards: Card[]): string {
     .join(" ");
 }
 
-/** The log line of one event ("" for events that add none). */
-export function logLine(e: StoredEvent, name: Names): string {
+/** The log line of one event ("" for events that add none); `raise`: a BetPlaced over a bet. */
+export function logLine(e: StoredEvent, name: Names, raise = false): string {
   const ev = e.event;
   switch (ev.case) {
     case "handStarted":
@@ -83,7 +84,7 @@ export function logLine(e: StoredEvent, name: Names): string {
     case "playerCalled":
       return t(ev.value.allIn ? "log.callAllIn" : "log.call", { who: name(ev.value.seat), amount: chips(ev.value.amount) });
     case "betPlaced":
-      return t(ev.value.allIn ? "log.allIn" : "log.bet", { who: name(ev.value.seat), to: chips(ev.value.to) });
+      return t(ev.value.allIn ? "log.allIn" : raise ? "log.raise" : "log.bet", { who: name(ev.value.seat), to: chips(ev.value.to) });
     case "cardsDrawn":
       return t("log.draw", { who: name(ev.value.seat), n: ev.value.drawn.length });
     case "streetStarted":

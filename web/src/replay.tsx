@@ -8,7 +8,11 @@ import { errorText } from "./errors";
 import { t, chips } from "./i18n";
 import { go } from "./route";
 import { CardView } from "./card";
-import { foldHand, logLine, streetName, handName } from "./model";
+import { foldHand, logLine, streetName, handName, raises, inPostingOrder } from "./model";
+import { botNumber } from "./bots";
+import { reportIfLost } from "./lost";
+import { bestHand } from "./evaluate";
+import type { Card } from "./gen/poker/events/v1/events_pb";
 import { verifyHand, type HandCheck } from "./verify";
 import type { HistoryServiceGetHandHistoryResponse } from "./gen/poker/v1/history_service_pb";
 import type { StoredEvent } from "./gen/poker/events/v1/events_pb";
@@ -23,18 +27,25 @@ export function ReplayScreen({ lounge, hand }: { lounge: string; hand: string })
   useEffect(() => {
     (async () => {
       try {
-        setHistory(await session.history().getHandHistory({ handId: hand, tableId: lounge }));
-        setStep(1);
+        const h = await session.history().getHandHistory({ handId: hand, tableId: lounge });
+        setHistory(h);
+        setStep(firstStep(h.events.flatMap((i) => (i.item.case === "event" ? [i.item.value] : []))));
       } catch (err) {
-        setError(errorText(err));
+        if (!reportIfLost(err)) setError(errorText(err));
       }
     })();
   }, [lounge, hand]);
 
   const events: StoredEvent[] = (history?.events ?? []).flatMap((i) => (i.item.case === "event" ? [i.item.value] : []));
-  const names = (s: number) => history?.seats.find((x) => x.seat === s)?.displayName || t("table.seatN", { n: s + 1 });
+  const names = (s: number) => {
+    const name = history?.seats.find((x) => x.seat === s)?.displayName;
+    const bot = name ? botNumber(name) : null;
+    return bot !== null ? t("table.botN", { n: bot }) : name || t("table.seatN", { n: s + 1 });
+  };
   const state = foldHand(events, step);
-  const lines = events.slice(0, step).map((e) => logLine(e, names)).filter(Boolean);
+  const raised = raises(events);
+  const shown = events.slice(0, step).map((e, i) => ({ e, raise: raised[i] }));
+  const lines = inPostingOrder(shown, (x) => x.e).map((x) => logLine(x.e, names, x.raise)).filter(Boolean);
 
   const onKey = (e: KeyboardEvent) => {
     if (e.key === "ArrowRight") setStep((s) => Math.min(events.length, s + 1));
@@ -46,7 +57,7 @@ export function ReplayScreen({ lounge, hand }: { lounge: string; hand: string })
   return (
     <section class="replay" onKeyDown={onKey} aria-labelledby="replay-title">
       <div class="table-head">
-        <h1 id="replay-title">{t("replay.title", { hand: (history?.handId ?? hand).slice(0, 8) })}</h1>
+        <h1 id="replay-title">{t("replay.title", { hand: handNumber(events, history?.handId ?? hand) })}</h1>
         <button class="ghost" onClick={() => (seated ? go({ name: "table", lounge }) : go({ name: "hands" }))}>{t("replay.back")}</button>
       </div>
       {error && <p class="error" role="alert">{error}</p>}
@@ -66,6 +77,7 @@ export function ReplayScreen({ lounge, hand }: { lounge: string; hand: string })
                   <span class="stack">{chips(s.stack)}</span>
                   {s.bet > 0n && <span class="bet">{chips(s.bet)}</span>}
                   {s.won > 0n && <span class="tag win">+{chips(s.won)} {handName(state.hands.get(s.seat) ?? "")}</span>}
+                  {!s.won && !s.folded && shownHand(s.cards, state.board) && <span class="tag hand-name" data-testid="replay-shown-hand">{shownHand(s.cards, state.board)}</span>}
                 </li>
               ))}
             </ul>
@@ -93,4 +105,30 @@ export function ReplayScreen({ lounge, hand }: { lounge: string; hand: string })
       )}
     </section>
   );
+}
+
+/** The hand's number as the table's log writes it ("Hand #12": the last part of the events'
+ * hand id), so the title and the log name the hand alike; the public id's start without events. */
+function handNumber(events: StoredEvent[], fallback: string): string {
+  const id = events[0]?.handId;
+  return id ? (id.split(":").pop() ?? id) : fallback.slice(0, 8);
+}
+
+/** The step a replay opens on: past the hand's set-up (start, commitment, antes, blinds, the
+ * deal), so the first view shows the cards and the blinds, not an empty table. */
+export function firstStep(events: StoredEvent[]): number {
+  const setup = new Set(["handStarted", "deckCommitted", "antePosted", "blindPosted", "holeCardsDealt"]);
+  let i = 0;
+  while (i < events.length && setup.has(events[i].event.case ?? "")) i++;
+  return Math.max(1, Math.min(i, events.length));
+}
+
+/** A hand the viewer can read (every card face up), named in the player's language; "" else.
+ * Every hand shown is named, not only the winner's (whose name the server gives). */
+function shownHand(cards: Card[], board: Card[]): string {
+  const codes = (cs: Card[]) => cs.flatMap((c) => (c.kind.case === "code" ? [c.kind.value] : []));
+  const hole = codes(cards);
+  if (hole.length === 0 || hole.length < cards.length) return "";
+  const made = bestHand([...hole, ...codes(board)]);
+  return made ? t(`hand.${made.category}`) : "";
 }

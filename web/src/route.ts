@@ -1,6 +1,7 @@
 // Screens are addressed by the URL's hash, so a reload lands on the same screen:
 // #/ (lobby), #/table/<lounge id>, #/hands (the player's hands), #/replay/<table id>/<hand's
-// public id>.
+// public id>. A hash that is not one of these (a malformed `%` escape, an unknown screen, a
+// missing id) is the lobby: a bad link never blanks the page.
 import { useEffect, useState } from "preact/hooks";
 
 export type Route =
@@ -9,21 +10,62 @@ export type Route =
   | { name: "hands" }
   | { name: "replay"; lounge: string; hand: string };
 
+/** Ids are short (UUIDs, "<table>:<n>" hand ids): a longer part is not a link we made. */
+const MAX_PART = 200;
+
+/** One path part decoded, or null when its escapes are malformed ("%E0%A4%A", "%zz"). */
+function decodePart(part: string): string | null {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return null;
+  }
+}
+
 export function parse(hash: string): Route {
-  const parts = hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
-  if (parts[0] === "table" && parts[1]) return { name: "table", lounge: parts[1] };
-  if (parts[0] === "hands") return { name: "hands" };
-  if (parts[0] === "replay" && parts[1]) return { name: "replay", lounge: parts[1], hand: parts[2] ?? "" };
+  const raw = hash.replace(/^#\/?/, "").split("/");
+  const parts = raw.map(decodePart);
+  if (parts.some((p) => p === null || p.length > MAX_PART)) return { name: "lobby" };
+  const [screen, a, b] = parts as string[];
+  if (screen === "table" && a && raw.length === 2) return { name: "table", lounge: a };
+  if (screen === "hands" && raw.length === 1) return { name: "hands" };
+  if (screen === "replay" && a && b && raw.length === 3) return { name: "replay", lounge: a, hand: b };
   return { name: "lobby" };
 }
 
-export function go(route: Route): void {
+export function href(route: Route): string {
   const parts =
     route.name === "table" ? ["table", route.lounge]
     : route.name === "replay" ? ["replay", route.lounge, route.hand]
     : route.name === "hands" ? ["hands"]
     : [];
-  location.hash = "#/" + parts.map(encodeURIComponent).join("/");
+  return "#/" + parts.map(encodeURIComponent).join("/");
+}
+
+export function go(route: Route): void {
+  location.hash = href(route);
+}
+
+/** A one-time message for the next screen (the lobby shows it): why the player landed there
+ * (a closed lounge, an unknown table link, an ended session). */
+let pending = "";
+const noticeListeners = new Set<() => void>();
+
+export function goWithNotice(route: Route, notice: string): void {
+  pending = notice;
+  noticeListeners.forEach((f) => f());
+  go(route);
+}
+
+/** The notice waiting to be shown ("" when none), and a way to dismiss it. */
+export function useNotice(): [string, () => void] {
+  const [text, setText] = useState(pending);
+  useEffect(() => {
+    const on = () => setText(pending);
+    noticeListeners.add(on);
+    return () => void noticeListeners.delete(on);
+  }, []);
+  return [text, () => { pending = ""; setText(""); }];
 }
 
 export function useRoute(): Route {

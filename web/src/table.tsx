@@ -3,29 +3,39 @@
 // the hand's log and prompting a fresh view. A dropped stream is resumed from the last
 // sequence received, so nothing is missed and nothing is shown twice (or, when those events
 // were archived and trimmed, from a fresh snapshot).
+import type { ComponentChildren } from "preact";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ConnectError, Code } from "@connectrpc/connect";
 import { tableClient, requestId, reasonOf } from "./api";
 import * as session from "./session";
 import { errorText } from "./errors";
 import { t, chips } from "./i18n";
-import { go } from "./route";
+import { goWithNotice } from "./route";
+import { reportIfLost } from "./lost";
+import { actionsKey, outOfChips, resolvePreAction, type PreAction } from "./betting";
+import { botNumber, LEVEL_NAMES } from "./bots";
+import { bestHand, type Made } from "./evaluate";
 import { CardView } from "./card";
-import { logLine, streetName, handName } from "./model";
-import { variantName, stakesOf } from "./lobby";
+import { logLine, streetName, handName, betOpenAfter, raises, inPostingOrder } from "./model";
+import { variantName, stakesOf, loungeName } from "./lobby";
 import { ActionBar } from "./actions";
+import { JoinDialog } from "./lobby";
 import { RecentHands } from "./hands";
 import { CloseLounge } from "./close";
 import { AddChips } from "./chips";
-import type { Lounge } from "./gen/poker/v1/lobby_pb";
+import { LoungeState, type Lounge } from "./gen/poker/v1/lobby_pb";
+import { LeaveState } from "./gen/poker/v1/lobby_service_pb";
 import type { TableView, HandSeat, Seat } from "./gen/poker/v1/table_pb";
-import { SeatStatus, TableState } from "./gen/poker/v1/table_pb";
-import { Variant, type Card, type StoredEvent } from "./gen/poker/events/v1/events_pb";
+import { ActionType, SeatStatus, TableState } from "./gen/poker/v1/table_pb";
+import { Street, Variant, type Card, type StoredEvent } from "./gen/poker/events/v1/events_pb";
 
+/** A line of the hand's log: its event, worded at each render (so in the language chosen now). */
 interface LogEntry {
   seq: bigint;
-  text: string;
+  event: StoredEvent;
   hand: boolean;
+  /** A BetPlaced over a standing bet ("raises to"). */
+  raise: boolean;
 }
 
 interface Award {
@@ -36,17 +46,23 @@ interface Award {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A seat's name as shown: a lobby-made bot's "Bot 2 (normal)" as "Bot 2" in the player's
+ * language (its level is a badge of its own), anyone else's as chosen. */
+export function seatName(seat: Seat): string {
+  const n = seat.aiLevel ? botNumber(seat.displayName) : null;
+  return n === null ? seat.displayName : t("table.botN", { n });
+}
+
 export function TableScreen({ lounge }: { lounge: string }) {
   const ticket = session.seatAt(lounge);
-  if (!ticket) {
-    return (
-      <section class="panel narrow">
-        <p>{t("table.notSeated")}</p>
-        <button class="primary" onClick={() => go({ name: "lobby" })}>{t("table.toLobby")}</button>
-      </section>
-    );
-  }
-  return <LiveTable lounge={lounge} initial={ticket} />;
+  // Bumped after a new buy-in at this same table (the hash does not change).
+  const [, setRejoined] = useState(0);
+  useEffect(() => {
+    // An old link, or a table this browser holds no seat at: the lobby, saying so.
+    if (!ticket) goWithNotice({ name: "lobby" }, t("table.notSeated"));
+  }, [ticket]);
+  if (!ticket) return null;
+  return <LiveTable key={ticket.token} lounge={lounge} initial={ticket} onRejoined={() => setRejoined((n) => n + 1)} />;
 }
 
 const RENEW_RETRY_MS = 5000;
@@ -99,9 +115,35 @@ function useSeatToken(lounge: string, initial: session.SeatTicket, onGone: (err:
   return { ticket, token: () => current.current, ready, renew, gone: () => gone.current };
 }
 
-function LiveTable({ lounge, initial }: { lounge: string; initial: session.SeatTicket }) {
-  const [fatal, setFatal] = useState("");
+function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: session.SeatTicket; onRejoined: () => void }) {
   const [error, setError] = useState("");
+  // The seat is gone for good (the lounge closed, the seat left elsewhere, the servers no
+  // longer know its token): to the lobby, saying why, never a dead end.
+  const setFatal = async (why: string) => {
+    session.forgetSeat(lounge);
+    let state = LoungeState.UNSPECIFIED;
+    let name = "";
+    try {
+      const l = (await session.lobby().getLounge({ loungeId: lounge })).lounge;
+      state = l?.state ?? state;
+      name = l?.name ?? "";
+    } catch (err) {
+      if (reportIfLost(err)) return; // the session is gone too: the sign-in screen
+      /* else unknown to the lobby: an old link */
+    }
+    if (state === LoungeState.CLOSED) {
+      // Settled: every seat's chips are back; say so with the balance they are in.
+      try {
+        const balance = (await session.lobby().getBalance({})).balance;
+        goWithNotice({ name: "lobby" }, t("close.closed", { balance: chips(balance) }));
+        return;
+      } catch {
+        /* the notice below still says where the chips go */
+      }
+    }
+    const closed = state === LoungeState.CLOSED || state === LoungeState.CLOSING;
+    goWithNotice({ name: "lobby" }, closed ? t("table.closedNotice", { name }) : t("table.goneNotice", { reason: why }));
+  };
   const { ticket, token, ready, renew, gone } = useSeatToken(
     lounge,
     initial,
@@ -122,6 +164,7 @@ function LiveTable({ lounge, initial }: { lounge: string; initial: session.SeatT
   const [busy, setBusy] = useState(false);
   const [handsDone, setHandsDone] = useState(0);
   const lastSeq = useRef(0n);
+  const betOpen = useRef(false);
   const logRef = useRef<HTMLOListElement>(null);
   useLayoutEffect(() => {
     const el = logRef.current;
@@ -133,7 +176,7 @@ function LiveTable({ lounge, initial }: { lounge: string; initial: session.SeatT
 
   const names = (s: number) => {
     const found = viewRef.current?.table?.seats.find((x) => x.seat === s);
-    return found?.displayName || t("table.seatN", { n: s + 1 });
+    return found?.displayName ? seatName(found) : t("table.seatN", { n: s + 1 });
   };
 
   const accept = (v: TableView | undefined) => {
@@ -171,10 +214,13 @@ function LiveTable({ lounge, initial }: { lounge: string; initial: session.SeatT
     if (ev.case === "handEnded") {
       setHandsDone((n) => n + 1);
     }
-    const text = logLine(e, names);
-    if (text) {
-      const entry = { seq: e.sequence, text, hand: ev.case === "handStarted" };
-      setLog((l) => (ev.case === "handStarted" ? [entry] : [...l, entry]).slice(-200));
+    const raise = ev.case === "betPlaced" && betOpen.current;
+    betOpen.current = betOpenAfter(betOpen.current, e);
+    if (logLine(e, names)) {
+      const entry = { seq: e.sequence, event: e, hand: ev.case === "handStarted", raise };
+      // A new hand starts a new log, keeping the deck commitment published for it just before.
+      const keep = (l: LogEntry[]) => l.filter((x) => x.event.event.case === "deckCommitted" && x.event.handId === e.handId);
+      setLog((l) => (ev.case === "handStarted" ? [...keep(l), entry] : [...l, entry]).slice(-200));
     }
   };
 
@@ -185,12 +231,12 @@ function LiveTable({ lounge, initial }: { lounge: string; initial: session.SeatT
       const h = await client.getHandHistory({ tableId: lounge, handId, seat });
       const upTo = lastSeq.current;
       const entries: LogEntry[] = [];
-      for (const item of h.events) {
-        if (item.item.case !== "event" || item.item.value.sequence > upTo) continue;
-        const e = item.item.value;
-        const text = logLine(e, names);
-        if (text) entries.push({ seq: e.sequence, text, hand: e.event.case === "handStarted" });
-      }
+      const events = h.events.flatMap((i) => (i.item.case === "event" && i.item.value.sequence <= upTo ? [i.item.value] : []));
+      const raised = raises(events);
+      events.forEach((e, i) => {
+        if (logLine(e, names)) entries.push({ seq: e.sequence, event: e, hand: e.event.case === "handStarted", raise: raised[i] });
+      });
+      betOpen.current = events.reduce(betOpenAfter, false);
       setLog((l) => [...entries, ...l.filter((x) => x.seq > upTo)]);
     } catch {
       /* the log starts empty; play goes on */
@@ -281,12 +327,15 @@ function LiveTable({ lounge, initial }: { lounge: string; initial: session.SeatT
     }
   };
 
+  // One id per leave until it is answered: a retry after UNAVAILABLE is the same leave.
+  const leaveId = useRef(requestId());
   const leave = async () => {
     setError("");
     try {
-      await session.lobby().leaveLounge({ loungeId: lounge, requestId: requestId() });
+      const res = await session.lobby().leaveLounge({ loungeId: lounge, requestId: leaveId.current });
+      leaveId.current = requestId();
       session.forgetSeat(lounge);
-      go({ name: "lobby" });
+      goWithNotice({ name: "lobby" }, res.state === LeaveState.LEAVING ? t("table.leavingNotice") : res.stack > 0n ? t("table.leftWith", { amount: Number(res.stack) }) : "");
     } catch (err) {
       setError(errorText(err));
     }
@@ -303,14 +352,18 @@ function LiveTable({ lounge, initial }: { lounge: string; initial: session.SeatT
     }
   };
 
-  if (fatal) {
-    return (
-      <section class="panel narrow">
-        <p class="error" role="alert">{fatal}</p>
-        <button class="primary" onClick={() => { session.forgetSeat(lounge); go({ name: "lobby" }); }}>{t("table.toLobby")}</button>
-      </section>
-    );
-  }
+  // Pre-actions (chosen before the seat's turn): applied when the turn comes, dropped when
+  // the hand changes or (for "check") a bet comes in.
+  const [pre, setPre] = useState<PreAction | null>(null);
+  useEffect(() => {
+    const h = view?.hand;
+    if (!pre || !h) return;
+    const r = resolvePreAction(pre, h.handId, h.currentBet, h.legalActions.map((a) => a.type));
+    if (r.act === "keep") return;
+    setPre(null);
+    if (r.act !== "clear") act({ kind: { case: r.act, value: {} } });
+  }, [view, pre]);
+
   if (!view?.table) return <p class="loading" role="status">{t("table.connecting")}</p>;
 
   const table = view.table;
@@ -318,42 +371,91 @@ function LiveTable({ lounge, initial }: { lounge: string; initial: session.SeatT
   const mySeat = table.seats.find((s) => s.seat === seat);
   const sittingOut = mySeat?.status === SeatStatus.SITTING_OUT;
   const variant = table.config?.variant ?? Variant.NLHE;
+  const myHand = hand?.seats.find((s) => s.seat === seat);
+  const handLive = !!hand && hand.street !== Street.COMPLETE && hand.street !== Street.UNSPECIFIED;
+  const playing = !!myHand && handLive;
+  // Out of chips and in no hand: the table deals this seat no more, so say so and offer the
+  // ways on (leave, or a new buy-in) instead of "Next hand coming" for ever.
+  const bust = !!mySeat && outOfChips(mySeat.stack, myHand ?? null, handLive);
+  const myTurn = !!hand && hand.legalActions.length > 0;
+  const canPre = playing && !myTurn && !myHand!.folded && !myHand!.allIn && hand!.street !== Street.DRAW && hand!.street !== Street.SHOWDOWN;
+  const preButton = (kind: PreAction["kind"], key: "table.preCheckFold" | "table.preCheck" | "table.preCallAny") => (
+    <button
+      class={pre?.kind === kind ? "chip-btn on" : "chip-btn"}
+      aria-pressed={pre?.kind === kind}
+      data-testid={`pre-${kind}`}
+      onClick={() => setPre(pre?.kind === kind ? null : { kind, handId: hand!.handId, bet: hand!.currentBet })}
+    >
+      {t(key)}
+    </button>
+  );
 
   return (
     <div class="table-screen" data-testid="table" data-hands-done={handsDone} data-sequence={String(table.sequence)}>
       <div class="table-head">
-        <h1>{table.name}</h1>
+        <h1>{loungeName(table.name)}</h1>
         <span class="fine">{variantName(variant)} · {table.config ? stakesOf(table.config) : ""}</span>
         <span class={`conn ${conn}`} role="status" data-testid="connection">{t(`table.${conn}`)}</span>
-        {lobbyLounge && <CloseLounge loungeId={lounge} ownerId={lobbyLounge.ownerId} name={lobbyLounge.name} />}
+        {lobbyLounge && (
+          <CloseLounge
+            loungeId={lounge}
+            ownerId={lobbyLounge.ownerId}
+            name={lobbyLounge.name}
+            onClosed={(balance) => {
+              session.forgetSeat(lounge);
+              goWithNotice({ name: "lobby" }, t("close.closed", { balance: chips(balance) }));
+            }}
+          />
+        )}
       </div>
       <div class="table-main">
         <div class="table-left">
           <Felt view={view} awards={awards} names={names} />
           <div class="controls">
             {error && <p class="error" role="alert" data-testid="action-error">{error}</p>}
-            {hand && hand.legalActions.length > 0 ? (
-              <ActionBar view={view} seat={seat} busy={busy} onAct={act} />
+            {bust ? (
+              <Bust lounge={lobbyLounge} onLeave={leave} onRejoined={onRejoined}>
+                <AddChips loungeId={lounge} lounge={lobbyLounge} view={view} seat={seat} />
+              </Bust>
+            ) : hand && hand.legalActions.length > 0 ? (
+              <ActionBar
+                key={actionsKey(hand.handId, hand.street, hand.currentBet, hand.legalActions.filter((a) => a.type !== ActionType.UNSPECIFIED))}
+                view={view}
+                seat={seat}
+                busy={busy}
+                onAct={act}
+              />
             ) : (
-              <p class="waiting fine" data-testid="waiting">
-                {table.state === TableState.WAITING ? t("table.waitingPlayers")
-                  : table.state === TableState.CLOSED ? t("table.closed")
-                  : hand?.toAct !== undefined ? t("table.waitingFor", { who: names(hand.toAct) })
-                  : t("table.nextHand")}
-              </p>
+              <>
+                {canPre && (
+                  <div class="row pre-actions" role="group" aria-label={t("table.preActions")}>
+                    {preButton("checkFold", "table.preCheckFold")}
+                    {preButton("check", "table.preCheck")}
+                    {preButton("callAny", "table.preCallAny")}
+                  </div>
+                )}
+                <p class="waiting fine" data-testid="waiting">
+                  {table.state === TableState.WAITING ? t("table.waitingPlayers")
+                    : table.state === TableState.CLOSED ? t("table.closed")
+                    : hand?.toAct !== undefined ? t("table.waitingFor", { who: names(hand.toAct) })
+                    : t("table.nextHand")}
+                </p>
+              </>
             )}
-            <div class="row seat-buttons">
-              <button class="ghost" data-testid="sit-out" onClick={() => sitOutIn(!sittingOut)}>{sittingOut ? t("table.sitIn") : t("table.sitOut")}</button>
-              <button class="ghost" data-testid="leave" onClick={leave}>{t("table.leave")}</button>
-            </div>
-            <AddChips loungeId={lounge} lounge={lobbyLounge} view={view} seat={seat} onLeave={leave} />
+            {!bust && (
+              <div class="row seat-buttons">
+                <button class="ghost" data-testid="sit-out" onClick={() => sitOutIn(!sittingOut)}>{sittingOut ? t("table.sitIn") : playing ? t("table.sitOutNextHand") : t("table.sitOut")}</button>
+                <button class="ghost" data-testid="leave" onClick={leave}>{t("table.leave")}</button>
+              </div>
+            )}
+            {!bust && <AddChips loungeId={lounge} lounge={lobbyLounge} view={view} seat={seat} />}
           </div>
         </div>
         <aside class="side">
           <section class="panel log" aria-labelledby="log-title">
             <h2 id="log-title">{t("table.log")}</h2>
             <ol aria-live="polite" data-testid="log" ref={logRef}>
-              {log.map((l) => <li class={l.hand ? "hand" : ""}>{l.text}</li>)}
+              {inPostingOrder(log, (l) => l.event).map((l) => <li class={l.hand ? "hand" : ""}>{logLine(l.event, names, l.raise)}</li>)}
             </ol>
           </section>
           <RecentHands lounge={lounge} ended={handsDone} />
@@ -378,13 +480,28 @@ export function Felt({ view, awards, names }: { view: TableView; awards: Award[]
   const potTotal = (hand?.pots ?? []).reduce((n, p) => n + p.amount, 0n);
   const bets = (hand?.seats ?? []).reduce((n, s) => n + s.bet, 0n);
   const blinds = blindSeats(view);
+  // Every hand the viewer can read: its own (while it plays too), and each shown at
+  // showdown; the winners' cards that make their hands are highlighted.
+  const boardCodes = (hand?.board ?? []).flatMap((c) => (c.kind.case === "code" ? [c.kind.value] : []));
+  const made = new Map<number, Made>();
+  for (const hs of hand?.seats ?? []) {
+    const hole = hs.cards.flatMap((c) => (c.kind.case === "code" ? [c.kind.value] : []));
+    if (hs.folded || hole.length === 0 || hole.length < hs.cards.length) continue;
+    const m = bestHand([...hole, ...boardCodes]);
+    if (m) made.set(hs.seat, m);
+  }
+  // Only after a showdown (two or more hands still in): a pot won by folds shows no hand.
+  const showdown = (hand?.seats ?? []).filter((s) => !s.folded).length > 1;
+  const winning = new Set<number>();
+  if (showdown) for (const a of awards) for (const c of made.get(a.seat)?.cards ?? []) winning.add(c);
+  const isWin = (c: Card) => c.kind.case === "code" && winning.has(c.kind.value);
 
   return (
     <section class="felt" aria-label={t("table.felt")}>
       <div class="felt-center">
         {hand && <div class="street" data-testid="street">{streetName(hand.street)}</div>}
         <div class="board" aria-label={t("table.board")} data-testid="board">
-          {(hand?.board ?? []).map((c) => <CardView card={c} />)}
+          {(hand?.board ?? []).map((c) => <CardView card={c} win={isWin(c)} />)}
         </div>
         {hand && (
           <div class="pots" data-testid="pots">
@@ -405,7 +522,7 @@ export function Felt({ view, awards, names }: { view: TableView; awards: Award[]
       </div>
       {table.seats.map((s) => {
         const idx = (s.seat - me + count) % count;
-        return <SeatView seat={s} hs={inHand.get(s.seat)} view={view} pos={seatPosition(idx, count)} blind={blinds.get(s.seat)} mine={s.seat === view.viewerSeat} />;
+        return <SeatView seat={s} hs={inHand.get(s.seat)} view={view} pos={seatPosition(idx, count)} blind={blinds.get(s.seat)} mine={s.seat === view.viewerSeat} made={made.get(s.seat)} isWin={isWin} />;
       })}
     </section>
   );
@@ -424,7 +541,7 @@ function blindSeats(view: TableView): Map<number, string> {
   return out;
 }
 
-function SeatView({ seat, hs, view, pos, blind, mine }: { seat: Seat; hs?: HandSeat; view: TableView; pos: { left: string; top: string }; blind?: string; mine: boolean }) {
+function SeatView({ seat, hs, view, pos, blind, mine, made, isWin }: { seat: Seat; hs?: HandSeat; view: TableView; pos: { left: string; top: string }; blind?: string; mine: boolean; made?: Made; isWin: (c: Card) => boolean }) {
   const hand = view.hand;
   if (seat.status === SeatStatus.EMPTY) {
     return <div class="seat empty" style={pos} aria-label={t("table.emptySeat")}><span class="fine">{t("table.emptySeat")}</span></div>;
@@ -434,17 +551,23 @@ function SeatView({ seat, hs, view, pos, blind, mine }: { seat: Seat; hs?: HandS
   const cls = ["seat", mine ? "mine" : "", toAct ? "to-act" : "", hs?.folded ? "folded" : "", seat.status === SeatStatus.SITTING_OUT ? "out" : ""].join(" ");
   return (
     <div class={cls} style={pos} data-testid={mine ? "my-seat" : "seat"} aria-current={toAct ? "true" : undefined}>
-      <div class="seat-cards">{!hs?.folded && cards.map((c) => <CardView card={c} small={!mine} />)}</div>
+      <div class="seat-cards">{!hs?.folded && cards.map((c) => <CardView card={c} small={!mine} win={isWin(c)} />)}</div>
       <div class="plate">
-        <span class="name">
-          {seat.displayName}
-          {seat.aiLevel ? <span class="badge ai">{t("table.ai")}</span> : null}
-        </span>
+        <span class="name" title={seatName(seat)}>{seatName(seat)}</span>
+        {seat.aiLevel ? (
+          <span class="badge ai">
+            <span class="sr-only">{t("table.ai")} </span>
+            <span data-testid="ai-level">{LEVEL_NAMES[seat.aiLevel] ? t(`ai.${LEVEL_NAMES[seat.aiLevel]}`) : t("table.ai")}</span>
+          </span>
+        ) : null}
         <span class="stack" data-testid="stack">{chips(hs ? hs.stack : seat.stack)}</span>
         {toAct && hand?.actionDeadline && <Clock deadline={Number(hand.actionDeadline.seconds) * 1000 + hand.actionDeadline.nanos / 1e6} />}
+        {made && <span class="tag hand-name" data-testid={mine ? "my-hand" : "shown-hand"}>{t(`hand.${made.category}`)}</span>}
         {hs?.folded && <span class="tag">{t("table.folded")}</span>}
         {hs?.allIn && <span class="tag">{t("table.allIn")}</span>}
-        {seat.status === SeatStatus.SITTING_OUT && <span class="tag">{t("table.sittingOut")}</span>}
+        {seat.status === SeatStatus.SITTING_OUT && (
+          <span class="tag">{hs && !hs.folded && hand && hand.street !== Street.COMPLETE ? t("table.sitOutNext") : t("table.sittingOut")}</span>
+        )}
         {hs && hs.drawnCount > 0 && <span class="tag">{t("table.drew", { n: hs.drawnCount })}</span>}
       </div>
       <div class="markers">
@@ -467,5 +590,47 @@ function Clock({ deadline }: { deadline: number }) {
     <span class={left <= 5 ? "clock urgent" : "clock"} role="timer" aria-label={t("table.secondsLeft", { n: left })} data-testid="clock">
       {left}s
     </span>
+  );
+}
+
+/** The seat is out of chips: add chips to the seat (``children``: the AddChips form), leave
+ * (its chips, none, settle), or buy in again (leave, then JoinLounge with a new buy-in from the
+ * balance, through the lobby's ledger). */
+function Bust({ lounge, onLeave, onRejoined, children }: {
+  lounge: Lounge | null; onLeave: () => void; onRejoined: () => void; children?: ComponentChildren;
+}) {
+  const [balance, setBalance] = useState<bigint | null>(null);
+  const left = useRef(false);
+  const leaveId = useRef(requestId()); // one leave, however often the join is retried
+  const leaveOnce = async () => {
+    if (left.current || !lounge) return;
+    try {
+      await session.lobby().leaveLounge({ loungeId: lounge.loungeId, requestId: leaveId.current });
+    } catch (err) {
+      if (reasonOf(err) !== "NOT_SEATED") throw err;
+    }
+    left.current = true;
+    session.forgetSeat(lounge.loungeId);
+  };
+  const rebuy = async () => {
+    try {
+      setBalance((await session.lobby().getBalance({})).balance);
+    } catch {
+      setBalance(0n);
+    }
+  };
+  return (
+    <section class="panel bust" role="status" aria-labelledby="bust-title" data-testid="bust">
+      <h2 id="bust-title">{t("table.bustTitle")}</h2>
+      <p>{t("table.bustText")}</p>
+      {children}
+      <div class="row">
+        <button class="secondary" data-testid="bust-leave" onClick={onLeave}>{t("table.leave")}</button>
+        <button class="primary" data-testid="bust-rebuy" disabled={!lounge} onClick={rebuy}>{t("table.buyInAgain")}</button>
+      </div>
+      {lounge && balance !== null && (
+        <JoinDialog lounge={lounge} balance={balance} before={leaveOnce} onJoined={onRejoined} onClose={() => setBalance(null)} />
+      )}
+    </section>
   );
 }

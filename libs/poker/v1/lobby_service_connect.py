@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint
 from pyqwest import Client
 
-from .lobby_service_pb2 import CloseLoungeRequest, CloseLoungeResponse, CreateGuestRequest, CreateGuestResponse, CreateLoungeRequest, CreateLoungeResponse, GetBalanceRequest, GetBalanceResponse, GetLoungeRequest, GetLoungeResponse, GetPlayerRequest, GetPlayerResponse, JoinLoungeRequest, JoinLoungeResponse, LeaveLoungeRequest, LeaveLoungeResponse, ListLedgerEntriesRequest, ListLedgerEntriesResponse, ListLoungesRequest, ListLoungesResponse, RefreshSeatTokenRequest, RefreshSeatTokenResponse, RefreshSessionRequest, RefreshSessionResponse, RegisterRequest, RegisterResponse, SignInRequest, SignInResponse, SignOutRequest, SignOutResponse, TopUpRequest, TopUpResponse, UpgradeGuestRequest, UpgradeGuestResponse, WatchLoungeRequest, WatchLoungeResponse
+from .lobby_service_pb2 import AddSeatChipsRequest, AddSeatChipsResponse, CloseLoungeRequest, CloseLoungeResponse, CreateGuestRequest, CreateGuestResponse, CreateLoungeRequest, CreateLoungeResponse, GetBalanceRequest, GetBalanceResponse, GetLoungeRequest, GetLoungeResponse, GetPlayerRequest, GetPlayerResponse, JoinLoungeRequest, JoinLoungeResponse, LeaveLoungeRequest, LeaveLoungeResponse, ListLedgerEntriesRequest, ListLedgerEntriesResponse, ListLoungesRequest, ListLoungesResponse, RefreshSeatTokenRequest, RefreshSeatTokenResponse, RefreshSessionRequest, RefreshSessionResponse, RegisterRequest, RegisterResponse, SignInRequest, SignInResponse, SignOutRequest, SignOutResponse, TopUpRequest, TopUpResponse, UpgradeGuestRequest, UpgradeGuestResponse, WatchLoungeRequest, WatchLoungeResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, Iterable, Mapping
@@ -173,6 +173,27 @@ class LobbyService(Protocol):
         refresh has replaced it: FAILED_PRECONDITION SEAT_TOKEN_SUPERSEDED.
         FAILED_PRECONDITION NOT_SEATED (no seat of the caller's at that lounge).
         UNAVAILABLE TABLES_UNAVAILABLE: retry with the same request_id.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def add_seat_chips(self, request: AddSeatChipsRequest, ctx: RequestContext[AddSeatChipsRequest, AddSeatChipsResponse], /) -> AddSeatChipsResponse:
+        """
+        Adds chips from the balance to the caller's own seat at a lounge, between
+        that seat's hands (a rebuy once busted, or a top-up). `amount` 0 tops the
+        seat up to the lounge's max_buy_in. The seat's stack after must be within
+        the lounge's min_buy_in and max_buy_in. A saga with the buy-in's
+        guarantees: the chips are held (a BUY_IN ledger entry) while the table
+        adds them, and come back at once (a CASH_OUT entry) if it refuses. A retry
+        with the same request_id answers as the first call did and moves nothing;
+        the same request_id with other content is REQUEST_ID_REUSED. The chips
+        come home with the seat's stack when it leaves.
+        INVALID_ARGUMENT BAD_AMOUNT, REQUEST_ID_REUSED; FAILED_PRECONDITION
+        NOT_SEATED (no seat of the caller's at that lounge, or it is leaving),
+        HAND_RUNNING (the seat is dealt in: add chips between hands),
+        ABOVE_MAX_BUY_IN, BELOW_MIN_BUY_IN, INSUFFICIENT_CHIPS, LOUNGE_NOT_OPEN,
+        or the table's refusal (chips back: ABOVE_MAX_STACK, ...).
+        UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for the seat; retry
+        with the same request_id (the lobby also finishes it by itself).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -394,6 +415,17 @@ class LobbyServiceASGIApplication(ConnectASGIApplication[LobbyService]):
                         stream_type=StreamType.UNARY,
                     ),
                     function=svc.refresh_seat_token,
+                ),
+                "/poker.v1.LobbyService/AddSeatChips": Endpoint.unary(
+                    method=MethodInfo(
+                        name="AddSeatChips",
+                        service_name="poker.v1.LobbyService",
+                        input=AddSeatChipsRequest,
+                        output=AddSeatChipsResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.add_seat_chips,
                 ),
                 "/poker.v1.LobbyService/CloseLounge": Endpoint.unary(
                     method=MethodInfo(
@@ -859,6 +891,44 @@ class LobbyServiceClient(ConnectClient):
                 service_name="poker.v1.LobbyService",
                 input=RefreshSeatTokenRequest,
                 output=RefreshSeatTokenResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def add_seat_chips(
+        self,
+        request: AddSeatChipsRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> AddSeatChipsResponse:
+        """
+        Adds chips from the balance to the caller's own seat at a lounge, between
+        that seat's hands (a rebuy once busted, or a top-up). `amount` 0 tops the
+        seat up to the lounge's max_buy_in. The seat's stack after must be within
+        the lounge's min_buy_in and max_buy_in. A saga with the buy-in's
+        guarantees: the chips are held (a BUY_IN ledger entry) while the table
+        adds them, and come back at once (a CASH_OUT entry) if it refuses. A retry
+        with the same request_id answers as the first call did and moves nothing;
+        the same request_id with other content is REQUEST_ID_REUSED. The chips
+        come home with the seat's stack when it leaves.
+        INVALID_ARGUMENT BAD_AMOUNT, REQUEST_ID_REUSED; FAILED_PRECONDITION
+        NOT_SEATED (no seat of the caller's at that lounge, or it is leaving),
+        HAND_RUNNING (the seat is dealt in: add chips between hands),
+        ABOVE_MAX_BUY_IN, BELOW_MIN_BUY_IN, INSUFFICIENT_CHIPS, LOUNGE_NOT_OPEN,
+        or the table's refusal (chips back: ABOVE_MAX_STACK, ...).
+        UNAVAILABLE TABLES_UNAVAILABLE: the chips stay held for the seat; retry
+        with the same request_id (the lobby also finishes it by itself).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="AddSeatChips",
+                service_name="poker.v1.LobbyService",
+                input=AddSeatChipsRequest,
+                output=AddSeatChipsResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
             ),

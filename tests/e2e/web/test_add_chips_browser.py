@@ -105,9 +105,10 @@ def test_bust_add_chips_and_play_on(web_stack: WebStack, page: Any) -> None:
         elif visible(page, "act-fold"):
             page.get_by_test_id("act-fold").click()
         page.wait_for_timeout(150)
-    panel = page.get_by_test_id("out-of-chips")
+    panel = page.get_by_test_id("bust")
     assert "You are out of chips" in panel.inner_text()
-    assert visible(page, "out-leave") and visible(page, "add-chips-max")
+    assert visible(page, "out-of-chips")  # the add-chips form, inside the bust panel
+    assert visible(page, "bust-leave") and visible(page, "add-chips-max")
     assert not visible(page, "add-chips")  # the quiet control gives way to the panel
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     shoot(page, "add-chips-out-of-chips")

@@ -22,7 +22,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 I18N = ROOT / "web" / "src" / "i18n"
 LANGUAGES = ("en", "lt", "da", "pl", "nb")
-PLACEHOLDER = re.compile(r"\{(\w+)\}")
+# A placeholder: "{name}", or the head of a counted one, "{n, plural, one {…} other {…}}"
+# (ICU MessageFormat's plural argument, web/src/format.ts).
+PLACEHOLDER = re.compile(r"\{(\w+)(?:\}|\s*,\s*plural\s*,)")
 REASON = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
 
 # Calls whose string arguments are ErrorInfo reasons (or rules codes that become them).

@@ -5,6 +5,7 @@
 // English is in the main bundle (it is also every message's fallback); the other
 // languages are loaded when chosen, so the page carries only what it shows.
 import en from "./en.json";
+import { formatMessage } from "../format";
 
 export type Key = keyof typeof en;
 type Messages = Record<Key, string>;
@@ -47,12 +48,11 @@ export async function setLanguage(code: string = initial()): Promise<void> {
   document.documentElement.lang = code;
 }
 
-/** The message `key` in the current language, with {placeholders} filled in. */
+/** The message `key` in the current language, with {placeholders} filled in and its
+ * counted parts (`{n, plural, one {…} other {…}}`) chosen by the language's plural rules. */
 export function t(key: Key, params: Record<string, string | number> = {}): string {
   const text = messages[key] ?? en[key] ?? key;
-  return text.replace(/\{(\w+)\}/g, (m, name: string) =>
-    name in params ? String(params[name]) : m,
-  );
+  return formatMessage(text, params, current, (n) => chips(n));
 }
 
 /** A message looked up by a key made at run time (an error reason, a hand category). */

@@ -3,8 +3,10 @@ the seat; the table service for the game, with the seat token the lobby issued.
 
 It is the only part of ``felt play`` that does I/O, and it uses nothing but the
 generated stubs, as any front end would. Every mutating call carries a fresh
-request id and is retried with the same id while the service is unavailable,
-so a retry never acts twice.
+request id and is retried with the same id while the service is unavailable or
+slow to answer, so a retry never acts twice; a join that still has no definite
+answer keeps its id for the next attempt at the same join (same lounge and
+buy-in), so a retried join cannot hold a second buy-in.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ CALL_TIMEOUT_S = 10.0
 RENEW_MARGIN_S = 300.0
 # How the table refuses a token replaced by a renewal (the old one stops working at once).
 _STALE_TOKEN = (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED)
+# Answers after which a request may or may not have been done: retried under the same id.
+_UNCERTAIN = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 Metadata = tuple[tuple[str, str], ...]
 
@@ -52,12 +56,14 @@ class Refused(Exception):
 
 
 async def _retrying(call: Callable[[], Awaitable[T]]) -> T:
-    """``call()``, again (same request) while the service is UNAVAILABLE; refusals raise."""
+    """``call()``, again (same request) while the service is UNAVAILABLE or does not answer
+    in time (DEADLINE_EXCEEDED: it may have done it; the same request id makes the retry
+    return that answer); refusals raise."""
     for attempt in range(RETRIES):
         try:
             return await call()
         except grpc.aio.AioRpcError as err:
-            if err.code() != grpc.StatusCode.UNAVAILABLE or attempt == RETRIES - 1:
+            if err.code() not in _UNCERTAIN or attempt == RETRIES - 1:
                 raise Refused(err) from err
             await asyncio.sleep(RETRY_PAUSE_S * (attempt + 1))
     raise AssertionError("unreachable")
@@ -114,6 +120,8 @@ class PlaySession:
         # Clear while a seat token renewal is under way: table calls wait for the new token.
         self._renewed = asyncio.Event()
         self._renewed.set()
+        # Joins without a definite answer yet, by (lounge, buy-in): their request ids.
+        self._pending_joins: dict[tuple[str, int], str] = {}
 
     def _connect(self) -> None:
         self._channels = [grpc.aio.insecure_channel(a) for a in self._addresses]
@@ -237,16 +245,29 @@ class PlaySession:
         return got.lounge
 
     async def join(self, lounge: lpb.Lounge, buy_in: int) -> Seat:
-        rid = request_id()
-        joined = await _retrying(
-            lambda: self.lobby.JoinLounge(
-                lobby_api.JoinLoungeRequest(
-                    lounge_id=lounge.lounge_id, buy_in=buy_in, request_id=rid
-                ),
-                metadata=self._auth(),
-                timeout=CALL_TIMEOUT_S,
+        """Takes a seat with `buy_in` chips. A join that ended without a definite answer
+        (the lobby unreachable or slow through every retry: it may have seated the player
+        and held the chips) is sent again under the same request id by the next call for
+        the same lounge and buy-in, so the lobby answers it once."""
+        key = (lounge.lounge_id, buy_in)
+        rid = self._pending_joins.setdefault(key, request_id())
+        try:
+            joined = await _retrying(
+                lambda: self.lobby.JoinLounge(
+                    lobby_api.JoinLoungeRequest(
+                        lounge_id=lounge.lounge_id, buy_in=buy_in, request_id=rid
+                    ),
+                    metadata=self._auth(),
+                    timeout=CALL_TIMEOUT_S,
+                )
             )
-        )
+        except Refused as refused:
+            # UNAVAILABLE (TABLES_UNAVAILABLE too: "the outcome is not known yet, the chips
+            # stay held") and timeouts leave the join open; a refusal closes it.
+            if refused.code not in _UNCERTAIN:
+                del self._pending_joins[key]
+            raise
+        del self._pending_joins[key]
         self.seat = Seat(
             lounge.lounge_id, lounge.lounge_id, joined.seat, joined.seat_token, _expiry(joined)
         )

@@ -1,0 +1,52 @@
+// A retried join keeps its request id until it gets a definite answer, so a retry after
+// UNAVAILABLE cannot hold a second buy-in.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { PendingIds, memoryStore, joinKey, definite } from "./retry.js";
+
+function ids() {
+  let n = 0;
+  return new PendingIds(memoryStore(), () => `id-${++n}`);
+}
+
+test("a retry after an uncertain failure reuses the id", () => {
+  const p = ids();
+  const key = joinKey("p1", "lounge-1", 200n);
+  const first = p.idFor(key);
+  for (const code of ["unavailable", "deadline_exceeded", "unknown", "canceled", "internal"]) {
+    p.answered(key, code);
+    assert.equal(p.idFor(key), first, code);
+  }
+});
+
+test("a definite answer ends the request: the next join gets a new id", () => {
+  const p = ids();
+  const key = joinKey("p1", "lounge-1", 200n);
+  const first = p.idFor(key);
+  p.answered(key, "");
+  const second = p.idFor(key);
+  assert.notEqual(second, first);
+  p.answered(key, "failed_precondition", "TABLE_FULL");
+  assert.notEqual(p.idFor(key), second);
+});
+
+test("UNAVAILABLE TABLES_UNAVAILABLE (outcome not known yet) keeps the id; a refusal ends it", () => {
+  assert.equal(definite("unavailable", "TABLES_UNAVAILABLE"), false);
+  assert.equal(definite("unavailable", ""), false);
+  assert.equal(definite("failed_precondition", "SEAT_TAKEN"), true);
+  assert.equal(definite("invalid_argument", ""), true);
+  const p = ids();
+  const key = joinKey("p1", "lounge-1", 200n);
+  const first = p.idFor(key);
+  p.answered(key, "unavailable", "TABLES_UNAVAILABLE");
+  assert.equal(p.idFor(key), first);
+});
+
+test("another lounge, buy-in or player is another request", () => {
+  const p = ids();
+  const a = p.idFor(joinKey("p1", "lounge-1", 200n));
+  assert.notEqual(p.idFor(joinKey("p1", "lounge-1", 300n)), a);
+  assert.notEqual(p.idFor(joinKey("p1", "lounge-2", 200n)), a);
+  assert.notEqual(p.idFor(joinKey("p2", "lounge-1", 200n)), a);
+  assert.equal(p.idFor(joinKey("p1", "lounge-1", 200n)), a);
+});

@@ -78,6 +78,7 @@ def _summary(harness: Harness, report: Report) -> None:
         print(f"- {kind}")
         for detail in details:
             print(f"    {detail[:600]}")
+    print(f"\n== calls by RPC and outcome ==\n{harness.coverage()}")
     print(
         f"\nhands dealt: {harness.hands}  refusals: {harness.refusals}"
         f"\ncalls: {harness.calls}  sequences: {harness.sequences}  "

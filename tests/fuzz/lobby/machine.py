@@ -248,6 +248,12 @@ class LobbyFuzzer(RuleBasedStateMachine):
             self.fail("chips/not-conserved", str(result))
         for problem in result.problems:
             self.fail("chips/ledger", problem)
+        if result.minted:
+            self.fail(
+                "chips/minted-at-tables",
+                f"{result.minted:,} chips came back from tables beyond all buy-ins (won from "
+                "seats no ledger row funded)",
+            )
 
     def teardown(self) -> None:
         if not self.down:

@@ -23,6 +23,10 @@ from tests.fuzz.lobby.run import fuzz_settings, run_bounded
 # Defects the fuzzer found that other branches of issue #20 fix (docs/testing.md): reported
 # by the long run, not failing this one. Remove each once its fix is merged.
 KNOWN_DEFECTS = {
+    # AI seats are seated with chips no ledger row paid for, so players who win from them
+    # take home more than all buy-ins: chips made from nothing (the "house" branch funds AI
+    # seats from the ledger; then audit._totals counts its rows, and this must not happen).
+    "chips/minted-at-tables",
     # Joins racing for a lounge's last seats: the table service answers RESOURCE_EXHAUSTED
     # (the table is full), which the lobby takes for "unavailable", so the saga stays
     # RESERVED and its chips held, retried by every recovery pass (the "sagas" branch).

@@ -159,7 +159,7 @@ class Harness:
             # Small balances, so that buy-ins run them low: top-ups and INSUFFICIENT_CHIPS.
             starting_grant=1_500,
             top_up_amount=1_000,
-            top_up_below=600,
+            top_up_below=1_000,
         )
         self.lobby_server = await start_lobby_server(
             LobbyServerConfig(

@@ -457,12 +457,16 @@ class LobbyFuzzer(RuleBasedStateMachine):
         seats=st.integers(2, 6),
         ai=st.integers(0, 2),
         joins=st.integers(0, 4),
+        registered=st.integers(0, 2),
     )
-    def start(self, count: int, variant: int, seats: int, ai: int, joins: int) -> None:
-        """A few guests, a sane public lounge of the first one's (with some AI seats), and
-        some of them seated, so that every sequence has chips at a table to play with."""
-        for _ in range(count):
-            self.step(self._sign_up(False, ("fresh",), PASSWORD))
+    def start(
+        self, count: int, variant: int, seats: int, ai: int, joins: int, registered: int
+    ) -> None:
+        """A few players (some registered), a sane public lounge of the first one's (with
+        some AI seats), and some of them seated, so that every sequence has chips at a
+        table to play with."""
+        for k in range(count):
+            self.step(self._sign_up(k < registered, ("fresh",), PASSWORD))
         config = _sane_config(variant, seats, 10, 400)
         bots: list[tuple[int | None, int]] = [(None, epb.AI_LEVEL_EASY)] * min(
             ai, config.seat_count - 1

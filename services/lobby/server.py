@@ -418,8 +418,8 @@ async def _recover_forever(
     backoff: ``services.lobby.recovery``) and leaves whose seat is vacated only when its
     hand ends, and chip adds left RESERVED; and lounges left CREATING, closing lounges (and
     those whose table ended by itself), with the throttle's counts whose window has passed
-    forgotten. An error is logged and the next pass tries again (the sagas' state is in the database); ``passes``
-    (``/healthz``) is live while the buy-ins' passes complete."""
+    forgotten. An error is logged and the next pass tries again (the sagas' state is in the
+    database); ``passes`` (``/healthz``) is live while the buy-ins' passes complete."""
 
     async def buy_ins() -> None:
         await seating.recover()

@@ -193,6 +193,7 @@ class Caller:
             raise Refused(
                 Code.UNAUTHENTICATED,
                 "send the seat token as 'authorization: Bearer <token>' metadata",
+                "SEAT_TOKEN_REQUIRED",
             )
         if self.ai:
             return Credential(seat, "", ai=True)
@@ -205,23 +206,26 @@ class Caller:
                 Code.PERMISSION_DENIED,
                 "a watch grant reads a private table as a spectator and acts for no seat: "
                 "a seat's calls take its seat token",
+                "WATCH_GRANT_NOT_A_SEAT",
             )
         if claim is None:
             raise Refused(
                 Code.UNAUTHENTICATED,
                 self.error
                 or f"the service credential acts as a seat with its token in {SEAT_TOKEN_HEADER}",
-                self.error_reason,
+                self.error_reason or "BAD_SEAT_TOKEN",
             )
         if claim.table_id != table_id:
             raise Refused(
                 Code.PERMISSION_DENIED,
                 "this token is for another table than the table_id asked for",
+                "WRONG_TABLE",
             )
         if claim.seat != seat:
             raise Refused(
                 Code.PERMISSION_DENIED,
                 "this token is for another seat than the seat asked for",
+                "WRONG_SEAT",
             )
         return Credential(seat, self.token_hash)
 
@@ -232,11 +236,11 @@ ANONYMOUS = Caller()
 def check_occupant(state: TableState | None, credential: Credential) -> None:
     """Step two, under the table's lock: the token belongs to the seat's current occupant."""
     if state is None:
-        raise Refused(Code.NOT_FOUND, "the table does not exist")
+        raise Refused(Code.NOT_FOUND, "the table does not exist", "NO_TABLE")
     seat = credential.seat
     player = state.player(seat)
     if player is None:
-        raise Refused(Code.NOT_FOUND, "nobody sits at the seat asked for")
+        raise Refused(Code.NOT_FOUND, "nobody sits at the seat asked for", "EMPTY_SEAT")
     if credential.service:
         return  # the service credential, for whoever sits there
     if credential.ai:
@@ -244,11 +248,13 @@ def check_occupant(state: TableState | None, credential: Credential) -> None:
             raise Refused(
                 Code.PERMISSION_DENIED,
                 "the AI workers' token acts for AI seats only; the seat asked for is a human's",
+                "HUMAN_SEAT",
             )
     elif not hmac.compare_digest(credential.token_hash, player.token_hash):
         raise Refused(
             Code.PERMISSION_DENIED,
             "this token belonged to an earlier occupant of the seat",
+            "NOT_OCCUPANT",
         )
 
 

@@ -7,12 +7,13 @@ players' balances (``accounts.balance``) or *at tables* (the negated sum of the
 table, a cash-out, a compensating refund or a closed table's settlement brings
 them back). Conservation is ``created == balances + at_tables``.
 
-The house account (AI seats funded from the ledger and settled back, being
-added by another branch) is one change in :func:`_totals`: its funding and
-return rows join the ``at_tables`` sum (they move chips between the house and
-a table) and the house balance joins ``balances`` (or, if the house is seeded
-by a grant-like row, that row joins ``created``). Nothing else here needs to
-know about it.
+The house account (AI seats funded from the ledger and settled back) is read
+through the lobby's own documented audit query (``AUDIT_QUERY``, the one `felt
+audit` runs): its funding and return rows join the ``at_tables`` sum and its
+balance (the house's result, negative when players won from it) is a term of
+its own, so conservation is ``created == balances + at_tables + house``; the
+query's per-lounge checks (no lounge paid out more than went in, no closed or
+failed lounge still holding chips) are problems here too.
 
 Besides the sum, each saga must agree with its own ledger rows (a refusal
 refunded exactly once, a seat that left cashed out exactly its stack), each
@@ -28,7 +29,9 @@ from typing import TYPE_CHECKING, TypeAlias
 import asyncpg
 
 from services.lobby.ports.buy_ins import cash_out_key, refund_key, reserve_key
+from services.lobby.ports.chip_adds import add_key, add_refund_key
 from services.lobby.ports.closes import closed_key
+from services.lobby.postgres.ledger import AUDIT_QUERY
 
 if TYPE_CHECKING:
     from asyncpg.pool import PoolConnectionProxy
@@ -48,6 +51,7 @@ class AuditResult:
     created: int = 0
     balances: int = 0
     at_tables: int = 0
+    house: int = 0  # the house account's balance: its result (AI seats' chips)
     problems: list[str] = field(default_factory=list)
     # Chips that came back from tables beyond what went to them: won from seats no ledger
     # row paid for (AI seats, until the house account funds them): made from nothing.
@@ -55,7 +59,7 @@ class AuditResult:
 
     @property
     def conserved(self) -> bool:
-        return self.created == self.balances + self.at_tables
+        return self.created == self.balances + self.at_tables + self.house
 
     @property
     def ok(self) -> bool:
@@ -64,36 +68,33 @@ class AuditResult:
     def __str__(self) -> str:
         head = (
             f"created {self.created:,} = balances {self.balances:,} + at tables "
-            f"{self.at_tables:,}" + ("" if self.conserved else "  (NOT CONSERVED)")
+            f"{self.at_tables:,} + house {self.house:,}"
+            + ("" if self.conserved else "  (NOT CONSERVED)")
         )
         minted = [f"{self.minted:,} chips came back from tables beyond all buy-ins"]
         return "\n".join([head, *self.problems, *(minted if self.minted else [])])
 
 
-async def _totals(conn: Conn) -> tuple[int, int, int]:
-    """(created, balances, at_tables). The house account's terms go here (module docstring)."""
-    row = await conn.fetchrow(
-        """
-        SELECT
-          (SELECT coalesce(sum(amount), 0) FROM ledger WHERE kind = ANY($1::text[])) AS created,
-          (SELECT coalesce(sum(balance), 0) FROM accounts) AS balances,
-          (SELECT coalesce(-sum(amount), 0) FROM ledger WHERE kind = ANY($2::text[]))
-            AS at_tables
-        """,
-        list(CREATING_KINDS),
-        list(TABLE_KINDS),
-    )
+async def _totals(conn: Conn, result: AuditResult) -> None:
+    """created, balances, at tables and the house, by the lobby's own audit query (one
+    statement: one snapshot), with its per-lounge checks as problems."""
+    row = await conn.fetchrow(AUDIT_QUERY)
     assert row is not None
-    return int(row["created"]), int(row["balances"]), int(row["at_tables"])
+    result.created, result.balances = int(row["created"]), int(row["balances"])
+    result.at_tables, result.house = int(row["on_tables"]), int(row["house"])
+    if row["overpaid"]:
+        result.problems.append(f"{row['overpaid']} lounge(s) paid out more than went in")
+    if row["stranded"]:
+        result.problems.append(f"{row['stranded']} closed or failed lounge(s) still hold chips")
 
 
 async def audit(conn: Conn) -> AuditResult:
     """Where every chip is, read in one repeatable-read snapshot (so a settlement that
     commits between two of the queries cannot look like a lost chip)."""
     async with conn.transaction(isolation="repeatable_read", readonly=True):
-        created, balances, at_tables = await _totals(conn)
-        result = AuditResult(created, balances, at_tables)
-        result.minted = max(0, -at_tables)
+        result = AuditResult()
+        await _totals(conn, result)
+        result.minted = max(0, -result.at_tables)
         await _balances_are_their_rows(conn, result)
         await _sagas_match_their_rows(conn, result)
     return result
@@ -151,6 +152,18 @@ async def _sagas_match_their_rows(conn: Conn, result: AuditResult) -> None:
                     f"saga {saga} ({state}, buy-in {amount:,}, left with {stack}): "
                     f"{what} rows {got}, expected {want[what]}"
                 )
+    for c in await conn.fetch("SELECT saga_id, state, amount FROM chip_adds"):
+        saga, state, amount = c["saga_id"], c["state"], int(c["amount"])
+        for name, want in (
+            (add_key(saga).key, [-amount]),
+            (add_refund_key(saga).key, [amount] if state == "compensated" else []),
+        ):
+            claimed.add(name)
+            if by_key.get(name, []) != want:
+                result.problems.append(
+                    f"chip add {saga} ({state}, {amount:,}): rows {by_key.get(name, [])} under "
+                    f"{name!r}, expected {want}"
+                )
     for r in rows:
         if r["movement_key"] not in claimed:
             result.problems.append(
@@ -192,8 +205,11 @@ async def in_flight(conn: Conn) -> InFlight:
         "SELECT saga_id, state, lounge_id FROM buy_ins"
         " WHERE state NOT IN ('seated', 'compensated', 'left')"
     )
+    buy_ins += await conn.fetch(
+        "SELECT saga_id, 'adding' AS state, lounge_id FROM chip_adds WHERE state = 'reserved'"
+    )
     lounges = await conn.fetch(
-        "SELECT lounge_id, state FROM lounges WHERE state NOT IN ('open', 'closed')"
+        "SELECT lounge_id, state FROM lounges WHERE state NOT IN ('open', 'closed', 'failed')"
     )
     return InFlight(
         [f"{r['saga_id']} {r['state']} at {r['lounge_id']}" for r in buy_ins],

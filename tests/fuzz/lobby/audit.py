@@ -154,15 +154,15 @@ async def _sagas_match_their_rows(conn: Conn, result: AuditResult) -> None:
                 )
     for c in await conn.fetch("SELECT saga_id, state, amount FROM chip_adds"):
         saga, state, amount = c["saga_id"], c["state"], int(c["amount"])
-        for name, want in (
+        for name, expected in (
             (add_key(saga).key, [-amount]),
             (add_refund_key(saga).key, [amount] if state == "compensated" else []),
         ):
             claimed.add(name)
-            if by_key.get(name, []) != want:
+            if by_key.get(name, []) != expected:
                 result.problems.append(
                     f"chip add {saga} ({state}, {amount:,}): rows {by_key.get(name, [])} under "
-                    f"{name!r}, expected {want}"
+                    f"{name!r}, expected {expected}"
                 )
     for r in rows:
         if r["movement_key"] not in claimed:

@@ -126,7 +126,7 @@ class TableAdmin:
         caller.require_admin()
         runtime = await self.app.runtime(table_id)
         if runtime.state is None:
-            raise Refused(Code.NOT_FOUND, "no table has this table_id")
+            raise Refused(Code.NOT_FOUND, "no table has this table_id", "NO_TABLE")
         expires = int(time.time()) + WATCH_GRANT_TTL_S
         token = issue_watch_grant(self.secrets.token_secret, WatchClaim(table_id, expires))
         return WatchGrant(token, expires)
@@ -167,7 +167,7 @@ class TableAdmin:
 
         def make(state: TableState | None) -> TableCommand:
             if state is None:
-                raise Refused(Code.NOT_FOUND, "no table has this table_id")
+                raise Refused(Code.NOT_FOUND, "no table has this table_id", "NO_TABLE")
             try:
                 limits.check_chips_added(state, stack)
             except limits.LimitError as exc:

@@ -100,7 +100,7 @@ class TableApp:
         try:
             runtime = await self.manager.get(table_id)  # at once for a table run here
         except TableNotFound:
-            raise Refused(Code.NOT_FOUND, "no table has this table_id") from None
+            raise Refused(Code.NOT_FOUND, "no table has this table_id", "NO_TABLE") from None
         except NotOwner:
             raise unavailable(table_id) from None
         except TableQuarantined as exc:

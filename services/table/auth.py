@@ -177,7 +177,7 @@ class Caller:
             return
         if self.error_reason in (EXPIRED, WATCH_GRANT_EXPIRED):
             raise Refused(Code.UNAUTHENTICATED, self.error, self.error_reason)
-        raise Refused(Code.NOT_FOUND, "no table has this table_id")
+        raise Refused(Code.NOT_FOUND, "no table has this table_id", "NO_TABLE")
 
     def for_service_seat(self, table_id: str, seat: int) -> Credential:
         """An internal call for a seat: the service credential, as the seat token sent with it

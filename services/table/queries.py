@@ -100,7 +100,7 @@ class TableQueries:
     async def table(self, caller: Caller, table_id: str) -> TableAt:
         runtime = await self.app.runtime(table_id)
         if runtime.state is None:
-            raise Refused(Code.NOT_FOUND, "no table has this table_id")
+            raise Refused(Code.NOT_FOUND, "no table has this table_id", "NO_TABLE")
         caller.check_spectator(table_id, _private(runtime))
         return TableAt(runtime.state, runtime.version)
 

@@ -49,6 +49,7 @@ from felt.api.attempts import FailedAttempts
 from felt.api.limits import MAX_REQUEST_BYTES
 from felt.eventstore import RedisEventStore
 from felt.instances import RedisTableInstances
+from felt.tokens import is_watch_grant
 from poker.v1 import (
     history_service_connect,
     history_service_pb2,
@@ -291,10 +292,11 @@ def _watch_table(forwarded: Any, shared: SharedWatches, caps: StreamCaps) -> Any
                 yield item
             return
         with caps.admit(bearer(ctx), client_host(ctx)):
-            if bearer(ctx):
-                # A spectator with a credential (a private table's watch grant): a stream of
-                # its own, as a seat's. The shared feed is opened with none, which a private
-                # table refuses (it would end every watcher's stream with its NOT_FOUND).
+            if is_watch_grant(bearer(ctx)):
+                # A private table's spectator (its watch grant): a stream of its own, as a
+                # seat's. The shared feed is opened with no credential, which a private table
+                # refuses (it would end every watcher's stream with its NOT_FOUND); any other
+                # token watches through the shared feed, so tokens buy no extra streams.
                 async for item in forwarded(request, ctx):
                     yield item
                 return

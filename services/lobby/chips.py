@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from datetime import timedelta
 
 import structlog
 
@@ -50,6 +51,7 @@ from services.lobby.ports import (
     TablesUnavailable,
 )
 from services.lobby.refusals import Code, Refused
+from services.lobby.tables import CALL_TIMEOUT_S
 
 log = structlog.get_logger("felt.lobby.chips")
 
@@ -222,7 +224,13 @@ class ChipsApp:
         """Drive every RESERVED saga on (periodically): how many were added and how many
         compensated; those the table service does not answer wait for the next pass."""
         added = compensated = 0
+        # Only adds older than two call timeouts: one the client's own call may still be
+        # driving is left to it (two attempts of one add in flight at once could see one
+        # refused and refunded while the other is added).
+        settled_before = self.lobby.clock() - timedelta(seconds=2 * CALL_TIMEOUT_S)
         for saga in await self.chip_adds.unfinished(RECOVER_BATCH):
+            if saga.created_at > settled_before:
+                continue
             try:
                 done = await self.drive(saga)
             except TablesUnavailable as exc:

@@ -279,12 +279,24 @@ class Authenticator:
         if attempts is None or not client:
             return self._authenticate(token, seat_token)
         if attempts.exhausted(client):
-            caller = self._seat_caller(token, int(time.time()))
-            if caller.claim is None and caller.error_reason != EXPIRED:
+            caller = self._signed_caller(token)
+            if (
+                caller.claim is None
+                and caller.watch is None
+                and caller.error_reason
+                not in (
+                    EXPIRED,
+                    WATCH_GRANT_EXPIRED,
+                )
+            ):
                 raise Refused(Code.RESOURCE_EXHAUSTED, THROTTLED_MESSAGE, THROTTLED)
-            return caller  # a genuine seat token (expired or not) is no guess
+            return caller  # a genuine seat token or watch grant (expired or not) is no guess
         caller = self._authenticate(token, seat_token)
-        if not caller.admin and caller.error and caller.error_reason != EXPIRED:
+        if (
+            not caller.admin
+            and caller.error
+            and caller.error_reason not in (EXPIRED, WATCH_GRANT_EXPIRED)
+        ):
             attempts.failed(client)  # a forged or malformed token, or a wrong credential
         return caller
 
@@ -298,9 +310,14 @@ class Authenticator:
             return replace(self._seat_caller(seat_token, 0), admin=True)
         if secrets.ai_token and hmac.compare_digest(token, secrets.ai_token):
             return Caller(token=True, ai=True)
+        return self._signed_caller(token)
+
+    def _signed_caller(self, token: str) -> Caller:
+        """A seat token's or a watch grant's caller, by its signature alone (the static
+        credentials are not compared: a throttled address's guesses confirm nothing)."""
         if is_watch_grant(token):
             try:
-                watch = verify_watch_grant(secrets.token_secret, token, int(time.time()))
+                watch = verify_watch_grant(self.secrets.token_secret, token, int(time.time()))
             except TokenError as exc:
                 return Caller(token=True, error=str(exc), error_reason=exc.reason)
             return Caller(token=True, watch=watch)

@@ -68,6 +68,7 @@ PUBLIC: dict[str, frozenset[str]] = {
             "RefreshSeatToken",
             "CloseLounge",
             "WatchLounge",
+            "AddSeatChips",
         }
     ),
     # The operator's view of a hand (reader HAND_READER_OPERATOR) is a request, not an RPC:

@@ -41,9 +41,17 @@ FINGERPRINT_BYTES = 16
 CLIENT_PREFIX = "c/"
 KEPT_PREFIX = "k/"
 """Client keys whose records trimming keeps (see the module docstring and :func:`kept`)."""
-KEPT_CALLS = frozenset({"poker.v1.LeaveSeatRequest", "poker.v1.ReissueSeatTokenRequest"})
-"""Calls besides the admin's whose records are kept: the lobby's leave saga retries them, and
-its player's retried ``RefreshSeatToken`` must get the token it was first given."""
+KEPT_CALLS = frozenset(
+    {
+        "poker.v1.LeaveSeatRequest",
+        "poker.v1.ReissueSeatTokenRequest",
+        "poker.v1.AddChipsRequest",
+    }
+)
+"""Calls besides the admin's whose records are kept: the lobby's leave and chip-add sagas
+retry them as the seat (a retry after the stream was trimmed must get the first answer, or
+chips would be added twice, or refunded while at the table), and its player's retried
+``RefreshSeatToken`` must get the token it was first given."""
 SERVER_PREFIX = "s/"
 
 

@@ -416,23 +416,27 @@ async def _recover_forever(
     can hold the other up (a close whose table hangs does not keep a buy-in waiting, nor
     the other way round): buy-ins an unreachable table service left RESERVED (fairly, with
     backoff: ``services.lobby.recovery``) and leaves whose seat is vacated only when its
-    hand ends, and chip adds left RESERVED; and lounges left CREATING, closing lounges (and
+    hand ends; chip adds left RESERVED (a loop of their own); and lounges left CREATING, closing lounges (and
     those whose table ended by itself), with the throttle's counts whose window has passed
     forgotten. An error is logged and the next pass tries again (the sagas' state is in the
     database); ``passes`` (``/healthz``) is live while the buy-ins' passes complete."""
 
     async def buy_ins() -> None:
         await seating.recover()
-        if chips is not None:
-            await chips.recover()  # chip adds an unreachable table service left RESERVED
         passes.last_redis_ok = time.monotonic()
+
+    async def chip_adds() -> None:
+        if chips is not None:  # a loop of its own: a hanging table holds up no buy-in
+            await chips.recover()  # chip adds an unreachable table service left RESERVED
 
     async def closes() -> None:
         await seating.lounges.recover()  # lounges left CREATING
         await closing.recover()
         await seating.lobby.forget_old_attempts()
 
-    await asyncio.gather(_every(every_s, buy_ins), _every(every_s, closes))
+    await asyncio.gather(
+        _every(every_s, buy_ins), _every(every_s, closes), _every(every_s, chip_adds)
+    )
 
 
 async def _every(every_s: float, one_pass: Callable[[], Awaitable[None]]) -> None:

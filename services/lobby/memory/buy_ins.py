@@ -37,6 +37,15 @@ class MemoryBuyIns:
         self._requests: dict[str, tuple[bytes, str]] = {}
         self._leaves: dict[str, tuple[bytes, str]] = {}
         ledger.at_tables = self.at_tables  # a top-up counts them, as PgLedger reads buy_ins
+        ledger.unsettled_lounges = self.unsettled_lounges  # as PgLedger.house_won reads them
+
+    def unsettled_lounges(self, player_id: str) -> set[str]:
+        """The lounges where the player has a seat (or a buy-in) whose chips are not home."""
+        return {
+            s.lounge_id
+            for s in self.sagas.values()
+            if s.player_id == player_id and s.state.value not in RETURNED_STATES
+        }
 
     def at_tables(self, player_id: str) -> int:
         """The amounts of the player's sagas whose chips have not come back."""

@@ -38,6 +38,9 @@ class MemoryLedger:
         # The chips a player holds at tables (its unfinished buy-ins), which a top-up counts:
         # the buy-ins beside this ledger (``MemoryBuyIns``) set it; none without them.
         self.at_tables: Callable[[str], int] = lambda _player_id: 0
+        # The lounges where the player's seat has not come home yet (set likewise): their rows
+        # are not a result yet, so the house's daily limit does not count them.
+        self.unsettled_lounges: Callable[[str], set[str]] = lambda _player_id: set()
         self._accounts: dict[str, Account] = {}
         self._rows: list[Movement] = []
         self._keys: dict[str, tuple[bytes, Movement]] = {}
@@ -246,12 +249,14 @@ class MemoryLedger:
 
     async def house_won(self, player_id: str, since: datetime) -> int:
         house_lounges = {h.lounge_id for h in self._house_rows}
+        held = self.unsettled_lounges(player_id)
         return sum(
             r.amount
             for r in self._rows
             if r.player_id == player_id
             and r.kind not in _CREATED
             and r.table_id in house_lounges
+            and r.table_id not in held
             and r.created_at >= since
         )
 

@@ -61,7 +61,10 @@ class MemoryLounges:
         return self._lounges.get(lounge_id)
 
     async def mark_open(self, lounge_id: str) -> Lounge:
-        lounge = replace(self._lounges[lounge_id], state=LoungeState.OPEN)
+        lounge = self._lounges[lounge_id]
+        if lounge.state is not LoungeState.CREATING:
+            return lounge  # as PgLounges: from CREATING only
+        lounge = replace(lounge, state=LoungeState.OPEN)
         self._lounges[lounge_id] = lounge
         return lounge
 

@@ -63,4 +63,4 @@ ORDER BY l.listing_id, s.seat;
 -- failed lounge has nothing left at its table) cover the lounges closed from here on:
 -- one closed before the house existed may have paid out its AI seats' unbacked chips.
 ALTER TABLE lounges ADD COLUMN audited boolean NOT NULL DEFAULT true;
-UPDATE lounges SET audited = false WHERE state = 'closed';
+UPDATE lounges SET audited = false WHERE state IN ('closed', 'closing');

@@ -248,7 +248,8 @@ class Ledger(Protocol):
 
     async def house_won(self, player_id: str, since: datetime) -> int:
         """The player's net result at lounges with AI seats (house-funded), over its
-        movements since ``since``: chips brought home minus chips bought in."""
+        movements since ``since``: chips brought home minus chips bought in, at lounges where
+        none of its seats still holds chips (chips parked at a seat are no loss yet)."""
         ...
 
     async def house_winners(self, since: datetime | None, limit: int) -> list[Winner]:

@@ -58,13 +58,13 @@ SELECT
 """The chips audit (docs/operations.md): one statement, so one snapshot."""
 # The chips a player holds at tables: written as the partial index buy_ins_player_held
 # (migration 0012) reads, with the states as literals so that the planner can use it.
-_UNSETTLED = "(" + ", ".join(f"'{state}'" for state in RETURNED_STATES) + ")"
+_RETURNED = "(" + ", ".join(f"'{state}'" for state in RETURNED_STATES) + ")"
 _AT_TABLES = (
     "SELECT (SELECT coalesce(sum(amount), 0) FROM buy_ins WHERE player_id = $1 AND state NOT IN "
-    + _UNSETTLED
+    + _RETURNED
     + ") + (SELECT coalesce(sum(c.amount), 0) FROM chip_adds c JOIN buy_ins b "
     "ON b.saga_id = c.buy_in_id WHERE c.player_id = $1 AND c.state <> 'compensated' "
-    "AND b.state NOT IN " + _UNSETTLED + ")"
+    "AND b.state NOT IN " + _RETURNED + ")"
 )
 """Its buy-ins not come home, and the chips added to those seats (``chip_adds``, not refunded)."""
 
@@ -207,7 +207,11 @@ class PgLedger:
         won = await self.pool.fetchval(
             "SELECT coalesce(sum(amount), 0) FROM ledger WHERE player_id = $1 "
             "AND created_at >= $2 AND kind NOT IN ('grant', 'top_up') "
-            "AND table_id IN (SELECT lounge_id FROM house_ledger)",
+            "AND table_id IN (SELECT lounge_id FROM house_ledger) "
+            # a seat whose chips are not home yet is no result: chips parked there would
+            # read as a loss that hides a win elsewhere
+            "AND table_id NOT IN (SELECT lounge_id FROM buy_ins WHERE player_id = $1 "
+            "AND state NOT IN " + _RETURNED + ")",
             player_id,
             since,
         )

@@ -145,12 +145,15 @@ class PgLounges:
 
     async def mark_open(self, lounge_id: str) -> Lounge:
         status = await self.pool.execute(
-            "UPDATE lounges SET state = 'open' WHERE lounge_id = $1", lounge_id
+            "UPDATE lounges SET state = 'open' WHERE lounge_id = $1 AND state = 'creating'",
+            lounge_id,
         )
-        if status != "UPDATE 1":
-            raise KeyError(lounge_id)
         lounge = await self.get(lounge_id)
-        assert lounge is not None
+        if lounge is None:
+            raise KeyError(lounge_id)
+        # From CREATING only: a slower driver of the same lounge must not reopen one its owner
+        # closed (or that failed) meanwhile; it gets the lounge as it is.
+        assert status == "UPDATE 1" or lounge.state is not LoungeState.CREATING
         return lounge
 
     async def listing(self, where: LoungeFilter, before: int | None, limit: int) -> list[Lounge]:

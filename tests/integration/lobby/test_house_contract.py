@@ -150,6 +150,8 @@ async def test_a_played_lounge_settles_the_ai_to_the_house(stores: Stores) -> No
     saga = (await stores.buy_ins.reserve(buy_in(1))).buy_in
     await stores.buy_ins.seated(saga.saga_id, SeatGrant(0, "token-1", None, 7))
     assert (await audited(stores)).on_tables == 1_300
+    # a seat still holding its chips is no result yet (parked chips would hide a win)
+    assert await stores.ledger.house_won("p1", T0) == 0
     await stores.closes.mark_closing("l-0")
     await stores.closes.ai_seen_seated("l-0", 5, 40)
     await stores.closes.ai_seen_seated("l-0", 5, 50)  # the first is kept

@@ -39,8 +39,8 @@ from .conftest import empty_pool
 from .test_join_lounge_grpc import balance, guest
 from .test_lobby_grpc import SECRETS, auth, refused, rid
 
-ADMIN = "house-tests-table-admin"
-AI_TOKEN = "house-tests-ai-token"
+ADMIN = "house-tests-table-admin-credential-0123456789"
+AI_TOKEN = "house-tests-ai-token-credential-0123456789"
 WAIT_S = 90.0  # generous: the machine is shared
 
 

@@ -35,7 +35,7 @@ from tests.felt_command import run_felt
 from .conftest import empty_pool
 from .test_lobby_grpc import SECRETS, auth, refused, rid
 
-ADMIN = "private-tests-table-admin"
+ADMIN = "private-tests-table-admin-credential-0123456789"
 TABLE_SECRET = b"private-tests-table-secret-0123456789"
 
 
@@ -55,7 +55,7 @@ async def stack(redis: Any, redis_url: str, lobby_dsn: str) -> AsyncIterator[Sta
         TableServerConfig(
             redis_url=redis_url,
             address="127.0.0.1:0",
-            secrets=Secrets(TABLE_SECRET, ADMIN, "private-tests-ai"),
+            secrets=Secrets(TABLE_SECRET, ADMIN, "private-tests-ai-token-credential-0123456789"),
             ai_stream=f"private-tests-ai-{hashlib.sha256(redis_url.encode()).hexdigest()[:6]}",
         )
     )

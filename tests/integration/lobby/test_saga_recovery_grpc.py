@@ -41,7 +41,7 @@ from .conftest import empty_pool
 from .test_join_lounge_grpc import balance, guest
 from .test_lobby_grpc import SECRETS, Clock, auth, refused, rid
 
-ADMIN = "saga-tests-table-admin"
+ADMIN = "saga-tests-table-admin-credential-0123456789"
 GRANT = 10_000
 
 
@@ -51,7 +51,11 @@ async def table_server(redis: Any, redis_url: str) -> AsyncIterator[RunningTable
         TableServerConfig(
             redis_url=redis_url,
             address="127.0.0.1:0",
-            secrets=Secrets(b"saga-tests-table-secret-0123456789", ADMIN, "saga-tests-ai"),
+            secrets=Secrets(
+                b"saga-tests-table-secret-0123456789",
+                ADMIN,
+                "saga-tests-ai-token-credential-0123456789",
+            ),
             ai_stream=f"saga-tests-ai-{hashlib.sha256(redis_url.encode()).hexdigest()[:6]}",
         )
     )

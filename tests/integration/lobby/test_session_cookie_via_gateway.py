@@ -42,7 +42,7 @@ async def http(lobby_dsn: str) -> AsyncIterator[httpx.AsyncClient]:
             secrets=SECRETS,
             passwords=Passwords(PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)),
             grace_s=0.5,
-            table_admin_token="gateway-tests-service",
+            table_admin_token="gateway-tests-service-credential-0123456789",
         )
     )
     gateway = await start_gateway(

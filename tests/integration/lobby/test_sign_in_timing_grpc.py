@@ -34,7 +34,7 @@ async def timed_lobby(lobby_dsn: str) -> AsyncIterator[rpc.LobbyServiceAsyncStub
         secrets=SECRETS,
         passwords=Passwords(TIMED),
         grace_s=0.5,
-        table_admin_token="lobby-tests-service",
+        table_admin_token="lobby-tests-service-credential-0123456789",
     )
     running = await start_lobby_server(config)
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{running.port}")

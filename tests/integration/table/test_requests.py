@@ -176,10 +176,10 @@ async def test_refused_requests_say_why_and_change_nothing(table_env: Env) -> No
             "BAD_ACTION",
         ),
         ("no request id", submit(request_id=""), code.INVALID_ARGUMENT, "BAD_REQUEST_ID"),
-        ("no token", submit(token=""), code.UNAUTHENTICATED, ""),
-        ("forged token", submit(token="v1.e30.bm9wZQ"), code.UNAUTHENTICATED, ""),
-        ("another seat's token", submit(token=keys[1].token), code.PERMISSION_DENIED, ""),
-        ("unknown table", submit(table="no-such-table"), code.NOT_FOUND, ""),
+        ("no token", submit(token=""), code.UNAUTHENTICATED, "SEAT_TOKEN_REQUIRED"),
+        ("forged token", submit(token="v1.e30.bm9wZQ"), code.UNAUTHENTICATED, "BAD_SEAT_TOKEN"),
+        ("another seat's token", submit(token=keys[1].token), code.PERMISSION_DENIED, "WRONG_SEAT"),
+        ("unknown table", submit(table="no-such-table"), code.NOT_FOUND, "NO_TABLE"),
         ("malformed table id", submit(table="Bad Id!"), code.INVALID_ARGUMENT, "BAD_TABLE_ID"),
         ("stale sequence", submit(expected=seq - 1), code.ABORTED, "STALE_SEQUENCE"),
         (
@@ -294,7 +294,7 @@ async def test_refused_requests_say_why_and_change_nothing(table_env: Env) -> No
                 metadata=keys[1].service_md,
             ),
             code.PERMISSION_DENIED,
-            "",
+            "WRONG_SEAT",
         ),
         (
             "view someone else's cards",
@@ -302,13 +302,13 @@ async def test_refused_requests_say_why_and_change_nothing(table_env: Env) -> No
                 pb.GetTableViewRequest(table_id=table_id, seat=0), metadata=keys[1].md
             ),
             code.PERMISSION_DENIED,
-            "",
+            "WRONG_SEAT",
         ),
         (
             "view a seat without a token",
             lambda: stub.GetTableView(pb.GetTableViewRequest(table_id=table_id, seat=0)),
             code.UNAUTHENTICATED,
-            "",
+            "SEAT_TOKEN_REQUIRED",
         ),
         (
             "history of someone else's seat",
@@ -316,7 +316,7 @@ async def test_refused_requests_say_why_and_change_nothing(table_env: Env) -> No
                 pb.GetHandHistoryRequest(table_id=table_id, seat=1), metadata=keys[0].md
             ),
             code.PERMISSION_DENIED,
-            "",
+            "WRONG_SEAT",
         ),
         (
             "empty seat",
@@ -324,7 +324,7 @@ async def test_refused_requests_say_why_and_change_nothing(table_env: Env) -> No
                 pb.SitOutRequest(table_id=table_id, seat=5, request_id="s2"), metadata=keys[0].md
             ),
             code.PERMISSION_DENIED,
-            "",
+            "WRONG_SEAT",
         ),
     ]
     length = await table_env.xlen(table_id)

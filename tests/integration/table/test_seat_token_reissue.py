@@ -75,7 +75,7 @@ async def test_only_the_service_may_reissue_and_only_for_the_occupant(table_env:
         ("another player at the seat", reissue(keys[1].player_id, table_env.admin, "x3"),
          grpc.StatusCode.FAILED_PRECONDITION, "NOT_OCCUPANT"),
         ("the service as another seat", reissue(keys[0].player_id, keys[1].service_md, "x4"),
-         grpc.StatusCode.PERMISSION_DENIED, ""),
+         grpc.StatusCode.PERMISSION_DENIED, "WRONG_SEAT"),
     ]  # fmt: skip
     for name, call, expected_code, reason in cases:
         with pytest.raises(grpc.aio.AioRpcError) as refused:

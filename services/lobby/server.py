@@ -417,8 +417,8 @@ async def _recover_forever(
     the other way round): buy-ins an unreachable table service left RESERVED (fairly, with
     backoff: ``services.lobby.recovery``) and leaves whose seat is vacated only when its
     hand ends; chip adds left RESERVED (a loop of their own); and lounges left CREATING,
-    closing lounges (and those whose table ended by itself), with the throttle's counts whose window has passed
-    forgotten. An error is logged and the next pass tries again (the sagas' state is in the
+    closing lounges (and those whose table ended by itself), with the throttle's counts
+    whose window has passed forgotten. An error is logged and the next pass tries again (the sagas' state is in the
     database); ``passes`` (``/healthz``) is live while the buy-ins' passes complete."""
 
     async def buy_ins() -> None:

@@ -412,14 +412,14 @@ async def _recover_forever(
     passes: Health,
     chips: ChipsApp | None = None,
 ) -> None:
-    """The saga recovery passes, periodically, as two loops of their own so that neither
-    can hold the other up (a close whose table hangs does not keep a buy-in waiting, nor
-    the other way round): buy-ins an unreachable table service left RESERVED (fairly, with
-    backoff: ``services.lobby.recovery``) and leaves whose seat is vacated only when its
-    hand ends; chip adds left RESERVED (a loop of their own); and lounges left CREATING,
-    closing lounges (and those whose table ended by itself), with the throttle's counts
-    whose window has passed forgotten. An error is logged and the next pass tries again (the sagas' state is in the
-    database); ``passes`` (``/healthz``) is live while the buy-ins' passes complete."""
+    """The saga recovery passes, periodically, in loops of their own so that none can hold
+    another up (a close whose table hangs keeps no buy-in waiting): buy-ins an unreachable
+    table service left RESERVED (fairly, with backoff: ``services.lobby.recovery``) and
+    leaves whose seat is vacated only when its hand ends; chip adds left RESERVED; lounges
+    left CREATING, closing lounges (and those whose table ended by itself), with the
+    throttle's counts whose window has passed forgotten. An error is logged and the next
+    pass tries again (the sagas' state is in the database); ``passes`` (``/healthz``) is
+    live while the buy-ins' passes complete."""
 
     async def buy_ins() -> None:
         await seating.recover()

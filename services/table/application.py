@@ -157,9 +157,13 @@ class TableApp:
         answer_type: type[M],
         expected: int | None = None,
         internal: bool = False,
+        paced: bool = False,
     ) -> M:
         """A seat's mutating call: the table first, then the token, then the request id.
-        ``internal``: the service credential's only (``Caller.for_service_seat``)."""
+        ``internal``: the service credential's only (``Caller.for_service_seat``). ``paced``:
+        the table paces the call itself (an action: one per turn), so the AI workers' answers,
+        which come for the decision requests the table issued, are not rate-limited (bot-only
+        tables play faster than a person's limit); their other calls are."""
         runtime = await self.runtime(table_id)
         if internal:
             credential = caller.for_service_seat(table_id, seat)
@@ -169,7 +173,8 @@ class TableApp:
         # The service (the lobby) is trusted and bounded by its own callers' limits. A bucket is
         # one seat's at one table: the AI workers' principal names only the seat, and seat N of
         # every table must not share one.
-        if not caller.admin and not self.rate.take(rate_key(table_id, credential.principal)):
+        limited = not caller.admin and not (paced and credential.ai)
+        if limited and not self.rate.take(rate_key(table_id, credential.principal)):
             raise Refused(
                 Code.RESOURCE_EXHAUSTED,
                 f"too many changes from this seat: at most {self.rate.limits.per_second:g} a "
@@ -309,6 +314,7 @@ class TableApp:
             answer,
             pb.SubmitActionResponse,
             expected,
+            paced=True,
         )
         return Acted(first.sequence, first.view)
 

@@ -14,7 +14,9 @@ from tests.e2e.test_projector_kill import archive_db  # noqa: F401 - the fixture
 from tests.e2e.test_serve import Launcher, launcher  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.timeout(240)
-HANDS = 250
+# AI seats' actions are no longer held back by the per-seat rate limit, so 250 hands took
+# about 6 s: too short for the decision stream's once-a-second trims to show. 750 take ~20 s.
+HANDS = 750
 
 
 async def test_a_bot_run_leaves_every_hand_archived_once_and_redis_trimmed(

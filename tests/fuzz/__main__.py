@@ -19,11 +19,10 @@ import sys
 import uuid
 
 import redis.asyncio as redis_async_lib
-from hypothesis.internal.conjecture import engine
 
 from felt.devserver import ensure_redis
-from felt.logging import configure_logging
 from tests.conftest import with_redis_db
+from tests.fuzz.command import fuzz_arguments, print_violations
 from tests.fuzz.machine import Harness
 from tests.fuzz.run import Report, run_timed
 from tests.integration.table.conftest import TableEnv
@@ -61,13 +60,7 @@ async def _main(args: argparse.Namespace) -> tuple[Report, Harness]:
 
 
 def _summary(harness: Harness, report: Report) -> None:
-    for finding in report.findings:
-        print(f"\n== {', '.join(finding.kinds)} ==\n{finding.message}\n{finding.reproduction}")
-    print("\n== violations found ==")
-    for kind, details in sorted(harness.found.items()):
-        print(f"- {kind}")
-        for detail in details:
-            print(f"    {detail[:600]}")
+    print_violations(report.findings, harness.found)
     print(
         f"\nhands dealt: {harness.hands}  pots won at showdown: {harness.showdowns}"
         f"\ncalls: {harness.calls}  sequences: {harness.sequences}  "
@@ -77,23 +70,9 @@ def _summary(harness: Harness, report: Report) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m tests.fuzz", description=__doc__)
-    parser.add_argument("--minutes", type=float, default=30.0, help="how long to run")
-    parser.add_argument("--examples", type=int, default=20, help="sequences per batch")
-    parser.add_argument("--steps", type=int, default=40, help="steps per sequence (at most)")
-    parser.add_argument("--no-shrink", action="store_true", help="report unshrunk sequences")
-    parser.add_argument(
-        "--shrink-seconds",
-        type=float,
-        default=60.0,
-        help="time to shrink each new violation (hypothesis' own limit is 300 s)",
+    args = fuzz_arguments(
+        "python -m tests.fuzz", __doc__, examples=20, steps=40, shrink_seconds=60.0
     )
-    parser.add_argument("--log-level", default="CRITICAL", help="the service's log level")
-    args = parser.parse_args()
-    configure_logging(json=True, level=args.log_level, stream=sys.stderr)
-    # An internal of hypothesis (no setting exists): each shrink reruns whole call sequences
-    # against a freshly started service, so the default 5 minutes per violation is long.
-    engine.MAX_SHRINKING_SECONDS = int(args.shrink_seconds)
     report, harness = asyncio.run(_main(args))
     _summary(harness, report)
     sys.exit(1 if harness.found else 0)

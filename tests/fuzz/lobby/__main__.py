@@ -19,10 +19,9 @@ import sys
 import uuid
 
 import asyncpg
-from hypothesis.internal.conjecture import engine
 
-from felt.logging import configure_logging
 from tests.conftest import with_redis_db
+from tests.fuzz.command import fuzz_arguments, print_violations
 from tests.fuzz.lobby.harness import Harness
 from tests.fuzz.lobby.run import run_timed
 from tests.fuzz.run import Report
@@ -71,13 +70,7 @@ async def _main(args: argparse.Namespace) -> tuple[Report, Harness]:
 
 
 def _summary(harness: Harness, report: Report) -> None:
-    for finding in report.findings:
-        print(f"\n== {', '.join(finding.kinds)} ==\n{finding.message}\n{finding.reproduction}")
-    print("\n== violations found ==")
-    for kind, details in sorted(harness.found.items()):
-        print(f"- {kind}")
-        for detail in details:
-            print(f"    {detail[:600]}")
+    print_violations(report.findings, harness.found)
     print(f"\n== calls by RPC and outcome ==\n{harness.coverage()}")
     print(
         f"\nhands dealt: {harness.hands}  refusals: {harness.refusals}"
@@ -88,23 +81,9 @@ def _summary(harness: Harness, report: Report) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m tests.fuzz.lobby", description=__doc__)
-    parser.add_argument("--minutes", type=float, default=30.0, help="how long to run")
-    parser.add_argument("--examples", type=int, default=10, help="sequences per batch")
-    parser.add_argument("--steps", type=int, default=30, help="steps per sequence (at most)")
-    parser.add_argument("--no-shrink", action="store_true", help="report unshrunk sequences")
-    parser.add_argument(
-        "--shrink-seconds",
-        type=float,
-        default=120.0,
-        help="time to shrink each new violation (hypothesis' own limit is 300 s)",
+    args = fuzz_arguments(
+        "python -m tests.fuzz.lobby", __doc__, examples=10, steps=30, shrink_seconds=120.0
     )
-    parser.add_argument("--log-level", default="CRITICAL", help="the services' log level")
-    args = parser.parse_args()
-    configure_logging(json=True, level=args.log_level, stream=sys.stderr)
-    # An internal of hypothesis (no setting exists): each shrink reruns whole sequences
-    # against a freshly started stack, so the default 5 minutes per violation is long.
-    engine.MAX_SHRINKING_SECONDS = int(args.shrink_seconds)
     report, harness = asyncio.run(_main(args))
     _summary(harness, report)
     sys.exit(1 if harness.found else 0)

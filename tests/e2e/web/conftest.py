@@ -118,6 +118,12 @@ def web_stack(redis_url: str, database_url: str, tmp_path_factory: Any) -> Itera
         # The shortest access token too: the client's session refresh (RefreshSession with
         # the HttpOnly cookie, test_session_cookie.py) happens in every longer flow.
         FELT_LOBBY_ACCESS_TTL_S="60",
+        # Every browser here is one client address (127.0.0.1), and several flows send
+        # unknown tokens on purpose: per-address throttling of failed credentials
+        # (AUTH_THROTTLED, tested in tests/integration/gateway) would otherwise tie the tests
+        # to their order.
+        FELT_AUTH_FAILURE_BURST="10000",
+        FELT_AUTH_FAILURE_PER_MIN="10000",
     )
     felt = [sys.executable, "-m", "services.cli"]
     subprocess.run([*felt, "db", "migrate"], env=env, check=True, capture_output=True)

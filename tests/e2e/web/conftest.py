@@ -28,7 +28,7 @@ import sys
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import pytest
+import redis as redis_sync_lib
 
 REPO = Path(__file__).resolve().parents[3]
 ARTIFACTS = REPO / "tests" / "e2e" / "artifacts"
@@ -93,6 +94,15 @@ def web_stack(redis_url: str, database_url: str, tmp_path_factory: Any) -> Itera
         return
     if not (REPO / "web" / "dist" / "index.html").exists():
         pytest.skip("web/dist is not built: run `make web`")
+    # The stack starts on an empty Redis DB: a table service adopts every table whose lease
+    # has lapsed, so tables an earlier test left behind (AI seats playing on) would load
+    # this stack's one table service and slow every page (seen in CI: a lounge that did not
+    # open in 30 s).
+    flush = redis_sync_lib.Redis.from_url(redis_url)
+    try:
+        flush.flushdb()
+    finally:
+        flush.close()
     name = f"felt_web_{uuid.uuid4().hex[:12]}"
     asyncio.run(_admin(database_url, f'CREATE DATABASE "{name}"'))
     dsn = _with_database(database_url, name)
@@ -155,6 +165,33 @@ def web_stack(redis_url: str, database_url: str, tmp_path_factory: Any) -> Itera
             except subprocess.TimeoutExpired:
                 p.kill()
         asyncio.run(_admin(database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Any, None]:
+    """A failed browser test explains itself: what the page showed (its address, its visible
+    text and a screenshot, ``failure-<test>.png`` among the artifacts) and the last lines of
+    every process log of the stack, while the page is still open."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when != "call" or not report.failed:
+        return
+    funcargs = getattr(item, "funcargs", {})
+    page, stack = funcargs.get("page"), funcargs.get("web_stack")
+    if page is not None:
+        try:
+            shot = ARTIFACTS / f"failure-{item.name}.png"
+            page.screenshot(path=str(shot))
+            text = page.locator("body").inner_text(timeout=2000)
+            report.sections.append(("page", f"url: {page.url}\nscreenshot: {shot}\n{text[-3000:]}"))
+        except Exception as exc:  # a diagnostic must never hide the failure
+            report.sections.append(("page", f"(could not read the page: {exc})"))
+    if isinstance(stack, WebStack):
+        for log in sorted(stack.logs.glob("*.log")):
+            lines = log.read_text(errors="replace").splitlines()[-40:]
+            report.sections.append((f"log {log.name}", "\n".join(lines)))
 
 
 @pytest.fixture(scope="module")

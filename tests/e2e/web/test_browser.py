@@ -62,7 +62,9 @@ def sign_up_and_create(page: Any, url: str, variant: str, lounge: str = "") -> N
     levels.nth(0).select_option(label="Easy")
     levels.nth(1).select_option(label="Hard")
     page.get_by_test_id("create").click()
-    page.get_by_test_id("table").wait_for(timeout=30_000)
+    # Creating a lounge seats its AI players through the house, then the page opens the
+    # table: a bound for a loaded machine, not a measurement.
+    page.get_by_test_id("table").wait_for(timeout=60_000)
 
 
 def hands_finished(page: Any) -> int:
@@ -457,7 +459,9 @@ def test_bad_links_small_screens_languages_and_bet_size(web_stack: WebStack, pag
     levels.nth(0).select_option(label="Easy")
     levels.nth(1).select_option(label="Hard")
     page.get_by_test_id("create").click()
-    page.get_by_test_id("table").wait_for(timeout=30_000)
+    # Creating a lounge seats its AI players through the house, then the page opens the
+    # table: a bound for a loaded machine, not a measurement.
+    page.get_by_test_id("table").wait_for(timeout=60_000)
 
     # Readable: the empty seats' words, the street, names, stacks and the AI levels.
     page.get_by_test_id("street").wait_for(timeout=30_000)
@@ -566,7 +570,9 @@ def test_a_retried_create_makes_one_lounge(web_stack: WebStack, page: Any) -> No
     page.get_by_test_id("create").click()
     assert "cannot be reached" in page.get_by_role("alert").inner_text()
     page.get_by_test_id("create").click()
-    page.get_by_test_id("table").wait_for(timeout=30_000)
+    # Creating a lounge seats its AI players through the house, then the page opens the
+    # table: a bound for a loaded machine, not a measurement.
+    page.get_by_test_id("table").wait_for(timeout=60_000)
     assert len(sent) == 2 and sent[0] == sent[1]
     page.get_by_role("link", name=re.compile("to the lobby")).click()
     page.get_by_test_id("lounge-row").filter(has_text=lounge).first.wait_for()
@@ -600,7 +606,9 @@ def test_busting_leads_somewhere(web_stack: WebStack, page: Any, browser: Any) -
     while page.get_by_test_id("ai-level").count():
         page.get_by_role("button", name=re.compile("Remove AI player")).first.click()
     page.get_by_test_id("create").click()
-    page.get_by_test_id("table").wait_for(timeout=30_000)
+    # Creating a lounge seats its AI players through the house, then the page opens the
+    # table: a bound for a loaded machine, not a measurement.
+    page.get_by_test_id("table").wait_for(timeout=60_000)
 
     other = browser.new_context(viewport=DESKTOP, locale="en-US").new_page()
     try:

@@ -36,20 +36,18 @@ def run(args: argparse.Namespace) -> int:
 
     from felt.logging import configure_logging
     from felt.service import settings as S
-    from felt.service.settings import ConfigError, environment
+    from felt.service.settings import ConfigError
     from services.ai_worker.worker import WorkerConfig, serve
 
     configure_logging(json=True, level=args.log_level)
-    env = dict(environment())
-    overrides: dict[S.Setting[Any], str | None] = {
+    flags: dict[S.Setting[Any], object] = {
         S.REDIS_URL: args.redis_url,
         S.FELT_TABLE_TARGET: args.table_target,
-        S.FELT_AI_CONCURRENCY: None if args.concurrency is None else str(args.concurrency),
+        S.FELT_AI_CONCURRENCY: args.concurrency,
         S.FELT_AI_METRICS_PORT: args.metrics_port,
     }
-    env.update({setting.name: v for setting, v in overrides.items() if v is not None})
     try:
-        config = WorkerConfig.from_env(env)
+        config = WorkerConfig.from_env(S.overridden(flags))
     except ConfigError as exc:
         print(f"felt ai-worker: {exc}", file=sys.stderr, flush=True)
         return 2

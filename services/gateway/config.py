@@ -1,45 +1,11 @@
 """The gateway's settings, from the environment.
 
-``FELT_GATEWAY_ADDR``            HTTP listen address, default ``127.0.0.1:8080``
-``FELT_TABLE_TARGET``            a table-service instance (default ``127.0.0.1:50051``): where
-                                 calls go when no instance owns the table yet (``CreateTable``,
-                                 a table nobody runs) or when Redis cannot say who does
-``FELT_LOBBY_TARGET``            the lobby (default ``127.0.0.1:50052``)
-``REDIS_URL``                    where the table leases and the instances' addresses are read
-                                 (unset: every table call goes to ``FELT_TABLE_TARGET``)
-``FELT_GATEWAY_ORIGINS``         comma-separated origins browsers may call from (CORS), e.g.
-                                 ``https://play.example.com``; ``*`` for any; empty for none
-                                 (same-origin only: the web client the gateway serves itself)
-``FELT_GATEWAY_STATIC``          the web client's files, served at ``/`` (default ``web/dist``)
-``FELT_GATEWAY_DEADLINE_MS``     the most a unary call may take upstream (default 10000); a
-                                 client's shorter ``connect-timeout-ms`` wins
-``FELT_GATEWAY_WATCH_PER_TOKEN`` ``WatchTable`` streams one bearer token may hold (default 4)
-``FELT_GATEWAY_WATCH_PER_ADDRESS`` streams one client address may hold, all tokens and none
-                                 (default 64)
-``FELT_GATEWAY_WATCH_MAX``       streams through this gateway (default 10000)
-``FELT_GATEWAY_WATCH_BUFFER``    items a spectator may fall behind its table's shared stream
-                                 before it is dropped (default 512; ``services.gateway.fanout``)
-``FELT_GATEWAY_ROUTE_TTL_MS``    how long a table's owner is remembered (default 1000)
-``FELT_GATEWAY_HEAD_TIMEOUT_MS``  the most a request's line and headers may take to arrive
-                                 (default 10000)
-``FELT_GATEWAY_BODY_TIMEOUT_MS``  the most a request's body may take to arrive (default 30000)
-``FELT_GATEWAY_BODY_MIN_RATE``    bytes a second a body must arrive at once its grace is over
-                                 (default 256; 0: no such bound)
-``FELT_GATEWAY_BODY_GRACE_MS``    how long a body may arrive at any pace (default 5000)
-``FELT_GATEWAY_CONNECTIONS_PER_ADDRESS`` connections one client address may hold open (default
-                                 128; an IPv6 client by its /64; a trusted proxy is not capped)
-``FELT_GATEWAY_CONNECTIONS_MAX``  connections the gateway holds open in all (default 10000)
-``FELT_GATEWAY_SECURE_COOKIE``   ``auto`` (default: ``Secure`` when the page is served over
-                                 TLS), ``always`` or ``never``: the refresh-token cookie
-                                 (``services.gateway.session_cookie``)
-``FORWARDED_ALLOW_IPS``          the proxies in front (uvicorn's setting, default
-                                 ``127.0.0.1,::1``): their ``X-Forwarded-For`` is believed,
-                                 and their connections count only toward the total
-                                 (``services.gateway.connections``)
-``FELT_AUTH_FAILURE_BURST``, ``FELT_AUTH_FAILURE_PER_MIN`` refused credentials (anything but a
-                                 player's token) one client address may send at once (20) and
-                                 then per minute (30); past them RESOURCE_EXHAUSTED
-                                 ``AUTH_THROTTLED`` (``services.gateway.edge``)
+Each is declared, with its default, range and help, in ``felt.service.settings``
+(``felt config --service gateway`` lists them, docs/operations.md's table explains them);
+this module turns them into the gateway's configuration: the watch caps, the connection
+bounds (``services.gateway.connections``), the failed-credential throttle
+(``services.gateway.edge``), and where the table service (``FELT_TABLE_TARGET``, or the
+table's owner as Redis says) and the lobby are.
 
 A request message may be at most 64 KiB (``felt.api.limits.MAX_REQUEST_BYTES``,
 the services' own bound), refused with RESOURCE_EXHAUSTED before it is parsed.

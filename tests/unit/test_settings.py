@@ -11,7 +11,10 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -261,3 +264,23 @@ def test_felt_config_writes_the_docs_table(
         f"before\n{config_cli.BEGIN}\n{config_cli.markdown_table()}\n{config_cli.END}\nafter\n"
     )
     assert "wrote" in capsys.readouterr().out
+
+
+def test_flags_override_the_environment() -> None:
+    env = {"REDIS_URL": "redis://a/0", "FELT_AI_CONCURRENCY": "4", "HOME": "/h"}
+    merged = S.overridden({S.REDIS_URL: None, S.FELT_AI_CONCURRENCY: 2}, env)
+    assert merged == {"REDIS_URL": "redis://a/0", "FELT_AI_CONCURRENCY": "2", "HOME": "/h"}
+    assert env["FELT_AI_CONCURRENCY"] == "4"  # a copy
+
+
+def test_a_service_stops_with_status_2_naming_a_bad_setting() -> None:
+    """As a process: ``felt ai-worker`` with a bad setting exits 2 before it connects."""
+    done = subprocess.run(
+        [sys.executable, "-m", "services.cli", "ai-worker", "--metrics-port", "off"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "FELT_AI_CLAIM_IDLE_MS": "5", "REDIS_URL": "redis://127.0.0.1:1/0"},
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "felt ai-worker: FELT_AI_CLAIM_IDLE_MS must be a whole number from 100" in done.stderr

@@ -1114,6 +1114,16 @@ SETTINGS: tuple[Setting[Any], ...] = tuple(
 BY_NAME: dict[str, Setting[Any]] = {setting.name: setting for setting in SETTINGS}
 
 
+def overridden(flags: Mapping[Setting[Any], object], env: Env | None = None) -> dict[str, str]:
+    """A copy of the environment with the settings a command's flags give (``None``: the
+    flag was not given, the environment's value stands): flags override the environment."""
+    merged = dict(environment(env))
+    merged.update(
+        {setting.name: str(value) for setting, value in flags.items() if value is not None}
+    )
+    return merged
+
+
 def read_by(service: str) -> tuple[Setting[Any], ...]:
     """The settings ``service`` (a key of :data:`SERVICES`) reads."""
     return tuple(setting for setting in SETTINGS if service in setting.services)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
-import os
 import secrets
 import signal
 import sys
@@ -39,6 +38,7 @@ import grpc
 import structlog
 from google.protobuf.duration_pb2 import Duration
 
+from felt.service.settings import FELT_AI_TOKEN
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 async def serve_all(workers: int, demo: bool, *, dev: bool = False) -> int:
     """Run until SIGTERM/SIGINT; then drain the workers and stop the table service."""
     # The AI token only has to be shared inside this process unless one is given.
-    ai_token = os.environ.get("FELT_AI_TOKEN") or secrets.token_urlsafe(24)
+    ai_token = FELT_AI_TOKEN.read() or secrets.token_urlsafe(24)
     config = TableServerConfig.from_env(dev=dev)
     config.secrets = dataclasses.replace(config.secrets, ai_token=ai_token)
     table = await start_table_server(config)

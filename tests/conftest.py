@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -23,12 +22,11 @@ import redis as redis_sync_lib
 import redis.asyncio as redis_async_lib
 
 from felt.devserver import EmbeddedServerError, ensure_postgres, ensure_redis
-
-DEFAULT_TEST_REDIS_DB = 15
+from felt.service.settings import FELT_TEST_REDIS_DB
 
 
 def _test_redis_db(worker_id: str) -> int:
-    base = int(os.environ.get("FELT_TEST_REDIS_DB", DEFAULT_TEST_REDIS_DB))
+    base = FELT_TEST_REDIS_DB.read()
     if worker_id.startswith("gw"):  # pytest-xdist: one DB per worker
         return max(1, base - int(worker_id[2:]))
     return base

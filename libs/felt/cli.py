@@ -26,6 +26,7 @@ LIBRARY_COMMANDS: tuple[str, ...] = (
     "felt.client.replay_cli",
     "felt.client.play_cli",
     "felt.bots.ladder_cli",
+    "felt.service.config_cli",
 )
 """Library modules whose ``register(subparsers)`` adds a subcommand, in help order."""
 

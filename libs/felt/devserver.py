@@ -51,6 +51,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from felt.service.settings import DATABASE_URL, FELT_PG_BINDIR, FELT_REDIS_SERVER, REDIS_URL
+
 __all__ = [
     "EmbeddedPostgres",
     "EmbeddedRedis",
@@ -130,7 +132,7 @@ def _stop_process(proc: subprocess.Popen[bytes], sig: int) -> None:
 
 def find_redis_server() -> str | None:
     """Path of a usable ``redis-server`` binary, or None."""
-    override = os.environ.get("FELT_REDIS_SERVER")
+    override = FELT_REDIS_SERVER.read()
     if override:
         return override
     on_path = shutil.which("redis-server")
@@ -254,7 +256,7 @@ def _version_key(path: str) -> tuple[int, ...]:
 def find_postgres_bindir() -> Path | None:
     """Directory holding ``initdb``, ``postgres`` and ``pg_isready``, or None."""
     candidates: list[Path] = []
-    override = os.environ.get("FELT_PG_BINDIR")
+    override = FELT_PG_BINDIR.read()
     if override:
         candidates.append(Path(override))
     debian = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=_version_key, reverse=True)
@@ -489,7 +491,7 @@ _postgres: EmbeddedPostgres | None = None
 
 def ensure_redis() -> str:
     """``$REDIS_URL`` if set, else the URL of a private redis-server stopped at exit."""
-    url = os.environ.get("REDIS_URL")
+    url = REDIS_URL.read()
     if url:
         return url
     global _redis
@@ -504,7 +506,7 @@ def ensure_redis() -> str:
 
 def ensure_postgres() -> str:
     """``$DATABASE_URL`` if set, else the URL of a private PostgreSQL stopped at exit."""
-    url = os.environ.get("DATABASE_URL")
+    url = DATABASE_URL.read()
     if url:
         return url
     global _postgres
@@ -540,11 +542,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if find_redis_server() and find_postgres_bindir() else 1
 
     env = dict(os.environ)
-    env["REDIS_URL"] = ensure_redis()
-    print(f"felt.devserver: REDIS_URL={env['REDIS_URL']}", file=sys.stderr, flush=True)
-    if args.postgres:
-        env["DATABASE_URL"] = ensure_postgres()
-        print(f"felt.devserver: DATABASE_URL={env['DATABASE_URL']}", file=sys.stderr, flush=True)
+    for setting, ensure in ((REDIS_URL, ensure_redis), (DATABASE_URL, ensure_postgres)):
+        if setting is REDIS_URL or args.postgres:
+            env[setting.name] = ensure()
+            print(
+                f"felt.devserver: {setting.name}={env[setting.name]}", file=sys.stderr, flush=True
+            )
 
     def terminate(signum: int, _frame: object) -> None:
         raise SystemExit(128 + signum)

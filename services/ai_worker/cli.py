@@ -7,6 +7,7 @@ for the environment variables and the design.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,18 +32,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
-    import os
+    import sys
 
     from felt.logging import configure_logging
+    from felt.service import settings as S
+    from felt.service.settings import ConfigError
     from services.ai_worker.worker import WorkerConfig, serve
 
     configure_logging(json=True, level=args.log_level)
-    env = dict(os.environ)
-    overrides = {
-        "REDIS_URL": args.redis_url,
-        "FELT_TABLE_TARGET": args.table_target,
-        "FELT_AI_CONCURRENCY": None if args.concurrency is None else str(args.concurrency),
-        "FELT_AI_METRICS_PORT": args.metrics_port,
+    flags: dict[S.Setting[Any], object] = {
+        S.REDIS_URL: args.redis_url,
+        S.FELT_TABLE_TARGET: args.table_target,
+        S.FELT_AI_CONCURRENCY: args.concurrency,
+        S.FELT_AI_METRICS_PORT: args.metrics_port,
     }
-    env.update({k: v for k, v in overrides.items() if v is not None})
-    return asyncio.run(serve(WorkerConfig.from_env(env)))
+    try:
+        config = WorkerConfig.from_env(S.overridden(flags))
+    except ConfigError as exc:
+        print(f"felt ai-worker: {exc}", file=sys.stderr, flush=True)
+        return 2
+    return asyncio.run(serve(config))

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from felt.decisions import AI_GROUP, AI_STREAM, ai_stream_from_env
 from felt.decisions import dead_letter_stream as default_dead_stream
+from felt.service import settings as S
+from felt.service.settings import environment
 
 DEFAULT_STREAM = AI_STREAM  # felt.decisions: the one definition both services read
 DEFAULT_GROUP = AI_GROUP
@@ -24,19 +26,19 @@ def default_consumer_name() -> str:
 class WorkerConfig:
     """How a worker runs; ``from_env`` reads the documented environment variables."""
 
-    redis_url: str = "redis://127.0.0.1:6379/0"
-    table_target: str = "127.0.0.1:50051"
+    redis_url: str = S.LOCAL_REDIS
+    table_target: str = S.FELT_TABLE_TARGET.default
     ai_token: str = ""
-    concurrency: int = 8
-    claim_idle_ms: int = 2000
+    concurrency: int = S.FELT_AI_CONCURRENCY.default
+    claim_idle_ms: int = S.FELT_AI_CLAIM_IDLE_MS.default
     # None: no HTTP server; 0: any free port (tests, the benchmark).
-    metrics_port: int | None = 9464
-    metrics_host: str = "0.0.0.0"
+    metrics_port: int | None = S.FELT_AI_METRICS_PORT.default
+    metrics_host: str = S.FELT_AI_METRICS_HOST.default
     stream: str = DEFAULT_STREAM
     group: str = DEFAULT_GROUP
     dead_stream: str = ""  # empty: "<stream>:dead"
     consumer: str = ""  # empty: default_consumer_name()
-    max_deliveries: int = 5
+    max_deliveries: int = S.FELT_AI_MAX_DELIVERIES.default
     block_ms: int = 1000
     rpc_timeout_s: float = 5.0
     stats_interval_s: float = 5.0
@@ -50,7 +52,7 @@ class WorkerConfig:
     prune_idle_ms: int = 3_600_000
     # How often a worker trims the requests every consumer is done with from the stream
     # (``DecisionQueue.trim_acknowledged``; any worker may, it is idempotent). 0: never.
-    trim_interval_s: float = 10.0
+    trim_interval_s: float = S.FELT_AI_TRIM_INTERVAL_S.default
 
     @property
     def dead_letter_stream(self) -> str:
@@ -65,37 +67,35 @@ class WorkerConfig:
         ``FELT_AI_BOT_THREAD`` (``1``: run bots in a thread), ``FELT_AI_TRIM_INTERVAL_S``
         (``0``: never trim the stream).
         """
-        e = os.environ if env is None else env
-        port_text = e.get("FELT_AI_METRICS_PORT", "9464").strip().lower()
-        metrics_port = None if port_text in ("", "off", "none", "-1") else int(port_text)
+        e = environment(env)
         config = cls(
-            redis_url=e.get("REDIS_URL", cls.redis_url),
-            table_target=e.get("FELT_TABLE_TARGET", cls.table_target),
-            ai_token=e.get("FELT_AI_TOKEN", ""),
-            concurrency=int(e.get("FELT_AI_CONCURRENCY", cls.concurrency)),
-            claim_idle_ms=int(e.get("FELT_AI_CLAIM_IDLE_MS", cls.claim_idle_ms)),
-            metrics_port=metrics_port,
-            metrics_host=e.get("FELT_AI_METRICS_HOST", cls.metrics_host),
+            redis_url=S.REDIS_URL.read(e) or S.LOCAL_REDIS,
+            table_target=S.FELT_TABLE_TARGET.read(e),
+            ai_token=S.FELT_AI_TOKEN.read(e),
+            concurrency=S.FELT_AI_CONCURRENCY.read(e),
+            claim_idle_ms=S.FELT_AI_CLAIM_IDLE_MS.read(e),
+            metrics_port=S.FELT_AI_METRICS_PORT.read(e),
+            metrics_host=S.FELT_AI_METRICS_HOST.read(e),
             stream=ai_stream_from_env(e),
-            group=e.get("FELT_AI_GROUP", cls.group),
-            dead_stream=e.get("FELT_AI_DEAD_STREAM", ""),
-            consumer=e.get("FELT_AI_CONSUMER", ""),
-            max_deliveries=int(e.get("FELT_AI_MAX_DELIVERIES", cls.max_deliveries)),
-            bot_thread=e.get("FELT_AI_BOT_THREAD", "").strip().lower() in ("1", "true", "yes"),
-            trim_interval_s=float(e.get("FELT_AI_TRIM_INTERVAL_S", cls.trim_interval_s)),
+            group=S.FELT_AI_GROUP.read(e),
+            dead_stream=S.FELT_AI_DEAD_STREAM.read(e),
+            consumer=S.FELT_AI_CONSUMER.read(e),
+            max_deliveries=S.FELT_AI_MAX_DELIVERIES.read(e),
+            bot_thread=S.FELT_AI_BOT_THREAD.read(e),
+            trim_interval_s=S.FELT_AI_TRIM_INTERVAL_S.read(e),
         )
         config.validate()
         return config
 
     def validate(self) -> None:
         if self.concurrency < 1:
-            raise ValueError("FELT_AI_CONCURRENCY must be at least 1")
+            raise S.ConfigError("FELT_AI_CONCURRENCY must be at least 1")
         if self.claim_idle_ms < 100:
-            raise ValueError("FELT_AI_CLAIM_IDLE_MS must be at least 100")
+            raise S.ConfigError("FELT_AI_CLAIM_IDLE_MS must be at least 100")
         if self.max_deliveries < 1:
-            raise ValueError("FELT_AI_MAX_DELIVERIES must be at least 1")
+            raise S.ConfigError("FELT_AI_MAX_DELIVERIES must be at least 1")
         if not 0 <= self.trim_interval_s <= 86_400:
-            raise ValueError("FELT_AI_TRIM_INTERVAL_S must be between 0 and 86400")
+            raise S.ConfigError("FELT_AI_TRIM_INTERVAL_S must be between 0 and 86400")
         if self.block_ms * 1.5 >= 5000:
             # redis-py's default socket timeout is 5 s: a longer BLOCK would look like a dead
             # connection.

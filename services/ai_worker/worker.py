@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -481,6 +480,7 @@ async def serve(
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m services.ai_worker`` (configuration from the environment)."""
     from felt.logging import configure_logging
+    from felt.service.settings import FELT_LOG_LEVEL
 
-    configure_logging(json=True, level=os.environ.get("FELT_LOG_LEVEL", "INFO"))
+    configure_logging(json=True, level=FELT_LOG_LEVEL.read())
     return asyncio.run(serve(WorkerConfig.from_env()))

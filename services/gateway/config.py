@@ -1,45 +1,11 @@
 """The gateway's settings, from the environment.
 
-``FELT_GATEWAY_ADDR``            HTTP listen address, default ``127.0.0.1:8080``
-``FELT_TABLE_TARGET``            a table-service instance (default ``127.0.0.1:50051``): where
-                                 calls go when no instance owns the table yet (``CreateTable``,
-                                 a table nobody runs) or when Redis cannot say who does
-``FELT_LOBBY_TARGET``            the lobby (default ``127.0.0.1:50052``)
-``REDIS_URL``                    where the table leases and the instances' addresses are read
-                                 (unset: every table call goes to ``FELT_TABLE_TARGET``)
-``FELT_GATEWAY_ORIGINS``         comma-separated origins browsers may call from (CORS), e.g.
-                                 ``https://play.example.com``; ``*`` for any; empty for none
-                                 (same-origin only: the web client the gateway serves itself)
-``FELT_GATEWAY_STATIC``          the web client's files, served at ``/`` (default ``web/dist``)
-``FELT_GATEWAY_DEADLINE_MS``     the most a unary call may take upstream (default 10000); a
-                                 client's shorter ``connect-timeout-ms`` wins
-``FELT_GATEWAY_WATCH_PER_TOKEN`` ``WatchTable`` streams one bearer token may hold (default 4)
-``FELT_GATEWAY_WATCH_PER_ADDRESS`` streams one client address may hold, all tokens and none
-                                 (default 64)
-``FELT_GATEWAY_WATCH_MAX``       streams through this gateway (default 10000)
-``FELT_GATEWAY_WATCH_BUFFER``    items a spectator may fall behind its table's shared stream
-                                 before it is dropped (default 512; ``services.gateway.fanout``)
-``FELT_GATEWAY_ROUTE_TTL_MS``    how long a table's owner is remembered (default 1000)
-``FELT_GATEWAY_HEAD_TIMEOUT_MS``  the most a request's line and headers may take to arrive
-                                 (default 10000)
-``FELT_GATEWAY_BODY_TIMEOUT_MS``  the most a request's body may take to arrive (default 30000)
-``FELT_GATEWAY_BODY_MIN_RATE``    bytes a second a body must arrive at once its grace is over
-                                 (default 256; 0: no such bound)
-``FELT_GATEWAY_BODY_GRACE_MS``    how long a body may arrive at any pace (default 5000)
-``FELT_GATEWAY_CONNECTIONS_PER_ADDRESS`` connections one client address may hold open (default
-                                 128; an IPv6 client by its /64; a trusted proxy is not capped)
-``FELT_GATEWAY_CONNECTIONS_MAX``  connections the gateway holds open in all (default 10000)
-``FELT_GATEWAY_SECURE_COOKIE``   ``auto`` (default: ``Secure`` when the page is served over
-                                 TLS), ``always`` or ``never``: the refresh-token cookie
-                                 (``services.gateway.session_cookie``)
-``FORWARDED_ALLOW_IPS``          the proxies in front (uvicorn's setting, default
-                                 ``127.0.0.1,::1``): their ``X-Forwarded-For`` is believed,
-                                 and their connections count only toward the total
-                                 (``services.gateway.connections``)
-``FELT_AUTH_FAILURE_BURST``, ``FELT_AUTH_FAILURE_PER_MIN`` refused credentials (anything but a
-                                 player's token) one client address may send at once (20) and
-                                 then per minute (30); past them RESOURCE_EXHAUSTED
-                                 ``AUTH_THROTTLED`` (``services.gateway.edge``)
+Each is declared, with its default, range and help, in ``felt.service.settings``
+(``felt config --service gateway`` lists them, docs/operations.md's table explains them);
+this module turns them into the gateway's configuration: the watch caps, the connection
+bounds (``services.gateway.connections``), the failed-credential throttle
+(``services.gateway.edge``), and where the table service (``FELT_TABLE_TARGET``, or the
+table's owner as Redis says) and the lobby are.
 
 A request message may be at most 64 KiB (``felt.api.limits.MAX_REQUEST_BYTES``,
 the services' own bound), refused with RESOURCE_EXHAUSTED before it is parsed.
@@ -47,16 +13,17 @@ the services' own bound), refused with RESOURCE_EXHAUSTED before it is parsed.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from felt.api.attempts import AttemptLimits
-from services.settings import ConfigError, attempt_limits, int_setting
+from felt.service import settings as S
+from felt.service.settings import environment
+from services.settings import attempt_limits
 
 REPO = Path(__file__).resolve().parents[2]
-SECURE_MODES = ("auto", "always", "never")
+SECURE_MODES = S.FELT_GATEWAY_SECURE_COOKIE.choices
 
 
 @dataclass(frozen=True)
@@ -68,10 +35,12 @@ class WatchCaps:
     counts per caller instead (docs/architecture.md, "Watchers").
     """
 
-    per_token: int = 4
-    per_address: int = 64
-    total: int = 10_000
-    buffer: int = 512  # items a spectator may fall behind its shared feed before it is dropped
+    per_token: int = S.FELT_GATEWAY_WATCH_PER_TOKEN.default
+    per_address: int = S.FELT_GATEWAY_WATCH_PER_ADDRESS.default
+    total: int = S.FELT_GATEWAY_WATCH_MAX.default
+    buffer: int = (
+        S.FELT_GATEWAY_WATCH_BUFFER.default
+    )  # items a spectator may fall behind its shared feed before it is dropped
 
 
 @dataclass(frozen=True)
@@ -88,29 +57,31 @@ class ConnectionBounds:
     (Felt's requests are under 1 KiB) well inside them.
     """
 
-    head_timeout_s: float = 10.0
-    body_timeout_s: float = 30.0
-    body_min_rate: int = 256
-    body_grace_s: float = 5.0
-    per_address: int = 128
-    total: int = 10_000
+    head_timeout_s: float = S.FELT_GATEWAY_HEAD_TIMEOUT_MS.default / 1000
+    body_timeout_s: float = S.FELT_GATEWAY_BODY_TIMEOUT_MS.default / 1000
+    body_min_rate: int = S.FELT_GATEWAY_BODY_MIN_RATE.default
+    body_grace_s: float = S.FELT_GATEWAY_BODY_GRACE_MS.default / 1000
+    per_address: int = S.FELT_GATEWAY_CONNECTIONS_PER_ADDRESS.default
+    total: int = S.FELT_GATEWAY_CONNECTIONS_MAX.default
 
 
 @dataclass(frozen=True)
 class GatewayConfig:
-    address: str = "127.0.0.1:8080"
-    table_target: str = "127.0.0.1:50051"
-    lobby_target: str = "127.0.0.1:50052"
+    address: str = S.FELT_GATEWAY_ADDR.default
+    table_target: str = S.FELT_TABLE_TARGET.default
+    lobby_target: str = S.FELT_LOBBY_TARGET.default
     redis_url: str = ""
     origins: tuple[str, ...] = ()
     static_dir: Path = REPO / "web" / "dist"
-    deadline_ms: int = 10_000
-    route_ttl_ms: int = 1_000
+    deadline_ms: int = S.FELT_GATEWAY_DEADLINE_MS.default
+    route_ttl_ms: int = S.FELT_GATEWAY_ROUTE_TTL_MS.default
     watch: WatchCaps = field(default_factory=WatchCaps)
     connections: ConnectionBounds = field(default_factory=ConnectionBounds)
     # uvicorn's FORWARDED_ALLOW_IPS, read here so the connection caps know the proxies too.
-    forwarded_allow_ips: str = "127.0.0.1,::1"
-    secure_cookie: str = "auto"  # the refresh-token cookie's Secure: auto, always, never
+    forwarded_allow_ips: str = S.FORWARDED_ALLOW_IPS.default
+    secure_cookie: str = (
+        S.FELT_GATEWAY_SECURE_COOKIE.default
+    )  # the refresh-token cookie's Secure: auto, always, never
     attempts: AttemptLimits = field(default_factory=AttemptLimits)
 
     @property
@@ -125,51 +96,33 @@ class GatewayConfig:
     def from_env(cls, environ: Mapping[str, str] | None = None) -> GatewayConfig:
         """The settings in ``environ`` (default: the process's); :class:`ConfigError` names a
         malformed one."""
-        env = os.environ if environ is None else environ
-        address = env.get("FELT_GATEWAY_ADDR", "127.0.0.1:8080").strip()
-        _, sep, port = address.rpartition(":")
-        if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-            raise ConfigError(f"FELT_GATEWAY_ADDR must be host:port, not {address!r}")
-        origins = tuple(
-            o.strip() for o in env.get("FELT_GATEWAY_ORIGINS", "").split(",") if o.strip()
-        )
-        static = env.get("FELT_GATEWAY_STATIC", "").strip()
-        secure_cookie = env.get("FELT_GATEWAY_SECURE_COOKIE", "").strip() or "auto"
-        if secure_cookie not in SECURE_MODES:
-            raise ConfigError(
-                f"FELT_GATEWAY_SECURE_COOKIE must be one of {', '.join(SECURE_MODES)}"
-            )
+        env = environment(environ)
+        origins = tuple(o.strip() for o in S.FELT_GATEWAY_ORIGINS.read(env).split(",") if o.strip())
+        static = S.FELT_GATEWAY_STATIC.read(env)
         return cls(
-            address=address,
-            table_target=env.get("FELT_TABLE_TARGET", "127.0.0.1:50051").strip(),
-            lobby_target=env.get("FELT_LOBBY_TARGET", "127.0.0.1:50052").strip(),
-            redis_url=env.get("REDIS_URL", "").strip(),
+            address=S.FELT_GATEWAY_ADDR.read(env),
+            table_target=S.FELT_TABLE_TARGET.read(env),
+            lobby_target=S.FELT_LOBBY_TARGET.read(env),
+            redis_url=S.REDIS_URL.read(env),
             origins=origins,
             static_dir=Path(static) if static else REPO / "web" / "dist",
-            deadline_ms=int_setting(env, "FELT_GATEWAY_DEADLINE_MS", 10_000, 100, 600_000),
-            route_ttl_ms=int_setting(env, "FELT_GATEWAY_ROUTE_TTL_MS", 1_000, 0, 60_000),
+            deadline_ms=S.FELT_GATEWAY_DEADLINE_MS.read(env),
+            route_ttl_ms=S.FELT_GATEWAY_ROUTE_TTL_MS.read(env),
             watch=WatchCaps(
-                per_token=int_setting(env, "FELT_GATEWAY_WATCH_PER_TOKEN", 4, 1, 10_000),
-                per_address=int_setting(env, "FELT_GATEWAY_WATCH_PER_ADDRESS", 64, 1, 1_000_000),
-                total=int_setting(env, "FELT_GATEWAY_WATCH_MAX", 10_000, 1, 1_000_000),
-                buffer=int_setting(env, "FELT_GATEWAY_WATCH_BUFFER", 512, 8, 1_000_000),
+                per_token=S.FELT_GATEWAY_WATCH_PER_TOKEN.read(env),
+                per_address=S.FELT_GATEWAY_WATCH_PER_ADDRESS.read(env),
+                total=S.FELT_GATEWAY_WATCH_MAX.read(env),
+                buffer=S.FELT_GATEWAY_WATCH_BUFFER.read(env),
             ),
             connections=ConnectionBounds(
-                head_timeout_s=_ms(env, "FELT_GATEWAY_HEAD_TIMEOUT_MS", 10_000, 100, 600_000),
-                body_timeout_s=_ms(env, "FELT_GATEWAY_BODY_TIMEOUT_MS", 30_000, 100, 600_000),
-                body_min_rate=int_setting(env, "FELT_GATEWAY_BODY_MIN_RATE", 256, 0, 1 << 30),
-                body_grace_s=_ms(env, "FELT_GATEWAY_BODY_GRACE_MS", 5_000, 0, 600_000),
-                per_address=int_setting(
-                    env, "FELT_GATEWAY_CONNECTIONS_PER_ADDRESS", 128, 1, 1_000_000
-                ),
-                total=int_setting(env, "FELT_GATEWAY_CONNECTIONS_MAX", 10_000, 1, 1_000_000),
+                head_timeout_s=S.FELT_GATEWAY_HEAD_TIMEOUT_MS.read(env) / 1000,
+                body_timeout_s=S.FELT_GATEWAY_BODY_TIMEOUT_MS.read(env) / 1000,
+                body_min_rate=S.FELT_GATEWAY_BODY_MIN_RATE.read(env),
+                body_grace_s=S.FELT_GATEWAY_BODY_GRACE_MS.read(env) / 1000,
+                per_address=S.FELT_GATEWAY_CONNECTIONS_PER_ADDRESS.read(env),
+                total=S.FELT_GATEWAY_CONNECTIONS_MAX.read(env),
             ),
-            forwarded_allow_ips=env.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1").strip(),
-            secure_cookie=secure_cookie,
+            forwarded_allow_ips=S.FORWARDED_ALLOW_IPS.read(env),
+            secure_cookie=S.FELT_GATEWAY_SECURE_COOKIE.read(env),
             attempts=attempt_limits(env),
         )
-
-
-def _ms(env: Mapping[str, str], name: str, default: int, low: int, high: int) -> float:
-    """A duration setting in milliseconds, as seconds."""
-    return int_setting(env, name, default, low, high) / 1000

@@ -103,10 +103,11 @@ def report(audit: Audit, winners: list[tuple[Winner, str]], since: datetime | No
 
 def run_audit(args: argparse.Namespace) -> int:
     import asyncio
-    import os
     import sys
 
-    dsn = args.database_url or os.environ.get("DATABASE_URL", "")
+    from felt.service.settings import DATABASE_URL
+
+    dsn = args.database_url or DATABASE_URL.read()
     if not dsn:
         print("felt audit: set DATABASE_URL (or pass --database-url)", file=sys.stderr)
         return 2

@@ -26,12 +26,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run_migrate(args: argparse.Namespace) -> int:
     import asyncio
-    import os
     import sys
 
     from felt.migrations import MigrationError, migrate
+    from felt.service.settings import DATABASE_URL
 
-    dsn = args.database_url or os.environ.get("DATABASE_URL", "")
+    dsn = args.database_url or DATABASE_URL.read()
     if not dsn:
         print("felt db migrate: set DATABASE_URL (or pass --database-url)", file=sys.stderr)
         return 2

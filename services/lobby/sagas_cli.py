@@ -12,10 +12,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
+
+from felt.service.settings import (
+    DATABASE_URL,
+    FELT_ADMIN_TOKEN,
+    FELT_DEV_MODE,
+    FELT_TABLE_ADDR,
+    ConfigError,
+)
 
 if TYPE_CHECKING:  # the parser is built without the services' code (felt --help stays light)
     from services.lobby.ports import BuyIn
@@ -56,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _dsn(args: argparse.Namespace) -> str:
-    return str(args.database_url or os.environ.get("DATABASE_URL", ""))
+    return str(args.database_url or DATABASE_URL.read())
 
 
 def _when(at: datetime | None) -> str:
@@ -144,6 +151,9 @@ def run_resolve(args: argparse.Namespace) -> int:
         return 2
     try:
         outcome, saga = asyncio.run(_resolve(dsn, args))
+    except ConfigError as exc:
+        print(f"felt sagas resolve: {exc}", file=sys.stderr)
+        return 2
     except ResolveRefused as exc:
         print(f"felt sagas resolve: {exc}", file=sys.stderr)
         return 1
@@ -165,16 +175,15 @@ async def _resolve(dsn: str, args: argparse.Namespace) -> tuple[str, BuyIn]:
     from services.lobby.postgres.pool import create_pool
     from services.lobby.recovery import ResolveRefused, StuckSagas
     from services.lobby.tables import GrpcTables
-    from services.settings import TRUE
 
     if not 1 <= len(args.saga_id) <= SAGA_ID_MAX or not args.saga_id.isprintable():
         raise ResolveRefused(f"SAGA_ID must be 1-{SAGA_ID_MAX} printable characters")
-    token = os.environ.get("FELT_ADMIN_TOKEN", "")
-    if not token and os.environ.get("FELT_DEV_MODE", "").strip().lower() in TRUE:
+    token = FELT_ADMIN_TOKEN.read()
+    if not token and FELT_DEV_MODE.read():
         token = DEV_SERVICE_TOKEN
     if not token and not args.retry:
         raise ResolveRefused("set FELT_ADMIN_TOKEN (the table service's service credential)")
-    address = args.table_addr or os.environ.get("FELT_TABLE_ADDR", "127.0.0.1:50051")
+    address = args.table_addr or FELT_TABLE_ADDR.read()
     pool = await create_pool(dsn, min_size=1, max_size=2)
     try:
         async with grpc.aio.insecure_channel(address) as channel:

@@ -53,7 +53,6 @@ database behind an operator's back).
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 import time
@@ -70,12 +69,14 @@ from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 from felt.api.attempts import AttemptLimits, FailedAttempts
 from felt.api.clients import TrustedProxies
 from felt.api.credentials import credential_problems
-from felt.api.limits import CHIP_CAP, MAX_REQUEST_BYTES
+from felt.api.limits import MAX_REQUEST_BYTES
 from felt.archive import HandArchive
 from felt.archive.postgres import PostgresHandArchive
 from felt.eventstore import EventStore, RedisEventStore
 from felt.metrics_server import Health, MetricsServer
 from felt.migrations import applied_versions, load, migrate
+from felt.service import settings as S
+from felt.service.settings import environment
 from felt.tokens import DEV_SERVICE_TOKEN
 from poker.v1 import (
     history_service_pb2,
@@ -111,14 +112,8 @@ from services.lobby.seating import SeatingApp
 from services.lobby.service import LobbyService
 from services.lobby.tables import GrpcTables
 from services.lobby.tokens import Passwords
-from services.settings import (
-    TRUE,
-    attempt_limits,
-    int_setting,
-    reflection_setting,
-    trusted_proxies,
-)
 from services.settings import ConfigError as ConfigError
+from services.settings import attempt_limits, reflection_setting, trusted_proxies
 
 log = structlog.get_logger("felt.lobby")
 
@@ -139,21 +134,21 @@ def _utcnow() -> datetime:
 @dataclass
 class LobbyServerConfig:
     database_url: str
-    address: str = "127.0.0.1:50052"
+    address: str = S.FELT_LOBBY_ADDR.default
     secrets: LobbySecrets = field(default_factory=lambda: DEV_SECRETS)
     settings: LobbySettings = field(default_factory=LobbySettings)
-    pool_size: int = 20
+    pool_size: int = S.FELT_LOBBY_DB_POOL.default
     dev_mode: bool = False
     grace_s: float = 5.0
     passwords: Passwords | None = None  # None: Argon2id with the library's defaults
     clock: Callable[[], datetime] = _utcnow
-    table_address: str = "127.0.0.1:50051"
+    table_address: str = S.FELT_TABLE_ADDR.default
     table_admin_token: str = ""
     tables: Tables | None = None  # None: GrpcTables on table_address (tests pass a fake)
     recover_every_s: float = 2.0  # the saga recovery pass (leaves wait for a hand's end)
     recovery: RecoveryPolicy = field(default_factory=RecoveryPolicy)  # its backoff and bounds
     metrics_port: int | None = None  # /metrics, /healthz, /readyz (None: not served)
-    metrics_host: str = "127.0.0.1"
+    metrics_host: str = S.FELT_LOBBY_METRICS_HOST.default
     redis_url: str = ""  # the tables' streams, for hands not archived yet ("": archive only)
     archive: HandArchive | None = None  # None: PostgresHandArchive on the pool
     # Whose x-forwarded-for names the client (the gateway): FELT_TRUSTED_PROXIES.
@@ -172,56 +167,43 @@ class LobbyServerConfig:
     def from_env(
         cls, environ: Mapping[str, str] | None = None, *, dev: bool = False
     ) -> LobbyServerConfig:
-        env = os.environ if environ is None else environ
-        dev = dev or env.get("FELT_DEV_MODE", "").strip().lower() in TRUE
-        access = env.get("FELT_LOBBY_ACCESS_SECRET", "").encode()
-        refresh = env.get("FELT_LOBBY_REFRESH_SECRET", "").encode()
-        service_token = env.get("FELT_ADMIN_TOKEN", "")
+        env = environment(environ)
+        dev = dev or S.FELT_DEV_MODE.read(env)
+        access = S.FELT_LOBBY_ACCESS_SECRET.read(env).encode()
+        refresh = S.FELT_LOBBY_REFRESH_SECRET.read(env).encode()
+        service_token = S.FELT_ADMIN_TOKEN.read(env)
         if dev:
             access, refresh = access or DEV_SECRETS.access, refresh or DEV_SECRETS.refresh
             service_token = service_token or DEV_SERVICE_TOKEN
         settings = LobbySettings(
-            access_ttl=timedelta(
-                seconds=int_setting(env, "FELT_LOBBY_ACCESS_TTL_S", 900, 60, 86_400)
-            ),
-            refresh_ttl=timedelta(
-                seconds=int_setting(env, "FELT_LOBBY_REFRESH_TTL_S", 30 * 86_400, 300, 365 * 86_400)
-            ),
-            starting_grant=int_setting(env, "FELT_LOBBY_STARTING_GRANT", 10_000, 1, CHIP_CAP),
-            top_up_amount=int_setting(env, "FELT_LOBBY_TOP_UP", 5_000, 1, CHIP_CAP),
-            top_up_below=int_setting(env, "FELT_LOBBY_TOP_UP_BELOW", 500, 1, CHIP_CAP),
-            top_up_cooldown=timedelta(
-                seconds=int_setting(env, "FELT_LOBBY_TOP_UP_COOLDOWN_S", 3600, 0, 30 * 86_400)
-            ),
-            max_lounges_per_owner=int_setting(env, "FELT_LOBBY_MAX_LOUNGES", 3, 1, 1000),
-            house_daily_win_limit=int_setting(
-                env, "FELT_LOBBY_HOUSE_DAILY_WIN_LIMIT", 100_000, 1, CHIP_CAP
-            ),
-            sign_up_max_per_client=int_setting(env, "FELT_LOBBY_MAX_SIGN_UPS", 30, 1, 100_000),
-            sign_up_window=timedelta(
-                seconds=int_setting(env, "FELT_LOBBY_SIGN_UP_WINDOW_S", 3600, 60, 7 * 86_400)
-            ),
+            access_ttl=timedelta(seconds=S.FELT_LOBBY_ACCESS_TTL_S.read(env)),
+            refresh_ttl=timedelta(seconds=S.FELT_LOBBY_REFRESH_TTL_S.read(env)),
+            starting_grant=S.FELT_LOBBY_STARTING_GRANT.read(env),
+            top_up_amount=S.FELT_LOBBY_TOP_UP.read(env),
+            top_up_below=S.FELT_LOBBY_TOP_UP_BELOW.read(env),
+            top_up_cooldown=timedelta(seconds=S.FELT_LOBBY_TOP_UP_COOLDOWN_S.read(env)),
+            max_lounges_per_owner=S.FELT_LOBBY_MAX_LOUNGES.read(env),
+            house_daily_win_limit=S.FELT_LOBBY_HOUSE_DAILY_WIN_LIMIT.read(env),
+            sign_up_max_per_client=S.FELT_LOBBY_MAX_SIGN_UPS.read(env),
+            sign_up_window=timedelta(seconds=S.FELT_LOBBY_SIGN_UP_WINDOW_S.read(env)),
         )
-        metrics_port = env.get("FELT_LOBBY_METRICS_PORT", "").strip().lower()
         return cls(
             recovery=RecoveryPolicy(
-                max_attempts=int_setting(env, "FELT_LOBBY_RECOVERY_ATTEMPTS", 10, 1, 100),
-                batch=int_setting(env, "FELT_LOBBY_RECOVERY_BATCH", 32, 1, 1000),
+                max_attempts=S.FELT_LOBBY_RECOVERY_ATTEMPTS.read(env),
+                batch=S.FELT_LOBBY_RECOVERY_BATCH.read(env),
             ),
-            metrics_port=None
-            if metrics_port in ("", "off")
-            else int_setting(env, "FELT_LOBBY_METRICS_PORT", 0, 0, 65_535),
-            metrics_host=env.get("FELT_LOBBY_METRICS_HOST", "127.0.0.1"),
-            database_url=env.get("DATABASE_URL", ""),
-            address=env.get("FELT_LOBBY_ADDR", "127.0.0.1:50052"),
+            metrics_port=S.FELT_LOBBY_METRICS_PORT.read(env),
+            metrics_host=S.FELT_LOBBY_METRICS_HOST.read(env),
+            database_url=S.DATABASE_URL.read(env),
+            address=S.FELT_LOBBY_ADDR.read(env),
             secrets=LobbySecrets(access, refresh),
             settings=settings,
-            pool_size=int_setting(env, "FELT_LOBBY_DB_POOL", 20, 2, 500),
+            pool_size=S.FELT_LOBBY_DB_POOL.read(env),
             dev_mode=dev,
-            table_address=env.get("FELT_TABLE_ADDR", "127.0.0.1:50051"),
+            table_address=S.FELT_TABLE_ADDR.read(env),
             proxies=trusted_proxies(env),
             table_admin_token=service_token,
-            redis_url=env.get("REDIS_URL", ""),
+            redis_url=S.REDIS_URL.read(env),
             attempts=attempt_limits(env),
             reflection=reflection_setting(env, dev),
         )
@@ -235,8 +217,8 @@ class LobbyServerConfig:
             return
         problems = []
         for name, secret, dev in (
-            ("FELT_LOBBY_ACCESS_SECRET", self.secrets.access, DEV_SECRETS.access),
-            ("FELT_LOBBY_REFRESH_SECRET", self.secrets.refresh, DEV_SECRETS.refresh),
+            (S.FELT_LOBBY_ACCESS_SECRET.name, self.secrets.access, DEV_SECRETS.access),
+            (S.FELT_LOBBY_REFRESH_SECRET.name, self.secrets.refresh, DEV_SECRETS.refresh),
         ):
             if secret == dev:
                 problems.append(f"{name} is the public development secret")
@@ -249,7 +231,7 @@ class LobbyServerConfig:
         elif self.tables is None and self.table_admin_token == DEV_SERVICE_TOKEN:
             problems.append("FELT_ADMIN_TOKEN is the public development service credential")
         elif self.table_admin_token:  # also the operator's credential for the history service
-            problems.extend(credential_problems({"FELT_ADMIN_TOKEN": self.table_admin_token}))
+            problems.extend(credential_problems({S.FELT_ADMIN_TOKEN.name: self.table_admin_token}))
         if problems:
             raise ConfigError(
                 "refusing to start in production mode: " + "; ".join(problems) + ". For "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,26 +36,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
     import sys
 
     from felt.logging import configure_logging
+    from felt.service import settings as S
     from services.projector.config import ProjectorConfig
     from services.projector.server import run_service
     from services.settings import ConfigError
 
     configure_logging(json=True, level=args.log_level)
-    env = dict(os.environ)
-    overrides = {
-        "DATABASE_URL": args.database_url,
-        "REDIS_URL": args.redis_url,
-        "FELT_PROJECTOR_ID": args.id,
-        "FELT_PROJECTOR_METRICS_PORT": args.metrics_port,
-        "FELT_DEV_MODE": "1" if args.dev else None,
+    flags: dict[S.Setting[Any], object] = {
+        S.DATABASE_URL: args.database_url,
+        S.REDIS_URL: args.redis_url,
+        S.FELT_PROJECTOR_ID: args.id,
+        S.FELT_PROJECTOR_METRICS_PORT: args.metrics_port,
+        S.FELT_DEV_MODE: "1" if args.dev else None,
     }
-    env.update({k: v for k, v in overrides.items() if v is not None})
     try:
-        config = ProjectorConfig.from_env(env)
+        config = ProjectorConfig.from_env(S.overridden(flags))
     except ConfigError as exc:
         print(f"felt projector: {exc}", file=sys.stderr, flush=True)
         return 2

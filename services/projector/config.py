@@ -7,7 +7,9 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from services.settings import TRUE, ConfigError, int_setting
+from felt.service import settings as S
+from felt.service.settings import environment
+from services.settings import ConfigError
 
 
 def default_member_id() -> str:
@@ -21,18 +23,18 @@ class ProjectorConfig:
     """How a projector runs; ``from_env`` reads the documented environment variables."""
 
     database_url: str
-    redis_url: str = "redis://127.0.0.1:6379/0"
+    redis_url: str = S.LOCAL_REDIS
     member_id: str = ""
     # None: no HTTP server; 0: any free port (tests, the benchmark).
-    metrics_port: int | None = 9465
-    metrics_host: str = "0.0.0.0"
-    lease_ms: int = 10_000
-    scan_ms: int = 1_000
-    read_count: int = 1_000
-    block_ms: int = 200
-    pool_size: int = 4
+    metrics_port: int | None = S.FELT_PROJECTOR_METRICS_PORT.default
+    metrics_host: str = S.FELT_PROJECTOR_METRICS_HOST.default
+    lease_ms: int = S.FELT_PROJECTOR_LEASE_MS.default
+    scan_ms: int = S.FELT_PROJECTOR_SCAN_MS.default
+    read_count: int = S.FELT_PROJECTOR_READ_COUNT.default
+    block_ms: int = S.FELT_PROJECTOR_BLOCK_MS.default
+    pool_size: int = S.FELT_PROJECTOR_POOL_SIZE.default
     # Write lanes: tables split by hash, each lane one transaction in flight at a time.
-    writers: int = 2
+    writers: int = S.FELT_PROJECTOR_WRITERS.default
     # Development mode: wait (a minute) for the schema instead of refusing to start.
     dev_mode: bool = False
 
@@ -47,31 +49,25 @@ class ProjectorConfig:
         ``FELT_PROJECTOR_LEASE_MS``, ``FELT_PROJECTOR_SCAN_MS``, ``FELT_PROJECTOR_READ_COUNT``,
         ``FELT_PROJECTOR_BLOCK_MS``, ``FELT_PROJECTOR_POOL_SIZE``, ``FELT_PROJECTOR_WRITERS``,
         ``FELT_DEV_MODE``."""
-        e = os.environ if env is None else env
-        database_url = e.get("DATABASE_URL", "").strip()
+        e = environment(env)
+        database_url = S.DATABASE_URL.read(e)
         if not database_url:
             raise ConfigError("DATABASE_URL is unset")
-        port_text = e.get("FELT_PROJECTOR_METRICS_PORT", "9465").strip().lower()
-        metrics_port = (
-            None
-            if port_text in ("", "off", "none", "-1")
-            else int_setting(e, "FELT_PROJECTOR_METRICS_PORT", 9465, 0, 65535)
-        )
-        lease_ms = int_setting(e, "FELT_PROJECTOR_LEASE_MS", cls.lease_ms, 1_000, 600_000)
-        scan_ms = int_setting(e, "FELT_PROJECTOR_SCAN_MS", cls.scan_ms, 50, 60_000)
+        lease_ms = S.FELT_PROJECTOR_LEASE_MS.read(e)
+        scan_ms = S.FELT_PROJECTOR_SCAN_MS.read(e)
         if scan_ms * 3 > lease_ms:
             raise ConfigError("FELT_PROJECTOR_SCAN_MS must be at most a third of the lease")
         return cls(
             database_url=database_url,
-            redis_url=e.get("REDIS_URL", cls.redis_url),
-            member_id=e.get("FELT_PROJECTOR_ID", "").strip(),
-            metrics_port=metrics_port,
-            metrics_host=e.get("FELT_PROJECTOR_METRICS_HOST", cls.metrics_host),
+            redis_url=S.REDIS_URL.read(e) or S.LOCAL_REDIS,
+            member_id=S.FELT_PROJECTOR_ID.read(e),
+            metrics_port=S.FELT_PROJECTOR_METRICS_PORT.read(e),
+            metrics_host=S.FELT_PROJECTOR_METRICS_HOST.read(e),
             lease_ms=lease_ms,
             scan_ms=scan_ms,
-            read_count=int_setting(e, "FELT_PROJECTOR_READ_COUNT", cls.read_count, 1, 10_000),
-            block_ms=int_setting(e, "FELT_PROJECTOR_BLOCK_MS", cls.block_ms, 1, 5_000),
-            pool_size=int_setting(e, "FELT_PROJECTOR_POOL_SIZE", cls.pool_size, 1, 64),
-            writers=int_setting(e, "FELT_PROJECTOR_WRITERS", cls.writers, 1, 16),
-            dev_mode=e.get("FELT_DEV_MODE", "").strip().lower() in TRUE,
+            read_count=S.FELT_PROJECTOR_READ_COUNT.read(e),
+            block_ms=S.FELT_PROJECTOR_BLOCK_MS.read(e),
+            pool_size=S.FELT_PROJECTOR_POOL_SIZE.read(e),
+            writers=S.FELT_PROJECTOR_WRITERS.read(e),
+            dev_mode=S.FELT_DEV_MODE.read(e),
         )

@@ -57,6 +57,7 @@ from felt.api.access import PUBLIC, SERVICE_ONLY, TABLE_SERVICE
 from felt.api.attempts import MESSAGE as THROTTLED_MESSAGE
 from felt.api.attempts import THROTTLED, FailedAttempts
 from felt.idempotency import ADMIN_PRINCIPAL, ai_principal, seat_principal, service_principal
+from felt.service.settings import FELT_SEAT_TOKEN_TTL_S
 from felt.table.aggregate import TableState
 from felt.tokens import DEV_SERVICE_TOKEN as DEV_SERVICE_TOKEN
 from felt.tokens import (
@@ -73,7 +74,7 @@ from felt.tokens import (
 from felt.tokens import SEAT_TOKEN_HEADER as SEAT_TOKEN_HEADER
 from services.table.refusals import Code, Refused
 
-DEFAULT_TOKEN_TTL_S = 86_400  # seat tokens live a day unless configured (FELT_SEAT_TOKEN_TTL_S)
+DEFAULT_TOKEN_TTL_S = FELT_SEAT_TOKEN_TTL_S.default  # a day unless configured
 _VERIFIED_TOKENS = 10_000  # how many verified tokens to remember
 
 SERVICE_ONLY_RPCS = SERVICE_ONLY[TABLE_SERVICE]

@@ -22,34 +22,21 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from felt.service.settings import FELT_SEAT_RATE_BURST, FELT_SEAT_RATE_PER_S
+
 
 @dataclass(frozen=True, slots=True)
 class RateLimits:
     """How fast one caller may change tables (environment: ``FELT_SEAT_RATE_*``)."""
 
-    per_second: float = 10.0
-    burst: int = 30
+    per_second: float = FELT_SEAT_RATE_PER_S.default
+    burst: int = FELT_SEAT_RATE_BURST.default
     max_callers: int = 100_000
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> RateLimits:
         """``FELT_SEAT_RATE_PER_S`` (0.1-10,000) and ``FELT_SEAT_RATE_BURST`` (1-100,000)."""
-        defaults = cls()
-        per_second, burst = defaults.per_second, defaults.burst
-        raw = env.get("FELT_SEAT_RATE_PER_S", "").strip()
-        if raw:
-            try:
-                per_second = float(raw)
-            except ValueError:
-                per_second = -1.0
-            if not 0.1 <= per_second <= 10_000:
-                raise ValueError("FELT_SEAT_RATE_PER_S must be a number from 0.1 to 10000")
-        raw = env.get("FELT_SEAT_RATE_BURST", "").strip()
-        if raw:
-            burst = int(raw) if raw.isdigit() else 0
-            if not 1 <= burst <= 100_000:
-                raise ValueError("FELT_SEAT_RATE_BURST must be a whole number from 1 to 100000")
-        return cls(per_second, burst)
+        return cls(FELT_SEAT_RATE_PER_S.read(env), FELT_SEAT_RATE_BURST.read(env))
 
 
 class RateLimiter:

@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
 import signal
 import socket
 import sys
@@ -81,18 +80,14 @@ from felt.decisions import AI_STREAM, RedisDecisionQueue, ai_stream_from_env
 from felt.eventstore import RedisEventStore
 from felt.instances import RedisTableInstances
 from felt.registry import RedisTableRegistry
+from felt.service import settings as S
+from felt.service.settings import environment
 from poker.v1 import table_service_pb2, table_service_pb2_grpc
 from services.grpc_server import PortInUse, aio_server, bind
-from services.settings import (
-    TRUE,
-    attempt_limits,
-    int_setting,
-    reflection_setting,
-    trusted_proxies,
-)
 from services.settings import ConfigError as ConfigError
+from services.settings import attempt_limits, reflection_setting, trusted_proxies
 from services.table.announce import Announcer, advertised_address
-from services.table.auth import DEFAULT_TOKEN_TTL_S, DEV_SERVICE_TOKEN, Authenticator, Secrets
+from services.table.auth import DEV_SERVICE_TOKEN, Authenticator, Secrets
 from services.table.interceptors import AuthInterceptor, CallInterceptor
 from services.table.manager import TableManager
 from services.table.ratelimit import RateLimits
@@ -109,7 +104,7 @@ _SERVER_OPTIONS = (("grpc.max_receive_message_length", MAX_REQUEST_BYTES),)
 SERVICE_NAME = table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name
 DEV_SECRET = b"felt-development-secret-do-not-use-in-production"
 MIN_SECRET_BYTES = 32
-MAX_TOKEN_TTL_S = 30 * 86_400
+MAX_TOKEN_TTL_S = S.FELT_SEAT_TOKEN_TTL_S.high
 
 
 @dataclass
@@ -144,31 +139,28 @@ class TableServerConfig:
     ) -> TableServerConfig:
         """The configuration from the environment; ``dev`` (or ``FELT_DEV_MODE=1``) asks for
         development mode. Raises :class:`ConfigError` on a malformed value."""
-        env = os.environ if environ is None else environ
-        dev = dev or env.get("FELT_DEV_MODE", "").strip().lower() in TRUE
-        secret = env.get("FELT_TOKEN_SECRET", "").encode()
-        admin = env.get("FELT_ADMIN_TOKEN", "")
+        env = environment(environ)
+        dev = dev or S.FELT_DEV_MODE.read(env)
+        secret = S.FELT_TOKEN_SECRET.read(env).encode()
+        admin = S.FELT_ADMIN_TOKEN.read(env)
         if dev:
             secret = secret or DEV_SECRET
             admin = admin or DEV_SERVICE_TOKEN
         return cls(
-            redis_url=env.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
-            address=env.get("FELT_TABLE_ADDR", "127.0.0.1:50051"),
+            redis_url=S.REDIS_URL.read(env) or S.LOCAL_REDIS,
+            address=S.FELT_TABLE_ADDR.read(env),
             secrets=Secrets(
-                secret,
-                admin,
-                env.get("FELT_AI_TOKEN", ""),
-                int_setting(env, "FELT_SEAT_TOKEN_TTL_S", DEFAULT_TOKEN_TTL_S, 60, MAX_TOKEN_TTL_S),
+                secret, admin, S.FELT_AI_TOKEN.read(env), S.FELT_SEAT_TOKEN_TTL_S.read(env)
             ),
-            between_hands_ms=int_setting(env, "FELT_BETWEEN_HANDS_MS", 2000, 0, 3_600_000),
-            lease_ttl_ms=int_setting(env, "FELT_LEASE_TTL_MS", 5000, 100, 600_000),
+            between_hands_ms=S.FELT_BETWEEN_HANDS_MS.read(env),
+            lease_ttl_ms=S.FELT_LEASE_TTL_MS.read(env),
             dev_mode=dev,
-            instance_id=env.get("FELT_INSTANCE_ID", "").strip(),
-            advertise=env.get("FELT_TABLE_ADVERTISE_ADDR", "").strip(),
+            instance_id=S.FELT_INSTANCE_ID.read(env),
+            advertise=S.FELT_TABLE_ADVERTISE_ADDR.read(env),
             ai_stream=ai_stream_from_env(env),
-            watch=_watch_limits(env),
+            watch=WatchLimits.from_env(env),
             proxies=trusted_proxies(env),
-            rate=_rate_limits(env),
+            rate=RateLimits.from_env(env),
             snapshots=SnapshotPolicy.from_env(env),
             attempts=attempt_limits(env),
             reflection=reflection_setting(env, dev),
@@ -205,7 +197,7 @@ class TableServerConfig:
         else:
             problems.extend(
                 credential_problems(
-                    {"FELT_ADMIN_TOKEN": admin, "FELT_AI_TOKEN": self.secrets.ai_token}
+                    {S.FELT_ADMIN_TOKEN.name: admin, S.FELT_AI_TOKEN.name: self.secrets.ai_token}
                 )
             )
         if not 0 < self.secrets.token_ttl_s <= MAX_TOKEN_TTL_S:
@@ -217,20 +209,6 @@ class TableServerConfig:
                 + ". For development only, set FELT_DEV_MODE=1 (or run `felt serve --dev`)."
             )
         log.info("production_mode", token_ttl_s=self.secrets.token_ttl_s, reflection=self.reflects)
-
-
-def _rate_limits(env: Mapping[str, str]) -> RateLimits:
-    try:
-        return RateLimits.from_env(env)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-
-
-def _watch_limits(env: Mapping[str, str]) -> WatchLimits:
-    try:
-        return WatchLimits.from_env(env)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
 
 
 @dataclass

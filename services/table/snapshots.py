@@ -22,23 +22,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from felt.service.settings import FELT_SNAPSHOT_EVERY, FELT_TRIM_RETAIN_S
 from felt.table.aggregate import StartNextHand, TableCommand, TableState
-from services.settings import int_setting
 
 
 @dataclass(slots=True)
 class SnapshotPolicy:
     """How often a table is snapshotted, and how long events stay after a snapshot."""
 
-    every: int = 1  # hands between snapshots; 0: never (and then nothing is trimmed)
-    retain: timedelta = timedelta(seconds=60)
+    # hands between snapshots; 0: never (and then nothing is trimmed)
+    every: int = FELT_SNAPSHOT_EVERY.default
+    retain: timedelta = timedelta(seconds=FELT_TRIM_RETAIN_S.default)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> SnapshotPolicy:
         """``FELT_SNAPSHOT_EVERY`` (hands, default 1) and ``FELT_TRIM_RETAIN_S`` (default 60)."""
-        every = int_setting(env, "FELT_SNAPSHOT_EVERY", 1, 0, 10_000)
-        retain = int_setting(env, "FELT_TRIM_RETAIN_S", 60, 0, 7 * 86_400)
-        return cls(every, timedelta(seconds=retain))
+        retain = FELT_TRIM_RETAIN_S.read(env)
+        return cls(FELT_SNAPSHOT_EVERY.read(env), timedelta(seconds=retain))
 
     def due(self, state: TableState | None, command: TableCommand) -> bool:
         """Whether the deal ``command`` makes of ``state`` should carry a snapshot first."""

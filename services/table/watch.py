@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -38,6 +37,8 @@ import structlog
 from felt.api.clients import counted_peer
 from felt.eventstore import EventStore, EventsTrimmed
 from felt.eventstore.codec import EventMeta, decode_event
+from felt.service import settings as S
+from felt.service.settings import environment
 from felt.table.events import AnyEvent
 
 log = structlog.get_logger("felt.table")
@@ -47,38 +48,28 @@ log = structlog.get_logger("felt.table")
 class WatchLimits:
     """The limits of ``WatchTable`` (environment: ``FELT_WATCH_*``, see :meth:`from_env`)."""
 
-    max_streams: int = 1000  # watch streams in this service
-    max_per_peer: int = 64  # watch streams per client address (all its connections)
-    seat_reserve: int = 100  # of max_streams, kept for seats' own streams (not spectators)
-    buffer: int = 512  # records a watcher may fall behind its table before it is dropped
-    replays: int = 4  # watchers reading history at the same time
-    page: int = 200  # records per history read
+    max_streams: int = S.FELT_WATCH_MAX_STREAMS.default  # watch streams in this service
+    # watch streams per client address (all its connections)
+    max_per_peer: int = S.FELT_WATCH_MAX_PER_PEER.default
+    # of max_streams, kept for seats' own streams (not spectators)
+    seat_reserve: int = S.FELT_WATCH_SEAT_RESERVE.default
+    # records a watcher may fall behind its table before it is dropped
+    buffer: int = S.FELT_WATCH_BUFFER.default
+    replays: int = S.FELT_WATCH_REPLAYS.default  # watchers reading history at the same time
+    page: int = S.FELT_WATCH_PAGE.default  # records per history read
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> WatchLimits:
         """``FELT_WATCH_MAX_STREAMS``, ``FELT_WATCH_MAX_PER_PEER``, ``FELT_WATCH_BUFFER``,
         ``FELT_WATCH_REPLAYS``, ``FELT_WATCH_PAGE``; unset ones keep their defaults."""
-        values = {}
-        for name, low, high in (
-            ("max_streams", 1, 1_000_000),
-            ("max_per_peer", 1, 1_000_000),
-            ("seat_reserve", 0, 1_000_000),
-            ("buffer", 8, 1_000_000),
-            ("replays", 1, 1_000),
-            ("page", 10, 5_000),
-        ):
-            key = f"FELT_WATCH_{name.upper()}"
-            raw = env.get(key, "").strip()
-            if not raw:
-                continue
-            try:
-                value = int(raw)
-            except ValueError:
-                raise ValueError(f"{key} must be an integer, not {raw!r}") from None
-            if not low <= value <= high:
-                raise ValueError(f"{key} must be between {low} and {high}, not {value}")
-            values[name] = value
-        return cls(**values)
+        return cls(
+            max_streams=S.FELT_WATCH_MAX_STREAMS.read(env),
+            max_per_peer=S.FELT_WATCH_MAX_PER_PEER.read(env),
+            seat_reserve=S.FELT_WATCH_SEAT_RESERVE.read(env),
+            buffer=S.FELT_WATCH_BUFFER.read(env),
+            replays=S.FELT_WATCH_REPLAYS.read(env),
+            page=S.FELT_WATCH_PAGE.read(env),
+        )
 
 
 class WatchClosed(ConnectionError):
@@ -336,5 +327,5 @@ class WatchHub:
 
 
 def limits_from_env(env: Mapping[str, str] | None = None) -> WatchLimits:
-    """:meth:`WatchLimits.from_env` of ``os.environ`` by default."""
-    return WatchLimits.from_env(os.environ if env is None else env)
+    """:meth:`WatchLimits.from_env` of the process's environment by default."""
+    return WatchLimits.from_env(environment(env))

@@ -23,6 +23,7 @@ COMMANDS = {
     "audit",
     "sagas",
     "gateway",
+    "config",
 }
 
 

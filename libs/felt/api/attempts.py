@@ -27,6 +27,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from felt.service.settings import FELT_AUTH_FAILURE_BURST, FELT_AUTH_FAILURE_PER_MIN
+
 THROTTLED = "AUTH_THROTTLED"
 """The ``ErrorInfo`` reason of a call refused because its address failed too often."""
 
@@ -40,29 +42,15 @@ MESSAGE = (
 class AttemptLimits:
     """How many failed attempts one client may make: ``burst`` at once, then ``per_minute``."""
 
-    burst: int = 20
-    per_minute: int = 30
+    burst: int = FELT_AUTH_FAILURE_BURST.default
+    per_minute: int = FELT_AUTH_FAILURE_PER_MIN.default
     max_clients: int = 100_000
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> AttemptLimits:
-        """``FELT_AUTH_FAILURE_BURST`` (1-10,000, default 20) and ``FELT_AUTH_FAILURE_PER_MIN``
-        (1-100,000, default 30); raises ``ValueError`` naming the setting and its range."""
-        defaults = cls()
-        return cls(
-            _whole(env, "FELT_AUTH_FAILURE_BURST", defaults.burst, 10_000),
-            _whole(env, "FELT_AUTH_FAILURE_PER_MIN", defaults.per_minute, 100_000),
-        )
-
-
-def _whole(env: Mapping[str, str], name: str, default: int, high: int) -> int:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    value = int(raw) if raw.isdigit() else 0
-    if not 1 <= value <= high:
-        raise ValueError(f"{name} must be a whole number from 1 to {high}")
-    return value
+    def from_env(cls, env: Mapping[str, str] | None = None) -> AttemptLimits:
+        """``FELT_AUTH_FAILURE_BURST`` and ``FELT_AUTH_FAILURE_PER_MIN`` (declared, with
+        their ranges, in ``felt.service.settings``); a ``ConfigError`` names a bad one."""
+        return cls(FELT_AUTH_FAILURE_BURST.read(env), FELT_AUTH_FAILURE_PER_MIN.read(env))
 
 
 class FailedAttempts:

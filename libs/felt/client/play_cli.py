@@ -7,7 +7,6 @@ Textual or gRPC; the app is imported when the command runs.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 AI_LEVELS = {"easy": 1, "normal": 2, "hard": 3}  # poker.events.v1.AiLevel
@@ -32,8 +31,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "or digit on each choice, $ types an amount, 1-5 mark discards and d draws, "
         "s sits out/in, b buys in again when out of chips, l leaves, q quits.",
     )
-    p.add_argument("--lobby", default=os.environ.get("FELT_LOBBY_ADDR", "127.0.0.1:50052"))
-    p.add_argument("--table", default=os.environ.get("FELT_TABLE_ADDR", "127.0.0.1:50051"))
+    p.add_argument("--lobby", help="the lobby, host:port (default: FELT_LOBBY_ADDR)")
+    p.add_argument("--table", help="the table service, host:port (default: FELT_TABLE_ADDR)")
     p.add_argument("--variant", choices=("holdem", "draw"), default="holdem")
     p.add_argument(
         "--ai",
@@ -55,7 +54,13 @@ def run(args: argparse.Namespace) -> int:
     from felt.client.play.app import LoungePlan, PlayApp
     from felt.client.play.session import PlaySession
     from felt.client.play.tables import table_config
+    from felt.service.settings import FELT_LOBBY_ADDR, FELT_TABLE_ADDR, ConfigError
 
+    try:
+        lobby, table = args.lobby or FELT_LOBBY_ADDR.read(), args.table or FELT_TABLE_ADDR.read()
+    except ConfigError as exc:
+        print(f"felt play: {exc}", file=sys.stderr)
+        return 2
     plan = LoungePlan(
         config=table_config(args.variant, seats=len(args.ai) + 1),
         ai_levels=args.ai,
@@ -65,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         name=f"{args.variant} vs AI",
         hands=args.hands,
     )
-    session = PlaySession(args.lobby, args.table)
+    session = PlaySession(lobby, table)
     app = PlayApp(session, plan)
     balance = app.run()
     if balance is not None and balance >= 0:

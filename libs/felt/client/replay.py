@@ -8,7 +8,6 @@ for the same reader: a client can only ever print what it was allowed to get.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from datetime import UTC
@@ -27,6 +26,7 @@ from felt.history import (
     render_text,
 )
 from felt.phh.export import ExportError
+from felt.service.settings import FELT_ACCESS_TOKEN, FELT_ADMIN_TOKEN, FELT_INVITE_CODE
 from felt.table.events import AnyEvent
 from poker.v1 import history_service_pb2 as hpb
 from poker.v1 import history_service_pb2_grpc as hrpc
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     if args.file is not None:
         response = json_format.Parse(args.file.read_text(), Response())
     else:
-        token = os.environ.get("FELT_ADMIN_TOKEN" if args.operator else "FELT_ACCESS_TOKEN", "")
+        token = (FELT_ADMIN_TOKEN if args.operator else FELT_ACCESS_TOKEN).read()
         request = request_for(
             args.hand_id,
             args.table,
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         )
         # A private lounge's hand for one who was not dealt in: its invite code (from the
         # environment, as the tokens are, to keep it out of the process list).
-        request.invite_code = os.environ.get("FELT_INVITE_CODE", "")
+        request.invite_code = FELT_INVITE_CODE.read()
         try:
             response = fetch(args.target, request, token)
         except grpc.RpcError as exc:

@@ -13,7 +13,6 @@ their salts are never sent.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from google.protobuf import json_format
 
 from felt.api.convert import proof_from_proto
 from felt.eventstore.codec import from_stored_event
+from felt.service.settings import FELT_ACCESS_TOKEN, FELT_INVITE_CODE
 from felt.table.deals import HandCheck, verify_hand
 from poker.v1 import history_service_pb2 as hpb
 from poker.v1 import table_service_pb2 as pb
@@ -70,8 +70,8 @@ def fetch_public(args: argparse.Namespace) -> hpb.HistoryServiceGetHandHistoryRe
     from felt.client.replay import fetch, request_for
 
     request = request_for(args.public_id, args.table or "", args.seat, args.seat is None, False)
-    request.invite_code = os.environ.get("FELT_INVITE_CODE", "")  # a private lounge's hand
-    token = args.token or os.environ.get("FELT_ACCESS_TOKEN", "")
+    request.invite_code = FELT_INVITE_CODE.read()  # a private lounge's hand
+    token = args.token or FELT_ACCESS_TOKEN.read()
     return fetch(args.history_target, request, token if args.seat is not None else "")
 
 

@@ -14,16 +14,16 @@ with the reason, atomically with its acknowledgement.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from felt.service.settings import FELT_AI_GROUP, FELT_AI_STREAM
 from poker.v1 import ai_pb2
 
-AI_STREAM = "felt:ai:decisions"
-AI_STREAM_ENV = "FELT_AI_STREAM"
-AI_GROUP = "ai-workers"
+AI_STREAM = FELT_AI_STREAM.default
+AI_STREAM_ENV = FELT_AI_STREAM.name
+AI_GROUP = FELT_AI_GROUP.default
 # Approximate cap on a stream's length (requests are answered in milliseconds; the cap
 # only bounds memory if every worker is down for a long time).
 STREAM_MAXLEN = 100_000
@@ -33,8 +33,7 @@ Fields = Mapping[bytes, bytes]
 
 def ai_stream_from_env(env: Mapping[str, str] | None = None) -> str:
     """``$FELT_AI_STREAM`` if set (and not blank), else ``AI_STREAM``."""
-    e = os.environ if env is None else env
-    return e.get(AI_STREAM_ENV, "").strip() or AI_STREAM
+    return FELT_AI_STREAM.read(env)
 
 
 def dead_letter_stream(stream: str) -> str:

@@ -1,0 +1,1 @@
+"""What every Felt service shares: its settings, its RPC plumbing."""

@@ -585,9 +585,7 @@ def _after_hand(state: TableState, hand_events: list[HandEvent]) -> list[AnyEven
 # apply
 
 
-def fold(
-    state: TableState | None, events: Iterable[AnyEvent], *, skim: bool = False
-) -> TableState:
+def fold(state: TableState | None, events: Iterable[AnyEvent], *, skim: bool = False) -> TableState:
     """The one fold of a table's events: ``state`` (None: no table yet) after ``events``.
 
     Each event goes through ``apply_event``; with ``skim``, hand events go

@@ -172,15 +172,12 @@ class TableState(Record):
 # commands
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class CreateTable(Record):
     config: TableConfig
 
-    def __init__(self, config: TableConfig) -> None:
-        object.__setattr__(self, "config", config)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class SeatPlayer(Record):
     seat: int
     player_id: str
@@ -189,18 +186,8 @@ class SeatPlayer(Record):
     token_hash: str
     ai_level: str = ""
 
-    def __init__(
-        self, seat: int, player_id: str, name: str, stack: int, token_hash: str, ai_level: str = ""
-    ) -> None:
-        object.__setattr__(self, "seat", seat)
-        object.__setattr__(self, "player_id", player_id)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "stack", stack)
-        object.__setattr__(self, "token_hash", token_hash)
-        object.__setattr__(self, "ai_level", ai_level)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class ReissueSeatToken(Record):
     """Give ``seat``'s occupant, who must be ``player_id``, the token hashing to ``token_hash``."""
 
@@ -208,44 +195,26 @@ class ReissueSeatToken(Record):
     player_id: str
     token_hash: str
 
-    def __init__(self, seat: int, player_id: str, token_hash: str) -> None:
-        object.__setattr__(self, "seat", seat)
-        object.__setattr__(self, "player_id", player_id)
-        object.__setattr__(self, "token_hash", token_hash)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class LeaveSeat(Record):
     seat: int
 
-    def __init__(self, seat: int) -> None:
-        object.__setattr__(self, "seat", seat)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class SitOut(Record):
     seat: int
 
-    def __init__(self, seat: int) -> None:
-        object.__setattr__(self, "seat", seat)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class SitIn(Record):
     seat: int
 
-    def __init__(self, seat: int) -> None:
-        object.__setattr__(self, "seat", seat)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class AddChips(Record):
     seat: int
     amount: int
-
-    def __init__(self, seat: int, amount: int) -> None:
-        object.__setattr__(self, "seat", seat)
-        object.__setattr__(self, "amount", amount)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -279,22 +248,16 @@ class PlayHand(Record):
         object.__setattr__(self, "command", command)
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class TimeOut(Record):
     """The action clock of ``seat`` ran out: check if possible, else fold (or stand pat)."""
 
     seat: int
 
-    def __init__(self, seat: int) -> None:
-        object.__setattr__(self, "seat", seat)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class CloseTable(Record):
     reason: str = ""
-
-    def __init__(self, reason: str = "") -> None:
-        object.__setattr__(self, "reason", reason)
 
 
 TableCommand = (

@@ -30,6 +30,7 @@ from services.table.opponents import OpponentModel
 from services.table.runtime import TableRuntime
 from services.table.snapshots import SnapshotPolicy
 from tests.golden.record import decode_stream, stream_path
+from tests.golden.record_live import LIVE
 from tests.unit.table.random_tables import RandomTable, random_table
 
 Models = dict[str, tuple[ModelBuilder, int]]
@@ -134,8 +135,9 @@ def test_after_its_start_the_model_is_fed_not_read(table: RandomTable) -> None:
 
 
 def test_the_golden_streams_model_the_same_folded_in_batches_or_read_at_once() -> None:
-    """The recorded streams: the fed model after each event is the whole prefix's fresh fold."""
-    for name in ("holdem", "draw"):
+    """The recorded streams (the live ones from real AI play too): the fed model after each
+    batch is the whole prefix's fresh fold."""
+    for name in ("holdem", "draw", *LIVE):
         events: list[AnyEvent] = decode_stream(stream_path(name).read_text().split())
         model = OpponentModel(ModelBuilder(), 0)
         step = 7

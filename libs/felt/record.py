@@ -11,7 +11,9 @@ Those made per event, per hand or per PHH file or action spell out their
 stores, about ten times cheaper than the ``__init__`` that ``dataclasses``
 generates (an interpreted function, even in a compiled module). Measured
 for issue #10: building table views or replaying the PHH corpus runs 8 to
-40% slower without it. That is the hand's events and commands (``Act``,
+40% slower without it; again for issue #22, with all of them plain,
+``felt phh verify`` took 24-40% more CPU and a table's rebuild 8-10% more
+(docs/benchmarks.md). That is the hand's events and commands (``Act``,
 ``Discard``, ``Forfeit``, ``StartHand``), its setup, legal actions and views,
 ``TableState`` and ``Player`` (rebuilt by every fold step that changes
 them), ``Positions``, the per-deal ``DeckCommitted``, ``TableSnapshotTaken``

@@ -11,11 +11,29 @@ Those made per event, per hand or per PHH file or action spell out their
 stores, about ten times cheaper than the ``__init__`` that ``dataclasses``
 generates (an interpreted function, even in a compiled module). Measured
 for issue #10: building table views or replaying the PHH corpus runs 8 to
-40% slower without it. Classes made once per table or at import
-(``TableConfig``, ``Round``, ``VariantRules``) keep the generated
-``__init__``. Uncompiled, the same code behaves the same, at the
-dataclass's usual speed. ``tests/unit/test_records.py`` checks every
-``Record``'s ``__init__`` against its fields.
+40% slower without it; again for issue #22, with all of them plain,
+``felt phh verify`` took 24-40% more CPU and a table's rebuild 8-10% more
+(docs/benchmarks.md). That is the hand's events and commands (``Act``,
+``Discard``, ``Forfeit``, ``StartHand``), its setup, legal actions and views,
+``TableState`` and ``Player`` (rebuilt by every fold step that changes
+them), ``Positions``, the per-deal ``DeckCommitted``, ``TableSnapshotTaken``
+and ``StartNextHand``, and the PHH reader's and replay's values.
+
+Everything else is a plain ``@dataclass(frozen=True, slots=True)`` with the
+generated ``__init__``: classes made once per table or at import
+(``TableConfig``, ``Round``, ``VariantRules``) and the table events and
+commands a person or an operator causes, a few per seat rather than per
+action (``TableCreated``, ``PlayerSeated``, ``SeatTokenReissued``,
+``PlayerLeft``, ``PlayerSatOut``, ``PlayerSatIn``, ``ChipsAdded``,
+``ActionTimedOut``, ``TableClosed``; ``CreateTable``, ``SeatPlayer``,
+``ReissueSeatToken``, ``LeaveSeat``, ``SitOut``, ``SitIn``, ``AddChips``,
+``CloseTable``, ``TimeOut``, ``ShowCards``): no benchmark in ``bench/``
+makes enough of them to tell the two ``__init__`` apart (figures for issue
+#22 in docs/benchmarks.md). A new value class starts plain; write its
+``__init__`` out only when a benchmark shows the cost. Uncompiled, the same
+code behaves the same, at the dataclass's usual speed.
+``tests/unit/test_records.py`` checks every written-out ``__init__``
+against its class's fields.
 
 What only the compiled build enforces: argument types (``Act(1, "FOLD")``
 raises ``TypeError``, a ``bool`` given for an ``int`` becomes an ``int``;

@@ -35,19 +35,16 @@ from redis.exceptions import RedisError
 
 from felt.api.convert import (
     legal_to_proto,
-    redact_event,
     redacted_stored_event,
     table_view_to_proto,
 )
 from felt.api.seat_stats import stats_to_proto
-from felt.bots.opponents import ModelBuilder
 from felt.decisions import DecisionPublisher
 from felt.eventstore import EventStore, EventsTrimmed, TableLeases
-from felt.eventstore.codec import EventMeta, ai_level_to_proto, from_stored_event
+from felt.eventstore.codec import EventMeta, ai_level_to_proto
 from felt.registry import QUARANTINE_KEY, TableRegistry
 from felt.rules.legal import legal_actions
 from felt.table.aggregate import TableState
-from poker.events.v1 import events_pb2 as epb
 from poker.v1 import ai_pb2
 from services.table.runtime import (
     Clock,
@@ -98,8 +95,6 @@ class TableManager:
     _task: asyncio.Task[None] | None = None
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
     _quarantining: set[asyncio.Task[None]] = field(default_factory=set)
-    # Opponent model per table for AI requests: (builder, last folded sequence).
-    _models: dict[str, tuple[ModelBuilder, int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.leases is None:
@@ -336,46 +331,21 @@ class TableManager:
                 )
                 for e in state.hand_events
             ],
-            seat_stats=await self._seat_stats(runtime.table_id, version),
+            seat_stats=await self._seat_stats(runtime, version),
         )
         if deadline is not None:
             request.deadline.FromDatetime(deadline)
         await self.decisions.publish(request)
         log.info("ai_decision_requested", table_id=runtime.table_id, seat=seat, version=version)
 
-    async def _seat_stats(self, table_id: str, version: int) -> list[ai_pb2.SeatStats]:
-        """The table's opponent model up to ``version``, folded incrementally.
+    async def _seat_stats(self, runtime: TableRuntime, version: int) -> list[ai_pb2.SeatStats]:
+        """The table's opponent model at ``version`` (``TableRuntime.opponent_stats``).
 
-        Only events after the last folded one are read, each redacted as a
-        spectator sees it before it is folded (the model holds no hidden
-        card). A new owner rebuilds it from the stream on its first request.
-        If the stream cannot be read back, the request goes without a model.
+        If the stream cannot be read back to start it, the request goes without a model.
         """
-        builder, done = self._models.get(table_id, (ModelBuilder(), 0))
         try:
-            try:
-                records = await self.store.read(table_id, from_sequence=min(done, version))
-            except EventsTrimmed as trimmed:
-                # The older hands were archived and trimmed: model what Redis still holds.
-                builder, done = ModelBuilder(), trimmed.first_available - 1
-                records = await self.store.read(table_id, from_sequence=done)
-            builder, done = self._models.get(table_id, (builder, done))  # after the await
-            if done > version:  # pragma: no cover - a request older than the model
-                builder, done = ModelBuilder(), 0
-                records = await self.store.read(table_id)
-            for record in records:
-                if record.sequence <= done:
-                    continue
-                if record.sequence > version:
-                    break
-                event, _ = from_stored_event(epb.StoredEvent.FromString(record.payload))
-                builder.observe(redact_event(event, None))
-                done = record.sequence
+            stats = await runtime.opponent_stats(version)
         except (EventsTrimmed, DecodeError, ValueError, RedisError, OSError) as exc:
-            log.warning("opponent_model_unavailable", table_id=table_id, error=repr(exc))
-            self._models.pop(table_id, None)
+            log.warning("opponent_model_unavailable", table_id=runtime.table_id, error=repr(exc))
             return []
-        for gone in [t for t in self._models if t not in self.runtimes]:
-            del self._models[gone]
-        self._models[table_id] = (builder, done)
-        return stats_to_proto(builder.stats)
+        return stats_to_proto(stats)

@@ -35,6 +35,7 @@ import structlog
 from google.protobuf.message import Message
 from redis.exceptions import RedisError
 
+from felt.bots.opponents import SeatStats
 from felt.eventstore import AppendResult, EventStore, VersionConflict
 from felt.eventstore.codec import (
     encode_stored,
@@ -56,6 +57,7 @@ from felt.table.aggregate import (
 from felt.table.events import (
     AnyEvent,
 )
+from services.table.opponents import OpponentModel, read_model
 from services.table.snapshots import SnapshotPolicy, TrimPoints
 from services.table.stream import (
     close_time,
@@ -162,6 +164,10 @@ class TableRuntime:
     loaded_from: int = 1
     # Snapshots this runtime may trim below, once they are old enough.
     trim_points: TrimPoints = field(default_factory=TrimPoints)
+    # The opponent model (services.table.opponents), fed what ``run`` folds once it is read
+    # back on the first AI request; and the stats it gave the AI seat last asked (version, stats).
+    opponents: OpponentModel | None = None
+    _asked: tuple[int, dict[int, SeatStats]] | None = None
     # time.monotonic() until which this instance surely holds the lease (set by the manager).
     lease_expires: float = math.inf
     stale: bool = False
@@ -189,6 +195,7 @@ class TableRuntime:
         self.seated_at = rebuilt.seated_at
         self.loaded_from = records[0].sequence if records else 1
         self.trim_points.reset(rebuilt.snapshot, rebuilt.snapshot_at)
+        self.opponents, self._asked = None, None  # read back on the next AI request
         self.stale = False
         log.info(
             "table_loaded",
@@ -297,6 +304,11 @@ class TableRuntime:
                 first = request.open(result.response)
                 return Outcome((), result.last_sequence, None, first, duplicate=True)
             self.state, self.version, self.last_event_at = state, last, now
+            if self.opponents is not None:
+                if self.opponents.done == version:
+                    self.opponents.fold(events, last)
+                else:  # pragma: no cover - it is only ever installed at the cache's version
+                    self.opponents = None
             self.turn_started_at = turn_at
             self.deck_sequences.extend(decks)
             self.hand_decks.update(hands)
@@ -425,6 +437,9 @@ class TableRuntime:
                 return
             deadline = self.action_deadline()
             if player is not None and player.ai_level and self.on_ai_turn is not None:
+                if self.opponents is not None and self.opponents.done == version:
+                    # The model as of this turn, whatever the table does before it is sent.
+                    self._asked = (version, self.opponents.stats)
                 self._spawn(self._ask_ai(state, version, deadline))
             if deadline is not None:
                 self._after(deadline - self.clock(), version, TimeOut(seat), "timeout")
@@ -439,6 +454,22 @@ class TableRuntime:
         if closing is not None:
             # Closing time: no new hand (the running one, if any, was played out).
             self._after(closing - now, version, CloseTable("closing time"), "close")
+
+    async def opponent_stats(self, version: int) -> dict[int, SeatStats]:
+        """The opponent model at ``version``: the table's public play up to that event.
+
+        From the model the runtime keeps current; the first request after a
+        load reads the stream back once to start it (``read_model``). Raises
+        what reading the store raises.
+        """
+        if self._asked is not None and self._asked[0] == version:
+            return self._asked[1]
+        if self.opponents is not None and self.opponents.done == version:
+            return self.opponents.stats
+        model = await read_model(self.store, self.table_id, version)
+        if self.opponents is None and self.version == model.done == version:
+            self.opponents = model  # still the cache's version: from here, fed by run
+        return model.stats
 
     async def _ask_ai(self, state: TableState, version: int, deadline: datetime | None) -> None:
         assert self.on_ai_turn is not None

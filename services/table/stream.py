@@ -2,7 +2,8 @@
 
 ``services.table.runtime`` caches one table and drives it; what it derives
 from the events themselves is here, pure: the fold of a whole stream on
-load (:func:`rebuild`, skimming hands that are over), which hand each new
+load (:func:`rebuild`: ``felt.table.aggregate.fold`` of the decoded stream,
+skimming hands that are over), which hand each new
 event belongs to (:func:`hand_ids`), whether an event starts a fresh action
 clock (:func:`starts_turn`), where decks and seats' occupants are
 (:func:`track`), and the times derived from a state.
@@ -18,17 +19,9 @@ from google.protobuf.message import DecodeError
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from felt.eventstore import StoredRecord
-from felt.eventstore.codec import CodecError, from_stored_event, variant_from_proto
+from felt.eventstore.codec import CodecError, from_stored_event
 from felt.rules.events import HandEnded, HandStarted
-from felt.table.aggregate import (
-    HAND_EVENTS,
-    SEAT_ACTIONS,
-    TableState,
-    apply_event,
-    skim_hand_ended,
-    skim_hand_started,
-    skim_seat_action,
-)
+from felt.table.aggregate import HAND_EVENTS, LASTING_HAND_EVENTS, TableState, fold
 from felt.table.events import (
     ActionTimedOut,
     AnyEvent,
@@ -50,10 +43,11 @@ def _oneof_name(kind: type) -> str:
     return name
 
 
-# Hand events by their StoredEvent field: a rebuild skims the hands that are over
-# straight from the messages (see TableRuntime.load).
-_HAND_KINDS = frozenset(_oneof_name(t) for t in HAND_EVENTS)
-_SEAT_ACTION_KINDS = frozenset(_oneof_name(t) for t in SEAT_ACTIONS)
+# Hand events by their StoredEvent field: a rebuild skims the hands that are over, and the
+# skim changes nothing for the hand events that are not lasting, so they are not decoded.
+_IGNORED_BY_SKIM = frozenset(_oneof_name(t) for t in HAND_EVENTS) - frozenset(
+    _oneof_name(t) for t in LASTING_HAND_EVENTS
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +68,11 @@ class Rebuilt:
 def rebuild(records: Sequence[StoredRecord]) -> Rebuilt:
     """Fold a table's stream: the whole of it, or from a snapshot on (``read_tail``).
 
-    Hands before the last one are skimmed (``skim_event``): only what outlives
-    them is folded, and their other events are not even decoded. A snapshot
-    first is the table as it was then (``apply_event`` starts from it), with
-    its seats' occupants' sequences.
+    The one fold (``felt.table.aggregate.fold``) of the decoded events: hands
+    before the last one skimmed (``skim=True``: only what outlives them), so
+    their other events are not even decoded; the rest applied. A snapshot
+    first is the table as it was then (the fold starts from it), with its
+    seats' occupants' sequences.
     """
     try:
         stored = [epb.StoredEvent.FromString(r.payload) for r in records]
@@ -85,7 +80,8 @@ def rebuild(records: Sequence[StoredRecord]) -> Rebuilt:
         raise CodecError(f"not a poker.events.v1.StoredEvent: {exc}") from exc
     kinds = [m.WhichOneof("event") for m in stored]
     last_hand = max((i for i, k in enumerate(kinds) if k == "hand_started"), default=0)
-    state: TableState | None = None
+    skimmed: list[AnyEvent] = []
+    applied: list[AnyEvent] = []
     last_at: datetime | None = None
     turn_at: datetime | None = None
     decks: list[int] = []
@@ -101,31 +97,23 @@ def rebuild(records: Sequence[StoredRecord]) -> Rebuilt:
                 else None
             )
         if i < last_hand:
-            # A hand that is over (``skim_event``, straight from the message): only what
-            # outlives it is folded, and times do not matter.
-            if kind in _HAND_KINDS:
-                assert state is not None, "a table's stream starts with TableCreated"
-                if kind in _SEAT_ACTION_KINDS:
-                    state = skim_seat_action(state, getattr(message, kind).seat)
-                elif kind == "hand_started":
-                    setup = message.hand_started.setup
-                    variant = variant_from_proto(setup.variant)
-                    state = skim_hand_started(state, variant, [s.seat for s in setup.seats])
-                elif kind == "hand_ended":
-                    stacks = tuple((s.seat, s.stack) for s in message.hand_ended.stacks)
-                    state = skim_hand_ended(state, stacks)
-                continue  # other hand events change nothing beyond their hand
+            # A hand that is over: only what outlives it is folded, and times do not matter.
+            if kind in _IGNORED_BY_SKIM:
+                continue
             message.ClearField("recorded_at")
             event = from_stored_event(message)[0]
-            state = apply_event(state, event)
+            skimmed.append(event)
         else:
             event, meta = from_stored_event(message)
-            state = apply_event(state, event)
+            applied.append(event)
             if meta.recorded_at is not None:
                 last_at = meta.recorded_at
                 if starts_turn(event):
                     turn_at = last_at
         track(event, record.sequence, decks, hands, seated)
+    state = fold(None, skimmed, skim=True) if skimmed else None
+    if applied:
+        state = fold(state, applied)
     version = records[-1].sequence if records else 0
     return Rebuilt(state, version, last_at, turn_at, decks, hands, seated, snapshot, snapshot_at)
 

@@ -25,7 +25,7 @@ from tests.conftest import with_redis_db
 from tests.fuzz.command import fuzz_arguments, print_violations
 from tests.fuzz.machine import Harness
 from tests.fuzz.run import Report, run_timed
-from tests.integration.table.conftest import TableEnv
+from tests.integration.table.harness import TableEnv
 
 
 def _redis_url() -> str:

@@ -68,7 +68,7 @@ from poker.v1 import table_service_pb2_grpc as rpc
 from services.table.auth import SEAT_TOKEN_HEADER
 from services.table.server import SERVICE_NAME
 from tests.fuzz.oracle import Ledger, Viewer, Violation, leaks, written_by_server
-from tests.integration.table.conftest import (
+from tests.integration.table.harness import (
     ADMIN_TOKEN,
     AI_TOKEN,
     TableEnv,

@@ -26,6 +26,7 @@ from google.protobuf.message import DecodeError
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from felt.cards import Card
+from felt.eventstore.upcast import upcast
 from felt.rules.config import HandSetup, SeatSetup, Variant
 from felt.rules.events import (
     AntePosted,
@@ -752,7 +753,7 @@ def from_stored_event(stored: pb.StoredEvent) -> tuple[AnyEvent, EventMeta]:
         hand_id=stored.hand_id,
         request_key=stored.request_key,
     )
-    return _event_from(stored), meta
+    return _event_from(upcast(stored)), meta
 
 
 def encode_event(event: AnyEvent, meta: EventMeta) -> bytes:

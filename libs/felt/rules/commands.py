@@ -60,14 +60,11 @@ class Discard(Record):
         object.__setattr__(self, "cards", cards)
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class ShowCards(Record):
     """After the hand, ``seat`` (dealt in, cards not yet shown) shows its hand."""
 
     seat: int
-
-    def __init__(self, seat: int) -> None:
-        object.__setattr__(self, "seat", seat)
 
 
 @dataclass(frozen=True, slots=True, init=False)

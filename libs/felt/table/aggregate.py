@@ -2,7 +2,11 @@
 
 A table's event stream is table events (seating, sitting out, chips, the
 action clock, deck commitments) interleaved with the events of each hand;
-``apply_event`` folds both into a :class:`TableState`. ``decide_table`` turns
+:func:`fold` folds both into a :class:`TableState`, one ``apply_event`` at a
+time. It is the one fold of a table's events: the table service's rebuild
+(from a snapshot on), ``execute_table``, replays, the golden streams and the
+tests all go through it; skimming the hands that are over is the same fold
+with a cheaper projection (``skim=True``). ``decide_table`` turns
 a table command into events, wrapping the hand's own ``decide`` for actions,
 so the service has one entry point and one atomic batch per request.
 
@@ -29,7 +33,7 @@ from felt.rules.commands import (
     ShowCards,
     StartHand,
 )
-from felt.rules.config import HandSetup, SeatSetup, Variant, public_hand_id, public_id_from
+from felt.rules.config import HandSetup, SeatSetup, public_hand_id, public_id_from
 from felt.rules.engine import apply as apply_hand
 from felt.rules.engine import execute
 from felt.rules.events import (
@@ -168,15 +172,12 @@ class TableState(Record):
 # commands
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class CreateTable(Record):
     config: TableConfig
 
-    def __init__(self, config: TableConfig) -> None:
-        object.__setattr__(self, "config", config)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class SeatPlayer(Record):
     seat: int
     player_id: str
@@ -185,18 +186,8 @@ class SeatPlayer(Record):
     token_hash: str
     ai_level: str = ""
 
-    def __init__(
-        self, seat: int, player_id: str, name: str, stack: int, token_hash: str, ai_level: str = ""
-    ) -> None:
-        object.__setattr__(self, "seat", seat)
-        object.__setattr__(self, "player_id", player_id)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "stack", stack)
-        object.__setattr__(self, "token_hash", token_hash)
-        object.__setattr__(self, "ai_level", ai_level)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class ReissueSeatToken(Record):
     """Give ``seat``'s occupant, who must be ``player_id``, the token hashing to ``token_hash``."""
 
@@ -204,44 +195,26 @@ class ReissueSeatToken(Record):
     player_id: str
     token_hash: str
 
-    def __init__(self, seat: int, player_id: str, token_hash: str) -> None:
-        object.__setattr__(self, "seat", seat)
-        object.__setattr__(self, "player_id", player_id)
-        object.__setattr__(self, "token_hash", token_hash)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class LeaveSeat(Record):
     seat: int
 
-    def __init__(self, seat: int) -> None:
-        object.__setattr__(self, "seat", seat)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class SitOut(Record):
     seat: int
 
-    def __init__(self, seat: int) -> None:
-        object.__setattr__(self, "seat", seat)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class SitIn(Record):
     seat: int
 
-    def __init__(self, seat: int) -> None:
-        object.__setattr__(self, "seat", seat)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class AddChips(Record):
     seat: int
     amount: int
-
-    def __init__(self, seat: int, amount: int) -> None:
-        object.__setattr__(self, "seat", seat)
-        object.__setattr__(self, "amount", amount)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -275,22 +248,16 @@ class PlayHand(Record):
         object.__setattr__(self, "command", command)
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class TimeOut(Record):
     """The action clock of ``seat`` ran out: check if possible, else fold (or stand pat)."""
 
     seat: int
 
-    def __init__(self, seat: int) -> None:
-        object.__setattr__(self, "seat", seat)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class CloseTable(Record):
     reason: str = ""
-
-    def __init__(self, reason: str = "") -> None:
-        object.__setattr__(self, "reason", reason)
 
 
 TableCommand = (
@@ -362,18 +329,12 @@ def execute_table(
     hand events are not folded twice.
     """
     events, hand = _decide(state, command)
-    new = state
     if hand is None:
-        for event in events:
-            new = apply_event(new, event)
-    else:
-        for event in events:
-            new = skim_event(new, event)
-        assert new is not None
-        played = tuple(e for e in events if is_hand_event(e))
-        new = replace(new, hand=hand, hand_events=(*new.hand_events, *played))
-    assert new is not None
-    return new, events
+        return fold(state, events), events
+    # The hand's events skimmed (what outlives the hand), the hand itself as the rules built it.
+    new = fold(state, events, skim=True)
+    played = tuple(e for e in events if is_hand_event(e))
+    return replace(new, hand=hand, hand_events=(*new.hand_events, *played)), events
 
 
 def _decide(
@@ -587,6 +548,22 @@ def _after_hand(state: TableState, hand_events: list[HandEvent]) -> list[AnyEven
 # apply
 
 
+def fold(state: TableState | None, events: Iterable[AnyEvent], *, skim: bool = False) -> TableState:
+    """The one fold of a table's events: ``state`` (None: no table yet) after ``events``.
+
+    Each event goes through ``apply_event``; with ``skim``, hand events go
+    through ``skim_event`` instead, the cheaper projection for hands that are
+    over (only what outlives a hand). A stream trimmed up to a snapshot folds
+    from it (``state_from_snapshot``). Raises ``ValueError`` for an empty
+    fold with no state to start from.
+    """
+    for event in events:
+        state = skim_event(state, event) if skim else apply_event(state, event)
+    if state is None:
+        raise ValueError("no events")
+    return state
+
+
 def apply_event(state: TableState | None, event: AnyEvent) -> TableState:
     """Fold one table or hand event into the table state."""
     if isinstance(event, TableCreated):
@@ -699,25 +676,8 @@ def skim_event(state: TableState | None, event: AnyEvent) -> TableState:
         return apply_event(state, event)
     assert state is not None, "a table's stream starts with TableCreated"
     if isinstance(event, HandStarted):
-        setup = event.setup
-        return skim_hand_started(state, setup.variant, [s.seat for s in setup.seats])
+        return replace(state, hand=None, hand_events=(), positions=_positions_of(state, event))
     return _lasting(state, state, event)
-
-
-def skim_hand_started(state: TableState, variant: Variant, seats: list[int]) -> TableState:
-    """``skim_event`` of a ``HandStarted`` dealing ``seats`` (in dealing order)."""
-    positions = next_positions(variant, seats, state.config.seat_count, state.positions)
-    return replace(state, hand=None, hand_events=(), positions=positions)
-
-
-def skim_seat_action(state: TableState, seat: int) -> TableState:
-    """``skim_event`` of ``seat``'s fold, check, call, bet or draw."""
-    return _seat_acted(state, state, seat)
-
-
-def skim_hand_ended(state: TableState, stacks: tuple[tuple[int, int], ...]) -> TableState:
-    """``skim_event`` of a ``HandEnded`` with these final ``(seat, stack)``s."""
-    return _hand_ended(state, state, stacks)
 
 
 def _positions_of(state: TableState, event: HandStarted) -> Positions:
@@ -809,9 +769,4 @@ def state_from_snapshot(snapshot: TableSnapshotTaken) -> TableState:
 
 def replay_table(events: Iterable[AnyEvent]) -> TableState:
     """Rebuild a table from its whole stream (or from a snapshot and the events after it)."""
-    state: TableState | None = None
-    for event in events:
-        state = apply_event(state, event)
-    if state is None:
-        raise ValueError("no events")
-    return state
+    return fold(None, events)

@@ -44,12 +44,9 @@ class TableConfig(Record):
     private: bool = False  # a private lounge's: spectators need a watch grant (service side)
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class TableCreated(Record):
     config: TableConfig
-
-    def __init__(self, config: TableConfig) -> None:
-        object.__setattr__(self, "config", config)
 
 
 AI_LEVELS = ("easy", "normal", "hard")
@@ -61,7 +58,7 @@ each, which their tests check against this list.
 """
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class PlayerSeated(Record):
     """A player took ``seat`` with ``stack`` chips. ``token_hash`` authenticates it.
 
@@ -76,18 +73,8 @@ class PlayerSeated(Record):
     token_hash: str
     ai_level: str = ""
 
-    def __init__(
-        self, seat: int, player_id: str, name: str, stack: int, token_hash: str, ai_level: str = ""
-    ) -> None:
-        object.__setattr__(self, "seat", seat)
-        object.__setattr__(self, "player_id", player_id)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "stack", stack)
-        object.__setattr__(self, "token_hash", token_hash)
-        object.__setattr__(self, "ai_level", ai_level)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class SeatTokenReissued(Record):
     """``seat``'s occupant ``player_id`` got a fresh token: only ``token_hash`` opens it now.
 
@@ -100,62 +87,39 @@ class SeatTokenReissued(Record):
     player_id: str
     token_hash: str
 
-    def __init__(self, seat: int, player_id: str, token_hash: str) -> None:
-        object.__setattr__(self, "seat", seat)
-        object.__setattr__(self, "player_id", player_id)
-        object.__setattr__(self, "token_hash", token_hash)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class PlayerLeft(Record):
     """The player gave up ``seat`` and took ``stack`` chips with them."""
 
     seat: int
     stack: int
 
-    def __init__(self, seat: int, stack: int) -> None:
-        object.__setattr__(self, "seat", seat)
-        object.__setattr__(self, "stack", stack)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class PlayerSatOut(Record):
     """``seat`` is not dealt in from the next hand; ``reason``: requested, timeouts, leaving."""
 
     seat: int
     reason: str = "requested"
 
-    def __init__(self, seat: int, reason: str = "requested") -> None:
-        object.__setattr__(self, "seat", seat)
-        object.__setattr__(self, "reason", reason)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class PlayerSatIn(Record):
     seat: int
 
-    def __init__(self, seat: int) -> None:
-        object.__setattr__(self, "seat", seat)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class ChipsAdded(Record):
     seat: int
     amount: int
 
-    def __init__(self, seat: int, amount: int) -> None:
-        object.__setattr__(self, "seat", seat)
-        object.__setattr__(self, "amount", amount)
 
-
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class ActionTimedOut(Record):
     """``seat``'s action clock ran out; the hand event that follows checks or folds for it."""
 
     seat: int
-
-    def __init__(self, seat: int) -> None:
-        object.__setattr__(self, "seat", seat)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -179,12 +143,9 @@ class DeckCommitted(Record):
         object.__setattr__(self, "seed", seed)
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True)
 class TableClosed(Record):
     reason: str = ""
-
-    def __init__(self, reason: str = "") -> None:
-        object.__setattr__(self, "reason", reason)
 
 
 @dataclass(frozen=True, slots=True, init=False)

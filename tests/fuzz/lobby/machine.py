@@ -53,7 +53,7 @@ from tests.fuzz.lobby.audit import audit, in_flight, ledger_mark, rows_since
 from tests.fuzz.lobby.harness import ADMIN_TOKEN, Harness, StepHung
 from tests.fuzz.machine import INT64_EDGES, ODD_STRINGS, Big, describe
 from tests.fuzz.oracle import Ledger, Seen, Viewer, Violation, leaks, visible_cards
-from tests.integration.table.conftest import random_policy
+from tests.integration.table.harness import random_policy
 
 CALL_TIMEOUT = 20.0  # a call that takes longer is reported as hung (generous: loaded 2 cores)
 QUIESCENCE_S = 30.0  # how long the sagas may take to settle at teardown (generous)

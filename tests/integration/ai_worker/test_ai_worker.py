@@ -21,23 +21,23 @@ from poker.v1 import ai_pb2
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from services.ai_worker.decide import Decider
+from tests.integration.ai_worker.harness import AiEnv
 
 REPO = Path(__file__).resolve().parents[3]
 
 # ``ai_env`` is typed loosely here: its class lives in conftest, which importlib-mode tests
 # cannot import by name.
-Env = Any
 
 
-async def _pending(env: Env) -> int:
+async def _pending(env: AiEnv) -> int:
     return int((await env.group_info()).get("pending", -1))
 
 
-async def _nothing_pending(env: Env) -> bool:
+async def _nothing_pending(env: AiEnv) -> bool:
     return await _pending(env) == 0
 
 
-async def test_ai_tables_play_to_the_end_through_a_worker(ai_env: Env) -> None:
+async def test_ai_tables_play_to_the_end_through_a_worker(ai_env: AiEnv) -> None:
     worker = await ai_env.start_worker()
     nlhe = await ai_env.create_ai_table(variant=epb.VARIANT_NLHE, max_hands=6)
     draw = await ai_env.create_ai_table(variant=epb.VARIANT_DRAW5, max_hands=6)
@@ -101,7 +101,7 @@ def _check_redacted(request: ai_pb2.DecisionRequest) -> int:
     return hidden_deals
 
 
-async def test_decision_requests_carry_no_hidden_card_of_another_seat(ai_env: Env) -> None:
+async def test_decision_requests_carry_no_hidden_card_of_another_seat(ai_env: AiEnv) -> None:
     await ai_env.start_worker()
     await ai_env.start_worker()
     tables = [
@@ -125,7 +125,7 @@ async def test_decision_requests_carry_no_hidden_card_of_another_seat(ai_env: En
         assert Decider().decide(request).action == Decider().decide(request).action
 
 
-async def test_two_workers_split_the_load(ai_env: Env) -> None:
+async def test_two_workers_split_the_load(ai_env: AiEnv) -> None:
     first = await ai_env.start_worker(concurrency=2)
     second = await ai_env.start_worker(concurrency=2)
     tables = [await ai_env.create_ai_table(max_hands=5) for _ in range(4)]
@@ -139,13 +139,15 @@ async def test_two_workers_split_the_load(ai_env: Env) -> None:
     assert first.consumer != second.consumer
 
 
-async def test_a_request_held_by_a_killed_worker_is_claimed_by_another(ai_env: Env) -> None:
+async def test_a_request_held_by_a_killed_worker_is_claimed_by_another(ai_env: AiEnv) -> None:
     doomed_decider = ai_env.gated_decider()
     doomed = await ai_env.start_worker(decider=doomed_decider, concurrency=1)
     table = await ai_env.create_ai_table(max_hands=3)
     await doomed_decider.wait_entered()  # mid-decision, nothing answered or acknowledged
     [held] = doomed.held_entries
-    pending = await ai_env.redis.xpending_range(ai_env.stream, ai_env.group, held, held, 1)
+    pending: list[dict[str, bytes]] = await ai_env.redis.xpending_range(  # type: ignore[assignment]
+        ai_env.stream, ai_env.group, held, held, 1
+    )
     assert pending[0]["consumer"].decode() == doomed.consumer
 
     await doomed.abort()  # dies: the entry stays in its pending list
@@ -174,7 +176,7 @@ def _poison_candidate(request_id: str, level: int) -> bytes:
     return request.SerializeToString()
 
 
-async def test_poison_requests_go_to_the_dead_letter_stream(ai_env: Env) -> None:
+async def test_poison_requests_go_to_the_dead_letter_stream(ai_env: AiEnv) -> None:
     redis, stream, group = ai_env.redis, ai_env.stream, ai_env.group
     await redis.xgroup_create(stream, group, id="$", mkstream=True)
     # A request that keeps killing its workers: read, then claimed by three more, never acked.
@@ -194,14 +196,15 @@ async def test_poison_requests_go_to_the_dead_letter_stream(ai_env: Env) -> None
 
     dead = f"{stream}:dead"
     await ai_env.eventually(lambda: _xlen(redis, dead, 4), "four dead letters")
-    reasons = {
-        fields[b"entry_id"]: fields[b"reason"].decode() for _, fields in await redis.xrange(dead)
+    letters: list[tuple[bytes, dict[bytes, bytes]]] = await redis.xrange(dead)  # type: ignore[assignment]
+    reasons: dict[bytes | str, str] = {
+        fields[b"entry_id"]: fields[b"reason"].decode() for _, fields in letters
     }
     assert reasons[retried].startswith("delivered 5 times"), reasons
     assert reasons[garbage].startswith("undecodable"), reasons
     assert reasons[empty].startswith("undecodable"), reasons
     assert reasons[levelless].startswith("unknown ai_level"), reasons
-    dead_payloads = [f.get(b"payload") for _, f in await redis.xrange(dead)]
+    dead_payloads = [f.get(b"payload") for _, f in letters]
     assert b"\xff\x00not a proto" in dead_payloads  # kept for inspection
     assert await _pending(ai_env) == 0
     assert worker.outcomes["dead"] == 4
@@ -213,7 +216,7 @@ async def _xlen(redis: Any, key: str, at_least: int) -> bool:
     return int(await redis.xlen(key)) >= at_least
 
 
-async def test_graceful_shutdown_finishes_the_decision_in_flight(ai_env: Env) -> None:
+async def test_graceful_shutdown_finishes_the_decision_in_flight(ai_env: AiEnv) -> None:
     decider = ai_env.gated_decider()
     worker = await ai_env.start_worker(decider=decider, concurrency=1)
     table = await ai_env.create_ai_table(max_hands=50)
@@ -247,7 +250,7 @@ def _get(url: str) -> tuple[int, bytes]:
 
 
 async def test_worker_process_serves_health_and_metrics_and_exits_0_on_sigterm(
-    ai_env: Env, tmp_path: Path
+    ai_env: AiEnv, tmp_path: Path
 ) -> None:
     env = {
         **os.environ,

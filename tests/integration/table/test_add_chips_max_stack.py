@@ -12,11 +12,10 @@ import grpc
 import pytest
 
 from poker.v1 import table_service_pb2 as pb
+from tests.integration.table.harness import TableEnv
 
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
 
-
-async def test_max_stack_bounds_the_stack_after(table_env: Env) -> None:
+async def test_max_stack_bounds_the_stack_after(table_env: TableEnv) -> None:
     srv = await table_env.start_server()
     stub = table_env.stub(srv)
     table_id = await table_env.create_table(stub, table_env.nlhe(3))

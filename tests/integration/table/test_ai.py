@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import grpc
 import pytest
 
@@ -11,22 +9,19 @@ from poker.events.v1 import events_pb2 as epb
 from poker.v1 import ai_pb2
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
+from tests.integration.table.harness import TableEnv
 
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
 AI = "table-tests-ai-credential-0123456789"  # conftest's AI_TOKEN
 
 
-async def _next_request(env: Env, after: bytes = b"0-0") -> tuple[bytes, ai_pb2.DecisionRequest]:
+async def _next_request(
+    env: TableEnv, after: bytes = b"0-0"
+) -> tuple[bytes, ai_pb2.DecisionRequest]:
     """The next decision request on the server's AI stream (blocking read)."""
-    reply = await env.redis.xread({env.ai_stream: after}, count=1, block=20_000)
-    assert reply, "no decision request was published"
-    entry_id, fields = reply[0][1][0]
-    request = ai_pb2.DecisionRequest.FromString(fields[b"payload"])
-    assert fields[b"request_id"].decode() == request.request_id
-    return entry_id, request
+    return await env.next_decision(after)
 
 
-async def test_an_ai_seat_to_act_gets_a_redacted_decision_request(table_env: Env) -> None:
+async def test_an_ai_seat_to_act_gets_a_redacted_decision_request(table_env: TableEnv) -> None:
     server = await table_env.start_server()
     assert server.manager.ai_stream == table_env.ai_stream
     stub = table_env.stub(server)

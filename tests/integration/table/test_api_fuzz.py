@@ -11,15 +11,13 @@ is the long run.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from tests.fuzz.machine import Harness
 from tests.fuzz.run import fuzz_settings, run_bounded
+from tests.integration.table.harness import TableEnv
 
-Env = Any  # the fixture's class lives in conftest
 
-
-async def test_api_fuzz_short_run(table_env: Env) -> None:
+async def test_api_fuzz_short_run(table_env: TableEnv) -> None:
     harness = Harness(table_env, asyncio.get_running_loop())
     try:
         # Bounded by examples and steps (each example starts a fresh service): well under a

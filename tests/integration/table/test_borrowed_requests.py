@@ -12,11 +12,10 @@ from typing import Any
 import grpc
 
 from poker.events.v1 import events_pb2 as epb
-from poker.v1 import ai_pb2
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
+from tests.integration.table.harness import TableEnv
 
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
 CALL = tpb.Action(call=tpb.Action.Call())
 CHECK = tpb.Action(check=tpb.Action.Check())
 
@@ -27,7 +26,7 @@ def _hidden_cards_of(view: tpb.TableView, seat: int) -> bool:
 
 
 async def _submit_raw(
-    env: Env, stub: Any, md: Any, request: pb.SubmitActionRequest
+    env: TableEnv, stub: Any, md: Any, request: pb.SubmitActionRequest
 ) -> pb.SubmitActionResponse | grpc.aio.AioRpcError:
     try:
         response: pb.SubmitActionResponse = await stub.SubmitAction(request, metadata=md)
@@ -37,7 +36,7 @@ async def _submit_raw(
 
 
 async def test_another_seats_request_id_gives_a_new_request_not_its_answer(
-    table_env: Env,
+    table_env: TableEnv,
 ) -> None:
     server = await table_env.start_server()
     stub = table_env.stub(server)
@@ -78,7 +77,7 @@ async def test_another_seats_request_id_gives_a_new_request_not_its_answer(
     assert again.SerializeToString() == first.SerializeToString()
 
 
-async def test_an_ai_decisions_request_id_reads_nothing_for_a_human(table_env: Env) -> None:
+async def test_an_ai_decisions_request_id_reads_nothing_for_a_human(table_env: TableEnv) -> None:
     server = await table_env.start_server()
     stub = table_env.stub(server)
     table_id = await table_env.create_table(stub, table_env.nlhe(2, clock_ms=30_000))
@@ -87,8 +86,7 @@ async def test_an_ai_decisions_request_id_reads_nothing_for_a_human(table_env: E
     await table_env.watch(stub, table_id, from_sequence=1).wait_event("hole_cards_dealt", seat=1)
     view = await table_env.view(stub, table_id, human)
     called = await table_env.submit(stub, table_id, human, CALL, view.table.sequence)
-    reply = await table_env.redis.xread({table_env.ai_stream: "0-0"}, count=1, block=20_000)
-    decision = ai_pb2.DecisionRequest.FromString(reply[0][1][0][1][b"payload"])
+    _, decision = await table_env.next_decision()
     assert decision.seat == 1 and decision.expected_sequence == called.sequence
     # The AI worker answers...
     answer = pb.SubmitActionRequest(
@@ -120,7 +118,7 @@ async def test_an_ai_decisions_request_id_reads_nothing_for_a_human(table_env: E
         assert mine.code() == grpc.StatusCode.FAILED_PRECONDITION
 
 
-async def test_the_next_deals_id_cannot_be_squatted(table_env: Env) -> None:
+async def test_the_next_deals_id_cannot_be_squatted(table_env: TableEnv) -> None:
     """Before: an AddChips with the next deal's id made the deal a duplicate: no more hands."""
     server = await table_env.start_server()
     stub = table_env.stub(server)
@@ -139,7 +137,9 @@ async def test_the_next_deals_id_cannot_be_squatted(table_env: Env) -> None:
     assert stored[dealt.sequence - 1].request_key == f"s/deal/{table_id}/{version + 3}"
 
 
-async def _button_calls_with(env: Env, rid_for: Any, clock_ms: int, ai: bool) -> tuple[Any, ...]:
+async def _button_calls_with(
+    env: TableEnv, rid_for: Any, clock_ms: int, ai: bool
+) -> tuple[Any, ...]:
     """Heads-up, seat 0 human; the button calls with the id ``rid_for(version after it)``."""
     server = await env.start_server()
     stub = env.stub(server)
@@ -159,13 +159,12 @@ async def _button_calls_with(env: Env, rid_for: Any, clock_ms: int, ai: bool) ->
     return stub, table_id, called, watcher, rid
 
 
-async def test_the_next_ai_decisions_id_cannot_be_squatted(table_env: Env) -> None:
+async def test_the_next_ai_decisions_id_cannot_be_squatted(table_env: TableEnv) -> None:
     """Before: the AI's answer with that id was taken as a duplicate and the table stalled."""
     stub, table_id, called, _, rid = await _button_calls_with(
         table_env, lambda t, n: f"ai:{t}:{n}", 30_000, ai=True
     )
-    reply = await table_env.redis.xread({table_env.ai_stream: "0-0"}, count=1, block=20_000)
-    decision = ai_pb2.DecisionRequest.FromString(reply[0][1][0][1][b"payload"])
+    _, decision = await table_env.next_decision()
     assert decision.request_id == rid  # the human used the very id the AI answers with
     answer = pb.SubmitActionRequest(
         table_id=table_id,
@@ -178,7 +177,7 @@ async def test_the_next_ai_decisions_id_cannot_be_squatted(table_env: Env) -> No
     assert checked.sequence > called.sequence and checked.view.viewer_seat == 1
 
 
-async def test_the_next_timers_id_cannot_be_squatted(table_env: Env) -> None:
+async def test_the_next_timers_id_cannot_be_squatted(table_env: TableEnv) -> None:
     """Before: the clock's time-out was taken as a duplicate and the seat to act never timed out."""
     _, _, called, watcher, _ = await _button_calls_with(
         table_env, lambda t, n: f"timeout:{t}:{n}", 300, ai=False
@@ -187,7 +186,7 @@ async def test_the_next_timers_id_cannot_be_squatted(table_env: Env) -> None:
     assert timed_out.sequence == called.sequence + 1
 
 
-async def test_leave_seat_with_a_submit_action_id_leaves(table_env: Env) -> None:
+async def test_leave_seat_with_a_submit_action_id_leaves(table_env: TableEnv) -> None:
     server = await table_env.start_server()
     stub = table_env.stub(server)
     table_id = await table_env.create_table(stub, table_env.nlhe(3))

@@ -23,8 +23,7 @@ from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from services.table.ratelimit import RateLimits
-
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
+from tests.integration.table.harness import TableEnv
 
 FOLD = tpb.Action(fold=tpb.Action.Fold())
 
@@ -56,12 +55,12 @@ def _create(table_id: str, config: epb.TableConfig, name: str = "test") -> pb.Cr
     )
 
 
-async def _nothing_created(env: Env, stub: Any, table_id: str) -> None:
+async def _nothing_created(env: TableEnv, stub: Any, table_id: str) -> None:
     assert not await env.redis.exists(events_key(table_id))
     await _refused(stub.GetTable(pb.GetTableRequest(table_id=table_id)), grpc.StatusCode.NOT_FOUND)
 
 
-async def test_table_ids_are_strict(table_env: Env) -> None:
+async def test_table_ids_are_strict(table_env: TableEnv) -> None:
     stub = table_env.stub(await table_env.start_server())
     for bad in ("abc\n", "ABC", "-abc", "a" * 64, "a b"):
         await _refused(
@@ -75,11 +74,12 @@ async def test_table_ids_are_strict(table_env: Env) -> None:
             "BAD_TABLE_ID",
         )
     # Not a key written: only the instance's own address, announced when it started.
-    keys = {k.decode() for k in await table_env.redis.keys("*")}
+    written: list[bytes] = await table_env.redis.keys("*")  # type: ignore[assignment]
+    keys = {k.decode() for k in written}
     assert keys <= {f"{INSTANCE_KEY_PREFIX}{server.manager.owner}" for server in table_env.servers}
 
 
-async def test_a_config_out_of_bounds_creates_nothing(table_env: Env) -> None:
+async def test_a_config_out_of_bounds_creates_nothing(table_env: TableEnv) -> None:
     stub = table_env.stub(await table_env.start_server())
     ten_thousand_years = table_env.nlhe(2)
     ten_thousand_years.action_clock.FromSeconds(10_000 * 366 * 86_400)
@@ -125,7 +125,7 @@ async def test_a_config_out_of_bounds_creates_nothing(table_env: Env) -> None:
         await _nothing_created(table_env, stub, table_id)
 
 
-async def test_a_draw_table_without_big_bet_gets_twice_the_small_bet(table_env: Env) -> None:
+async def test_a_draw_table_without_big_bet_gets_twice_the_small_bet(table_env: TableEnv) -> None:
     stub = table_env.stub(await table_env.start_server())
     config = table_env.draw(3)
     config.ClearField("big_bet")
@@ -135,7 +135,7 @@ async def test_a_draw_table_without_big_bet_gets_twice_the_small_bet(table_env: 
     assert stored[0].table_created.config.big_bet == 2 * config.small_bet
 
 
-async def test_names_and_player_ids_are_bounded(table_env: Env) -> None:
+async def test_names_and_player_ids_are_bounded(table_env: TableEnv) -> None:
     srv = await table_env.start_server()
     stub = table_env.stub(srv)
     table_id = await table_env.create_table(stub, table_env.nlhe(3))
@@ -174,7 +174,7 @@ async def test_names_and_player_ids_are_bounded(table_env: Env) -> None:
     assert view.ByteSize() < 4096  # three longest names: a few hundred bytes, not 4.5 MB
 
 
-async def test_an_unknown_hand_id_is_not_echoed(table_env: Env) -> None:
+async def test_an_unknown_hand_id_is_not_echoed(table_env: TableEnv) -> None:
     srv = await table_env.start_server()
     stub = table_env.stub(srv)
     table_id = await table_env.create_table(stub, table_env.nlhe(2))
@@ -205,7 +205,7 @@ async def test_an_unknown_hand_id_is_not_echoed(table_env: Env) -> None:
     assert await table_env.xlen(table_id) == length
 
 
-async def test_a_request_over_the_message_limit_is_refused(table_env: Env) -> None:
+async def test_a_request_over_the_message_limit_is_refused(table_env: TableEnv) -> None:
     stub = table_env.stub(await table_env.start_server())
     await _refused(
         stub.GetTable(pb.GetTableRequest(table_id="t" * (limits.MAX_REQUEST_BYTES + 1))),
@@ -219,7 +219,7 @@ async def test_a_request_over_the_message_limit_is_refused(table_env: Env) -> No
     )
 
 
-async def test_chips_at_a_table_are_capped(table_env: Env) -> None:
+async def test_chips_at_a_table_are_capped(table_env: TableEnv) -> None:
     cap = limits.CHIP_CAP
     srv = await table_env.start_server()
     stub = table_env.stub(srv)
@@ -267,7 +267,7 @@ def _shove(view: tpb.TableView, rng: Any) -> tpb.Action:
     return tpb.Action(check=tpb.Action.Check())
 
 
-async def test_a_stack_at_the_cap_plays_without_overflow(table_env: Env) -> None:
+async def test_a_stack_at_the_cap_plays_without_overflow(table_env: TableEnv) -> None:
     """A 2**63-1 AddChips once made the opponent's fold INTERNAL and stuck the table."""
     cap = limits.CHIP_CAP
     srv = await table_env.start_server()
@@ -282,7 +282,7 @@ async def test_a_stack_at_the_cap_plays_without_overflow(table_env: Env) -> None
     assert table.hands_played >= 1
 
 
-async def test_expected_sequence_zero_is_refused_and_unset_is_no_check(table_env: Env) -> None:
+async def test_expected_sequence_zero_is_refused_and_unset_is_no_check(table_env: TableEnv) -> None:
     srv = await table_env.start_server()
     stub = table_env.stub(srv)
     table_id = await table_env.create_table(stub, table_env.nlhe(2))
@@ -306,7 +306,7 @@ async def test_expected_sequence_zero_is_refused_and_unset_is_no_check(table_env
     assert done.sequence > length
 
 
-async def test_a_discard_naming_too_many_cards_is_refused(table_env: Env) -> None:
+async def test_a_discard_naming_too_many_cards_is_refused(table_env: TableEnv) -> None:
     srv = await table_env.start_server()
     stub = table_env.stub(srv)
     table_id = await table_env.create_table(stub, table_env.draw(2))
@@ -328,7 +328,7 @@ async def test_a_discard_naming_too_many_cards_is_refused(table_env: Env) -> Non
 
 
 async def test_a_seat_spamming_changes_is_rate_limited_and_the_refusals_write_nothing(
-    table_env: Env,
+    table_env: TableEnv,
 ) -> None:
     """Found by review: SitOut/SitIn alternated 800 times a second, each an event kept."""
     server = await table_env.start_server(rate=RateLimits(per_second=0.5, burst=4))
@@ -337,11 +337,16 @@ async def test_a_seat_spamming_changes_is_rate_limited_and_the_refusals_write_no
     key = await table_env.seat(stub, table_id, 0)  # alone: no hand is dealt
     codes = []
     for n in range(10):
-        call = stub.SitOut if n % 2 == 0 else stub.SitIn
-        request_type = pb.SitOutRequest if n % 2 == 0 else pb.SitInRequest
         length = await table_env.xlen(table_id)
         try:
-            await call(request_type(table_id=table_id, seat=0, request_id=f"r{n}"), metadata=key.md)
+            if n % 2 == 0:
+                await stub.SitOut(
+                    pb.SitOutRequest(table_id=table_id, seat=0, request_id=f"r{n}"), metadata=key.md
+                )
+            else:
+                await stub.SitIn(
+                    pb.SitInRequest(table_id=table_id, seat=0, request_id=f"r{n}"), metadata=key.md
+                )
             codes.append("OK")
         except grpc.aio.AioRpcError as err:
             assert await table_env.xlen(table_id) == length  # refused: nothing written
@@ -351,7 +356,7 @@ async def test_a_seat_spamming_changes_is_rate_limited_and_the_refusals_write_no
 
 
 async def test_ai_seats_of_different_tables_are_limited_apart_and_one_seat_still_is(
-    table_env: Env,
+    table_env: TableEnv,
 ) -> None:
     """Issue #20: the AI workers' bucket was keyed by the seat alone, so seat 1 of every table
     an instance ran shared one bucket (2,128 AI actions refused in one run). Each table's
@@ -367,11 +372,17 @@ async def test_ai_seats_of_different_tables_are_limited_apart_and_one_seat_still
         tables.append(table_id)
 
     async def presence(table_id: str, n: int) -> str:
-        call = stub.SitOut if n % 2 == 0 else stub.SitIn
-        request_type = pb.SitOutRequest if n % 2 == 0 else pb.SitInRequest
-        request = request_type(table_id=table_id, seat=1, request_id=f"ai-{n}")
         try:
-            await call(request, metadata=table_env.ai_md)
+            if n % 2 == 0:
+                await stub.SitOut(
+                    pb.SitOutRequest(table_id=table_id, seat=1, request_id=f"ai-{n}"),
+                    metadata=table_env.ai_md,
+                )
+            else:
+                await stub.SitIn(
+                    pb.SitInRequest(table_id=table_id, seat=1, request_id=f"ai-{n}"),
+                    metadata=table_env.ai_md,
+                )
         except grpc.aio.AioRpcError as err:
             return f"{err.code().name}/{table_env.error_reason(err)}"
         return "OK"

@@ -13,8 +13,7 @@ import pytest
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
-
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
+from tests.integration.table.harness import TableEnv
 
 CLOCK_MS = 300
 
@@ -26,7 +25,7 @@ async def _after(watcher: Any, event: epb.StoredEvent) -> epb.StoredEvent:
     return next(e for e in events if e.sequence == event.sequence + 1)
 
 
-async def test_idle_seats_are_checked_folded_then_sat_out(table_env: Env) -> None:
+async def test_idle_seats_are_checked_folded_then_sat_out(table_env: TableEnv) -> None:
     server = await table_env.start_server()
     stub = table_env.stub(server)
     table_id = await table_env.create_table(
@@ -128,7 +127,7 @@ async def _table_when(stub: Any, table_id: str, check: Any) -> tpb.Table | None:
 
 
 async def test_the_table_closes_at_its_closing_time_after_the_running_hand(
-    table_env: Env,
+    table_env: TableEnv,
 ) -> None:
     server = await table_env.start_server()
     stub = table_env.stub(server)

@@ -16,8 +16,7 @@ import pytest
 from felt.api.clients import TrustedProxies
 from poker.v1 import table_service_pb2 as pb
 from services.table.watch import WatchLimits
-
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
+from tests.integration.table.harness import TableEnv
 
 
 def forwarded(address: str) -> tuple[tuple[str, str], ...]:
@@ -36,7 +35,7 @@ async def opened(call: Any) -> bool:
     raise AssertionError("the watch ended without an item")
 
 
-async def test_watch_streams_are_capped_per_forwarded_client(table_env: Env) -> None:
+async def test_watch_streams_are_capped_per_forwarded_client(table_env: TableEnv) -> None:
     server = await table_env.start_server(
         watch=WatchLimits(max_per_peer=1), proxies=TrustedProxies.parse("127.0.0.1")
     )
@@ -54,14 +53,14 @@ async def test_watch_streams_are_capped_per_forwarded_client(table_env: Env) -> 
         ]:
             calls.append(stub.WatchTable(request, metadata=forwarded(client)))
             assert await opened(calls[-1]) is expected, client
-        assert server.watches.per_peer == {
+        assert table_env.hub(server).per_peer == {
             "203.0.113.7": 1,
             "2001:db8::/64": 1,
         }  # IPv6 counted per /64
         # The proxy's own call (no header) is counted as its own address.
         calls.append(stub.WatchTable(request))
         assert await opened(calls[-1])
-        assert server.watches.per_peer["127.0.0.1"] == 1
+        assert table_env.hub(server).per_peer["127.0.0.1"] == 1
     finally:
         for call in calls:
             call.cancel()
@@ -69,7 +68,7 @@ async def test_watch_streams_are_capped_per_forwarded_client(table_env: Env) -> 
 
 @pytest.mark.parametrize("proxies", ["", "10.0.0.0/8"])
 async def test_a_direct_client_cannot_spoof_its_way_around_the_watch_cap(
-    table_env: Env, proxies: str
+    table_env: TableEnv, proxies: str
 ) -> None:
     server = await table_env.start_server(
         watch=WatchLimits(max_per_peer=1), proxies=TrustedProxies.parse(proxies)
@@ -82,7 +81,7 @@ async def test_a_direct_client_cannot_spoof_its_way_around_the_watch_cap(
     try:
         assert await opened(first)
         assert not await opened(second)
-        assert server.watches.per_peer == {"127.0.0.1": 1}
+        assert table_env.hub(server).per_peer == {"127.0.0.1": 1}
     finally:
         first.cancel()
         second.cancel()

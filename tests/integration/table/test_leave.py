@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import grpc
 import pytest
 
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
+from tests.integration.table.harness import TableEnv
 
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
 
-
-async def test_leaving_when_to_act_folds_instead_of_checking_it_down(table_env: Env) -> None:
+async def test_leaving_when_to_act_folds_instead_of_checking_it_down(table_env: TableEnv) -> None:
     server = await table_env.start_server()
     stub = table_env.stub(server)
     table_id = await table_env.create_table(stub, table_env.nlhe(2, clock_ms=60_000))
@@ -43,7 +40,7 @@ async def test_leaving_when_to_act_folds_instead_of_checking_it_down(table_env: 
 
 
 async def test_a_seats_next_occupant_cannot_see_or_show_the_last_players_cards(
-    table_env: Env,
+    table_env: TableEnv,
 ) -> None:
     """Found by review: the last hand stays until the next deal, and a heads-up table whose
     player left waits there; the seat's new occupant was shown (and could show) its cards."""

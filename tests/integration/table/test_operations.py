@@ -13,7 +13,6 @@ import sys
 import time
 import types
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,22 +36,7 @@ from services.table.server import (
     TableServerConfig,
     start_table_server,
 )
-
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
-
-
-@dataclass(frozen=True)
-class SeatKey:
-    """A seat and its token, as conftest's ``SeatKey`` (which is not importable here)."""
-
-    seat: int
-    player_id: str
-    token: str
-
-    @property
-    def md(self) -> tuple[tuple[str, str], ...]:
-        return (("authorization", f"Bearer {self.token}"),)
-
+from tests.integration.table.harness import SeatKey, TableEnv
 
 SECRET = b"operations-tests-secret-0123456789abcdef"
 ADMIN = "operations-admin-credential-0123456789"
@@ -62,7 +46,7 @@ AI = "operations-ai-credential-0123456789abc"
 # ---------------------------------------------------------------- item 6: exclusive ports
 
 
-async def test_a_second_server_on_a_taken_port_refuses_to_start(table_env: Env) -> None:
+async def test_a_second_server_on_a_taken_port_refuses_to_start(table_env: TableEnv) -> None:
     first = await table_env.start_server()
     stub = table_env.stub(first)
     table_id = await table_env.create_table(stub, table_env.nlhe(2))
@@ -113,7 +97,7 @@ async def test_felt_servers_bind_exclusively() -> None:
     ],
 )
 async def test_production_mode_refuses_an_unsafe_configuration(
-    table_env: Env, secrets: Secrets, problem: str
+    table_env: TableEnv, secrets: Secrets, problem: str
 ) -> None:
     with pytest.raises(ConfigError, match=problem) as refused:
         await table_env.start_server(secrets=secrets)
@@ -121,7 +105,9 @@ async def test_production_mode_refuses_an_unsafe_configuration(
     assert await table_env.redis.keys("*") == []  # nothing served, nothing written
 
 
-async def test_the_default_configuration_starts_only_in_development_mode(table_env: Env) -> None:
+async def test_the_default_configuration_starts_only_in_development_mode(
+    table_env: TableEnv,
+) -> None:
     with pytest.raises(ConfigError, match="development secret"):
         await start_table_server(TableServerConfig(table_env.redis_url, address="127.0.0.1:0"))
     config = TableServerConfig.from_env({"REDIS_URL": table_env.redis_url}, dev=True)
@@ -193,7 +179,7 @@ async def exit_of(module: str, env: dict[str, str]) -> tuple[int, str]:
     ],
 )
 async def test_a_weak_credential_stops_the_process(
-    table_env: Env, admin: str, ai: str, problem: str
+    table_env: TableEnv, admin: str, ai: str, problem: str
 ) -> None:
     env = {
         "REDIS_URL": table_env.redis_url,
@@ -224,7 +210,7 @@ async def reflected_services(port: int) -> tuple[grpc.StatusCode, list[str]]:
     return grpc.StatusCode.OK, []
 
 
-async def test_reflection_is_off_in_production_unless_asked_for(table_env: Env) -> None:
+async def test_reflection_is_off_in_production_unless_asked_for(table_env: TableEnv) -> None:
     production = await table_env.start_server()
     assert await reflected_services(production.port) == (grpc.StatusCode.UNIMPLEMENTED, [])
     asked = await table_env.start_server(reflection=True)
@@ -244,7 +230,7 @@ async def test_reflection_is_off_in_production_unless_asked_for(table_env: Env) 
 
 
 async def _table_with_token_ttl(
-    table_env: Env, ttl: int, table_id: str, seats: int
+    table_env: TableEnv, ttl: int, table_id: str, seats: int
 ) -> tuple[Any, tuple[tuple[str, str], ...]]:
     """A server whose seat tokens live ``ttl`` seconds, with an empty table: its stub and the
     service credential's metadata."""
@@ -259,7 +245,7 @@ async def _table_with_token_ttl(
 
 
 async def test_seat_tokens_expire_after_their_configured_lifetime(
-    table_env: Env, monkeypatch: pytest.MonkeyPatch
+    table_env: TableEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ttl = 3600
     stub, md = await _table_with_token_ttl(table_env, ttl, "ttl", 2)
@@ -299,7 +285,7 @@ async def test_seat_tokens_expire_after_their_configured_lifetime(
 
 
 async def test_a_seat_stream_ends_at_the_first_event_after_its_token_expired(
-    table_env: Env, monkeypatch: pytest.MonkeyPatch
+    table_env: TableEnv, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ttl = 3600
     stub, md = await _table_with_token_ttl(table_env, ttl, "lapse", 3)
@@ -343,7 +329,7 @@ def _fold() -> tpb.Action:
 # ---------------------------------------------------------------- item 8: demo tables
 
 
-async def test_demo_tables_have_an_action_clock_and_open_idempotently(table_env: Env) -> None:
+async def test_demo_tables_have_an_action_clock_and_open_idempotently(table_env: TableEnv) -> None:
     server = await table_env.start_server()
     stub = table_env.stub(server)
     admin = table_env.admin[0][1].split()[1]

@@ -16,8 +16,7 @@ from felt.rules.events import CardsDrawn
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
-
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
+from tests.integration.table.harness import TableEnv
 
 STACK = 1000
 
@@ -86,7 +85,7 @@ def _check_hands(stored: list[epb.StoredEvent], seats: int, variant: int) -> int
 
 @pytest.mark.parametrize("variant", ["nlhe", "draw"])
 async def test_a_game_of_several_hands_end_to_end(
-    table_env: Env, policies: dict[str, Any], variant: str
+    table_env: TableEnv, policies: dict[str, Any], variant: str
 ) -> None:
     server = await table_env.start_server()
     stub = table_env.stub(server)

@@ -29,8 +29,7 @@ from felt.table.events import AnyEvent, TableConfig
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from services.table.stream import hand_ids, timestamp
-
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
+from tests.integration.table.harness import TableEnv
 
 CALL = tpb.Action(call=tpb.Action.Call())
 TEN_THOUSAND_YEARS_MS = 10_000 * 366 * 86_400_000
@@ -64,7 +63,7 @@ def _encode(table_id: str, events: list[AnyEvent]) -> list[bytes]:
     ]
 
 
-async def _poison(env: Env, table_id: str, payloads: list[bytes]) -> None:
+async def _poison(env: TableEnv, table_id: str, payloads: list[bytes]) -> None:
     await RedisEventStore(env.redis).append(table_id, payloads, 0, f"poison:{table_id}", b"")
     await env.redis.sadd(TABLES_KEY, table_id)
 
@@ -85,12 +84,12 @@ async def _quarantined(stub: Any, table_id: str) -> str:
     return str(err.details())
 
 
-async def _records(env: Env) -> dict[str, dict[str, Any]]:
-    raw = await env.redis.hgetall(QUARANTINE_KEY)
+async def _records(env: TableEnv) -> dict[str, dict[str, Any]]:
+    raw: dict[bytes, bytes] = await env.redis.hgetall(QUARANTINE_KEY)  # type: ignore[assignment]
     return {k.decode(): json.loads(v) for k, v in raw.items()}
 
 
-async def test_poisoned_tables_are_quarantined_and_the_rest_plays_on(table_env: Env) -> None:
+async def test_poisoned_tables_are_quarantined_and_the_rest_plays_on(table_env: TableEnv) -> None:
     first = await table_env.start_server()
     stub = table_env.stub(first)
     healthy = await table_env.create_table(stub, table_env.nlhe(2))
@@ -149,7 +148,7 @@ async def test_poisoned_tables_are_quarantined_and_the_rest_plays_on(table_env: 
     assert (await table_env.view(stub, healthy)).table.sequence >= done.sequence
 
 
-async def test_a_running_table_that_cannot_reload_is_quarantined(table_env: Env) -> None:
+async def test_a_running_table_that_cannot_reload_is_quarantined(table_env: TableEnv) -> None:
     server = await table_env.start_server()
     stub = table_env.stub(server)
     table_id = await table_env.create_table(stub, table_env.nlhe(2))

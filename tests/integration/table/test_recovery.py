@@ -19,8 +19,7 @@ from felt.table.aggregate import LeaveSeat, PlayHand, SitOut
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from services.table.runtime import TableRuntime
-
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
+from tests.integration.table.harness import TableEnv
 
 CALL = tpb.Action(call=tpb.Action.Call())
 CHECK = tpb.Action(check=tpb.Action.Check())
@@ -36,7 +35,7 @@ async def _answered(call: Any) -> Any:
         raise
 
 
-async def test_a_crashed_owner_table_is_taken_over_and_finished(table_env: Env) -> None:
+async def test_a_crashed_owner_table_is_taken_over_and_finished(table_env: TableEnv) -> None:
     ttl = 800
     first = await table_env.start_server(lease_ttl_ms=ttl)
     stub = table_env.stub(first)
@@ -84,7 +83,7 @@ async def test_a_crashed_owner_table_is_taken_over_and_finished(table_env: Env) 
     assert sum(s.stack for s in hand_end.hand_ended.stacks) == 3000
 
 
-async def test_only_the_lease_holder_serves_a_table(table_env: Env) -> None:
+async def test_only_the_lease_holder_serves_a_table(table_env: TableEnv) -> None:
     first = await table_env.start_server(lease_ttl_ms=1500)
     stub = table_env.stub(first)
     table_id = await table_env.create_table(stub, table_env.nlhe(2))
@@ -144,7 +143,7 @@ async def test_only_the_lease_holder_serves_a_table(table_env: Env) -> None:
 
 
 @contextlib.asynccontextmanager
-async def _two_writers(table_env: Env) -> AsyncIterator[tuple[TableRuntime, TableRuntime]]:
+async def _two_writers(table_env: TableEnv) -> AsyncIterator[tuple[TableRuntime, TableRuntime]]:
     """Two runtimes of one table (one seated player), both loaded at the same version."""
     server = await table_env.start_server()
     stub = table_env.stub(server)
@@ -163,7 +162,7 @@ async def _two_writers(table_env: Env) -> AsyncIterator[tuple[TableRuntime, Tabl
         await store.aclose()
 
 
-async def test_a_stale_writer_gets_a_version_conflict_not_a_fork(table_env: Env) -> None:
+async def test_a_stale_writer_gets_a_version_conflict_not_a_fork(table_env: TableEnv) -> None:
     async with _two_writers(table_env) as (one, two):
         table_id = one.table_id
         done = await one.run(SitOut(0), server_key("test", table_id, 1))
@@ -182,7 +181,7 @@ async def test_a_stale_writer_gets_a_version_conflict_not_a_fork(table_env: Env)
 
 
 async def test_a_duplicate_written_by_another_writer_brings_the_cache_up_to_date(
-    table_env: Env,
+    table_env: TableEnv,
 ) -> None:
     # Two instances' timers name the same request ("deal:<table>:<version>"): the second
     # gets the first's answer as a duplicate, and must then reread what the first wrote
@@ -213,7 +212,7 @@ class _LostReply(RedisEventStore):
         return result
 
 
-async def test_an_append_with_an_unknown_outcome_is_reread_at_once(table_env: Env) -> None:
+async def test_an_append_with_an_unknown_outcome_is_reread_at_once(table_env: TableEnv) -> None:
     server = await table_env.start_server()
     stub = table_env.stub(server)
     table_id = await table_env.create_table(stub, table_env.nlhe(2))

@@ -17,15 +17,14 @@ import pytest
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
-
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
+from tests.integration.table.harness import TableEnv
 
 CALL = tpb.Action(call=tpb.Action.Call())
 CHECK = tpb.Action(check=tpb.Action.Check())
 FOLD = tpb.Action(fold=tpb.Action.Fold())
 
 
-async def _heads_up(env: Env, **server: Any) -> tuple[Any, str, dict[int, Any], tpb.TableView]:
+async def _heads_up(env: TableEnv, **server: Any) -> tuple[Any, str, dict[int, Any], tpb.TableView]:
     """A server, a heads-up NLHE table and the view once the first hand waits for seat 0."""
     srv = await env.start_server(**server)
     stub = env.stub(srv)
@@ -38,7 +37,7 @@ async def _heads_up(env: Env, **server: Any) -> tuple[Any, str, dict[int, Any], 
     return stub, table_id, keys, view
 
 
-async def test_two_decisions_on_one_sequence_exactly_one_wins(table_env: Env) -> None:
+async def test_two_decisions_on_one_sequence_exactly_one_wins(table_env: TableEnv) -> None:
     stub, table_id, keys, view = await _heads_up(table_env)
     other = table_env.stub(table_env.servers[0])  # a second client (own channel), same seat
     before = await table_env.xlen(table_id)
@@ -72,7 +71,9 @@ async def test_two_decisions_on_one_sequence_exactly_one_wins(table_env: Env) ->
     assert len([a for a in actions if a in ("player_called", "player_folded")]) == 1
 
 
-async def test_a_retried_request_gets_the_same_answer_and_appends_nothing(table_env: Env) -> None:
+async def test_a_retried_request_gets_the_same_answer_and_appends_nothing(
+    table_env: TableEnv,
+) -> None:
     stub, table_id, keys, view = await _heads_up(table_env)
     rid = uuid.uuid4().hex
     first = await table_env.submit(stub, table_id, keys[0], CALL, view.table.sequence, rid)
@@ -111,7 +112,7 @@ async def test_a_retried_request_gets_the_same_answer_and_appends_nothing(table_
     assert len(checks) == 1
 
 
-async def test_seat_player_and_create_table_retries(table_env: Env) -> None:
+async def test_seat_player_and_create_table_retries(table_env: TableEnv) -> None:
     srv = await table_env.start_server()
     stub = table_env.stub(srv)
     create = pb.CreateTableRequest(
@@ -137,7 +138,7 @@ async def test_seat_player_and_create_table_retries(table_env: Env) -> None:
     assert (await table_env.view(stub, "retry-me", key)).viewer_seat == 0
 
 
-async def test_refused_requests_say_why_and_change_nothing(table_env: Env) -> None:
+async def test_refused_requests_say_why_and_change_nothing(table_env: TableEnv) -> None:
     stub, table_id, keys, view = await _heads_up(table_env)
     seq = view.table.sequence
     legal = {a.type: a for a in view.hand.legal_actions}
@@ -341,7 +342,7 @@ async def test_refused_requests_say_why_and_change_nothing(table_env: Env) -> No
     assert (await submit()()).sequence > seq
 
 
-async def test_watch_and_view_are_refused_for_a_wrong_seat(table_env: Env) -> None:
+async def test_watch_and_view_are_refused_for_a_wrong_seat(table_env: TableEnv) -> None:
     stub, table_id, keys, _ = await _heads_up(table_env)
     call = stub.WatchTable(pb.WatchTableRequest(table_id=table_id, seat=0), metadata=keys[1].md)
     with pytest.raises(grpc.aio.AioRpcError) as info:
@@ -353,7 +354,7 @@ async def test_watch_and_view_are_refused_for_a_wrong_seat(table_env: Env) -> No
     assert info.value.code() == grpc.StatusCode.NOT_FOUND
 
 
-async def test_a_refused_table_is_not_left_behind(table_env: Env) -> None:
+async def test_a_refused_table_is_not_left_behind(table_env: TableEnv) -> None:
     srv = await table_env.start_server()
     stub = table_env.stub(srv)
     bad = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=12, small_blind=5, big_blind=10)
@@ -373,7 +374,7 @@ async def test_a_refused_table_is_not_left_behind(table_env: Env) -> None:
     assert good == "bad-one"
 
 
-async def test_only_the_seat_token_sees_the_seat_cards(table_env: Env) -> None:
+async def test_only_the_seat_token_sees_the_seat_cards(table_env: TableEnv) -> None:
     stub, table_id, keys, view = await _heads_up(table_env)
     me = {s.seat: s for s in view.hand.seats}
     assert all(c.HasField("code") for c in me[0].cards)

@@ -11,13 +11,12 @@ import pytest
 
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
-
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
+from tests.integration.table.harness import TableEnv
 
 CALL = tpb.Action(call=tpb.Action.Call())
 
 
-async def test_a_reissued_token_acts_and_the_old_one_is_refused(table_env: Env) -> None:
+async def test_a_reissued_token_acts_and_the_old_one_is_refused(table_env: TableEnv) -> None:
     srv = await table_env.start_server()
     stub = table_env.stub(srv)
     table_id = await table_env.create_table(stub, table_env.nlhe(2))
@@ -53,7 +52,7 @@ async def test_a_reissued_token_acts_and_the_old_one_is_refused(table_env: Env) 
     await watcher.close()
 
 
-async def test_only_the_service_may_reissue_and_only_for_the_occupant(table_env: Env) -> None:
+async def test_only_the_service_may_reissue_and_only_for_the_occupant(table_env: TableEnv) -> None:
     srv = await table_env.start_server()
     stub = table_env.stub(srv)
     table_id = await table_env.create_table(stub, table_env.nlhe(2))
@@ -88,7 +87,7 @@ async def test_only_the_service_may_reissue_and_only_for_the_occupant(table_env:
     assert view.viewer_seat == 0
 
 
-async def test_a_reissue_ends_the_streams_the_old_token_opened(table_env: Env) -> None:
+async def test_a_reissue_ends_the_streams_the_old_token_opened(table_env: TableEnv) -> None:
     """A stream opened with the old token stops at the reissue: nothing after it (the next
     hole cards above all) reaches whoever holds that token. One the new token opens, even
     resuming from before the reissue, goes on through it."""
@@ -129,7 +128,7 @@ async def test_a_reissue_ends_the_streams_the_old_token_opened(table_env: Env) -
     await spectator.close()
 
 
-async def test_a_retry_overtaken_by_a_later_reissue_gets_no_dead_token(table_env: Env) -> None:
+async def test_a_retry_overtaken_by_a_later_reissue_gets_no_dead_token(table_env: TableEnv) -> None:
     """A reissue retried after a later one would be answered with the token the later one
     voided (its answer is kept for retries): refused instead, so the lobby never stores a
     dead token to name the seat by when it leaves."""

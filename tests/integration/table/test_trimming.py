@@ -32,10 +32,9 @@ from felt.tokens import SEAT_TOKEN_HEADER
 from poker.v1 import table_service_pb2 as pb
 from services.table.runtime import TableRuntime
 from services.table.snapshots import SnapshotPolicy
+from tests.integration.table.harness import TableEnv
 from tests.unit.services.trimming import play_archive_trim_rebuild
 from tests.unit.table.random_tables import RandomTable, random_table
-
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
@@ -63,7 +62,7 @@ def test_a_table_rebuilt_after_trimming_on_redis_is_the_whole_streams(
 
 
 async def test_a_served_table_trims_once_archived_and_watchers_of_trimmed_events_are_told(
-    table_env: Env, policies: dict[str, Any]
+    table_env: TableEnv, policies: dict[str, Any]
 ) -> None:
     """Over gRPC: snapshots at every deal, trimming only once the archived position allows,
     OUT_OF_RANGE for a watch from a trimmed sequence, and a rebuild equal to the live table."""
@@ -85,7 +84,9 @@ async def test_a_served_table_trims_once_archived_and_watchers_of_trimmed_events
     with pytest.raises(EventsTrimmed):
         await store.read(table_id)
     # The trim stopped at the archived position (the last hands were not archived).
-    remaining = await table_env.redis.xrange(events_key(table_id), count=1)
+    remaining: list[tuple[bytes, dict[bytes, bytes]]] = await table_env.redis.xrange(  # type: ignore[assignment]
+        events_key(table_id), count=1
+    )
     oldest = int(remaining[0][0].split(b"-")[0])
     assert oldest <= await store.archived(table_id) + 1
 
@@ -105,7 +106,12 @@ async def test_a_served_table_trims_once_archived_and_watchers_of_trimmed_events
 
 
 async def _play_archive_and_trim_past(
-    table_env: Env, server: Any, table_id: str, keys: dict[int, Any], passive: Any, sequence: int
+    table_env: TableEnv,
+    server: Any,
+    table_id: str,
+    keys: dict[int, Any],
+    passive: Any,
+    sequence: int,
 ) -> None:
     """Two hands, all archived, two more: the table trims past ``sequence`` (checked)."""
     stub = table_env.stub(server)
@@ -120,7 +126,7 @@ async def _play_archive_and_trim_past(
 
 
 async def test_a_seating_retried_after_its_events_were_trimmed_gets_its_first_answer(
-    table_env: Env, policies: dict[str, Any]
+    table_env: TableEnv, policies: dict[str, Any]
 ) -> None:
     """The lobby's buy-in saga retries ``SeatPlayer`` with the same id until it hears an
     answer, for as long as that takes (a lobby that crashed after the seat was taken and came
@@ -154,7 +160,7 @@ async def test_a_seating_retried_after_its_events_were_trimmed_gets_its_first_an
 
 
 async def test_a_leave_retried_after_its_events_were_trimmed_gets_its_first_answer(
-    table_env: Env, policies: dict[str, Any]
+    table_env: TableEnv, policies: dict[str, Any]
 ) -> None:
     """The lobby's leave saga retries ``LeaveSeat`` (request id ``leave/<saga>``) until it
     records the answer's sequence. A retry after trimming must get that answer, not a refusal

@@ -13,8 +13,7 @@ from felt.table.deals import verify_hand
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
-
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
+from tests.integration.table.harness import TableEnv
 
 
 def _draw_two(view: tpb.TableView, rng: random.Random) -> tpb.Action:
@@ -59,7 +58,7 @@ def _hand_items(items: list[pb.WatchTableResponse], hand_id: str) -> list[Any]:
 
 @pytest.mark.parametrize("variant", ["nlhe", "draw"])
 async def test_a_resumed_watch_misses_nothing_and_sees_nothing_it_may_not(
-    table_env: Env, variant: str
+    table_env: TableEnv, variant: str
 ) -> None:
     server = await table_env.start_server(between_hands_ms=10)
     stub = table_env.stub(server)
@@ -139,7 +138,7 @@ async def test_a_resumed_watch_misses_nothing_and_sees_nothing_it_may_not(
     assert latest.hand_id == f"{table_id}:2"
 
 
-async def test_a_snapshot_is_followed_by_the_next_event(table_env: Env) -> None:
+async def test_a_snapshot_is_followed_by_the_next_event(table_env: TableEnv) -> None:
     server = await table_env.start_server()
     stub = table_env.stub(server)
     table_id = await table_env.create_table(stub, table_env.nlhe(2))

@@ -19,8 +19,7 @@ import pytest
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.table.watch import WatchLimits
-
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
+from tests.integration.table.harness import TableEnv
 
 # A channel of its own: gRPC shares connections between channels with equal
 # arguments unless told not to, and the per-connection cap counts connections.
@@ -65,7 +64,7 @@ async def _refused(call: Any) -> grpc.aio.AioRpcError:
 
 
 async def _add_chips(
-    env: Env, stub: Any, table_id: str, key: Any, times: int, concurrency: int = 8
+    env: TableEnv, stub: Any, table_id: str, key: Any, times: int, concurrency: int = 8
 ) -> None:
     """Append ``times`` events to the table (one chip each), through the service."""
 
@@ -82,7 +81,7 @@ async def _add_chips(
 
 
 async def test_watch_streams_are_capped_per_client_address_and_per_service(
-    table_env: Env,
+    table_env: TableEnv,
 ) -> None:
     server = await table_env.start_server(
         watch=WatchLimits(max_streams=5, max_per_peer=3, seat_reserve=1)
@@ -105,7 +104,7 @@ async def test_watch_streams_are_capped_per_client_address_and_per_service(
         assert err.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert "per client address" in (err.details() or "")
         # The service as a whole: spectators stop one short of five (one kept for seats)...
-        hub = server.watches
+        hub = table_env.hub(server)
         hub.limits = WatchLimits(max_streams=5, max_per_peer=10, seat_reserve=1)
         fourth = connections.stub().WatchTable(pb.WatchTableRequest(table_id=table_id))
         assert (await _first(fourth)).HasField("snapshot")
@@ -128,7 +127,7 @@ async def test_watch_streams_are_capped_per_client_address_and_per_service(
         assert (await first.GetTable(pb.GetTableRequest(table_id=table_id))).table.table_id
         # A stream that ends gives its place back.
         calls[0].cancel()
-        hub = server.watches
+        hub = table_env.hub(server)
 
         async def freed() -> bool | None:
             return True if hub.streams == 4 else None  # five less the cancelled one
@@ -149,7 +148,9 @@ async def test_watch_streams_are_capped_per_client_address_and_per_service(
         await connections.close()
 
 
-async def test_a_slow_consumer_is_dropped_and_the_others_see_everything(table_env: Env) -> None:
+async def test_a_slow_consumer_is_dropped_and_the_others_see_everything(
+    table_env: TableEnv,
+) -> None:
     server = await table_env.start_server(watch=WatchLimits(buffer=32))
     stub = table_env.stub(server)
     table_id = await table_env.create_table(stub, table_env.nlhe(2))
@@ -160,7 +161,7 @@ async def test_a_slow_consumer_is_dropped_and_the_others_see_everything(table_en
         await reader.wait(lambda: bool(reader.items), "the reader's snapshot")
         stalled = connections.stub(STALLED).WatchTable(pb.WatchTableRequest(table_id=table_id))
         assert (await stalled.read()).HasField("snapshot")  # then it reads nothing more
-        hub = server.watches
+        hub = table_env.hub(server)
 
         def watchers() -> int:
             feed = hub.feeds.get(table_id)
@@ -210,7 +211,7 @@ async def test_a_slow_consumer_is_dropped_and_the_others_see_everything(table_en
 
 
 async def test_many_watchers_replaying_history_do_not_starve_a_live_table(
-    table_env: Env, policies: Any
+    table_env: TableEnv, policies: Any
 ) -> None:
     watchers_count = 60
     server = await table_env.start_server(

@@ -6,18 +6,15 @@ from felt.table.aggregate import (
     PlayHand,
     TableCommand,
     TableState,
-    apply_event,
     decide_table,
+    fold,
     passive_action,
 )
 
 
 def run(state: TableState | None, command: TableCommand) -> TableState:
     """Decide ``command`` and fold its events."""
-    for event in decide_table(state, command):
-        state = apply_event(state, event)
-    assert state is not None
-    return state
+    return fold(state, decide_table(state, command))
 
 
 def play_out(state: TableState) -> TableState:

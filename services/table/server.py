@@ -16,6 +16,8 @@ in development, CI and a cluster:
                          (the host name for ``0.0.0.0``) and the bound port
 ``FELT_BETWEEN_HANDS_MS`` pause between hands (default 2000)
 ``FELT_LEASE_TTL_MS``    table lease TTL (default 5000); a crashed owner's tables move after it
+``FELT_TABLE_IDLE_GRACE_S`` seconds a table with no person seated and nobody watching deals on
+                         before it rests (default 60; 0: never rests; ``services.table.rest``)
 ``FELT_WATCH_MAX_STREAMS`` ``WatchTable`` streams in this instance (default 1000)
 ``FELT_WATCH_MAX_PER_PEER`` ``WatchTable`` streams per client address (default 64)
 ``FELT_TRUSTED_PROXIES`` proxies (the gateway) whose ``x-forwarded-for`` names the client whose
@@ -96,6 +98,7 @@ from services.table.auth import DEFAULT_TOKEN_TTL_S, DEV_SERVICE_TOKEN, Authenti
 from services.table.interceptors import AuthInterceptor, CallInterceptor
 from services.table.manager import TableManager
 from services.table.ratelimit import RateLimits
+from services.table.rest import DEFAULT_IDLE_GRACE_S, RestPolicy
 from services.table.runtime import Timing
 from services.table.service import TableService
 from services.table.snapshots import SnapshotPolicy
@@ -119,6 +122,9 @@ class TableServerConfig:
     secrets: Secrets = field(default_factory=lambda: Secrets(DEV_SECRET))
     between_hands_ms: int = 2000
     lease_ttl_ms: int = 5000
+    # FELT_TABLE_IDLE_GRACE_S (services.table.rest). Unset in the environment: 60 s; a config
+    # built in code (tests, benchmarks) never rests unless it says so.
+    idle_grace_s: int = 0
     grace_s: float = 5.0
     # Where AI decision requests go (FELT_AI_STREAM; AI workers read the same stream).
     ai_stream: str = AI_STREAM
@@ -162,6 +168,9 @@ class TableServerConfig:
             ),
             between_hands_ms=int_setting(env, "FELT_BETWEEN_HANDS_MS", 2000, 0, 3_600_000),
             lease_ttl_ms=int_setting(env, "FELT_LEASE_TTL_MS", 5000, 100, 600_000),
+            idle_grace_s=int_setting(
+                env, "FELT_TABLE_IDLE_GRACE_S", DEFAULT_IDLE_GRACE_S, 0, 86_400
+            ),
             dev_mode=dev,
             instance_id=env.get("FELT_INSTANCE_ID", "").strip(),
             advertise=env.get("FELT_TABLE_ADVERTISE_ADDR", "").strip(),
@@ -285,7 +294,10 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         RedisDecisionQueue(redis, config.ai_stream),
         owner=config.instance_id or _instance_id(config.address, port),
         lease_ttl_ms=config.lease_ttl_ms,
-        timing=Timing(between_hands=timedelta(milliseconds=config.between_hands_ms)),
+        timing=Timing(
+            between_hands=timedelta(milliseconds=config.between_hands_ms),
+            rest=RestPolicy.of_seconds(config.idle_grace_s),
+        ),
         snapshots=config.snapshots,
     )
     service = TableService(manager, config.secrets, config.watch, config.rate, config.proxies)

@@ -5,6 +5,9 @@ in development, CI and a cluster:
 
 ``REDIS_URL``            event store and AI stream (required)
 ``FELT_TABLE_ADDR``      listen address, default ``127.0.0.1:50051`` (``:0`` picks a port)
+``FELT_TABLE_INTERNAL_ADDR`` a second listen address for the internal calls (the lobby's, the AI
+                         workers'); set, the first one no longer serves the internal calls
+                         (``services.table.public_port``); unset (default), one port serves all
 ``FELT_TOKEN_SECRET``    HMAC secret for seat tokens (shared with the lobby), at least 32 bytes
 ``FELT_ADMIN_TOKEN``     the service credential: the lobby's bearer token for internal calls
 ``FELT_AI_TOKEN``        bearer token AI workers act with for AI seats
@@ -97,6 +100,7 @@ from services.table.announce import Announcer, advertised_address
 from services.table.auth import DEFAULT_TOKEN_TTL_S, DEV_SERVICE_TOKEN, Authenticator, Secrets
 from services.table.interceptors import AuthInterceptor, CallInterceptor
 from services.table.manager import TableManager
+from services.table.public_port import PublicPortInterceptor
 from services.table.ratelimit import RateLimits
 from services.table.rest import DEFAULT_IDLE_GRACE_S, RestPolicy
 from services.table.runtime import Timing
@@ -119,6 +123,8 @@ MAX_TOKEN_TTL_S = 30 * 86_400
 class TableServerConfig:
     redis_url: str
     address: str = "127.0.0.1:50051"
+    # FELT_TABLE_INTERNAL_ADDR: the internal calls' own port ("" : the one port serves all).
+    internal_address: str = ""
     secrets: Secrets = field(default_factory=lambda: Secrets(DEV_SECRET))
     between_hands_ms: int = 2000
     lease_ttl_ms: int = 5000
@@ -160,6 +166,7 @@ class TableServerConfig:
         return cls(
             redis_url=env.get("REDIS_URL", "redis://127.0.0.1:6379/0"),
             address=env.get("FELT_TABLE_ADDR", "127.0.0.1:50051"),
+            internal_address=env.get("FELT_TABLE_INTERNAL_ADDR", "").strip(),
             secrets=Secrets(
                 secret,
                 admin,
@@ -253,11 +260,15 @@ class RunningTableServer:
     store: RedisEventStore | None = None
     watches: WatchHub | None = None
     announcer: Announcer | None = None
+    # The internal calls' server and port (FELT_TABLE_INTERNAL_ADDR), if it has one.
+    internal: grpc.aio.Server | None = None
+    internal_port: int | None = None
 
     async def stop(self) -> None:
         """Stop taking calls, finish those in flight, then hand the tables back."""
         await self.health.enter_graceful_shutdown()
-        await self.server.stop(self.grace_s)
+        servers = [s for s in (self.server, self.internal) if s is not None]
+        await asyncio.gather(*(s.stop(self.grace_s) for s in servers))
         if self.watches is not None:
             await self.watches.aclose()
         await self.manager.stop()
@@ -284,8 +295,18 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
             config.proxies,
         ),
     ]
-    server = aio_server(*_SERVER_OPTIONS, interceptors=interceptors)
+    internal: grpc.aio.Server | None = None
+    internal_port: int | None = None
+    if config.internal_address:
+        # The public port serves no internal call; the internal one serves every call.
+        public = [PublicPortInterceptor(SERVICE_NAME), *interceptors]
+        server = aio_server(*_SERVER_OPTIONS, interceptors=public)
+        internal = aio_server(*_SERVER_OPTIONS, interceptors=interceptors)
+    else:
+        server = aio_server(*_SERVER_OPTIONS, interceptors=interceptors)
     port = bind(server, config.address)  # first: the instance id may name the port
+    if internal is not None:
+        internal_port = bind(internal, config.internal_address)
     redis = Redis.from_url(config.redis_url)
     store = RedisEventStore(redis)
     manager = TableManager(
@@ -301,14 +322,17 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         snapshots=config.snapshots,
     )
     service = TableService(manager, config.secrets, config.watch, config.rate, config.proxies)
-    table_service_pb2_grpc.add_TableServiceServicer_to_server(service, server)
     health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    if config.reflects:
-        reflection.enable_server_reflection(
-            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
-        )
-    await server.start()
+    servers = [s for s in (server, internal) if s is not None]
+    for each in servers:
+        table_service_pb2_grpc.add_TableServiceServicer_to_server(service, each)
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, each)
+        if config.reflects:
+            reflection.enable_server_reflection(
+                (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), each
+            )
+    for each in servers:
+        await each.start()
     await manager.start()
     announcer = Announcer(
         RedisTableInstances(redis),
@@ -319,7 +343,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     await announcer.start()
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
-    log.info("table_service_started", port=port, owner=manager.owner)
+    log.info("table_service_started", port=port, internal_port=internal_port, owner=manager.owner)
     return RunningTableServer(
         server,
         port,
@@ -330,6 +354,8 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         store,
         service.watches,
         announcer,
+        internal,
+        internal_port,
     )
 
 

@@ -30,7 +30,7 @@ WINDOW_S = 3.0  # a window three graces long, in which a table that did not rest
 async def resting_server(table_env: Env) -> AsyncIterator[tuple[Any, Any]]:
     """A table service whose idle tables rest after GRACE_S, and an AI worker for its seats."""
     # A pause between hands long enough that the bots play tens of hands, not hundreds, in a
-    # test (with deep stacks, nobody goes broke, which would stop the deals for that reason).
+    # test.
     server = await table_env.start_server(idle_grace_s=GRACE_S, between_hands_ms=100)
     worker = AiWorker(
         WorkerConfig(
@@ -55,7 +55,11 @@ async def hands_started(env: Env, table_id: str) -> int:
 
 
 async def bot_table(env: Env, stub: Any, bots: int = 3) -> str:
-    table_id: str = await env.create_table(stub, env.nlhe(bots + 1))
+    """A table of easy bots that never stops dealing for want of chips: fixed-limit Draw
+    without all-in, so a hand moves at most a few hundred chips of the bots' billion."""
+    config = env.draw(bots + 1)
+    config.allow_all_in = False
+    table_id: str = await env.create_table(stub, config)
     for seat in range(bots):
         await env.seat(stub, table_id, seat, stack=10**9, ai_level=epb.AI_LEVEL_EASY)
     return table_id

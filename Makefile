@@ -25,6 +25,10 @@ INSTALL_DEPS := pyproject.toml setup.py $(wildcard libs/felt/native/*.c libs/fel
 	libs/felt/compiled.py $(COMPILED_SOURCES)
 
 PYTEST_ARGS ?=
+# checkov (the security scan of deploy/, tests/unit/test_deploy.py) pins packaging<24, which
+# pytest 9 cannot share: it gets a venv of its own inside $(VENV)/, from PyPI.
+CHECKOV_VENV  := $(VENV)/checkov
+CHECKOV_STAMP := $(CHECKOV_VENV)/.install.stamp
 # mypy checks these directories (config in pyproject.toml), each once it holds Python code.
 MYPY_DIRS := libs/felt services tests bench examples
 
@@ -43,7 +47,14 @@ help:
 	@echo "make web      - build the web client (npm ci + vite build into web/dist/)"
 	@echo "make clean    - remove $(VENV)/, build outputs and caches"
 
-install: $(STAMP)
+install: $(STAMP) $(CHECKOV_STAMP)
+
+$(CHECKOV_STAMP): deploy/checkov-requirements.txt | $(STAMP)
+	rm -rf $(CHECKOV_VENV)
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/python -m pip install --disable-pip-version-check -q \
+		-r deploy/checkov-requirements.txt
+	@touch $@
 
 define ENSURE_VENV
 if ! $(PY) -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null; then \

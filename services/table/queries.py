@@ -18,6 +18,7 @@ turns them into the API's messages.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
@@ -133,11 +134,18 @@ class TableQueries:
         then TOO_SLOW is raised, or, if the call was stuck writing, ``end_call``
         has ended it already.
         """
-        with self.watches.admission(peer, seat is not None) as refusal:
+        with (
+            self.watches.admission(peer, seat is not None) as refusal,
+            contextlib.ExitStack() as presence,
+        ):
             if refusal:
                 log.info("watch_refused", detail=refusal)
                 raise Refused(Code.RESOURCE_EXHAUSTED, refusal)
             runtime, viewer = await self._viewer(caller, table_id, seat)
+            if not (caller.admin or caller.ai):
+                # Somebody watches (a person, or the gateway for its spectators): the table
+                # deals on, or wakes from resting; the services' own reads do not count.
+                presence.enter_context(runtime.watched())
             # The token this stream was opened with ("" for the AI workers' token, which no
             # reissue voids): a reissue for any other one ends it.
             opened_with = caller.for_seat(table_id, seat).token_hash if seat is not None else ""

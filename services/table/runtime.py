@@ -26,7 +26,7 @@ import contextvars
 import math
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -58,6 +58,7 @@ from felt.table.events import (
     AnyEvent,
 )
 from services.table.opponents import OpponentModel, read_model
+from services.table.rest import RestPolicy
 from services.table.snapshots import SnapshotPolicy, TrimPoints
 from services.table.stream import (
     close_time,
@@ -133,6 +134,9 @@ class Timing:
     between_hands: timedelta = timedelta(seconds=2)
     passive_delay: timedelta = timedelta(milliseconds=50)
     retry_delay: timedelta = timedelta(seconds=1)
+    # When a table with nobody to play for stops dealing (services.table.rest); the default
+    # never rests (FELT_TABLE_IDLE_GRACE_S sets it for the table-service process).
+    rest: RestPolicy = field(default_factory=RestPolicy)
 
 
 @dataclass
@@ -171,6 +175,12 @@ class TableRuntime:
     # time.monotonic() until which this instance surely holds the lease (set by the manager).
     lease_expires: float = math.inf
     stale: bool = False
+    # Watch streams that count as somebody watching (not the services' own: see ``watched``).
+    watchers: int = 0
+    # Since when nobody was there to play for (services.table.rest; None: somebody is).
+    idle_since: datetime | None = None
+    # The runtime chose not to deal the next hand: nobody to play for (``_arm``).
+    resting: bool = False
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _timer: asyncio.Task[None] | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
@@ -381,6 +391,29 @@ class TableRuntime:
             return None
         return deadline_of(self.state, self.turn_started_at)
 
+    @contextlib.contextmanager
+    def watched(self) -> Iterator[None]:
+        """Inside: one more watcher of the table (a person's stream, through the gateway or
+        not), so it deals on; a resting table resumes at once. When the last one leaves, the
+        grace starts (``services.table.rest``)."""
+        self.watchers += 1
+        self.idle_since = None
+        if self.resting:
+            self._spawn(self._wake())
+        try:
+            yield
+        finally:
+            self.watchers -= 1
+            if not self.watchers:
+                self.idle_since = self.clock()
+
+    async def _wake(self) -> None:
+        """Rearm a resting table's timers (under the lock, like every rearm after an append,
+        so no timer is cancelled half-way through its own append)."""
+        async with self._lock:
+            if self.resting and self.started:
+                self._schedule()
+
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """A background task with its own log context (not the request's that scheduled it)."""
         task = asyncio.get_running_loop().create_task(coro, context=contextvars.Context())
@@ -423,6 +456,10 @@ class TableRuntime:
             return
         state = self.state
         version = self.version
+        now = self.clock()
+        rest = self.timing.rest
+        self.idle_since = rest.idle_since(self.idle_since, state, self.watchers, now)
+        was_resting, self.resting = self.resting, False
         hand = state.hand
         if hand is not None and not hand.ended and hand.actor_seat is not None:
             seat = hand.actor_seat
@@ -444,13 +481,20 @@ class TableRuntime:
             if deadline is not None:
                 self._after(deadline - self.clock(), version, TimeOut(seat), "timeout")
             return
-        now = self.clock()
         closing = close_time(state)
         if state.can_start_hand():
-            deal_at = (self.last_event_at or now) + self.timing.between_hands
-            if closing is None or deal_at < closing:
-                self._after(deal_at - now, version, self._deal_or_close, "deal")
-                return
+            if rest.rests(self.idle_since, now):
+                # Nobody to play for: no next hand until somebody sits down or watches.
+                self.resting = True
+                if not was_resting:
+                    log.info("table_resting", table_id=self.table_id, version=version)
+            else:
+                if was_resting:
+                    log.info("table_resumed", table_id=self.table_id, version=version)
+                deal_at = (self.last_event_at or now) + self.timing.between_hands
+                if closing is None or deal_at < closing:
+                    self._after(deal_at - now, version, self._deal_or_close, "deal")
+                    return
         if closing is not None:
             # Closing time: no new hand (the running one, if any, was played out).
             self._after(closing - now, version, CloseTable("closing time"), "close")

@@ -5,6 +5,9 @@ in development, CI and a cluster:
 
 ``REDIS_URL``            event store and AI stream (required)
 ``FELT_TABLE_ADDR``      listen address, default ``127.0.0.1:50051`` (``:0`` picks a port)
+``FELT_TABLE_INTERNAL_ADDR`` a second listen address for the internal calls (the lobby's, the AI
+                         workers'); set, the first one no longer serves the internal calls
+                         (``services.table.public_port``); unset (default), one port serves all
 ``FELT_TOKEN_SECRET``    HMAC secret for seat tokens (shared with the lobby), at least 32 bytes
 ``FELT_ADMIN_TOKEN``     the service credential: the lobby's bearer token for internal calls
 ``FELT_AI_TOKEN``        bearer token AI workers act with for AI seats
@@ -16,6 +19,8 @@ in development, CI and a cluster:
                          (the host name for ``0.0.0.0``) and the bound port
 ``FELT_BETWEEN_HANDS_MS`` pause between hands (default 2000)
 ``FELT_LEASE_TTL_MS``    table lease TTL (default 5000); a crashed owner's tables move after it
+``FELT_TABLE_IDLE_GRACE_S`` seconds a table with no person seated and nobody watching deals on
+                         before it rests (default 60; 0: never rests; ``services.table.rest``)
 ``FELT_WATCH_MAX_STREAMS`` ``WatchTable`` streams in this instance (default 1000)
 ``FELT_WATCH_MAX_PER_PEER`` ``WatchTable`` streams per client address (default 64)
 ``FELT_TRUSTED_PROXIES`` proxies (the gateway) whose ``x-forwarded-for`` names the client whose
@@ -90,7 +95,9 @@ from services.table.announce import Announcer, advertised_address
 from services.table.auth import DEV_SERVICE_TOKEN, Authenticator, Secrets
 from services.table.interceptors import AuthInterceptor, CallInterceptor
 from services.table.manager import TableManager
+from services.table.public_port import PublicPortInterceptor
 from services.table.ratelimit import RateLimits
+from services.table.rest import RestPolicy
 from services.table.runtime import Timing
 from services.table.service import TableService
 from services.table.snapshots import SnapshotPolicy
@@ -111,9 +118,14 @@ MAX_TOKEN_TTL_S = S.FELT_SEAT_TOKEN_TTL_S.high
 class TableServerConfig:
     redis_url: str
     address: str = "127.0.0.1:50051"
+    # FELT_TABLE_INTERNAL_ADDR: the internal calls' own port ("" : the one port serves all).
+    internal_address: str = ""
     secrets: Secrets = field(default_factory=lambda: Secrets(DEV_SECRET))
     between_hands_ms: int = 2000
     lease_ttl_ms: int = 5000
+    # FELT_TABLE_IDLE_GRACE_S (services.table.rest). Unset in the environment: 60 s; a config
+    # built in code (tests, benchmarks) never rests unless it says so.
+    idle_grace_s: int = 0
     grace_s: float = 5.0
     # Where AI decision requests go (FELT_AI_STREAM; AI workers read the same stream).
     ai_stream: str = AI_STREAM
@@ -149,11 +161,13 @@ class TableServerConfig:
         return cls(
             redis_url=S.REDIS_URL.read(env) or S.LOCAL_REDIS,
             address=S.FELT_TABLE_ADDR.read(env),
+            internal_address=S.FELT_TABLE_INTERNAL_ADDR.read(env),
             secrets=Secrets(
                 secret, admin, S.FELT_AI_TOKEN.read(env), S.FELT_SEAT_TOKEN_TTL_S.read(env)
             ),
             between_hands_ms=S.FELT_BETWEEN_HANDS_MS.read(env),
             lease_ttl_ms=S.FELT_LEASE_TTL_MS.read(env),
+            idle_grace_s=S.FELT_TABLE_IDLE_GRACE_S.read(env),
             dev_mode=dev,
             instance_id=S.FELT_INSTANCE_ID.read(env),
             advertise=S.FELT_TABLE_ADVERTISE_ADDR.read(env),
@@ -222,11 +236,15 @@ class RunningTableServer:
     store: RedisEventStore | None = None
     watches: WatchHub | None = None
     announcer: Announcer | None = None
+    # The internal calls' server and port (FELT_TABLE_INTERNAL_ADDR), if it has one.
+    internal: grpc.aio.Server | None = None
+    internal_port: int | None = None
 
     async def stop(self) -> None:
         """Stop taking calls, finish those in flight, then hand the tables back."""
         await self.health.enter_graceful_shutdown()
-        await self.server.stop(self.grace_s)
+        servers = [s for s in (self.server, self.internal) if s is not None]
+        await asyncio.gather(*(s.stop(self.grace_s) for s in servers))
         if self.watches is not None:
             await self.watches.aclose()
         await self.manager.stop()
@@ -253,8 +271,18 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
             config.proxies,
         ),
     ]
-    server = aio_server(*_SERVER_OPTIONS, interceptors=interceptors)
+    internal: grpc.aio.Server | None = None
+    internal_port: int | None = None
+    if config.internal_address:
+        # The public port serves no internal call; the internal one serves every call.
+        public = [PublicPortInterceptor(SERVICE_NAME), *interceptors]
+        server = aio_server(*_SERVER_OPTIONS, interceptors=public)
+        internal = aio_server(*_SERVER_OPTIONS, interceptors=interceptors)
+    else:
+        server = aio_server(*_SERVER_OPTIONS, interceptors=interceptors)
     port = bind(server, config.address)  # first: the instance id may name the port
+    if internal is not None:
+        internal_port = bind(internal, config.internal_address)
     redis = Redis.from_url(config.redis_url)
     store = RedisEventStore(redis)
     manager = TableManager(
@@ -263,18 +291,24 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         RedisDecisionQueue(redis, config.ai_stream),
         owner=config.instance_id or _instance_id(config.address, port),
         lease_ttl_ms=config.lease_ttl_ms,
-        timing=Timing(between_hands=timedelta(milliseconds=config.between_hands_ms)),
+        timing=Timing(
+            between_hands=timedelta(milliseconds=config.between_hands_ms),
+            rest=RestPolicy.of_seconds(config.idle_grace_s),
+        ),
         snapshots=config.snapshots,
     )
     service = TableService(manager, config.secrets, config.watch, config.rate, config.proxies)
-    table_service_pb2_grpc.add_TableServiceServicer_to_server(service, server)
     health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    if config.reflects:
-        reflection.enable_server_reflection(
-            (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server
-        )
-    await server.start()
+    servers = [s for s in (server, internal) if s is not None]
+    for each in servers:
+        table_service_pb2_grpc.add_TableServiceServicer_to_server(service, each)
+        health_pb2_grpc.add_HealthServicer_to_server(health_servicer, each)
+        if config.reflects:
+            reflection.enable_server_reflection(
+                (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), each
+            )
+    for each in servers:
+        await each.start()
     await manager.start()
     announcer = Announcer(
         RedisTableInstances(redis),
@@ -285,7 +319,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     await announcer.start()
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
-    log.info("table_service_started", port=port, owner=manager.owner)
+    log.info("table_service_started", port=port, internal_port=internal_port, owner=manager.owner)
     return RunningTableServer(
         server,
         port,
@@ -296,6 +330,8 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         store,
         service.watches,
         announcer,
+        internal,
+        internal_port,
     )
 
 

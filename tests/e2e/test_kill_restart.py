@@ -74,6 +74,7 @@ class Processes:
             "FELT_TOKEN_SECRET": "e2e-secret-0123456789abcdef0123456789",
             "FELT_LEASE_TTL_MS": str(LEASE_TTL_MS),
             "FELT_BETWEEN_HANDS_MS": "50",
+            "FELT_TABLE_IDLE_GRACE_S": "0",  # its bot tables play on while it kills
         }
         with log.open("wb") as err:
             process = await asyncio.create_subprocess_exec(

@@ -57,7 +57,12 @@ class Launcher:
         env = {k: v for k, v in os.environ.items() if not k.startswith("FELT_")}
         path = f"{REPO / 'libs'}{os.pathsep}{REPO}"
         env["PYTHONPATH"] = path + (os.pathsep + env["PYTHONPATH"] if "PYTHONPATH" in env else "")
-        env.update(REDIS_URL=self.redis_url, FELT_BETWEEN_HANDS_MS="50", **extra)
+        # Bot tables play on for as long as a test follows them (resting has its own test
+        # below, which sets a grace).
+        env.update(
+            REDIS_URL=self.redis_url, FELT_BETWEEN_HANDS_MS="50", FELT_TABLE_IDLE_GRACE_S="0"
+        )
+        env.update(extra)
         return env
 
     async def start(self, *args: str, **env: str) -> Proc:
@@ -182,3 +187,48 @@ async def test_a_second_service_on_a_taken_port_exits_with_a_clear_message(
     assert await second.process.wait() == 2
     assert f"cannot listen on 127.0.0.1:{port}" in second.log.read_text()
     assert first.process.returncode is None  # the first one serves on, alone
+
+
+async def test_the_demo_tables_rest_with_nobody_there_and_a_spectator_wakes_them(
+    launcher: Launcher, redis: redis_async_lib.Redis
+) -> None:
+    """Issue 24, item 5: ``felt serve --dev`` left alone stops dealing at its demo tables after
+    the grace (no bot against bot for ever); a spectator's watch stream wakes one."""
+    port = _free_port()
+    serve = await launcher.start(
+        "serve",
+        "--dev",
+        "--workers",
+        "1",
+        FELT_TABLE_ADDR=f"127.0.0.1:{port}",
+        FELT_TABLE_IDLE_GRACE_S="2",
+    )
+    assert serve.first_line.startswith(READY), (serve.first_line, serve.log.read_text())
+    tables = ("demo-holdem", "demo-draw")
+    deadline = time.monotonic() + WAIT
+    while True:
+        log = serve.log.read_text()
+        resting = {
+            t for t in tables for line in log.splitlines() if "table_resting" in line and t in line
+        }
+        if resting == set(tables):
+            break
+        assert time.monotonic() < deadline, f"the demo tables did not rest:\n{log[-3000:]}"
+        await asyncio.sleep(0.2)
+    await _plays_on(redis, "demo-holdem", 0)  # they did deal during the grace
+    versions = {t: await _version(redis, t) for t in tables}
+    await asyncio.sleep(4.0)  # a window twice the grace, nothing expected in it
+    assert {t: await _version(redis, t) for t in tables} == versions, "a resting table dealt"
+
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub: rpc.TableServiceAsyncStub = rpc.TableServiceStub(channel)
+        watch = stub.WatchTable(pb.WatchTableRequest(table_id="demo-holdem"))
+        first = await watch.read()
+        assert isinstance(first, pb.WatchTableResponse) and first.HasField("snapshot")
+        await _plays_on(redis, "demo-holdem", versions["demo-holdem"])
+        watch.cancel()
+    assert await _version(redis, "demo-draw") == versions["demo-draw"], "only the watched one"
+    serve.process.send_signal(signal.SIGTERM)
+    assert await serve.process.wait() == 0
+    log = serve.log.read_text()
+    assert "table_resumed" in log and "Traceback" not in log, log[-3000:]

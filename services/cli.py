@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from felt import cli
+from felt.tools import cli
 
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     *cli.LIBRARY_COMMANDS,

@@ -76,7 +76,7 @@ DEMO_BOTS = (epb.AI_LEVEL_HARD, epb.AI_LEVEL_NORMAL, epb.AI_LEVEL_EASY)
 
 
 def run(args: argparse.Namespace) -> int:
-    from felt.logging import configure_logging
+    from felt.service.logging import configure_logging
 
     configure_logging(json=False)
     try:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from felt.api.attempts import AttemptLimits
-from felt.api.clients import TrustedProxies
+from felt.wire.attempts import AttemptLimits
+from felt.wire.clients import TrustedProxies
 
 TRUE = ("1", "true", "yes", "on")
 """What a yes/no setting accepts as yes (anything else is no)."""
@@ -36,7 +36,7 @@ def int_setting(env: Mapping[str, str], name: str, default: int, low: int, high:
 
 def trusted_proxies(env: Mapping[str, str]) -> TrustedProxies:
     """``FELT_TRUSTED_PROXIES``: the proxies (the gateway) whose ``x-forwarded-for`` names
-    the client that per-address limits count (``felt.api.clients``), comma-separated
+    the client that per-address limits count (``felt.wire.clients``), comma-separated
     addresses and networks; unset or empty: none (every call counts as its peer)."""
     try:
         return TrustedProxies.parse(env.get("FELT_TRUSTED_PROXIES", ""))
@@ -46,7 +46,7 @@ def trusted_proxies(env: Mapping[str, str]) -> TrustedProxies:
 
 def attempt_limits(env: Mapping[str, str]) -> AttemptLimits:
     """``FELT_AUTH_FAILURE_BURST`` and ``FELT_AUTH_FAILURE_PER_MIN``: the failed credential
-    attempts one client address may make (``felt.api.attempts``)."""
+    attempts one client address may make (``felt.wire.attempts``)."""
     try:
         return AttemptLimits.from_env(env)
     except ValueError as exc:

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import os
 
-    from felt.logging import configure_logging
+    from felt.service.logging import configure_logging
     from services.ai_worker.worker import WorkerConfig, serve
 
     configure_logging(json=True, level=args.log_level)

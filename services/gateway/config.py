@@ -41,7 +41,7 @@
                                  then per minute (30); past them RESOURCE_EXHAUSTED
                                  ``AUTH_THROTTLED`` (``services.gateway.edge``)
 
-A request message may be at most 64 KiB (``felt.api.limits.MAX_REQUEST_BYTES``,
+A request message may be at most 64 KiB (``felt.wire.limits.MAX_REQUEST_BYTES``,
 the services' own bound), refused with RESOURCE_EXHAUSTED before it is parsed.
 """
 
@@ -52,7 +52,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from felt.api.attempts import AttemptLimits
+from felt.wire.attempts import AttemptLimits
 from services.settings import ConfigError, attempt_limits, int_setting
 
 REPO = Path(__file__).resolve().parents[2]

@@ -29,7 +29,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     import os
     import sys
 
-    from felt.migrations import MigrationError, migrate
+    from felt.storage.migrations import MigrationError, migrate
 
     dsn = args.database_url or os.environ.get("DATABASE_URL", "")
     if not dsn:

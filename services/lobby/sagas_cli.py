@@ -160,7 +160,7 @@ def run_resolve(args: argparse.Namespace) -> int:
 async def _resolve(dsn: str, args: argparse.Namespace) -> tuple[str, BuyIn]:
     import grpc
 
-    from felt.tokens import DEV_SERVICE_TOKEN
+    from felt.wire.tokens import DEV_SERVICE_TOKEN
     from services.lobby.postgres import PgBuyIns
     from services.lobby.postgres.pool import create_pool
     from services.lobby.recovery import ResolveRefused, StuckSagas

@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     import os
     import sys
 
-    from felt.logging import configure_logging
+    from felt.service.logging import configure_logging
     from services.projector.config import ProjectorConfig
     from services.projector.server import run_service
     from services.settings import ConfigError

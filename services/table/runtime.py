@@ -35,14 +35,9 @@ import structlog
 from google.protobuf.message import Message
 from redis.exceptions import RedisError
 
-from felt.eventstore import AppendResult, EventStore, VersionConflict
-from felt.eventstore.codec import (
-    encode_stored,
-)
-from felt.idempotency import RequestKey, server_key
-from felt.rules.commands import IllegalAction
-from felt.rules.config import PUBLIC_ID_BYTES
-from felt.table.aggregate import (
+from felt.core.rules.commands import IllegalAction
+from felt.core.rules.config import PUBLIC_ID_BYTES
+from felt.core.table.aggregate import (
     CloseTable,
     PlayHand,
     StartNextHand,
@@ -53,9 +48,14 @@ from felt.table.aggregate import (
     passive_action,
     snapshot_of,
 )
-from felt.table.events import (
+from felt.core.table.events import (
     AnyEvent,
 )
+from felt.storage.eventstore import AppendResult, EventStore, VersionConflict
+from felt.storage.eventstore.codec import (
+    encode_stored,
+)
+from felt.storage.idempotency import RequestKey, server_key
 from services.table.snapshots import SnapshotPolicy, TrimPoints
 from services.table.stream import (
     close_time,
@@ -93,7 +93,7 @@ class LeaseLost(Exception):
 class TableQuarantined(Exception):
     """The table's stored state cannot be loaded or driven: it is out of service.
 
-    Nothing a client sends can cause this once ``felt.api.limits`` checks the
+    Nothing a client sends can cause this once ``felt.wire.limits`` checks the
     requests; a stream written under older bounds, by a bug or by hand can.
     The table stops (its timers, and every call to it) until an operator
     repairs it; the other tables keep running.

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from felt.table.aggregate import StartNextHand, TableCommand, TableState
+from felt.core.table.aggregate import StartNextHand, TableCommand, TableState
 from services.settings import int_setting
 
 

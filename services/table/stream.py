@@ -17,10 +17,8 @@ from datetime import UTC, datetime, timedelta
 from google.protobuf.message import DecodeError
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from felt.eventstore import StoredRecord
-from felt.eventstore.codec import CodecError, from_stored_event, variant_from_proto
-from felt.rules.events import HandEnded, HandStarted
-from felt.table.aggregate import (
+from felt.core.rules.events import HandEnded, HandStarted
+from felt.core.table.aggregate import (
     HAND_EVENTS,
     SEAT_ACTIONS,
     TableState,
@@ -29,7 +27,7 @@ from felt.table.aggregate import (
     skim_hand_started,
     skim_seat_action,
 )
-from felt.table.events import (
+from felt.core.table.events import (
     ActionTimedOut,
     AnyEvent,
     DeckCommitted,
@@ -38,6 +36,8 @@ from felt.table.events import (
     TableEvent,
     TableSnapshotTaken,
 )
+from felt.storage.eventstore import StoredRecord
+from felt.storage.eventstore.codec import CodecError, from_stored_event, variant_from_proto
 from poker.events.v1 import events_pb2 as epb
 
 _TABLE_EVENTS: tuple[type, ...] = TableEvent.__args__

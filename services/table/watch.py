@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from felt.api.clients import counted_peer
-from felt.eventstore import EventStore, EventsTrimmed
-from felt.eventstore.codec import EventMeta, decode_event
-from felt.table.events import AnyEvent
+from felt.core.table.events import AnyEvent
+from felt.storage.eventstore import EventStore, EventsTrimmed
+from felt.storage.eventstore.codec import EventMeta, decode_event
+from felt.wire.clients import counted_peer
 
 log = structlog.get_logger("felt.table")
 
@@ -190,7 +190,7 @@ class TableFeed:
 
 def client_address(peer: str) -> str:
     """Whose watch streams count together, from gRPC's peer string:
-    ``felt.api.clients.counted_peer`` (``ipv6:[2001:db8::1]:5`` -> ``2001:db8::/64``)."""
+    ``felt.wire.clients.counted_peer`` (``ipv6:[2001:db8::1]:5`` -> ``2001:db8::/64``)."""
     return counted_peer(peer)
 
 

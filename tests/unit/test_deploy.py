@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 import yaml
 
-from felt.api.clients import TrustedProxies
-from felt.cli import build_parser
-from felt.tokens import DEV_SERVICE_TOKEN
+from felt.tools.cli import build_parser
+from felt.wire.clients import TrustedProxies
+from felt.wire.tokens import DEV_SERVICE_TOKEN
 from services.ai_worker.config import WorkerConfig
 from services.cli import SUBCOMMAND_MODULES
 from services.gateway.config import GatewayConfig
@@ -514,7 +514,7 @@ def test_dockerignore_keeps_out_outputs_and_lets_in_the_sources() -> None:
     for source in sources:
         assert (ROOT / source).exists(), source
         assert not ignored(source.rstrip("/")), f"{source} is in .dockerignore"
-    for path in ("libs/felt/cli.py", "services/lobby/migrations/0001_initial.sql", "web/src"):
+    for path in ("libs/felt/tools/cli.py", "services/lobby/migrations/0001_initial.sql", "web/src"):
         assert not ignored(path), path
 
 

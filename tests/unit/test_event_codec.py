@@ -1,4 +1,4 @@
-"""Round trips of every stored event type through ``felt.eventstore.codec``."""
+"""Round trips of every stored event type through ``felt.storage.eventstore.codec``."""
 
 from __future__ import annotations
 
@@ -7,8 +7,14 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from felt.cards import cards, full_deck, shuffled_deck
-from felt.eventstore.codec import (
+from felt.core.cards import cards, full_deck, shuffled_deck
+from felt.core.rules import events as ev
+from felt.core.rules.config import HandSetup, SeatSetup, Variant
+from felt.core.rules.views import redact
+from felt.core.table import events as te
+from felt.core.table.player import Player
+from felt.core.table.positions import Positions
+from felt.storage.eventstore.codec import (
     AnyEvent,
     CodecError,
     EventMeta,
@@ -19,12 +25,6 @@ from felt.eventstore.codec import (
     from_stored_event,
     to_stored_event,
 )
-from felt.rules import events as ev
-from felt.rules.config import HandSetup, SeatSetup, Variant
-from felt.rules.views import redact
-from felt.table import events as te
-from felt.table.player import Player
-from felt.table.positions import Positions
 from poker.events.v1 import events_pb2 as pb
 
 SETUP = HandSetup(

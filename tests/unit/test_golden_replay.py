@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from felt.rules.events import HandEnded
-from felt.table.events import PlayerLeft, PlayerSatOut, TableClosed
+from felt.core.rules.events import HandEnded
+from felt.core.table.events import PlayerLeft, PlayerSatOut, TableClosed
 from tests.golden.record import CONFIGS, decode_stream, stream_path, views, views_path
 
 

@@ -1,0 +1,1 @@
+"""Service support shared by every service: structured logs, the metrics/health server."""

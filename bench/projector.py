@@ -56,13 +56,14 @@ from felt.core.table.aggregate import (
     execute_table,
 )
 from felt.core.table.events import AnyEvent, TableConfig
+from felt.messages.events import EventMeta
 from felt.players.bots import get_bot
 from felt.storage.archive import ArchivedHand, Cursor, TableWrite
 from felt.storage.archive.feed import projector_lease_key
 from felt.storage.archive.postgres import COLUMNS, PostgresHandArchive, archive_rows
 from felt.storage.archive.projection import TableProjection
 from felt.storage.eventstore import RedisEventStore, StoredRecord
-from felt.storage.eventstore.codec import EventMeta, encode_event
+from felt.storage.eventstore.codec import encode_event
 from felt.storage.migrations import migrate
 from felt.storage.registry import RedisTableRegistry
 from services.lobby.db_cli import MIGRATIONS

@@ -51,8 +51,9 @@ from felt.core.table.aggregate import (
     execute_table,
 )
 from felt.core.table.events import TableConfig
+from felt.messages.events import EventMeta
 from felt.storage.eventstore import RedisEventStore
-from felt.storage.eventstore.codec import EventMeta, encode_event
+from felt.storage.eventstore.codec import encode_event
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb

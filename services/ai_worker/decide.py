@@ -25,15 +25,12 @@ from felt.core.rules.commands import Act, ActionKind, Discard
 from felt.core.rules.events import Event
 from felt.core.rules.legal import LegalActions
 from felt.core.rules.views import HandView
+from felt.core.table.events import is_hand_event
+from felt.messages.events import from_stored_event
+from felt.messages.values import ai_level_from_proto
 from felt.players.bots import Bot, get_bot
 from felt.players.bots.opponents import SeatStats
-from felt.storage.eventstore.codec import ai_level_from_proto, from_stored_event
-from felt.wire.convert import (
-    action_to_proto,
-    hand_view_from_proto,
-    is_hand_event,
-    legal_from_proto,
-)
+from felt.wire.convert import action_to_proto, hand_view_from_proto, legal_from_proto
 from felt.wire.seat_stats import stats_from_proto
 from poker.v1 import ai_pb2
 from poker.v1 import table_pb2 as tpb

@@ -41,13 +41,19 @@ from felt.core.rules.config import public_hand_id
 from felt.core.rules.events import HandStarted
 from felt.core.table.commitment import CardOpening
 from felt.core.table.deals import ProofTracker
-from felt.core.table.events import ActionTimedOut, AnyEvent, DeckCommitted, PlayerSeated
+from felt.core.table.events import (
+    ActionTimedOut,
+    AnyEvent,
+    DeckCommitted,
+    PlayerSeated,
+    is_hand_event,
+)
+from felt.messages.events import EventMeta
 from felt.storage.archive import HandArchive, PlayerHand, PlayerPageKey, PlayerStats
 from felt.storage.eventstore import EventStore, EventsTrimmed
-from felt.storage.eventstore.codec import EventMeta, decode_event
+from felt.storage.eventstore.codec import decode_event
 from felt.tools.history.viewer import OPERATOR, SPECTATOR, Viewer, seat_for, visible_event
 from felt.wire import limits
-from felt.wire.convert import is_hand_event
 from services.lobby.application import LobbyApp
 from services.lobby.auth import Caller
 from services.lobby.paging import bad_page_token, page_match, page_token

@@ -7,7 +7,8 @@ as for the lobby's own calls.
 from __future__ import annotations
 
 from felt.core.rules.config import Variant
-from felt.storage.eventstore.codec import to_stored_event, variant_to_proto
+from felt.messages.events import to_stored_event
+from felt.messages.values import variant_to_proto
 from felt.tools.history.viewer import Role, Viewer
 from felt.wire.convert import proof_to_proto
 from poker.v1 import history_service_pb2 as hpb

@@ -35,7 +35,7 @@ import structlog
 
 from felt.core.rules.commands import IllegalAction
 from felt.core.table.aggregate import CreateTable, decide_table
-from felt.storage.eventstore.codec import table_config_from_proto
+from felt.messages.values import table_config_from_proto
 from felt.storage.idempotency import ClientRequest
 from felt.wire import limits
 from poker.events.v1 import events_pb2 as epb

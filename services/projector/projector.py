@@ -43,12 +43,12 @@ from dataclasses import dataclass, field
 
 import structlog
 
+from felt.messages.values import CodecError
 from felt.service.metrics_server import Health
 from felt.storage.archive import HandArchive, PositionMoved, TableWrite
 from felt.storage.archive.feed import ProjectorFeed
 from felt.storage.archive.projection import TableProjection
 from felt.storage.eventstore import EventsTrimmed
-from felt.storage.eventstore.codec import CodecError
 from felt.storage.registry import TableRegistry
 from services.projector.metrics import ProjectorMetrics
 from services.projector.ownership import owner_of

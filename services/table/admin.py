@@ -4,7 +4,7 @@ close a table, issue a watch grant (a private table's spectator key).
 Each needs the service credential (``Caller.require_admin``) and is retry-safe like every
 mutation (``services.table.application``). A new table's configuration comes
 as the API's ``TableConfig`` message, because its bounds (``felt.wire.limits``)
-and its conversion (``felt.storage.eventstore.codec``) are defined on it.
+and its conversion (``felt.messages.values``) are defined on it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from felt.core.table.aggregate import (
     TableCommand,
     TableState,
 )
-from felt.storage.eventstore.codec import CodecError, ai_level_from_proto, table_config_from_proto
+from felt.messages.values import CodecError, ai_level_from_proto, table_config_from_proto
 from felt.storage.idempotency import ClientRequest
 from felt.wire import limits
 from felt.wire.convert import table_to_proto

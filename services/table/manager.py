@@ -35,17 +35,14 @@ from redis.exceptions import RedisError
 
 from felt.core.rules.legal import legal_actions
 from felt.core.table.aggregate import TableState
+from felt.core.table.redaction import redact_event
+from felt.messages.events import EventMeta, from_stored_event
+from felt.messages.values import ai_level_to_proto
 from felt.players.bots.opponents import ModelBuilder
 from felt.storage.decisions import DecisionPublisher
 from felt.storage.eventstore import EventStore, EventsTrimmed, TableLeases
-from felt.storage.eventstore.codec import EventMeta, ai_level_to_proto, from_stored_event
 from felt.storage.registry import QUARANTINE_KEY, TableRegistry
-from felt.wire.convert import (
-    legal_to_proto,
-    redact_event,
-    redacted_stored_event,
-    table_view_to_proto,
-)
+from felt.wire.convert import legal_to_proto, redacted_stored_event, table_view_to_proto
 from felt.wire.seat_stats import stats_to_proto
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import ai_pb2

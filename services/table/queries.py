@@ -30,8 +30,9 @@ from felt.core.table.aggregate import TableState
 from felt.core.table.commitment import CardOpening
 from felt.core.table.deals import ProofTracker
 from felt.core.table.events import AnyEvent, PlayerLeft, SeatTokenReissued
+from felt.messages.events import EventMeta
 from felt.storage.eventstore import EventsTrimmed
-from felt.storage.eventstore.codec import EventMeta, decode_event
+from felt.storage.eventstore.codec import decode_event
 from felt.wire import limits
 from services.table.application import TableApp
 from services.table.auth import Caller, check_occupant

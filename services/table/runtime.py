@@ -52,9 +52,7 @@ from felt.core.table.events import (
     AnyEvent,
 )
 from felt.storage.eventstore import AppendResult, EventStore, VersionConflict
-from felt.storage.eventstore.codec import (
-    encode_stored,
-)
+from felt.storage.eventstore.codec import encode_stored
 from felt.storage.idempotency import RequestKey, server_key
 from services.table.snapshots import SnapshotPolicy, TrimPoints
 from services.table.stream import (

@@ -19,7 +19,6 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from felt.core.rules.events import HandEnded, HandStarted
 from felt.core.table.aggregate import (
-    HAND_EVENTS,
     SEAT_ACTIONS,
     TableState,
     apply_event,
@@ -28,6 +27,7 @@ from felt.core.table.aggregate import (
     skim_seat_action,
 )
 from felt.core.table.events import (
+    HAND_EVENTS,
     ActionTimedOut,
     AnyEvent,
     DeckCommitted,
@@ -36,8 +36,9 @@ from felt.core.table.events import (
     TableEvent,
     TableSnapshotTaken,
 )
+from felt.messages.events import from_stored_event
+from felt.messages.values import CodecError, variant_from_proto
 from felt.storage.eventstore import StoredRecord
-from felt.storage.eventstore.codec import CodecError, from_stored_event, variant_from_proto
 from poker.events.v1 import events_pb2 as epb
 
 _TABLE_EVENTS: tuple[type, ...] = TableEvent.__args__

@@ -36,8 +36,9 @@ from dataclasses import dataclass, field
 import structlog
 
 from felt.core.table.events import AnyEvent
+from felt.messages.events import EventMeta
 from felt.storage.eventstore import EventStore, EventsTrimmed
-from felt.storage.eventstore.codec import EventMeta, decode_event
+from felt.storage.eventstore.codec import decode_event
 from felt.wire.clients import counted_peer
 
 log = structlog.get_logger("felt.table")

@@ -40,7 +40,7 @@ from felt.core.table.events import (
     TableCreated,
     TableSnapshotTaken,
 )
-from felt.storage.eventstore.codec import from_stored_event
+from felt.messages.events import from_stored_event
 from felt.storage.idempotency import SERVER_PREFIX
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb

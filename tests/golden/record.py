@@ -45,7 +45,8 @@ from felt.core.table.aggregate import (
     execute_table,
 )
 from felt.core.table.events import AnyEvent, TableConfig
-from felt.storage.eventstore.codec import EventMeta, decode_event, encode_event
+from felt.messages.events import EventMeta
+from felt.storage.eventstore.codec import decode_event, encode_event
 from felt.wire.convert import table_view_to_proto
 
 HERE = Path(__file__).resolve().parent

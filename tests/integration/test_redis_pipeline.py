@@ -20,7 +20,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from felt.core.rules.events import PlayerChecked, Street, StreetStarted
 from felt.core.table.events import PlayerSeated
-from felt.storage.eventstore.codec import EventMeta, encode_event, encode_stored
+from felt.messages.events import EventMeta
+from felt.storage.eventstore.codec import encode_event, encode_stored
 from felt.storage.eventstore.pipeline import Endpoint, RedisPipeline, endpoint_of, pack
 
 WAIT = 5.0

@@ -1,4 +1,5 @@
-"""Round trips of every stored event type through ``felt.storage.eventstore.codec``."""
+"""Round trips of every stored event type through ``felt.messages.events`` and the store's bytes
+(``felt.storage.eventstore.codec``)."""
 
 from __future__ import annotations
 
@@ -12,19 +13,12 @@ from felt.core.rules import events as ev
 from felt.core.rules.config import HandSetup, SeatSetup, Variant
 from felt.core.rules.views import redact
 from felt.core.table import events as te
+from felt.core.table.events import AnyEvent
 from felt.core.table.player import Player
 from felt.core.table.positions import Positions
-from felt.storage.eventstore.codec import (
-    AnyEvent,
-    CodecError,
-    EventMeta,
-    card_from_proto,
-    card_to_proto,
-    decode_event,
-    encode_event,
-    from_stored_event,
-    to_stored_event,
-)
+from felt.messages.events import EventMeta, from_stored_event, to_stored_event
+from felt.messages.values import CodecError, card_from_proto, card_to_proto
+from felt.storage.eventstore.codec import decode_event, encode_event
 from poker.events.v1 import events_pb2 as pb
 
 SETUP = HandSetup(

@@ -31,7 +31,7 @@ from felt.core.rules.events import (
     StreetStarted,
 )
 from felt.core.rules.legal import legal_actions
-from felt.core.table.events import ActionTimedOut, AnyEvent, DeckCommitted
+from felt.core.table.events import ActionTimedOut, AnyEvent, DeckCommitted, is_hand_event
 from felt.storage.eventstore.codec import decode_event
 from felt.tools.history import (
     OPERATOR,
@@ -44,7 +44,6 @@ from felt.tools.history import (
     render_text,
 )
 from felt.tools.phh.export import ExportError
-from felt.wire.convert import is_hand_event
 from tests.golden.record import stream_path
 from tests.unit.rules.hands import ALL_IN, BET, CALL, CHECK, FOLD, RAISE, Game, deck_for
 from tests.unit.rules.test_properties import (

@@ -17,7 +17,7 @@ from felt.core.table.aggregate import (
     execute_table,
 )
 from felt.core.table.events import TableConfig
-from felt.storage.eventstore.codec import table_config_from_proto
+from felt.messages.values import table_config_from_proto
 from felt.wire import limits
 from felt.wire.convert import BadAction, action_from_proto
 from poker.events.v1 import events_pb2 as epb

@@ -9,9 +9,8 @@ take Felt's cards without translation. Text form is rank then suit: ``"Ah"``.
 from __future__ import annotations
 
 import hashlib
-import random
-import secrets
 from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
@@ -70,11 +69,6 @@ def full_deck() -> tuple[Card, ...]:
     return tuple(range(DECK_SIZE))
 
 
-def new_seed() -> bytes:
-    """A cryptographically secure shuffle seed (production); record it to replay."""
-    return secrets.token_bytes(32)
-
-
 def shuffled_deck(seed: bytes) -> tuple[Card, ...]:
     """The deck order determined by ``seed``.
 
@@ -90,7 +84,13 @@ def shuffled_deck(seed: bytes) -> tuple[Card, ...]:
     return tuple(deck)
 
 
-def deck_from_rng(rng: random.Random) -> tuple[Card, ...]:
+class Shuffler(Protocol):
+    """What :func:`deck_from_rng` needs of its source: a ``random.Random``, injected."""
+
+    def shuffle(self, x: list[Any], /) -> None: ...
+
+
+def deck_from_rng(rng: Shuffler) -> tuple[Card, ...]:
     """A deck shuffled by an injected ``random.Random`` (tests, simulations)."""
     deck = list(range(DECK_SIZE))
     rng.shuffle(deck)

@@ -25,7 +25,6 @@ LIBRARY_COMMANDS: tuple[str, ...] = (
     "felt.tools.client.verify_hand_cli",
     "felt.tools.client.replay_cli",
     "felt.tools.client.play_cli",
-    "felt_dev.ladder_cli",
 )
 """Library modules whose ``register(subparsers)`` adds a subcommand, in help order."""
 

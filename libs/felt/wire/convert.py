@@ -11,45 +11,32 @@ import functools
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import TypeGuard, get_args
 
 from felt.core.rules.commands import Act, ActionKind, Discard
-from felt.core.rules.events import Event, Street
+from felt.core.rules.events import Street
 from felt.core.rules.legal import LegalActions
-from felt.core.rules.views import HandView, PotView, SeatView, redact, view_for
+from felt.core.rules.views import HandView, PotView, SeatView, view_for
 from felt.core.table.aggregate import TableState
 from felt.core.table.commitment import CardOpening
 from felt.core.table.events import (
     AnyEvent,
-    DeckCommitted,
-    PlayerSeated,
-    SeatTokenReissued,
     TableConfig,
-    TableSnapshotTaken,
 )
-from felt.storage.eventstore.codec import (
-    EventMeta,
+from felt.core.table.redaction import redact_event
+from felt.messages.events import EventMeta, to_stored_event
+from felt.messages.values import (
     ai_level_to_proto,
     card_from_proto,
     card_messages,
     street_from_proto,
     street_to_proto,
     table_config_to_proto,
-    to_stored_event,
     variant_from_proto,
     variant_to_proto,
 )
 from felt.wire.limits import CHIP_CAP, DISCARDS_MAX
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
-
-# Derived from the Event union, so a new hand event is redacted without touching this file.
-HAND_EVENT_TYPES: tuple[type, ...] = get_args(Event)
-
-
-def is_hand_event(event: AnyEvent) -> TypeGuard[Event]:
-    """A hand event (``felt.core.rules.events``), as opposed to a table event."""
-    return isinstance(event, HAND_EVENT_TYPES)
 
 
 class BadAction(ValueError):
@@ -344,22 +331,6 @@ def hand_view_from_proto(msg: tpb.HandView, viewer: int | None, state: tpb.Table
 
 
 # ------------------------------------------------------------------ events
-
-
-def redact_event(event: AnyEvent, viewer: int | None) -> AnyEvent:
-    """Any stored event as ``viewer`` may see it: secrets and others' cards removed."""
-    if isinstance(event, DeckCommitted):
-        return replace(event, seed=b"")
-    if isinstance(event, PlayerSeated | SeatTokenReissued):
-        return replace(event, token_hash="")
-    if isinstance(event, TableSnapshotTaken):
-        # It holds no card by construction: its only secrets are the seats' token hashes.
-        # Watchers get it redacted like any event, so their sequences have no gap.
-        players = tuple(replace(p, token_hash="") for p in event.players)
-        return replace(event, players=players)
-    if is_hand_event(event):
-        return redact(event, viewer)
-    return event
 
 
 def redacted_stored_event(event: AnyEvent, meta: EventMeta, viewer: int | None) -> epb.StoredEvent:

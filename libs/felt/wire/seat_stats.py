@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import fields
 
-from felt.players.bots.opponents import SeatStats
+from felt.core.table.stats import SeatStats
 from poker.v1 import ai_pb2
 
 MAX_SEAT = 8  # tables seat at most 9 (Hold'em)

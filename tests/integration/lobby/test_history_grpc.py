@@ -27,7 +27,7 @@ import pytest
 
 from felt.core.cards import card_str
 from felt.core.rules.events import HandEnded
-from felt.core.table.events import AnyEvent
+from felt.core.table.events import AnyEvent, is_hand_event
 from felt.storage.archive import Cursor, TableWrite
 from felt.storage.archive.postgres import PostgresHandArchive
 from felt.storage.archive.projection import TableProjection
@@ -35,7 +35,6 @@ from felt.storage.eventstore import RedisEventStore
 from felt.storage.migrations import migrate
 from felt.tools.client.replay import events_of, render
 from felt.tools.client.verify_hand import check_history
-from felt.wire.convert import is_hand_event
 from poker.v1 import history_service_pb2 as hpb
 from poker.v1 import history_service_pb2_grpc as hrpc
 from poker.v1 import lobby_service_pb2 as pb

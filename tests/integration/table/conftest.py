@@ -29,8 +29,8 @@ from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
 from felt.core.table.aggregate import replay_table
+from felt.messages.events import from_stored_event
 from felt.storage.eventstore import RedisEventStore, events_key, lease_key, requests_key
-from felt.storage.eventstore.codec import from_stored_event
 from felt.storage.idempotency import client_key, seat_principal
 from felt.wire.tokens import token_hash
 from poker.events.v1 import events_pb2 as epb

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from felt.core.table.deals import verify_hand
-from felt.storage.eventstore.codec import from_stored_event
+from felt.messages.events import from_stored_event
 from felt.wire.convert import proof_from_proto
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb

@@ -7,11 +7,12 @@ from datetime import UTC, datetime, timedelta
 
 from felt.core.rules.config import Variant
 from felt.core.table.events import AnyEvent, TableConfig
+from felt.messages.events import EventMeta
 from felt.storage.archive import ArchivedHand
 from felt.storage.archive.projection import TableProjection
 from felt.storage.archive.values import Cursor
 from felt.storage.eventstore import StoredRecord
-from felt.storage.eventstore.codec import EventMeta, encode_event
+from felt.storage.eventstore.codec import encode_event
 from services.table.stream import hand_ids
 from tests.golden.record import Recorder
 

@@ -42,9 +42,14 @@ def test_duplicate_deals_are_zero_sum_for_identical_bots() -> None:
 
 
 def test_felt_cli_has_ladder() -> None:
+    """The installed ``felt`` command has it (composed in services.cli: the library does not
+    import the dev tooling)."""
     from felt.tools.cli import build_parser
+    from services.cli import SUBCOMMAND_MODULES
 
-    args = build_parser().parse_args(["ladder", "--hands", "4", "--variant", "nlhe"])
+    args = build_parser(SUBCOMMAND_MODULES).parse_args(
+        ["ladder", "--hands", "4", "--variant", "nlhe"]
+    )
     assert args.command == "ladder" and args.hands == 4
 
 

@@ -31,8 +31,8 @@ from felt.core.rules.variants import (
 from felt.core.table.aggregate import CreateTable, decide_table
 from felt.core.table.events import AI_LEVELS, TableConfig
 from felt.core.table.positions import next_positions
+from felt.messages.values import ai_level_from_proto, ai_level_to_proto
 from felt.players.bots import LEVELS, get_bot
-from felt.storage.eventstore.codec import ai_level_from_proto, ai_level_to_proto
 
 ALL = list(Variant)
 

@@ -19,7 +19,8 @@ from felt.core.table.aggregate import (
     execute_table,
 )
 from felt.core.table.events import TableConfig
-from felt.storage.eventstore.codec import EventMeta, decode_event, encode_event
+from felt.messages.events import EventMeta
+from felt.storage.eventstore.codec import decode_event, encode_event
 from tests.unit.table.tables import play_out, run
 
 HEX32 = re.compile(r"[0-9a-f]{32}")

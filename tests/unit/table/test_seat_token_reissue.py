@@ -20,8 +20,9 @@ from felt.core.table.aggregate import (
     state_from_snapshot,
 )
 from felt.core.table.events import AnyEvent, SeatTokenReissued, TableConfig
-from felt.storage.eventstore.codec import EventMeta, decode_event, encode_event
-from felt.wire.convert import redact_event
+from felt.core.table.redaction import redact_event
+from felt.messages.events import EventMeta
+from felt.storage.eventstore.codec import decode_event, encode_event
 from services.table.auth import Credential, check_occupant
 from services.table.refusals import Refused
 

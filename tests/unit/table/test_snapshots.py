@@ -25,8 +25,9 @@ from felt.core.table.aggregate import (
     state_from_snapshot,
 )
 from felt.core.table.events import TableConfig, TableSnapshotTaken
-from felt.storage.eventstore.codec import EventMeta, decode_event, encode_event
-from felt.wire.convert import redact_event
+from felt.core.table.redaction import redact_event
+from felt.messages.events import EventMeta
+from felt.storage.eventstore.codec import decode_event, encode_event
 from poker.events.v1 import events_pb2 as epb
 from tests.unit.table.random_tables import RandomTable, random_table
 from tests.unit.table.tables import run

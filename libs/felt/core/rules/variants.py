@@ -20,7 +20,7 @@ it there, under a new member of :class:`Betting` or :class:`Ranking`.
 Adding Pot-Limit Omaha, for example, takes:
 
 1. ``Variant.PLO = "PLO"`` in ``felt.core.rules.config`` and its wire value in
-   ``felt.storage.eventstore.codec`` and the protos (events are the contract);
+   ``felt.messages.values`` and the protos (events are the contract);
 2. one definition here: ``hole_cards=4``, the Hold'em streets, blinds,
    2 to 9 seats, ``betting=Betting.POT_LIMIT``, ``ranking=Ranking.OMAHA_HIGH``;
 3. what is truly new: ``Ranking.OMAHA_HIGH`` in :func:`hand_value` (exactly

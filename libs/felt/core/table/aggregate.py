@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TypeGuard
 
 from felt.core.cards import shuffled_deck
 from felt.core.record import Record
@@ -61,20 +60,15 @@ from felt.core.table.events import (
     TableConfig,
     TableCreated,
     TableSnapshotTaken,
+    is_hand_event,
 )
 from felt.core.table.player import Player
 from felt.core.table.positions import Positions, dealing_order, next_positions
 
 SEAT_ACTIONS = (PlayerFolded, PlayerChecked, PlayerCalled, BetPlaced, CardsDrawn)
-HAND_EVENTS: tuple[type, ...] = HandEvent.__args__
 # Hand events whose effect outlives the hand (``skim_event`` leaves the state as it is for
 # every other hand event).
 LASTING_HAND_EVENTS: tuple[type, ...] = (HandStarted, HandEnded, *SEAT_ACTIONS)
-
-
-def is_hand_event(event: AnyEvent) -> TypeGuard[HandEvent]:
-    """Whether ``event`` is one of the rules' hand events (not a table event)."""
-    return isinstance(event, HAND_EVENTS)
 
 
 @dataclass(frozen=True, slots=True, init=False)

@@ -7,6 +7,7 @@ one order; the table state is the fold of both.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from felt.core.record import Record
 from felt.core.rules.config import Variant
@@ -244,3 +245,11 @@ TableEvent = (
 )
 
 AnyEvent = TableEvent | HandEvent
+
+HAND_EVENTS: tuple[type, ...] = HandEvent.__args__
+"""The hand events' classes (``felt.core.rules.events.Event``), to tell them from table events."""
+
+
+def is_hand_event(event: AnyEvent) -> TypeGuard[HandEvent]:
+    """Whether ``event`` is one of the rules' hand events (not a table event)."""
+    return isinstance(event, HAND_EVENTS)

@@ -30,8 +30,7 @@ from felt.core.rules.events import (
     PotAwarded,
     StreetStarted,
 )
-from felt.core.table.aggregate import is_hand_event
-from felt.core.table.events import DeckCommitted, PlayerLeft, PlayerSeated
+from felt.core.table.events import DeckCommitted, PlayerLeft, PlayerSeated, is_hand_event
 from felt.storage.archive.summary import seat_summaries
 from felt.storage.archive.values import (
     ArchivedEvent,

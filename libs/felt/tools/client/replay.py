@@ -17,7 +17,7 @@ import grpc
 from google.protobuf import json_format
 
 from felt.core.table.events import AnyEvent
-from felt.storage.eventstore.codec import from_stored_event
+from felt.messages.events import from_stored_event
 from felt.tools.history import (
     OPERATOR,
     SPECTATOR,

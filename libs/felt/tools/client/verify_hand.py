@@ -21,7 +21,7 @@ import grpc
 from google.protobuf import json_format
 
 from felt.core.table.deals import HandCheck, verify_hand
-from felt.storage.eventstore.codec import from_stored_event
+from felt.messages.events import from_stored_event
 from felt.wire.convert import proof_from_proto
 from poker.v1 import history_service_pb2 as hpb
 from poker.v1 import table_service_pb2 as pb

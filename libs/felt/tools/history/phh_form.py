@@ -11,10 +11,9 @@ from collections.abc import Sequence
 
 from felt.core.rules.config import public_hand_id
 from felt.core.rules.events import Event, HandStarted
-from felt.core.table.events import AnyEvent
+from felt.core.table.events import AnyEvent, is_hand_event
 from felt.tools.history.viewer import Viewer, visible_events
 from felt.tools.phh.export import ExportError, export_phh
-from felt.wire.convert import is_hand_event
 
 __all__ = ["ExportError", "render_phh"]
 

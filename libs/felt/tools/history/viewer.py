@@ -3,7 +3,7 @@
 Three readers: a seat (its own cards, the public cards, what was shown), a
 spectator (only what was public) and the operator (every card, for audits and
 disputes). The first two go through the one redaction path,
-``felt.wire.convert.redact_event`` (which hands hand events to
+``felt.core.table.redaction.redact_event`` (which hands hand events to
 ``felt.core.rules.views.redact``); the operator's events go through it too, for the
 secrets no reader needs (the deck, the deal seed, token hashes): each seat's
 private event (its hole cards, its draw) is redacted for the operator as for
@@ -18,7 +18,7 @@ from enum import StrEnum
 
 from felt.core.rules.events import CardsDrawn, HoleCardsDealt
 from felt.core.table.events import AnyEvent
-from felt.wire.convert import redact_event
+from felt.core.table.redaction import redact_event
 
 __all__ = ["OPERATOR", "SPECTATOR", "Role", "Viewer", "seat_for", "visible_event", "visible_events"]
 

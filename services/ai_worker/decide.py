@@ -26,10 +26,10 @@ from felt.core.rules.events import Event
 from felt.core.rules.legal import LegalActions
 from felt.core.rules.views import HandView
 from felt.core.table.events import is_hand_event
+from felt.core.table.stats import SeatStats
 from felt.messages.events import from_stored_event
 from felt.messages.values import ai_level_from_proto
 from felt.players.bots import Bot, get_bot
-from felt.players.bots.opponents import SeatStats
 from felt.wire.convert import action_to_proto, hand_view_from_proto, legal_from_proto
 from felt.wire.seat_stats import stats_from_proto
 from poker.v1 import ai_pb2

@@ -30,11 +30,12 @@ from felt.core.rules.config import Variant
 from felt.core.rules.events import Street
 from felt.core.rules.legal import LegalActions
 from felt.core.rules.views import HandView
+from felt.core.table.stats import SeatStats
 from felt.players.bots import get_bot, hard
 from felt.players.bots.base import Bot, situation
 from felt.players.bots.drawhand import analyse
 from felt.players.bots.hard import HardBot, TableRead, _check_caps, _first_callers
-from felt.players.bots.opponents import ModelBuilder, SeatStats
+from felt.players.bots.opponents import ModelBuilder
 from felt_dev.ladder import deck_for, hand_id_for, hand_setup, master_key, play_hand
 from tests.unit.bots.test_hard_fields import Recorder
 from tests.unit.bots.test_hard_reads import play_heads_up

@@ -25,6 +25,7 @@ from felt.core.rules.config import Variant
 from felt.core.rules.events import Event, Street
 from felt.core.rules.legal import LegalActions
 from felt.core.rules.views import HandView
+from felt.core.table.stats import SeatStats
 from felt.players.bots.base import Situation, situation
 from felt.players.bots.hard import (
     HardBot,
@@ -34,7 +35,6 @@ from felt.players.bots.hard import (
     _kept_pair_floor,
     _strong_bets,
 )
-from felt.players.bots.opponents import SeatStats
 from tests.unit.bots.test_hard_fields import Recorder
 from tests.unit.bots.test_hard_reads import play_heads_up
 

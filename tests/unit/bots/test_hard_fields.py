@@ -19,10 +19,11 @@ from felt.core.rules.engine import execute
 from felt.core.rules.events import Event, Street
 from felt.core.rules.legal import LegalActions, legal_actions
 from felt.core.rules.views import HandView, view_for
+from felt.core.table.stats import SeatStats
 from felt.players.bots import get_bot
 from felt.players.bots.base import Bot, Decision, situation
 from felt.players.bots.hard import HardBot, TableRead
-from felt.players.bots.opponents import ModelBuilder, SeatStats, TableStats
+from felt.players.bots.opponents import ModelBuilder, TableStats
 from felt_dev.ladder import deck_for, hand_id_for, hand_setup, master_key, play_hand
 
 STATION = SeatStats(hands=60, vpip=60, faced=80, folded=0, calls=120)

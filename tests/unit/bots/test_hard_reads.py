@@ -23,11 +23,12 @@ from felt.core.rules.engine import execute
 from felt.core.rules.events import Event, Street
 from felt.core.rules.legal import LegalActions, legal_actions
 from felt.core.rules.views import HandView, redact_all, view_for
+from felt.core.table.stats import SeatStats
 from felt.players.bots import get_bot
 from felt.players.bots.base import Bot, situation
 from felt.players.bots.hard import HardBot, HardTuning, TableRead, _contested
 from felt.players.bots.holdem import draws
-from felt.players.bots.opponents import ModelBuilder, SeatStats
+from felt.players.bots.opponents import ModelBuilder
 from felt_dev.ladder import deck_for, hand_id_for, hand_setup, master_key, play_hand
 from tests.unit.bots.test_hard_fields import Recorder
 

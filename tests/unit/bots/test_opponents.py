@@ -13,10 +13,11 @@ from felt.core.rules.events import Event
 from felt.core.rules.legal import legal_actions
 from felt.core.rules.views import redact_all, view_for
 from felt.core.table.events import PlayerLeft
+from felt.core.table.stats import SeatStats
 from felt.players.bots import get_bot
 from felt.players.bots.base import situation
 from felt.players.bots.hard import Style, TableRead
-from felt.players.bots.opponents import ModelBuilder, SeatStats, build_stats
+from felt.players.bots.opponents import ModelBuilder, build_stats
 from felt.wire.seat_stats import stats_from_proto, stats_to_proto
 from felt_dev.ladder import deck_for, hand_id_for, hand_setup, master_key
 from poker.v1 import ai_pb2

@@ -11,7 +11,7 @@ from felt.core.rules.config import Variant
 from felt.core.rules.engine import execute
 from felt.core.rules.legal import LegalActions, legal_actions
 from felt.core.rules.views import HandView, view_for
-from felt.players.bots.opponents import SeatStats
+from felt.core.table.stats import SeatStats
 from felt.players.bots.tag import TightAggressive, _reweight, _strong_draw, _top
 from felt_dev.ladder import deck_for, hand_setup, master_key
 

@@ -44,6 +44,7 @@ from felt.core.rules.config import Variant
 from felt.core.rules.events import CardsDrawn, Event, Street
 from felt.core.rules.legal import LegalActions
 from felt.core.rules.views import HandView
+from felt.core.table.stats import SeatStats
 from felt.players.bots.base import (
     Decision,
     Situation,
@@ -56,7 +57,7 @@ from felt.players.bots.base import (
 )
 from felt.players.bots.drawhand import candidate_keeps, standard_keep
 from felt.players.bots.holdem import draws, preflop_percentile
-from felt.players.bots.opponents import SeatStats, TableStats, stats_of
+from felt.players.bots.opponents import TableStats, stats_of
 from felt.players.equity import DrawOpponent, Range, draw_equity, holdem_equity, top_percent
 
 H = HandCategory

@@ -21,7 +21,7 @@ COMPILED_SOURCES := $(shell $(PYTHON) -P libs/felt/compiled.py)
 ifeq ($(strip $(COMPILED_SOURCES)),)
 $(error $(PYTHON) could not list the compiled modules (libs/felt/compiled.py): Felt needs Python >= 3.11)
 endif
-INSTALL_DEPS := pyproject.toml setup.py $(wildcard libs/felt/native/*.c libs/felt/native/*.h) \
+INSTALL_DEPS := pyproject.toml setup.py $(wildcard libs/felt/core/native/*.c libs/felt/core/native/*.h) \
 	libs/felt/compiled.py $(COMPILED_SOURCES)
 
 PYTEST_ARGS ?=
@@ -30,7 +30,7 @@ PYTEST_ARGS ?=
 CHECKOV_VENV  := $(VENV)/checkov
 CHECKOV_STAMP := $(CHECKOV_VENV)/.install.stamp
 # mypy checks these directories (config in pyproject.toml), each once it holds Python code.
-MYPY_DIRS := libs/felt services tests bench examples
+MYPY_DIRS := libs/felt libs/felt_dev services tests bench examples
 
 .PHONY: help install test unit lint run bench proto proto-check proto-lint clean web web-deps
 
@@ -84,7 +84,7 @@ $(RUN_STAMP): $(INSTALL_DEPS)
 		$(ENSURE_VENV); \
 		echo "make run: installing the runtime into $(VENV)/ (uncompiled; 'make install' compiles)"; \
 		extras=run; \
-		$(PYTHON) -P libs/felt/devserver.py --have-binaries || extras=run,servers; \
+		$(PYTHON) -P libs/felt_dev/devserver.py --have-binaries || extras=run,servers; \
 		$(PY) -m pip install --disable-pip-version-check -q --no-compile 'setuptools>=69' wheel; \
 		FELT_PURE_PYTHON=1 $(PY) -m pip install --disable-pip-version-check -q --no-compile \
 			--no-build-isolation -e ".[$$extras]"; \
@@ -104,11 +104,11 @@ lint: install proto-lint proto-check
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy $(foreach d,$(MYPY_DIRS),$(if $(shell find $(d) -name '*.py' -print -quit 2>/dev/null),$(d)))
 
-# Redis and PostgreSQL come from REDIS_URL / DATABASE_URL, else felt.devserver starts private
+# Redis and PostgreSQL come from REDIS_URL / DATABASE_URL, else felt_dev.devserver starts private
 # ones for the lifetime of the command; scripts/run.sh migrates the lobby's database and starts
 # the Procfile's processes under honcho; the web client is built first (make web) (Ctrl-C stops them all, then the private servers).
 run: $(RUN_STAMP) web
-	$(PY) -m felt.devserver --postgres -- bash scripts/run.sh
+	$(PY) -m felt_dev.devserver --postgres -- bash scripts/run.sh
 
 bench: install
 	@mkdir -p bench/out

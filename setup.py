@@ -1,6 +1,6 @@
 """Build Felt's native code (the rest is configured in pyproject.toml).
 
-* ``felt._native``: the C hand evaluator.
+* ``felt.core._native``: the C hand evaluator.
 * The hot path of a hand compiled with mypyc: the rules core, its value classes and
   the PHH reader and replay (``felt.compiled`` lists them; they stay plain,
   type-checked Python in the repository; compiled, ``felt phh verify`` runs about
@@ -22,8 +22,8 @@ COMPILED = [
 
 extensions = [
     Extension(
-        "felt._native",
-        sources=["libs/felt/native/felt_native.c"],
+        "felt.core._native",
+        sources=["libs/felt/core/native/felt_native.c"],
         extra_compile_args=["-O3", "-std=c11"],
     )
 ]

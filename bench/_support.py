@@ -19,7 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 
-from felt.devserver import ensure_postgres, ensure_redis
+from felt_dev.devserver import ensure_postgres, ensure_redis
 
 REPO = Path(__file__).resolve().parents[1]
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

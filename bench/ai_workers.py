@@ -47,7 +47,7 @@ import grpc
 from _support import CLOCK_TICKS, Child, bench_redis_url, cpu_seconds, spawn
 from redis.asyncio import Redis
 
-from felt.decisions import AI_GROUP, AI_STREAM
+from felt.storage.decisions import AI_GROUP, AI_STREAM
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import ai_pb2
 from poker.v1 import table_service_pb2 as pb

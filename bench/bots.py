@@ -20,16 +20,16 @@ import random
 import statistics
 import time
 
-from felt.bots import get_bot
-from felt.bots.hard import HardBot, warm_up
-from felt.bots.ladder import FULL_TABLE, deck_for, hand_id_for, hand_setup, master_key
-from felt.bots.opponents import ModelBuilder
-from felt.rules.commands import StartHand
-from felt.rules.config import Variant
-from felt.rules.engine import execute
-from felt.rules.events import Event
-from felt.rules.legal import legal_actions
-from felt.rules.views import redact_all, view_for
+from felt.core.rules.commands import StartHand
+from felt.core.rules.config import Variant
+from felt.core.rules.engine import execute
+from felt.core.rules.events import Event
+from felt.core.rules.legal import legal_actions
+from felt.core.rules.views import redact_all, view_for
+from felt.players.bots import get_bot
+from felt.players.bots.hard import HardBot, warm_up
+from felt.players.bots.opponents import ModelBuilder
+from felt_dev.ladder import FULL_TABLE, deck_for, hand_id_for, hand_setup, master_key
 
 
 def measure(variant: Variant, hands: int, seed: int, seats: int = 2) -> list[tuple[float, float]]:

@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 
 from phevaluator import _pheval  # type: ignore[import-untyped]
 
-from felt import _native
-from felt.equity import draw_equity, holdem_equity
+from felt.core import _native
+from felt.players.equity import draw_equity, holdem_equity
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -72,11 +72,11 @@ def main() -> None:
     print(f"7-card evaluation, {N_HANDS:,} random hands, best of {ROUNDS}")
     row("(a) phevaluator _pheval.evaluate_7cards (baseline)", f"{ph / 1e6:6.2f} M/s")
     row(
-        "(b) felt._native.evaluate, one call per hand",
+        "(b) felt.core._native.evaluate, one call per hand",
         f"{felt / 1e6:6.2f} M/s = {felt / ph:.2f}x baseline (target >= 0.5x)",
     )
     row(
-        "(c) felt._native.evaluate_many, one batch",
+        "(c) felt.core._native.evaluate_many, one batch",
         f"{batch / 1e6:6.2f} M/s = {batch / ph:.2f}x baseline",
     )
 

@@ -21,7 +21,7 @@ Not a test: run ``python bench/lobby.py`` (``--help`` for options).
    PostgreSQL listing, page token) pages with and without filters, the first page
    and pages further on by their token, one at a time. Target: p99 < 20 ms.
 
-PostgreSQL: ``$DATABASE_URL``'s server (unset: a private one, ``felt.devserver``);
+PostgreSQL: ``$DATABASE_URL``'s server (unset: a private one, ``felt_dev.devserver``);
 the benchmark creates a scratch database ``felt_bench_<hex>``, migrates it, and drops it.
 """
 
@@ -42,8 +42,8 @@ import asyncpg
 from _support import scratch_database
 from argon2 import PasswordHasher
 
-from felt.idempotency import ClientRequest
-from felt.migrations import migrate
+from felt.storage.idempotency import ClientRequest
+from felt.storage.migrations import migrate
 from poker.events.v1 import events_pb2 as epb
 from services.lobby.application import LobbyApp, LobbySecrets, LobbySettings
 from services.lobby.auth import Authenticator, Caller

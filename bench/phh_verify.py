@@ -6,8 +6,8 @@ Not a test. In one run it times, over the same list of files:
   ``pokerkit.HandHistory.load`` and apply every action in order, repairing
   nothing (only the burn card PokerKit wants before each board card is
   supplied), then run the hand to its end; and
-* Felt's ``felt.phh.replay.verify_file`` on each file, in this process
-  (parse, replay through ``felt.rules``, compare stacks): the per-CPU
+* Felt's ``felt.tools.phh.replay.verify_file`` on each file, in this process
+  (parse, replay through ``felt.core.rules``, compare stacks): the per-CPU
   comparison; and
 * ``felt phh verify``'s own loop (``verify_files``) on as many CPUs as it
   uses by default (one per CPU; ``--jobs`` overrides), which is how the
@@ -44,16 +44,16 @@ from pathlib import Path
 
 import pokerkit
 
-from felt.phh.cli import jobs_for, verify_files
-from felt.phh.oracle import load_history, strict_replay
-from felt.phh.parse import clear_action_cache
-from felt.phh.replay import iter_phh_files, verify_file
+from felt.tools.phh.cli import jobs_for, verify_files
+from felt.tools.phh.oracle import load_history, strict_replay
+from felt.tools.phh.parse import clear_action_cache
+from felt.tools.phh.replay import iter_phh_files, verify_file
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared/conformance/phh"
 
 
 def pokerkit_strict(path: str) -> bool:
-    """Replay one file in PokerKit, strictly (``felt.phh.oracle``); True when it replays."""
+    """Replay one file in PokerKit, strictly (``felt.tools.phh.oracle``); True when it replays."""
     with open(path, "rb") as f:
         history = load_history(f.read())
     try:

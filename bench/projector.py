@@ -42,19 +42,10 @@ import asyncpg
 from _support import bench_redis_url, scratch_database, spawn
 from redis.asyncio import Redis
 
-from felt.archive import ArchivedHand, Cursor, TableWrite
-from felt.archive.feed import projector_lease_key
-from felt.archive.postgres import COLUMNS, PostgresHandArchive, archive_rows
-from felt.archive.projection import TableProjection
-from felt.bots import get_bot
-from felt.eventstore import RedisEventStore, StoredRecord
-from felt.eventstore.codec import EventMeta, encode_event
-from felt.migrations import migrate
-from felt.registry import RedisTableRegistry
-from felt.rules.config import Variant
-from felt.rules.legal import legal_actions
-from felt.rules.views import redact_all, view_for
-from felt.table.aggregate import (
+from felt.core.rules.config import Variant
+from felt.core.rules.legal import legal_actions
+from felt.core.rules.views import redact_all, view_for
+from felt.core.table.aggregate import (
     AddChips,
     CreateTable,
     PlayHand,
@@ -64,7 +55,17 @@ from felt.table.aggregate import (
     TableState,
     execute_table,
 )
-from felt.table.events import AnyEvent, TableConfig
+from felt.core.table.events import AnyEvent, TableConfig
+from felt.messages.events import EventMeta
+from felt.players.bots import get_bot
+from felt.storage.archive import ArchivedHand, Cursor, TableWrite
+from felt.storage.archive.feed import projector_lease_key
+from felt.storage.archive.postgres import COLUMNS, PostgresHandArchive, archive_rows
+from felt.storage.archive.projection import TableProjection
+from felt.storage.eventstore import RedisEventStore, StoredRecord
+from felt.storage.eventstore.codec import encode_event
+from felt.storage.migrations import migrate
+from felt.storage.registry import RedisTableRegistry
 from services.lobby.db_cli import MIGRATIONS
 from services.table.stream import hand_ids
 

@@ -35,12 +35,10 @@ from datetime import UTC, datetime, timedelta
 from _support import bench_redis_url
 from redis.asyncio import Redis
 
-from felt.eventstore import RedisEventStore, events_key, meta_key, requests_key
-from felt.eventstore.codec import decode_event, encode_stored
-from felt.rules.commands import Act, ActionKind, Discard
-from felt.rules.config import Variant
-from felt.rules.legal import legal_actions
-from felt.table.aggregate import (
+from felt.core.rules.commands import Act, ActionKind, Discard
+from felt.core.rules.config import Variant
+from felt.core.rules.legal import legal_actions
+from felt.core.table.aggregate import (
     CreateTable,
     PlayHand,
     SeatPlayer,
@@ -50,7 +48,9 @@ from felt.table.aggregate import (
     execute_table,
     snapshot_of,
 )
-from felt.table.events import AnyEvent, TableConfig, TableSnapshotTaken
+from felt.core.table.events import AnyEvent, TableConfig, TableSnapshotTaken
+from felt.storage.eventstore import RedisEventStore, events_key, meta_key, requests_key
+from felt.storage.eventstore.codec import decode_event, encode_stored
 from services.table.runtime import TableRuntime
 from services.table.stream import hand_ids, rebuild, timestamp, track
 

@@ -39,11 +39,9 @@ from _support import Child, bench_redis_url, spawn
 from redis.asyncio import Redis
 from redis.utils import HIREDIS_AVAILABLE
 
-from felt.eventstore import RedisEventStore
-from felt.eventstore.codec import EventMeta, encode_event
-from felt.rules.commands import Act, ActionKind
-from felt.rules.config import Variant
-from felt.table.aggregate import (
+from felt.core.rules.commands import Act, ActionKind
+from felt.core.rules.config import Variant
+from felt.core.table.aggregate import (
     CreateTable,
     PlayHand,
     SeatPlayer,
@@ -52,7 +50,10 @@ from felt.table.aggregate import (
     TableState,
     execute_table,
 )
-from felt.table.events import TableConfig
+from felt.core.table.events import TableConfig
+from felt.messages.events import EventMeta
+from felt.storage.eventstore import RedisEventStore
+from felt.storage.eventstore.codec import encode_event
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb

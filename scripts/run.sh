@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make run`: the whole system as processes, under honcho (the Procfile at the root).
 #
-# Expects REDIS_URL and DATABASE_URL (make run wraps this in `python -m felt.devserver
+# Expects REDIS_URL and DATABASE_URL (make run wraps this in `python -m felt_dev.devserver
 # --postgres`, which starts private servers for whichever is unset) and the venv's `felt`.
 # Migrates the lobby's database, then starts every process in the Procfile (the projector only
 # where this checkout has `felt projector`), prints where to open Felt, and stops everything

@@ -1,8 +1,9 @@
 """The installed ``felt`` command: the library's subcommands and the services'.
 
 This is where the services meet the library's command line (the library
-names no service). Each service's ``cli`` module only registers its options;
-its program is imported when the command runs.
+names no service) and the development tooling's (``felt ladder``, from
+``felt_dev``, which the runtime library never imports). Each service's ``cli``
+module only registers its options; its program is imported when the command runs.
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from felt import cli
+from felt.tools import cli
 
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     *cli.LIBRARY_COMMANDS,
+    "felt_dev.ladder_cli",
     "services.table.cli",
     "services.serve_cli",
     "services.ai_worker.cli",

@@ -38,7 +38,7 @@ import grpc
 import structlog
 from google.protobuf.duration_pb2 import Duration
 
-from felt.service.settings import FELT_AI_TOKEN
+from felt.config.settings import FELT_AI_TOKEN
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
@@ -76,7 +76,7 @@ DEMO_BOTS = (epb.AI_LEVEL_HARD, epb.AI_LEVEL_NORMAL, epb.AI_LEVEL_EASY)
 
 
 def run(args: argparse.Namespace) -> int:
-    from felt.logging import configure_logging
+    from felt.service.logging import configure_logging
 
     configure_logging(json=False)
     try:

@@ -1,4 +1,4 @@
-"""The services' settings that need more than the reader (``felt.service.settings``).
+"""The services' settings that need more than the reader (``felt.config.settings``).
 
 Every environment variable is declared, read and range-checked there; a setting that is
 malformed or out of its range stops the service before it touches anything, with a
@@ -8,22 +8,22 @@ status 2). What stays here turns a declared value into what the services use.
 
 from __future__ import annotations
 
-from felt.api.attempts import AttemptLimits
-from felt.api.clients import TrustedProxies
-from felt.service.settings import (
+from felt.config.settings import (
     FELT_GRPC_REFLECTION,
     FELT_TRUSTED_PROXIES,
     TRUE,
     ConfigError,
     Env,
 )
+from felt.wire.attempts import AttemptLimits
+from felt.wire.clients import TrustedProxies
 
 __all__ = ["TRUE", "ConfigError", "attempt_limits", "reflection_setting", "trusted_proxies"]
 
 
 def trusted_proxies(env: Env) -> TrustedProxies:
     """``FELT_TRUSTED_PROXIES``: the proxies (the gateway) whose ``x-forwarded-for`` names
-    the client that per-address limits count (``felt.api.clients``), comma-separated
+    the client that per-address limits count (``felt.wire.clients``), comma-separated
     addresses and networks; unset or empty: none (every call counts as its peer)."""
     try:
         return TrustedProxies.parse(FELT_TRUSTED_PROXIES.read(env))
@@ -33,7 +33,7 @@ def trusted_proxies(env: Env) -> TrustedProxies:
 
 def attempt_limits(env: Env) -> AttemptLimits:
     """``FELT_AUTH_FAILURE_BURST`` and ``FELT_AUTH_FAILURE_PER_MIN``: the failed credential
-    attempts one client address may make (``felt.api.attempts``)."""
+    attempts one client address may make (``felt.wire.attempts``)."""
     return AttemptLimits.from_env(env)
 
 

@@ -46,20 +46,20 @@ from typing import cast
 import asyncpg
 import redis.asyncio as redis_async_lib
 
-from felt.archive import ArchivedHand
-from felt.archive.postgres import PostgresHandArchive
-from felt.archive.projection import TableProjection
-from felt.archive.values import Cursor
-from felt.cards import card_str
-from felt.decisions import RedisDecisionQueue
-from felt.decisions.base import AI_GROUP, AI_STREAM
-from felt.eventstore import RedisEventStore, StoredRecord, archived_key
-from felt.eventstore.base import events_key, meta_key, requests_key
-from felt.eventstore.codec import decode_event
-from felt.idempotency import KEPT_PREFIX
-from felt.registry import RedisTableRegistry
-from felt.rules.events import HoleCardsDealt
-from felt.table.events import AnyEvent, TableSnapshotTaken
+from felt.core.cards import card_str
+from felt.core.rules.events import HoleCardsDealt
+from felt.core.table.events import AnyEvent, TableSnapshotTaken
+from felt.storage.archive import ArchivedHand
+from felt.storage.archive.postgres import PostgresHandArchive
+from felt.storage.archive.projection import TableProjection
+from felt.storage.archive.values import Cursor
+from felt.storage.decisions import RedisDecisionQueue
+from felt.storage.decisions.base import AI_GROUP, AI_STREAM
+from felt.storage.eventstore import RedisEventStore, StoredRecord, archived_key
+from felt.storage.eventstore.base import events_key, meta_key, requests_key
+from felt.storage.eventstore.codec import decode_event
+from felt.storage.idempotency import KEPT_PREFIX
+from felt.storage.registry import RedisTableRegistry
 from poker.events.v1 import events_pb2 as epb
 from tests.conftest import with_redis_db
 from tests.e2e.test_projector_kill import _open_table, _start_projector, archive_database

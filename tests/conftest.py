@@ -1,7 +1,7 @@
 """Shared fixtures: Redis and PostgreSQL for tests.
 
 * ``redis_url`` (session): ``$REDIS_URL`` if set, else a private embedded redis-server
-  (``felt.devserver``). The URL points at a dedicated test DB index (``$FELT_TEST_REDIS_DB``,
+  (``felt_dev.devserver``). The URL points at a dedicated test DB index (``$FELT_TEST_REDIS_DB``,
   default 15; one per pytest-xdist worker below that), never at db 0 of a shared server.
 * ``redis`` (function, async) / ``redis_sync`` (function, sync): clients on that DB, which is
   emptied (FLUSHDB, that DB only) before each test that uses them.
@@ -21,8 +21,8 @@ import pytest
 import redis as redis_sync_lib
 import redis.asyncio as redis_async_lib
 
-from felt.devserver import EmbeddedServerError, ensure_postgres, ensure_redis
-from felt.service.settings import FELT_TEST_REDIS_DB
+from felt.config.settings import FELT_TEST_REDIS_DB
+from felt_dev.devserver import EmbeddedServerError, ensure_postgres, ensure_redis
 
 
 def _test_redis_db(worker_id: str) -> int:

@@ -48,13 +48,13 @@ from pokerkit import (
 )
 from pokerkit import Card as PkCard
 
-from felt.cards import Card, card_str, cards_str, full_deck
-from felt.rules.commands import Act, ActionKind, Discard, StartHand
-from felt.rules.config import HandSetup, SeatSetup, Variant
-from felt.rules.engine import HandMachine
-from felt.rules.events import CardsDrawn, HandEnded, PotAwarded
-from felt.rules.events import Street as FeltStreet
-from felt.rules.legal import LegalActions, legal_actions
+from felt.core.cards import Card, card_str, cards_str, full_deck
+from felt.core.rules.commands import Act, ActionKind, Discard, StartHand
+from felt.core.rules.config import HandSetup, SeatSetup, Variant
+from felt.core.rules.engine import HandMachine
+from felt.core.rules.events import CardsDrawn, HandEnded, PotAwarded
+from felt.core.rules.events import Street as FeltStreet
+from felt.core.rules.legal import LegalActions, legal_actions
 
 HOLDEM, DRAW = "holdem", "draw"
 AUTOMATIONS = (

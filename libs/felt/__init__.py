@@ -1,4 +1,4 @@
-"""Felt: an event-sourced poker backend. ``felt.rules`` is the pure rules core."""
+"""Felt: an event-sourced poker backend. ``felt.core.rules`` is the pure rules core."""
 
 from felt.compiled import warn_if_stale
 

@@ -20,22 +20,22 @@ from pathlib import Path
 PACKAGE = Path(__file__).parent
 
 COMPILED_MODULES = (
-    "record",
-    "rules/commands",
-    "rules/config",
-    "rules/events",
-    "rules/engine",
-    "rules/fold",
-    "rules/legal",
-    "rules/pots",
-    "rules/variants",
-    "rules/views",
-    "table/player",
-    "table/events",
-    "table/positions",
-    "table/aggregate",
-    "phh/parse",
-    "phh/replay",
+    "core/record",
+    "core/rules/commands",
+    "core/rules/config",
+    "core/rules/events",
+    "core/rules/engine",
+    "core/rules/fold",
+    "core/rules/legal",
+    "core/rules/pots",
+    "core/rules/variants",
+    "core/rules/views",
+    "core/table/player",
+    "core/table/events",
+    "core/table/positions",
+    "core/table/aggregate",
+    "tools/phh/parse",
+    "tools/phh/replay",
 )
 """Module paths relative to ``libs/felt`` (without ``.py``)."""
 

@@ -34,9 +34,9 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
     import sys
 
-    from felt.logging import configure_logging
-    from felt.service import settings as S
-    from felt.service.settings import ConfigError
+    from felt.config import settings as S
+    from felt.config.settings import ConfigError
+    from felt.service.logging import configure_logging
     from services.ai_worker.worker import WorkerConfig, serve
 
     configure_logging(json=True, level=args.log_level)

@@ -8,12 +8,12 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from felt.decisions import AI_GROUP, AI_STREAM, ai_stream_from_env
-from felt.decisions import dead_letter_stream as default_dead_stream
-from felt.service import settings as S
-from felt.service.settings import environment
+from felt.config import settings as S
+from felt.config.settings import environment
+from felt.storage.decisions import AI_GROUP, AI_STREAM, ai_stream_from_env
+from felt.storage.decisions import dead_letter_stream as default_dead_stream
 
-DEFAULT_STREAM = AI_STREAM  # felt.decisions: the one definition both services read
+DEFAULT_STREAM = AI_STREAM  # felt.storage.decisions: the one definition both services read
 DEFAULT_GROUP = AI_GROUP
 
 

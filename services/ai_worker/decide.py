@@ -21,20 +21,17 @@ from datetime import UTC, datetime
 
 from google.protobuf.message import DecodeError
 
-from felt.api.convert import (
-    action_to_proto,
-    hand_view_from_proto,
-    is_hand_event,
-    legal_from_proto,
-)
-from felt.api.seat_stats import stats_from_proto
-from felt.bots import Bot, get_bot
-from felt.bots.opponents import SeatStats
-from felt.eventstore.codec import ai_level_from_proto, from_stored_event
-from felt.rules.commands import Act, ActionKind, Discard
-from felt.rules.events import Event
-from felt.rules.legal import LegalActions
-from felt.rules.views import HandView
+from felt.core.rules.commands import Act, ActionKind, Discard
+from felt.core.rules.events import Event
+from felt.core.rules.legal import LegalActions
+from felt.core.rules.views import HandView
+from felt.core.table.events import is_hand_event
+from felt.core.table.stats import SeatStats
+from felt.messages.events import from_stored_event
+from felt.messages.values import ai_level_from_proto
+from felt.players.bots import Bot, get_bot
+from felt.wire.convert import action_to_proto, hand_view_from_proto, legal_from_proto
+from felt.wire.seat_stats import stats_from_proto
 from poker.v1 import ai_pb2
 from poker.v1 import table_pb2 as tpb
 
@@ -95,7 +92,7 @@ def domain_inputs(
 ) -> tuple[HandView, list[Event], LegalActions, dict[int, SeatStats]]:
     """The bot's inputs rebuilt with the same converters the table service used to build them.
 
-    The last one is the table's opponent model (public, see ``felt.bots.opponents``).
+    The last one is the table's opponent model (public, see ``felt.players.bots.opponents``).
     """
     try:
         view = hand_view_from_proto(request.view.hand, request.seat, request.view.table)

@@ -21,8 +21,8 @@ from datetime import UTC, datetime
 import structlog
 from redis.exceptions import RedisError
 
-from felt.decisions import DecisionQueue, Fields, payload_of
-from felt.logging import bound_contextvars
+from felt.service.logging import bound_contextvars
+from felt.storage.decisions import DecisionQueue, Fields, payload_of
 from poker.v1 import ai_pb2
 from services.ai_worker.answer import Answerer
 from services.ai_worker.decide import Decider, PoisonRequest, deadline_of, parse_request

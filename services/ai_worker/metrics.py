@@ -6,7 +6,7 @@ worker reports for the whole group). ``GET /healthz`` is liveness: 200 while
 the read loop has talked to Redis recently, 503 otherwise. ``GET /readyz`` is
 readiness: 200 while the worker takes new requests, 503 while it drains.
 
-The server is ``felt.metrics_server`` (shared with the projector). Each worker has
+The server is ``felt.service.metrics_server`` (shared with the projector). Each worker has
 its own ``CollectorRegistry`` so several workers can live in one process
 (tests, the benchmark) without clashing.
 """
@@ -17,7 +17,7 @@ from collections import deque
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from felt.metrics_server import Health, MetricsServer
+from felt.service.metrics_server import Health, MetricsServer
 
 __all__ = ["LATENCY_BUCKETS", "Health", "MetricsServer", "WorkerMetrics", "quantile"]
 

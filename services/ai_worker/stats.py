@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 from redis.exceptions import RedisError
 
-from felt.decisions import DecisionQueue
+from felt.storage.decisions import DecisionQueue
 from services.ai_worker.metrics import Health, WorkerMetrics
 
 log = structlog.get_logger("felt.ai_worker")

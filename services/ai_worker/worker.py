@@ -41,7 +41,7 @@ summaries, pruning), ``decide`` (the bots). What is left here (about 450
 lines) is one job, the consumer's lifecycle: start, the read and claim
 loops, heartbeats, and the drain on stop, which share the held-requests table
 and are easier to check side by side. The stream is reached through the
-``felt.decisions.DecisionQueue`` port, so the loop also runs on the in-memory
+``felt.storage.decisions.DecisionQueue`` port, so the loop also runs on the in-memory
 fake (``tests/unit/services``).
 """
 
@@ -60,7 +60,7 @@ import structlog
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from felt.decisions import DecisionQueue, Entry, Fields, GroupMissing, RedisDecisionQueue
+from felt.storage.decisions import DecisionQueue, Entry, Fields, GroupMissing, RedisDecisionQueue
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.ai_worker.answer import Answerer, SubmitStub
 from services.ai_worker.config import (
@@ -479,8 +479,8 @@ async def serve(
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m services.ai_worker`` (configuration from the environment)."""
-    from felt.logging import configure_logging
-    from felt.service.settings import FELT_LOG_LEVEL
+    from felt.config.settings import FELT_LOG_LEVEL
+    from felt.service.logging import configure_logging
 
     configure_logging(json=True, level=FELT_LOG_LEVEL.read())
     return asyncio.run(serve(WorkerConfig.from_env()))

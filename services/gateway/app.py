@@ -45,11 +45,11 @@ from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.staticfiles import StaticFiles
 
-from felt.api.attempts import FailedAttempts
-from felt.api.limits import MAX_REQUEST_BYTES
-from felt.eventstore import RedisEventStore
-from felt.instances import RedisTableInstances
-from felt.tokens import is_watch_grant
+from felt.storage.eventstore import RedisEventStore
+from felt.storage.instances import RedisTableInstances
+from felt.wire.attempts import FailedAttempts
+from felt.wire.limits import MAX_REQUEST_BYTES
+from felt.wire.tokens import is_watch_grant
 from poker.v1 import (
     history_service_connect,
     history_service_pb2,

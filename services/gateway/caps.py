@@ -5,7 +5,7 @@ gateway's address, so the table service's cap per client address would count
 them all as one client (docs/architecture.md, "Watchers"). The gateway
 counts for it: per bearer token (a seat), per client address (whatever
 tokens it sends, or none; an IPv6 client by its /64, which one subscriber
-holds whole, as the services count: ``felt.api.clients.counted_address``)
+holds whole, as the services count: ``felt.wire.clients.counted_address``)
 and in all; past one, RESOURCE_EXHAUSTED ``TOO_MANY_WATCHES`` before
 anything is sent upstream.
 """
@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from connectrpc.code import Code
 
-from felt.api.clients import counted_address, forwarded_address
+from felt.wire.clients import counted_address, forwarded_address
 from services.gateway.config import WatchCaps
 from services.gateway.errors import refused
 

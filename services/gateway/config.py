@@ -1,13 +1,13 @@
 """The gateway's settings, from the environment.
 
-Each is declared, with its default, range and help, in ``felt.service.settings``
+Each is declared, with its default, range and help, in ``felt.config.settings``
 (``felt config --service gateway`` lists them, docs/operations.md's table explains them);
 this module turns them into the gateway's configuration: the watch caps, the connection
 bounds (``services.gateway.connections``), the failed-credential throttle
 (``services.gateway.edge``), and where the table service (``FELT_TABLE_TARGET``, or the
 table's owner as Redis says) and the lobby are.
 
-A request message may be at most 64 KiB (``felt.api.limits.MAX_REQUEST_BYTES``,
+A request message may be at most 64 KiB (``felt.wire.limits.MAX_REQUEST_BYTES``,
 the services' own bound), refused with RESOURCE_EXHAUSTED before it is parsed.
 """
 
@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from felt.api.attempts import AttemptLimits
-from felt.service import settings as S
-from felt.service.settings import environment
+from felt.config import settings as S
+from felt.config.settings import environment
+from felt.wire.attempts import AttemptLimits
 from services.settings import attempt_limits
 
 REPO = Path(__file__).resolve().parents[2]

@@ -19,7 +19,7 @@ uvicorn's httptools protocol (``uvicorn.Config(http=...)``) with those bounds
   rate. A request whose body is complete is bound no more: a ``WatchTable``
   stream (a small request, then a long answer) lasts as long as it lasts;
 * **connections per client address** (an IPv6 client by its /64, as the
-  other per-address counts: ``felt.api.clients.counted_address``) and in
+  other per-address counts: ``felt.wire.clients.counted_address``) and in
   all: past a cap the new connection is answered 429 (per address) or 503
   (in all) and closed before anything of it is read. A peer in
   ``FORWARDED_ALLOW_IPS`` is a proxy carrying many clients: it counts toward

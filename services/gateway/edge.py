@@ -8,13 +8,13 @@ read any AI seat's hole cards through it), and let anyone guess those
 credentials unthrottled. Now, before anything is forwarded:
 
 * **Only public RPCs.** The RPCs players and spectators call are declared once
-  (``felt.api.access``, which the table service's auth rules take their
+  (``felt.wire.access``, which the table service's auth rules take their
   service-only list from); every other method is PERMISSION_DENIED (reason
   ``SERVICE_ONLY``) here, never forwarded. A new RPC is thus refused at the
   edge until it is declared public.
 * **Only players' tokens.** An ``authorization`` header is forwarded only as
   ``Bearer <token>`` where the token has the shape of a lobby access token or a
-  seat token (``felt.api.credentials.is_player_token``); anything else, the
+  seat token (``felt.wire.credentials.is_player_token``); anything else, the
   admin and AI credentials included (production refuses a credential of that
   shape), is UNAUTHENTICATED (reason ``PLAYER_TOKEN_REQUIRED``). The gateway
   holds no secret and compares none: every such token gets the same answer, so
@@ -22,7 +22,7 @@ credentials unthrottled. Now, before anything is forwarded:
 * **No operator view.** ``HistoryService.GetHandHistory`` with reader
   ``HAND_READER_OPERATOR`` is PERMISSION_DENIED (reason ``OPERATOR_ONLY``).
 * **Failed attempts throttled.** Each refused token counts against its client
-  address (``felt.api.attempts``); past the allowance the address's refused
+  address (``felt.wire.attempts``); past the allowance the address's refused
   tokens are RESOURCE_EXHAUSTED (``AUTH_THROTTLED``). Genuine tokens are the
   services' to check, and they throttle their own failures per client (the
   address the gateway names in ``x-forwarded-for``).
@@ -38,11 +38,11 @@ from connectrpc.code import Code
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 from google.protobuf.message import Message
 
-from felt.api import access
-from felt.api.attempts import MESSAGE as THROTTLED_MESSAGE
-from felt.api.attempts import THROTTLED, FailedAttempts
-from felt.api.clients import counted_address, forwarded_address
-from felt.api.credentials import is_player_token
+from felt.wire import access
+from felt.wire.attempts import MESSAGE as THROTTLED_MESSAGE
+from felt.wire.attempts import THROTTLED, FailedAttempts
+from felt.wire.clients import counted_address, forwarded_address
+from felt.wire.credentials import is_player_token
 from poker.v1 import history_service_pb2, lobby_service_pb2, table_service_pb2
 from services.gateway.errors import refused
 from services.gateway.forward import python_name
@@ -61,7 +61,7 @@ _OPERATOR_VIEW = history_service_pb2.HAND_READER_OPERATOR
 
 
 def is_public(method: MethodDescriptor) -> bool:
-    """Whether the gateway forwards ``method`` (declared public in ``felt.api.access``)."""
+    """Whether the gateway forwards ``method`` (declared public in ``felt.wire.access``)."""
     return access.is_public(method.containing_service.full_name, method.name)
 
 

@@ -1,8 +1,8 @@
 """Which table-service instance a table's calls go to: the one that owns it.
 
-A table is run by the instance holding its lease (``felt.eventstore.TableLeases``:
+A table is run by the instance holding its lease (``felt.storage.eventstore.TableLeases``:
 the owner's instance id), and every instance announces where it serves under
-that id (``felt.instances.TableInstances``). Another instance would answer
+that id (``felt.storage.instances.TableInstances``). Another instance would answer
 UNAVAILABLE, so the gateway sends each call to the owner:
 
 * the owner's address is looked up from both and remembered for
@@ -25,9 +25,9 @@ import grpc
 import structlog
 from redis.exceptions import RedisError
 
-from felt.api.limits import MAX_REQUEST_BYTES, TABLE_ID
-from felt.eventstore import TableLeases
-from felt.instances import TableInstances
+from felt.storage.eventstore import TableLeases
+from felt.storage.instances import TableInstances
+from felt.wire.limits import MAX_REQUEST_BYTES, TABLE_ID
 
 log = structlog.get_logger("felt.gateway")
 

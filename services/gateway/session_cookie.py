@@ -44,7 +44,7 @@ from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from google.protobuf.message import Message
 
-from felt.api.limits import CREDENTIAL_MAX
+from felt.wire.limits import CREDENTIAL_MAX
 from poker.v1 import lobby_pb2
 from services.gateway.codecs import Raw
 from services.gateway.config import SECURE_MODES

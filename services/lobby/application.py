@@ -3,7 +3,7 @@
 Handlers (``services.lobby.service``) translate messages to these arguments
 and the results back; refusals are raised as
 :class:`~services.lobby.refusals.Refused` (or a limit error). Every mutation
-takes a :class:`~felt.idempotency.ClientRequest` and is retry-safe: its key is
+takes a :class:`~felt.storage.idempotency.ClientRequest` and is retry-safe: its key is
 scoped to the caller (the signed-in player; for a sign-up the request id
 itself; for a sign-in the name, the password being checked first) and the
 ports find a retried write's first outcome.
@@ -33,9 +33,9 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from felt.api import limits
-from felt.api.clients import counted_peer
-from felt.idempotency import ClientRequest, RequestKey, server_key
+from felt.storage.idempotency import ClientRequest, RequestKey, server_key
+from felt.wire import limits
+from felt.wire.clients import counted_peer
 from services.lobby.auth import Caller
 from services.lobby.names import name_key, new_display_name, skeleton
 from services.lobby.paging import page_match, page_token
@@ -140,7 +140,7 @@ _PAGE = re.compile(r"e([1-9][0-9]{0,17})")
 
 
 def client_address(peer: str) -> str:
-    """Who is throttled, from gRPC's peer string: ``felt.api.clients.counted_peer`` (an IPv6
+    """Who is throttled, from gRPC's peer string: ``felt.wire.clients.counted_peer`` (an IPv6
     client by its /64: one subscriber usually holds a whole /64)."""
     return counted_peer(peer)
 

@@ -105,7 +105,7 @@ def run_audit(args: argparse.Namespace) -> int:
     import asyncio
     import sys
 
-    from felt.service.settings import DATABASE_URL
+    from felt.config.settings import DATABASE_URL
 
     dsn = args.database_url or DATABASE_URL.read()
     if not dsn:

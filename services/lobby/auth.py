@@ -7,12 +7,12 @@ call's refusal order (a malformed request is INVALID_ARGUMENT whoever calls)
 wants it there.
 
 Failed attempts (a token that is not one of this lobby's, or a wrong operator
-token) are throttled per client address (``felt.api.attempts``): past its
+token) are throttled per client address (``felt.wire.attempts``): past its
 allowance a client's calls with a token are RESOURCE_EXHAUSTED
 (``AUTH_THROTTLED``) unless the token is a genuine access token, and the
 operator token is not compared then, so a guess cannot be confirmed.
 
-Which RPCs the public gateway forwards is declared in ``felt.api.access``: an
+Which RPCs the public gateway forwards is declared in ``felt.wire.access``: an
 RPC added to either service is refused there until it is declared public. The
 operator's view of a hand (``HAND_READER_OPERATOR``) is never served there
 either.
@@ -25,9 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from felt.api import limits
-from felt.api.attempts import MESSAGE as THROTTLED_MESSAGE
-from felt.api.attempts import THROTTLED, FailedAttempts
+from felt.wire import limits
+from felt.wire.attempts import MESSAGE as THROTTLED_MESSAGE
+from felt.wire.attempts import THROTTLED, FailedAttempts
 from services.lobby.refusals import Code, Refused
 from services.lobby.tokens import AccessClaim, BadToken, verify_access
 

@@ -34,8 +34,8 @@ from datetime import timedelta
 
 import structlog
 
-from felt.api import limits
-from felt.idempotency import ClientRequest, RequestKey
+from felt.storage.idempotency import ClientRequest, RequestKey
+from felt.wire import limits
 from services.lobby.auth import Caller
 from services.lobby.lounges import LoungeApp
 from services.lobby.ports import (

@@ -40,8 +40,8 @@ from datetime import datetime
 
 import structlog
 
-from felt.api import limits
-from felt.idempotency import ClientRequest
+from felt.storage.idempotency import ClientRequest
+from felt.wire import limits
 from poker.events.v1 import events_pb2 as epb
 from services.lobby.auth import Caller
 from services.lobby.lounges import LoungeApp

@@ -28,8 +28,8 @@ def run_migrate(args: argparse.Namespace) -> int:
     import asyncio
     import sys
 
-    from felt.migrations import MigrationError, migrate
-    from felt.service.settings import DATABASE_URL
+    from felt.config.settings import DATABASE_URL
+    from felt.storage.migrations import MigrationError, migrate
 
     dsn = args.database_url or DATABASE_URL.read()
     if not dsn:

@@ -7,12 +7,12 @@ player's own cards are shown by the identity the lobby vouches for (the
 player id the table recorded in the hand's setup), not by a seat token that
 expired with the seat.
 
-Where a hand comes from: the archive (``felt.archive.HandArchive``) for a
+Where a hand comes from: the archive (``felt.storage.archive.HandArchive``) for a
 finished hand the projector has written, else, given its table, the tail of
-that table's stream (``felt.eventstore.EventStore``: the hand in play, or one
+that table's stream (``felt.storage.eventstore.EventStore``: the hand in play, or one
 that just ended and is not archived yet). Both give the hand's stored events,
 unredacted; what the caller sees is decided here and redacted by the one path
-(``felt.history.viewer``), with proofs for the cards it shows the reader.
+(``felt.tools.history.viewer``), with proofs for the cards it shows the reader.
 
 Who sees what: the operator (the table service's admin token) every card; a
 signed-in player who was dealt into the hand its own seat; anyone else, or
@@ -37,17 +37,23 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from felt.api import limits
-from felt.api.convert import is_hand_event
-from felt.archive import HandArchive, PlayerHand, PlayerPageKey, PlayerStats
-from felt.eventstore import EventStore, EventsTrimmed
-from felt.eventstore.codec import EventMeta, decode_event
-from felt.history.viewer import OPERATOR, SPECTATOR, Viewer, seat_for, visible_event
-from felt.rules.config import public_hand_id
-from felt.rules.events import HandStarted
-from felt.table.commitment import CardOpening
-from felt.table.deals import ProofTracker
-from felt.table.events import ActionTimedOut, AnyEvent, DeckCommitted, PlayerSeated
+from felt.core.rules.config import public_hand_id
+from felt.core.rules.events import HandStarted
+from felt.core.table.commitment import CardOpening
+from felt.core.table.deals import ProofTracker
+from felt.core.table.events import (
+    ActionTimedOut,
+    AnyEvent,
+    DeckCommitted,
+    PlayerSeated,
+    is_hand_event,
+)
+from felt.messages.events import EventMeta
+from felt.storage.archive import HandArchive, PlayerHand, PlayerPageKey, PlayerStats
+from felt.storage.eventstore import EventStore, EventsTrimmed
+from felt.storage.eventstore.codec import decode_event
+from felt.tools.history.viewer import OPERATOR, SPECTATOR, Viewer, seat_for, visible_event
+from felt.wire import limits
 from services.lobby.application import LobbyApp
 from services.lobby.auth import Caller
 from services.lobby.paging import bad_page_token, page_match, page_token

@@ -6,10 +6,11 @@ as for the lobby's own calls.
 
 from __future__ import annotations
 
-from felt.api.convert import proof_to_proto
-from felt.eventstore.codec import to_stored_event, variant_to_proto
-from felt.history.viewer import Role, Viewer
-from felt.rules.config import Variant
+from felt.core.rules.config import Variant
+from felt.messages.events import to_stored_event
+from felt.messages.values import variant_to_proto
+from felt.tools.history.viewer import Role, Viewer
+from felt.wire.convert import proof_to_proto
 from poker.v1 import history_service_pb2 as hpb
 from poker.v1 import history_service_pb2_grpc as hrpc
 from poker.v1 import table_service_pb2 as tpb

@@ -16,7 +16,7 @@ traceback).
 (:func:`current_caller`) and binds ``player_id`` to the log context. It
 refuses nothing but a client whose failed attempts are past their allowance
 (RESOURCE_EXHAUSTED ``AUTH_THROTTLED``, counted by the client's address,
-``felt.api.attempts``): what a call needs is checked by its use case.
+``felt.wire.attempts``): what a call needs is checked by its use case.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import grpc
 import structlog
 from structlog.contextvars import bind_contextvars, reset_contextvars
 
-from felt.api.clients import TrustedProxies, counted_peer
+from felt.wire.clients import TrustedProxies, counted_peer
 from services.lobby.auth import ANONYMOUS, Authenticator, Caller, bearer
 from services.lobby.errors import Context, fail
 from services.lobby.refusals import Code, Refused, refusal

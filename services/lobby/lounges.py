@@ -1,7 +1,7 @@
 """The lounges' use cases (create, list, get), without gRPC; sign-in checks are ``LobbyApp``'s.
 
 A lounge's settings are validated exactly as the table service validates a
-new table (``felt.api.limits.check_table_config``, the codec, then the table
+new table (``felt.wire.limits.check_table_config``, the codec, then the table
 aggregate deciding ``CreateTable``: pure, no I/O), so a lounge the lobby
 accepts is a table the table service accepts.
 
@@ -33,11 +33,11 @@ from datetime import datetime
 
 import structlog
 
-from felt.api import limits
-from felt.eventstore.codec import table_config_from_proto
-from felt.idempotency import ClientRequest
-from felt.rules.commands import IllegalAction
-from felt.table.aggregate import CreateTable, decide_table
+from felt.core.rules.commands import IllegalAction
+from felt.core.table.aggregate import CreateTable, decide_table
+from felt.messages.values import table_config_from_proto
+from felt.storage.idempotency import ClientRequest
+from felt.wire import limits
 from poker.events.v1 import events_pb2 as epb
 from services.lobby.application import LobbyApp
 from services.lobby.auth import Caller

@@ -3,7 +3,7 @@
 A name is shown to every player at a table, so a look-alike of another player's name
 (a Cyrillic ``a``, U+0430, for the Latin one, a trailing zero-width joiner, ``rn`` for ``m``)
 or of the lobby's own AI labels (``Bot 1 (easy)``) lets one player pass for another.
-So a new name is checked here, beyond ``felt.api.limits.clean_display_name`` (length,
+So a new name is checked here, beyond ``felt.wire.limits.clean_display_name`` (length,
 printable), by Unicode's own rules, through ICU (PyICU, ``icu``):
 
 * **one name, one skeleton**: names are compared by :func:`skeleton`, the UTS #39
@@ -33,7 +33,7 @@ import unicodedata
 
 import icu  # type: ignore[import-untyped]
 
-from felt.api import limits
+from felt.wire import limits
 
 ZWNJ, ZWJ = "\u200c", "\u200d"
 _VIRAMA = 9  # Canonical_Combining_Class=Virama
@@ -69,7 +69,7 @@ def skeleton(display_name: str) -> str:
 
 
 def new_display_name(value: str) -> str:
-    """The name a sign-up may take (cleaned as ``felt.api.limits.clean_display_name``), or
+    """The name a sign-up may take (cleaned as ``felt.wire.limits.clean_display_name``), or
     ``LimitError`` (INVALID_ARGUMENT): ``BAD_NAME`` for a misplaced joiner or a mix of
     scripts, ``NAME_RESERVED`` for the AI seats' label. The messages say what is wrong
     with the name, never the name."""

@@ -12,7 +12,7 @@ import base64
 import binascii
 import re
 
-from felt.api import limits
+from felt.wire import limits
 
 __all__ = ["bad_page_token", "page_match", "page_token"]
 

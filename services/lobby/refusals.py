@@ -1,7 +1,7 @@
 """Why the lobby refuses a call, without gRPC: a status :class:`Code`, a message, a reason.
 
 The application layer (``services.lobby.application``) raises :class:`Refused`
-or lets a limit error (``felt.api.limits``) or ``RequestReused`` through;
+or lets a limit error (``felt.wire.limits``) or ``RequestReused`` through;
 ``services.lobby.interceptors`` turns them into the status and
 ``google.rpc.ErrorInfo`` the client gets. (The table service has its own: a
 service never imports another.)
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import enum
 
-from felt.api import limits
-from felt.idempotency import RequestReused
+from felt.storage.idempotency import RequestReused
+from felt.wire import limits
 
 
 class Code(enum.Enum):

@@ -16,7 +16,7 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from felt.service.settings import (
+from felt.config.settings import (
     DATABASE_URL,
     FELT_ADMIN_TOKEN,
     FELT_DEV_MODE,
@@ -170,7 +170,7 @@ def run_resolve(args: argparse.Namespace) -> int:
 async def _resolve(dsn: str, args: argparse.Namespace) -> tuple[str, BuyIn]:
     import grpc
 
-    from felt.tokens import DEV_SERVICE_TOKEN
+    from felt.wire.tokens import DEV_SERVICE_TOKEN
     from services.lobby.postgres import PgBuyIns
     from services.lobby.postgres.pool import create_pool
     from services.lobby.recovery import ResolveRefused, StuckSagas

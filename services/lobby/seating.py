@@ -53,8 +53,8 @@ from datetime import datetime
 
 import structlog
 
-from felt.api import limits
-from felt.idempotency import ClientRequest
+from felt.storage.idempotency import ClientRequest
+from felt.wire import limits
 from services.lobby.auth import Caller
 from services.lobby.house import house_limit_refusal
 from services.lobby.lounges import LoungeApp

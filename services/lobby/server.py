@@ -23,7 +23,7 @@ Configuration comes from the environment:
 ``FELT_ADMIN_TOKEN``           the table service's service credential (its internal calls:
                                tables, seating, leaving, closing); also the operator's
                                credential for the history service; development mode: the
-                               public ``felt.tokens.DEV_SERVICE_TOKEN`` when unset
+                               public ``felt.wire.tokens.DEV_SERVICE_TOKEN`` when unset
 ``REDIS_URL``                  the tables' streams, read by the history service for hands not
                                archived yet (unset: the archive only)
 ``FELT_TRUSTED_PROXIES``       proxies (the gateway) whose ``x-forwarded-for`` names the client
@@ -38,14 +38,14 @@ Configuration comes from the environment:
                                schema migrated at start)
 ``FELT_AUTH_FAILURE_BURST``, ``FELT_AUTH_FAILURE_PER_MIN`` failed credential attempts one client
                                address may make at once (20) and then per minute (30); past
-                               them RESOURCE_EXHAUSTED ``AUTH_THROTTLED`` (``felt.api.attempts``)
+                               them RESOURCE_EXHAUSTED ``AUTH_THROTTLED`` (``felt.wire.attempts``)
 ``FELT_GRPC_REFLECTION``       ``1``/``0``: gRPC reflection on or off (default: on in
                                development mode only)
 
 Production mode (the default) refuses to start (exit status 2) without both
 secrets of at least 32 bytes, with the development ones, with one secret for
 both, with a ``FELT_ADMIN_TOKEN`` under 32 bytes or shaped like a player's
-token (``felt.api.credentials``), or on a database whose schema is not up to
+token (``felt.wire.credentials``), or on a database whose schema is not up to
 date (run ``felt db migrate`` first: two releases must never migrate one
 database behind an operator's back).
 """
@@ -66,18 +66,18 @@ import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc  # type: ignore[import-untyped]
 from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 
-from felt.api.attempts import AttemptLimits, FailedAttempts
-from felt.api.clients import TrustedProxies
-from felt.api.credentials import credential_problems
-from felt.api.limits import MAX_REQUEST_BYTES
-from felt.archive import HandArchive
-from felt.archive.postgres import PostgresHandArchive
-from felt.eventstore import EventStore, RedisEventStore
-from felt.metrics_server import Health, MetricsServer
-from felt.migrations import applied_versions, load, migrate
-from felt.service import settings as S
-from felt.service.settings import environment
-from felt.tokens import DEV_SERVICE_TOKEN
+from felt.config import settings as S
+from felt.config.settings import environment
+from felt.service.metrics_server import Health, MetricsServer
+from felt.storage.archive import HandArchive
+from felt.storage.archive.postgres import PostgresHandArchive
+from felt.storage.eventstore import EventStore, RedisEventStore
+from felt.storage.migrations import applied_versions, load, migrate
+from felt.wire.attempts import AttemptLimits, FailedAttempts
+from felt.wire.clients import TrustedProxies
+from felt.wire.credentials import credential_problems
+from felt.wire.limits import MAX_REQUEST_BYTES
+from felt.wire.tokens import DEV_SERVICE_TOKEN
 from poker.v1 import (
     history_service_pb2,
     history_service_pb2_grpc,

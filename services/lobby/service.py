@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from felt.api.clients import TrustedProxies
-from felt.idempotency import ClientRequest
+from felt.storage.idempotency import ClientRequest
+from felt.wire.clients import TrustedProxies
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import lobby_pb2 as lpb
 from poker.v1 import lobby_service_pb2 as pb

@@ -18,11 +18,11 @@ from datetime import UTC, datetime
 
 import grpc
 
-from felt.api.status import error_reason
-from felt.archive import HandArchive
-from felt.eventstore.codec import decode_event
-from felt.table.events import PlayerLeft
-from felt.tokens import SEAT_TOKEN_HEADER
+from felt.core.table.events import PlayerLeft
+from felt.storage.archive import HandArchive
+from felt.storage.eventstore.codec import decode_event
+from felt.wire.status import error_reason
+from felt.wire.tokens import SEAT_TOKEN_HEADER
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb

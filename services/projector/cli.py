@@ -38,8 +38,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from felt.logging import configure_logging
-    from felt.service import settings as S
+    from felt.config import settings as S
+    from felt.service.logging import configure_logging
     from services.projector.config import ProjectorConfig
     from services.projector.server import run_service
     from services.settings import ConfigError

@@ -7,8 +7,8 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from felt.service import settings as S
-from felt.service.settings import environment
+from felt.config import settings as S
+from felt.config.settings import environment
 from services.settings import ConfigError
 
 

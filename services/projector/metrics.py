@@ -1,4 +1,4 @@
-"""The projector's Prometheus metrics (its own registry; served by ``felt.metrics_server``).
+"""The projector's Prometheus metrics (its own registry; served by ``felt.service.metrics_server``).
 
 ``felt_projector_lag_seconds`` is the headline: for each hand archived, the
 time from its ``HandEnded`` being recorded to the transaction holding it

@@ -43,13 +43,13 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from felt.archive import HandArchive, PositionMoved, TableWrite
-from felt.archive.feed import ProjectorFeed
-from felt.archive.projection import TableProjection
-from felt.eventstore import EventsTrimmed
-from felt.eventstore.codec import CodecError
-from felt.metrics_server import Health
-from felt.registry import TableRegistry
+from felt.messages.values import CodecError
+from felt.service.metrics_server import Health
+from felt.storage.archive import HandArchive, PositionMoved, TableWrite
+from felt.storage.archive.feed import ProjectorFeed
+from felt.storage.archive.projection import TableProjection
+from felt.storage.eventstore import EventsTrimmed
+from felt.storage.registry import TableRegistry
 from services.projector.metrics import ProjectorMetrics
 from services.projector.ownership import owner_of
 

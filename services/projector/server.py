@@ -9,7 +9,7 @@ scan, and it leaves the member set. SIGKILL loses nothing either: the stored
 cursors say where to resume.
 
 ``/metrics``, ``/healthz`` (200 while Redis and PostgreSQL answered in the last
-15 s) and ``/readyz`` on ``FELT_PROJECTOR_METRICS_PORT`` (``felt.metrics_server``).
+15 s) and ``/readyz`` on ``FELT_PROJECTOR_METRICS_PORT`` (``felt.service.metrics_server``).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ import asyncpg
 import structlog
 from redis.asyncio import Redis
 
-from felt.archive.feed import RedisProjectorFeed
-from felt.archive.postgres import PostgresHandArchive
-from felt.metrics_server import MetricsServer
-from felt.registry import RedisTableRegistry
+from felt.service.metrics_server import MetricsServer
+from felt.storage.archive.feed import RedisProjectorFeed
+from felt.storage.archive.postgres import PostgresHandArchive
+from felt.storage.registry import RedisTableRegistry
 from services.projector.config import ProjectorConfig
 from services.projector.metrics import ProjectorMetrics
 from services.projector.projector import Projector

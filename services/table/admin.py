@@ -3,8 +3,8 @@ close a table, issue a watch grant (a private table's spectator key).
 
 Each needs the service credential (``Caller.require_admin``) and is retry-safe like every
 mutation (``services.table.application``). A new table's configuration comes
-as the API's ``TableConfig`` message, because its bounds (``felt.api.limits``)
-and its conversion (``felt.eventstore.codec``) are defined on it.
+as the API's ``TableConfig`` message, because its bounds (``felt.wire.limits``)
+and its conversion (``felt.messages.values``) are defined on it.
 """
 
 from __future__ import annotations
@@ -14,11 +14,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from felt.api import limits
-from felt.api.convert import table_to_proto
-from felt.eventstore.codec import CodecError, ai_level_from_proto, table_config_from_proto
-from felt.idempotency import ClientRequest
-from felt.table.aggregate import (
+from felt.core.table.aggregate import (
     CloseTable,
     CreateTable,
     ReissueSeatToken,
@@ -26,7 +22,11 @@ from felt.table.aggregate import (
     TableCommand,
     TableState,
 )
-from felt.tokens import (
+from felt.messages.values import CodecError, ai_level_from_proto, table_config_from_proto
+from felt.storage.idempotency import ClientRequest
+from felt.wire import limits
+from felt.wire.convert import table_to_proto
+from felt.wire.tokens import (
     WATCH_GRANT_TTL_S,
     SeatClaim,
     WatchClaim,

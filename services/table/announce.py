@@ -1,7 +1,7 @@
 """This instance's address in the instance directory, kept fresh while it serves.
 
 The gateway finds a table's owner by its lease (an instance id) and the
-owner's address here (``felt.instances``). The entry lives three lease TTLs
+owner's address here (``felt.storage.instances``). The entry lives three lease TTLs
 and is renewed every third of one, so it outlives every lease the instance
 holds; a stopping instance withdraws it after handing its tables back.
 """
@@ -15,7 +15,7 @@ import socket
 import structlog
 from redis.exceptions import RedisError
 
-from felt.instances import TableInstances
+from felt.storage.instances import TableInstances
 
 log = structlog.get_logger("felt.table")
 

@@ -7,7 +7,7 @@ ports. A use case raises :class:`~services.table.refusals.Refused` (or lets a
 rules, store or limit error through) to refuse; it never builds a status.
 
 Every mutating use case takes the request as a
-:class:`~felt.idempotency.ClientRequest` (its id and content, for the
+:class:`~felt.storage.idempotency.ClientRequest` (its id and content, for the
 idempotency key) and the :class:`~services.table.auth.Caller` the token made.
 A fresh request is decided and appended in one version-checked call that also
 records the request id; a retry is answered with the stored answer of the
@@ -18,7 +18,7 @@ gets the same bytes whichever version of the service answers it); the
 results here are decoded from it.
 
 The view a seat's action is answered with stays the API's ``TableView``
-message (built by ``felt.api.convert``, as for every read).
+message (built by ``felt.wire.convert``, as for every read).
 The admin's use cases (create a table, seat a player) are in
 ``services.table.admin``; reads (views, the watch stream, hand histories)
 in ``services.table.queries``.
@@ -34,12 +34,8 @@ from typing import TypeVar
 from google.protobuf.message import Message
 from structlog.contextvars import bind_contextvars
 
-from felt.api import limits
-from felt.api.convert import fill_table_view
-from felt.eventstore import VersionConflict
-from felt.idempotency import ClientRequest, RequestKey, RequestReused
-from felt.rules.commands import Act, Discard, IllegalAction, ShowCards
-from felt.table.aggregate import (
+from felt.core.rules.commands import Act, Discard, IllegalAction, ShowCards
+from felt.core.table.aggregate import (
     AddChips,
     LeaveSeat,
     PlayHand,
@@ -48,6 +44,10 @@ from felt.table.aggregate import (
     TableCommand,
     TableState,
 )
+from felt.storage.eventstore import VersionConflict
+from felt.storage.idempotency import ClientRequest, RequestKey, RequestReused
+from felt.wire import limits
+from felt.wire.convert import fill_table_view
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from services.table.auth import Caller, Credential, check_occupant

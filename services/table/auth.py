@@ -28,17 +28,17 @@ whoever sits at the seat without it (closing a table, AI seats). Nothing is
 open without it, development mode included: there the credential is the
 public :data:`DEV_SERVICE_TOKEN`.
 
-**Watch grants** (``felt.tokens.issue_watch_grant``, minted by the internal
+**Watch grants** (``felt.wire.tokens.issue_watch_grant``, minted by the internal
 ``IssueWatchGrant`` for the lobby's ``WatchLounge``) open a private table's
 spectator reads (:meth:`Caller.check_spectator`); they act for no seat.
 
-Which RPCs are whose is declared once, in ``felt.api.access``:
+Which RPCs are whose is declared once, in ``felt.wire.access``:
 :data:`SERVICE_ONLY_RPCS` (the service credential's) and :data:`PUBLIC_RPCS`
 (players' and spectators'). The public gateway forwards only the public ones
 (``services/gateway/edge.py``), so an RPC added to the service is refused there
 until it is declared public; a test holds the two lists to the service's methods.
 
-Failed attempts are throttled per client address (``felt.api.attempts``): past
+Failed attempts are throttled per client address (``felt.wire.attempts``): past
 its allowance a client's calls with a token are RESOURCE_EXHAUSTED
 (``AUTH_THROTTLED``) unless the token is a genuine seat token, and the static
 credentials are not even compared then, so a guess cannot be confirmed.
@@ -53,14 +53,19 @@ import hmac
 import time
 from dataclasses import dataclass, replace
 
-from felt.api.access import PUBLIC, SERVICE_ONLY, TABLE_SERVICE
-from felt.api.attempts import MESSAGE as THROTTLED_MESSAGE
-from felt.api.attempts import THROTTLED, FailedAttempts
-from felt.idempotency import ADMIN_PRINCIPAL, ai_principal, seat_principal, service_principal
-from felt.service.settings import FELT_SEAT_TOKEN_TTL_S
-from felt.table.aggregate import TableState
-from felt.tokens import DEV_SERVICE_TOKEN as DEV_SERVICE_TOKEN
-from felt.tokens import (
+from felt.config.settings import FELT_SEAT_TOKEN_TTL_S
+from felt.core.table.aggregate import TableState
+from felt.storage.idempotency import (
+    ADMIN_PRINCIPAL,
+    ai_principal,
+    seat_principal,
+    service_principal,
+)
+from felt.wire.access import PUBLIC, SERVICE_ONLY, TABLE_SERVICE
+from felt.wire.attempts import MESSAGE as THROTTLED_MESSAGE
+from felt.wire.attempts import THROTTLED, FailedAttempts
+from felt.wire.tokens import DEV_SERVICE_TOKEN as DEV_SERVICE_TOKEN
+from felt.wire.tokens import (
     EXPIRED,
     WATCH_GRANT_EXPIRED,
     SeatClaim,
@@ -71,7 +76,7 @@ from felt.tokens import (
     verify_token,
     verify_watch_grant,
 )
-from felt.tokens import SEAT_TOKEN_HEADER as SEAT_TOKEN_HEADER
+from felt.wire.tokens import SEAT_TOKEN_HEADER as SEAT_TOKEN_HEADER
 from services.table.refusals import Code, Refused
 
 DEFAULT_TOKEN_TTL_S = FELT_SEAT_TOKEN_TTL_S.default  # a day unless configured
@@ -79,7 +84,7 @@ _VERIFIED_TOKENS = 10_000  # how many verified tokens to remember
 
 SERVICE_ONLY_RPCS = SERVICE_ONLY[TABLE_SERVICE]
 """The internal calls: the service credential's only (:meth:`Caller.require_admin`), never
-forwarded by the public gateway (declared in ``felt.api.access``)."""
+forwarded by the public gateway (declared in ``felt.wire.access``)."""
 PUBLIC_RPCS = PUBLIC[TABLE_SERVICE]
 """What players (with their seat tokens) and spectators call: all the public gateway forwards."""
 

@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from felt.logging import configure_logging
+    from felt.service.logging import configure_logging
     from services.table.server import run_service
 
     configure_logging(json=True)

@@ -24,7 +24,7 @@ that handlers only translate and call the use cases
 :class:`~services.table.auth.Caller` it makes where the handler reads it
 (:func:`current_caller`). It refuses nothing itself but a client whose failed
 attempts are past their allowance (RESOURCE_EXHAUSTED ``AUTH_THROTTLED``,
-counted by the client's address, ``felt.api.attempts``): what a call needs
+counted by the client's address, ``felt.wire.attempts``): what a call needs
 (the admin, a seat's token, its occupant) is checked by the use case, in the
 order the call's refusals have always come in.
 """
@@ -42,8 +42,8 @@ from google.protobuf.message import Message
 from redis.exceptions import RedisError
 from structlog.contextvars import bind_contextvars, reset_contextvars
 
-from felt.api import limits
-from felt.api.clients import TrustedProxies, counted_peer
+from felt.wire import limits
+from felt.wire.clients import TrustedProxies, counted_peer
 from services.table.auth import ANONYMOUS, Authenticator, Caller, bearer, seat_token_header
 from services.table.errors import Context, fail
 from services.table.refusals import Code, Refused, invalid, quarantined

@@ -15,8 +15,8 @@ to it refused with FAILED_PRECONDITION ``TABLE_QUARANTINED``. The service
 and every other table keep running; no instance adopts it again until an
 operator has repaired the stream and deleted its entry (``HDEL``).
 
-The manager reaches the outside through ports only (``felt.registry.TableRegistry``,
-``felt.eventstore.TableLeases``, ``felt.decisions.DecisionPublisher``), so that the
+The manager reaches the outside through ports only (``felt.storage.registry.TableRegistry``,
+``felt.storage.eventstore.TableLeases``, ``felt.storage.decisions.DecisionPublisher``), so that the
 service tests run it on in-memory fakes.
 """
 
@@ -33,18 +33,19 @@ import structlog
 from google.protobuf.message import DecodeError
 from redis.exceptions import RedisError
 
-from felt.api.convert import (
+from felt.core.rules.legal import legal_actions
+from felt.core.table.aggregate import TableState
+from felt.messages.events import EventMeta
+from felt.messages.values import ai_level_to_proto
+from felt.storage.decisions import DecisionPublisher
+from felt.storage.eventstore import EventStore, EventsTrimmed, TableLeases
+from felt.storage.registry import QUARANTINE_KEY, TableRegistry
+from felt.wire.convert import (
     legal_to_proto,
     redacted_stored_event,
     table_view_to_proto,
 )
-from felt.api.seat_stats import stats_to_proto
-from felt.decisions import DecisionPublisher
-from felt.eventstore import EventStore, EventsTrimmed, TableLeases
-from felt.eventstore.codec import EventMeta, ai_level_to_proto
-from felt.registry import QUARANTINE_KEY, TableRegistry
-from felt.rules.legal import legal_actions
-from felt.table.aggregate import TableState
+from felt.wire.seat_stats import stats_to_proto
 from poker.v1 import ai_pb2
 from services.table.runtime import (
     Clock,
@@ -78,7 +79,7 @@ class _Loading:
 @dataclass
 class TableManager:
     """The tables this instance owns; ``leases`` default to the event store's (see
-    ``felt.eventstore.TableLeases`` for why they live there)."""
+    ``felt.storage.eventstore.TableLeases`` for why they live there)."""
 
     store: EventStore
     registry: TableRegistry

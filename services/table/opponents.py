@@ -1,4 +1,4 @@
-"""The table's opponent model, fed the events the runtime applies (``felt.bots.opponents``).
+"""The table's opponent model, fed the events the runtime applies (``felt.players.bots.opponents``).
 
 An AI decision request carries the table's public opponent model: per-seat
 counts of how each seat has played its completed hands. It is a fold of the
@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from felt.api.convert import redact_event
-from felt.bots.opponents import ModelBuilder, SeatStats
-from felt.eventstore import EventStore, EventsTrimmed
-from felt.eventstore.codec import from_stored_event
-from felt.table.events import AnyEvent
+from felt.core.table.events import AnyEvent
+from felt.core.table.redaction import redact_event
+from felt.core.table.stats import SeatStats
+from felt.messages.events import from_stored_event
+from felt.players.bots.opponents import ModelBuilder
+from felt.storage.eventstore import EventStore, EventsTrimmed
 from poker.events.v1 import events_pb2 as epb
 
 

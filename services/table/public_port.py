@@ -1,6 +1,6 @@
 """The table service's public port, when it also has an internal one (``FELT_TABLE_INTERNAL_ADDR``).
 
-The internal calls (``felt.api.access.SERVICE_ONLY``: seating, chips, closing,
+The internal calls (``felt.wire.access.SERVICE_ONLY``: seating, chips, closing,
 watch grants) always need the service credential, and the gateway never forwards
 them. With an internal port as well, the public port (``FELT_TABLE_ADDR``, the one
 the gateway reaches) does not serve them at all: they are ``PERMISSION_DENIED``
@@ -17,7 +17,7 @@ from typing import Any
 
 import grpc
 
-from felt.api.access import SERVICE_ONLY
+from felt.wire.access import SERVICE_ONLY
 
 INTERNAL_ONLY = (
     "an internal call, not served on the table service's public port; "

@@ -27,13 +27,14 @@ from datetime import datetime
 import structlog
 from redis.exceptions import RedisError
 
-from felt.api import limits
-from felt.eventstore import EventsTrimmed
-from felt.eventstore.codec import EventMeta, decode_event
-from felt.table.aggregate import TableState
-from felt.table.commitment import CardOpening
-from felt.table.deals import ProofTracker
-from felt.table.events import AnyEvent, PlayerLeft, SeatTokenReissued
+from felt.core.table.aggregate import TableState
+from felt.core.table.commitment import CardOpening
+from felt.core.table.deals import ProofTracker
+from felt.core.table.events import AnyEvent, PlayerLeft, SeatTokenReissued
+from felt.messages.events import EventMeta
+from felt.storage.eventstore import EventsTrimmed
+from felt.storage.eventstore.codec import decode_event
+from felt.wire import limits
 from services.table.application import TableApp
 from services.table.auth import Caller, check_occupant
 from services.table.refusals import TOKEN_EXPIRED, TOKEN_REISSUED, TOO_SLOW, Code, Refused

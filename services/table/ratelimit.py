@@ -22,7 +22,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from felt.service.settings import FELT_SEAT_RATE_BURST, FELT_SEAT_RATE_PER_S
+from felt.config.settings import FELT_SEAT_RATE_BURST, FELT_SEAT_RATE_PER_S
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import enum
 
-from felt.api import limits
-from felt.eventstore import VersionConflict
-from felt.idempotency import RequestKey, RequestReused
-from felt.rules.commands import IllegalAction
+from felt.core.rules.commands import IllegalAction
+from felt.storage.eventstore import VersionConflict
+from felt.storage.idempotency import RequestKey, RequestReused
+from felt.wire import limits
 from services.table.runtime import LeaseLost, TableQuarantined
 
 
@@ -63,7 +63,7 @@ class Refused(Exception):
 
 
 def invalid(exc: limits.LimitError) -> Refused:
-    """A value out of its bounds (``felt.api.limits``): INVALID_ARGUMENT, never the value."""
+    """A value out of its bounds (``felt.wire.limits``): INVALID_ARGUMENT, never the value."""
     return Refused(Code.INVALID_ARGUMENT, exc.message, exc.reason)
 
 

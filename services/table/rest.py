@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from felt.table.aggregate import TableState
+from felt.core.table.aggregate import TableState
 
 
 def has_person(state: TableState) -> bool:

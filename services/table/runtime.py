@@ -35,15 +35,9 @@ import structlog
 from google.protobuf.message import Message
 from redis.exceptions import RedisError
 
-from felt.bots.opponents import SeatStats
-from felt.eventstore import AppendResult, EventStore, VersionConflict
-from felt.eventstore.codec import (
-    encode_stored,
-)
-from felt.idempotency import RequestKey, server_key
-from felt.rules.commands import IllegalAction
-from felt.rules.config import PUBLIC_ID_BYTES
-from felt.table.aggregate import (
+from felt.core.rules.commands import IllegalAction
+from felt.core.rules.config import PUBLIC_ID_BYTES
+from felt.core.table.aggregate import (
     CloseTable,
     PlayHand,
     StartNextHand,
@@ -54,9 +48,15 @@ from felt.table.aggregate import (
     passive_action,
     snapshot_of,
 )
-from felt.table.events import (
+from felt.core.table.events import (
     AnyEvent,
 )
+from felt.core.table.stats import SeatStats
+from felt.storage.eventstore import AppendResult, EventStore, VersionConflict
+from felt.storage.eventstore.codec import (
+    encode_stored,
+)
+from felt.storage.idempotency import RequestKey, server_key
 from services.table.opponents import OpponentModel, read_model
 from services.table.rest import RestPolicy
 from services.table.snapshots import SnapshotPolicy, TrimPoints
@@ -96,7 +96,7 @@ class LeaseLost(Exception):
 class TableQuarantined(Exception):
     """The table's stored state cannot be loaded or driven: it is out of service.
 
-    Nothing a client sends can cause this once ``felt.api.limits`` checks the
+    Nothing a client sends can cause this once ``felt.wire.limits`` checks the
     requests; a stream written under older bounds, by a bug or by hand can.
     The table stops (its timers, and every call to it) until an operator
     repairs it; the other tables keep running.

@@ -15,7 +15,7 @@ in development, CI and a cluster:
 ``FELT_DEV_MODE``        ``1``: development mode (see below; ``felt serve --dev`` sets it)
 ``FELT_INSTANCE_ID``     this instance's lease identity (default ``<hostname>:<port>``)
 ``FELT_TABLE_ADVERTISE_ADDR`` where others (the gateway) reach this instance, announced in the
-                         instance directory (``felt.instances``); default the listen host
+                         instance directory (``felt.storage.instances``); default the listen host
                          (the host name for ``0.0.0.0``) and the bound port
 ``FELT_BETWEEN_HANDS_MS`` pause between hands (default 2000)
 ``FELT_LEASE_TTL_MS``    table lease TTL (default 5000); a crashed owner's tables move after it
@@ -32,14 +32,14 @@ in development, CI and a cluster:
 ``FELT_WATCH_PAGE``      events per history read (default 200)
 ``FELT_AUTH_FAILURE_BURST``, ``FELT_AUTH_FAILURE_PER_MIN`` failed credential attempts one client
                          address may make at once (20) and then per minute (30); past them
-                         RESOURCE_EXHAUSTED ``AUTH_THROTTLED`` (``felt.api.attempts``)
+                         RESOURCE_EXHAUSTED ``AUTH_THROTTLED`` (``felt.wire.attempts``)
 ``FELT_GRPC_REFLECTION`` ``1``/``0``: gRPC reflection on or off (default: on in development
                          mode only)
 
 Production mode (the default) refuses to start without a token secret of at
 least 32 bytes (and never with the development secret), or without an admin
 token and an AI token of at least 32 bytes each, different, and not shaped like
-a player's token (``felt.api.credentials``): anyone who knows the secret can
+a player's token (``felt.wire.credentials``): anyone who knows the secret can
 mint every seat's token, the development secret is public, and a short
 credential can be guessed. Development mode must be asked for; it fills
 in the development secret and, without ``FELT_ADMIN_TOKEN``, the public
@@ -52,7 +52,7 @@ bound exclusively, so no two live instances share it): an instance killed
 and restarted at once recognises its own leases and takes its tables back
 without waiting for them to expire.
 
-A request message may be at most 64 KiB (``felt.api.limits.MAX_REQUEST_BYTES``); a bigger
+A request message may be at most 64 KiB (``felt.wire.limits.MAX_REQUEST_BYTES``); a bigger
 one is RESOURCE_EXHAUSTED before it is parsed.
 """
 
@@ -77,16 +77,16 @@ from grpc_health.v1 import (  # type: ignore[import-untyped]
 from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 from redis.asyncio import Redis
 
-from felt.api.attempts import AttemptLimits, FailedAttempts
-from felt.api.clients import TrustedProxies
-from felt.api.credentials import credential_problems
-from felt.api.limits import MAX_REQUEST_BYTES
-from felt.decisions import AI_STREAM, RedisDecisionQueue, ai_stream_from_env
-from felt.eventstore import RedisEventStore
-from felt.instances import RedisTableInstances
-from felt.registry import RedisTableRegistry
-from felt.service import settings as S
-from felt.service.settings import environment
+from felt.config import settings as S
+from felt.config.settings import environment
+from felt.storage.decisions import AI_STREAM, RedisDecisionQueue, ai_stream_from_env
+from felt.storage.eventstore import RedisEventStore
+from felt.storage.instances import RedisTableInstances
+from felt.storage.registry import RedisTableRegistry
+from felt.wire.attempts import AttemptLimits, FailedAttempts
+from felt.wire.clients import TrustedProxies
+from felt.wire.credentials import credential_problems
+from felt.wire.limits import MAX_REQUEST_BYTES
 from poker.v1 import table_service_pb2, table_service_pb2_grpc
 from services.grpc_server import PortInUse, aio_server, bind
 from services.settings import ConfigError as ConfigError
@@ -105,7 +105,7 @@ from services.table.watch import WatchHub, WatchLimits
 
 log = structlog.get_logger("felt.table")
 
-# No request is anywhere near this (felt.api.limits bounds every field); a bigger one is
+# No request is anywhere near this (felt.wire.limits bounds every field); a bigger one is
 # refused with RESOURCE_EXHAUSTED before it is even parsed.
 _SERVER_OPTIONS = (("grpc.max_receive_message_length", MAX_REQUEST_BYTES),)
 SERVICE_NAME = table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name
@@ -380,7 +380,7 @@ def run_service(*, dev: bool = False) -> int:
 
 
 def main() -> None:
-    from felt.logging import configure_logging
+    from felt.service.logging import configure_logging
 
     configure_logging(json=True)
     sys.exit(run_service())

@@ -18,8 +18,9 @@ from contextlib import aclosing
 from functools import partial
 from typing import Any
 
-from felt.api.clients import TrustedProxies
-from felt.api.convert import (
+from felt.storage.idempotency import ClientRequest
+from felt.wire.clients import TrustedProxies
+from felt.wire.convert import (
     BadAction,
     action_from_proto,
     fill_table_view,
@@ -28,7 +29,6 @@ from felt.api.convert import (
     table_to_proto,
     table_view_to_proto,
 )
-from felt.idempotency import ClientRequest
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.table.admin import TableAdmin

@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from felt.service.settings import FELT_SNAPSHOT_EVERY, FELT_TRIM_RETAIN_S
-from felt.table.aggregate import StartNextHand, TableCommand, TableState
+from felt.config.settings import FELT_SNAPSHOT_EVERY, FELT_TRIM_RETAIN_S
+from felt.core.table.aggregate import StartNextHand, TableCommand, TableState
 
 
 @dataclass(slots=True)

@@ -2,7 +2,7 @@
 
 ``services.table.runtime`` caches one table and drives it; what it derives
 from the events themselves is here, pure: the fold of a whole stream on
-load (:func:`rebuild`: ``felt.table.aggregate.fold`` of the decoded stream,
+load (:func:`rebuild`: ``felt.core.table.aggregate.fold`` of the decoded stream,
 skimming hands that are over), which hand each new
 event belongs to (:func:`hand_ids`), whether an event starts a fresh action
 clock (:func:`starts_turn`), where decks and seats' occupants are
@@ -18,11 +18,10 @@ from datetime import UTC, datetime, timedelta
 from google.protobuf.message import DecodeError
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from felt.eventstore import StoredRecord
-from felt.eventstore.codec import CodecError, from_stored_event
-from felt.rules.events import HandEnded, HandStarted
-from felt.table.aggregate import HAND_EVENTS, LASTING_HAND_EVENTS, TableState, fold
-from felt.table.events import (
+from felt.core.rules.events import HandEnded, HandStarted
+from felt.core.table.aggregate import LASTING_HAND_EVENTS, TableState, fold
+from felt.core.table.events import (
+    HAND_EVENTS,
     ActionTimedOut,
     AnyEvent,
     DeckCommitted,
@@ -31,6 +30,9 @@ from felt.table.events import (
     TableEvent,
     TableSnapshotTaken,
 )
+from felt.messages.events import from_stored_event
+from felt.messages.values import CodecError
+from felt.storage.eventstore import StoredRecord
 from poker.events.v1 import events_pb2 as epb
 
 _TABLE_EVENTS: tuple[type, ...] = TableEvent.__args__
@@ -68,7 +70,7 @@ class Rebuilt:
 def rebuild(records: Sequence[StoredRecord]) -> Rebuilt:
     """Fold a table's stream: the whole of it, or from a snapshot on (``read_tail``).
 
-    The one fold (``felt.table.aggregate.fold``) of the decoded events: hands
+    The one fold (``felt.core.table.aggregate.fold``) of the decoded events: hands
     before the last one skimmed (``skim=True``: only what outlives them), so
     their other events are not even decoded; the rest applied. A snapshot
     first is the table as it was then (the fold starts from it), with its

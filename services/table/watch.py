@@ -34,12 +34,13 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from felt.api.clients import counted_peer
-from felt.eventstore import EventStore, EventsTrimmed
-from felt.eventstore.codec import EventMeta, decode_event
-from felt.service import settings as S
-from felt.service.settings import environment
-from felt.table.events import AnyEvent
+from felt.config import settings as S
+from felt.config.settings import environment
+from felt.core.table.events import AnyEvent
+from felt.messages.events import EventMeta
+from felt.storage.eventstore import EventStore, EventsTrimmed
+from felt.storage.eventstore.codec import decode_event
+from felt.wire.clients import counted_peer
 
 log = structlog.get_logger("felt.table")
 
@@ -181,7 +182,7 @@ class TableFeed:
 
 def client_address(peer: str) -> str:
     """Whose watch streams count together, from gRPC's peer string:
-    ``felt.api.clients.counted_peer`` (``ipv6:[2001:db8::1]:5`` -> ``2001:db8::/64``)."""
+    ``felt.wire.clients.counted_peer`` (``ipv6:[2001:db8::1]:5`` -> ``2001:db8::/64``)."""
     return counted_peer(peer)
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from felt.cli import main
-from felt.phh.cli import verify_files
-from felt.phh.replay import Status, VerifyResult, iter_phh_files, verify_file
+from felt.tools.cli import main
+from felt.tools.phh.cli import verify_files
+from felt.tools.phh.replay import Status, VerifyResult, iter_phh_files, verify_file
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared/conformance/phh"
 FAULTY = "nlhe/wsop-2019-42-3/00-01-07.phh"

@@ -27,9 +27,9 @@ import grpc
 import pytest
 import redis.asyncio as redis_async_lib
 
-from felt.eventstore import events_key, lease_key
-from felt.idempotency import client_key, seat_principal
-from felt.tokens import token_hash
+from felt.storage.eventstore import events_key, lease_key
+from felt.storage.idempotency import client_key, seat_principal
+from felt.wire.tokens import token_hash
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
@@ -163,7 +163,7 @@ class Client:
     def __init__(self, target: str, table_id: str, players: dict[int, Player]) -> None:
         self.table_id = table_id
         self.players = players
-        # The request keys (felt.idempotency) of accepted actions, in order: what the stream
+        # The request keys (felt.storage.idempotency) of accepted actions, in order: what the stream
         # records as each action's request_key.
         self.submitted: list[str] = []
         self.rng = random.Random(11)

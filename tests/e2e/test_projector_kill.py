@@ -23,11 +23,11 @@ import grpc
 import pytest
 import redis.asyncio as redis_async_lib
 
-from felt.archive.postgres import PostgresHandArchive
-from felt.eventstore import RedisEventStore, archived_key
-from felt.migrations import migrate
-from felt.registry import RedisTableRegistry
-from felt.tokens import DEV_SERVICE_TOKEN
+from felt.storage.archive.postgres import PostgresHandArchive
+from felt.storage.eventstore import RedisEventStore, archived_key
+from felt.storage.migrations import migrate
+from felt.storage.registry import RedisTableRegistry
+from felt.wire.tokens import DEV_SERVICE_TOKEN
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc

@@ -18,8 +18,8 @@ import asyncpg
 import grpc
 import pytest
 
-from felt.cards import card_str
-from felt.client.replay import events_of
+from felt.core.cards import card_str
+from felt.tools.client.replay import events_of
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import history_service_pb2 as hpb
 from poker.v1 import history_service_pb2_grpc as hrpc

@@ -25,7 +25,7 @@ import grpc
 import pytest
 import redis.asyncio as redis_async_lib
 
-from felt.eventstore import lease_key, meta_key
+from felt.storage.eventstore import lease_key, meta_key
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 

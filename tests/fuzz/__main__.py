@@ -20,7 +20,7 @@ import uuid
 
 import redis.asyncio as redis_async_lib
 
-from felt.devserver import ensure_redis
+from felt_dev.devserver import ensure_redis
 from tests.conftest import with_redis_db
 from tests.fuzz.command import fuzz_arguments, print_violations
 from tests.fuzz.machine import Harness

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 
 from hypothesis.internal.conjecture import engine
 
-from felt.logging import configure_logging
+from felt.service.logging import configure_logging
 from tests.fuzz.run import Finding
 
 

@@ -51,15 +51,15 @@ from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from felt.eventstore import events_key
-from felt.idempotency import (
+from felt.storage.eventstore import events_key
+from felt.storage.idempotency import (
     ADMIN_PRINCIPAL,
     ai_principal,
     client_key,
     seat_principal,
     service_principal,
 )
-from felt.tokens import token_hash
+from felt.wire.tokens import token_hash
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import ai_pb2
 from poker.v1 import table_pb2 as tpb
@@ -403,7 +403,7 @@ class Harness:
 def _request_key(request: Message, metadata: tuple[tuple[str, str], ...]) -> str:
     """The key the service records ``request`` under, for the caller ``metadata`` names.
 
-    Computed the documented way (``felt.idempotency``: the caller's principal, the
+    Computed the documented way (``felt.storage.idempotency``: the caller's principal, the
     call, the id), not read from the service: a call's events must carry exactly it.
     """
     bearer = next((v.removeprefix("Bearer ") for k, v in metadata if k == "authorization"), "")

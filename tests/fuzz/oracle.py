@@ -1,7 +1,7 @@
 """The fuzzer's oracles: what the raw event stream says a caller may see, and where the chips are.
 
 Everything here is computed from a table's *stored* events, read straight from
-Redis and decoded with the codec (``felt.eventstore.codec``), never from the
+Redis and decoded with the codec (``felt.storage.eventstore.codec``), never from the
 service's own views or its redaction code: those are what is under test.
 
 * :class:`Ledger` folds a table's raw stream into chips (stacks, the pot, what
@@ -20,9 +20,7 @@ from dataclasses import dataclass, field
 
 from google.protobuf.message import Message
 
-from felt.eventstore.codec import from_stored_event
-from felt.idempotency import SERVER_PREFIX
-from felt.rules.events import (
+from felt.core.rules.events import (
     AntePosted,
     BetPlaced,
     BlindPosted,
@@ -32,7 +30,7 @@ from felt.rules.events import (
     PotAwarded,
     UncalledBetReturned,
 )
-from felt.table.events import (
+from felt.core.table.events import (
     ChipsAdded,
     PlayerLeft,
     PlayerSatIn,
@@ -42,6 +40,8 @@ from felt.table.events import (
     TableCreated,
     TableSnapshotTaken,
 )
+from felt.messages.events import from_stored_event
+from felt.storage.idempotency import SERVER_PREFIX
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
@@ -52,7 +52,7 @@ def written_by_server(stored: epb.StoredEvent) -> bool:
 
     Such events may appear while a client call is in flight (the timers run
     concurrently); any other event must carry the key of the call that wrote it
-    (``felt.idempotency``).
+    (``felt.storage.idempotency``).
     """
     return stored.request_key.startswith(SERVER_PREFIX)
 

@@ -26,12 +26,10 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
-from felt.api.convert import table_view_to_proto
-from felt.eventstore.codec import EventMeta, decode_event, encode_event
-from felt.rules.commands import Act, ActionKind, Discard, IllegalAction, ShowCards
-from felt.rules.config import Variant
-from felt.rules.legal import legal_actions
-from felt.table.aggregate import (
+from felt.core.rules.commands import Act, ActionKind, Discard, IllegalAction, ShowCards
+from felt.core.rules.config import Variant
+from felt.core.rules.legal import legal_actions
+from felt.core.table.aggregate import (
     AddChips,
     CreateTable,
     LeaveSeat,
@@ -46,7 +44,10 @@ from felt.table.aggregate import (
     apply_event,
     execute_table,
 )
-from felt.table.events import AnyEvent, TableConfig
+from felt.core.table.events import AnyEvent, TableConfig
+from felt.messages.events import EventMeta
+from felt.storage.eventstore.codec import decode_event, encode_event
+from felt.wire.convert import table_view_to_proto
 
 HERE = Path(__file__).resolve().parent
 CONFIGS = {
@@ -171,7 +172,7 @@ class Recorder:
 
 def views(events: list[AnyEvent]) -> list[dict[str, object]]:
     """What every viewer sees of the fold of ``events`` after each hand and at the end."""
-    from felt.rules.events import HandEnded
+    from felt.core.rules.events import HandEnded
 
     out: list[dict[str, object]] = []
     state: TableState | None = None

@@ -36,9 +36,9 @@ from pathlib import Path
 
 import redis
 
-from felt.eventstore import events_key
-from felt.eventstore.codec import decode_event
-from felt.rules.events import HandEnded
+from felt.core.rules.events import HandEnded
+from felt.storage.eventstore import events_key
+from felt.storage.eventstore.codec import decode_event
 from tests.golden.record import HERE, views
 
 LIVE = {"holdem-live": "demo-holdem", "draw-live": "demo-draw"}

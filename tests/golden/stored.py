@@ -15,11 +15,11 @@ from datetime import UTC, datetime, timedelta
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from felt.eventstore.base import StoredRecord
-from felt.eventstore.codec import encode_stored
-from felt.rules.config import public_hand_id
-from felt.rules.events import HandStarted
-from felt.table.events import AnyEvent, DeckCommitted, PlayerSeated
+from felt.core.rules.config import public_hand_id
+from felt.core.rules.events import HandStarted
+from felt.core.table.events import AnyEvent, DeckCommitted, PlayerSeated
+from felt.storage.eventstore.base import StoredRecord
+from felt.storage.eventstore.codec import encode_stored
 from services.table.stream import hand_ids
 from tests.golden.record import decode_stream, stream_path
 

@@ -1,4 +1,5 @@
-"""The decision-queue contract (``felt.decisions``), run against the Redis adapter and the fake.
+"""The decision-queue contract (``felt.storage.decisions``), run against the Redis adapter
+and the fake.
 
 What the AI workers rely on: a request goes to one consumer, stays pending
 until acknowledged, counts its deliveries, can be claimed by another consumer
@@ -16,7 +17,7 @@ from typing import cast
 import pytest
 import redis.asyncio as aioredis
 
-from felt.decisions import (
+from felt.storage.decisions import (
     AI_STREAM,
     DecisionQueue,
     MemoryDecisionQueue,

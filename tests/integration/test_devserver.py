@@ -1,4 +1,4 @@
-"""The embedded Redis/PostgreSQL of ``felt.devserver`` and the fixtures built on them."""
+"""The embedded Redis/PostgreSQL of ``felt_dev.devserver`` and the fixtures built on them."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 import redis as redis_sync_lib
 import redis.asyncio as redis_async_lib
 
-from felt import devserver
-from felt.devserver import EmbeddedPostgres, EmbeddedRedis, ensure_redis
+from felt_dev import devserver
+from felt_dev.devserver import EmbeddedPostgres, EmbeddedRedis, ensure_redis
 
 
 def _port_open(port: int) -> bool:
@@ -66,7 +66,7 @@ def test_devserver_cli_exports_redis_url(monkeypatch: pytest.MonkeyPatch) -> Non
         "assert redis.Redis.from_url(url).ping(); print(url)"
     )
     out = subprocess.run(
-        [sys.executable, "-m", "felt.devserver", "--", sys.executable, "-c", script],
+        [sys.executable, "-m", "felt_dev.devserver", "--", sys.executable, "-c", script],
         env=env,
         capture_output=True,
         text=True,
@@ -82,7 +82,15 @@ def test_devserver_cli_exports_redis_url(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_devserver_cli_propagates_exit_code() -> None:
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
     res = subprocess.run(
-        [sys.executable, "-m", "felt.devserver", "--", sys.executable, "-c", "raise SystemExit(3)"],
+        [
+            sys.executable,
+            "-m",
+            "felt_dev.devserver",
+            "--",
+            sys.executable,
+            "-c",
+            "raise SystemExit(3)",
+        ],
         env=env,
         capture_output=True,
         timeout=60,

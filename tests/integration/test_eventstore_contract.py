@@ -14,7 +14,7 @@ from typing import cast
 import pytest
 import redis.asyncio as aioredis
 
-from felt.eventstore import (
+from felt.storage.eventstore import (
     EventStore,
     EventsTrimmed,
     MemoryEventStore,
@@ -27,7 +27,7 @@ from felt.eventstore import (
     meta_key,
     requests_key,
 )
-from felt.eventstore.base import TRIM_PAGE
+from felt.storage.eventstore.base import TRIM_PAGE
 
 WAIT = 5.0  # seconds any single wait in these tests may take
 

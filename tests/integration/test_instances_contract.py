@@ -1,4 +1,4 @@
-"""The instance-directory contract (``felt.instances``), run against Redis and the fake."""
+"""The instance-directory contract (``felt.storage.instances``), run against Redis and the fake."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
-from felt.instances import MemoryTableInstances, RedisTableInstances, TableInstances
+from felt.storage.instances import MemoryTableInstances, RedisTableInstances, TableInstances
 
 
 class _Clock:

@@ -1,4 +1,5 @@
-"""The table-lease contract (``felt.eventstore.TableLeases``), run against both implementations.
+"""The table-lease contract (``felt.storage.eventstore.TableLeases``), run against both
+implementations.
 
 Leases are implemented by the event stores (see ``TableLeases`` for why), so
 the fixture gives the in-memory store and the Redis one, seen as leases only.
@@ -14,7 +15,7 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 import redis.asyncio as aioredis
 
-from felt.eventstore import MemoryEventStore, RedisEventStore, TableLeases, lease_key
+from felt.storage.eventstore import MemoryEventStore, RedisEventStore, TableLeases, lease_key
 
 
 @pytest.fixture(params=["memory", "redis"])

@@ -1,7 +1,7 @@
 """Felt's hands, exported as PHH, replay in PokerKit to the same stacks.
 
 Thousands of random legal NLHE hands (1,600; ``FELT_PHH_EXPORT_HANDS`` sets
-another number) are played through ``felt.rules`` (seeded random choices
+another number) are played through ``felt.core.rules`` (seeded random choices
 among ``legal_actions``: 2-9 seats, short and deep stacks, blinds, sometimes
 antes, straddles or a dead small blind), exported with every hole card and
 as one seat saw them, and replayed strictly by PokerKit 0.7.7 (every action
@@ -39,16 +39,16 @@ from collections.abc import Sequence
 import pokerkit
 import pytest
 
-from felt.cards import deck_from_rng
-from felt.phh.export import export_phh
-from felt.phh.oracle import load_history, strict_replay
-from felt.phh.parse import loads
-from felt.phh.replay import Status, verify_hand
-from felt.rules.commands import Act, ActionKind, Command, ShowCards, StartHand
-from felt.rules.config import HandSetup, SeatSetup, Variant
-from felt.rules.engine import execute, legal_actions
-from felt.rules.events import CardsMucked, CardsShown, Event, PotAwarded
-from felt.rules.state import HandState
+from felt.core.cards import deck_from_rng
+from felt.core.rules.commands import Act, ActionKind, Command, ShowCards, StartHand
+from felt.core.rules.config import HandSetup, SeatSetup, Variant
+from felt.core.rules.engine import execute, legal_actions
+from felt.core.rules.events import CardsMucked, CardsShown, Event, PotAwarded
+from felt.core.rules.state import HandState
+from felt.tools.phh.export import export_phh
+from felt.tools.phh.oracle import load_history, strict_replay
+from felt.tools.phh.parse import loads
+from felt.tools.phh.replay import Status, verify_hand
 
 SEEDS = (11, 22, 33, 44, 55, 66, 77, 88)
 HANDS = int(os.environ.get("FELT_PHH_EXPORT_HANDS", "1600"))  # ~35 s of CPU, mostly PokerKit
@@ -147,7 +147,7 @@ def play(rng: random.Random, setup: HandSetup) -> tuple[HandState, list[Event]]:
 
 
 def pokerkit_strict(text: str) -> pokerkit.State:
-    """Replay PHH text in PokerKit strictly (``felt.phh.oracle``)."""
+    """Replay PHH text in PokerKit strictly (``felt.tools.phh.oracle``)."""
     return strict_replay(load_history(text))
 
 

@@ -1,4 +1,5 @@
-"""The pipelined Redis connection the event store appends through (``felt.eventstore.pipeline``).
+"""The pipelined Redis connection the event store appends through
+(``felt.storage.eventstore.pipeline``).
 
 Against the test Redis (``redis_url``); keys are prefixed per test and deleted afterwards.
 """
@@ -17,10 +18,11 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from felt.eventstore.codec import EventMeta, encode_event, encode_stored
-from felt.eventstore.pipeline import Endpoint, RedisPipeline, endpoint_of, pack
-from felt.rules.events import PlayerChecked, Street, StreetStarted
-from felt.table.events import PlayerSeated
+from felt.core.rules.events import PlayerChecked, Street, StreetStarted
+from felt.core.table.events import PlayerSeated
+from felt.messages.events import EventMeta
+from felt.storage.eventstore.codec import encode_event, encode_stored
+from felt.storage.eventstore.pipeline import Endpoint, RedisPipeline, endpoint_of, pack
 
 WAIT = 5.0
 

@@ -1,4 +1,7 @@
-"""The table-registry contract (``felt.registry``), run against the Redis adapter and the fake."""
+"""The table-registry contract (``felt.storage.registry``).
+
+Run against the Redis adapter and the fake.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio as aioredis
 
-from felt.registry import MemoryTableRegistry, RedisTableRegistry, TableRegistry
+from felt.storage.registry import MemoryTableRegistry, RedisTableRegistry, TableRegistry
 
 
 @pytest.fixture(params=["memory", "redis"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from felt.cli import build_parser
+from felt.tools.cli import build_parser
 from services.cli import SUBCOMMAND_MODULES
 
 COMMANDS = {
@@ -46,14 +46,14 @@ def test_building_the_parser_loads_no_server_code() -> None:
         "redis",
         "google.protobuf",
         "services.serve",
-        "felt.client.verify_hand",
-        "felt.client.replay",
-        "felt.history",
+        "felt.tools.client.verify_hand",
+        "felt.tools.client.replay",
+        "felt.tools.history",
         "textual",
     ]
     code = (
         "import sys\n"
-        "from felt.cli import build_parser\n"
+        "from felt.tools.cli import build_parser\n"
         "from services.cli import SUBCOMMAND_MODULES\n"
         "build_parser(SUBCOMMAND_MODULES)\n"
         f"print(','.join(m for m in {heavy!r} if m in sys.modules))\n"

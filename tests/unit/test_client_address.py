@@ -1,4 +1,4 @@
-"""Who a call's client is (``felt.api.clients``): a trusted proxy's ``x-forwarded-for``,
+"""Who a call's client is (``felt.wire.clients``): a trusted proxy's ``x-forwarded-for``,
 read from the right, else the peer; and what the lobby and the table service count of it."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from felt.api.clients import (
+from felt.wire.clients import (
     FORWARDED_FOR,
     MAX_FORWARDED_BYTES,
     MAX_FORWARDED_HOPS,

@@ -43,18 +43,18 @@ def test_every_listed_module_exists() -> None:
 def test_only_a_source_checkout_is_checked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """An installed wheel unpacks .py and .so in any order: no warning there."""
     installed = tmp_path / "site-packages" / "felt"
-    (installed / "rules").mkdir(parents=True)
-    _touch(installed / "rules" / "engine.py", 2_000)
-    _touch(installed / "rules" / f"engine{SUFFIX}", 1_000)
+    (installed / "core" / "rules").mkdir(parents=True)
+    _touch(installed / "core" / "rules" / "engine.py", 2_000)
+    _touch(installed / "core" / "rules" / f"engine{SUFFIX}", 1_000)
     monkeypatch.setattr(compiled, "PACKAGE", installed)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         compiled.warn_if_stale()
     checkout = tmp_path / "repo" / "libs" / "felt"
-    (checkout / "rules").mkdir(parents=True)
+    (checkout / "core" / "rules").mkdir(parents=True)
     _touch(tmp_path / "repo" / "setup.py", 1_000)
-    _touch(checkout / "rules" / "engine.py", 2_000)
-    _touch(checkout / "rules" / f"engine{SUFFIX}", 1_000)
+    _touch(checkout / "core" / "rules" / "engine.py", 2_000)
+    _touch(checkout / "core" / "rules" / f"engine{SUFFIX}", 1_000)
     monkeypatch.setattr(compiled, "PACKAGE", checkout)
-    with pytest.warns(RuntimeWarning, match="rules/engine changed after"):
+    with pytest.warns(RuntimeWarning, match="core/rules/engine changed after"):
         compiled.warn_if_stale()

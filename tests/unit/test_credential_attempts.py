@@ -1,5 +1,5 @@
-"""Failed credential attempts per client (``felt.api.attempts``) and what a production
-service credential must be (``felt.api.credentials``): pure, with a fake clock."""
+"""Failed credential attempts per client (``felt.wire.attempts``) and what a production
+service credential must be (``felt.wire.credentials``): pure, with a fake clock."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from felt.api.attempts import AttemptLimits, FailedAttempts
-from felt.api.credentials import credential_problems, is_player_token
-from felt.tokens import DEV_SERVICE_TOKEN, SeatClaim, issue_token
+from felt.wire.attempts import AttemptLimits, FailedAttempts
+from felt.wire.credentials import credential_problems, is_player_token
+from felt.wire.tokens import DEV_SERVICE_TOKEN, SeatClaim, issue_token
 from services.lobby.tokens import AccessClaim, issue_access
 
 

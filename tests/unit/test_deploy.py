@@ -31,9 +31,9 @@ from typing import Any
 import pytest
 import yaml
 
-from felt.api.clients import TrustedProxies
-from felt.cli import build_parser
-from felt.tokens import DEV_SERVICE_TOKEN
+from felt.tools.cli import build_parser
+from felt.wire.clients import TrustedProxies
+from felt.wire.tokens import DEV_SERVICE_TOKEN
 from services.ai_worker.config import WorkerConfig
 from services.cli import SUBCOMMAND_MODULES
 from services.gateway.config import GatewayConfig
@@ -547,7 +547,7 @@ def test_dockerignore_keeps_out_outputs_and_lets_in_the_sources() -> None:
     for source in sources:
         assert (ROOT / source).exists(), source
         assert not ignored(source.rstrip("/")), f"{source} is in .dockerignore"
-    for path in ("libs/felt/cli.py", "services/lobby/migrations/0001_initial.sql", "web/src"):
+    for path in ("libs/felt/tools/cli.py", "services/lobby/migrations/0001_initial.sql", "web/src"):
         assert not ignored(path), path
 
 
@@ -603,7 +603,7 @@ def test_k8s_probes_resources_budgets_and_replicas() -> None:
 def test_keda_scales_the_ai_workers_on_the_decision_stream_that_exists() -> None:
     """The ScaledObject is a KEDA resource, not in the Kubernetes API's schemas (the test
     below says so): its fields are checked here against what the workers really read."""
-    from felt.decisions import AI_STREAM
+    from felt.storage.decisions import AI_STREAM
     from services.ai_worker.config import DEFAULT_GROUP
 
     scaled = k8s("ScaledObject", "ai-worker")

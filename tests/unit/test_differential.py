@@ -11,9 +11,9 @@ import warnings
 
 import pytest
 
-from felt.rules.commands import StartHand
-from felt.rules.engine import HandMachine
-from felt.rules.legal import legal_actions
+from felt.core.rules.commands import StartHand
+from felt.core.rules.engine import HandMachine
+from felt.core.rules.legal import legal_actions
 from tests.differential import DRAW, HOLDEM, Table, felt_setup, pokerkit_state, run
 
 

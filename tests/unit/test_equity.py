@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 import pytest
 from phevaluator import _pheval  # type: ignore[import-untyped]
 
-from felt.cards import Card, card, card_str, cards
-from felt.equity import (
+from felt.core.cards import Card, card, card_str, cards
+from felt.core.evaluator import HandCategory
+from felt.players.equity import (
     DrawOpponent,
     Range,
     RangeError,
@@ -25,7 +26,6 @@ from felt.equity import (
     starting_hand_order,
     top_percent,
 )
-from felt.evaluator import HandCategory
 
 with warnings.catch_warnings():  # eval7 uses pyparsing APIs that now warn
     warnings.simplefilter("ignore", DeprecationWarning)

@@ -19,9 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from phevaluator import _pheval  # type: ignore[import-untyped]
 
-from felt import _native
-from felt.cards import Card, cards
-from felt.evaluator import (
+from felt.core import _native
+from felt.core.cards import Card, cards
+from felt.core.evaluator import (
     HandCategory,
     best_hand,
     category_of,

@@ -1,4 +1,5 @@
-"""Round trips of every stored event type through ``felt.eventstore.codec``."""
+"""Round trips of every stored event type through ``felt.messages.events`` and the store's bytes
+(``felt.storage.eventstore.codec``)."""
 
 from __future__ import annotations
 
@@ -7,24 +8,17 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from felt.cards import cards, full_deck, shuffled_deck
-from felt.eventstore.codec import (
-    AnyEvent,
-    CodecError,
-    EventMeta,
-    card_from_proto,
-    card_to_proto,
-    decode_event,
-    encode_event,
-    from_stored_event,
-    to_stored_event,
-)
-from felt.rules import events as ev
-from felt.rules.config import HandSetup, SeatSetup, Variant
-from felt.rules.views import redact
-from felt.table import events as te
-from felt.table.player import Player
-from felt.table.positions import Positions
+from felt.core.cards import cards, full_deck, shuffled_deck
+from felt.core.rules import events as ev
+from felt.core.rules.config import HandSetup, SeatSetup, Variant
+from felt.core.rules.views import redact
+from felt.core.table import events as te
+from felt.core.table.events import AnyEvent
+from felt.core.table.player import Player
+from felt.core.table.positions import Positions
+from felt.messages.events import EVENT_KINDS, EventMeta, from_stored_event, to_stored_event
+from felt.messages.values import CodecError, card_from_proto, card_to_proto
+from felt.storage.eventstore.codec import decode_event, encode_event
 from poker.events.v1 import events_pb2 as pb
 
 SETUP = HandSetup(
@@ -158,6 +152,16 @@ def test_every_event_type_is_covered() -> None:
     assert {type(e) for e in TABLE_EVENTS} == table_types
     oneof = pb.StoredEvent.DESCRIPTOR.oneofs_by_name["event"]
     assert len(oneof.fields) == len(hand_types) + len(table_types)
+
+
+def test_the_event_table_has_one_row_per_event_and_per_field() -> None:
+    """The encoder and the decoder both read EVENT_KINDS: each event and each field once."""
+    oneof = pb.StoredEvent.DESCRIPTOR.oneofs_by_name["event"]
+    assert sorted(k.field for k in EVENT_KINDS) == sorted(f.name for f in oneof.fields)
+    events = [k.event for k in EVENT_KINDS]
+    assert sorted(events, key=str) == sorted(
+        {*typing.get_args(ev.Event), *typing.get_args(te.TableEvent)}, key=str
+    )
 
 
 @pytest.mark.parametrize("event", [*HAND_EVENTS, *TABLE_EVENTS], ids=lambda e: type(e).__name__)

@@ -15,9 +15,8 @@ import json
 
 import pytest
 
-from felt.eventstore.codec import decode_event
-from felt.rules.events import CardsShown, HandEnded, StreetStarted
-from felt.table.events import (
+from felt.core.rules.events import CardsShown, HandEnded, StreetStarted
+from felt.core.table.events import (
     DeckCommitted,
     PlayerLeft,
     PlayerSatOut,
@@ -25,6 +24,7 @@ from felt.table.events import (
     TableClosed,
     TableSnapshotTaken,
 )
+from felt.storage.eventstore.codec import decode_event
 from tests.golden.record import CONFIGS, decode_stream, stream_path, views, views_path
 from tests.golden.record_live import LIVE
 

@@ -1,4 +1,4 @@
-"""The hand-history renderer (``felt.history``): both variants, each reader, and no leaks.
+"""The hand-history renderer (``felt.tools.history``): both variants, each reader, and no leaks.
 
 Hand-written hands check the text and JSON a person and a program read; the
 recorded golden tables (40 hands of each variant, with all-ins, side pots,
@@ -17,10 +17,23 @@ import pokerkit
 from hypothesis import given
 from hypothesis import strategies as st
 
-from felt.api.convert import is_hand_event
-from felt.cards import Card, card_str, cards
-from felt.eventstore.codec import decode_event
-from felt.history import (
+from felt.core.cards import Card, card_str, cards
+from felt.core.rules.commands import ShowCards, StartHand
+from felt.core.rules.config import HandSetup, SeatSetup, Variant
+from felt.core.rules.engine import execute
+from felt.core.rules.events import (
+    CardsDrawn,
+    CardsShown,
+    Event,
+    HandEnded,
+    HandStarted,
+    HoleCardsDealt,
+    StreetStarted,
+)
+from felt.core.rules.legal import legal_actions
+from felt.core.table.events import ActionTimedOut, AnyEvent, DeckCommitted, is_hand_event
+from felt.storage.eventstore.codec import decode_event
+from felt.tools.history import (
     OPERATOR,
     SPECTATOR,
     Viewer,
@@ -30,21 +43,7 @@ from felt.history import (
     render_phh,
     render_text,
 )
-from felt.phh.export import ExportError
-from felt.rules.commands import ShowCards, StartHand
-from felt.rules.config import HandSetup, SeatSetup, Variant
-from felt.rules.engine import execute
-from felt.rules.events import (
-    CardsDrawn,
-    CardsShown,
-    Event,
-    HandEnded,
-    HandStarted,
-    HoleCardsDealt,
-    StreetStarted,
-)
-from felt.rules.legal import legal_actions
-from felt.table.events import ActionTimedOut, AnyEvent, DeckCommitted
+from felt.tools.phh.export import ExportError
 from tests.golden.record import stream_path
 from tests.unit.rules.hands import ALL_IN, BET, CALL, CHECK, FOLD, RAISE, Game, deck_for
 from tests.unit.rules.test_properties import (

@@ -1,4 +1,5 @@
-"""Idempotency keys (``felt.idempotency``): scoped to caller and call, sealed with content."""
+"""Idempotency keys (``felt.storage.idempotency``): scoped to caller and call, sealed with
+content."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from felt.idempotency import (
+from felt.storage.idempotency import (
     ADMIN_PRINCIPAL,
     CLIENT_PREFIX,
     KEPT_PREFIX,

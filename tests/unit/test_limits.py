@@ -1,4 +1,4 @@
-"""The bounds of ``felt.api.limits``: each accepts its whole range and refuses just outside it."""
+"""The bounds of ``felt.wire.limits``: each accepts its whole range and refuses just outside it."""
 
 from __future__ import annotations
 
@@ -6,12 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from felt.api import limits
-from felt.api.convert import BadAction, action_from_proto
-from felt.eventstore.codec import table_config_from_proto
-from felt.rules.commands import IllegalAction
-from felt.rules.config import Variant
-from felt.table.aggregate import (
+from felt.core.rules.commands import IllegalAction
+from felt.core.rules.config import Variant
+from felt.core.table.aggregate import (
     AddChips,
     CreateTable,
     SeatPlayer,
@@ -19,7 +16,10 @@ from felt.table.aggregate import (
     TableState,
     execute_table,
 )
-from felt.table.events import TableConfig
+from felt.core.table.events import TableConfig
+from felt.messages.values import table_config_from_proto
+from felt.wire import limits
+from felt.wire.convert import BadAction, action_from_proto
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from felt.cards import cards
-from felt.phh.parse import PhhError, load, loads, loads_toml, parse_action, parse_cards
+from felt.core.cards import cards
+from felt.tools.phh.parse import PhhError, load, loads, loads_toml, parse_action, parse_cards
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared/conformance/phh"
 

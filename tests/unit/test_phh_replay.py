@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from felt.cli import main
-from felt.phh.parse import loads
-from felt.phh.replay import Status, VerifyResult, build_setup, verify_hand
+from felt.tools.cli import main
+from felt.tools.phh.parse import loads
+from felt.tools.phh.replay import Status, VerifyResult, build_setup, verify_hand
 
 HEADER = """variant = 'NT'
 antes = {antes}

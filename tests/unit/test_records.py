@@ -1,6 +1,6 @@
 """Every ``Record`` (a compiled frozen dataclass, most with ``__init__`` written out) works as one.
 
-``felt.record`` explains why most of those ``__init__`` methods are written
+``felt.core.record`` explains why most of those ``__init__`` methods are written
 out; this checks that each one matches its class's fields (names, order,
 defaults), so a field added to an event without its ``__init__`` line is
 caught here, and that the classes stay immutable, comparable and copyable. The compiled build
@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from felt.compiled import COMPILED_MODULES, PACKAGE
-from felt.record import Record
+from felt.core.record import Record
 
 # Typed as Any: each is a dataclass, which mypy cannot tell from ``RecordClass``.
 RecordClass = type[Any]

@@ -1,4 +1,4 @@
-"""The one settings reader (``felt.service.settings``), checked against the code and the docs.
+"""The one settings reader (``felt.config.settings``), checked against the code and the docs.
 
 * Nothing in ``libs/`` or ``services/`` reads the environment but the reader: no
   ``os.environ.get``/``os.getenv``/``os.environ[...]`` anywhere else, and no setting's name
@@ -20,20 +20,20 @@ from pathlib import Path
 
 import pytest
 
-from felt.api.limits import CHIP_CAP
-from felt.service import config_cli
-from felt.service import settings as S
-from felt.service.settings import SETTINGS, ConfigError
+from felt.config import settings as S
+from felt.config.settings import SETTINGS, ConfigError
+from felt.tools import config_cli
+from felt.wire.limits import CHIP_CAP
 from services.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-READER = ROOT / "libs" / "felt" / "service" / "settings.py"
+READER = ROOT / "libs" / "felt" / "config" / "settings.py"
 NAME = re.compile(r"^(FELT_[A-Z0-9_]+|REDIS_URL|DATABASE_URL|FORWARDED_ALLOW_IPS)$")
 PREFIX = re.compile(r"^FELT_[A-Z0-9_]*$")  # the start of a name put together
 
 
 def _sources() -> list[Path]:
-    roots = (ROOT / "libs" / "felt", ROOT / "services")
+    roots = (ROOT / "libs" / "felt", ROOT / "libs" / "felt_dev", ROOT / "services")
     return sorted(
         p
         for root in roots
@@ -74,7 +74,7 @@ def test_nothing_but_the_reader_reads_the_environment() -> None:
         for path in _sources()
         for line, what in _environment_reads(ast.parse(path.read_text(), str(path)))
     ]
-    assert not found, "read a setting with felt.service.settings instead:\n" + "\n".join(found)
+    assert not found, "read a setting with felt.config.settings instead:\n" + "\n".join(found)
 
 
 def test_the_scan_sees_every_way_of_reading() -> None:
@@ -123,7 +123,7 @@ def test_each_setting_is_declared_once_under_its_own_name() -> None:
         assert setting.help and "\n" not in setting.help
         for cell in (setting.help, setting.doc, setting.default_doc):
             assert "|" not in cell, f"{setting.name}: a '|' would split the docs table"
-    assert S.CHIP_CAP == CHIP_CAP  # felt.api.limits' bound, which the reader cannot import
+    assert S.CHIP_CAP == CHIP_CAP  # felt.wire.limits' bound, which the reader cannot import
 
 
 def test_the_docs_table_is_the_generated_one() -> None:
@@ -131,7 +131,7 @@ def test_the_docs_table_is_the_generated_one() -> None:
     document = path.read_text()
     assert config_cli.BEGIN in document and config_cli.END in document
     assert config_cli.with_table(document) == document, (
-        "docs/operations.md's table of settings differs from libs/felt/service/settings.py: "
+        "docs/operations.md's table of settings differs from libs/felt/config/settings.py: "
         "run `felt config --write-docs docs/operations.md`"
     )
     for setting in SETTINGS:

@@ -1,4 +1,4 @@
-"""The upcast hook (``felt.eventstore.upcast``): an old shape decoded as today's, bytes untouched.
+"""The upcast hook (``felt.messages.upcast``): an old shape decoded as today's, bytes untouched.
 
 The worked example of the module's docstring, registered for these tests
 only: a ``PlayerSatOut`` written without a reason decodes as a requested
@@ -11,11 +11,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from felt.eventstore import upcast as upcasting
-from felt.eventstore.codec import CodecError, EventMeta, decode_event, encode_event
-from felt.rules.config import Variant
-from felt.table.aggregate import replay_table
-from felt.table.events import PlayerSatOut, PlayerSeated, TableConfig, TableCreated
+from felt.core.rules.config import Variant
+from felt.core.table.aggregate import replay_table
+from felt.core.table.events import PlayerSatOut, PlayerSeated, TableConfig, TableCreated
+from felt.messages import upcast as upcasting
+from felt.messages.events import EventMeta
+from felt.messages.values import CodecError
+from felt.storage.eventstore.codec import decode_event, encode_event
 from poker.events.v1 import events_pb2 as pb
 
 

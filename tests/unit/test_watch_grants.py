@@ -1,11 +1,11 @@
-"""Watch grants (``felt.tokens``): a spectator's signed key to one private table, never
+"""Watch grants (``felt.wire.tokens``): a spectator's signed key to one private table, never
 mistaken for a seat token nor the other way round."""
 
 from __future__ import annotations
 
 import pytest
 
-from felt.tokens import (
+from felt.wire.tokens import (
     WATCH_GRANT_EXPIRED,
     SeatClaim,
     TokenError,

@@ -1,5 +1,5 @@
 // Cards as the API sends them: a code 0..51 = rank * 4 + suit, ranks 2..A, suits c d h s
-// (felt.cards), or `hidden` for a card the viewer may not see.
+// (felt.core.cards), or `hidden` for a card the viewer may not see.
 import type { Card } from "./gen/poker/events/v1/events_pb";
 
 export const RANKS = "23456789TJQKA";

@@ -48,7 +48,7 @@ const CATEGORIES: Record<string, string> = {
 
 /**
  * A hand's name in the player's language. The server describes it in English
- * ("Two pair, kings and fives (ace)", felt.evaluator.describe); the category before the
+ * ("Two pair, kings and fives (ace)", felt.core.evaluator.describe); the category before the
  * first comma is translated, and English keeps the whole description.
  */
 export function handName(described: string): string {

@@ -1,5 +1,5 @@
-// "Verify this deal" in the browser: the check of felt.table.deals.verify_hand and
-// felt.table.commitment.verify_opening, with WebCrypto's SHA-256.
+// "Verify this deal" in the browser: the check of felt.core.table.deals.verify_hand and
+// felt.core.table.commitment.verify_opening, with WebCrypto's SHA-256.
 //
 // Before the first card the server publishes the root of a Merkle tree over the deck; leaf
 // i is SHA-256("felt-card-v1" | i | card | salt_i), inner nodes SHA-256("felt-node-v1" |
@@ -44,7 +44,7 @@ async function sha256(data: Uint8Array<ArrayBuffer>): Promise<Uint8Array> {
 }
 
 /** Whether each sibling on the way up from leaf `position` of a `leafCount`-leaf tree is on
- * the right (felt.table.commitment.proof_shape): a position's one path. */
+ * the right (felt.core.table.commitment.proof_shape): a position's one path. */
 export function proofShape(position: number, leafCount: number): boolean[] {
   const shape: boolean[] = [];
   let index = position;
@@ -114,7 +114,7 @@ function visibleCards(item: WatchTableResponse): Seen {
 
 /** What is wrong with the deck positions `item` deals (hidden cards' too; `dealt`: those
  * dealt before in the hand, updated): one dealt twice, or a card dealt in play (a board
- * card, a draw) off the deck's top (felt.table.deals). */
+ * card, a draw) off the deck's top (felt.core.table.deals). */
 function dealingProblems(item: WatchTableResponse, dealt: Set<number>): string[] {
   if (item.item.case !== "event") return [];
   const ev = item.item.value.event;

@@ -1,1 +1,1 @@
-"""What every Felt service shares: its settings, its RPC plumbing."""
+"""What every Felt service shares: its RPC plumbing, structured logs, the metrics/health server."""

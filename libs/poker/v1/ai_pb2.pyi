@@ -107,7 +107,7 @@ Global___DecisionRequest: _TypeAlias = DecisionRequest  # noqa: Y015
 @_typing.final
 class SeatStats(_message.Message):
     """One seat's playing style at a table, as counts over completed hands
-    (felt.bots.opponents.SeatStats). The first round is preflop in Hold'em and
+    (felt.core.table.stats.SeatStats). The first round is preflop in Hold'em and
     before the draw in Draw; "later" is every betting round after it.
     """
 

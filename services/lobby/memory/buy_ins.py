@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from felt.idempotency import RequestKey, RequestReused
+from felt.storage.idempotency import RequestKey, RequestReused
 from services.lobby.memory.ledger import MemoryLedger
 from services.lobby.memory.lounges import MemoryLounges
 from services.lobby.ports.buy_ins import (

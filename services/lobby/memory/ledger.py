@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from felt.idempotency import RequestKey, RequestReused
+from felt.storage.idempotency import RequestKey, RequestReused
 from services.lobby.ports.ledger import (
     Account,
     Audit,

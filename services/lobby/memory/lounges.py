@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from felt.idempotency import RequestReused
+from felt.storage.idempotency import RequestReused
 from services.lobby.ports.lounges import (
     Lounge,
     LoungeFilter,

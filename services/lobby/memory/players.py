@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
-from felt.idempotency import RequestKey, RequestReused
+from felt.storage.idempotency import RequestKey, RequestReused
 from services.lobby.ports.players import AlreadyRegistered, NameTaken, NewPlayer, Player
 
 

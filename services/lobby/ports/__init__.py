@@ -10,10 +10,10 @@ service tests on the fakes (``tests/unit/services/test_lobby_app_on_fakes.py``)
 test what production does.
 
 Every write that a client can retry is keyed by a
-:class:`~felt.idempotency.RequestKey` (scoped to the caller and the call,
+:class:`~felt.storage.idempotency.RequestKey` (scoped to the caller and the call,
 sealed with the request's fingerprint): the same key with the same
 fingerprint finds the first outcome and changes nothing; with another
-fingerprint it is :class:`~felt.idempotency.RequestReused`.
+fingerprint it is :class:`~felt.storage.idempotency.RequestReused`.
 """
 
 from services.lobby.ports.buy_ins import (

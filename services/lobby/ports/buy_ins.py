@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from felt.idempotency import RequestKey, server_key
+from felt.storage.idempotency import RequestKey, server_key
 from services.lobby.ports.tables import SeatGrant
 
 

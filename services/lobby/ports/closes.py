@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Protocol
 
-from felt.idempotency import RequestKey, server_key
+from felt.storage.idempotency import RequestKey, server_key
 from poker.events.v1 import events_pb2 as epb
 from services.lobby.ports.buy_ins import BuyIn
 from services.lobby.ports.lounges import Lounge

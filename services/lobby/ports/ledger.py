@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from felt.idempotency import FINGERPRINT_BYTES, RequestKey, server_key
+from felt.storage.idempotency import FINGERPRINT_BYTES, RequestKey, server_key
 
 
 class Kind(enum.StrEnum):

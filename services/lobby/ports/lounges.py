@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from felt.idempotency import RequestKey
+from felt.storage.idempotency import RequestKey
 
 
 class LoungeState(enum.StrEnum):

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from felt.idempotency import RequestKey
+from felt.storage.idempotency import RequestKey
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +25,7 @@ class Player:
 @dataclass(frozen=True, slots=True)
 class NewPlayer:
     player_id: str
-    display_name: str  # already clean (felt.api.limits.clean_display_name)
+    display_name: str  # already clean (felt.wire.limits.clean_display_name)
     name_key: str  # the name case-folded: unique
     password_hash: str | None
     request: RequestKey

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from felt.idempotency import RequestKey
+from felt.storage.idempotency import RequestKey
 
 
 @dataclass(frozen=True, slots=True)

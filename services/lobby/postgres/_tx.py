@@ -17,7 +17,7 @@ import asyncpg
 if TYPE_CHECKING:
     from asyncpg.pool import PoolConnectionProxy
 
-from felt.idempotency import RequestKey, RequestReused
+from felt.storage.idempotency import RequestKey, RequestReused
 from services.lobby.ports.ledger import HouseKind, HouseMovement, Kind, Movement, NoAccount
 
 Conn: TypeAlias = "PoolConnectionProxy[asyncpg.Record]"  # subscriptable only in the stubs

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import asyncpg
 
-from felt.idempotency import RequestKey, RequestReused
+from felt.storage.idempotency import RequestKey, RequestReused
 from services.lobby.ports.buy_ins import (
     BuyIn,
     BuyInState,

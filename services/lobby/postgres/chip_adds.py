@@ -11,7 +11,7 @@ from datetime import datetime
 
 import asyncpg
 
-from felt.idempotency import RequestKey, RequestReused
+from felt.storage.idempotency import RequestKey, RequestReused
 from services.lobby.ports.chip_adds import (
     ChipAdd,
     ChipAddState,

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import asyncpg
 
-from felt.idempotency import RequestKey
+from felt.storage.idempotency import RequestKey
 from services.lobby.ports.ledger import (
     RETURNED_STATES,
     Account,

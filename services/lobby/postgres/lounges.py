@@ -6,7 +6,7 @@ from datetime import datetime
 
 import asyncpg
 
-from felt.idempotency import RequestReused
+from felt.storage.idempotency import RequestReused
 from services.lobby.ports.closes import ends_by_itself
 from services.lobby.ports.lounges import (
     Lounge,

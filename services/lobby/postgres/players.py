@@ -6,7 +6,7 @@ from datetime import datetime
 
 import asyncpg
 
-from felt.idempotency import RequestKey, RequestReused
+from felt.storage.idempotency import RequestKey, RequestReused
 from services.lobby.ports.players import AlreadyRegistered, NameTaken, NewPlayer, Player
 
 _PLAYER = "player_id, display_name, password_hash, created_at, registered_at"

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 import asyncpg
 
-from felt.idempotency import RequestKey, RequestReused
+from felt.storage.idempotency import RequestKey, RequestReused
 from services.lobby.ports.sessions import Rotation, Session, TokenHasher
 
 _SESSION = "session_id, player_id, generation, issued_at, expires_at, revoked_at IS NOT NULL"

@@ -24,10 +24,10 @@ import grpc
 import redis.asyncio as redis_async_lib
 from argon2 import PasswordHasher
 
-from felt.archive.feed import RedisProjectorFeed
-from felt.archive.postgres import PostgresHandArchive
-from felt.migrations import migrate
-from felt.registry import RedisTableRegistry
+from felt.storage.archive.feed import RedisProjectorFeed
+from felt.storage.archive.postgres import PostgresHandArchive
+from felt.storage.migrations import migrate
+from felt.storage.registry import RedisTableRegistry
 from poker.v1 import history_service_pb2_grpc as hrpc
 from poker.v1 import lobby_service_pb2_grpc as lrpc
 from poker.v1 import table_service_pb2_grpc as trpc

@@ -41,8 +41,8 @@ from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
-from felt.api.limits import MAX_REQUEST_BYTES
-from felt.eventstore import events_key
+from felt.storage.eventstore import events_key
+from felt.wire.limits import MAX_REQUEST_BYTES
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import history_service_pb2 as hpb
 from poker.v1 import lobby_pb2 as lpb

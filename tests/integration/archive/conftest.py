@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator
 import asyncpg
 import pytest
 
-from felt.archive import HandArchive, MemoryHandArchive
-from felt.archive.postgres import PostgresHandArchive
+from felt.storage.archive import HandArchive, MemoryHandArchive
+from felt.storage.archive.postgres import PostgresHandArchive
 from tests.integration.lobby.conftest import lobby_dsn  # noqa: F401 - the fixture
 
 ARCHIVE_TABLES = (

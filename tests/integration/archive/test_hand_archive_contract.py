@@ -11,7 +11,8 @@ from dataclasses import replace
 
 import pytest
 
-from felt.archive import (
+from felt.core.rules.config import Variant
+from felt.storage.archive import (
     ArchivedHand,
     Cursor,
     HandArchive,
@@ -20,9 +21,8 @@ from felt.archive import (
     PositionMoved,
     TableWrite,
 )
-from felt.archive.projection import Batch, TableProjection
-from felt.eventstore import StoredRecord
-from felt.rules.config import Variant
+from felt.storage.archive.projection import Batch, TableProjection
+from felt.storage.eventstore import StoredRecord
 from tests.unit.archive.streams import archived, play_table, stored
 
 HOLDEM = stored("c-holdem", play_table("c-holdem", Variant.NLHE, hands=10))

@@ -1,4 +1,7 @@
-"""The ProjectorFeed contract (felt.archive.feed), on Redis and on the fake over a memory store."""
+"""The ProjectorFeed contract (felt.storage.archive.feed).
+
+Run on Redis and on the fake over a memory store.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +13,8 @@ from dataclasses import dataclass
 import pytest
 import redis.asyncio as aioredis
 
-from felt.archive.feed import MemoryProjectorFeed, ProjectorFeed, RedisProjectorFeed
-from felt.eventstore import EventStore, EventsTrimmed, MemoryEventStore, RedisEventStore
+from felt.storage.archive.feed import MemoryProjectorFeed, ProjectorFeed, RedisProjectorFeed
+from felt.storage.eventstore import EventStore, EventsTrimmed, MemoryEventStore, RedisEventStore
 
 
 @dataclass

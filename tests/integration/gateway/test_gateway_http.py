@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from google.protobuf import json_format
 from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
-from felt.api.clients import TrustedProxies
+from felt.wire.clients import TrustedProxies
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_connect as connect
 from poker.v1 import table_service_pb2 as pb

@@ -24,10 +24,10 @@ import pytest
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 
-from felt.api import access
-from felt.api.attempts import AttemptLimits
-from felt.api.clients import TrustedProxies
-from felt.tokens import SEAT_TOKEN_HEADER
+from felt.wire import access
+from felt.wire.attempts import AttemptLimits
+from felt.wire.clients import TrustedProxies
+from felt.wire.tokens import SEAT_TOKEN_HEADER
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_connect as connect
 from poker.v1 import table_service_pb2 as pb
@@ -412,7 +412,7 @@ FORGED = f"v1.{PAYLOAD}.{'A' * 43}"
 
 
 def test_every_rpc_is_declared_public_or_service_only() -> None:
-    # One declaration (felt.api.access), which the table service's auth rules take theirs
+    # One declaration (felt.wire.access), which the table service's auth rules take theirs
     # from; every RPC is one or the other, so a new RPC cannot be exposed by accident (the
     # gateway refuses what is not declared public, and this fails until it is declared).
     for service in (TABLE_SERVICE, LOBBY_SERVICE, HISTORY_SERVICE):

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import pytest
 
-from felt.migrations import migrate
+from felt.storage.migrations import migrate
 from services.lobby.db_cli import MIGRATIONS
 from services.lobby.memory import (
     MemoryBuyIns,

@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from argon2 import PasswordHasher
 
-from felt.idempotency import ClientRequest, RequestKey, RequestReused
+from felt.storage.idempotency import ClientRequest, RequestKey, RequestReused
 from poker.events.v1 import events_pb2 as epb
 from services.lobby.application import LobbyApp, LobbySecrets, LobbySettings
 from services.lobby.auth import Authenticator

@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from felt.idempotency import RequestReused
+from felt.storage.idempotency import RequestReused
 from services.lobby.memory import MemoryBuyIns, MemoryChipAdds, MemoryLedger
 from services.lobby.ports import (
     ChipAdds,

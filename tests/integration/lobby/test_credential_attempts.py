@@ -28,8 +28,8 @@ from grpc_reflection.v1alpha import (  # type: ignore[import-untyped]
     reflection_pb2_grpc,
 )
 
-from felt.api.attempts import AttemptLimits
-from felt.api.clients import TrustedProxies
+from felt.wire.attempts import AttemptLimits
+from felt.wire.clients import TrustedProxies
 from poker.v1 import history_service_pb2 as hpb
 from poker.v1 import history_service_pb2_grpc as hrpc
 from poker.v1 import lobby_service_pb2 as pb

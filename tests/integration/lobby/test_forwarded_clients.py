@@ -21,7 +21,7 @@ import pytest
 from argon2 import PasswordHasher
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
-from felt.api.clients import TrustedProxies
+from felt.wire.clients import TrustedProxies
 from poker.v1 import lobby_service_pb2 as pb
 from poker.v1 import lobby_service_pb2_grpc as rpc
 from services.gateway.config import GatewayConfig

@@ -25,17 +25,16 @@ import grpc
 import pokerkit
 import pytest
 
-from felt.api.convert import is_hand_event
-from felt.archive import Cursor, TableWrite
-from felt.archive.postgres import PostgresHandArchive
-from felt.archive.projection import TableProjection
-from felt.cards import card_str
-from felt.client.replay import events_of, render
-from felt.client.verify_hand import check_history
-from felt.eventstore import RedisEventStore
-from felt.migrations import migrate
-from felt.rules.events import HandEnded
-from felt.table.events import AnyEvent
+from felt.core.cards import card_str
+from felt.core.rules.events import HandEnded
+from felt.core.table.events import AnyEvent, is_hand_event
+from felt.storage.archive import Cursor, TableWrite
+from felt.storage.archive.postgres import PostgresHandArchive
+from felt.storage.archive.projection import TableProjection
+from felt.storage.eventstore import RedisEventStore
+from felt.storage.migrations import migrate
+from felt.tools.client.replay import events_of, render
+from felt.tools.client.verify_hand import check_history
 from poker.v1 import history_service_pb2 as hpb
 from poker.v1 import history_service_pb2_grpc as hrpc
 from poker.v1 import lobby_service_pb2 as pb

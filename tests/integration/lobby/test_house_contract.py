@@ -13,8 +13,8 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from felt.idempotency import RequestReused
-from felt.migrations import migrate
+from felt.storage.idempotency import RequestReused
+from felt.storage.migrations import migrate
 from services.lobby.db_cli import MIGRATIONS
 from services.lobby.ports import LoungeSeat, LoungeState, NewLounge, NewPlayer, SeatGrant
 from services.lobby.ports.ledger import (

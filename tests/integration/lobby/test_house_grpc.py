@@ -18,7 +18,7 @@ import grpc
 import pytest
 from argon2 import PasswordHasher
 
-from felt.idempotency import ClientRequest
+from felt.storage.idempotency import ClientRequest
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import lobby_pb2 as lpb
 from poker.v1 import lobby_service_pb2 as pb

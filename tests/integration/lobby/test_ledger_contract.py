@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from felt.idempotency import RequestKey, RequestReused
+from felt.storage.idempotency import RequestKey, RequestReused
 from services.lobby.ports import InsufficientChips, Kind, NewPlayer, NoAccount, TopUpRefused
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -14,7 +14,7 @@ import asyncio
 
 import asyncpg
 
-from felt.migrations import migrate
+from felt.storage.migrations import migrate
 from services.lobby.db_cli import MIGRATIONS
 from tests.fuzz.lobby.audit import audit, in_flight
 from tests.fuzz.lobby.harness import Harness

@@ -19,7 +19,7 @@ import pytest
 from argon2 import PasswordHasher
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
-from felt.tokens import DEV_SERVICE_TOKEN
+from felt.wire.tokens import DEV_SERVICE_TOKEN
 from poker.v1 import lobby_pb2 as lpb
 from poker.v1 import lobby_service_pb2 as pb
 from poker.v1 import lobby_service_pb2_grpc as rpc

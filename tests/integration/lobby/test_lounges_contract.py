@@ -10,7 +10,7 @@ from typing import Any
 import asyncpg
 import pytest
 
-from felt.idempotency import RequestKey, RequestReused
+from felt.storage.idempotency import RequestKey, RequestReused
 from services.lobby.ports import LoungeFilter, LoungeSeat, LoungeState, NewLounge, NewPlayer
 from services.lobby.postgres import PgLounges
 

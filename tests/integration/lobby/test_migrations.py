@@ -8,7 +8,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from felt.migrations import MigrationError, applied_versions, load, migrate
+from felt.storage.migrations import MigrationError, applied_versions, load, migrate
 from services.cli import main
 from services.lobby.db_cli import MIGRATIONS
 

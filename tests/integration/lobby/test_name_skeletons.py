@@ -10,7 +10,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from felt.migrations import migrate
+from felt.storage.migrations import migrate
 from services.cli import main
 from services.lobby.db_cli import MIGRATIONS
 from services.lobby.names import skeleton

@@ -20,10 +20,10 @@ import pytest
 from argon2 import PasswordHasher
 from textual.widgets import Button
 
-from felt.client.play import model
-from felt.client.play.app import LoungePlan, PlayApp
-from felt.client.play.session import PlaySession
-from felt.client.play.tables import table_config
+from felt.tools.client.play import model
+from felt.tools.client.play.app import LoungePlan, PlayApp
+from felt.tools.client.play.session import PlaySession
+from felt.tools.client.play.tables import table_config
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import lobby_pb2 as lpb
 from poker.v1 import lobby_service_pb2 as lobby_api

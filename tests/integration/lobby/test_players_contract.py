@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from felt.idempotency import RequestKey, RequestReused
+from felt.storage.idempotency import RequestKey, RequestReused
 from services.lobby.ports import AlreadyRegistered, NameTaken, NewPlayer, Rotation
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

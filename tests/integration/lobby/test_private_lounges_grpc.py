@@ -17,7 +17,7 @@ import grpc
 import pytest
 from argon2 import PasswordHasher
 
-from felt.tokens import WatchClaim, issue_watch_grant
+from felt.wire.tokens import WatchClaim, issue_watch_grant
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import history_service_pb2 as hpb
 from poker.v1 import history_service_pb2_grpc as hrpc

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from argon2 import PasswordHasher
 
-from felt.idempotency import ClientRequest
+from felt.storage.idempotency import ClientRequest
 from services.lobby.application import LobbyApp, LobbySecrets, LobbySettings, client_address
 from services.lobby.refusals import Refused
 from services.lobby.tokens import Passwords

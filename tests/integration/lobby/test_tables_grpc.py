@@ -13,9 +13,9 @@ from typing import Any
 import grpc
 import pytest
 
-from felt.archive import Cursor, MemoryHandArchive, TableWrite
-from felt.archive.projection import TableProjection
-from felt.eventstore import RedisEventStore
+from felt.storage.archive import Cursor, MemoryHandArchive, TableWrite
+from felt.storage.archive.projection import TableProjection
+from felt.storage.eventstore import RedisEventStore
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb_table
 from poker.v1 import table_service_pb2 as tpb

@@ -29,11 +29,11 @@ import redis.asyncio as redis_async_lib
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
-from felt.eventstore import RedisEventStore, events_key, lease_key, requests_key
-from felt.eventstore.codec import from_stored_event
-from felt.idempotency import client_key, seat_principal
-from felt.table.aggregate import replay_table
-from felt.tokens import token_hash
+from felt.core.table.aggregate import replay_table
+from felt.messages.events import from_stored_event
+from felt.storage.eventstore import RedisEventStore, events_key, lease_key, requests_key
+from felt.storage.idempotency import client_key, seat_principal
+from felt.wire.tokens import token_hash
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import ai_pb2
 from poker.v1 import table_pb2 as tpb
@@ -422,7 +422,8 @@ class TableEnv:
 
     @staticmethod
     def request_key(seat: SeatKey, request: Message) -> str:
-        """The key the stream records ``seat``'s ``request`` under (``felt.idempotency``)."""
+        """The key the stream records ``seat``'s ``request`` under
+        (``felt.storage.idempotency``)."""
         return client_key(seat_principal(seat.seat, token_hash(seat.token)), request).key
 
     async def lease_owner(self, table_id: str) -> str | None:

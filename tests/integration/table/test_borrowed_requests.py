@@ -1,4 +1,4 @@
-"""Request ids cannot be borrowed (issue #9, items 1 and 2; ``felt.idempotency``).
+"""Request ids cannot be borrowed (issue #9, items 1 and 2; ``felt.storage.idempotency``).
 
 Each attack here worked before request ids were scoped to their caller and call:
 replaying another seat's id returned that seat's view with its hole cards, and

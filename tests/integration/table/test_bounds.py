@@ -16,9 +16,9 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
-from felt.api import limits
-from felt.eventstore import events_key
-from felt.instances import INSTANCE_KEY_PREFIX
+from felt.storage.eventstore import events_key
+from felt.storage.instances import INSTANCE_KEY_PREFIX
+from felt.wire import limits
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb

@@ -13,7 +13,7 @@ from typing import Any
 import grpc
 import pytest
 
-from felt.api.clients import TrustedProxies
+from felt.wire.clients import TrustedProxies
 from poker.v1 import table_service_pb2 as pb
 from services.table.watch import WatchLimits
 from tests.integration.table.harness import TableEnv

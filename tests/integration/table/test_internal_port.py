@@ -1,7 +1,7 @@
 """An internal port for the internal calls (``FELT_TABLE_INTERNAL_ADDR``; issue #24, item 6).
 
 With it, the public port (where the gateway calls) refuses every internal RPC
-(``felt.api.access.SERVICE_ONLY``) even with the service credential, and changes
+(``felt.wire.access.SERVICE_ONLY``) even with the service credential, and changes
 nothing; the internal port (the lobby's and the AI workers', behind a
 NetworkPolicy) serves them, and both serve the public calls and the health
 service the cluster's gRPC probes ask.
@@ -15,7 +15,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # type: ignore[import-untyped]
 
-from felt.api.access import SERVICE_ONLY, TABLE_SERVICE
+from felt.wire.access import SERVICE_ONLY, TABLE_SERVICE
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.table.public_port import INTERNAL_ONLY

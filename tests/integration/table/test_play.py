@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from felt.eventstore.codec import from_stored_event
-from felt.rules.events import CardsDrawn
+from felt.core.rules.events import CardsDrawn
+from felt.messages.events import from_stored_event
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb

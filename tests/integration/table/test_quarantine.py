@@ -20,12 +20,12 @@ from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-unty
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # type: ignore[import-untyped]
 from structlog.testing import capture_logs
 
-from felt.eventstore import RedisEventStore
-from felt.eventstore.codec import encode_stored
-from felt.registry import QUARANTINE_KEY, TABLES_KEY
-from felt.rules.config import Variant
-from felt.table.aggregate import CreateTable, SeatPlayer, StartNextHand, execute_table
-from felt.table.events import AnyEvent, TableConfig
+from felt.core.rules.config import Variant
+from felt.core.table.aggregate import CreateTable, SeatPlayer, StartNextHand, execute_table
+from felt.core.table.events import AnyEvent, TableConfig
+from felt.storage.eventstore import RedisEventStore
+from felt.storage.eventstore.codec import encode_stored
+from felt.storage.registry import QUARANTINE_KEY, TABLES_KEY
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from services.table.stream import hand_ids, timestamp

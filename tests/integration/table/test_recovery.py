@@ -12,10 +12,10 @@ from typing import Any
 import grpc
 import pytest
 
-from felt.eventstore import RedisEventStore, VersionConflict
-from felt.idempotency import server_key
-from felt.rules.commands import Act, ActionKind
-from felt.table.aggregate import LeaveSeat, PlayHand, SitOut
+from felt.core.rules.commands import Act, ActionKind
+from felt.core.table.aggregate import LeaveSeat, PlayHand, SitOut
+from felt.storage.eventstore import RedisEventStore, VersionConflict
+from felt.storage.idempotency import server_key
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from services.table.runtime import TableRuntime

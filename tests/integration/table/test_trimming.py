@@ -20,7 +20,7 @@ import redis.asyncio as aioredis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from felt.eventstore import (
+from felt.storage.eventstore import (
     EventsTrimmed,
     RedisEventStore,
     archived_key,
@@ -28,7 +28,7 @@ from felt.eventstore import (
     meta_key,
     requests_key,
 )
-from felt.tokens import SEAT_TOKEN_HEADER
+from felt.wire.tokens import SEAT_TOKEN_HEADER
 from poker.v1 import table_service_pb2 as pb
 from services.table.runtime import TableRuntime
 from services.table.snapshots import SnapshotPolicy

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from felt.api.convert import proof_from_proto
-from felt.eventstore.codec import from_stored_event
-from felt.table.deals import verify_hand
+from felt.core.table.deals import verify_hand
+from felt.messages.events import from_stored_event
+from felt.wire.convert import proof_from_proto
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from felt.archive import ArchivedHand
-from felt.archive.projection import TableProjection
-from felt.archive.values import Cursor
-from felt.eventstore import StoredRecord
-from felt.eventstore.codec import EventMeta, encode_event
-from felt.rules.config import Variant
-from felt.table.events import AnyEvent, TableConfig
+from felt.core.rules.config import Variant
+from felt.core.table.events import AnyEvent, TableConfig
+from felt.messages.events import EventMeta
+from felt.storage.archive import ArchivedHand
+from felt.storage.archive.projection import TableProjection
+from felt.storage.archive.values import Cursor
+from felt.storage.eventstore import StoredRecord
+from felt.storage.eventstore.codec import encode_event
 from services.table.stream import hand_ids
 from tests.golden.record import Recorder
 

@@ -7,14 +7,9 @@ import random
 
 import pytest
 
-from felt.archive import ArchivedHand, seat_summaries
-from felt.archive.projection import Batch, TableProjection
-from felt.archive.values import Cursor
-from felt.cards import full_deck
-from felt.eventstore import StoredRecord
-from felt.eventstore.codec import decode_event
-from felt.rules.config import HandSetup, SeatSetup, Variant, public_hand_id
-from felt.rules.events import (
+from felt.core.cards import full_deck
+from felt.core.rules.config import HandSetup, SeatSetup, Variant, public_hand_id
+from felt.core.rules.events import (
     BlindPosted,
     CardsShown,
     Event,
@@ -25,7 +20,12 @@ from felt.rules.events import (
     PlayerFolded,
     PotAwarded,
 )
-from felt.table.events import DeckCommitted
+from felt.core.table.events import DeckCommitted
+from felt.storage.archive import ArchivedHand, seat_summaries
+from felt.storage.archive.projection import Batch, TableProjection
+from felt.storage.archive.values import Cursor
+from felt.storage.eventstore import StoredRecord
+from felt.storage.eventstore.codec import decode_event
 from tests.golden.record import stream_path
 from tests.unit.archive.streams import archived, play_table, stored
 

@@ -14,16 +14,16 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from felt.bots import BOT_NAMES, Bot, get_bot
-from felt.bots.hard import HardBot
-from felt.cards import deck_from_rng
-from felt.rules.commands import Act, Discard, StartHand
-from felt.rules.config import HandSetup, SeatSetup, Variant
-from felt.rules.engine import execute
-from felt.rules.events import CardsDrawn, Event, HandStarted, HoleCardsDealt
-from felt.rules.legal import LegalActions, legal_actions
-from felt.rules.state import HandState
-from felt.rules.views import HandView, redact_all, view_for
+from felt.core.cards import deck_from_rng
+from felt.core.rules.commands import Act, Discard, StartHand
+from felt.core.rules.config import HandSetup, SeatSetup, Variant
+from felt.core.rules.engine import execute
+from felt.core.rules.events import CardsDrawn, Event, HandStarted, HoleCardsDealt
+from felt.core.rules.legal import LegalActions, legal_actions
+from felt.core.rules.state import HandState
+from felt.core.rules.views import HandView, redact_all, view_for
+from felt.players.bots import BOT_NAMES, Bot, get_bot
+from felt.players.bots.hard import HardBot
 
 HANDS_PER_VARIANT = 300
 

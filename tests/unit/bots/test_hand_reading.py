@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import random
 
-from felt.bots.base import discard
-from felt.bots.drawhand import analyse, candidate_keeps, simple_keep, standard_keep
-from felt.bots.holdem import Made, draws, made_hand, preflop_percentile, texture
-from felt.cards import cards
-from felt.rules.events import Street
-from felt.rules.legal import LegalActions
+from felt.core.cards import cards
+from felt.core.rules.events import Street
+from felt.core.rules.legal import LegalActions
+from felt.players.bots.base import discard
+from felt.players.bots.drawhand import analyse, candidate_keeps, simple_keep, standard_keep
+from felt.players.bots.holdem import Made, draws, made_hand, preflop_percentile, texture
 
 
 def keep_of(hand: str, keeper: object) -> set[int]:

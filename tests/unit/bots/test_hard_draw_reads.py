@@ -1,6 +1,6 @@
 """How the hard bot plays Five-Card Draw before the draw against what the record shows.
 
-Four reads of the table's public record (``felt.bots.opponents``) and one
+Four reads of the table's public record (``felt.players.bots.opponents``) and one
 guard against Monte Carlo noise:
 
 - a bet before the draw is paid only by the hands the seat plays: against a
@@ -24,18 +24,19 @@ from dataclasses import replace
 
 import pytest
 
-from felt.bots import get_bot, hard
-from felt.bots.base import Bot, situation
-from felt.bots.drawhand import analyse
-from felt.bots.hard import HardBot, TableRead, _check_caps, _first_callers
-from felt.bots.ladder import deck_for, hand_id_for, hand_setup, master_key, play_hand
-from felt.bots.opponents import ModelBuilder, SeatStats
-from felt.evaluator import HandCategory
-from felt.rules.commands import Discard
-from felt.rules.config import Variant
-from felt.rules.events import Street
-from felt.rules.legal import LegalActions
-from felt.rules.views import HandView
+from felt.core.evaluator import HandCategory
+from felt.core.rules.commands import Discard
+from felt.core.rules.config import Variant
+from felt.core.rules.events import Street
+from felt.core.rules.legal import LegalActions
+from felt.core.rules.views import HandView
+from felt.core.table.stats import SeatStats
+from felt.players.bots import get_bot, hard
+from felt.players.bots.base import Bot, situation
+from felt.players.bots.drawhand import analyse
+from felt.players.bots.hard import HardBot, TableRead, _check_caps, _first_callers
+from felt.players.bots.opponents import ModelBuilder
+from felt_dev.ladder import deck_for, hand_id_for, hand_setup, master_key, play_hand
 from tests.unit.bots.test_hard_fields import Recorder
 from tests.unit.bots.test_hard_reads import play_heads_up
 

@@ -1,7 +1,7 @@
 """How the hard bot plays Five-Card Draw heads-up against a selective player (a rock).
 
 A player who folds most hands to a bet before the draw continues only with
-its best ones, and the public record says so (``felt.bots.opponents``):
+its best ones, and the public record says so (``felt.players.bots.opponents``):
 
 - its first-round bets are as strong as its raise rate is low (two pair or
   better from a player who bets one hand in thirteen);
@@ -18,8 +18,16 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from felt.bots.base import Situation, situation
-from felt.bots.hard import (
+from felt.core.cards import cards
+from felt.core.evaluator import HandCategory, category_of, evaluate
+from felt.core.rules.commands import Act, ActionKind
+from felt.core.rules.config import Variant
+from felt.core.rules.events import Event, Street
+from felt.core.rules.legal import LegalActions
+from felt.core.rules.views import HandView
+from felt.core.table.stats import SeatStats
+from felt.players.bots.base import Situation, situation
+from felt.players.bots.hard import (
     HardBot,
     Style,
     TableRead,
@@ -27,14 +35,6 @@ from felt.bots.hard import (
     _kept_pair_floor,
     _strong_bets,
 )
-from felt.bots.opponents import SeatStats
-from felt.cards import cards
-from felt.evaluator import HandCategory, category_of, evaluate
-from felt.rules.commands import Act, ActionKind
-from felt.rules.config import Variant
-from felt.rules.events import Event, Street
-from felt.rules.legal import LegalActions
-from felt.rules.views import HandView
 from tests.unit.bots.test_hard_fields import Recorder
 from tests.unit.bots.test_hard_reads import play_heads_up
 

@@ -12,18 +12,19 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from felt.bots import get_bot
-from felt.bots.base import Bot, Decision, situation
-from felt.bots.hard import HardBot, TableRead
-from felt.bots.ladder import deck_for, hand_id_for, hand_setup, master_key, play_hand
-from felt.bots.opponents import ModelBuilder, SeatStats, TableStats
-from felt.evaluator import HandCategory, category_of, evaluate
-from felt.rules.commands import ActionKind, StartHand
-from felt.rules.config import Variant
-from felt.rules.engine import execute
-from felt.rules.events import Event, Street
-from felt.rules.legal import LegalActions, legal_actions
-from felt.rules.views import HandView, view_for
+from felt.core.evaluator import HandCategory, category_of, evaluate
+from felt.core.rules.commands import ActionKind, StartHand
+from felt.core.rules.config import Variant
+from felt.core.rules.engine import execute
+from felt.core.rules.events import Event, Street
+from felt.core.rules.legal import LegalActions, legal_actions
+from felt.core.rules.views import HandView, view_for
+from felt.core.table.stats import SeatStats
+from felt.players.bots import get_bot
+from felt.players.bots.base import Bot, Decision, situation
+from felt.players.bots.hard import HardBot, TableRead
+from felt.players.bots.opponents import ModelBuilder, TableStats
+from felt_dev.ladder import deck_for, hand_id_for, hand_setup, master_key, play_hand
 
 STATION = SeatStats(hands=60, vpip=60, faced=80, folded=0, calls=120)
 MANIAC = SeatStats(hands=60, vpip=60, pfr=60, first_faced=40, bets=150, calls=10, checks=0)

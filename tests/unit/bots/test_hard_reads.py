@@ -1,6 +1,6 @@
 """How the hard bot reads who will contest a pot and who pays a value bet.
 
-Two reads of the table's public record (``felt.bots.opponents``):
+Two reads of the table's public record (``felt.players.bots.opponents``):
 
 - facing a big bet at a loose table, the seats still to act continue only as
   often as their record says they do not fold, so aces call a random
@@ -16,19 +16,20 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from felt.bots import get_bot
-from felt.bots.base import Bot, situation
-from felt.bots.hard import HardBot, HardTuning, TableRead, _contested
-from felt.bots.holdem import draws
-from felt.bots.ladder import deck_for, hand_id_for, hand_setup, master_key, play_hand
-from felt.bots.opponents import ModelBuilder, SeatStats
-from felt.evaluator import HandCategory, category_of, evaluate
-from felt.rules.commands import Act, ActionKind, StartHand
-from felt.rules.config import Variant
-from felt.rules.engine import execute
-from felt.rules.events import Event, Street
-from felt.rules.legal import LegalActions, legal_actions
-from felt.rules.views import HandView, redact_all, view_for
+from felt.core.evaluator import HandCategory, category_of, evaluate
+from felt.core.rules.commands import Act, ActionKind, StartHand
+from felt.core.rules.config import Variant
+from felt.core.rules.engine import execute
+from felt.core.rules.events import Event, Street
+from felt.core.rules.legal import LegalActions, legal_actions
+from felt.core.rules.views import HandView, redact_all, view_for
+from felt.core.table.stats import SeatStats
+from felt.players.bots import get_bot
+from felt.players.bots.base import Bot, situation
+from felt.players.bots.hard import HardBot, HardTuning, TableRead, _contested
+from felt.players.bots.holdem import draws
+from felt.players.bots.opponents import ModelBuilder
+from felt_dev.ladder import deck_for, hand_id_for, hand_setup, master_key, play_hand
 from tests.unit.bots.test_hard_fields import Recorder
 
 # Enters most pots, bets a fair share, folds half the time to a bet (the random bot's record).

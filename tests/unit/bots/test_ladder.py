@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from felt.bots.ladder import PAIRINGS, Chunk, play_chunk, summarize
-from felt.bots.ladder_cli import main, register
-from felt.rules.config import Variant
+from felt.core.rules.config import Variant
+from felt_dev.ladder import PAIRINGS, Chunk, play_chunk, summarize
+from felt_dev.ladder_cli import main, register
 
 
 def test_ladder_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -42,9 +42,14 @@ def test_duplicate_deals_are_zero_sum_for_identical_bots() -> None:
 
 
 def test_felt_cli_has_ladder() -> None:
-    from felt.cli import build_parser
+    """The installed ``felt`` command has it (composed in services.cli: the library does not
+    import the dev tooling)."""
+    from felt.tools.cli import build_parser
+    from services.cli import SUBCOMMAND_MODULES
 
-    args = build_parser().parse_args(["ladder", "--hands", "4", "--variant", "nlhe"])
+    args = build_parser(SUBCOMMAND_MODULES).parse_args(
+        ["ladder", "--hands", "4", "--variant", "nlhe"]
+    )
     assert args.command == "ladder" and args.hands == 4
 
 

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from felt.bots import get_bot
-from felt.bots.ladder import Chunk, deck_for, master_key, play_chunk
-from felt.bots.opponents import TableStats
-from felt.cards import deck_from_rng
-from felt.rules.config import Variant
-from felt.rules.events import Event
-from felt.rules.legal import LegalActions
-from felt.rules.views import HandView
+from felt.core.cards import deck_from_rng
+from felt.core.rules.config import Variant
+from felt.core.rules.events import Event
+from felt.core.rules.legal import LegalActions
+from felt.core.rules.views import HandView
+from felt.players.bots import get_bot
+from felt.players.bots.opponents import TableStats
+from felt_dev.ladder import Chunk, deck_for, master_key, play_chunk
 
 SEEN: list[tuple[HandView, list[Event], TableStats | None]] = []
 
@@ -42,7 +42,7 @@ class Spy:
 
 
 def test_a_bot_sees_nothing_that_predicts_the_deck(monkeypatch: pytest.MonkeyPatch) -> None:
-    import felt.bots.ladder as ladder
+    import felt_dev.ladder as ladder
 
     SEEN.clear()
 

@@ -6,19 +6,20 @@ import random
 
 import pytest
 
-from felt.api.seat_stats import stats_from_proto, stats_to_proto
-from felt.bots import get_bot
-from felt.bots.base import situation
-from felt.bots.hard import Style, TableRead
-from felt.bots.ladder import deck_for, hand_id_for, hand_setup, master_key
-from felt.bots.opponents import ModelBuilder, SeatStats, build_stats
-from felt.rules.commands import StartHand
-from felt.rules.config import Variant
-from felt.rules.engine import execute
-from felt.rules.events import Event
-from felt.rules.legal import legal_actions
-from felt.rules.views import redact_all, view_for
-from felt.table.events import PlayerLeft
+from felt.core.rules.commands import StartHand
+from felt.core.rules.config import Variant
+from felt.core.rules.engine import execute
+from felt.core.rules.events import Event
+from felt.core.rules.legal import legal_actions
+from felt.core.rules.views import redact_all, view_for
+from felt.core.table.events import PlayerLeft
+from felt.core.table.stats import SeatStats
+from felt.players.bots import get_bot
+from felt.players.bots.base import situation
+from felt.players.bots.hard import Style, TableRead
+from felt.players.bots.opponents import ModelBuilder, build_stats
+from felt.wire.seat_stats import stats_from_proto, stats_to_proto
+from felt_dev.ladder import deck_for, hand_id_for, hand_setup, master_key
 from poker.v1 import ai_pb2
 
 
@@ -138,7 +139,7 @@ def test_hard_reads_stations_and_folders() -> None:
 
 def test_tight_players_still_have_a_range() -> None:
     """A seat that almost never enters a pot gets a narrow range, never an empty one."""
-    from felt.bots.hard import _share
+    from felt.players.bots.hard import _share
 
     assert _share(0.0) == 0.04 and _share(0.016) == 0.04 and _share(3.0) == 1.0
     stats = build_stats(

@@ -5,15 +5,15 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from felt.bots.ladder import deck_for, hand_setup, master_key
-from felt.bots.opponents import SeatStats
-from felt.bots.tag import TightAggressive, _reweight, _strong_draw, _top
-from felt.cards import cards
-from felt.rules.commands import ActionKind, StartHand
-from felt.rules.config import Variant
-from felt.rules.engine import execute
-from felt.rules.legal import LegalActions, legal_actions
-from felt.rules.views import HandView, view_for
+from felt.core.cards import cards
+from felt.core.rules.commands import ActionKind, StartHand
+from felt.core.rules.config import Variant
+from felt.core.rules.engine import execute
+from felt.core.rules.legal import LegalActions, legal_actions
+from felt.core.rules.views import HandView, view_for
+from felt.core.table.stats import SeatStats
+from felt.players.bots.tag import TightAggressive, _reweight, _strong_draw, _top
+from felt_dev.ladder import deck_for, hand_setup, master_key
 
 
 def first_decision(variant: Variant, seats: int, hole_text: str) -> tuple[HandView, LegalActions]:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from felt.bots.ladder import summarize
-from felt.bots.ladder_cli import main
-from felt.bots.verdict import compare, exploitation, markdown, verdict
-from felt.rules.config import Variant
+from felt.core.rules.config import Variant
+from felt_dev.ladder import summarize
+from felt_dev.ladder_cli import main
+from felt_dev.verdict import compare, exploitation, markdown, verdict
 
 
 def test_a_paired_difference_cancels_the_luck_two_matches_share() -> None:

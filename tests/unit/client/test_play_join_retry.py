@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 import grpc
 import pytest
 
-from felt.client.play import session as play
+from felt.tools.client.play import session as play
 from poker.v1 import lobby_pb2 as lpb
 from poker.v1 import lobby_service_pb2 as lobby_api
 from poker.v1 import lobby_service_pb2_grpc as lobby_rpc

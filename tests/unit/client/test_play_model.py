@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from felt.cards import card
-from felt.client.play import model
+from felt.core.cards import card
+from felt.tools.client.play import model
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 

@@ -13,13 +13,13 @@ from collections.abc import Sequence
 
 import pytest
 
-from felt.cards import Card, cards
-from felt.evaluator import evaluate
-from felt.rules.commands import Act, ActionKind, Command, Discard, IllegalAction, StartHand
-from felt.rules.config import HandSetup
-from felt.rules.engine import execute, replay
-from felt.rules.events import CardsShown, Event, HandEnded, PotAwarded, Street
-from felt.rules.legal import LegalActions, legal_actions
+from felt.core.cards import Card, cards
+from felt.core.evaluator import evaluate
+from felt.core.rules.commands import Act, ActionKind, Command, Discard, IllegalAction, StartHand
+from felt.core.rules.config import HandSetup
+from felt.core.rules.engine import execute, replay
+from felt.core.rules.events import CardsShown, Event, HandEnded, PotAwarded, Street
+from felt.core.rules.legal import LegalActions, legal_actions
 
 # Short names for the action kinds the hands are written with.
 FOLD, CHECK, CALL = ActionKind.FOLD, ActionKind.CHECK, ActionKind.CALL

@@ -10,8 +10,8 @@ Seats are numbered 1..n in dealing order; the button is seat n.
 
 from __future__ import annotations
 
-from felt.rules.commands import Act
-from felt.rules.events import BetPlaced, PlayerCalled, Street, StreetStarted
+from felt.core.rules.commands import Act
+from felt.core.rules.events import BetPlaced, PlayerCalled, Street, StreetStarted
 from tests.unit.rules.hands import ALL_IN, CALL, CHECK, FOLD, RAISE, Game
 from tests.unit.rules.test_draw import draw5
 from tests.unit.rules.test_nlhe import nlhe

@@ -13,12 +13,12 @@ from dataclasses import replace
 
 import pytest
 
-from felt.cards import Card, cards
-from felt.evaluator import describe
-from felt.rules.commands import Act, Discard, IllegalAction, StartHand
-from felt.rules.config import HandSetup, SeatSetup, Variant
-from felt.rules.engine import execute
-from felt.rules.events import (
+from felt.core.cards import Card, cards
+from felt.core.evaluator import describe
+from felt.core.rules.commands import Act, Discard, IllegalAction, StartHand
+from felt.core.rules.config import HandSetup, SeatSetup, Variant
+from felt.core.rules.engine import execute
+from felt.core.rules.events import (
     AntePosted,
     BetPlaced,
     CardsDrawn,
@@ -34,7 +34,7 @@ from felt.rules.events import (
     Street,
     StreetStarted,
 )
-from felt.rules.legal import LegalActions
+from felt.core.rules.legal import LegalActions
 from tests.unit.rules.hands import (
     ALL_IN,
     BET,

@@ -13,17 +13,17 @@ from dataclasses import replace
 
 import pytest
 
-from felt.cards import cards
-from felt.evaluator import describe
-from felt.rules.commands import (
+from felt.core.cards import cards
+from felt.core.evaluator import describe
+from felt.core.rules.commands import (
     Act,
     IllegalAction,
     ShowCards,
     StartHand,
 )
-from felt.rules.config import HandSetup, SeatSetup, Variant
-from felt.rules.engine import execute, replay
-from felt.rules.events import (
+from felt.core.rules.config import HandSetup, SeatSetup, Variant
+from felt.core.rules.engine import execute, replay
+from felt.core.rules.events import (
     AntePosted,
     BetPlaced,
     BlindPosted,
@@ -40,8 +40,8 @@ from felt.rules.events import (
     StreetStarted,
     UncalledBetReturned,
 )
-from felt.rules.legal import LegalActions
-from felt.rules.views import view_for
+from felt.core.rules.legal import LegalActions
+from felt.core.rules.views import view_for
 from tests.unit.rules.hands import (
     ALL_IN,
     BET,

@@ -21,9 +21,9 @@ from dataclasses import replace
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from felt.cards import Card
-from felt.evaluator import evaluate
-from felt.rules.commands import (
+from felt.core.cards import Card
+from felt.core.evaluator import evaluate
+from felt.core.rules.commands import (
     Act,
     ActionKind,
     Command,
@@ -32,9 +32,9 @@ from felt.rules.commands import (
     ShowCards,
     StartHand,
 )
-from felt.rules.config import HandSetup, SeatSetup, Variant
-from felt.rules.engine import execute, replay
-from felt.rules.events import (
+from felt.core.rules.config import HandSetup, SeatSetup, Variant
+from felt.core.rules.engine import execute, replay
+from felt.core.rules.events import (
     BetPlaced,
     CardsDrawn,
     CardsMucked,
@@ -47,9 +47,9 @@ from felt.rules.events import (
     Street,
     StreetStarted,
 )
-from felt.rules.legal import LegalActions, legal_actions
-from felt.rules.state import HandState
-from felt.rules.views import redact, view_for
+from felt.core.rules.legal import LegalActions, legal_actions
+from felt.core.rules.state import HandState
+from felt.core.rules.views import redact, view_for
 
 PROPERTY_SETTINGS = settings(
     max_examples=int(os.environ.get("FELT_PROPERTY_EXAMPLES", "120")),

@@ -1,4 +1,4 @@
-"""Each variant is described once (``felt.rules.variants``) and everything else follows it.
+"""Each variant is described once (``felt.core.rules.variants``) and everything else follows it.
 
 These check that every ``Variant`` has a definition, that an unknown variant
 is refused loudly everywhere it could enter (a hand, a table, a fold, the
@@ -13,16 +13,14 @@ from enum import StrEnum
 
 import pytest
 
-import felt.rules.variants as variants_module
-from felt.bots import LEVELS, get_bot
-from felt.cards import DECK_SIZE
-from felt.eventstore.codec import ai_level_from_proto, ai_level_to_proto
-from felt.rules.commands import IllegalAction, StartHand
-from felt.rules.config import HandSetup, SeatSetup, Variant
-from felt.rules.engine import apply, execute
-from felt.rules.events import HandStarted, HoleCardsDealt, Street
-from felt.rules.legal import legal_actions
-from felt.rules.variants import (
+import felt.core.rules.variants as variants_module
+from felt.core.cards import DECK_SIZE
+from felt.core.rules.commands import IllegalAction, StartHand
+from felt.core.rules.config import HandSetup, SeatSetup, Variant
+from felt.core.rules.engine import apply, execute
+from felt.core.rules.events import HandStarted, HoleCardsDealt, Street
+from felt.core.rules.legal import legal_actions
+from felt.core.rules.variants import (
     VARIANTS,
     Betting,
     FirstToAct,
@@ -30,9 +28,11 @@ from felt.rules.variants import (
     VariantRules,
     rules_for,
 )
-from felt.table.aggregate import CreateTable, decide_table
-from felt.table.events import AI_LEVELS, TableConfig
-from felt.table.positions import next_positions
+from felt.core.table.aggregate import CreateTable, decide_table
+from felt.core.table.events import AI_LEVELS, TableConfig
+from felt.core.table.positions import next_positions
+from felt.messages.values import ai_level_from_proto, ai_level_to_proto
+from felt.players.bots import LEVELS, get_bot
 
 ALL = list(Variant)
 

@@ -17,15 +17,15 @@ from typing import Any
 import grpc
 import pytest
 
-from felt.api.convert import action_from_proto
-from felt.decisions import MemoryDecisionQueue
-from felt.eventstore import MemoryEventStore, VersionConflict
-from felt.idempotency import ai_principal, client_key
-from felt.registry import MemoryTableRegistry
-from felt.rules.commands import IllegalAction
-from felt.rules.config import Variant
-from felt.table.aggregate import CreateTable, PlayHand, SeatPlayer, TableCommand
-from felt.table.events import TableConfig
+from felt.core.rules.commands import IllegalAction
+from felt.core.rules.config import Variant
+from felt.core.table.aggregate import CreateTable, PlayHand, SeatPlayer, TableCommand
+from felt.core.table.events import TableConfig
+from felt.storage.decisions import MemoryDecisionQueue
+from felt.storage.eventstore import MemoryEventStore, VersionConflict
+from felt.storage.idempotency import ai_principal, client_key
+from felt.storage.registry import MemoryTableRegistry
+from felt.wire.convert import action_from_proto
 from poker.v1 import table_service_pb2 as pb
 from services.ai_worker.config import WorkerConfig
 from services.ai_worker.worker import AiWorker

@@ -13,8 +13,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from felt.api.limits import LimitError
-from felt.idempotency import RequestKey
+from felt.storage.idempotency import RequestKey
+from felt.wire.limits import LimitError
 from services.lobby.application import LobbySettings
 from services.lobby.auth import Caller
 from services.lobby.closing import ClosingApp

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from felt.api.limits import LimitError
+from felt.wire.limits import LimitError
 from services.lobby.names import is_ai_label, name_key, new_display_name, skeleton
 
 ZWJ, ZWNJ = "\u200d", "\u200c"

@@ -10,8 +10,8 @@ from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from google.protobuf import json_format
 
-from felt.eventstore import MemoryEventStore
-from felt.instances import MemoryTableInstances
+from felt.storage.eventstore import MemoryEventStore
+from felt.storage.instances import MemoryTableInstances
 from poker.v1 import history_service_connect, lobby_service_connect, table_service_connect
 from poker.v1 import table_service_pb2 as pb
 from services.gateway.app import HISTORY_SERVICE, LOBBY_SERVICE, TABLE_SERVICE

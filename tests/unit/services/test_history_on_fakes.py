@@ -2,7 +2,7 @@
 
 A recorded golden table of each variant is stored as the table service
 stores it; its first hands are archived through the projector's own fold
-(``felt.archive.projection``), the rest stay only in the stream. Two lobby
+(``felt.storage.archive.projection``), the rest stay only in the stream. Two lobby
 players sit in two of its seats. What a client would get is asserted: who
 sees which cards (for archived and live hands alike, with the oracle of
 ``tests/unit/test_history.py`` from the raw events), proofs that verify,
@@ -15,13 +15,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from felt.api.limits import LimitError
-from felt.archive import Cursor, MemoryHandArchive, TableWrite
-from felt.archive.projection import TableProjection
-from felt.eventstore import MemoryEventStore
-from felt.history import Role, build_history, render_text
-from felt.rules.config import public_hand_id
-from felt.rules.events import (
+from felt.core.rules.config import public_hand_id
+from felt.core.rules.events import (
     BetPlaced,
     CardsDrawn,
     CardsShown,
@@ -33,8 +28,13 @@ from felt.rules.events import (
     PlayerFolded,
     StreetStarted,
 )
-from felt.table.deals import verify_hand
-from felt.table.events import AnyEvent
+from felt.core.table.deals import verify_hand
+from felt.core.table.events import AnyEvent
+from felt.storage.archive import Cursor, MemoryHandArchive, TableWrite
+from felt.storage.archive.projection import TableProjection
+from felt.storage.eventstore import MemoryEventStore
+from felt.tools.history import Role, build_history, render_text
+from felt.wire.limits import LimitError
 from services.lobby.auth import ANONYMOUS, OPERATOR, Caller
 from services.lobby.history import HandRead, HistoryApp, Reading
 from services.lobby.refusals import Code, Refused

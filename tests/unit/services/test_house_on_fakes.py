@@ -89,7 +89,7 @@ async def test_the_ai_stack_is_the_lounges_rule(low: int, high: int, expected: i
 
 
 def test_the_ai_stack_never_passes_the_chip_cap() -> None:
-    from felt.api.limits import CHIP_CAP
+    from felt.wire.limits import CHIP_CAP
 
     assert ai_stack(CHIP_CAP, CHIP_CAP, CHIP_CAP) == CHIP_CAP
     assert ai_stack(CHIP_CAP // 10, CHIP_CAP // 10, CHIP_CAP) == CHIP_CAP

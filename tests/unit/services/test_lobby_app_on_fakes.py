@@ -15,8 +15,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from argon2 import PasswordHasher
 
-from felt.api.limits import LimitError
-from felt.idempotency import ClientRequest, RequestKey, RequestReused
+from felt.storage.idempotency import ClientRequest, RequestKey, RequestReused
+from felt.wire.limits import LimitError
 from services.lobby.application import (
     Credentials,
     LobbyApp,

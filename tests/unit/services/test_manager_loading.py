@@ -11,13 +11,13 @@ import uuid
 
 import pytest
 
-from felt.decisions import MemoryDecisionQueue
-from felt.eventstore import MemoryEventStore
-from felt.idempotency import client_key
-from felt.registry import MemoryTableRegistry
-from felt.rules.config import Variant
-from felt.table.aggregate import CreateTable
-from felt.table.events import TableConfig
+from felt.core.rules.config import Variant
+from felt.core.table.aggregate import CreateTable
+from felt.core.table.events import TableConfig
+from felt.storage.decisions import MemoryDecisionQueue
+from felt.storage.eventstore import MemoryEventStore
+from felt.storage.idempotency import client_key
+from felt.storage.registry import MemoryTableRegistry
 from poker.v1 import table_service_pb2 as pb
 from services.table.manager import TableManager, TableNotFound
 

@@ -19,12 +19,13 @@ from random import Random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from felt.api.convert import redact_event
-from felt.bots.opponents import ModelBuilder, SeatStats, build_stats
-from felt.eventstore import EventStore, EventsTrimmed, MemoryEventStore, StoredRecord
-from felt.eventstore.codec import from_stored_event
-from felt.idempotency import server_key
-from felt.table.events import AnyEvent
+from felt.core.table.events import AnyEvent
+from felt.core.table.redaction import redact_event
+from felt.core.table.stats import SeatStats
+from felt.messages.events import from_stored_event
+from felt.players.bots.opponents import ModelBuilder, build_stats
+from felt.storage.eventstore import EventStore, EventsTrimmed, MemoryEventStore, StoredRecord
+from felt.storage.idempotency import server_key
 from poker.events.v1 import events_pb2 as epb
 from services.table.opponents import OpponentModel
 from services.table.runtime import TableRuntime

@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from felt.archive import ArchivedHand, MemoryHandArchive
-from felt.archive.feed import MemoryProjectorFeed
-from felt.eventstore import MemoryEventStore, StoredRecord
-from felt.registry import MemoryTableRegistry
-from felt.rules.config import Variant
+from felt.core.rules.config import Variant
+from felt.storage.archive import ArchivedHand, MemoryHandArchive
+from felt.storage.archive.feed import MemoryProjectorFeed
+from felt.storage.eventstore import MemoryEventStore, StoredRecord
+from felt.storage.registry import MemoryTableRegistry
 from services.projector.metrics import ProjectorMetrics
 from services.projector.ownership import owner_of
 from services.projector.projector import Projector

@@ -19,15 +19,15 @@ from datetime import timedelta
 import pytest
 
 import services.table.auth as auth_module
-from felt.api import limits
-from felt.decisions import MemoryDecisionQueue
-from felt.eventstore import MemoryEventStore
-from felt.idempotency import ClientRequest
-from felt.registry import MemoryTableRegistry
-from felt.rules.commands import Act, ActionKind
-from felt.rules.config import public_hand_id
-from felt.rules.events import HandStarted
-from felt.table.events import PlayerSeated
+from felt.core.rules.commands import Act, ActionKind
+from felt.core.rules.config import public_hand_id
+from felt.core.rules.events import HandStarted
+from felt.core.table.events import PlayerSeated
+from felt.storage.decisions import MemoryDecisionQueue
+from felt.storage.eventstore import MemoryEventStore
+from felt.storage.idempotency import ClientRequest
+from felt.storage.registry import MemoryTableRegistry
+from felt.wire import limits
 from poker.events.v1 import events_pb2 as epb
 from services.table.admin import Seated, TableAdmin
 from services.table.application import TableApp

@@ -7,11 +7,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from felt.rules.config import Variant
-from felt.table.aggregate import CreateTable, LeaveSeat, SeatPlayer, TableState, execute_table
-from felt.table.events import TableConfig
+from felt.config import settings as S
+from felt.core.rules.config import Variant
+from felt.core.table.aggregate import CreateTable, LeaveSeat, SeatPlayer, TableState, execute_table
+from felt.core.table.events import TableConfig
 from services.settings import ConfigError
-from felt.service import settings as S
 from services.table.rest import RestPolicy, has_person
 from services.table.server import TableServerConfig
 

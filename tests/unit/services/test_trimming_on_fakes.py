@@ -12,7 +12,7 @@ import asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from felt.eventstore import MemoryEventStore
+from felt.storage.eventstore import MemoryEventStore
 from tests.unit.services.trimming import play_archive_trim_rebuild
 from tests.unit.table.random_tables import RandomTable, random_table
 

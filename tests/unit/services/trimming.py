@@ -14,9 +14,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from random import Random
 
-from felt.eventstore import EventStore, EventsTrimmed
-from felt.idempotency import server_key
-from felt.table.aggregate import replay_table
+from felt.core.table.aggregate import replay_table
+from felt.storage.eventstore import EventStore, EventsTrimmed
+from felt.storage.idempotency import server_key
 from services.table.runtime import TableRuntime
 from services.table.snapshots import SnapshotPolicy
 from services.table.stream import rebuild

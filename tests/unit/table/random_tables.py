@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
-from felt.rules.commands import Act, ActionKind, Discard, IllegalAction, ShowCards
-from felt.rules.config import Variant
-from felt.rules.legal import legal_actions
-from felt.table.aggregate import (
+from felt.core.rules.commands import Act, ActionKind, Discard, IllegalAction, ShowCards
+from felt.core.rules.config import Variant
+from felt.core.rules.legal import legal_actions
+from felt.core.table.aggregate import (
     AddChips,
     CloseTable,
     CreateTable,
@@ -33,7 +33,7 @@ from felt.table.aggregate import (
     execute_table,
     snapshot_of,
 )
-from felt.table.events import AnyEvent, PlayerLeft, PlayerSeated, TableConfig
+from felt.core.table.events import AnyEvent, PlayerLeft, PlayerSeated, TableConfig
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from felt.table.aggregate import (
+from felt.core.table.aggregate import (
     PlayHand,
     TableCommand,
     TableState,

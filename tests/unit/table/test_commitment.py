@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-from felt.cards import shuffled_deck
-from felt.table.commitment import (
+from felt.core.cards import shuffled_deck
+from felt.core.table.commitment import (
     DeckTree,
     _salts,
     commit_deck,
@@ -62,10 +62,10 @@ def test_a_kept_tree_opens_as_a_fresh_one() -> None:
 
 
 def test_a_hand_builds_its_tree_once_for_all_viewers() -> None:
-    from felt.rules.config import HandSetup, SeatSetup, Variant
-    from felt.rules.events import HandStarted, HoleCardsDealt, Street, StreetStarted
-    from felt.table.deals import ProofTracker
-    from felt.table.events import AnyEvent, DeckCommitted
+    from felt.core.rules.config import HandSetup, SeatSetup, Variant
+    from felt.core.rules.events import HandStarted, HoleCardsDealt, Street, StreetStarted
+    from felt.core.table.deals import ProofTracker
+    from felt.core.table.events import AnyEvent, DeckCommitted
 
     trackers = [ProofTracker(viewer=0), ProofTracker(viewer=1), ProofTracker(viewer=None)]
     for hand in range(2):

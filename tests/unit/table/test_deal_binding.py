@@ -1,4 +1,4 @@
-"""A server that cheats the deck commitment is caught by ``felt.table.deals.verify_hand``.
+"""A server that cheats the deck commitment is caught by ``felt.core.table.deals.verify_hand``.
 
 The commitment proves the cards were fixed before play only if each deck position can
 open as one card: these servers publish a root and then choose a card once the players
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import hashlib
 
-from felt.cards import shuffled_deck
-from felt.rules.events import HoleCardsDealt, Street, StreetStarted
-from felt.table.commitment import (
+from felt.core.cards import shuffled_deck
+from felt.core.rules.events import HoleCardsDealt, Street, StreetStarted
+from felt.core.table.commitment import (
     CardOpening,
     DeckTree,
     _levels,
@@ -23,8 +23,8 @@ from felt.table.commitment import (
     salt_for,
     verify_opening,
 )
-from felt.table.deals import verify_hand
-from felt.table.events import AnyEvent, DeckCommitted
+from felt.core.table.deals import verify_hand
+from felt.core.table.events import AnyEvent, DeckCommitted
 
 SEED = hashlib.sha256(b"binding").digest()
 DECK = shuffled_deck(SEED)

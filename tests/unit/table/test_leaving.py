@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from felt.api.convert import table_view_to_proto
-from felt.rules.commands import Act, ActionKind, Discard, Forfeit, IllegalAction, ShowCards
-from felt.rules.config import Variant
-from felt.rules.events import PlayerChecked, PlayerFolded
-from felt.table.aggregate import (
+from felt.core.rules.commands import Act, ActionKind, Discard, Forfeit, IllegalAction, ShowCards
+from felt.core.rules.config import Variant
+from felt.core.rules.events import PlayerChecked, PlayerFolded
+from felt.core.table.aggregate import (
     CreateTable,
     LeaveSeat,
     PlayHand,
@@ -22,7 +21,8 @@ from felt.table.aggregate import (
     decide_table,
     passive_action,
 )
-from felt.table.events import PlayerLeft, PlayerSatOut, TableConfig
+from felt.core.table.events import PlayerLeft, PlayerSatOut, TableConfig
+from felt.wire.convert import table_view_to_proto
 from tests.unit.table.tables import run
 
 

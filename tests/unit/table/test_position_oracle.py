@@ -5,7 +5,7 @@ returns, chips added, and hands played with random actions (so players bust),
 through heads-up and back. Before every hand an oracle that knows only
 RULES.md's text ("Betting obligations", Hold'em) says where the button and
 the blinds go; the table must agree. The oracle walks the seats one by one
-as a dealer would, rather than computing distances as ``felt.table.positions``
+as a dealer would, rather than computing distances as ``felt.core.table.positions``
 does, and it tracks on its own who would be dealt in.
 
 RULES.md, as the oracle reads it:
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from felt.rules.commands import Act, ActionKind
-from felt.rules.config import Variant
-from felt.rules.events import BlindPosted, HandStarted
-from felt.rules.legal import legal_actions
-from felt.table.aggregate import (
+from felt.core.rules.commands import Act, ActionKind
+from felt.core.rules.config import Variant
+from felt.core.rules.events import BlindPosted, HandStarted
+from felt.core.rules.legal import legal_actions
+from felt.core.table.aggregate import (
     AddChips,
     CreateTable,
     LeaveSeat,
@@ -44,8 +44,8 @@ from felt.table.aggregate import (
     StartNextHand,
     TableState,
 )
-from felt.table.events import TableConfig
-from felt.table.positions import Positions
+from felt.core.table.events import TableConfig
+from felt.core.table.positions import Positions
 from tests.unit.table.tables import run
 
 SMALL, BIG = 1, 2

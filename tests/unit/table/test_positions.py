@@ -6,9 +6,9 @@ import itertools
 
 import pytest
 
-from felt.rules.config import Variant
-from felt.rules.events import BlindPosted, HandStarted
-from felt.table.aggregate import (
+from felt.core.rules.config import Variant
+from felt.core.rules.events import BlindPosted, HandStarted
+from felt.core.table.aggregate import (
     CreateTable,
     LeaveSeat,
     SeatPlayer,
@@ -17,8 +17,8 @@ from felt.table.aggregate import (
     StartNextHand,
     TableState,
 )
-from felt.table.events import TableConfig
-from felt.table.positions import Positions, dealing_order, next_positions
+from felt.core.table.events import TableConfig
+from felt.core.table.positions import Positions, dealing_order, next_positions
 from tests.unit.table.tables import play_out, run
 
 NLHE = Variant.NLHE

@@ -8,12 +8,19 @@ from dataclasses import replace
 
 import pytest
 
-from felt.eventstore.codec import EventMeta, decode_event, encode_event
-from felt.rules.config import Variant, public_hand_id, public_id_from
-from felt.rules.events import HandStarted
-from felt.rules.views import redact, view_for
-from felt.table.aggregate import CreateTable, SeatPlayer, StartNextHand, TableState, execute_table
-from felt.table.events import TableConfig
+from felt.core.rules.config import Variant, public_hand_id, public_id_from
+from felt.core.rules.events import HandStarted
+from felt.core.rules.views import redact, view_for
+from felt.core.table.aggregate import (
+    CreateTable,
+    SeatPlayer,
+    StartNextHand,
+    TableState,
+    execute_table,
+)
+from felt.core.table.events import TableConfig
+from felt.messages.events import EventMeta
+from felt.storage.eventstore.codec import decode_event, encode_event
 from tests.unit.table.tables import play_out, run
 
 HEX32 = re.compile(r"[0-9a-f]{32}")

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from felt.api.convert import redact_event
-from felt.eventstore.codec import EventMeta, decode_event, encode_event
-from felt.rules.commands import IllegalAction
-from felt.rules.config import Variant
-from felt.table.aggregate import (
+from felt.core.rules.commands import IllegalAction
+from felt.core.rules.config import Variant
+from felt.core.table.aggregate import (
     CreateTable,
     LeaveSeat,
     ReissueSeatToken,
@@ -21,7 +19,10 @@ from felt.table.aggregate import (
     snapshot_of,
     state_from_snapshot,
 )
-from felt.table.events import AnyEvent, SeatTokenReissued, TableConfig
+from felt.core.table.events import AnyEvent, SeatTokenReissued, TableConfig
+from felt.core.table.redaction import redact_event
+from felt.messages.events import EventMeta
+from felt.storage.eventstore.codec import decode_event, encode_event
 from services.table.auth import Credential, check_occupant
 from services.table.refusals import Refused
 

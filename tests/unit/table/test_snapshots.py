@@ -13,10 +13,8 @@ import pytest
 from google.protobuf.descriptor import Descriptor
 from hypothesis import HealthCheck, given, settings
 
-from felt.api.convert import redact_event
-from felt.eventstore.codec import EventMeta, decode_event, encode_event
-from felt.rules.config import Variant
-from felt.table.aggregate import (
+from felt.core.rules.config import Variant
+from felt.core.table.aggregate import (
     CreateTable,
     SeatPlayer,
     SnapshotRefused,
@@ -26,7 +24,10 @@ from felt.table.aggregate import (
     snapshot_of,
     state_from_snapshot,
 )
-from felt.table.events import TableConfig, TableSnapshotTaken
+from felt.core.table.events import TableConfig, TableSnapshotTaken
+from felt.core.table.redaction import redact_event
+from felt.messages.events import EventMeta
+from felt.storage.eventstore.codec import decode_event, encode_event
 from poker.events.v1 import events_pb2 as epb
 from tests.unit.table.random_tables import RandomTable, random_table
 from tests.unit.table.tables import run

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from felt.rules.commands import IllegalAction
-from felt.rules.config import Variant
-from felt.table.aggregate import CreateTable, SeatPlayer, StartNextHand, TableState
-from felt.table.events import TableConfig
+from felt.core.rules.commands import IllegalAction
+from felt.core.rules.config import Variant
+from felt.core.table.aggregate import CreateTable, SeatPlayer, StartNextHand, TableState
+from felt.core.table.events import TableConfig
 from tests.unit.table.tables import play_out, run
 
 CONFIGS = {

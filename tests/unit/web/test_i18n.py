@@ -39,7 +39,7 @@ REFUSALS = {
     "unauthenticated",
     "refused",
 }
-SOURCES = ("services", "libs/felt/rules", "libs/felt/table", "libs/felt/api")
+SOURCES = ("services", "libs/felt/core/rules", "libs/felt/core/table", "libs/felt/wire")
 
 
 def messages(code: str) -> dict[str, str]:

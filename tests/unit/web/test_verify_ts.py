@@ -1,5 +1,6 @@
 """The browser's "verify this deal" (web/src/verify.ts) catches the servers that cheat the
-deck commitment, as ``felt.table.deals.verify_hand`` does (tests/unit/table/test_deal_binding.py).
+deck commitment, as ``felt.core.table.deals.verify_hand`` does
+(tests/unit/table/test_deal_binding.py).
 
 verify.ts is compiled with the web client's own TypeScript (web/node_modules, ``make web``)
 and run under Node (whose WebCrypto it uses) on hands built here: an honest one, one from a
@@ -18,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from felt.cards import shuffled_deck
-from felt.table.commitment import (
+from felt.core.cards import shuffled_deck
+from felt.core.table.commitment import (
     CardOpening,
     _levels,
     commit_deck,

@@ -5,8 +5,8 @@ Stored events: the facts a Felt table is made of, in the order they happened.
 
 A table's Redis stream (`table:{<table_id>}:events`) holds one serialized
 `StoredEvent` per entry; the table's state is the fold of its events. The
-hand events mirror `felt.rules.events` one to one, the table events
-`felt.table.events` (seating, chips, timeouts, deck commitments).
+hand events mirror `felt.core.rules.events` one to one, the table events
+`felt.core.table.events` (seating, chips, timeouts, deck commitments).
 
 VERSIONING RULES (stored streams are never rewritten, so old bytes must
 decode with their original meaning forever):
@@ -51,7 +51,7 @@ class _VariantEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Variant.Value
     """Five-Card Draw, single draw, fixed limit."""
 
 class Variant(_Variant, metaclass=_VariantEnumTypeWrapper):
-    """The games Felt plays (`felt.rules.config.Variant`)."""
+    """The games Felt plays (`felt.core.rules.config.Variant`)."""
 
 VARIANT_UNSPECIFIED: Variant.ValueType  # 0
 VARIANT_NLHE: Variant.ValueType  # 1
@@ -78,7 +78,7 @@ class _StreetEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Street.ValueTy
     STREET_COMPLETE: _Street.ValueType  # 9
 
 class Street(_Street, metaclass=_StreetEnumTypeWrapper):
-    """Betting rounds and phases (`felt.rules.events.Street`)."""
+    """Betting rounds and phases (`felt.core.rules.events.Street`)."""
 
 STREET_UNSPECIFIED: Street.ValueType  # 0
 STREET_PREFLOP: Street.ValueType  # 1
@@ -157,7 +157,7 @@ class Card(_message.Message):
     HIDDEN_FIELD_NUMBER: _builtins.int
     code: _builtins.int
     """0..51: rank * 4 + suit; ranks 0..12 are 2..A, suits 0..3 are clubs,
-    diamonds, hearts, spades (`felt.cards`). "2c" is 0, "As" is 51.
+    diamonds, hearts, spades (`felt.core.cards`). "2c" is 0, "As" is 51.
     """
     hidden: _builtins.bool
     """Always true when set: the card exists but is not shown to this viewer."""
@@ -273,7 +273,7 @@ Global___TableConfig: _TypeAlias = TableConfig  # noqa: Y015
 
 @_typing.final
 class SeatSetup(_message.Message):
-    """One seat dealt into a hand (`felt.rules.config.SeatSetup`)."""
+    """One seat dealt into a hand (`felt.core.rules.config.SeatSetup`)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -308,7 +308,7 @@ Global___SeatSetup: _TypeAlias = SeatSetup  # noqa: Y015
 
 @_typing.final
 class HandSetup(_message.Message):
-    """Everything a hand needs before the first card (`felt.rules.config.HandSetup`)."""
+    """Everything a hand needs before the first card (`felt.core.rules.config.HandSetup`)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -339,7 +339,7 @@ class HandSetup(_message.Message):
     bits the table service drew for this hand. Clients, the archive and
     replays name a hand by it; `hand_id` ("<table_id>:<n>") stays internal.
     Empty in hands recorded before it existed: those hands' public id is
-    derived from their secret deck (`felt.rules.config.public_hand_id`).
+    derived from their secret deck (`felt.core.rules.config.public_hand_id`).
     """
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatSetup]:
@@ -1055,7 +1055,7 @@ Global___ActionTimedOut: _TypeAlias = ActionTimedOut  # noqa: Y015
 @_typing.final
 class DeckCommitted(_message.Message):
     """The deck of hand `hand_id` was fixed before any card was dealt: `root` is
-    a Merkle root over `leaf_count` salted card hashes (`felt.table.commitment`),
+    a Merkle root over `leaf_count` salted card hashes (`felt.core.table.commitment`),
     so every card dealt can later be proven against it.
     """
 

@@ -6,8 +6,8 @@
 //
 // A table's Redis stream (`table:{<table_id>}:events`) holds one serialized
 // `StoredEvent` per entry; the table's state is the fold of its events. The
-// hand events mirror `felt.rules.events` one to one, the table events
-// `felt.table.events` (seating, chips, timeouts, deck commitments).
+// hand events mirror `felt.core.rules.events` one to one, the table events
+// `felt.core.table.events` (seating, chips, timeouts, deck commitments).
 //
 // VERSIONING RULES (stored streams are never rewritten, so old bytes must
 // decode with their original meaning forever):
@@ -48,7 +48,7 @@ export type Card = Message<"poker.events.v1.Card"> & {
   kind: {
     /**
      * 0..51: rank * 4 + suit; ranks 0..12 are 2..A, suits 0..3 are clubs,
-     * diamonds, hearts, spades (`felt.cards`). "2c" is 0, "As" is 51.
+     * diamonds, hearts, spades (`felt.core.cards`). "2c" is 0, "As" is 51.
      *
      * @generated from field: uint32 code = 1;
      */
@@ -190,7 +190,7 @@ export const TableConfigSchema: GenMessage<TableConfig> = /*@__PURE__*/
   messageDesc(file_poker_events_v1_events, 1);
 
 /**
- * One seat dealt into a hand (`felt.rules.config.SeatSetup`).
+ * One seat dealt into a hand (`felt.core.rules.config.SeatSetup`).
  *
  * @generated from message poker.events.v1.SeatSetup
  */
@@ -233,7 +233,7 @@ export const SeatSetupSchema: GenMessage<SeatSetup> = /*@__PURE__*/
   messageDesc(file_poker_events_v1_events, 2);
 
 /**
- * Everything a hand needs before the first card (`felt.rules.config.HandSetup`).
+ * Everything a hand needs before the first card (`felt.core.rules.config.HandSetup`).
  *
  * @generated from message poker.events.v1.HandSetup
  */
@@ -304,7 +304,7 @@ export type HandSetup = Message<"poker.events.v1.HandSetup"> & {
    * bits the table service drew for this hand. Clients, the archive and
    * replays name a hand by it; `hand_id` ("<table_id>:<n>") stays internal.
    * Empty in hands recorded before it existed: those hands' public id is
-   * derived from their secret deck (`felt.rules.config.public_hand_id`).
+   * derived from their secret deck (`felt.core.rules.config.public_hand_id`).
    *
    * @generated from field: string public_id = 11;
    */
@@ -1003,7 +1003,7 @@ export const ActionTimedOutSchema: GenMessage<ActionTimedOut> = /*@__PURE__*/
 
 /**
  * The deck of hand `hand_id` was fixed before any card was dealt: `root` is
- * a Merkle root over `leaf_count` salted card hashes (`felt.table.commitment`),
+ * a Merkle root over `leaf_count` salted card hashes (`felt.core.table.commitment`),
  * so every card dealt can later be proven against it.
  *
  * @generated from message poker.events.v1.DeckCommitted
@@ -1290,7 +1290,7 @@ export type StoredEvent = Message<"poker.events.v1.StoredEvent"> & {
 
   /**
    * Exactly one is set. Numbers 10..29 are hand events (mirroring
-   * `felt.rules.events`), 30..69 table events (`felt.table.events`).
+   * `felt.core.rules.events`), 30..69 table events (`felt.core.table.events`).
    *
    * @generated from oneof poker.events.v1.StoredEvent.event
    */
@@ -1461,7 +1461,7 @@ export const StoredEventSchema: GenMessage<StoredEvent> = /*@__PURE__*/
   messageDesc(file_poker_events_v1_events, 34);
 
 /**
- * The games Felt plays (`felt.rules.config.Variant`).
+ * The games Felt plays (`felt.core.rules.config.Variant`).
  *
  * @generated from enum poker.events.v1.Variant
  */
@@ -1493,7 +1493,7 @@ export const VariantSchema: GenEnum<Variant> = /*@__PURE__*/
   enumDesc(file_poker_events_v1_events, 0);
 
 /**
- * Betting rounds and phases (`felt.rules.events.Street`).
+ * Betting rounds and phases (`felt.core.rules.events.Street`).
  *
  * @generated from enum poker.events.v1.Street
  */

@@ -1,0 +1,1 @@
+"""The process's settings: every environment variable Felt reads, declared once (`settings`)."""

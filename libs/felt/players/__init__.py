@@ -1,0 +1,1 @@
+"""Players: the AI levels, their baselines, the opponent model and equity."""

@@ -26,7 +26,7 @@ INSTALL_DEPS := pyproject.toml setup.py $(wildcard libs/felt/native/*.c libs/fel
 
 PYTEST_ARGS ?=
 # mypy checks these directories (config in pyproject.toml), each once it holds Python code.
-MYPY_DIRS := libs/felt services tests bench examples
+MYPY_DIRS := libs/felt libs/felt_styles services tests bench examples
 
 .PHONY: help install test unit lint run bench proto proto-check proto-lint clean web web-deps
 

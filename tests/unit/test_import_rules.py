@@ -7,6 +7,9 @@
   the top of ``services/`` (the ``felt`` command, ``felt serve``, shared gRPC set-up) are
   where services are composed.
 * The library (``libs/felt``) never names a service, not even in a string.
+* The opponent styles (``libs/felt_styles``, issue #25) are dev tooling: they may import
+  ``felt`` but never a service, and ``felt`` never imports them (nor names them in a
+  string): the ladder loads them only when its caller names the module (``--bots``).
 
 Imports inside functions count too: a lazy import is still an import.
 """
@@ -14,6 +17,7 @@ Imports inside functions count too: a lazy import is still an import.
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +25,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBS = ROOT / "libs" / "felt"
+STYLES = ROOT / "libs" / "felt_styles"
 SERVICES = ROOT / "services"
 
 # What the pure core may import: pure standard-library modules, and the core itself.
@@ -110,6 +115,28 @@ def test_the_library_never_names_a_service() -> None:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 assert not node.value.startswith("services."), f"{module} names {node.value!r}"
+
+
+def test_the_library_never_imports_the_opponent_styles() -> None:
+    for path in _sources(LIBS):
+        module = _module_name(path)
+        for name in _imports(path):
+            assert not _under(name, "felt_styles"), f"{module} imports {name}"
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                assert not node.value.startswith("felt_styles"), f"{module} names {node.value!r}"
+
+
+def test_the_opponent_styles_import_felt_but_no_service() -> None:
+    sources = _sources(STYLES)
+    assert sources, "libs/felt_styles holds the opponent styles"
+    for path in sources:
+        for name in _imports(path):
+            top = name.split(".")[0]
+            assert top != "services", f"{_module_name(path)} imports {name}"
+            assert top in {"felt", "felt_styles", "__future__"} or top in sys.stdlib_module_names, (
+                f"{_module_name(path)} imports {name}: the styles need only felt and the stdlib"
+            )
 
 
 def test_the_rules_find_the_imports_they_forbid() -> None:

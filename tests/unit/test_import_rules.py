@@ -107,24 +107,20 @@ def test_services_never_import_each_other() -> None:
                         )
 
 
-def test_the_library_never_names_a_service() -> None:
+@pytest.mark.parametrize(
+    ("package", "named"),
+    [("services", "services."), ("felt_styles", "felt_styles")],
+    ids=["a service", "the opponent styles"],
+)
+def test_the_library_never_names(package: str, named: str) -> None:
+    """Neither imported nor named in a string (a lazy ``importlib`` call included)."""
     for path in _sources(LIBS):
         module = _module_name(path)
         for name in _imports(path):
-            assert not _under(name, "services"), f"{module} imports {name}"
+            assert not _under(name, package), f"{module} imports {name}"
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                assert not node.value.startswith("services."), f"{module} names {node.value!r}"
-
-
-def test_the_library_never_imports_the_opponent_styles() -> None:
-    for path in _sources(LIBS):
-        module = _module_name(path)
-        for name in _imports(path):
-            assert not _under(name, "felt_styles"), f"{module} imports {name}"
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                assert not node.value.startswith("felt_styles"), f"{module} names {node.value!r}"
+                assert not node.value.startswith(named), f"{module} names {node.value!r}"
 
 
 def test_the_opponent_styles_import_felt_but_no_service() -> None:

@@ -244,9 +244,6 @@ class Spot:
             return self.call()
         return self.fold()
 
-    def can_raise(self) -> bool:
-        return self.legal.min_raise_to is not None
-
     def keep(self, cards: Sequence[int]) -> Decision:
         return discard(self.legal, self.sit.hole, cards)
 

@@ -30,7 +30,7 @@ PYTEST_ARGS ?=
 CHECKOV_VENV  := $(VENV)/checkov
 CHECKOV_STAMP := $(CHECKOV_VENV)/.install.stamp
 # mypy checks these directories (config in pyproject.toml), each once it holds Python code.
-MYPY_DIRS := libs/felt libs/felt_dev services tests bench examples
+MYPY_DIRS := libs/felt libs/felt_dev libs/felt_styles services tests bench examples
 
 .PHONY: help install test unit lint run bench proto proto-check proto-lint clean web web-deps
 

@@ -11,6 +11,13 @@ deals and spread over ``--workers`` processes; results are written as CSV and
 JSON (with the paired differences and the verdict of ``felt_dev.verdict``), as
 Markdown and drawn as a PNG (bars with 95% confidence intervals, one panel per
 variant) when ``--out`` is given.
+
+Bots from outside the package join with ``--bots MODULE``: the module's ``BOTS``
+(name -> factory) are registered (``felt.players.bots.register``) and its ``GROUPS`` (name ->
+bot names) may be named by ``--opponents``, which plays each of ``--levels`` (default
+hard, normal, easy) against each opponent: ``felt ladder --bots felt_styles
+--opponents development --levels hard`` plays hard against the development half of
+the opponent styles. The library never names such a module: the caller does.
 """
 
 from __future__ import annotations
@@ -66,6 +73,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated A:B pairings to play instead of the full ladder (e.g. hard:normal)",
     )
     parser.add_argument(
+        "--bots",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE and register its BOTS (and GROUPS) so pairings can name them "
+        "(repeatable; e.g. --bots felt_styles)",
+    )
+    parser.add_argument(
+        "--opponents",
+        default="",
+        help="comma-separated bots or --bots groups to pit each of --levels against, "
+        "instead of the full ladder (e.g. development,maniac)",
+    )
+    parser.add_argument(
+        "--levels",
+        default="hard,normal,easy",
+        help="the bots that face --opponents (default hard,normal,easy)",
+    )
+    parser.add_argument(
         "--chunk",
         type=int,
         default=250,
@@ -101,6 +127,49 @@ def _pairings(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def load_bots(modules: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """Import each module, register its ``BOTS``; returns the ``GROUPS`` they declare."""
+    import importlib
+    from collections.abc import Mapping
+
+    from felt.players.bots import register
+
+    groups: dict[str, tuple[str, ...]] = {}
+    for name in modules:
+        try:
+            module = importlib.import_module(name)
+        except ImportError as e:
+            raise SystemExit(f"--bots {name}: cannot import it ({e})") from None
+        bots = getattr(module, "BOTS", None)
+        if not isinstance(bots, Mapping):
+            raise SystemExit(f"--bots {name}: the module has no BOTS mapping (name -> factory)")
+        try:
+            register(bots)
+        except ValueError as e:
+            raise SystemExit(f"--bots {name}: {e}") from None
+        for group, members in dict(getattr(module, "GROUPS", {})).items():
+            groups[str(group)] = tuple(str(m) for m in members)
+    return groups
+
+
+def _against(
+    opponents: str, levels: str, groups: dict[str, tuple[str, ...]]
+) -> tuple[tuple[str, str], ...]:
+    """Each level against each opponent (groups expanded), checked against the known bots."""
+    from felt.players.bots import known_bots
+
+    names: list[str] = []
+    for item in (x.strip() for x in opponents.split(",")):
+        if item:
+            names.extend(groups.get(item, (item,)))
+    firsts = [x.strip() for x in levels.split(",") if x.strip()]
+    known = set(known_bots())
+    for name in [*firsts, *names]:
+        if name not in known:
+            raise SystemExit(f"unknown bot {name!r}; known: {', '.join(known_bots())}")
+    return tuple((first, opp) for opp in dict.fromkeys(names) for first in firsts)
+
+
 def run(args: argparse.Namespace) -> int:
     """Play the ladder described by ``args``, print the table, write outputs; exit status."""
     from felt.core.rules.config import Variant
@@ -117,7 +186,13 @@ def run(args: argparse.Namespace) -> int:
     if args.seed is None:
         args.seed = secrets.randbelow(2**62)
     print(f"seed {args.seed}", file=sys.stderr)
-    pairings = _pairings(args.pairings)
+    groups = load_bots(args.bots)
+    if args.opponents.strip():
+        if args.pairings.strip():
+            raise SystemExit("--opponents and --pairings choose the pairings: give one")
+        pairings = _against(args.opponents, args.levels, groups)
+    else:
+        pairings = _pairings(args.pairings)
     formats = ("heads-up", "full") if args.tables == "both" else (args.tables,)
     work = list(chunks(variants, pairings, args.hands, args.seed, max(1, args.chunk), formats))
     results: dict[tuple[Variant, int, str, str], dict[int, list[float]]] = {}

@@ -12,6 +12,9 @@
   the top of ``services/`` (the ``felt`` command, ``felt serve``, shared gRPC set-up) are
   where services are composed. Services never import the dev tooling (``felt_dev``).
 * The library (``libs/felt``) never names a service, not even in a string.
+* The opponent styles (``libs/felt_styles``, issue #25) are dev tooling: they may import
+  ``felt`` but never a service, and ``felt`` never imports them (nor names them in a
+  string): the ladder loads them only when its caller names the module (``--bots``).
 
 Imports inside functions count too: a lazy import is still an import. Relative imports
 are resolved, ``from felt import x`` counts as importing ``felt.x``, and a string that is
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +36,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 LIBS = ROOT / "libs" / "felt"
 DEV = ROOT / "libs" / "felt_dev"
+STYLES = ROOT / "libs" / "felt_styles"
 SERVICES = ROOT / "services"
 
 LAYERS: dict[str, int] = {
@@ -198,14 +203,32 @@ def test_services_never_import_each_other_nor_the_dev_tooling() -> None:
                         )
 
 
-def test_the_library_never_names_a_service() -> None:
+@pytest.mark.parametrize(
+    ("package", "named"),
+    [("services", "services."), ("felt_styles", "felt_styles")],
+    ids=["a service", "the opponent styles"],
+)
+def test_the_library_never_names(package: str, named: str) -> None:
+    """Neither imported nor named in a string (a lazy ``importlib`` call included)."""
     for path in LIBRARY:
         module = _module_name(path)
         for name in _imports(path):
-            assert not _under(name, "services"), f"{module} imports {name}"
+            assert not _under(name, package), f"{module} imports {name}"
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                assert not node.value.startswith("services."), f"{module} names {node.value!r}"
+                assert not node.value.startswith(named), f"{module} names {node.value!r}"
+
+
+def test_the_opponent_styles_import_felt_but_no_service() -> None:
+    sources = _sources(STYLES)
+    assert sources, "libs/felt_styles holds the opponent styles"
+    for path in sources:
+        for name in _imports(path):
+            top = name.split(".")[0]
+            assert top != "services", f"{_module_name(path)} imports {name}"
+            assert top in {"felt", "felt_styles", "__future__"} or top in sys.stdlib_module_names, (
+                f"{_module_name(path)} imports {name}: the styles need only felt and the stdlib"
+            )
 
 
 SYNTHETIC = """

@@ -9,11 +9,15 @@ and the legal actions it was offered, with a caller-supplied random source
 ``"loose_passive"`` are fixed references for the ladder (``felt.players.bots.baseline``), and
 ``"tag"`` a textbook tight-aggressive reference written apart from the levels
 (``felt.players.bots.tag``).
+
+``register(bots)`` adds bots from outside the package (the opponent styles of
+``felt_styles``, dev tooling the runtime never imports) so the ladder can name them;
+``felt ladder --bots MODULE`` calls it with that module's ``BOTS``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from felt.core.table.events import AI_LEVELS
 from felt.players.bots.base import Bot, Decision
@@ -40,11 +44,34 @@ _FACTORIES: dict[str, Callable[[], Bot]] = {
 }
 
 
+def register(bots: Mapping[str, Callable[[], Bot]]) -> None:
+    """Make more bots known to :func:`get_bot` by name (lower case, no ``:`` or ``,``).
+
+    A name already taken by another factory is refused (``ValueError``): a ladder run
+    must never play a different bot than the one its results name. Registering the
+    same factory again is harmless.
+    """
+    for name, factory in bots.items():
+        key = name.strip().lower()
+        if not key or key != name or any(ch in key for ch in ":,"):
+            raise ValueError(f"bad bot name {name!r}: lower case, without ':' or ','")
+        known = _FACTORIES.get(key)
+        if known is not None and known is not factory:
+            raise ValueError(f"bot name {name!r} is already taken")
+    for name, factory in bots.items():
+        _FACTORIES[name] = factory
+
+
+def known_bots() -> tuple[str, ...]:
+    """Every name :func:`get_bot` accepts: the built-in bots, then registered ones."""
+    return tuple(_FACTORIES)
+
+
 def get_bot(level: str) -> Bot:
     """A bot by name (case-insensitive); raises ``ValueError`` naming the choices."""
     factory = _FACTORIES.get(level.strip().lower())
     if factory is None:
-        raise ValueError(f"unknown bot {level!r}; choose one of {', '.join(BOT_NAMES)}")
+        raise ValueError(f"unknown bot {level!r}; choose one of {', '.join(_FACTORIES)}")
     return factory()
 
 
@@ -64,4 +91,6 @@ __all__ = [
     "Rock",
     "TightAggressive",
     "get_bot",
+    "known_bots",
+    "register",
 ]

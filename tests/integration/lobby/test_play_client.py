@@ -284,6 +284,8 @@ async def test_l_leaves_cleanly_at_80_columns_and_the_chips_come_back(
     app = PlayApp(session, plan)
     async with app.run_test(size=(80, 30)) as pilot:
         await seated_and_dealt(app, pilot)
+        assert session.seat is not None
+        token = session.seat.token
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 60
         # play until the seat is offered choices, and check they fit at 80 columns
@@ -305,6 +307,8 @@ async def test_l_leaves_cleanly_at_80_columns_and_the_chips_come_back(
         lines = log_of(app)
         await pilot.press("q")
     assert not any("Traceback" in line or "RuntimeError" in line for line in lines), lines
+    # no credential on the screen, not even its start (the crash printed one)
+    assert not any(token[:12] in line for line in lines), lines
     assert app.return_value == GRANT - BUY_IN + int(left.split()[2])
     assert await session.balance() == app.return_value
     await session.close()

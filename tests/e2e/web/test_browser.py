@@ -63,18 +63,20 @@ def shoot(page: Any, name: str) -> None:
     """The current screen in every language at both sizes (tests/e2e/artifacts/
     <name>-<lang>-<WxH>.png), then back to English at the size it had. On the phones (390x844
     and 360x740, the latter checked, not kept) the screen must fit: no wider than the screen,
-    no button's text spilling out of it, every AI seat's level whole."""
+    no button's text spilling out of it, every AI seat's level whole, each row of action
+    buttons of one height."""
     before = page.viewport_size
     for code in SHOT_LANGUAGES:
         set_language(page, code)
         for size in (DESKTOP, PHONE, NARROW):
             page.set_viewport_size(size)
-            page.evaluate("() => new Promise((r) => requestAnimationFrame(() => r(null)))")
-            where = f"{name}, {code}, {size['width']} px"
-            if size is not DESKTOP:
-                assert_fits(page, where)
-                assert_buttons_fit(page, where)
-                assert_levels_whole(page, where)
+            if size is not DESKTOP:  # one call for the three checks (a screen costs ~1 s)
+                wide, spilling, cut, uneven = page.evaluate(FIT_CHECKS)
+                where = f"{name}, {code}, {size['width']} px"
+                assert wide == [], f"{where}: wider than the screen: {wide}"
+                assert spilling == [], f"{where}: button text spills out: {spilling}"
+                assert cut == [], f"{where}: the AI level is cut off: {cut}"
+                assert uneven == [], f"{where}: a row of buttons of uneven heights: {uneven}"
             if size is NARROW:
                 continue
             path = ARTIFACTS / f"{name}-{code}-{size['width']}x{size['height']}.png"
@@ -499,6 +501,8 @@ def assert_on_top(page: Any, test_id: str) -> None:
     assert hit, f"{test_id} is covered"
 
 
+# What sticks out past the viewport when the document is wider than it (else nothing).
+WIDTH_OVER = f"(document.documentElement.scrollWidth > innerWidth ? ({WIDER})() : [])"
 # Buttons whose text spills out of them (a long word wider than the button).
 SPILLING = """() => [...document.querySelectorAll('button')]
   .filter((e) => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
@@ -508,6 +512,15 @@ CUT_LEVELS = """() => [...document.querySelectorAll('[data-testid=ai-level]')]
   .filter((e) => e.parentElement.scrollWidth > e.parentElement.clientWidth + 1
     || e.parentElement.getBoundingClientRect().right > innerWidth)
   .map((e) => e.textContent)"""
+
+
+# Rows of action buttons whose buttons are not all one height (a long word wrapped in one).
+UNEVEN = """() => [...document.querySelectorAll('.main-actions, .presets')]
+  .map((r) => [...r.querySelectorAll('button')].filter((b) => b.offsetParent !== null))
+  .filter((bs) => new Set(bs.map((b) => b.offsetHeight)).size > 1)
+  .map((bs) => bs.map((b) => `${b.textContent.trim().slice(0, 16)} ${b.offsetHeight}`))"""
+# The checks of a phone's screen in one call: [sticking out, spilling, cut levels, uneven].
+FIT_CHECKS = f"[{WIDTH_OVER}, ({SPILLING})(), ({CUT_LEVELS})(), ({UNEVEN})()]"
 
 
 def assert_buttons_fit(page: Any, where: str) -> None:

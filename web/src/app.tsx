@@ -9,12 +9,15 @@ import { Welcome, LobbyScreen } from "./lobby";
 import { TableScreen } from "./table";
 import { ReplayScreen } from "./replay";
 import { HandsScreen } from "./hands";
+import { isMuted, onMuteChange, setMuted } from "./sound";
 
 export function App() {
   const [lang, setLang] = useState(language());
   const [me, setMe] = useState(session.current());
   const route = useRoute();
   const [notice, dismiss] = useNotice();
+  const [muted, setMute] = useState(isMuted());
+  useEffect(() => onMuteChange(setMute), []);
   // A session the servers no longer know (signed out elsewhere, or the servers restarted
   // with new secrets): the sign-in screen, saying so, not a half-signed-in lobby.
   const [lostNote, setLostNote] = useState("");
@@ -68,6 +71,19 @@ export function App() {
               ))}
             </select>
           </label>
+          <button
+            class="ghost sound"
+            data-testid="mute"
+            aria-pressed={muted}
+            aria-label={t("app.mute")}
+            title={t("app.mute")}
+            onClick={() => setMuted(!muted)}
+          >
+            <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round">
+              <path d="M4 9h4l5-4v14l-5-4H4z" fill="currentColor" />
+              {muted ? <path d="M17 9l5 6M22 9l-5 6" /> : <path d="M16.5 8.5a5 5 0 0 1 0 7M19.5 5.5a9 9 0 0 1 0 13" />}
+            </svg>
+          </button>
           {me && (
             <button class="ghost" onClick={signOut}>
               {t("app.signOut")}

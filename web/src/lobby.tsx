@@ -174,7 +174,7 @@ export function LobbyScreen() {
         <a href="#/hands" data-testid="my-hands">{t("hands.title")}</a>
       </section>
 
-      <CreateLounge onCreated={refresh} onError={setError} balance={balance?.balance ?? 0n} />
+      <CreateLounge onCreated={refresh} onError={setError} balance={balance?.balance ?? null} />
 
       <section class="panel lounges" aria-labelledby="lounges-title">
         <h2 id="lounges-title">{t("lobby.lounges")}</h2>
@@ -288,7 +288,10 @@ export function JoinDialog({ lounge, balance, onClose, before, onJoined }: { lou
   );
 }
 
-function CreateLounge({ onCreated, onError, balance }: { onCreated: () => void; onError: (s: string) => void; balance: bigint }) {
+/** `balance`: null until the lobby has answered; creating waits for it (a buy-in taken from an
+ * unknown balance was 0, so the lounge was made and the join refused: no table). */
+function CreateLounge({ onCreated, onError, balance: known }: { onCreated: () => void; onError: (s: string) => void; balance: bigint | null }) {
+  const balance = known ?? 0n;
   const [variant, setVariant] = useState<"nlhe" | "draw">("nlhe");
   const [stakes, setStakes] = useState(1);
   const [seats, setSeats] = useState(6);
@@ -393,7 +396,7 @@ function CreateLounge({ onCreated, onError, balance }: { onCreated: () => void; 
         </button>
       </fieldset>
       <BuyIn min={20n * stake} max={maxBuy > 20n * stake ? maxBuy : 20n * stake} value={value} onChange={setBuyIn} />
-      <button class="primary" data-testid="create" disabled={busy || ais.length > seatCount - 1}>{t("lobby.createAndSit")}</button>
+      <button class="primary" data-testid="create" disabled={busy || known === null || ais.length > seatCount - 1}>{t("lobby.createAndSit")}</button>
     </form>
   );
 }

@@ -23,6 +23,8 @@ import { JoinDialog } from "./lobby";
 import { RecentHands } from "./hands";
 import { CloseLounge } from "./close";
 import { AddChips } from "./chips";
+import { play, type Sound } from "./sound";
+import { fly } from "./motion";
 import { LoungeState, type Lounge } from "./gen/poker/v1/lobby_pb";
 import { LeaveState } from "./gen/poker/v1/lobby_service_pb";
 import type { TableView, HandSeat, Seat } from "./gen/poker/v1/table_pb";
@@ -45,6 +47,28 @@ interface Award {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The sound an event of the live stream makes (none for most: the log is quiet). */
+function soundOf(e: StoredEvent, mine: number): Sound | null {
+  switch (e.event.case) {
+    case "holeCardsDealt":
+      return e.event.value.seat === mine ? "deal" : null; // one flick a hand, not one per seat
+    case "streetStarted":
+    case "cardsDrawn":
+      return "deal";
+    case "betPlaced":
+    case "playerCalled":
+      return "bet";
+    case "playerChecked":
+      return "check";
+    case "playerFolded":
+      return "fold";
+    case "potAwarded":
+      return e.event.value.shares.some((s) => s.seat === mine) ? "win" : null;
+    default:
+      return null;
+  }
+}
 
 /** A seat's name as shown: a lobby-made bot's "Bot 2 (normal)" as "Bot 2" in the player's
  * language (its level is a badge of its own), anyone else's as chosen. */
@@ -214,6 +238,8 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
     if (ev.case === "handEnded") {
       setHandsDone((n) => n + 1);
     }
+    const sound = soundOf(e, seat);
+    if (sound) play(sound);
     const raise = ev.case === "betPlaced" && betOpen.current;
     betOpen.current = betOpenAfter(betOpen.current, e);
     if (logLine(e, names)) {
@@ -364,6 +390,12 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
     if (r.act !== "clear") act({ kind: { case: r.act, value: {} } });
   }, [view, pre]);
 
+  // "Your turn": once each time the seat is asked to act (a new set of legal actions).
+  const turnKey = view?.hand?.legalActions.length ? actionsKey(view.hand.handId, view.hand.street, view.hand.currentBet, view.hand.legalActions) : "";
+  useEffect(() => {
+    if (turnKey) play("turn");
+  }, [turnKey]);
+
   if (!view?.table) return <p class="loading" role="status">{t("table.connecting")}</p>;
 
   const table = view.table;
@@ -505,7 +537,7 @@ export function Felt({ view, awards, names }: { view: TableView; awards: Award[]
         </div>
         {hand && (
           <div class="pots" data-testid="pots">
-            {potTotal + bets > 0n && <span class="pot total" data-testid="pot">{t("table.pot")}: {chips(potTotal + bets)}</span>}
+            {potTotal + bets > 0n && <span class="pot total" data-testid="pot" key={String(potTotal)}>{t("table.pot")}: {chips(potTotal + bets)}</span>}
             {hand.pots.length > 1 &&
               hand.pots.map((p, i) => (
                 <span class="pot" data-testid="side-pot">{i === 0 ? t("table.mainPot") : t("table.sidePot", { n: i })}: {chips(p.amount)}</span>
@@ -522,7 +554,12 @@ export function Felt({ view, awards, names }: { view: TableView; awards: Award[]
       </div>
       {table.seats.map((s) => {
         const idx = (s.seat - me + count) % count;
-        return <SeatView seat={s} hs={inHand.get(s.seat)} view={view} pos={seatPosition(idx, count)} blind={blinds.get(s.seat)} mine={s.seat === view.viewerSeat} made={made.get(s.seat)} isWin={isWin} />;
+        const winner = awards.some((a) => a.seat === s.seat);
+        return <SeatView seat={s} hs={inHand.get(s.seat)} view={view} pos={seatPosition(idx, count)} blind={blinds.get(s.seat)} mine={s.seat === view.viewerSeat} made={made.get(s.seat)} isWin={isWin} winner={winner} />;
+      })}
+      {awards.map((a, i) => {
+        const idx = table.seats.findIndex((s) => s.seat === a.seat);
+        return idx < 0 ? null : <PotToWinner key={`${hand?.handId}-${i}`} to={seatPosition((a.seat - me + count) % count, count)} />;
       })}
     </section>
   );
@@ -541,14 +578,24 @@ function blindSeats(view: TableView): Map<number, string> {
   return out;
 }
 
-function SeatView({ seat, hs, view, pos, blind, mine, made, isWin }: { seat: Seat; hs?: HandSeat; view: TableView; pos: { left: string; top: string }; blind?: string; mine: boolean; made?: Made; isWin: (c: Card) => boolean }) {
+/** A stack of chips flying from the pot to a winner's seat (none with reduced motion). */
+function PotToWinner({ to }: { to: { left: string; top: string } }) {
+  const el = useRef<HTMLSpanElement>(null);
+  const [landed, setLanded] = useState(false);
+  useLayoutEffect(() => {
+    if (el.current) fly(el.current, to, () => setLanded(true));
+  }, []);
+  return landed ? null : <span class="fly" ref={el} aria-hidden="true" data-testid="pot-fly" />;
+}
+
+function SeatView({ seat, hs, view, pos, blind, mine, made, isWin, winner }: { seat: Seat; hs?: HandSeat; view: TableView; pos: { left: string; top: string }; blind?: string; mine: boolean; made?: Made; isWin: (c: Card) => boolean; winner?: boolean }) {
   const hand = view.hand;
   if (seat.status === SeatStatus.EMPTY) {
     return <div class="seat empty" style={pos} aria-label={t("table.emptySeat")}><span class="fine">{t("table.emptySeat")}</span></div>;
   }
   const toAct = hand?.toAct === seat.seat;
   const cards: Card[] = hs?.cards ?? [];
-  const cls = ["seat", mine ? "mine" : "", toAct ? "to-act" : "", hs?.folded ? "folded" : "", seat.status === SeatStatus.SITTING_OUT ? "out" : ""].join(" ");
+  const cls = ["seat", mine ? "mine" : "", toAct ? "to-act" : "", hs?.folded ? "folded" : "", seat.status === SeatStatus.SITTING_OUT ? "out" : "", winner ? "winner" : ""].join(" ");
   return (
     <div class={cls} style={pos} data-testid={mine ? "my-seat" : "seat"} aria-current={toAct ? "true" : undefined}>
       <div class="seat-cards">{!hs?.folded && cards.map((c) => <CardView card={c} small={!mine} win={isWin(c)} />)}</div>

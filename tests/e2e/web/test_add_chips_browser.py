@@ -111,7 +111,7 @@ def test_bust_add_chips_and_play_on(web_stack: WebStack, page: Any) -> None:
     assert visible(page, "bust-leave") and visible(page, "add-chips-max")
     assert not visible(page, "add-chips")  # the quiet control gives way to the panel
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    shoot(page, "add-chips-out-of-chips")
+    shoot(page, "add-chips")
     before = balance(page)
 
     page.get_by_test_id("add-chips-amount").fill(str(ADDED))

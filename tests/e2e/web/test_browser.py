@@ -6,13 +6,22 @@ least three hands: Hold'em with bet sizing (a preset, then the raise button),
 Draw with chosen discards. Along the way the page is reloaded while the seat is
 to act (it must come back to the same hand and take the action), a replay of a
 finished hand is stepped through and its deal verified in the browser against
-the deck commitment, and the language is switched. Screenshots at phone
-(390x844) and desktop (1280x800) sizes are kept in tests/e2e/artifacts/.
+the deck commitment, and the language is switched.
+
+Screenshots: every screen the flows reach (welcome, lobby, the lounge form, both
+games' tables, Draw's discard, a showdown, the out-of-chips panel, adding chips, a
+replay, the player's hands, a closed lounge, a refusal and an unknown link) is shot
+where the flow already is, in all five languages at desktop (1440x900) and phone
+(390x844) sizes, into tests/e2e/artifacts/<screen>-<lang>-<WxH>.png (``shoot``):
+no hand is played for a picture. The Hold'em table on the flop, in English at the
+desktop size, is also written to docs/screenshot-table.png, the README's picture,
+so it stays current.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import time
 import uuid
 from typing import Any
@@ -20,7 +29,7 @@ from urllib.parse import urljoin
 
 import pytest
 
-from .conftest import ARTIFACTS, WebStack
+from .conftest import ARTIFACTS, REPO, WebStack
 
 PlaywrightError: type[Exception] = pytest.importorskip("playwright.sync_api").Error
 
@@ -28,8 +37,12 @@ PlaywrightError: type[Exception] = pytest.importorskip("playwright.sync_api").Er
 # default per-test timeout (PLAY_S bounds the play itself).
 pytestmark = pytest.mark.timeout(600)
 
-DESKTOP = {"width": 1280, "height": 800}
+DESKTOP = {"width": 1440, "height": 900}
 PHONE = {"width": 390, "height": 844}
+NARROW = {"width": 360, "height": 740}
+SHOT_LANGUAGES = ("en", "lt", "da", "pl", "nb")
+# The README's picture (README.md and docs/web.md show it): this screen, in English, desktop.
+README_SHOT = ("holdem-table", REPO / "docs" / "screenshot-table.png")
 HANDS = 3
 HEX_RUN = re.compile(rb"[0-9a-f]{64}")  # a SHA-256 in hex: a salt, a sibling or the root
 PLAY_S = 240.0  # a bound, not a measurement: a loaded machine, AI players thinking
@@ -37,19 +50,57 @@ PLAY_S = 240.0  # a bound, not a measurement: a loaded machine, AI players think
 # could lose its stack to an AI player's all-in, and a table whose other players are
 # broke deals no more hands, so the flow would wait out PLAY_S instead of testing anything.
 MAX_CALL = 60
+SCREENS = ("holdem", "draw")  # the flows of play_hands whose screens are shot
+
+
+def set_language(page: Any, code: str) -> None:
+    """Chooses `code` in the header's switch and waits until the page is in it."""
+    page.get_by_test_id("language").select_option(code)
+    page.wait_for_function("code => document.documentElement.lang === code", arg=code)
 
 
 def shoot(page: Any, name: str) -> None:
-    """Both sizes of the current screen, then back to the desktop size."""
-    for size, tag in ((DESKTOP, "desktop"), (PHONE, "phone")):
-        page.set_viewport_size(size)
-        page.wait_for_timeout(250)
-        page.screenshot(path=str(ARTIFACTS / f"{name}-{tag}.png"))
-    page.set_viewport_size(DESKTOP)
+    """The current screen in every language at both sizes (tests/e2e/artifacts/
+    <name>-<lang>-<WxH>.png), then back to English at the size it had. On the phones (390x844
+    and 360x740, the latter checked, not kept) the screen must fit: no wider than the screen,
+    no button's text spilling out of it, every AI seat's level whole, each row of action
+    buttons of one height."""
+    before = page.viewport_size
+    for code in SHOT_LANGUAGES:
+        set_language(page, code)
+        for size in (DESKTOP, PHONE, NARROW):
+            page.set_viewport_size(size)
+            if size is not DESKTOP:  # one call for the three checks (a screen costs ~1 s)
+                wide, spilling, cut, uneven = page.evaluate(FIT_CHECKS)
+                where = f"{name}, {code}, {size['width']} px"
+                assert wide == [], f"{where}: wider than the screen: {wide}"
+                assert spilling == [], f"{where}: button text spills out: {spilling}"
+                assert cut == [], f"{where}: the AI level is cut off: {cut}"
+                assert uneven == [], f"{where}: a row of buttons of uneven heights: {uneven}"
+            if size is NARROW:
+                continue
+            path = ARTIFACTS / f"{name}-{code}-{size['width']}x{size['height']}.png"
+            page.screenshot(path=str(path), animations="disabled")
+            if (name, code, size) == (README_SHOT[0], "en", DESKTOP):
+                shutil.copyfile(path, README_SHOT[1])
+    set_language(page, "en")
+    page.set_viewport_size(before)
 
 
-def sign_up_and_create(page: Any, url: str, variant: str, lounge: str = "") -> None:
-    page.goto(url)
+def explain(page: Any, stack: WebStack) -> str:
+    """What the page shows and the tails of the stack's logs: a failed wait's message."""
+    try:
+        text = page.inner_text("body", timeout=2000)
+    except PlaywrightError as e:
+        text = f"(no text: {e})"
+    tails = {
+        p.name: p.read_text(errors="replace")[-1500:] for p in sorted(stack.logs.glob("*.log"))
+    }
+    return f"the page shows: {text!r}\nthe stack's logs end with: {tails}"
+
+
+def sign_up_and_create(page: Any, stack: WebStack, variant: str, lounge: str = "") -> None:
+    page.goto(stack.url)
     page.get_by_test_id("name").fill(f"Web{uuid.uuid4().hex[:6]}")
     page.get_by_test_id("enter").click()
     page.get_by_test_id("balance").wait_for()
@@ -64,7 +115,10 @@ def sign_up_and_create(page: Any, url: str, variant: str, lounge: str = "") -> N
     page.get_by_test_id("create").click()
     # Creating a lounge seats its AI players through the house, then the page opens the
     # table: a bound for a loaded machine, not a measurement.
-    page.get_by_test_id("table").wait_for(timeout=60_000)
+    try:
+        page.get_by_test_id("table").wait_for(timeout=60_000)
+    except PlaywrightError as e:
+        raise AssertionError(f"no table 60 s after create: {e}\n{explain(page, stack)}") from e
 
 
 def hands_finished(page: Any) -> int:
@@ -118,7 +172,7 @@ def play_hands(
             assert page.locator("[data-testid=discard-card][aria-pressed=true]").count() == min(
                 discards, cards.count()
             )
-            if "discard" not in shots:
+            if "discard" not in shots and name in SCREENS:
                 shoot(page, f"{name}-discard")
                 shots.add("discard")
             page.get_by_test_id("act-discard").click()
@@ -134,10 +188,12 @@ def play_hands(
                 page.reload()
                 page.get_by_test_id("table").wait_for()
                 page.get_by_test_id("actions").wait_for(timeout=20_000)
+                # The hand's log is back from its start (it once lost it on a reload).
+                page.locator("[data-testid=log] li.hand").first.wait_for(timeout=20_000)
                 done["reloads"] += 1
             # The table mid-hand: with the flop out for Hold'em, at the first turn for Draw.
             board = page.locator("[data-testid=board] .card").count()
-            if "table" not in shots and (board >= 3 or name != "holdem"):
+            if "table" not in shots and name in SCREENS and (board >= 3 or name != "holdem"):
                 shoot(page, f"{name}-table")
                 shots.add("table")
             affordable = not visible(page, "act-call") or call_amount(page) <= MAX_CALL
@@ -164,9 +220,6 @@ def play_hands(
                 page.wait_for_timeout(150)
                 continue
             done["actions"] += 1
-        elif "result" not in shots and visible(page, "result"):
-            shoot(page, f"{name}-result")
-            shots.add("result")
         page.wait_for_timeout(150)
     return done
 
@@ -188,7 +241,7 @@ def page(browser: Any) -> Any:
 
 
 def test_holdem_three_hands_reload_replay_and_verify(web_stack: WebStack, page: Any) -> None:
-    sign_up_and_create(page, web_stack.url, "nlhe")
+    sign_up_and_create(page, web_stack, "nlhe")
     assert page.get_by_test_id("my-seat").count() == 1
     assert page.get_by_test_id("seat").count() == 2  # the two AI players
     counts = play_hands(page, "holdem")
@@ -252,7 +305,7 @@ def test_past_hands_from_the_server_then_the_owner_closes_the_lounge(
     web_stack: WebStack, page: Any, browser: Any
 ) -> None:
     lounge = f"Closing {uuid.uuid4().hex[:6]}"
-    sign_up_and_create(page, web_stack.url, "nlhe", lounge)
+    sign_up_and_create(page, web_stack, "nlhe", lounge)
     play_hands(page, "history", reload_once=False, hands=1, passive=True)
 
     # The seat's token lives a minute here: the page renews it half-way and plays on with
@@ -278,7 +331,9 @@ def test_past_hands_from_the_server_then_the_owner_closes_the_lounge(
         page.get_by_test_id("stat-played").wait_for()
         page.wait_for_timeout(500)
     rows = page.get_by_test_id("hand-row").count()
-    assert int(played.inner_text()) == rows >= 1
+    # 20 rows a page ("Show more" for the rest): a fast table deals more than 20 hands before
+    # the seat's token is renewed (it once failed here with 33 played, 20 shown).
+    assert rows == min(int(played.inner_text()), 20) >= 1
     assert re.fullmatch(r"\d+%", page.get_by_test_id("stat-vpip").inner_text())
     shoot(page, "my-hands")
     page.get_by_test_id("hand-replay").first.click()
@@ -321,14 +376,23 @@ def test_past_hands_from_the_server_then_the_owner_closes_the_lounge(
 
 
 def test_draw_three_hands_with_discards(web_stack: WebStack, page: Any) -> None:
-    sign_up_and_create(page, web_stack.url, "draw")
+    sign_up_and_create(page, web_stack, "draw")
     counts = play_hands(page, "draw", discards=2)
     assert counts["discards"] >= 1 and counts["reloads"] == 1
     log = page.get_by_test_id("log").inner_text()
     assert "draws" in log or "Hand over" in log
-    # Sit out (the table says so), then leave: back in the lobby, the chips with the balance.
+    # Sit out during the seat's own turn: it plays that hand ("Sits out next hand", the
+    # actions still offered), not "Sitting out" while asked to act (the defect).
+    deadline = time.monotonic() + PLAY_S
+    while not (visible(page, "actions") and page.get_by_test_id("sit-out").is_visible()):
+        assert time.monotonic() < deadline, page.inner_text("body")
+        page.wait_for_timeout(150)
     page.get_by_test_id("sit-out").click()
     page.get_by_role("button", name="Sit in").wait_for()
+    mine = page.get_by_test_id("my-seat").inner_text().lower()  # tags are in capitals
+    if visible(page, "actions"):  # still its turn (the clock did not run out meanwhile)
+        assert "sits out next hand" in mine and "sitting out" not in mine, mine
+    # Then leave: back in the lobby, the chips with the balance.
     page.get_by_test_id("leave").click()
     page.get_by_test_id("balance").wait_for()
     assert page.get_by_role("button", name="Back to table").count() == 0
@@ -343,6 +407,10 @@ def test_language_switch_and_lobby(web_stack: WebStack, page: Any) -> None:
     page.get_by_test_id("enter").click()
     page.get_by_test_id("balance").wait_for()
     assert page.get_by_role("heading", name="New lounge").count() == 1
+    shoot(page, "lobby")
+    page.get_by_test_id("lounge-name").fill("Friday game")
+    page.locator("form.create").scroll_into_view_if_needed()
+    shoot(page, "lounge-form")
     for code, heading in (
         ("lt", "Naujas salonas"),
         ("da", "Ny lounge"),
@@ -352,7 +420,6 @@ def test_language_switch_and_lobby(web_stack: WebStack, page: Any) -> None:
         page.get_by_test_id("language").select_option(code)
         page.get_by_role("heading", name=heading).wait_for()
         assert page.evaluate("document.documentElement.lang") == code
-    shoot(page, "lobby-nb")
     page.reload()
     page.get_by_role("heading", name="Ny salong").wait_for()  # the choice is kept
     # A refusal in the chosen language: signed out, a new guest takes a name in use.
@@ -360,11 +427,12 @@ def test_language_switch_and_lobby(web_stack: WebStack, page: Any) -> None:
     page.get_by_test_id("name").fill(name)
     page.get_by_test_id("enter").click()
     assert page.get_by_role("alert").inner_text() == "En annen spiller har det navnet."
+    shoot(page, "error")
     page.get_by_test_id("language").select_option("en")
     page.get_by_role("heading", name="Pull up a chair").wait_for()
 
 
-SMALL = ({"width": 360, "height": 740}, PHONE)
+SMALL = (NARROW, PHONE)
 LEVELS = {  # the AI levels as each language's badge names them (easy, hard)
     "en": ("Easy", "Hard"),
     "lt": ("Lengvas", "Sunkus"),
@@ -373,10 +441,15 @@ LEVELS = {  # the AI levels as each language's badge names them (easy, hard)
     "nb": ("Lett", "Vanskelig"),
 }
 # What sticks out past the viewport's right edge (for the failure message).
-WIDER = """() => [...document.querySelectorAll('body *')]
-  .filter((e) => e.getBoundingClientRect().right > innerWidth + 0.5)
-  .slice(0, 8)
-  .map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))"""
+WIDER = """() => {
+  const out = (e) => e.getBoundingClientRect().right > innerWidth + 0.5;
+  const wide = [...document.querySelectorAll('body *')].filter(out);
+  // The outermost few, then the innermost (what pushes them out: no child of theirs sticks out).
+  const inner = wide.filter((e) => ![...e.children].some(out));
+  const name = (e) => `${e.tagName}.${e.className} "${(e.textContent || '').trim().slice(0, 24)}"`
+    + ` ${Math.round(e.getBoundingClientRect().right)}`;
+  return [...wide.slice(0, 3), '...', ...inner.slice(0, 6)].map((e) => (e === '...' ? e : name(e)));
+}"""
 
 
 # WCAG contrast of an element's text against what is behind it: the background colours of it
@@ -420,6 +493,48 @@ def assert_readable(page: Any, selector: str) -> None:
         assert ratio >= 4.5, f"{selector}: {ratio:.2f}:1"
 
 
+def assert_on_top(page: Any, test_id: str) -> None:
+    """A click at the element's middle lands on it (nothing over it, an animation included)."""
+    hit = page.get_by_test_id(test_id).first.evaluate(
+        """(e) => { const r = e.getBoundingClientRect();
+        const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+        return top === e || e.contains(top); }"""
+    )
+    assert hit, f"{test_id} is covered"
+
+
+# What sticks out past the viewport when the document is wider than it (else nothing).
+WIDTH_OVER = f"(document.documentElement.scrollWidth > innerWidth ? ({WIDER})() : [])"
+# Buttons whose text spills out of them (a long word wider than the button).
+SPILLING = """() => [...document.querySelectorAll('button')]
+  .filter((e) => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
+  .map((e) => `${e.textContent.trim().slice(0, 30)}: ${e.scrollWidth} > ${e.clientWidth}`)"""
+# AI seats whose level badge is cut (by its plate or the screen's edge).
+CUT_LEVELS = """() => [...document.querySelectorAll('[data-testid=ai-level]')]
+  .filter((e) => e.parentElement.scrollWidth > e.parentElement.clientWidth + 1
+    || e.parentElement.getBoundingClientRect().right > innerWidth)
+  .map((e) => e.textContent)"""
+
+
+# Rows of action buttons whose buttons are not all one height (a long word wrapped in one).
+UNEVEN = """() => [...document.querySelectorAll('.main-actions, .presets')]
+  .map((r) => [...r.querySelectorAll('button')].filter((b) => b.offsetParent !== null))
+  .filter((bs) => new Set(bs.map((b) => b.offsetHeight)).size > 1)
+  .map((bs) => bs.map((b) => `${b.textContent.trim().slice(0, 16)} ${b.offsetHeight}`))"""
+# The checks of a phone's screen in one call: [sticking out, spilling, cut levels, uneven].
+FIT_CHECKS = f"[{WIDTH_OVER}, ({SPILLING})(), ({CUT_LEVELS})(), ({UNEVEN})()]"
+
+
+def assert_buttons_fit(page: Any, where: str) -> None:
+    spilling = page.evaluate(SPILLING)
+    assert spilling == [], f"{where}: button text spills out: {spilling}"
+
+
+def assert_levels_whole(page: Any, where: str) -> None:
+    cut = page.evaluate(CUT_LEVELS)
+    assert cut == [], f"{where}: the AI level is cut off: {cut}"
+
+
 def assert_fits(page: Any, where: str) -> None:
     """The document is no wider than the viewport (no sideways scrolling)."""
     wide = page.evaluate("document.documentElement.scrollWidth")
@@ -453,6 +568,7 @@ def test_bad_links_small_screens_languages_and_bet_size(web_stack: WebStack, pag
     page.goto(f"{web_stack.url}/#/table/{uuid.uuid4()}")
     assert "no seat" in page.get_by_test_id("notice").inner_text()
     page.get_by_test_id("balance").wait_for()
+    shoot(page, "not-found")
 
     page.get_by_test_id("variant-nlhe").check()
     levels = page.get_by_test_id("ai-level")
@@ -482,12 +598,8 @@ def test_bad_links_small_screens_languages_and_bet_size(web_stack: WebStack, pag
             assert_fits(page, f"table, {code}, {size['width']} px")
             badges = page.get_by_test_id("ai-level")
             assert sorted(badges.all_text_contents()) == sorted([easy, hard]), code
-            for i in range(badges.count()):
-                cut = badges.nth(i).evaluate(
-                    "e => e.parentElement.scrollWidth > e.parentElement.clientWidth + 1"
-                    " || e.parentElement.getBoundingClientRect().right > innerWidth"
-                )
-                assert not cut, f"{code}: the AI level is cut off at {size['width']} px"
+            assert_levels_whole(page, f"{code}, {size['width']} px")
+            assert_buttons_fit(page, f"table, {code}, {size['width']} px")
         if code == "lt":
             page.screenshot(path=str(ARTIFACTS / "table-lt-360.png"))
     page.get_by_test_id("language").select_option("en")
@@ -518,6 +630,14 @@ def test_bad_links_small_screens_languages_and_bet_size(web_stack: WebStack, pag
                 page.get_by_role("button", name="All-in", exact=True).click()
             assert int(slider.input_value()) > low  # a size chosen, then not bet
             sized_turns += 1
+            # Motion (cards dealt, chips in) never covers the buttons nor widens the page.
+            for button in ("act-fold", "act-check", "act-call", "act-raise"):
+                if visible(page, button):
+                    assert_on_top(page, button)
+            assert_fits(
+                page,
+                f"the table with {page.evaluate('document.getAnimations().length')} animations",
+            )
             if visible(page, "act-check"):
                 # By its shortcut, with the focus on a button (the preset just pressed).
                 page.keyboard.press("c")
@@ -532,6 +652,7 @@ def test_bad_links_small_screens_languages_and_bet_size(web_stack: WebStack, pag
             page.get_by_test_id("act-fold").click()
         page.wait_for_timeout(150)
     page.set_viewport_size(DESKTOP)
+    assert counter(page, "motion") > 0  # motion ran (no reduced motion asked for here)
 
     # A session the servers no longer know (here: its token garbled, as after a restart
     # with new secrets): the sign-in screen, saying so, not a half-signed-in lobby.
@@ -545,15 +666,33 @@ def test_bad_links_small_screens_languages_and_bet_size(web_stack: WebStack, pag
     page.reload()
     page.get_by_test_id("session-lost").wait_for(timeout=15_000)
     assert page.get_by_test_id("name").is_visible()
+    shoot(page, "session-lost")
 
 
 def test_a_retried_create_makes_one_lounge(web_stack: WebStack, page: Any) -> None:
     """A create whose answer is lost and is sent again is the same create: one lounge."""
     lounge = f"Once {uuid.uuid4().hex[:6]}"
     page.goto(web_stack.url)
+    # The balance's answer held back (a loaded lobby): the form cannot create yet. A buy-in
+    # from a balance not known was 0, so the lounge was made and its join refused: no table
+    # (how test_holdem_three_hands_reload_replay_and_verify once failed in CI).
+    held: list[Any] = []
+    page.route("**/poker.v1.LobbyService/GetBalance", lambda route: held.append(route))
     page.get_by_test_id("name").fill(f"Once{uuid.uuid4().hex[:6]}")
     page.get_by_test_id("enter").click()
-    page.get_by_test_id("balance").wait_for()
+    deadline = time.monotonic() + 15
+    while not held:
+        assert time.monotonic() < deadline, "no balance asked for"
+        page.wait_for_timeout(100)
+    assert page.get_by_test_id("balance").inner_text() == "…"
+    assert page.get_by_test_id("create").is_disabled()
+    for route in held:
+        route.continue_()
+    page.unroute("**/poker.v1.LobbyService/GetBalance")
+    page.wait_for_function(
+        "() => /\\d/.test(document.querySelector('[data-testid=balance]')?.textContent ?? '')"
+    )
+    assert page.get_by_test_id("create").is_enabled()
     page.get_by_test_id("lounge-name").fill(lounge)
     sent: list[bytes] = []
 
@@ -648,6 +787,14 @@ def test_busting_leads_somewhere(web_stack: WebStack, page: Any, browser: Any) -
             page.wait_for_timeout(150)
         panel = busted.get_by_test_id("bust")
         assert "out of chips" in panel.inner_text()
+        # The hand that busted a seat was an all-in showdown; with one player left no hand
+        # follows, so the winner's table stands still on it: every hand shown is named.
+        winner = other if busted is page else page
+        winner.get_by_test_id("shown-hand").first.wait_for()
+        assert winner.get_by_test_id("result").is_visible()
+        assert winner.get_by_test_id("my-hand").count() == 1  # both hands named...
+        assert winner.locator(".card[data-win=true]").count() >= 1  # ...the winning cards lit
+        shoot(winner, "showdown")
         assert busted.get_by_test_id("bust-leave").is_visible()
         assert busted.get_by_test_id("actions").count() == 0
         assert busted.get_by_test_id("sit-out").count() == 0  # the panel's ways on only
@@ -669,7 +816,7 @@ def test_a_retried_join_holds_one_buy_in(web_stack: WebStack, page: Any, browser
     """A join whose answer is lost (the lobby seated the player, then the page got
     UNAVAILABLE) and is tried again sends the same request: one seat, one buy-in held."""
     lounge = f"Retry {uuid.uuid4().hex[:6]}"
-    sign_up_and_create(page, web_stack.url, "nlhe", lounge)
+    sign_up_and_create(page, web_stack, "nlhe", lounge)
 
     other = browser.new_context(viewport=DESKTOP, locale="en-US").new_page()
     try:
@@ -725,7 +872,10 @@ def test_a_retried_join_holds_one_buy_in(web_stack: WebStack, page: Any, browser
         other.goto(table_url)
         other.reload()
         notice = other.get_by_test_id("notice")
-        notice.wait_for(timeout=30_000)
+        try:
+            notice.wait_for(timeout=30_000)
+        except PlaywrightError as e:
+            raise AssertionError(f"no notice: {e}\n{explain(other, web_stack)}") from e
         assert "no longer open to you" in notice.inner_text(), notice.inner_text()
         other.get_by_test_id("balance").wait_for()
     finally:
@@ -739,3 +889,86 @@ def test_a_retried_join_holds_one_buy_in(web_stack: WebStack, page: Any, browser
     notice.wait_for(timeout=120_000)
     assert re.search(r"chips (are|go) back", notice.inner_text()), notice.inner_text()
     page.get_by_test_id("balance").wait_for()
+
+
+def counter(page: Any, name: str) -> int:
+    """One of the counters the sound and motion modules keep on <html> (data-<name>)."""
+    return int(page.evaluate(f"Number(document.documentElement.dataset.{name} ?? 0)"))
+
+
+def play_until(page: Any, done: Any, what: str) -> None:
+    """Checks or folds whenever asked until `done()` holds (within PLAY_S)."""
+    deadline = time.monotonic() + PLAY_S
+    while not done():
+        assert time.monotonic() < deadline, f"{what}: {page.inner_text('body')}"
+        if visible(page, "act-check"):
+            page.get_by_test_id("act-check").click()
+        elif visible(page, "act-fold"):
+            page.get_by_test_id("act-fold").click()
+        page.wait_for_timeout(150)
+
+
+def test_reduced_motion_the_mute_switch_and_sound_after_a_gesture(
+    web_stack: WebStack, browser: Any
+) -> None:
+    """With reduced motion asked for, no animation runs at the table (a pot won included).
+    Muted (the switch in the header, kept over a reload), the table's events make no sound;
+    unmuted, none before the first gesture after a load (autoplay rules), then they do."""
+    context = browser.new_context(viewport=PHONE, locale="en-US", reduced_motion="reduce")
+    page = context.new_page()
+    try:
+        sign_up_and_create(page, web_stack, "nlhe")
+        mute = page.get_by_test_id("mute")
+        assert mute.get_attribute("aria-pressed") == "false"
+        assert mute.get_attribute("aria-label") == "Mute sounds"
+        mute.click()
+        page.reload()
+        page.get_by_test_id("table").wait_for()
+        assert mute.get_attribute("aria-pressed") == "true"  # kept in localStorage
+        for code, label in (
+            ("lt", "Nutildyti garsus"),
+            ("pl", "Wycisz dźwięki"),
+            ("en", "Mute sounds"),
+        ):
+            set_language(page, code)
+            assert mute.get_attribute("aria-label") == label
+
+        # Muted, with gestures made (the clicks): a hand ends with a pot won, in silence and
+        # without motion.
+        hands = hands_finished(page)
+
+        def still_and_silent() -> bool:
+            assert page.evaluate("document.getAnimations().length") == 0
+            assert counter(page, "motion") == 0 and counter(page, "sounds") == 0
+            return hands_finished(page) > hands
+
+        play_until(page, still_and_silent, "no hand ended (muted)")
+        assert counter(page, "soundsHeld") > 0  # the table's events asked for sounds
+        assert page.locator(".fly").count() == 0
+        assert_fits(page, "the table with reduced motion")
+
+        # Unmuted, then loaded again: nothing plays before a gesture on this load...
+        mute.click()
+        assert mute.get_attribute("aria-pressed") == "false"
+        page.reload()
+        page.get_by_test_id("table").wait_for()
+        held = counter(page, "soundsHeld")
+        deadline = time.monotonic() + PLAY_S
+        while counter(page, "soundsHeld") <= held:
+            assert time.monotonic() < deadline, "no event asked for a sound"
+            page.wait_for_timeout(150)
+        assert counter(page, "sounds") == 0
+        # ...and after one (a click on the page's heading), the table's events sound.
+        page.get_by_role("heading", level=1).click()
+        play_until(page, lambda: counter(page, "sounds") > 0, "no sound after a gesture")
+        assert page.evaluate("document.documentElement.dataset.soundLast") in {
+            "deal",
+            "bet",
+            "check",
+            "fold",
+            "turn",
+            "win",
+        }
+        assert counter(page, "motion") == 0
+    finally:
+        context.close()

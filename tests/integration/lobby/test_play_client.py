@@ -9,6 +9,7 @@ the app keeps running."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,13 +21,15 @@ import pytest
 from argon2 import PasswordHasher
 from textual.widgets import Button
 
+from felt.core.evaluator import evaluate
 from felt.tools.client.play import model
 from felt.tools.client.play.app import LoungePlan, PlayApp
-from felt.tools.client.play.session import PlaySession
+from felt.tools.client.play.session import PlaySession, Refused
 from felt.tools.client.play.tables import table_config
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import lobby_pb2 as lpb
 from poker.v1 import lobby_service_pb2 as lobby_api
+from poker.v1 import table_pb2 as tpb
 from services.ai_worker.worker import AiWorker, WorkerConfig
 from services.lobby.application import LobbySettings
 from services.lobby.server import LobbyServerConfig, start_lobby_server
@@ -281,6 +284,8 @@ async def test_l_leaves_cleanly_at_80_columns_and_the_chips_come_back(
     app = PlayApp(session, plan)
     async with app.run_test(size=(80, 30)) as pilot:
         await seated_and_dealt(app, pilot)
+        assert session.seat is not None
+        token = session.seat.token
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 60
         # play until the seat is offered choices, and check they fit at 80 columns
@@ -302,13 +307,67 @@ async def test_l_leaves_cleanly_at_80_columns_and_the_chips_come_back(
         lines = log_of(app)
         await pilot.press("q")
     assert not any("Traceback" in line or "RuntimeError" in line for line in lines), lines
+    # no credential on the screen, not even its start (the crash printed one)
+    assert not any(token[:12] in line for line in lines), lines
     assert app.return_value == GRANT - BUY_IN + int(left.split()[2])
     assert await session.balance() == app.return_value
     await session.close()
 
 
+def _codes(cards: Any) -> list[int]:
+    return [c.code for c in cards]
+
+
+def _rigged_action(mine: tpb.TableView, theirs: tpb.TableView | None) -> tpb.Action | None:
+    """The opponent's action: it sees both hands (its own, and the app's from the app's own
+    screen) and, once the showdown's cards are all known (Draw: at once, both standing pat;
+    Hold'em: on the river), puts everything in with a hand that beats the app's; otherwise it
+    checks (or folds to a bet). So every hand the app plays to the end against it busts the
+    app, and no hand's outcome is left to chance. None: wait (the app's screen is behind)."""
+    hand = mine.hand
+    legal = {a.type: a for a in hand.legal_actions}
+    if tpb.ACTION_TYPE_DISCARD in legal:
+        return tpb.Action(discard=tpb.Action.Discard())  # stands pat: its five stay known
+    if theirs is None or theirs.hand.hand_id != hand.hand_id:
+        return None
+    board = _codes(hand.board)
+    own = next(s for s in hand.seats if s.seat == mine.viewer_seat)
+    app = next((s for s in theirs.hand.seats if s.seat == theirs.viewer_seat), None)
+    known = hand.variant == epb.VARIANT_DRAW5 or len(board) == 5
+    if app is None or not app.cards or not known:
+        better = False
+    else:
+        better = evaluate([*_codes(own.cards), *board]) > evaluate([*_codes(app.cards), *board])
+    if better and tpb.ACTION_TYPE_ALL_IN in legal:
+        return tpb.Action(all_in=tpb.Action.AllIn())
+    for kind in (tpb.ACTION_TYPE_RAISE, tpb.ACTION_TYPE_BET):
+        if better and kind in legal:
+            return model.typed_action(legal[kind], legal[kind].max_to)
+    if better and tpb.ACTION_TYPE_CALL in legal:
+        return tpb.Action(call=tpb.Action.Call())
+    if tpb.ACTION_TYPE_CHECK in legal:
+        return tpb.Action(check=tpb.Action.Check())
+    if not known and tpb.ACTION_TYPE_CALL in legal:
+        return tpb.Action(call=tpb.Action.Call())  # Hold'em before the river: stays in
+    return tpb.Action(fold=tpb.Action.Fold())
+
+
+async def _rigged_opponent(opponent: PlaySession, app: PlayApp, stop: asyncio.Event) -> None:
+    """Plays the opponent's seat (see :func:`_rigged_action`) until ``stop``; gentle (check,
+    else fold) once ``stop`` is only near: the test sets it before the app leaves."""
+    while not stop.is_set():
+        view = await opponent.view()
+        if view.hand.HasField("to_act") and view.hand.to_act == view.viewer_seat:
+            action = _rigged_action(view, app.view)
+            if action is not None:
+                with contextlib.suppress(Refused):  # a stale sequence: looked at again
+                    await opponent.act(action, view.table.sequence)
+        await asyncio.sleep(0.05)
+
+
 async def _play_until_busted(app: PlayApp, pilot: Any, deadline: float) -> None:
-    """Fold (else check or call; in the draw, stand pat) until the seat is out of chips."""
+    """Never fold: check or call (all-in when that is the call), stand pat in the draw, until
+    the seat is out of chips (the opponent sees to that at the first showdown)."""
     loop = asyncio.get_running_loop()
     while True:
         assert app.failure is None, app.failure
@@ -316,13 +375,20 @@ async def _play_until_busted(app: PlayApp, pilot: Any, deadline: float) -> None:
         view = app.view
         if view is not None and model.busted(view):
             return
-        if view is not None and model.max_discards(view) is not None:
-            if model.choices_blocked(view) is False:
-                await pilot.press("d")
-        elif view is not None and (offered := model.choices(view)):
-            keys = [c.key for c in offered]
-            await pilot.press("f" if "f" in keys else "c")
+        await _stay_in(app, pilot)
         await pilot.pause(0.05)
+
+
+async def _stay_in(app: PlayApp, pilot: Any) -> None:
+    """One press of a player who stays in every hand to its end: check or call, else all-in;
+    in the draw, stand pat."""
+    view = app.view
+    if view is not None and model.max_discards(view) is not None:
+        if model.choices_blocked(view) is False:
+            await pilot.press("d")
+    elif view is not None and (offered := model.choices(view)):
+        keys = [c.key for c in offered]
+        await pilot.press("c" if "c" in keys else "a" if "a" in keys else keys[0])
 
 
 async def _added(app: PlayApp, pilot: Any, count: int, deadline: float) -> str:
@@ -335,70 +401,89 @@ async def _added(app: PlayApp, pilot: Any, count: int, deadline: float) -> str:
     return lines[count - 1]
 
 
-# Its own deadlines bound it (300 s to bust twice: Draw's antes drain a seat slowly); the
-# suite's 120 s default cut it short on a loaded machine.
-@pytest.mark.timeout(420)
 @pytest.mark.parametrize("variant", ["holdem", "draw"])
 async def test_a_busted_seat_adds_chips_and_plays_on(stack: Stack, variant: str) -> None:
     """Bust, add chips (b: the plan's buy-in) and play on at the same seat; bust again and
-    top up (t: to the lounge's maximum); leave: every chip is accounted for, at 80 columns."""
-    # One big blind of chips (the lounge allows it): folding and checking loses them fast.
+    top up (t: to the lounge's maximum); leave: every chip is accounted for, at 80 columns.
+
+    The opponent is a second player the test plays, who sees both hands and goes all-in only
+    with the better one (the app never folds), so the app busts at its first showdown, in
+    seconds: no waiting for antes to drain a stack, no luck, no back door in the servers."""
     small, most = 10, 100
+    config = table_config(variant, seats=2)
+    if variant == "holdem":
+        config.small_blind, config.big_blind = 1, 2  # a stack of ten lives to the river
     plan = LoungePlan(
-        config=table_config(variant, seats=2),
-        ai_levels=(epb.AI_LEVEL_NORMAL,),
+        config=config,
+        ai_levels=(),
         buy_in=small,
         player_name=f"Tui bust {variant}",
         buy_in_range=(small, most),
     )
     session = PlaySession(stack.lobby, stack.table)
+    opponent = PlaySession(stack.lobby, stack.table)
     app = PlayApp(session, plan)
+    stop = asyncio.Event()
+    rigged: asyncio.Task[None] | None = None
     async with app.run_test(size=(80, 30)) as pilot:
-        await seated_and_dealt(app, pilot)
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + 300
-        await _play_until_busted(app, pilot, deadline)
-        await pilot.pause(0.2)
-        status = app.query_one("#status")
-        assert "out of chips" in str(status.render()), str(status.render())
-        assert status.region.right <= 80
-        balance_before = await session.balance()
-        first_seat = session.seat
-        await pilot.press("b")
-        line = await _added(app, pilot, 1, deadline)
-        assert line.startswith(f"Added {small} chips: stack {small};"), line
-        # The same seat and token: chips from the balance, through the lobby's saga.
-        assert session.seat is first_seat
-        assert await session.balance() == balance_before - small
-        hands = app.hands_seen
-        while app.hands_seen <= hands:  # plays on: a hand with the seat in it ends
+        deadline = loop.time() + 90
+        while session.seat is None:
             assert app.failure is None, app.failure
             assert loop.time() < deadline, log_of(app)
-            view = app.view
-            if view is not None and model.max_discards(view) is not None:
-                if model.choices_blocked(view) is False:
-                    await pilot.press("d")
-            elif view is not None and (offered := model.choices(view)):
-                assert_choices_fit(app, 80)
-                await pilot.press("f" if "f" in [c.key for c in offered] else "c")
             await pilot.pause(0.05)
-        await _play_until_busted(app, pilot, deadline)
-        await pilot.press("t")  # out of chips again: up to the lounge's maximum
-        line = await _added(app, pilot, 2, deadline)
-        assert line.startswith(f"Added {most} chips: stack {most};"), line
-        while app.view is None or model.busted(app.view):
-            assert loop.time() < deadline, log_of(app)
-            await pilot.pause(0.05)
-        await pilot.press("l")
-        while not any(line.startswith("Left with") for line in log_of(app)):
-            assert app.failure is None, app.failure
-            assert loop.time() < deadline, log_of(app)
-            await pilot.pause(0.1)
-        lines = log_of(app)
-        await pilot.press("q")
+        await opponent.guest(f"Rigged {variant} {uuid4().hex[:6]}")
+        await opponent.join(await opponent.lounge(session.seat.lounge_id), most)
+        rigged = asyncio.create_task(_rigged_opponent(opponent, app, stop))
+        try:
+            await seated_and_dealt(app, pilot)
+            await _play_until_busted(app, pilot, deadline)
+            await pilot.pause(0.2)
+            status = app.query_one("#status")
+            assert "out of chips" in str(status.render()), str(status.render())
+            assert status.region.right <= 80
+            balance_before = await session.balance()
+            first_seat = session.seat
+            await pilot.press("b")
+            line = await _added(app, pilot, 1, deadline)
+            assert line.startswith(f"Added {small} chips: stack {small};"), line
+            # The same seat and token: chips from the balance, through the lobby's saga.
+            assert session.seat is first_seat
+            assert await session.balance() == balance_before - small
+            hands = app.hands_seen
+            while app.hands_seen <= hands:  # plays on: a hand with the seat in it ends
+                assert app.failure is None, app.failure
+                assert loop.time() < deadline, log_of(app)
+                if app.view is not None and model.choices(app.view):
+                    assert_choices_fit(app, 80)
+                await _stay_in(app, pilot)
+                await pilot.pause(0.05)
+            await _play_until_busted(app, pilot, deadline)
+            stop.set()  # the opponent plays no more: the app tops up and leaves in peace
+            await rigged
+            await pilot.press("t")  # out of chips again: up to the lounge's maximum
+            line = await _added(app, pilot, 2, deadline)
+            assert line.startswith(f"Added {most} chips: stack {most};"), line
+            while app.view is None or model.busted(app.view):
+                assert loop.time() < deadline, log_of(app)
+                await pilot.pause(0.05)
+            await pilot.press("l")
+            while not any(line.startswith("Left with") for line in log_of(app)):
+                assert app.failure is None, app.failure
+                assert loop.time() < deadline, log_of(app)
+                await pilot.pause(0.1)
+            lines = log_of(app)
+            await pilot.press("q")
+        finally:
+            stop.set()
+            if rigged is not None and not rigged.done():
+                rigged.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await rigged
     assert sum(line.startswith("Seated at") for line in lines) == 1, lines
     left = next(line for line in lines if line.startswith("Left with"))
     # Every chip: the grant less the buy-in and both adds, plus the stack the seat left with.
     assert app.return_value == GRANT - small - small - most + int(left.split()[2])
     assert await session.balance() == app.return_value
     await session.close()
+    await opponent.close()

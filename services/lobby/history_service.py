@@ -10,10 +10,10 @@ from felt.api.convert import proof_to_proto
 from felt.eventstore.codec import to_stored_event, variant_to_proto
 from felt.history.viewer import Role, Viewer
 from felt.rules.config import Variant
+from felt.service.rpc import Context
 from poker.v1 import history_service_pb2 as hpb
 from poker.v1 import history_service_pb2_grpc as hrpc
 from poker.v1 import table_service_pb2 as tpb
-from services.lobby.errors import Context
 from services.lobby.history import HandRead, HistoryApp, PlayerPage, Reading
 from services.lobby.interceptors import current_caller
 

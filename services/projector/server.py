@@ -15,7 +15,6 @@ cursors say where to resume.
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
 import time
 
@@ -27,6 +26,7 @@ from felt.archive.feed import RedisProjectorFeed
 from felt.archive.postgres import PostgresHandArchive
 from felt.metrics_server import MetricsServer
 from felt.registry import RedisTableRegistry
+from felt.service.rpc import on_stop_signal
 from services.projector.config import ProjectorConfig
 from services.projector.metrics import ProjectorMetrics
 from services.projector.projector import Projector
@@ -75,9 +75,7 @@ async def serve(config: ProjectorConfig) -> int:
             port = await http.start(config.metrics_host, config.metrics_port)
         else:
             port = None
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, projector.request_stop)
+        on_stop_signal(projector.request_stop)
         projector.health.last_redis_ok = time.monotonic()
         log.info("projector_started", member=member, metrics_port=port)
         print(f"projector {member} archiving (metrics port {port})", flush=True)

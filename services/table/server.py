@@ -56,7 +56,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-import signal
 import socket
 import sys
 from collections.abc import Mapping
@@ -81,6 +80,7 @@ from felt.decisions import AI_STREAM, RedisDecisionQueue, ai_stream_from_env
 from felt.eventstore import RedisEventStore
 from felt.instances import RedisTableInstances
 from felt.registry import RedisTableRegistry
+from felt.service.rpc import run, serve_until_stopped
 from poker.v1 import table_service_pb2, table_service_pb2_grpc
 from services.grpc_server import PortInUse, aio_server, bind
 from services.settings import (
@@ -93,7 +93,7 @@ from services.settings import (
 from services.settings import ConfigError as ConfigError
 from services.table.announce import Announcer, advertised_address
 from services.table.auth import DEFAULT_TOKEN_TTL_S, DEV_SERVICE_TOKEN, Authenticator, Secrets
-from services.table.interceptors import AuthInterceptor, CallInterceptor
+from services.table.interceptors import auth_interceptor, call_interceptor
 from services.table.manager import TableManager
 from services.table.ratelimit import RateLimits
 from services.table.runtime import Timing
@@ -268,8 +268,8 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     """
     config.check()
     interceptors = [  # the first is the outermost
-        CallInterceptor(SERVICE_NAME),
-        AuthInterceptor(
+        call_interceptor(SERVICE_NAME),
+        auth_interceptor(
             SERVICE_NAME,
             Authenticator(config.secrets, FailedAttempts(config.attempts)),
             config.proxies,
@@ -330,17 +330,9 @@ def _instance_id(address: str, port: int) -> str:
 
 async def serve(config: TableServerConfig, ready: asyncio.Event | None = None) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
-    running = await start_table_server(config)
-    _tune_gc()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    print(f"table service listening on port {running.port}", flush=True)
-    if ready is not None:
-        ready.set()
-    await stop.wait()
-    await running.stop()
+    await serve_until_stopped(
+        start_table_server(config), "table service", started=_tune_gc, ready=ready
+    )
 
 
 def _tune_gc() -> None:
@@ -356,13 +348,13 @@ def _tune_gc() -> None:
 
 def run_service(*, dev: bool = False) -> int:
     """``felt table-service``: serve until stopped; 2 with a message for a refused start."""
-    try:
-        asyncio.run(serve(TableServerConfig.from_env(dev=dev)))
-    except (ConfigError, PortInUse) as exc:
-        log.error("table_service_refused_to_start", error=str(exc))
-        print(f"felt table-service: {exc}", file=sys.stderr, flush=True)
-        return 2
-    return 0
+    return run(
+        serve(TableServerConfig.from_env(dev=dev)),
+        "felt table-service",
+        (ConfigError, PortInUse),
+        "table_service_refused_to_start",
+        "felt.table",
+    )
 
 
 def main() -> None:

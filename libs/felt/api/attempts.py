@@ -27,7 +27,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-THROTTLED = "AUTH_THROTTLED"
+from poker.v1.reason_pb2 import Reason
+
+THROTTLED = Reason.AUTH_THROTTLED
 """The ``ErrorInfo`` reason of a call refused because its address failed too often."""
 
 MESSAGE = (

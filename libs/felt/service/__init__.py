@@ -1,0 +1,5 @@
+"""What every Felt service process shares: the RPC kit (interceptors, refusals, bearer
+parsing, the serve loop) and the process plumbing around it.
+
+The services (``services/``) use it; it names none of them (the library never does).
+"""

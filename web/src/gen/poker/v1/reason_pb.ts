@@ -9,9 +9,11 @@
 // "NOT_YOUR_TURN"), exactly as before this enum existed, so clients that match on
 // strings keep working; servers build it from this enum and the web client and
 // `felt play` read it through the generated names. Every value has an
-// `error.<NAME>` message in each of web/src/i18n/*.json (tests/unit/web/test_i18n.py).
-// The status code that goes with a reason is the one docs/api.md lists; a few reasons
-// (the rules' own codes) are sent by more than one call.
+// `error.<NAME>` message in each of web/src/i18n/*.json (tests/unit/web/test_i18n.py);
+// each value's comment below says what it tells the player (as en.json words it, with
+// the status code for the reasons the web client never shows). The status code that goes
+// with a reason is in the documentation of the calls that send it (the services' protos,
+// docs/api.md); a few reasons (the rules' own codes) are sent by more than one call.
 //
 // Versioning: never renumber or reuse a value, never rename one (the name is the wire
 // format); a reason no service sends any more is kept (clients may still see it from

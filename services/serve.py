@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import dataclasses
 import secrets
-import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -39,6 +38,7 @@ import structlog
 from google.protobuf.duration_pb2 import Duration
 
 from felt.config.settings import FELT_AI_TOKEN
+from felt.service.rpc import stop_event
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
@@ -118,11 +118,7 @@ async def serve_all(workers: int, demo: bool, *, dev: bool = False) -> int:
         f"{len(pool)} AI workers. Ctrl-C stops it.",
         flush=True,
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    await stop_event().wait()
     for worker in pool:
         worker.request_stop()
     for worker in pool:

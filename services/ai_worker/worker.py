@@ -455,13 +455,11 @@ async def serve(
     ready: Callable[[AiWorker], Awaitable[None] | None] | None = None,
 ) -> int:
     """Run one worker until SIGTERM/SIGINT, then drain and return the exit code (0)."""
-    import signal
+    from felt.service.rpc import on_stop_signal
 
     worker = AiWorker(config)
     await worker.start()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, worker.request_stop)
+    on_stop_signal(worker.request_stop)
     if not config.ai_token:
         log.warning("ai_token_missing", hint="set FELT_AI_TOKEN to the table service's AI token")
     print(

@@ -20,10 +20,11 @@ from typing import TypeVar
 from connectrpc.code import Code
 
 from felt.wire.clients import counted_address, forwarded_address
+from poker.v1.reason_pb2 import Reason
 from services.gateway.config import WatchCaps
 from services.gateway.errors import refused
 
-REASON = "TOO_MANY_WATCHES"
+REASON = Reason.TOO_MANY_WATCHES
 _K = TypeVar("_K")
 
 

@@ -44,6 +44,7 @@ from felt.wire.attempts import THROTTLED, FailedAttempts
 from felt.wire.clients import counted_address, forwarded_address
 from felt.wire.credentials import is_player_token
 from poker.v1 import history_service_pb2, lobby_service_pb2, table_service_pb2
+from poker.v1.reason_pb2 import Reason
 from services.gateway.errors import refused
 from services.gateway.forward import python_name
 
@@ -53,9 +54,9 @@ TABLE_SERVICE = table_service_pb2.DESCRIPTOR.services_by_name["TableService"]
 LOBBY_SERVICE = lobby_service_pb2.DESCRIPTOR.services_by_name["LobbyService"]
 HISTORY_SERVICE = history_service_pb2.DESCRIPTOR.services_by_name["HistoryService"]
 
-SERVICE_ONLY = "SERVICE_ONLY"
-PLAYER_TOKEN_REQUIRED = "PLAYER_TOKEN_REQUIRED"
-OPERATOR_ONLY = "OPERATOR_ONLY"
+SERVICE_ONLY = Reason.SERVICE_ONLY
+PLAYER_TOKEN_REQUIRED = Reason.PLAYER_TOKEN_REQUIRED
+OPERATOR_ONLY = Reason.OPERATOR_ONLY
 
 _OPERATOR_VIEW = history_service_pb2.HAND_READER_OPERATOR
 

@@ -15,12 +15,13 @@ import structlog
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError, ErrorDetail
 from google.protobuf.message import DecodeError
-from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
+from google.rpc import status_pb2  # type: ignore[import-untyped]
 from protobuf.wkt import Any as AnyDetail
+
+from felt.service.refusals import ReasonValue, error_info, reason_name
 
 log = structlog.get_logger("felt.gateway")
 
-DOMAIN = "felt.poker"
 _DETAILS_KEY = "grpc-status-details-bin"
 
 _CODES: dict[grpc.StatusCode, Code] = {
@@ -71,9 +72,10 @@ def _details(error: grpc.aio.AioRpcError) -> list[ErrorDetail]:
     return [ErrorDetail(AnyDetail(type_url=d.type_url, value=d.value)) for d in status.details]
 
 
-def refused(code: Code, message: str, reason: str) -> ConnectError:
-    """A refusal of the gateway's own, with an ``ErrorInfo`` as the services send theirs."""
-    info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN)
+def refused(code: Code, message: str, reason: ReasonValue) -> ConnectError:
+    """A refusal of the gateway's own, with an ``ErrorInfo`` as the services send theirs
+    (:func:`felt.service.refusals.error_info`)."""
+    info = error_info(reason_name(reason))
     detail = AnyDetail(
         type_url="type.googleapis.com/google.rpc.ErrorInfo", value=info.SerializeToString()
     )

@@ -32,10 +32,11 @@ from dataclasses import dataclass, field
 from connectrpc.code import Code
 
 from poker.v1 import table_service_pb2 as pb
+from poker.v1.reason_pb2 import Reason
 from services.gateway.codecs import Raw
 from services.gateway.errors import refused
 
-TOO_SLOW = "WATCH_TOO_SLOW"
+TOO_SLOW = Reason.WATCH_TOO_SLOW
 
 Metadata = tuple[tuple[str, str], ...]
 # Opens an upstream WatchTable call (with the forwarder's routing and retries).
@@ -88,7 +89,9 @@ class SharedFeed:
                         else:
                             watcher.items.append((sequence, raw))
                     watcher.wake.set()
-            raise refused(Code.UNAVAILABLE, "the table's stream ended; watch again", "STREAM_ENDED")
+            raise refused(
+                Code.UNAVAILABLE, "the table's stream ended; watch again", Reason.STREAM_ENDED
+            )
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the upstream's error (already a ConnectError): to everyone
@@ -194,7 +197,9 @@ class SharedWatches:
                     if own_done[0] is not None:
                         raise own_done[0]
                     raise refused(
-                        Code.UNAVAILABLE, "the table's stream ended; watch again", "STREAM_ENDED"
+                        Code.UNAVAILABLE,
+                        "the table's stream ended; watch again",
+                        Reason.STREAM_ENDED,
                     )
                 watcher.wake.clear()
                 await watcher.wake.wait()

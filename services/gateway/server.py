@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import socket
 import sys
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from typing import Any, cast
 import structlog
 import uvicorn
 
+from felt.service.rpc import on_stop_signal
 from services.gateway.app import Gateway
 from services.gateway.config import GatewayConfig
 from services.gateway.connections import bounded_protocol
@@ -116,9 +116,8 @@ async def serve(config: GatewayConfig, sock: socket.socket) -> None:
     # Our own signal handlers: uvicorn's re-raise the signal once it has stopped, which would
     # end the process before the channels are closed (and with the signal's status, not 0).
     server.capture_signals = _no_signals  # type: ignore[method-assign]
+    on_stop_signal(lambda: setattr(server, "should_exit", True))
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, setattr, server, "should_exit", True)
     host, port = sock.getsockname()[:2]
     announce = loop.create_task(_announce(server, host, port))
     try:

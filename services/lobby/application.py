@@ -36,6 +36,7 @@ from datetime import datetime, timedelta
 from felt.storage.idempotency import ClientRequest, RequestKey, server_key
 from felt.wire import limits
 from felt.wire.clients import counted_peer
+from poker.v1.reason_pb2 import Reason
 from services.lobby.auth import Caller
 from services.lobby.names import name_key, new_display_name, skeleton
 from services.lobby.paging import page_match, page_token
@@ -62,6 +63,7 @@ from services.lobby.refusals import (
     SESSION_REVOKED,
     Code,
     Refused,
+    reason_of,
     unauthenticated,
 )
 from services.lobby.tokens import (
@@ -163,7 +165,7 @@ def display_name(value: str) -> str:
     ``services.lobby.names`` still signs in); a sign-up's name is ``new_display_name``."""
     name = limits.clean_display_name(value)
     if not name:
-        raise limits.LimitError("BAD_NAME", "display_name is required (1-32 characters)")
+        raise limits.LimitError(Reason.BAD_NAME, "display_name is required (1-32 characters)")
     return name
 
 
@@ -248,7 +250,7 @@ class LobbyApp:
                 Code.RESOURCE_EXHAUSTED,
                 f"too many sign-ups from your address (at most {s.sign_up_max_per_client} in "
                 f"{_duration(s.sign_up_window)}); try again later",
-                "TOO_MANY_SIGN_UPS",
+                Reason.TOO_MANY_SIGN_UPS,
             )
         try:
             yield
@@ -326,7 +328,7 @@ class LobbyApp:
             raise Refused(
                 Code.RESOURCE_EXHAUSTED,
                 "too many failed sign-ins for this name; wait a few minutes and try again",
-                "TOO_MANY_SIGN_INS",
+                Reason.TOO_MANY_SIGN_INS,
             )
         player = await self.players.by_name(key_of_name)
         stored = player.password_hash if player is not None else None
@@ -356,13 +358,13 @@ class LobbyApp:
             raise Refused(
                 Code.FAILED_PRECONDITION,
                 "this account has a password already",
-                "ALREADY_REGISTERED",
+                Reason.ALREADY_REGISTERED,
             ) from None
 
     async def refresh(self, token: str, request: ClientRequest) -> Credentials:
         limits.check_request_id(request.request_id)
         if not token or len(token) > limits.CREDENTIAL_MAX:
-            raise unauthenticated("REFRESH_TOKEN_INVALID", "not a refresh token of this lobby")
+            raise unauthenticated(Reason.REFRESH_TOKEN_INVALID, "not a refresh token of this lobby")
         digest = token_digest(token)
         key = request.key(f"refresh/{digest.hex()}")
         outcome, session = await self.sessions.rotate(
@@ -373,14 +375,14 @@ class LobbyApp:
             return self._credentials(session)
         raise {
             Rotation.UNKNOWN: unauthenticated(
-                "REFRESH_TOKEN_INVALID", "not a refresh token of this lobby"
+                Reason.REFRESH_TOKEN_INVALID, "not a refresh token of this lobby"
             ),
             Rotation.EXPIRED: unauthenticated(
-                "SESSION_EXPIRED", "the session has expired: sign in again"
+                Reason.SESSION_EXPIRED, "the session has expired: sign in again"
             ),
             Rotation.REVOKED: SESSION_REVOKED,
             Rotation.REUSED: unauthenticated(
-                "REFRESH_TOKEN_REUSED",
+                Reason.REFRESH_TOKEN_REUSED,
                 "this refresh token was already exchanged: the session is signed out "
                 "everywhere (if this was not you, change your password)",
             ),
@@ -403,7 +405,7 @@ class LobbyApp:
             limits.check_player_id(player_id)
         player = await self.players.get(player_id or claim.player_id)
         if player is None:
-            raise Refused(Code.NOT_FOUND, "no such player", "NO_PLAYER")
+            raise Refused(Code.NOT_FOUND, "no such player", Reason.NO_PLAYER)
         return player
 
     async def balance(self, caller: Caller) -> Balance:
@@ -439,7 +441,7 @@ class LobbyApp:
                 self.clock(),
             )
         except TopUpRefused as exc:
-            raise Refused(Code.FAILED_PRECONDITION, exc.message, exc.reason) from None
+            raise Refused(Code.FAILED_PRECONDITION, exc.message, reason_of(exc.reason)) from None
         account = await self._account(claim.player_id)
         return movement, account.balance
 
@@ -447,7 +449,7 @@ class LobbyApp:
 
     def _claim(self, caller: Caller) -> AccessClaim:
         if caller.error is not None:
-            raise unauthenticated(caller.error.reason, caller.error.message)
+            raise unauthenticated(reason_of(caller.error.reason), caller.error.message)
         if caller.claim is None:
             raise NOT_SIGNED_IN
         return caller.claim
@@ -463,7 +465,7 @@ class LobbyApp:
     async def _player(self, player_id: str) -> Player:
         player = await self.players.get(player_id)
         if player is None:
-            raise Refused(Code.NOT_FOUND, "no such player", "NO_PLAYER")
+            raise Refused(Code.NOT_FOUND, "no such player", Reason.NO_PLAYER)
         return player
 
     async def _account(self, player_id: str) -> Account:

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from felt.service.bearer import counted
 from felt.wire import limits
-from felt.wire.attempts import MESSAGE as THROTTLED_MESSAGE
-from felt.wire.attempts import THROTTLED, FailedAttempts
-from services.lobby.refusals import Code, Refused
+from felt.wire.attempts import FailedAttempts
+from poker.v1.reason_pb2 import Reason
 from services.lobby.tokens import AccessClaim, BadToken, verify_access
 
 
@@ -50,7 +50,13 @@ ANONYMOUS = Caller()
 
 
 OPERATOR = Caller(operator=True)
-EXPIRED = "TOKEN_EXPIRED"
+EXPIRED = Reason.Name(Reason.TOKEN_EXPIRED)
+
+
+def _guess(caller: Caller) -> bool:
+    """A forged or malformed token, or a wrong operator token (an expired but genuine access
+    token is no guess)."""
+    return caller.error is not None and caller.error.reason != EXPIRED
 
 
 class Authenticator:
@@ -73,38 +79,25 @@ class Authenticator:
         RESOURCE_EXHAUSTED (see the module docstring)."""
         if not token:
             return ANONYMOUS
-        attempts = self.attempts
-        if attempts is None or not client:
-            return self._authenticate(token)
-        if attempts.exhausted(client):
-            caller = self._access(token)
-            if caller.claim is None and (caller.error is None or caller.error.reason != EXPIRED):
-                raise Refused(Code.RESOURCE_EXHAUSTED, THROTTLED_MESSAGE, THROTTLED)
-            return caller  # a genuine access token (expired or not) is no guess
-        caller = self._authenticate(token)
-        if caller.error is not None and caller.error.reason != EXPIRED:
-            attempts.failed(client)  # a forged or malformed token, or a wrong operator token
-        return caller
+        return counted(
+            self.attempts,
+            client,
+            lambda: self._authenticate(token),
+            lambda: self._access(token),  # an access token by its signature alone
+            _guess,
+        )
 
     def _authenticate(self, token: str) -> Caller:
         if len(token) > limits.CREDENTIAL_MAX:
-            return Caller(error=BadToken("TOKEN_INVALID", "not an access token of this lobby"))
+            return Caller(error=BadToken(Reason.TOKEN_INVALID, "not an access token of this lobby"))
         if self.operator_token and hmac.compare_digest(token.encode(), self.operator_token):
             return OPERATOR
         return self._access(token)
 
     def _access(self, token: str) -> Caller:
         if len(token) > limits.CREDENTIAL_MAX:
-            return Caller(error=BadToken("TOKEN_INVALID", "not an access token of this lobby"))
+            return Caller(error=BadToken(Reason.TOKEN_INVALID, "not an access token of this lobby"))
         try:
             return Caller(claim=verify_access(self.secret, token, self.clock()))
         except BadToken as exc:
             return Caller(error=exc)
-
-
-def bearer(metadata: object) -> str:
-    """The bearer token in a call's metadata (``authorization: Bearer <token>``), or ""."""
-    for key, value in metadata or ():  # type: ignore[attr-defined]
-        if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
-            return value[len("Bearer ") :].strip()
-    return ""

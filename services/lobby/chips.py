@@ -34,8 +34,10 @@ from datetime import timedelta
 
 import structlog
 
+from felt.service.refusals import reason_name
 from felt.storage.idempotency import ClientRequest, RequestKey
 from felt.wire import limits
+from poker.v1.reason_pb2 import Reason
 from services.lobby.auth import Caller
 from services.lobby.lounges import LoungeApp
 from services.lobby.ports import (
@@ -75,7 +77,7 @@ def _not_seated() -> Refused:
     return Refused(
         Code.FAILED_PRECONDITION,
         "you have no seat at this lounge (or it is leaving): join it to play",
-        "NOT_SEATED",
+        Reason.NOT_SEATED,
     )
 
 
@@ -84,7 +86,7 @@ def _unavailable() -> Refused:
         Code.UNAVAILABLE,
         "the table service did not answer: your chips are held for your seat; retry with "
         "the same request_id (the lobby also finishes it by itself)",
-        "TABLES_UNAVAILABLE",
+        Reason.TABLES_UNAVAILABLE,
     )
 
 
@@ -109,7 +111,7 @@ class ChipsApp:
         limits.check_table_id(lounge_id)
         if not 0 <= amount <= limits.CHIP_CAP:  # as check_amount, the value not repeated
             raise limits.LimitError(
-                "BAD_AMOUNT",
+                Reason.BAD_AMOUNT,
                 f"amount must be 0 (up to the lounge's maximum) to {limits.CHIP_CAP:,} chips",
             )
         key = request.key(f"add-chips/{claim.player_id}")
@@ -120,17 +122,19 @@ class ChipsApp:
             try:
                 reservation = await self.chip_adds.reserve(new)
             except InsufficientChips as exc:
-                raise Refused(Code.FAILED_PRECONDITION, str(exc), "INSUFFICIENT_CHIPS") from None
+                raise Refused(
+                    Code.FAILED_PRECONDITION, str(exc), Reason.INSUFFICIENT_CHIPS
+                ) from None
             saga = reservation.chip_add
         try:
             saga = await self.drive(saga)
         except TablesUnavailable:
             raise _unavailable() from None
         if saga.state is ChipAddState.COMPENSATED:
-            raise Refused(
+            raise Refused.relayed(
                 Code.FAILED_PRECONDITION,
                 f"the table did not add the chips ({saga.refusal}); your chips are back",
-                saga.refusal or "TABLE_REFUSED",
+                saga.refusal or reason_name(Reason.TABLE_REFUSED),
             )
         account = await self.lobby._account(claim.player_id)
         return ChipsAddedToSeat(saga, account.balance)
@@ -152,14 +156,14 @@ class ChipsApp:
         if lounge is None:
             raise _not_seated()
         if lounge.state is not LoungeState.OPEN:
-            raise Refused(Code.FAILED_PRECONDITION, "the lounge is closing", "LOUNGE_NOT_OPEN")
+            raise Refused(Code.FAILED_PRECONDITION, "the lounge is closing", Reason.LOUNGE_NOT_OPEN)
         try:
             now = await self.tables.seat_now(lounge_id, seat.seat)
         except TablesUnavailable:
             raise Refused(
                 Code.UNAVAILABLE,
                 "the table service did not answer; no chips moved: retry",
-                "TABLES_UNAVAILABLE",
+                Reason.TABLES_UNAVAILABLE,
             ) from None
         except TableRefused:
             raise _not_seated() from None
@@ -169,7 +173,7 @@ class ChipsApp:
             raise Refused(
                 Code.FAILED_PRECONDITION,
                 "your seat is dealt in to the hand in play: add chips when it ends",
-                "HAND_RUNNING",
+                Reason.HAND_RUNNING,
             )
         room = lounge.max_buy_in - now.stack
         if amount == 0:
@@ -179,14 +183,14 @@ class ChipsApp:
                 Code.FAILED_PRECONDITION,
                 f"a seat here holds at most {lounge.max_buy_in:,} chips: "
                 + (f"at most {room:,} more fit now" if room > 0 else "yours is full"),
-                "ABOVE_MAX_BUY_IN",
+                Reason.ABOVE_MAX_BUY_IN,
             )
         if now.stack + amount < lounge.min_buy_in:
             raise Refused(
                 Code.FAILED_PRECONDITION,
                 f"a seat here starts a hand with at least {lounge.min_buy_in:,} chips: "
                 f"add at least {lounge.min_buy_in - now.stack:,}",
-                "BELOW_MIN_BUY_IN",
+                Reason.BELOW_MIN_BUY_IN,
             )
         return NewChipAdd(
             saga_id,

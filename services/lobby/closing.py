@@ -43,6 +43,7 @@ import structlog
 from felt.storage.idempotency import ClientRequest
 from felt.wire import limits
 from poker.events.v1 import events_pb2 as epb
+from poker.v1.reason_pb2 import Reason
 from services.lobby.auth import Caller
 from services.lobby.lounges import LoungeApp
 from services.lobby.ports import (
@@ -83,13 +84,13 @@ class ClosingApp:
         lounge = await self.lounges.get(caller, lounge_id, "")  # NO_LOUNGE as for a reader
         if lounge.owner_id != claim.player_id:
             raise Refused(
-                Code.PERMISSION_DENIED, "only the lounge's owner may close it", "NOT_OWNER"
+                Code.PERMISSION_DENIED, "only the lounge's owner may close it", Reason.NOT_OWNER
             )
         if lounge.state is LoungeState.CREATING:
             raise Refused(
                 Code.FAILED_PRECONDITION,
                 "the lounge is still being created: retry CreateLounge first",
-                "LOUNGE_NOT_OPEN",
+                Reason.LOUNGE_NOT_OPEN,
             )
         lounge = await self.closes.mark_closing(lounge.lounge_id)
         log.info("lounge_closing", lounge_id=lounge.lounge_id, by="owner")
@@ -100,7 +101,7 @@ class ClosingApp:
                 Code.UNAVAILABLE,
                 "the table service did not answer: the lounge is closing and every seat's "
                 "chips come home once its table frees them (the lobby finishes it by itself)",
-                "TABLES_UNAVAILABLE",
+                Reason.TABLES_UNAVAILABLE,
             ) from None
         except TableRefused as exc:
             log.error("lounge_close_refused", lounge_id=lounge.lounge_id, reason=exc.reason)
@@ -108,7 +109,7 @@ class ClosingApp:
                 Code.FAILED_PRECONDITION,
                 f"the table service refused the lounge's table: {exc.message}; the lounge "
                 "is closing, and the lobby keeps trying",
-                "TABLE_REFUSED",
+                Reason.TABLE_REFUSED,
             ) from None
 
     async def drive(self, lounge: Lounge) -> Lounge:

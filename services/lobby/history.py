@@ -54,11 +54,12 @@ from felt.storage.eventstore import EventStore, EventsTrimmed
 from felt.storage.eventstore.codec import decode_event
 from felt.tools.history.viewer import OPERATOR, SPECTATOR, Viewer, seat_for, visible_event
 from felt.wire import limits
+from poker.v1.reason_pb2 import Reason
 from services.lobby.application import LobbyApp
 from services.lobby.auth import Caller
 from services.lobby.paging import bad_page_token, page_match, page_token
 from services.lobby.ports import Lounges
-from services.lobby.refusals import NOT_SIGNED_IN, Code, Refused, unauthenticated
+from services.lobby.refusals import NOT_SIGNED_IN, Code, Refused, reason_of, unauthenticated
 
 __all__ = [
     "HAND_NOT_FOUND",
@@ -70,9 +71,9 @@ __all__ = [
 ]
 
 HAND_NOT_FOUND = Refused(
-    Code.NOT_FOUND, "no such hand (or not one you may see that way)", "HAND_NOT_FOUND"
+    Code.NOT_FOUND, "no such hand (or not one you may see that way)", Reason.HAND_NOT_FOUND
 )
-PLAYER_NOT_FOUND = Refused(Code.NOT_FOUND, "no such player", "PLAYER_NOT_FOUND")
+PLAYER_NOT_FOUND = Refused(Code.NOT_FOUND, "no such player", Reason.PLAYER_NOT_FOUND)
 LIVE_SCAN = 2000
 """The most events of a table's stream read to find a hand not archived yet (its tail)."""
 
@@ -161,7 +162,7 @@ class HistoryApp:
         limits.check_invite_code(invite_code)
         if reading == Reading.SEAT:
             if seat is None:
-                raise limits.LimitError("BAD_SEAT", "a seat's view names the seat (0 to 8)")
+                raise limits.LimitError(Reason.BAD_SEAT, "a seat's view names the seat (0 to 8)")
             limits.check_seat(seat)
         player = await self._player(caller, reading)
         raw = await self._find(hand_id, table_id)
@@ -198,7 +199,7 @@ class HistoryApp:
     async def _player(self, caller: Caller, reading: Reading) -> str:
         """The signed-in player's id ("" for the operator or an anonymous caller)."""
         if caller.error is not None:
-            raise unauthenticated(caller.error.reason, caller.error.message)
+            raise unauthenticated(reason_of(caller.error.reason), caller.error.message)
         if caller.operator:
             return ""
         if caller.claim is None:
@@ -239,10 +240,10 @@ class HistoryApp:
         if player_id:
             limits.check_player_id(player_id)
         if caller.error is not None:
-            raise unauthenticated(caller.error.reason, caller.error.message)
+            raise unauthenticated(reason_of(caller.error.reason), caller.error.message)
         if caller.operator:
             if not player_id:
-                raise limits.LimitError("BAD_PLAYER_ID", "the operator names the player_id")
+                raise limits.LimitError(Reason.BAD_PLAYER_ID, "the operator names the player_id")
             who = player_id
         else:
             who = (await self.lobby.signed_in(caller)).player_id

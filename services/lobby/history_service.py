@@ -9,12 +9,12 @@ from __future__ import annotations
 from felt.core.rules.config import Variant
 from felt.messages.events import to_stored_event
 from felt.messages.values import variant_to_proto
+from felt.service.rpc import Context
 from felt.tools.history.viewer import Role, Viewer
 from felt.wire.convert import proof_to_proto
 from poker.v1 import history_service_pb2 as hpb
 from poker.v1 import history_service_pb2_grpc as hrpc
 from poker.v1 import table_service_pb2 as tpb
-from services.lobby.errors import Context
 from services.lobby.history import HandRead, HistoryApp, PlayerPage, Reading
 from services.lobby.interceptors import current_caller
 

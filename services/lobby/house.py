@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from poker.v1.reason_pb2 import Reason
 from services.lobby.application import LobbyApp
 from services.lobby.ports import Lounge
 from services.lobby.refusals import Code, Refused
@@ -39,5 +40,5 @@ async def house_limit_refusal(lobby: LobbyApp, lounge: Lounge, player_id: str) -
         f"an account may win at most {limit:,} chips a day from the house's AI seats; "
         f"lounges with AI seats are open to it again from "
         f"{(today + timedelta(days=1)).isoformat()}",
-        "HOUSE_LIMIT_REACHED",
+        Reason.HOUSE_LIMIT_REACHED,
     )

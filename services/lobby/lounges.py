@@ -36,9 +36,11 @@ import structlog
 from felt.core.rules.commands import IllegalAction
 from felt.core.table.aggregate import CreateTable, decide_table
 from felt.messages.values import table_config_from_proto
+from felt.service.refusals import reason_of
 from felt.storage.idempotency import ClientRequest
 from felt.wire import limits
 from poker.events.v1 import events_pb2 as epb
+from poker.v1.reason_pb2 import Reason
 from services.lobby.application import LobbyApp
 from services.lobby.auth import Caller
 from services.lobby.paging import page_match, page_token
@@ -101,7 +103,7 @@ def stake_of(config: epb.TableConfig) -> int:
     return config.big_blind if config.variant == epb.VARIANT_NLHE else config.small_bet
 
 
-def _bad(reason: str, message: str) -> limits.LimitError:
+def _bad(reason: Reason.ValueType, message: str) -> limits.LimitError:
     return limits.LimitError(reason, message)
 
 
@@ -111,11 +113,11 @@ def check_lounge_config(config: epb.TableConfig, lounge_id: str, name: str, at: 
     try:  # the table service's CreateTable: the codec, then the table aggregate's decision
         decide_table(None, CreateTable(table_config_from_proto(config, lounge_id, name)))
     except ValueError as exc:
-        raise _bad("BAD_CONFIG", str(exc)) from None
+        raise _bad(Reason.BAD_CONFIG, str(exc)) from None
     except IllegalAction as exc:
-        raise _bad(exc.code, exc.message) from None
+        raise _bad(reason_of(exc.code), exc.message) from None
     if config.max_hands and config.HasField("close_time"):
-        raise _bad("BAD_CONFIG", "a lounge has one limit: max_hands or close_time, not both")
+        raise _bad(Reason.BAD_CONFIG, "a lounge has one limit: max_hands or close_time, not both")
 
 
 def buy_in_range(stake: int, low: int, high: int) -> tuple[int, int]:
@@ -128,7 +130,7 @@ def buy_in_range(stake: int, low: int, high: int) -> tuple[int, int]:
     limits.check_amount(high, "max_buy_in")
     if not stake <= low <= high:
         raise _bad(
-            "BAD_BUY_IN",
+            Reason.BAD_BUY_IN,
             f"the buy-in range must be at least one stake ({stake:,}) and min_buy_in <= "
             f"max_buy_in (it is {low:,} to {high:,})",
         )
@@ -140,7 +142,7 @@ def place_ai(seat_count: int, wanted: list[AiSeat], lounge_id: str, stack: int) 
     is left for a player."""
     if len(wanted) > seat_count - 1:
         raise _bad(
-            "BAD_AI_SEATS",
+            Reason.BAD_AI_SEATS,
             f"at most {seat_count - 1} AI seats at a {seat_count}-seat lounge (one is left for "
             f"a player); {len(wanted)} were asked for",
         )
@@ -148,12 +150,12 @@ def place_ai(seat_count: int, wanted: list[AiSeat], lounge_id: str, stack: int) 
     for ai in wanted:
         if ai.level not in AI_LEVELS:
             raise _bad(
-                "BAD_AI_SEATS", f"an AI seat's level must be easy, normal or hard ({ai.level})"
+                Reason.BAD_AI_SEATS, f"an AI seat's level must be easy, normal or hard ({ai.level})"
             )
         if ai.seat is not None:
             if not 0 <= ai.seat < seat_count or ai.seat in taken:
                 raise _bad(
-                    "BAD_AI_SEATS",
+                    Reason.BAD_AI_SEATS,
                     f"AI seats must be distinct seats 0-{seat_count - 1} (seat {ai.seat})",
                 )
             taken.add(ai.seat)
@@ -199,7 +201,7 @@ class LoungeApp:
         lounge_id = "l-" + hashlib.sha256(key.key.encode()).hexdigest()[:20]
         name = limits.clean_table_name(name)
         if not name:
-            raise _bad("BAD_NAME", "name is required (1-64 characters)")
+            raise _bad(Reason.BAD_NAME, "name is required (1-64 characters)")
         at = self.lobby.clock()
         # The table knows it is private (its spectators need a watch grant): set here,
         # whatever the request's config said.
@@ -231,7 +233,7 @@ class LoungeApp:
             raise Refused(
                 Code.RESOURCE_EXHAUSTED,
                 f"a player may have at most {most} lounges open at once",
-                "TOO_MANY_LOUNGES",
+                Reason.TOO_MANY_LOUNGES,
             ) from None
         try:
             return await self._finish(lounge)
@@ -239,14 +241,14 @@ class LoungeApp:
             raise Refused(
                 Code.UNAVAILABLE,
                 "the table service did not answer: retry with the same request_id",
-                "TABLES_UNAVAILABLE",
+                Reason.TABLES_UNAVAILABLE,
             ) from None
         except TableRefused as exc:
             raise Refused(
                 Code.FAILED_PRECONDITION,
                 f"the table service refused the lounge's table: {exc.message}; the lounge "
                 "failed and does not count against your lounges",
-                "TABLE_REFUSED",
+                Reason.TABLE_REFUSED,
             ) from None
 
     async def _finish(self, lounge: Lounge) -> Lounge:
@@ -370,7 +372,9 @@ class LoungeApp:
             return await self.tables.watch_grant(lounge.lounge_id)
         except TablesUnavailable:
             raise Refused(
-                Code.UNAVAILABLE, "the table service did not answer: retry", "TABLES_UNAVAILABLE"
+                Code.UNAVAILABLE,
+                "the table service did not answer: retry",
+                Reason.TABLES_UNAVAILABLE,
             ) from None
         except TableRefused:
             raise NOT_FOUND from None  # its table is not created yet (or is gone)
@@ -384,21 +388,21 @@ class LoungeApp:
         size = limits.check_page_size(page_size)
         if where.variant not in (0, epb.VARIANT_NLHE, epb.VARIANT_DRAW5):
             raise _bad(
-                "BAD_FILTER", f"variant must be unspecified, NLHE or DRAW5 ({where.variant})"
+                Reason.BAD_FILTER, f"variant must be unspecified, NLHE or DRAW5 ({where.variant})"
             )
         limits.check_amount(where.min_stake, "min_stake", zero=True)
         limits.check_amount(where.max_stake, "max_stake", zero=True)
         if where.max_stake and where.min_stake > where.max_stake:
-            raise _bad("BAD_FILTER", "min_stake must not be above max_stake")
+            raise _bad(Reason.BAD_FILTER, "min_stake must not be above max_stake")
         if not 0 <= where.min_free_seats <= 9:
-            raise _bad("BAD_FILTER", "min_free_seats must be 0 to 9")
+            raise _bad(Reason.BAD_FILTER, "min_free_seats must be 0 to 9")
         rows = await self.lounges.listing(where, _page_position(page_token), size + 1)
         more = len(rows) > size
         rows = rows[:size]
         return LoungePage(rows, _page_token(rows[-1].listing_id) if more else "")
 
 
-NOT_FOUND = Refused(Code.NOT_FOUND, "no such lounge (or it is private)", "NO_LOUNGE")
+NOT_FOUND = Refused(Code.NOT_FOUND, "no such lounge (or it is private)", Reason.NO_LOUNGE)
 
 
 def _page_token(listing_id: int) -> str:

@@ -34,6 +34,7 @@ import unicodedata
 import icu  # type: ignore[import-untyped]
 
 from felt.wire import limits
+from poker.v1.reason_pb2 import Reason
 
 ZWNJ, ZWJ = "\u200c", "\u200d"
 _VIRAMA = 9  # Canonical_Combining_Class=Virama
@@ -75,17 +76,17 @@ def new_display_name(value: str) -> str:
     with the name, never the name."""
     name = limits.clean_display_name(value)
     if not name:
-        raise limits.LimitError("BAD_NAME", "display_name is required (1-32 characters)")
+        raise limits.LimitError(Reason.BAD_NAME, "display_name is required (1-32 characters)")
     _check_joiners(name)
     if _CHECKER.check(name) != 0:
         raise limits.LimitError(
-            "BAD_NAME",
+            Reason.BAD_NAME,
             "display_name mixes scripts whose letters look alike (such as Latin with Cyrillic "
             "or Greek), digits of two systems, or repeats a combining mark",
         )
     if is_ai_label(name):
         raise limits.LimitError(
-            "NAME_RESERVED",
+            Reason.NAME_RESERVED,
             "display_name reads as the lobby's AI seats' label (\"Bot <seat> (<level>)\"), "
             "which is reserved",
         )
@@ -116,14 +117,14 @@ def _check_joiners(name: str) -> None:
             continue
         if i == 0 or i == len(name) - 1:
             raise limits.LimitError(
-                "BAD_NAME", "display_name may not begin or end with a zero-width joiner"
+                Reason.BAD_NAME, "display_name may not begin or end with a zero-width joiner"
             )
         if unicodedata.combining(name[i - 1]) == _VIRAMA:
             continue  # after a virama: both are allowed (Indic conjuncts, half forms)
         if char == ZWNJ and _between_joining_letters(name, i):
             continue
         raise limits.LimitError(
-            "BAD_NAME",
+            Reason.BAD_NAME,
             "display_name has a zero-width joiner where its script needs none (they are "
             "allowed after a virama, and a non-joiner between joining letters)",
         )

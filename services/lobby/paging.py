@@ -13,6 +13,7 @@ import binascii
 import re
 
 from felt.wire import limits
+from poker.v1.reason_pb2 import Reason
 
 __all__ = ["bad_page_token", "page_match", "page_token"]
 
@@ -20,7 +21,7 @@ __all__ = ["bad_page_token", "page_match", "page_token"]
 def bad_page_token() -> limits.LimitError:
     """The refusal of a token this call did not issue."""
     return limits.LimitError(
-        "BAD_PAGE_TOKEN", "page_token must be a next_page_token this call returned, or empty"
+        Reason.BAD_PAGE_TOKEN, "page_token must be a next_page_token this call returned, or empty"
     )
 
 

@@ -39,12 +39,13 @@ from typing import TypeVar, cast
 import structlog
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 
+from poker.v1.reason_pb2 import Reason
 from services.lobby.ports import BuyIn, BuyIns, BuyInState, TableRefused, Tables, TablesUnavailable
 
 log = structlog.get_logger("felt.lobby.recovery")
 T = TypeVar("T")
 
-RESOLVED_NOT_SEATED = "RESOLVED_NOT_SEATED"
+RESOLVED_NOT_SEATED = Reason.Name(Reason.RESOLVED_NOT_SEATED)
 """A stuck saga's refusal when an operator resolved it with the player not at the table."""
 
 
@@ -280,7 +281,7 @@ class StuckSagas:
             seen = await self.tables.occupants(saga.lounge_id)
             seats = [seat for seat, player in seen.seats if player == saga.player_id]
         except TableRefused as exc:
-            if exc.reason != "NO_TABLE":
+            if not exc.means(Reason.NO_TABLE):
                 raise ResolveRefused(f"the table service refused GetTable: {exc.message}") from None
             seats = []  # no table: nobody was seated there
         except TablesUnavailable as exc:

@@ -53,8 +53,10 @@ from datetime import datetime
 
 import structlog
 
+from felt.service.refusals import reason_name
 from felt.storage.idempotency import ClientRequest
 from felt.wire import limits
+from poker.v1.reason_pb2 import Reason
 from services.lobby.auth import Caller
 from services.lobby.house import house_limit_refusal
 from services.lobby.lounges import LoungeApp
@@ -115,23 +117,25 @@ def _first_call_refusal(
             else "the lounge could not be created"
             if lounge.state is LoungeState.FAILED
             else "the lounge is not open yet: retry CreateLounge",
-            "LOUNGE_NOT_OPEN",
+            Reason.LOUNGE_NOT_OPEN,
         )
     if not lounge.min_buy_in <= buy_in <= lounge.max_buy_in:
         return Refused(
             Code.INVALID_ARGUMENT,
             f"the buy-in must be {lounge.min_buy_in:,} to {lounge.max_buy_in:,} chips "
             f"at this lounge ({buy_in:,})",
-            "BAD_BUY_IN",
+            Reason.BAD_BUY_IN,
         )
     if any(s.player_id == player_id for s in lounge.seats):
-        return Refused(Code.FAILED_PRECONDITION, "you sit at this lounge already", "ALREADY_SEATED")
+        return Refused(
+            Code.FAILED_PRECONDITION, "you sit at this lounge already", Reason.ALREADY_SEATED
+        )
     if seat is not None and any(s.seat == seat for s in lounge.seats):
         return Refused(
-            Code.FAILED_PRECONDITION, "that seat is taken: pick a free one", "SEAT_TAKEN"
+            Code.FAILED_PRECONDITION, "that seat is taken: pick a free one", Reason.SEAT_TAKEN
         )
     if len(lounge.seats) >= lounge.seat_count:
-        return Refused(Code.FAILED_PRECONDITION, "the lounge is full", "TABLE_FULL")
+        return Refused(Code.FAILED_PRECONDITION, "the lounge is full", Reason.TABLE_FULL)
     return None
 
 
@@ -141,7 +145,7 @@ def _stuck() -> Refused:
         Code.FAILED_PRECONDITION,
         "the table service did not answer your buy-in here for a long time: its chips are "
         "held for it until an operator settles it (seated, or refunded)",
-        "BUY_IN_STUCK",
+        Reason.BUY_IN_STUCK,
     )
 
 
@@ -196,7 +200,7 @@ class SeatingApp:
         limits.check_amount(buy_in, "buy_in")
         if seat is not None and not 0 <= seat < lounge.seat_count:
             raise limits.LimitError(
-                "BAD_SEAT", f"seat must be 0-{lounge.seat_count - 1} at this lounge ({seat})"
+                Reason.BAD_SEAT, f"seat must be 0-{lounge.seat_count - 1} at this lounge ({seat})"
             )
         refusal = _first_call_refusal(lounge, claim.player_id, seat, buy_in) or (
             await house_limit_refusal(self.lobby, lounge, claim.player_id)
@@ -218,14 +222,14 @@ class SeatingApp:
                 Code.FAILED_PRECONDITION,
                 "a buy-in of yours at this lounge is still under way (its chips are held "
                 "for it): retry it with its request_id, or wait while the lobby finishes it",
-                "BUY_IN_PENDING",
+                Reason.BUY_IN_PENDING,
             )
         at = self.lobby.clock()
         new = NewBuyIn(saga_id, claim.player_id, lounge.lounge_id, seat, buy_in, key, at)
         try:  # a retry finds its first saga here (its fingerprint checked), and moves nothing
             reservation = await self._reserve(new)
         except InsufficientChips as exc:
-            raise Refused(Code.FAILED_PRECONDITION, str(exc), "INSUFFICIENT_CHIPS") from None
+            raise Refused(Code.FAILED_PRECONDITION, str(exc), Reason.INSUFFICIENT_CHIPS) from None
         held = reservation.buy_in
         if held.state is BuyInState.RESERVED and held.stuck_at is not None:
             # Only the operator drives a stuck saga on: a refund must not race a seat.
@@ -237,16 +241,16 @@ class SeatingApp:
                 Code.UNAVAILABLE,
                 "the table service did not answer: your chips are held for this seat; retry "
                 "with the same request_id (the lobby also finishes it by itself)",
-                "TABLES_UNAVAILABLE",
+                Reason.TABLES_UNAVAILABLE,
             ) from None
         if saga.state is BuyInState.COMPENSATED:
             settled = saga.refusal == RESOLVED_NOT_SEATED
-            raise Refused(
+            raise Refused.relayed(
                 Code.FAILED_PRECONDITION,
                 "an operator settled this buy-in: the table never seated you; your chips are back"
                 if settled
                 else f"the table refused the seat ({saga.refusal}); your chips are back",
-                saga.refusal or "TABLE_REFUSED",
+                saga.refusal or reason_name(Reason.TABLE_REFUSED),
             )
         return Joined(saga, reservation.balance)
 
@@ -291,7 +295,7 @@ class SeatingApp:
             saga = await self.buy_ins.leaving(claim.player_id, lounge_id, key, self.lobby.clock())
         except NotSeated:
             raise Refused(
-                Code.FAILED_PRECONDITION, "you have no seat at this lounge", "NOT_SEATED"
+                Code.FAILED_PRECONDITION, "you have no seat at this lounge", Reason.NOT_SEATED
             ) from None
         try:
             saga = await self.drive_leave(saga)
@@ -301,7 +305,7 @@ class SeatingApp:
                 "the table service did not answer: you are leaving and your chips come back "
                 "once the seat is free; retry with the same request_id (the lobby also "
                 "finishes it by itself)",
-                "TABLES_UNAVAILABLE",
+                Reason.TABLES_UNAVAILABLE,
             ) from None
         account = await self.lobby._account(claim.player_id)
         return Left(saga, account.balance)
@@ -319,7 +323,9 @@ class SeatingApp:
         limits.check_table_id(lounge_id)
         saga = await self.buy_ins.seated_saga(claim.player_id, lounge_id)
         if saga is None:
-            raise Refused(Code.FAILED_PRECONDITION, "you have no seat at this lounge", "NOT_SEATED")
+            raise Refused(
+                Code.FAILED_PRECONDITION, "you have no seat at this lounge", Reason.NOT_SEATED
+            )
         assert saga.seat is not None  # SEATED
         try:
             grant = await self.tables.reissue(
@@ -332,10 +338,10 @@ class SeatingApp:
             raise Refused(
                 Code.UNAVAILABLE,
                 "the table service did not answer; retry with the same request_id",
-                "TABLES_UNAVAILABLE",
+                Reason.TABLES_UNAVAILABLE,
             ) from None
         except TableRefused as exc:
-            if exc.reason == "SEAT_TOKEN_SUPERSEDED":
+            if exc.means(Reason.SEAT_TOKEN_SUPERSEDED):
                 # A retry (or a replay) of a refresh that a later one overtook: its token is
                 # void. Stored, it would replace the live one, and the seat's leave (named
                 # by the stored token) would be refused, its chips kept on the table.
@@ -343,11 +349,11 @@ class SeatingApp:
                     Code.FAILED_PRECONDITION,
                     "a later RefreshSeatToken replaced the token this request was given; "
                     "refresh again with a new request_id",
-                    "SEAT_TOKEN_SUPERSEDED",
+                    Reason.SEAT_TOKEN_SUPERSEDED,
                 ) from None
             # The seat is no longer this player's at the table (vacated by its close, say).
             raise Refused(
-                Code.FAILED_PRECONDITION, "you have no seat at this lounge", "NOT_SEATED"
+                Code.FAILED_PRECONDITION, "you have no seat at this lounge", Reason.NOT_SEATED
             ) from None
         await self.buy_ins.token_reissued(saga.saga_id, grant)
         return grant

@@ -53,8 +53,6 @@ database behind an operator's back).
 from __future__ import annotations
 
 import asyncio
-import signal
-import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -69,6 +67,7 @@ from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
 from felt.config import settings as S
 from felt.config.settings import environment
 from felt.service.metrics_server import Health, MetricsServer
+from felt.service.rpc import run, serve_until_stopped
 from felt.storage.archive import HandArchive
 from felt.storage.archive.postgres import PostgresHandArchive
 from felt.storage.eventstore import EventStore, RedisEventStore
@@ -92,7 +91,7 @@ from services.lobby.closing import ClosingApp
 from services.lobby.db_cli import MIGRATIONS
 from services.lobby.history import HistoryApp
 from services.lobby.history_service import HistoryService
-from services.lobby.interceptors import AuthInterceptor, CallInterceptor
+from services.lobby.interceptors import auth_interceptor, call_interceptor
 from services.lobby.lounges import LoungeApp
 from services.lobby.ports import Tables
 from services.lobby.postgres import (
@@ -291,14 +290,14 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     server = aio_server(
         *_SERVER_OPTIONS,
         interceptors=[
-            CallInterceptor(SERVICE_NAME),
-            AuthInterceptor(
+            call_interceptor(SERVICE_NAME),
+            auth_interceptor(
                 SERVICE_NAME,
                 Authenticator(config.secrets.access, config.clock, attempts=attempts),
                 config.proxies,
             ),
-            CallInterceptor(HISTORY_SERVICE_NAME),
-            AuthInterceptor(
+            call_interceptor(HISTORY_SERVICE_NAME),
+            auth_interceptor(
                 HISTORY_SERVICE_NAME,
                 Authenticator(
                     config.secrets.access, config.clock, config.table_admin_token, attempts
@@ -434,22 +433,15 @@ async def _every(every_s: float, one_pass: Callable[[], Awaitable[None]]) -> Non
 
 async def serve(config: LobbyServerConfig) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
-    running = await start_lobby_server(config)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    print(f"lobby listening on port {running.port}", flush=True)
-    await stop.wait()
-    await running.stop()
+    await serve_until_stopped(start_lobby_server(config), "lobby")
 
 
 def run_service(*, dev: bool = False) -> int:
     """``felt lobby``: serve until stopped; 2 with a message for a refused start."""
-    try:
-        asyncio.run(serve(LobbyServerConfig.from_env(dev=dev)))
-    except (ConfigError, PortInUse) as exc:
-        log.error("lobby_refused_to_start", error=str(exc))
-        print(f"felt lobby: {exc}", file=sys.stderr, flush=True)
-        return 2
-    return 0
+    return run(
+        serve(LobbyServerConfig.from_env(dev=dev)),
+        "felt lobby",
+        (ConfigError, PortInUse),
+        "lobby_refused_to_start",
+        "felt.lobby",
+    )

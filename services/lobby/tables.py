@@ -27,6 +27,7 @@ from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
+from poker.v1.reason_pb2 import Reason
 from services.lobby.ports import (
     ChipsAdded,
     Departure,
@@ -50,7 +51,7 @@ DEFINITE = frozenset(
     }
 )
 """Statuses that will not change on a retry of the same request."""
-DEFINITE_REASONS = frozenset({"TABLE_FULL"})
+DEFINITE_REASONS = frozenset({Reason.Name(Reason.TABLE_FULL)})
 """``ErrorInfo`` reasons that are definite although their status is not: a full table is
 ``RESOURCE_EXHAUSTED``, the status the table service's rate limits (``RATE_LIMITED``) and
 size limits also use, which are worth a retry; so that status is told apart by reason."""
@@ -198,9 +199,9 @@ class GrpcTables:
             await self.stub.CloseTable(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
         except grpc.aio.AioRpcError as err:
             failed = self._failed(err)
-            if isinstance(failed, TableRefused) and failed.reason == "TABLE_CLOSED":
+            if isinstance(failed, TableRefused) and failed.means(Reason.TABLE_CLOSED):
                 return True
-            if isinstance(failed, TableRefused) and failed.reason == "HAND_RUNNING":
+            if isinstance(failed, TableRefused) and failed.means(Reason.HAND_RUNNING):
                 return False
             raise failed from None
         return True

@@ -27,6 +27,8 @@ from datetime import UTC, datetime
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
+from poker.v1.reason_pb2 import Reason
+
 ACCESS = "a1"
 REFRESH = "r1"
 
@@ -34,9 +36,9 @@ REFRESH = "r1"
 class BadToken(Exception):
     """The token is malformed, forged or expired (``reason``: TOKEN_INVALID, TOKEN_EXPIRED)."""
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: Reason.ValueType, message: str) -> None:
         super().__init__(message)
-        self.reason, self.message = reason, message
+        self.reason, self.message = Reason.Name(reason), message
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,19 +70,19 @@ def verify_access(secret: bytes, token: str, now: datetime) -> AccessClaim:
     """The claim of a genuine, unexpired access token; :class:`BadToken` otherwise."""
     parts = token.split(".")
     if len(parts) != 3 or parts[0] != ACCESS:
-        raise BadToken("TOKEN_INVALID", "not an access token of this lobby")
+        raise BadToken(Reason.TOKEN_INVALID, "not an access token of this lobby")
     expected = _mac(secret, f"{parts[0]}.{parts[1]}")
     if not hmac.compare_digest(expected, parts[2]):
-        raise BadToken("TOKEN_INVALID", "not an access token of this lobby")
+        raise BadToken(Reason.TOKEN_INVALID, "not an access token of this lobby")
     try:
         body = json.loads(_unb64(parts[1]))
         claim = AccessClaim(
             str(body["p"]), str(body["s"]), datetime.fromtimestamp(int(body["e"]), UTC)
         )
     except (ValueError, KeyError, TypeError, OverflowError):
-        raise BadToken("TOKEN_INVALID", "not an access token of this lobby") from None
+        raise BadToken(Reason.TOKEN_INVALID, "not an access token of this lobby") from None
     if claim.expires_at <= now:
-        raise BadToken("TOKEN_EXPIRED", "the access token has expired: refresh the session")
+        raise BadToken(Reason.TOKEN_EXPIRED, "the access token has expired: refresh the session")
     return claim
 
 

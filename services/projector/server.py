@@ -15,7 +15,6 @@ cursors say where to resume.
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
 import time
 
@@ -24,6 +23,7 @@ import structlog
 from redis.asyncio import Redis
 
 from felt.service.metrics_server import MetricsServer
+from felt.service.rpc import on_stop_signal
 from felt.storage.archive.feed import RedisProjectorFeed
 from felt.storage.archive.postgres import PostgresHandArchive
 from felt.storage.registry import RedisTableRegistry
@@ -75,9 +75,7 @@ async def serve(config: ProjectorConfig) -> int:
             port = await http.start(config.metrics_host, config.metrics_port)
         else:
             port = None
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, projector.request_stop)
+        on_stop_signal(projector.request_stop)
         projector.health.last_redis_ok = time.monotonic()
         log.info("projector_started", member=member, metrics_port=port)
         print(f"projector {member} archiving (metrics port {port})", flush=True)

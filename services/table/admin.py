@@ -38,6 +38,7 @@ from felt.wire.tokens import (
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
+from poker.v1.reason_pb2 import Reason
 from services.table.application import TableApp, check_table_id, request_key
 from services.table.auth import Caller, Secrets
 from services.table.manager import NotOwner
@@ -126,7 +127,7 @@ class TableAdmin:
         caller.require_admin()
         runtime = await self.app.runtime(table_id)
         if runtime.state is None:
-            raise Refused(Code.NOT_FOUND, "no table has this table_id", "NO_TABLE")
+            raise Refused(Code.NOT_FOUND, "no table has this table_id", Reason.NO_TABLE)
         expires = int(time.time()) + WATCH_GRANT_TTL_S
         token = issue_watch_grant(self.secrets.token_secret, WatchClaim(table_id, expires))
         return WatchGrant(token, expires)
@@ -167,7 +168,7 @@ class TableAdmin:
 
         def make(state: TableState | None) -> TableCommand:
             if state is None:
-                raise Refused(Code.NOT_FOUND, "no table has this table_id", "NO_TABLE")
+                raise Refused(Code.NOT_FOUND, "no table has this table_id", Reason.NO_TABLE)
             try:
                 limits.check_chips_added(state, stack)
             except limits.LimitError as exc:
@@ -240,14 +241,14 @@ class TableAdmin:
             raise Refused(
                 Code.FAILED_PRECONDITION,
                 "the seat is not this player_id's any more",
-                "NOT_OCCUPANT",
+                Reason.NOT_OCCUPANT,
             )
         if player.token_hash != token_hash(token):
             raise Refused(
                 Code.FAILED_PRECONDITION,
                 "a later reissue replaced the token this request was given; reissue again "
                 "with a new request_id",
-                "SEAT_TOKEN_SUPERSEDED",
+                Reason.SEAT_TOKEN_SUPERSEDED,
             )
         return Seated(seat, first.sequence, token, expires_at)
 
@@ -276,4 +277,4 @@ def free_seat(state: TableState) -> int:
     for seat in range(state.config.seat_count):
         if state.player(seat) is None and not state.dealt_in(seat):
             return seat
-    raise Refused(Code.RESOURCE_EXHAUSTED, "the table is full", "TABLE_FULL")
+    raise Refused(Code.RESOURCE_EXHAUSTED, "the table is full", Reason.TABLE_FULL)

@@ -50,6 +50,7 @@ from felt.wire import limits
 from felt.wire.convert import fill_table_view
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
+from poker.v1.reason_pb2 import Reason
 from services.table.auth import Caller, Credential, check_occupant
 from services.table.manager import NotOwner, TableManager, TableNotFound
 from services.table.ratelimit import RateLimiter
@@ -100,7 +101,7 @@ class TableApp:
         try:
             runtime = await self.manager.get(table_id)  # at once for a table run here
         except TableNotFound:
-            raise Refused(Code.NOT_FOUND, "no table has this table_id", "NO_TABLE") from None
+            raise Refused(Code.NOT_FOUND, "no table has this table_id", Reason.NO_TABLE) from None
         except NotOwner:
             raise unavailable(table_id) from None
         except TableQuarantined as exc:
@@ -179,7 +180,7 @@ class TableApp:
                 Code.RESOURCE_EXHAUSTED,
                 f"too many changes from this seat: at most {self.rate.limits.per_second:g} a "
                 f"second (bursts of {self.rate.limits.burst}); slow down",
-                "RATE_LIMITED",
+                Reason.RATE_LIMITED,
             )
         return await self.mutate(runtime, command, key, answer, answer_type, expected, credential)
 
@@ -264,7 +265,7 @@ class TableApp:
                     Code.FAILED_PRECONDITION,
                     f"the seat's stack may hold at most {max_stack:,} chips: "
                     f"at most {max(0, max_stack - player.stack):,} more fit",
-                    "ABOVE_MAX_STACK",
+                    Reason.ABOVE_MAX_STACK,
                 )
             return AddChips(seat, amount)
 
@@ -294,7 +295,7 @@ class TableApp:
                 Code.INVALID_ARGUMENT,
                 "expected_sequence 0 is no table's sequence: set the sequence of the view "
                 "the action was decided on, or leave it unset to skip the check",
-                "BAD_SEQUENCE",
+                Reason.BAD_SEQUENCE,
             )
         seat = action.seat
 
@@ -333,7 +334,7 @@ class TableApp:
                 raise Refused(
                     Code.FAILED_PRECONDITION,
                     "cards can be shown only for the last hand, before the next one starts",
-                    "HAND_OVER",
+                    Reason.HAND_OVER,
                 )
             return PlayHand(ShowCards(seat))
 

@@ -55,6 +55,8 @@ from dataclasses import dataclass, replace
 
 from felt.config.settings import FELT_SEAT_TOKEN_TTL_S
 from felt.core.table.aggregate import TableState
+from felt.service.bearer import counted
+from felt.service.refusals import reason_of
 from felt.storage.idempotency import (
     ADMIN_PRINCIPAL,
     ai_principal,
@@ -62,8 +64,7 @@ from felt.storage.idempotency import (
     service_principal,
 )
 from felt.wire.access import PUBLIC, SERVICE_ONLY, TABLE_SERVICE
-from felt.wire.attempts import MESSAGE as THROTTLED_MESSAGE
-from felt.wire.attempts import THROTTLED, FailedAttempts
+from felt.wire.attempts import FailedAttempts
 from felt.wire.tokens import DEV_SERVICE_TOKEN as DEV_SERVICE_TOKEN
 from felt.wire.tokens import (
     EXPIRED,
@@ -77,8 +78,11 @@ from felt.wire.tokens import (
     verify_watch_grant,
 )
 from felt.wire.tokens import SEAT_TOKEN_HEADER as SEAT_TOKEN_HEADER
+from poker.v1.reason_pb2 import Reason
 from services.table.refusals import Code, Refused
 
+# The reasons of a genuine but expired credential: renewed, never counted as a guess.
+_RENEWABLE = frozenset({EXPIRED, WATCH_GRANT_EXPIRED})
 DEFAULT_TOKEN_TTL_S = FELT_SEAT_TOKEN_TTL_S.default  # a day unless configured
 _VERIFIED_TOKENS = 10_000  # how many verified tokens to remember
 
@@ -159,13 +163,13 @@ class Caller:
                 raise Refused(
                     Code.UNAUTHENTICATED,
                     "this call is internal: it needs the service credential",
-                    "SERVICE_CREDENTIAL_REQUIRED",
+                    Reason.SERVICE_CREDENTIAL_REQUIRED,
                 )
             raise Refused(
                 Code.PERMISSION_DENIED,
                 "this call is internal, for the lobby's service credential only: players "
                 "take, leave and top up seats through the lobby",
-                "SERVICE_ONLY",
+                Reason.SERVICE_ONLY,
             )
         return ADMIN_PRINCIPAL
 
@@ -181,9 +185,9 @@ class Caller:
             return
         if self.claim is not None and self.claim.table_id == table_id:
             return
-        if self.error_reason in (EXPIRED, WATCH_GRANT_EXPIRED):
-            raise Refused(Code.UNAUTHENTICATED, self.error, self.error_reason)
-        raise Refused(Code.NOT_FOUND, "no table has this table_id", "NO_TABLE")
+        if self.error_reason in _RENEWABLE:
+            raise Refused(Code.UNAUTHENTICATED, self.error, reason_of(self.error_reason))
+        raise Refused(Code.NOT_FOUND, "no table has this table_id", Reason.NO_TABLE)
 
     def for_service_seat(self, table_id: str, seat: int) -> Credential:
         """An internal call for a seat: the service credential, as the seat token sent with it
@@ -199,7 +203,7 @@ class Caller:
             raise Refused(
                 Code.UNAUTHENTICATED,
                 "send the seat token as 'authorization: Bearer <token>' metadata",
-                "SEAT_TOKEN_REQUIRED",
+                Reason.SEAT_TOKEN_REQUIRED,
             )
         if self.ai:
             return Credential(seat, "", ai=True)
@@ -212,26 +216,26 @@ class Caller:
                 Code.PERMISSION_DENIED,
                 "a watch grant reads a private table as a spectator and acts for no seat: "
                 "a seat's calls take its seat token",
-                "WATCH_GRANT_NOT_A_SEAT",
+                Reason.WATCH_GRANT_NOT_A_SEAT,
             )
         if claim is None:
             raise Refused(
                 Code.UNAUTHENTICATED,
                 self.error
                 or f"the service credential acts as a seat with its token in {SEAT_TOKEN_HEADER}",
-                self.error_reason or "BAD_SEAT_TOKEN",
+                reason_of(self.error_reason) or Reason.BAD_SEAT_TOKEN,
             )
         if claim.table_id != table_id:
             raise Refused(
                 Code.PERMISSION_DENIED,
                 "this token is for another table than the table_id asked for",
-                "WRONG_TABLE",
+                Reason.WRONG_TABLE,
             )
         if claim.seat != seat:
             raise Refused(
                 Code.PERMISSION_DENIED,
                 "this token is for another seat than the seat asked for",
-                "WRONG_SEAT",
+                Reason.WRONG_SEAT,
             )
         return Credential(seat, self.token_hash)
 
@@ -239,14 +243,20 @@ class Caller:
 ANONYMOUS = Caller()
 
 
+def _guess(caller: Caller) -> bool:
+    """A forged or malformed token, or a wrong credential: not a genuine seat token or watch
+    grant, expired or not (a caller made of a token always has ``error`` or a credential)."""
+    return bool(caller.error) and caller.error_reason not in _RENEWABLE
+
+
 def check_occupant(state: TableState | None, credential: Credential) -> None:
     """Step two, under the table's lock: the token belongs to the seat's current occupant."""
     if state is None:
-        raise Refused(Code.NOT_FOUND, "the table does not exist", "NO_TABLE")
+        raise Refused(Code.NOT_FOUND, "the table does not exist", Reason.NO_TABLE)
     seat = credential.seat
     player = state.player(seat)
     if player is None:
-        raise Refused(Code.NOT_FOUND, "nobody sits at the seat asked for", "EMPTY_SEAT")
+        raise Refused(Code.NOT_FOUND, "nobody sits at the seat asked for", Reason.EMPTY_SEAT)
     if credential.service:
         return  # the service credential, for whoever sits there
     if credential.ai:
@@ -254,13 +264,13 @@ def check_occupant(state: TableState | None, credential: Credential) -> None:
             raise Refused(
                 Code.PERMISSION_DENIED,
                 "the AI workers' token acts for AI seats only; the seat asked for is a human's",
-                "HUMAN_SEAT",
+                Reason.HUMAN_SEAT,
             )
     elif not hmac.compare_digest(credential.token_hash, player.token_hash):
         raise Refused(
             Code.PERMISSION_DENIED,
             "this token belonged to an earlier occupant of the seat",
-            "NOT_OCCUPANT",
+            Reason.NOT_OCCUPANT,
         )
 
 
@@ -281,30 +291,13 @@ class Authenticator:
         :class:`Refused` RESOURCE_EXHAUSTED (see the module docstring)."""
         if not token:
             return ANONYMOUS
-        attempts = self.attempts
-        if attempts is None or not client:
-            return self._authenticate(token, seat_token)
-        if attempts.exhausted(client):
-            caller = self._signed_caller(token)
-            if (
-                caller.claim is None
-                and caller.watch is None
-                and caller.error_reason
-                not in (
-                    EXPIRED,
-                    WATCH_GRANT_EXPIRED,
-                )
-            ):
-                raise Refused(Code.RESOURCE_EXHAUSTED, THROTTLED_MESSAGE, THROTTLED)
-            return caller  # a genuine seat token or watch grant (expired or not) is no guess
-        caller = self._authenticate(token, seat_token)
-        if (
-            not caller.admin
-            and caller.error
-            and caller.error_reason not in (EXPIRED, WATCH_GRANT_EXPIRED)
-        ):
-            attempts.failed(client)  # a forged or malformed token, or a wrong credential
-        return caller
+        return counted(
+            self.attempts,
+            client,
+            lambda: self._authenticate(token, seat_token),
+            lambda: self._signed_caller(token),  # a seat token or watch grant by its signature
+            _guess,
+        )
 
     def _authenticate(self, token: str, seat_token: str) -> Caller:
         secrets = self.secrets
@@ -344,19 +337,3 @@ class Authenticator:
                 self._verified.pop(next(iter(self._verified)))
             self._verified[token] = (claim, hashed)
         return Caller(token=True, claim=claim, token_hash=hashed)
-
-
-def bearer(metadata: object) -> str:
-    """The bearer token in a call's metadata (``authorization: Bearer <token>``), or ""."""
-    for key, value in metadata or ():  # type: ignore[attr-defined]
-        if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
-            return value[len("Bearer ") :].strip()
-    return ""
-
-
-def seat_token_header(metadata: object) -> str:
-    """The seat token the service credential acts as (:data:`SEAT_TOKEN_HEADER`), or ""."""
-    for key, value in metadata or ():  # type: ignore[attr-defined]
-        if key == SEAT_TOKEN_HEADER and isinstance(value, str):
-            return value.strip()
-    return ""

@@ -35,6 +35,7 @@ from felt.messages.events import EventMeta
 from felt.storage.eventstore import EventsTrimmed
 from felt.storage.eventstore.codec import decode_event
 from felt.wire import limits
+from poker.v1.reason_pb2 import Reason
 from services.table.application import TableApp
 from services.table.auth import Caller, check_occupant
 from services.table.refusals import TOKEN_EXPIRED, TOKEN_REISSUED, TOO_SLOW, Code, Refused
@@ -102,7 +103,7 @@ class TableQueries:
     async def table(self, caller: Caller, table_id: str) -> TableAt:
         runtime = await self.app.runtime(table_id)
         if runtime.state is None:
-            raise Refused(Code.NOT_FOUND, "no table has this table_id", "NO_TABLE")
+            raise Refused(Code.NOT_FOUND, "no table has this table_id", Reason.NO_TABLE)
         caller.check_spectator(table_id, _private(runtime))
         return TableAt(runtime.state, runtime.version)
 

@@ -1,9 +1,9 @@
-"""Why the table service refuses a call, without gRPC: a status :class:`Code`, a message, a reason.
+"""The table service's own refusals (the kit's :class:`~felt.service.refusals.Refused`).
 
 The application layer (``services.table.application``) raises :class:`Refused`
 or lets a rules, store or limit error through; :func:`refusal` names the
-refusal each of those is. ``services.table.errors`` turns a refusal into the
-gRPC status the client gets. The codes are the ones a client can act on:
+refusal each of those is. The shared RPC kit (``felt.service.rpc.fail``) turns a
+refusal into the gRPC status the client gets. The codes are the ones a client can act on:
 FAILED_PRECONDITION with the rules code for "not your turn" and friends,
 ABORTED for a stale ``expected_sequence``, PERMISSION_DENIED for someone
 else's seat, UNAVAILABLE for a table another instance runs (retry shortly).
@@ -11,60 +11,31 @@ else's seat, UNAVAILABLE for a table another instance runs (retry shortly).
 
 from __future__ import annotations
 
-import enum
-
 from felt.core.rules.commands import IllegalAction
+from felt.service.refusals import Code, Refused, invalid, reason_of
 from felt.storage.eventstore import VersionConflict
 from felt.storage.idempotency import RequestKey, RequestReused
 from felt.wire import limits
+from poker.v1.reason_pb2 import Reason
 from services.table.runtime import LeaseLost, TableQuarantined
 
-
-class Code(enum.Enum):
-    """The status codes the table service answers with (named as gRPC names them)."""
-
-    INVALID_ARGUMENT = 3
-    DEADLINE_EXCEEDED = 4
-    NOT_FOUND = 5
-    ALREADY_EXISTS = 6
-    PERMISSION_DENIED = 7
-    RESOURCE_EXHAUSTED = 8
-    FAILED_PRECONDITION = 9
-    ABORTED = 10
-    OUT_OF_RANGE = 11
-    INTERNAL = 13
-    UNAVAILABLE = 14
-    UNAUTHENTICATED = 16
-
+__all__ = ["Code", "Refused", "invalid"]
 
 # Rules codes that mean "the request is fine but the table is not in a state for it".
 _PRECONDITION = Code.FAILED_PRECONDITION
-_CODE_STATUS: dict[str, Code] = {
-    "BAD_CONFIG": Code.INVALID_ARGUMENT,
-    "BAD_AMOUNT": Code.INVALID_ARGUMENT,
-    "BAD_SEAT": Code.INVALID_ARGUMENT,
-    "BAD_AI_LEVEL": Code.INVALID_ARGUMENT,
-    "BAD_DISCARD": Code.INVALID_ARGUMENT,
-    "TABLE_EXISTS": Code.ALREADY_EXISTS,
-    "SEAT_TAKEN": Code.ALREADY_EXISTS,
-    "ALREADY_SEATED": Code.ALREADY_EXISTS,
-    "NO_TABLE": Code.NOT_FOUND,
-    "SEAT_EMPTY": Code.NOT_FOUND,
-    "UNKNOWN_SEAT": _PRECONDITION,
+_CODE_STATUS: dict[Reason.ValueType, Code] = {
+    Reason.BAD_CONFIG: Code.INVALID_ARGUMENT,
+    Reason.BAD_AMOUNT: Code.INVALID_ARGUMENT,
+    Reason.BAD_SEAT: Code.INVALID_ARGUMENT,
+    Reason.BAD_AI_LEVEL: Code.INVALID_ARGUMENT,
+    Reason.BAD_DISCARD: Code.INVALID_ARGUMENT,
+    Reason.TABLE_EXISTS: Code.ALREADY_EXISTS,
+    Reason.SEAT_TAKEN: Code.ALREADY_EXISTS,
+    Reason.ALREADY_SEATED: Code.ALREADY_EXISTS,
+    Reason.NO_TABLE: Code.NOT_FOUND,
+    Reason.SEAT_EMPTY: Code.NOT_FOUND,
+    Reason.UNKNOWN_SEAT: _PRECONDITION,
 }
-
-
-class Refused(Exception):
-    """A call refused with ``code``, ``message`` and (optionally) an ``ErrorInfo`` reason."""
-
-    def __init__(self, code: Code, message: str, reason: str = "") -> None:
-        super().__init__(message)
-        self.code, self.message, self.reason = code, message, reason
-
-
-def invalid(exc: limits.LimitError) -> Refused:
-    """A value out of its bounds (``felt.wire.limits``): INVALID_ARGUMENT, never the value."""
-    return Refused(Code.INVALID_ARGUMENT, exc.message, exc.reason)
 
 
 def refusal(exc: Exception) -> Refused:
@@ -72,15 +43,18 @@ def refusal(exc: Exception) -> Refused:
     if isinstance(exc, Refused):
         return exc
     if isinstance(exc, RequestReused):
-        return Refused(Code.INVALID_ARGUMENT, str(exc), "REQUEST_ID_REUSED")
+        return Refused(Code.INVALID_ARGUMENT, str(exc), Reason.REQUEST_ID_REUSED)
     if isinstance(exc, IllegalAction):
-        return Refused(_CODE_STATUS.get(exc.code, _PRECONDITION), exc.message, exc.code)
+        # The rules core names its codes as plain strings (it imports no protos): each is a
+        # declared Reason (tests/unit/web/test_i18n.py checks).
+        reason = reason_of(exc.code)
+        return Refused(_CODE_STATUS.get(reason, _PRECONDITION), exc.message, reason)
     if isinstance(exc, VersionConflict):
         return Refused(
             Code.ABORTED,
             f"the table moved on: it is at sequence {exc.actual}, not at the "
             "expected_sequence sent; read the view again and decide on it",
-            "STALE_SEQUENCE",
+            Reason.STALE_SEQUENCE,
         )
     if isinstance(exc, LeaseLost):
         return Refused(
@@ -107,7 +81,7 @@ def quarantined(exc: TableQuarantined) -> Refused:
         Code.FAILED_PRECONDITION,
         "this table is quarantined: its stored state cannot be applied "
         f"({exc.reason}); an operator has to repair it",
-        "TABLE_QUARANTINED",
+        Reason.TABLE_QUARANTINED,
     )
 
 
@@ -116,7 +90,7 @@ TOO_SLOW = Refused(
     Code.RESOURCE_EXHAUSTED,
     "this watch fell too far behind the table (read faster); watch again with "
     "from_sequence set to the last event received",
-    "WATCH_TOO_SLOW",
+    Reason.WATCH_TOO_SLOW,
 )
 
 
@@ -124,13 +98,13 @@ TOO_SLOW = Refused(
 TOKEN_REISSUED = Refused(
     Code.PERMISSION_DENIED,
     "this seat's token was reissued: the stream it opened has ended; watch with the new token",
-    "SEAT_TOKEN_REISSUED",
+    Reason.SEAT_TOKEN_REISSUED,
 )
 TOKEN_EXPIRED = Refused(
     Code.UNAUTHENTICATED,
     "the seat token this stream was opened with has expired: ask the lobby for a fresh one "
     "and watch again from the last event",
-    "SEAT_TOKEN_EXPIRED",
+    Reason.SEAT_TOKEN_EXPIRED,
 )
 
 

@@ -60,7 +60,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import signal
 import socket
 import sys
 from collections.abc import Mapping
@@ -79,6 +78,7 @@ from redis.asyncio import Redis
 
 from felt.config import settings as S
 from felt.config.settings import environment
+from felt.service.rpc import run, serve_until_stopped
 from felt.storage.decisions import AI_STREAM, RedisDecisionQueue, ai_stream_from_env
 from felt.storage.eventstore import RedisEventStore
 from felt.storage.instances import RedisTableInstances
@@ -93,7 +93,7 @@ from services.settings import ConfigError as ConfigError
 from services.settings import attempt_limits, reflection_setting, trusted_proxies
 from services.table.announce import Announcer, advertised_address
 from services.table.auth import DEV_SERVICE_TOKEN, Authenticator, Secrets
-from services.table.interceptors import AuthInterceptor, CallInterceptor
+from services.table.interceptors import auth_interceptor, call_interceptor
 from services.table.manager import TableManager
 from services.table.public_port import PublicPortInterceptor
 from services.table.ratelimit import RateLimits
@@ -264,8 +264,8 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     """
     config.check()
     interceptors = [  # the first is the outermost
-        CallInterceptor(SERVICE_NAME),
-        AuthInterceptor(
+        call_interceptor(SERVICE_NAME),
+        auth_interceptor(
             SERVICE_NAME,
             Authenticator(config.secrets, FailedAttempts(config.attempts)),
             config.proxies,
@@ -344,17 +344,9 @@ def _instance_id(address: str, port: int) -> str:
 
 async def serve(config: TableServerConfig, ready: asyncio.Event | None = None) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
-    running = await start_table_server(config)
-    _tune_gc()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    print(f"table service listening on port {running.port}", flush=True)
-    if ready is not None:
-        ready.set()
-    await stop.wait()
-    await running.stop()
+    await serve_until_stopped(
+        start_table_server(config), "table service", started=_tune_gc, ready=ready
+    )
 
 
 def _tune_gc() -> None:
@@ -370,13 +362,13 @@ def _tune_gc() -> None:
 
 def run_service(*, dev: bool = False) -> int:
     """``felt table-service``: serve until stopped; 2 with a message for a refused start."""
-    try:
-        asyncio.run(serve(TableServerConfig.from_env(dev=dev)))
-    except (ConfigError, PortInUse) as exc:
-        log.error("table_service_refused_to_start", error=str(exc))
-        print(f"felt table-service: {exc}", file=sys.stderr, flush=True)
-        return 2
-    return 0
+    return run(
+        serve(TableServerConfig.from_env(dev=dev)),
+        "felt table-service",
+        (ConfigError, PortInUse),
+        "table_service_refused_to_start",
+        "felt.core.table",
+    )
 
 
 def main() -> None:

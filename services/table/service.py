@@ -18,6 +18,7 @@ from contextlib import aclosing
 from functools import partial
 from typing import Any
 
+from felt.service.rpc import Context, fail
 from felt.storage.idempotency import ClientRequest
 from felt.wire.clients import TrustedProxies
 from felt.wire.convert import (
@@ -31,10 +32,10 @@ from felt.wire.convert import (
 )
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
+from poker.v1.reason_pb2 import Reason
 from services.table.admin import TableAdmin
 from services.table.application import TableApp
 from services.table.auth import DEFAULT_TOKEN_TTL_S, Secrets
-from services.table.errors import Context, fail
 from services.table.interceptors import current_caller
 from services.table.manager import TableManager
 from services.table.queries import Seen, TableQueries, View
@@ -174,7 +175,7 @@ class TableService(rpc.TableServiceServicer):
         try:
             action = action_from_proto(request.seat, request.action)
         except BadAction as exc:
-            raise Refused(Code.INVALID_ARGUMENT, str(exc), "BAD_ACTION") from None
+            raise Refused(Code.INVALID_ARGUMENT, str(exc), Reason.BAD_ACTION) from None
         acted = await self.app.submit_action(
             current_caller(),
             ClientRequest.of(request),

@@ -8,6 +8,9 @@ import type { LobbyService } from "./gen/poker/v1/lobby_service_pb";
 import type { HistoryService } from "./gen/poker/v1/history_service_pb";
 import { TableService } from "./gen/poker/v1/table_service_pb";
 import { ErrorInfoSchema } from "./gen/google/rpc/error_details_pb";
+import { Reason } from "./gen/poker/v1/reason_pb";
+
+export { Reason };
 
 export type Lobby = Client<typeof LobbyService>;
 export type Tables = Client<typeof TableService>;
@@ -49,6 +52,12 @@ export function reasonOf(err: unknown): string {
     }
   }
   return "";
+}
+
+/** Whether a refusal carries the declared `reason` (`poker.v1.Reason`, protos/poker/v1/reason.proto:
+ * the wire carries the value's name as `ErrorInfo.reason`). */
+export function refusedFor(err: unknown, reason: Reason): boolean {
+  return reasonOf(err) === Reason[reason];
 }
 
 /** The Connect code of an error, by name ("unavailable", ...). */

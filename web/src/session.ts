@@ -11,7 +11,7 @@ import { LobbyService } from "./gen/poker/v1/lobby_service_pb";
 import { HistoryService } from "./gen/poker/v1/history_service_pb";
 import type { Credentials } from "./gen/poker/v1/lobby_pb";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { reasonOf, requestId, type Lobby, type History } from "./api";
+import { Reason, refusedFor, requestId, type Lobby, type History } from "./api";
 
 interface Stored {
   playerId: string;
@@ -131,7 +131,7 @@ export const auth: Interceptor = (next) => async (req) => {
     return await next(req);
   } catch (err) {
     const e = ConnectError.from(err);
-    if (e.code !== Code.Unauthenticated || reasonOf(e) !== "TOKEN_EXPIRED" || !stored) throw err;
+    if (e.code !== Code.Unauthenticated || !refusedFor(e, Reason.TOKEN_EXPIRED) || !stored) throw err;
     refreshing ??= refresh().finally(() => (refreshing = null));
     await refreshing;
     req.header.set("authorization", `Bearer ${stored.access}`);

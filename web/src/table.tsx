@@ -6,7 +6,7 @@
 import type { ComponentChildren } from "preact";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ConnectError, Code } from "@connectrpc/connect";
-import { tableClient, requestId, reasonOf } from "./api";
+import { tableClient, requestId, Reason, refusedFor } from "./api";
 import * as session from "./session";
 import { errorText } from "./errors";
 import { t, chips } from "./i18n";
@@ -93,7 +93,7 @@ const RENEW_RETRY_MS = 5000;
 
 /** The table's refusal of a seat token past its expiry (renewing it is the remedy). */
 function seatTokenExpired(err: unknown): boolean {
-  return ConnectError.from(err).code === Code.Unauthenticated && reasonOf(err) === "SEAT_TOKEN_EXPIRED";
+  return ConnectError.from(err).code === Code.Unauthenticated && refusedFor(err, Reason.SEAT_TOKEN_EXPIRED);
 }
 
 /** Keeps the seat's token fresh: RefreshSeatToken before it expires (and at once when the
@@ -116,7 +116,7 @@ function useSeatToken(lounge: string, initial: session.SeatTicket, onGone: (err:
         return true;
       })
       .catch((err) => {
-        const final = reasonOf(err) === "NOT_SEATED" || ConnectError.from(err).code === Code.PermissionDenied;
+        const final = refusedFor(err, Reason.NOT_SEATED) || ConnectError.from(err).code === Code.PermissionDenied;
         if (final) gone.current = true;
         (final ? onGone : onTrouble)(err);
         return false;
@@ -654,7 +654,7 @@ function Bust({ lounge, onLeave, onRejoined, children }: {
     try {
       await session.lobby().leaveLounge({ loungeId: lounge.loungeId, requestId: leaveId.current });
     } catch (err) {
-      if (reasonOf(err) !== "NOT_SEATED") throw err;
+      if (!refusedFor(err, Reason.NOT_SEATED)) throw err;
     }
     left.current = true;
     session.forgetSeat(lounge.loungeId);

@@ -28,8 +28,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from felt.config.settings import FELT_AUTH_FAILURE_BURST, FELT_AUTH_FAILURE_PER_MIN
+from poker.v1.reason_pb2 import Reason
 
-THROTTLED = "AUTH_THROTTLED"
+THROTTLED = Reason.AUTH_THROTTLED
 """The ``ErrorInfo`` reason of a call refused because its address failed too often."""
 
 MESSAGE = (

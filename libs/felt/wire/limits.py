@@ -28,6 +28,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from felt.core.table.aggregate import TableState
 from poker.events.v1 import events_pb2 as epb
+from poker.v1.reason_pb2 import Reason
 
 # ------------------------------------------------------------------ the bounds
 
@@ -71,11 +72,12 @@ MAX_REQUEST_BYTES = 64 * 1024
 
 
 class LimitError(ValueError):
-    """A value out of its documented range; ``reason`` is the API's ``ErrorInfo.reason``."""
+    """A value out of its documented range; ``reason`` is the API's ``ErrorInfo.reason``
+    (given as a declared ``poker.v1.Reason``, kept as its name: the wire's form)."""
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: Reason.ValueType, message: str) -> None:
         super().__init__(message)
-        self.reason = reason
+        self.reason = Reason.Name(reason)
         self.message = message
 
 
@@ -90,7 +92,7 @@ def _length(value: str) -> str:
 def check_table_id(table_id: str) -> str:
     if not TABLE_ID.fullmatch(table_id):
         raise LimitError(
-            "BAD_TABLE_ID",
+            Reason.BAD_TABLE_ID,
             "table_id must be 1-63 characters of a-z, 0-9 and '-', starting with a letter "
             f"or digit (this one is {_length(table_id)})",
         )
@@ -100,7 +102,7 @@ def check_table_id(table_id: str) -> str:
 def check_player_id(player_id: str) -> str:
     if not PLAYER_ID.fullmatch(player_id):
         raise LimitError(
-            "BAD_PLAYER_ID",
+            Reason.BAD_PLAYER_ID,
             "player_id must be 1-64 characters of A-Z, a-z, 0-9 and '_.:@-', starting with "
             f"a letter or digit (this one is {_length(player_id)})",
         )
@@ -110,7 +112,7 @@ def check_player_id(player_id: str) -> str:
 def check_request_id(request_id: str) -> str:
     if not REQUEST_ID.fullmatch(request_id):
         raise LimitError(
-            "BAD_REQUEST_ID",
+            Reason.BAD_REQUEST_ID,
             "request_id is required: a client-generated unique id (a UUID) of 1-128 printable "
             f"ASCII characters without spaces (this one is {_length(request_id)})",
         )
@@ -121,7 +123,7 @@ def check_hand_id(hand_id: str) -> str:
     """A hand id in a request: empty (the latest hand) or ``<table_id>:<number>``."""
     if hand_id and not HAND_ID.fullmatch(hand_id):
         raise LimitError(
-            "BAD_HAND_ID",
+            Reason.BAD_HAND_ID,
             "hand_id is '<table_id>:<hand number>', as events show it, or empty for the "
             f"latest hand (this one is {_length(hand_id)}, not of that form)",
         )
@@ -138,7 +140,7 @@ def check_public_hand_id(hand_id: str) -> str:
     """A hand's public id in a request (required): 32 lowercase hex digits."""
     if not PUBLIC_HAND_ID.fullmatch(hand_id):
         raise LimitError(
-            "BAD_HAND_ID",
+            Reason.BAD_HAND_ID,
             "hand_id is the hand's public id, 32 lowercase hex digits "
             f"(this one is {_length(hand_id)}, not of that form)",
         )
@@ -147,7 +149,7 @@ def check_public_hand_id(hand_id: str) -> str:
 
 def check_seat(seat: int) -> int:
     if not 0 <= seat <= SEAT_MAX:
-        raise LimitError("BAD_SEAT", f"seat must be 0 to {SEAT_MAX}")
+        raise LimitError(Reason.BAD_SEAT, f"seat must be 0 to {SEAT_MAX}")
     return seat
 
 
@@ -164,14 +166,14 @@ def clean_name(value: str, field: str, longest: int) -> str:
     Returns the normalised name (what is stored and shown); an empty name stays empty.
     """
     if len(value) > 4 * longest:  # surely too long: do not normalise megabytes first
-        raise LimitError("BAD_NAME", f"{field} is at most {longest} characters long")
+        raise LimitError(Reason.BAD_NAME, f"{field} is at most {longest} characters long")
     name = unicodedata.normalize("NFC", value).strip()
     if len(name) > longest:
-        raise LimitError("BAD_NAME", f"{field} is at most {longest} characters long")
+        raise LimitError(Reason.BAD_NAME, f"{field} is at most {longest} characters long")
     for char in name:
         if char not in _JOINERS and unicodedata.category(char) in _REFUSED_CATEGORIES:
             raise LimitError(
-                "BAD_NAME",
+                Reason.BAD_NAME,
                 f"{field} holds a control or invisible character; names are printable text",
             )
     return name
@@ -192,13 +194,13 @@ def check_amount(value: int, field: str, *, zero: bool = False) -> int:
     """A chip amount: 1 to :data:`CHIP_CAP` (0 too when ``zero``)."""
     low = 0 if zero else 1
     if not low <= value <= CHIP_CAP:
-        raise LimitError("BAD_AMOUNT", f"{field} must be {low} to {CHIP_CAP:,} chips")
+        raise LimitError(Reason.BAD_AMOUNT, f"{field} must be {low} to {CHIP_CAP:,} chips")
     return value
 
 
 def check_count(value: int, field: str, low: int, high: int) -> int:
     if not low <= value <= high:
-        raise LimitError("BAD_CONFIG", f"{field} must be {low} to {high:,}")
+        raise LimitError(Reason.BAD_CONFIG, f"{field} must be {low} to {high:,}")
     return value
 
 
@@ -223,7 +225,7 @@ def check_chips_added(state: TableState, amount: int) -> None:
     total = table_chips(state)
     if total + amount > CHIP_CAP:
         raise LimitError(
-            "CHIP_CAP",
+            Reason.CHIP_CAP,
             f"a table holds at most {CHIP_CAP:,} chips altogether; it holds {total:,}, "
             f"so at most {max(0, CHIP_CAP - total):,} more can be brought in",
         )
@@ -236,7 +238,7 @@ def duration_ms(duration: Duration, field: str) -> int:
     """A ``Duration`` in whole milliseconds, refusing a negative or malformed one."""
     seconds, nanos = duration.seconds, duration.nanos
     if seconds < 0 or not 0 <= nanos < 1_000_000_000:
-        raise LimitError("BAD_CONFIG", f"{field} must be a positive duration")
+        raise LimitError(Reason.BAD_CONFIG, f"{field} must be a positive duration")
     return min(seconds, 10**12) * 1000 + nanos // 1_000_000
 
 
@@ -245,15 +247,17 @@ def check_close_time(stamp: Timestamp, now: datetime) -> None:
     years ahead. One in the past (the epoch included) would close the table before its
     first hand; it used to be accepted as long as it was after 1970."""
     if not 0 <= stamp.nanos < 1_000_000_000:
-        raise LimitError("BAD_CONFIG", "close_time must be a valid time (nanos 0 to 999,999,999)")
+        raise LimitError(
+            Reason.BAD_CONFIG, "close_time must be a valid time (nanos 0 to 999,999,999)"
+        )
     now_ms = int(now.timestamp() * 1000)
     at_ms = stamp.seconds * 1000 + stamp.nanos // 1_000_000
     if at_ms <= now_ms:
         raise LimitError(
-            "BAD_CONFIG", "close_time must be in the future (after the request), or unset"
+            Reason.BAD_CONFIG, "close_time must be in the future (after the request), or unset"
         )
     if stamp.seconds - int(now.timestamp()) > CLOSE_TIME_AHEAD_MAX_S:
-        raise LimitError("BAD_CONFIG", "close_time is at most ten years ahead")
+        raise LimitError(Reason.BAD_CONFIG, "close_time is at most ten years ahead")
 
 
 def check_table_config(config: epb.TableConfig, now: datetime) -> None:
@@ -275,7 +279,7 @@ def check_table_config(config: epb.TableConfig, now: datetime) -> None:
         # not "no clock", though it is 0 in whole milliseconds).
         if (clock.seconds or clock.nanos) and not ACTION_CLOCK_MIN_MS <= ms <= ACTION_CLOCK_MAX_MS:
             raise LimitError(
-                "BAD_CONFIG",
+                Reason.BAD_CONFIG,
                 f"action_clock must be {ACTION_CLOCK_MIN_MS} ms to one day, or unset for no clock",
             )
     if config.HasField("close_time"):
@@ -306,7 +310,7 @@ def check_invite_code(invite_code: str) -> str:
     """An invite code in a request: empty (none) or at most :data:`INVITE_CODE_MAX` long."""
     if len(invite_code) > INVITE_CODE_MAX:
         raise LimitError(
-            "BAD_INVITE_CODE", f"invite_code is at most {INVITE_CODE_MAX} characters long"
+            Reason.BAD_INVITE_CODE, f"invite_code is at most {INVITE_CODE_MAX} characters long"
         )
     return invite_code
 
@@ -314,7 +318,7 @@ def check_invite_code(invite_code: str) -> str:
 def check_password(password: str) -> str:
     if not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
         raise LimitError(
-            "BAD_PASSWORD",
+            Reason.BAD_PASSWORD,
             f"password must be {PASSWORD_MIN} to {PASSWORD_MAX} characters long "
             f"(this one is {_length(password)})",
         )
@@ -327,7 +331,7 @@ def check_page_size(page_size: int) -> int:
         return PAGE_SIZE_DEFAULT
     if not 1 <= page_size <= PAGE_SIZE_MAX:
         raise LimitError(
-            "BAD_PAGE_SIZE", f"page_size must be 0 (the default) or 1 to {PAGE_SIZE_MAX}"
+            Reason.BAD_PAGE_SIZE, f"page_size must be 0 (the default) or 1 to {PAGE_SIZE_MAX}"
         )
     return page_size
 
@@ -336,7 +340,7 @@ def check_guest_request_id(request_id: str) -> str:
     check_request_id(request_id)
     if len(request_id) < GUEST_REQUEST_ID_MIN:
         raise LimitError(
-            "BAD_REQUEST_ID",
+            Reason.BAD_REQUEST_ID,
             f"a guest sign-up's request_id must be a random UUID (at least "
             f"{GUEST_REQUEST_ID_MIN} characters): it is what makes its retry yours",
         )

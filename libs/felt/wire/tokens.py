@@ -19,6 +19,8 @@ import json
 import secrets
 from dataclasses import dataclass
 
+from poker.v1.reason_pb2 import Reason
+
 VERSION = "v1"
 DEV_SERVICE_TOKEN = "felt-development-service-token"
 """The service credential (the table service's ``FELT_ADMIN_TOKEN``, the lobby's key to its
@@ -32,15 +34,15 @@ class TokenError(Exception):
     """The token is malformed, forged, expired, or for another table or seat.
 
     ``reason`` is the refusal's machine-readable reason where a client acts on it:
-    ``SEAT_TOKEN_EXPIRED`` (renew the token), else "" (the token is not one to renew).
+    ``SEAT_TOKEN_EXPIRED`` (renew the token), else none (the token is not one to renew).
     """
 
-    def __init__(self, message: str, reason: str = "") -> None:
+    def __init__(self, message: str, reason: Reason.ValueType = Reason.REASON_UNSPECIFIED) -> None:
         super().__init__(message)
-        self.reason = reason
+        self.reason = "" if reason == Reason.REASON_UNSPECIFIED else Reason.Name(reason)
 
 
-EXPIRED = "SEAT_TOKEN_EXPIRED"
+EXPIRED = Reason.Name(Reason.SEAT_TOKEN_EXPIRED)
 """The reason an expired seat token is refused with (and a stream it opened ends with)."""
 
 
@@ -106,7 +108,9 @@ def verify_token(secret: bytes, token: str, now: int) -> SeatClaim:
     except (ValueError, KeyError, TypeError) as exc:
         raise TokenError("the seat token's payload is malformed") from exc
     if claim.expires_at and claim.expires_at < now:
-        raise TokenError("the seat token has expired: ask the lobby for a fresh one", EXPIRED)
+        raise TokenError(
+            "the seat token has expired: ask the lobby for a fresh one", Reason.SEAT_TOKEN_EXPIRED
+        )
     return claim
 
 
@@ -115,7 +119,7 @@ def verify_token(secret: bytes, token: str, now: int) -> SeatClaim:
 WATCH_VERSION = "w1"
 WATCH_GRANT_TTL_S = 3600
 """How long a watch grant lives: an hour (a stream opened with it runs on after that)."""
-WATCH_GRANT_EXPIRED = "WATCH_GRANT_EXPIRED"
+WATCH_GRANT_EXPIRED = Reason.Name(Reason.WATCH_GRANT_EXPIRED)
 """The reason an expired watch grant is refused with."""
 WATCH_GRANT_MAX = 512
 """A longer bearer token is no watch grant this service issued (one is about 150 characters)."""
@@ -165,6 +169,6 @@ def verify_watch_grant(secret: bytes, token: str, now: int) -> WatchClaim:
     if claim.expires_at < now:
         raise TokenError(
             "the watch grant has expired: ask the lobby for a fresh one (WatchLounge)",
-            WATCH_GRANT_EXPIRED,
+            Reason.WATCH_GRANT_EXPIRED,
         )
     return claim

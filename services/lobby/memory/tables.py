@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from poker.events.v1 import events_pb2 as epb
+from poker.v1.reason_pb2 import Reason
 from services.lobby.ports.lounges import LoungeSeat
 from services.lobby.ports.tables import (
     ChipsAdded,
@@ -61,7 +62,7 @@ class MemoryTables:
         self._gate()
         if f"create/{request_id}" not in self._answers:
             if table_id in self.tables:
-                raise TableRefused("ALREADY_EXISTS", f"table {table_id} already exists")
+                raise TableRefused.of(Reason.ALREADY_EXISTS, f"table {table_id} already exists")
             self.tables[table_id] = FakeTable(name, config, {})
             self._answers[f"create/{request_id}"] = None
         self._answer()
@@ -82,17 +83,17 @@ class MemoryTables:
         if answer is None:
             table = self.tables.get(table_id)
             if table is None:
-                raise TableRefused("NO_TABLE", f"no table {table_id}")
+                raise TableRefused.of(Reason.NO_TABLE, f"no table {table_id}")
             if table.closed:
-                raise TableRefused("TABLE_CLOSED", "the table is closed")
+                raise TableRefused.of(Reason.TABLE_CLOSED, "the table is closed")
             if seat is None:
                 count = epb.TableConfig.FromString(table.config).seat_count
                 free = [s for s in range(count) if s not in table.seats]
                 if not free:
-                    raise TableRefused("TABLE_FULL", f"table {table_id} is full")
+                    raise TableRefused.of(Reason.TABLE_FULL, f"table {table_id} is full")
                 seat = free[0]
             if seat in table.seats:
-                raise TableRefused("SEAT_TAKEN", f"seat {seat} is taken")
+                raise TableRefused.of(Reason.SEAT_TAKEN, f"seat {seat} is taken")
             table.seats[seat] = LoungeSeat(seat, player_id, display_name, ai_level, stack)
             table.seated_by[seat] = request_id
             table.sequence += 1
@@ -110,9 +111,11 @@ class MemoryTables:
         if answer is None:
             table, player = self._occupied(table_id, seat)
             if seat_token and self._answers.get(f"token/{seat_token}") != (table_id, seat):
-                raise TableRefused("BAD_SEAT_TOKEN", "not this seat's token")
+                raise TableRefused.of(Reason.BAD_SEAT_TOKEN, "not this seat's token")
             if seat in table.leaving:
-                raise TableRefused("ALREADY_LEAVING", f"seat {seat} leaves when this hand ends")
+                raise TableRefused.of(
+                    Reason.ALREADY_LEAVING, f"seat {seat} leaves when this hand ends"
+                )
             table.sequence += 1
             if seat in table.dealt_in:
                 table.leaving[seat] = request_id
@@ -131,7 +134,7 @@ class MemoryTables:
         if answer is None:
             table, player = self._occupied(table_id, seat)
             if player.player_id != player_id:
-                raise TableRefused("NOT_OCCUPANT", f"seat {seat} is not {player_id}'s")
+                raise TableRefused.of(Reason.NOT_OCCUPANT, f"seat {seat} is not {player_id}'s")
             for old in [k for k, v in self._answers.items() if v == (table_id, seat)]:
                 del self._answers[old]  # every earlier token of the seat is void
             table.sequence += 1
@@ -140,7 +143,9 @@ class MemoryTables:
             self._answers[f"token/{answer.seat_token}"] = (table_id, seat)
         assert isinstance(answer, SeatGrant)
         if f"token/{answer.seat_token}" not in self._answers:  # as the table service checks
-            raise TableRefused("SEAT_TOKEN_SUPERSEDED", "a later reissue replaced this token")
+            raise TableRefused.of(
+                Reason.SEAT_TOKEN_SUPERSEDED, "a later reissue replaced this token"
+            )
         self._answer()
         return answer
 
@@ -148,7 +153,7 @@ class MemoryTables:
         self._gate()
         table = self.tables.get(table_id)
         if table is None:
-            raise TableRefused("NO_TABLE", f"no table {table_id}")
+            raise TableRefused.of(Reason.NO_TABLE, f"no table {table_id}")
         player = table.seats.get(seat)
         self._answer()
         if player is None:
@@ -170,11 +175,11 @@ class MemoryTables:
         if answer is None:
             table, player = self._occupied(table_id, seat)
             if self._answers.get(f"token/{seat_token}") != (table_id, seat):
-                raise TableRefused("BAD_SEAT_TOKEN", "not this seat's token")
+                raise TableRefused.of(Reason.BAD_SEAT_TOKEN, "not this seat's token")
             if seat in table.dealt_in:
-                raise TableRefused("HAND_RUNNING", "chips can be added between hands only")
+                raise TableRefused.of(Reason.HAND_RUNNING, "chips can be added between hands only")
             if max_stack and player.stack + amount > max_stack:
-                raise TableRefused("ABOVE_MAX_STACK", f"at most {max_stack:,} chips a seat")
+                raise TableRefused.of(Reason.ABOVE_MAX_STACK, f"at most {max_stack:,} chips a seat")
             table.seats[seat] = replace(player, stack=player.stack + amount)
             table.sequence += 1
             answer = ChipsAdded(player.stack + amount, table.sequence)
@@ -187,17 +192,17 @@ class MemoryTables:
         """The table and who sits at ``seat``, refused as the table service would."""
         table = self.tables.get(table_id)
         if table is None:
-            raise TableRefused("NO_TABLE", f"no table {table_id}")
+            raise TableRefused.of(Reason.NO_TABLE, f"no table {table_id}")
         player = table.seats.get(seat)
         if player is None:
-            raise TableRefused("SEAT_EMPTY", f"nobody sits at seat {seat}")
+            raise TableRefused.of(Reason.SEAT_EMPTY, f"nobody sits at seat {seat}")
         return table, player
 
     async def close(self, table_id: str, request_id: str) -> bool:
         self._gate()
         table = self.tables.get(table_id)
         if table is None:
-            raise TableRefused("NO_TABLE", f"no table {table_id}")
+            raise TableRefused.of(Reason.NO_TABLE, f"no table {table_id}")
         if not table.closed and table.dealt_in:
             self._answer()
             return False
@@ -210,7 +215,7 @@ class MemoryTables:
     async def watch_grant(self, table_id: str) -> WatchGrant:
         self._gate()
         if table_id not in self.tables:
-            raise TableRefused("NO_TABLE", "no table has this table_id")
+            raise TableRefused.of(Reason.NO_TABLE, "no table has this table_id")
         self.grants += 1
         grant = WatchGrant(
             f"watch-{table_id}-{self.grants}", datetime.now(UTC) + timedelta(hours=1)
@@ -222,7 +227,7 @@ class MemoryTables:
         self._gate()
         table = self.tables.get(table_id)
         if table is None:
-            raise TableRefused("NO_TABLE", f"no table {table_id}")
+            raise TableRefused.of(Reason.NO_TABLE, f"no table {table_id}")
         found = Occupants(
             table.sequence,
             table.closed,
@@ -253,7 +258,7 @@ class MemoryTables:
         self._gate()
         table = self.tables.get(table_id)
         if table is None:
-            raise TableRefused("NO_TABLE", f"no table {table_id}")
+            raise TableRefused.of(Reason.NO_TABLE, f"no table {table_id}")
         found = next(
             (
                 stack

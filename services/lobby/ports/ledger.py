@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from felt.storage.idempotency import FINGERPRINT_BYTES, RequestKey, server_key
+from poker.v1.reason_pb2 import Reason
 
 
 class Kind(enum.StrEnum):
@@ -144,9 +145,11 @@ class TopUpRefused(Exception):
     chips at tables together) or one was given recently (``COOLING_DOWN``, with the time
     the next one can be had)."""
 
-    def __init__(self, reason: str, message: str, next_at: datetime | None = None) -> None:
+    def __init__(
+        self, reason: Reason.ValueType, message: str, next_at: datetime | None = None
+    ) -> None:
         super().__init__(message)
-        self.reason, self.message, self.next_at = reason, message, next_at
+        self.reason, self.message, self.next_at = Reason.Name(reason), message, next_at
 
 
 def check_top_up(
@@ -161,7 +164,7 @@ def check_top_up(
     if account.balance + at_tables >= below:
         held = f" ({at_tables:,} of them at tables)" if at_tables else ""
         raise TopUpRefused(
-            "NOT_LOW",
+            Reason.NOT_LOW,
             f"a free top-up is for a player with under {below:,} chips, at tables included; "
             f"this one has {account.balance + at_tables:,}{held}",
         )
@@ -169,7 +172,7 @@ def check_top_up(
     if last is not None and last + cooldown > at:
         next_at = last + cooldown
         raise TopUpRefused(
-            "COOLING_DOWN",
+            Reason.COOLING_DOWN,
             f"the next free top-up can be had at {next_at.isoformat()}",
             next_at,
         )

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from poker.v1.reason_pb2 import Reason
+
 
 @dataclass(frozen=True, slots=True)
 class SeatGrant:
@@ -68,7 +70,16 @@ class TableRefused(Exception):
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
-        self.reason, self.message = reason, message
+        self.reason, self.message = reason, message  # the reason's name, as the wire has it
+
+    @classmethod
+    def of(cls, reason: Reason.ValueType, message: str) -> TableRefused:
+        """The refusal the table service sends with the declared ``reason``."""
+        return cls(Reason.Name(reason), message)
+
+    def means(self, reason: Reason.ValueType) -> bool:
+        """Whether the table service refused with the declared ``reason``."""
+        return self.reason == Reason.Name(reason)
 
 
 class TablesUnavailable(Exception):

@@ -1,23 +1,23 @@
 """The web client's translations (web/src/i18n/*.json): complete in every language.
 
 English is the reference: every language has exactly its keys, with the same
-{placeholders}, and no message is empty. Every ``google.rpc.ErrorInfo`` reason the
-services can send has an ``error.<REASON>`` message, so a refusal always reaches the
-player as a sentence in their language. The reasons are read from the services' own
-source (the string arguments of every refusal constructor, reasons kept in constants, the
-table service's reason-to-status table), so a new reason without a translation fails here.
-(docs/api.md is not read: it names enum values and settings in the same upper case.)
+{placeholders}, and no message is empty. Every refusal reason a service can send is
+declared once, in ``poker.v1.Reason`` (protos/poker/v1/reason.proto; server code uses
+the generated enum, tests/unit/test_reasons.py), and has an ``error.<REASON>`` message in
+every language, so a refusal always reaches the player as a sentence in their language;
+and no ``error.<X>`` message names a reason that does not exist (a renamed or misspelt
+one would never be shown).
 """
 
 from __future__ import annotations
 
-import ast
-import functools
 import json
 import re
 from pathlib import Path
 
 import pytest
+
+from poker.v1.reason_pb2 import Reason
 
 ROOT = Path(__file__).resolve().parents[3]
 I18N = ROOT / "web" / "src" / "i18n"
@@ -25,21 +25,9 @@ LANGUAGES = ("en", "lt", "da", "pl", "nb")
 # A placeholder: "{name}", or the head of a counted one, "{n, plural, one {…} other {…}}"
 # (ICU MessageFormat's plural argument, web/src/format.ts).
 PLACEHOLDER = re.compile(r"\{(\w+)(?:\}|\s*,\s*plural\s*,)")
-REASON = re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
-
-# Calls whose string arguments are ErrorInfo reasons (or rules codes that become them).
-REFUSALS = {
-    "Refused",
-    "_refuse",
-    "_bad",
-    "IllegalAction",
-    "LimitError",
-    "BadToken",
-    "TableRefused",
-    "unauthenticated",
-    "refused",
-}
-SOURCES = ("services", "libs/felt/core/rules", "libs/felt/core/table", "libs/felt/wire")
+# Messages under error.* that are no reason: the fallback for a reason this client does
+# not know (a newer server's), which shows the reason itself.
+NOT_REASONS = {"error.unknown"}
 
 
 def messages(code: str) -> dict[str, str]:
@@ -47,64 +35,18 @@ def messages(code: str) -> dict[str, str]:
     return data
 
 
-def _name(func: ast.expr) -> str:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return ""
-
-
-@functools.cache
 def server_reasons() -> frozenset[str]:
-    """Every reason string passed to a refusal in the services and the core they run."""
-    found: set[str] = set()
-    for base in SOURCES:
-        for path in (ROOT / base).rglob("*.py"):
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Call) and _name(node.func) in REFUSALS:
-                    args = [*node.args, *(k.value for k in node.keywords)]
-                    for arg in args:
-                        found.update(
-                            sub.value
-                            for sub in ast.walk(arg)
-                            if isinstance(sub, ast.Constant)
-                            and isinstance(sub.value, str)
-                            and REASON.match(sub.value)
-                        )
-    # A reason kept in a module constant and passed by name (the gateway's REASON = "...").
-    for path in (ROOT / "services").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if (
-                isinstance(node, ast.Assign)
-                and any(isinstance(t, ast.Name) and "REASON" in t.id for t in node.targets)
-                and isinstance(node.value, ast.Constant)
-                and isinstance(node.value.value, str)
-                and REASON.match(node.value.value)
-            ):
-                found.add(node.value.value)
-    # The table service maps rules codes to status codes in one table: its keys too.
-    refusals = ast.parse((ROOT / "services/table/refusals.py").read_text(encoding="utf-8"))
-    for node in ast.walk(refusals):
-        if isinstance(node, ast.Dict):
-            found.update(
-                key.value
-                for key in node.keys
-                if isinstance(key, ast.Constant)
-                and isinstance(key.value, str)
-                and REASON.match(key.value)
-            )
-    return frozenset(found)
+    """Every reason a service may send: the declared ``poker.v1.Reason`` values."""
+    return frozenset(v.name for v in Reason.DESCRIPTOR.values if v.number != 0)
 
 
-def test_the_reason_scan_finds_the_known_reasons() -> None:
-    """The scan itself works: it sees reasons from the lobby, the table service and the rules."""
+def test_the_declared_reasons_are_the_known_ones() -> None:
     reasons = server_reasons()
     assert {"NAME_TAKEN", "TABLES_UNAVAILABLE", "SEAT_TAKEN", "BELOW_MIN_RAISE", "BAD_NAME"} <= (
         reasons
     )
-    assert len(reasons) > 50
+    assert {"AUTH_THROTTLED", "WATCH_GRANT_EXPIRED", "HOUSE_LIMIT_REACHED"} <= reasons
+    assert len(reasons) > 100
 
 
 @pytest.mark.parametrize("code", LANGUAGES)
@@ -125,6 +67,13 @@ def test_every_server_reason_has_a_message(code: str) -> None:
     lang = messages(code)
     missing = sorted(r for r in server_reasons() if f"error.{r}" not in lang)
     assert missing == [], f"{code}: no error.<REASON> message for {missing}"
+
+
+@pytest.mark.parametrize("code", LANGUAGES)
+def test_every_reason_message_names_a_declared_reason(code: str) -> None:
+    named = {k for k in messages(code) if k.startswith("error.")} - NOT_REASONS
+    unknown = sorted(k for k in named if k.removeprefix("error.") not in server_reasons())
+    assert unknown == [], f"{code}: these name no poker.v1.Reason (reason.proto): {unknown}"
 
 
 def test_the_languages_the_client_offers_are_these_files() -> None:

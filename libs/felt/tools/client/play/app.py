@@ -43,6 +43,7 @@ from poker.events.v1 import events_pb2 as epb
 from poker.v1 import lobby_pb2 as lpb
 from poker.v1 import lobby_service_pb2 as lobby
 from poker.v1 import table_pb2 as tpb
+from poker.v1.reason_pb2 import Reason
 
 from . import model
 from .session import PlaySession, Refused, now, renew_in
@@ -209,7 +210,7 @@ class PlayApp(App[int]):
             except Refused as refused:
                 # SEAT_TOKEN_SUPERSEDED: a later renewal replaced the token; the next try,
                 # with a new request id, is answered (the seat is not gone).
-                if refused.reason != "SEAT_TOKEN_SUPERSEDED" and refused.code in (
+                if not refused.means(Reason.SEAT_TOKEN_SUPERSEDED) and refused.code in (
                     grpc.StatusCode.FAILED_PRECONDITION,
                     grpc.StatusCode.PERMISSION_DENIED,
                     grpc.StatusCode.NOT_FOUND,

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
+from poker.v1.reason_pb2 import Reason
 
 RANKS = "23456789TJQKA"
 SUIT_SYMBOLS = "♣♦♥♠"  # clubs, diamonds, hearts, spades: the order of `Card.code`
@@ -251,23 +252,25 @@ def busted(view: tpb.TableView) -> bool:
     return not (in_play and any(s.seat == view.viewer_seat for s in hand.seats))
 
 
-REFUSALS = {
-    "NO_LOUNGE": "That lounge does not exist (or it is private)",
-    "LOUNGE_NOT_OPEN": "That lounge is closed",
-    "TABLE_FULL": "The table is full",
-    "INSUFFICIENT_CHIPS": "Your balance is too low for that buy-in",
-    "NOT_SEATED": "You no longer have a seat at this lounge",
-    "ALREADY_SEATED": "You already sit at this lounge",
-    "TABLE_CLOSED": "The table is closed",
-    "NO_TABLE": "The table is gone",
-    "TABLES_UNAVAILABLE": "The table service did not answer; try again in a moment",
-    "RATE_LIMITED": "Too many requests; slow down",
-    "HAND_RUNNING": "Chips can be added between your hands only",
-    "ABOVE_MAX_BUY_IN": "Your stack is at the lounge's maximum already",
-    "ABOVE_MAX_STACK": "Your stack is at the lounge's maximum already",
-    "BELOW_MIN_BUY_IN": "That is less than the lounge's minimum stack",
+_SENTENCES: dict[Reason.ValueType, str] = {
+    Reason.NO_LOUNGE: "That lounge does not exist (or it is private)",
+    Reason.LOUNGE_NOT_OPEN: "That lounge is closed",
+    Reason.TABLE_FULL: "The table is full",
+    Reason.INSUFFICIENT_CHIPS: "Your balance is too low for that buy-in",
+    Reason.NOT_SEATED: "You no longer have a seat at this lounge",
+    Reason.ALREADY_SEATED: "You already sit at this lounge",
+    Reason.TABLE_CLOSED: "The table is closed",
+    Reason.NO_TABLE: "The table is gone",
+    Reason.TABLES_UNAVAILABLE: "The table service did not answer; try again in a moment",
+    Reason.RATE_LIMITED: "Too many requests; slow down",
+    Reason.HAND_RUNNING: "Chips can be added between your hands only",
+    Reason.ABOVE_MAX_BUY_IN: "Your stack is at the lounge's maximum already",
+    Reason.ABOVE_MAX_STACK: "Your stack is at the lounge's maximum already",
+    Reason.BELOW_MIN_BUY_IN: "That is less than the lounge's minimum stack",
 }
-"""Sentences for the refusals a player meets, by ``ErrorInfo`` reason (others: the reason)."""
+REFUSALS = {Reason.Name(reason): text for reason, text in _SENTENCES.items()}
+"""Sentences for the refusals a player meets, by ``ErrorInfo`` reason (the declared
+``poker.v1.Reason``'s name, as the wire has it; others: the reason)."""
 
 
 def refusal_text(reason: str, code: str) -> str:

@@ -28,6 +28,7 @@ from poker.v1 import lobby_service_pb2_grpc as lobby_rpc
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as table
 from poker.v1 import table_service_pb2_grpc as table_rpc
+from poker.v1.reason_pb2 import Reason
 
 T = TypeVar("T")
 RETRIES = 5
@@ -53,6 +54,10 @@ class Refused(Exception):
         self.code = err.code()
         self.reason = error_reason(err)
         super().__init__(f"{self.reason}: {err.details() or self.code.name}")
+
+    def means(self, reason: Reason.ValueType) -> bool:
+        """Whether the server refused with the declared ``reason`` (``poker.v1.Reason``)."""
+        return self.reason == Reason.Name(reason)
 
 
 async def _retrying(call: Callable[[], Awaitable[T]]) -> T:

@@ -1,0 +1,218 @@
+"""Cross-cutting concerns of a service's calls, as ``grpc.aio`` server interceptors.
+
+Both wrap every unary and server-streaming method of one gRPC service, once per
+method (the wrapped handler is cached), so that handlers only translate and call
+the use cases. A service composes them with what is its own: the log context of a
+call, the refusals its own errors are, what "storage unreachable" means for it, and
+how it authenticates.
+
+``CallInterceptor``, the outer one, per call:
+
+* binds the log context the service derives from the request and method, reset
+  afterwards (structlog's ``bound_contextvars`` does the same but copies the whole
+  context twice);
+* refuses a call whose deadline has already passed (DEADLINE_EXCEEDED) before any
+  work: its client has given up, and a mutation must not start then;
+* maps what the call raised (a unary call, or a stream before or between its
+  messages) to the status the client gets (:func:`felt.service.rpc.fail`): a
+  refusal (:func:`~felt.service.refusals.common_refusal`, then the service's own),
+  unreachable storage (UNAVAILABLE, the service's message), anything else
+  (INTERNAL, logged with its traceback). gRPC's own aborts pass untouched.
+
+``AuthInterceptor``, the inner one, authenticates the caller once (the service's
+``authenticate``, which reads the bearer token and counts a bad one against the
+client's address, refusing RESOURCE_EXHAUSTED ``AUTH_THROTTLED`` past its allowance:
+:mod:`felt.service.bearer`) and puts the caller in a
+context variable the handlers read; what a call needs is checked by its use case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
+from contextvars import ContextVar
+from typing import Any, Generic, TypeVar
+
+import grpc
+import structlog
+from structlog.contextvars import bind_contextvars, reset_contextvars
+
+from felt.service.refusals import Code, Refused, common_refusal
+from felt.service.rpc import Context, fail
+
+Unary = Callable[[Any, Context], Awaitable[Any]]
+Stream = Callable[[Any, Context], AsyncGenerator[Any]]
+_HANDLER = Any  # grpc.RpcMethodHandler (its stubs type the behaviours as synchronous)
+
+LogFields = Callable[[Any, str], Mapping[str, object]]
+"""The log context of a call: (request, method name) -> fields to bind."""
+Refusal = Callable[[Exception], Refused | None]
+"""The refusal a service-specific error is, or None (not a refusal of this service)."""
+C = TypeVar("C")
+
+
+class MethodInterceptor(grpc.aio.ServerInterceptor):
+    """Wraps the unary and server-streaming methods of one service, once per method."""
+
+    def __init__(self, service: str) -> None:
+        self.prefix = f"/{service}/"
+        self._wrapped: dict[str, tuple[_HANDLER, _HANDLER]] = {}
+
+    def unary(self, behavior: Unary, method: str) -> Unary:
+        raise NotImplementedError
+
+    def stream(self, behavior: Stream, method: str) -> Stream:
+        raise NotImplementedError
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[_HANDLER | None]],
+        details: grpc.HandlerCallDetails,
+    ) -> _HANDLER | None:
+        handler = await continuation(details)
+        full: str = details.method
+        if handler is None or not full.startswith(self.prefix):
+            return handler
+        cached = self._wrapped.get(full)
+        if cached is not None and cached[0] is handler:
+            return cached[1]
+        method = full[len(self.prefix) :]
+        if handler.unary_unary is not None:
+            wrapped = grpc.unary_unary_rpc_method_handler(
+                self.unary(handler.unary_unary, method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        elif handler.unary_stream is not None:
+            wrapped = grpc.unary_stream_rpc_method_handler(
+                self.stream(handler.unary_stream, method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        else:
+            return handler  # client streaming: no Felt service has any
+        self._wrapped[full] = (handler, wrapped)
+        return wrapped
+
+
+class CallInterceptor(MethodInterceptor):
+    """Log context, deadline and status mapping for the methods of ``service``."""
+
+    def __init__(
+        self,
+        service: str,
+        *,
+        logger: str,
+        log_fields: LogFields,
+        refusal: Refusal,
+        unavailable: tuple[type[BaseException], ...],
+        unavailable_message: str,
+    ) -> None:
+        super().__init__(service)
+        self.log = structlog.get_logger(logger)
+        self.log_fields, self.refusal = log_fields, refusal
+        self.unavailable, self.unavailable_message = unavailable, unavailable_message
+
+    def unary(self, behavior: Unary, method: str) -> Unary:
+        async def guarded(request: Any, context: Context) -> Any:
+            with self._call_context(request, method):
+                try:
+                    _check_deadline(context)
+                    return await behavior(request, context)
+                except Exception as exc:
+                    await fail(context, self._status(exc))
+            raise AssertionError("unreachable")  # pragma: no cover - fail raises
+
+        return guarded
+
+    def stream(self, behavior: Stream, method: str) -> Stream:
+        async def guarded(request: Any, context: Context) -> AsyncGenerator[Any]:
+            with self._call_context(request, method):
+                try:
+                    _check_deadline(context)
+                    async with contextlib.aclosing(behavior(request, context)) as messages:
+                        async for message in messages:
+                            yield message
+                except Exception as exc:
+                    await fail(context, self._status(exc))
+
+        return guarded
+
+    @contextlib.contextmanager
+    def _call_context(self, request: Any, method: str) -> Iterator[None]:
+        """The call's log context, for as long as it runs."""
+        tokens = bind_contextvars(**self.log_fields(request, method))
+        try:
+            yield
+        finally:
+            with contextlib.suppress(ValueError):  # a stream finalized in another context
+                reset_contextvars(**tokens)
+
+    def _status(self, error: Exception) -> Refused:
+        """What the client is told about ``error`` (logged here; gRPC's own aborts pass)."""
+        if isinstance(error, grpc.aio.AbortError):
+            raise error  # the call was ended with its status already (e.g. a watcher dropped)
+        refused = common_refusal(error) or self.refusal(error)
+        if refused is not None:
+            self.log.info(
+                "request_refused",
+                code=refused.code.name,
+                reason=refused.reason,
+                detail=refused.message,
+            )
+            return refused
+        if isinstance(error, self.unavailable):
+            self.log.warning("storage_unavailable", error=repr(error))
+            return Refused(Code.UNAVAILABLE, self.unavailable_message)
+        self.log.exception("request_failed")
+        return Refused(Code.INTERNAL, "internal error")
+
+
+def _check_deadline(context: Context) -> None:
+    remaining = context.time_remaining()
+    if remaining is not None and remaining <= 0:
+        raise Refused(Code.DEADLINE_EXCEEDED, "the call's deadline has passed")
+
+
+class AuthInterceptor(MethodInterceptor, Generic[C]):
+    """Puts the caller ``authenticate`` makes of a call into ``caller`` (a context
+    variable the handlers read), with ``log_fields(caller)`` bound to the log context."""
+
+    def __init__(
+        self,
+        service: str,
+        authenticate: Callable[[Context], C],
+        caller: ContextVar[C],
+        log_fields: Callable[[C], Mapping[str, object]] | None = None,
+    ) -> None:
+        super().__init__(service)
+        self.authenticate, self.caller, self.log_fields = authenticate, caller, log_fields
+
+    @contextlib.contextmanager
+    def _as_caller(self, context: Context) -> Iterator[None]:
+        caller = self.authenticate(context)
+        token = self.caller.set(caller)
+        bound = bind_contextvars(**self.log_fields(caller)) if self.log_fields else {}
+        try:
+            yield
+        finally:
+            with contextlib.suppress(ValueError):  # a stream finalized in another context
+                reset_contextvars(**bound)
+            with contextlib.suppress(ValueError):
+                self.caller.reset(token)
+
+    def unary(self, behavior: Unary, method: str) -> Unary:
+        async def authenticated(request: Any, context: Context) -> Any:
+            with self._as_caller(context):
+                return await behavior(request, context)
+
+        return authenticated
+
+    def stream(self, behavior: Stream, method: str) -> Stream:
+        async def authenticated(request: Any, context: Context) -> AsyncGenerator[Any]:
+            with self._as_caller(context):
+                async with contextlib.aclosing(behavior(request, context)) as messages:
+                    async for message in messages:
+                        yield message
+
+        return authenticated

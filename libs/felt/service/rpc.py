@@ -1,0 +1,100 @@
+"""A refusal on the wire, and the life of a service process: serve until a signal, stop
+gracefully, turn a refused start into a message and exit status 2.
+
+:func:`fail` is the one place a :class:`~felt.service.refusals.Refused` becomes a gRPC
+status (code, message, ``google.rpc.ErrorInfo`` in ``grpc-status-details-bin``).
+:func:`serve_until_stopped` and :func:`run` are the loop and the command-line wrapper
+that ``felt table-service`` and ``felt lobby`` shared as copies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Protocol
+
+import grpc
+import structlog
+from google.rpc import status_pb2  # type: ignore[import-untyped]
+from grpc_status import rpc_status  # type: ignore[import-untyped]
+
+from felt.service.refusals import Refused, error_info
+
+Context = grpc.aio.ServicerContext[Any, Any]
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+async def fail(context: Context, error: Refused) -> None:
+    """End the call with ``error``'s status (raises gRPC's abort); the codes share gRPC's
+    numbers."""
+    status = status_pb2.Status(code=error.code.value, message=error.message)
+    if error.reason:
+        status.details.add().Pack(error_info(error.reason))
+    await context.abort_with_status(rpc_status.to_status(status))
+
+
+class Running(Protocol):
+    """A started server: the port it listens on, and a graceful stop."""
+
+    @property
+    def port(self) -> int: ...
+
+    async def stop(self) -> None: ...
+
+
+def on_stop_signal(callback: Callable[[], object]) -> None:
+    """Call ``callback`` on the running loop when SIGTERM or SIGINT arrives."""
+    loop = asyncio.get_running_loop()
+    for sig in STOP_SIGNALS:
+        loop.add_signal_handler(sig, callback)
+
+
+def stop_event() -> asyncio.Event:
+    """An event set by SIGTERM or SIGINT (handled on the running loop from now on)."""
+    stop = asyncio.Event()
+    on_stop_signal(stop.set)
+    return stop
+
+
+async def serve_until_stopped(
+    start: Awaitable[Running],
+    name: str,
+    *,
+    started: Callable[[], None] | None = None,
+    ready: asyncio.Event | None = None,
+) -> None:
+    """Start the server, serve until SIGTERM or SIGINT, then stop it gracefully.
+
+    ``started`` runs once the server is up; then ``<name> listening on port N`` is printed
+    (what scripts and tests wait for) and ``ready`` set."""
+    running = await start
+    if started is not None:
+        started()
+    stop = stop_event()
+    print(f"{name} listening on port {running.port}", flush=True)
+    if ready is not None:
+        ready.set()
+    await stop.wait()
+    await running.stop()
+
+
+def run(
+    main: Coroutine[Any, Any, None],
+    command: str,
+    refused: tuple[type[Exception], ...],
+    event: str,
+    logger: str,
+) -> int:
+    """Run a service's ``main`` to its end: 0, or 2 with a message on stderr (and the log
+    event ``event``) when it refused to start with one of ``refused`` (bad settings, a
+    port in use), logged by ``logger``."""
+    try:
+        asyncio.run(main)
+    except refused as exc:
+        structlog.get_logger(logger).error(event, error=str(exc))
+        print(f"{command}: {exc}", file=sys.stderr, flush=True)
+        return 2
+    return 0

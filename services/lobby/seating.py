@@ -391,7 +391,7 @@ class SeatingApp:
         seated and how many compensated."""
         await self.recover_leaves()
         tally = await self.recovery.run_pass()
-        return tally.seated, tally.compensated
+        return tally.committed, tally.compensated
 
     async def recover_leaves(self) -> int:
         """Drive the next page of LEAVING sagas on (a bounded batch, a few at once, each

@@ -6,6 +6,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from felt.idempotency import RequestKey, RequestReused
+from services.lobby.memory._recovery import MemoryRecoveryRows
 from services.lobby.memory.ledger import MemoryLedger
 from services.lobby.memory.lounges import MemoryLounges
 from services.lobby.ports.buy_ins import (
@@ -24,7 +25,7 @@ from services.lobby.ports.players import Players
 from services.lobby.ports.tables import SeatGrant
 
 
-class MemoryBuyIns:
+class MemoryBuyIns(MemoryRecoveryRows[BuyIn]):
     """The saga's rows beside a :class:`MemoryLedger` and :class:`MemoryLounges`: each
     transition runs with no suspension point between its checks and writes (the ledger's
     methods do not await anything), so it is atomic on one event loop. ``players`` gives a
@@ -220,58 +221,6 @@ class MemoryBuyIns:
         self.sagas[saga_id] = saga
         return saga
 
-    async def get(self, saga_id: str) -> BuyIn | None:
-        return self.sagas.get(saga_id)
-
-    async def unfinished(self, limit: int) -> list[BuyIn]:
-        found = [s for s in self.sagas.values() if s.state is BuyInState.RESERVED]
-        return sorted(found, key=lambda s: s.created_at)[:limit]
-
-    async def due(self, now: datetime, limit: int) -> list[BuyIn]:
-        found = [
-            s
-            for s in self.sagas.values()
-            if s.state is BuyInState.RESERVED and s.stuck_at is None and _due_at(s) <= now
-        ]
-        return sorted(found, key=lambda s: (_due_at(s), s.saga_id))[:limit]
-
-    async def attempting(self, saga_id: str, at: datetime, next_at: datetime) -> BuyIn | None:
-        saga = self.sagas[saga_id]
-        if saga.state is not BuyInState.RESERVED or saga.stuck_at is not None or _due_at(saga) > at:
-            return None
-        saga = replace(
-            saga, attempts=saga.attempts + 1, last_attempt_at=at, next_attempt_at=next_at
-        )
-        self.sagas[saga_id] = saga
-        return saga
-
-    async def attempt_failed(self, saga_id: str, error: str, stuck_at: datetime | None) -> BuyIn:
-        saga = self.sagas[saga_id]
-        if saga.state is not BuyInState.RESERVED:
-            return saga
-        saga = replace(saga, last_error=error[:500], stuck_at=stuck_at or saga.stuck_at)
-        self.sagas[saga_id] = saga
-        return saga
-
-    async def stuck(self, limit: int) -> list[BuyIn]:
-        found = [
-            s
-            for s in self.sagas.values()
-            if s.state is BuyInState.RESERVED and s.stuck_at is not None
-        ]
-        return sorted(found, key=lambda s: (s.stuck_at or s.created_at, s.saga_id))[:limit]
-
-    async def count_stuck(self) -> int:
-        return len(await self.stuck(len(self.sagas)))
-
-    async def requeue(self, saga_id: str) -> BuyIn:
-        saga = self.sagas[saga_id]
-        if saga.state is not BuyInState.RESERVED:
-            return saga
-        saga = replace(saga, attempts=0, next_attempt_at=None, stuck_at=None, last_error=None)
-        self.sagas[saga_id] = saga
-        return saga
-
     async def leaving_sagas(
         self, limit: int, after: tuple[datetime, str] | None = None
     ) -> list[BuyIn]:
@@ -282,8 +231,3 @@ class MemoryBuyIns:
             and (after is None or (s.created_at, s.saga_id) > after)
         ]
         return sorted(found, key=lambda s: (s.created_at, s.saga_id))[:limit]
-
-
-def _due_at(saga: BuyIn) -> datetime:
-    """When a saga is due: its next attempt's time, or (never attempted) its reservation's."""
-    return saga.next_attempt_at or saga.created_at

@@ -6,6 +6,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from felt.idempotency import RequestKey, RequestReused
+from services.lobby.memory._recovery import MemoryRecoveryRows
 from services.lobby.memory.buy_ins import MemoryBuyIns
 from services.lobby.memory.ledger import MemoryLedger
 from services.lobby.ports.chip_adds import (
@@ -19,7 +20,7 @@ from services.lobby.ports.chip_adds import (
 from services.lobby.ports.ledger import RETURNED_STATES, Kind, NoAccount
 
 
-class MemoryChipAdds:
+class MemoryChipAdds(MemoryRecoveryRows[ChipAdd]):
     """The saga's rows beside a :class:`MemoryLedger`: each transition runs with no
     suspension point between its checks and writes, so it is atomic on one event loop."""
 
@@ -105,12 +106,8 @@ class MemoryChipAdds:
         self.sagas[saga_id] = saga
         return saga
 
-    async def get(self, saga_id: str) -> ChipAdd | None:
-        return self.sagas.get(saga_id)
-
-    async def unfinished(self, limit: int) -> list[ChipAdd]:
-        found = [s for s in self.sagas.values() if s.state is ChipAddState.RESERVED]
-        return sorted(found, key=lambda s: s.created_at)[:limit]
+    async def reserved_at(self, lounge_id: str) -> list[ChipAdd]:
+        return [s for s in await self.unfinished(len(self.sagas)) if s.lounge_id == lounge_id]
 
     async def held(self, player_id: str) -> int:
         return sum(

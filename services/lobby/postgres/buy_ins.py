@@ -19,6 +19,7 @@ from services.lobby.ports.buy_ins import (
 )
 from services.lobby.ports.ledger import InsufficientChips, Kind, NoAccount
 from services.lobby.ports.tables import SeatGrant
+from services.lobby.postgres._recovery import RecoveryRows
 from services.lobby.postgres._tx import Conn, first_movement, lock_account, write_movement
 
 _BUY_IN = (
@@ -26,7 +27,6 @@ _BUY_IN = (
     "seat_token_expires_at, refusal, created_at, leave_sequence, left_stack, attempts, "
     "last_attempt_at, next_attempt_at, stuck_at, last_error"
 )
-_DUE_AT = "COALESCE(next_attempt_at, created_at)"  # as indexed by buy_ins_due (migration 0011)
 
 
 _COLUMNS = [c.strip() for c in _BUY_IN.split(",")]
@@ -40,13 +40,19 @@ def _buy_in(row: asyncpg.Record) -> BuyIn:
     return BuyIn(*values)
 
 
-class PgBuyIns:
+class PgBuyIns(RecoveryRows[BuyIn]):
     """The saga's transitions, each one transaction with its chips: the saga's row is locked
     (``FOR UPDATE``) before its state is read, so of two drivers of one saga (a client's
     retry and the recovery pass) one makes the transition and the other sees it made."""
 
+    _TABLE = "buy_ins"
+    _SELECT = _BUY_IN
+
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
+
+    def _row(self, row: asyncpg.Record) -> BuyIn:
+        return _buy_in(row)
 
     async def reserve(self, new: NewBuyIn) -> Reservation:
         """One call of ``lobby_reserve_buy_in`` (migration 0005): its steps are the
@@ -257,80 +263,6 @@ class PgBuyIns:
             )
             assert row is not None
             return _buy_in(row)
-
-    async def get(self, saga_id: str) -> BuyIn | None:
-        row = await self.pool.fetchrow(f"SELECT {_BUY_IN} FROM buy_ins WHERE saga_id = $1", saga_id)
-        return None if row is None else _buy_in(row)
-
-    async def unfinished(self, limit: int) -> list[BuyIn]:
-        rows = await self.pool.fetch(
-            f"SELECT {_BUY_IN} FROM buy_ins WHERE state = 'reserved' ORDER BY created_at LIMIT $1",
-            limit,
-        )
-        return [_buy_in(r) for r in rows]
-
-    async def due(self, now: datetime, limit: int) -> list[BuyIn]:
-        rows = await self.pool.fetch(
-            f"SELECT {_BUY_IN} FROM buy_ins WHERE state = 'reserved' AND stuck_at IS NULL "
-            f"AND {_DUE_AT} <= $1 ORDER BY {_DUE_AT}, saga_id LIMIT $2",
-            now,
-            limit,
-        )
-        return [_buy_in(r) for r in rows]
-
-    async def attempting(self, saga_id: str, at: datetime, next_at: datetime) -> BuyIn | None:
-        row = await self.pool.fetchrow(
-            "UPDATE buy_ins SET attempts = attempts + 1, last_attempt_at = $2, "
-            "next_attempt_at = $3 WHERE saga_id = $1 AND state = 'reserved' "
-            f"AND stuck_at IS NULL AND {_DUE_AT} <= $2 RETURNING {_BUY_IN}",
-            saga_id,
-            at,
-            next_at,
-        )
-        return None if row is None else _buy_in(row)
-
-    async def attempt_failed(self, saga_id: str, error: str, stuck_at: datetime | None) -> BuyIn:
-        return await self._update_reserved(
-            saga_id,
-            "last_error = $2, stuck_at = COALESCE($3, stuck_at)",
-            error[:500],
-            stuck_at,
-        )
-
-    async def requeue(self, saga_id: str) -> BuyIn:
-        return await self._update_reserved(
-            saga_id, "attempts = 0, next_attempt_at = NULL, stuck_at = NULL, last_error = NULL"
-        )
-
-    async def _update_reserved(self, saga_id: str, assignments: str, *args: object) -> BuyIn:
-        """``assignments`` on the saga if it is RESERVED, one statement (the row lock the
-        UPDATE takes orders it with the other transitions); else the saga as it is."""
-        row = await self.pool.fetchrow(
-            f"UPDATE buy_ins SET {assignments} WHERE saga_id = $1 AND state = 'reserved' "
-            f"RETURNING {_BUY_IN}",
-            saga_id,
-            *args,
-        )
-        if row is not None:
-            return _buy_in(row)
-        saga = await self.get(saga_id)
-        if saga is None:
-            raise KeyError(saga_id)
-        return saga
-
-    async def stuck(self, limit: int) -> list[BuyIn]:
-        rows = await self.pool.fetch(
-            f"SELECT {_BUY_IN} FROM buy_ins WHERE state = 'reserved' AND stuck_at IS NOT NULL "
-            "ORDER BY stuck_at, saga_id LIMIT $1",
-            limit,
-        )
-        return [_buy_in(r) for r in rows]
-
-    async def count_stuck(self) -> int:
-        count = await self.pool.fetchval(
-            "SELECT count(*) FROM buy_ins WHERE state = 'reserved' AND stuck_at IS NOT NULL"
-        )
-        return int(count)
 
     async def leaving_sagas(
         self, limit: int, after: tuple[datetime, str] | None = None

@@ -21,6 +21,7 @@ from services.lobby.ports.chip_adds import (
     add_refund_key,
 )
 from services.lobby.ports.ledger import InsufficientChips, Kind
+from services.lobby.postgres._recovery import RecoveryRows
 from services.lobby.postgres._tx import Conn, first_movement, lock_account, write_movement
 
 _COLUMNS = [
@@ -36,6 +37,11 @@ _COLUMNS = [
     "stack_after",
     "refusal",
     "created_at",
+    "attempts",
+    "last_attempt_at",
+    "next_attempt_at",
+    "stuck_at",
+    "last_error",
 ]
 _CHIP_ADD = ", ".join(_COLUMNS)
 
@@ -46,9 +52,15 @@ def _chip_add(row: asyncpg.Record) -> ChipAdd:
     return ChipAdd(*values)
 
 
-class PgChipAdds:
+class PgChipAdds(RecoveryRows[ChipAdd]):
+    _TABLE = "chip_adds"
+    _SELECT = _CHIP_ADD
+
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
+
+    def _row(self, row: asyncpg.Record) -> ChipAdd:
+        return _chip_add(row)
 
     @staticmethod
     async def _first(conn: Conn | asyncpg.Pool, request: RequestKey) -> ChipAdd | None:
@@ -152,17 +164,11 @@ class PgChipAdds:
             assert row is not None
             return _chip_add(row)
 
-    async def get(self, saga_id: str) -> ChipAdd | None:
-        row = await self.pool.fetchrow(
-            f"SELECT {_CHIP_ADD} FROM chip_adds WHERE saga_id = $1", saga_id
-        )
-        return None if row is None else _chip_add(row)
-
-    async def unfinished(self, limit: int) -> list[ChipAdd]:
+    async def reserved_at(self, lounge_id: str) -> list[ChipAdd]:
         rows = await self.pool.fetch(
-            f"SELECT {_CHIP_ADD} FROM chip_adds WHERE state = 'reserved' "
-            "ORDER BY created_at LIMIT $1",
-            limit,
+            f"SELECT {_CHIP_ADD} FROM chip_adds WHERE lounge_id = $1 AND state = 'reserved' "
+            "ORDER BY created_at, saga_id",
+            lounge_id,
         )
         return [_chip_add(r) for r in rows]
 

@@ -121,7 +121,7 @@ def _first_call_refusal(
         return Refused(
             Code.INVALID_ARGUMENT,
             f"the buy-in must be {lounge.min_buy_in:,} to {lounge.max_buy_in:,} chips "
-            f"at this lounge ({buy_in:,})",
+            "at this lounge",
             "BAD_BUY_IN",
         )
     if any(s.player_id == player_id for s in lounge.seats):
@@ -196,7 +196,7 @@ class SeatingApp:
         limits.check_amount(buy_in, "buy_in")
         if seat is not None and not 0 <= seat < lounge.seat_count:
             raise limits.LimitError(
-                "BAD_SEAT", f"seat must be 0-{lounge.seat_count - 1} at this lounge ({seat})"
+                "BAD_SEAT", f"seat must be 0-{lounge.seat_count - 1} at this lounge"
             )
         refusal = _first_call_refusal(lounge, claim.player_id, seat, buy_in) or (
             await house_limit_refusal(self.lobby, lounge, claim.player_id)

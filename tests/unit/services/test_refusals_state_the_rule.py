@@ -10,7 +10,7 @@ from collections.abc import Awaitable
 
 from poker.events.v1 import events_pb2 as epb
 from services.lobby.lounges import AiSeat
-from services.lobby.ports import LoungeFilter
+from services.lobby.ports import InsufficientChips, LoungeFilter
 
 from .test_buy_ins_on_fakes import World
 from .test_buy_ins_on_fakes import world as world  # the fixture
@@ -77,3 +77,8 @@ async def test_join_refusals_state_the_lounges_bounds_only(world: World) -> None
         world.app.join(bob, req("j2"), lounge.lounge_id, 8_765, 500, ""), "BAD_SEAT", 8_765
     )
     assert "0-1" in message
+
+
+def test_too_few_chips_is_told_without_the_amount_asked_for() -> None:
+    message = str(InsufficientChips(1_234, 54_321))
+    assert "1,234" in message and "54,321" not in message and "54321" not in message

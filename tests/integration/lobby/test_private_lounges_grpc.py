@@ -323,9 +323,7 @@ async def test_a_seat_token_no_longer_reads_a_private_table_once_its_seat_is_lef
     ``NOT_OCCUPANT``, a clear reason; a watch grant from the lobby still reads."""
     alice, bob = await guest(stack.lobby, "Alice"), await guest(stack.lobby, "Bob")
     config = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=3, small_blind=5, big_blind=10)
-    create = pb.CreateLoungeRequest(
-        name="Back room", config=config, private=True, request_id=rid()
-    )
+    create = pb.CreateLoungeRequest(name="Back room", config=config, private=True, request_id=rid())
     lounge = (await stack.lobby.CreateLounge(create, metadata=auth(alice))).lounge
     join = pb.JoinLoungeRequest(
         lounge_id=lounge.lounge_id,
@@ -342,9 +340,10 @@ async def test_a_seat_token_no_longer_reads_a_private_table_once_its_seat_is_lef
     leave = pb.LeaveLoungeRequest(lounge_id=lounge.lounge_id, request_id=rid())
     left = await stack.lobby.LeaveLounge(leave, metadata=auth(bob))
     assert left.state == pb.LEAVE_STATE_LEFT  # alone at the table: no hand, gone at once
-    assert await spectator_reads(stack, lounge.lounge_id, token) == [
-        (grpc.StatusCode.PERMISSION_DENIED, "NOT_OCCUPANT")
-    ] * 4
+    assert (
+        await spectator_reads(stack, lounge.lounge_id, token)
+        == [(grpc.StatusCode.PERMISSION_DENIED, "NOT_OCCUPANT")] * 4
+    )
     grant = await stack.lobby.WatchLounge(
         pb.WatchLoungeRequest(lounge_id=lounge.lounge_id, invite_code=lounge.invite_code),
         metadata=auth(bob),

@@ -56,7 +56,13 @@ from services.lobby.ports import (
     TablesUnavailable,
     add_request_id,
 )
-from services.lobby.recovery import RecoveryMetrics, RecoveryPolicy, ResolveRefused, SagaRecovery
+from services.lobby.recovery import (
+    RecoveryMetrics,
+    RecoveryPolicy,
+    ResolveRefused,
+    SagaRecovery,
+    check_settled,
+)
 from services.lobby.refusals import Code, Refused
 from services.lobby.tables import CALL_TIMEOUT_S
 
@@ -317,17 +323,8 @@ class StuckChipAdds:
             raise ResolveRefused(f"no chip-add saga {saga_id}")
         if saga.state is not ChipAddState.RESERVED:
             return ChipAddResolution("finished", saga)
-        if saga.stuck_at is None:
-            raise ResolveRefused(
-                "the saga is not stuck: the recovery pass still drives it (wait, or see "
-                "`felt sagas list`)"
-            )
         at = self.clock()
-        if at - (saga.last_attempt_at or saga.created_at) < self.policy.settle:
-            raise ResolveRefused(
-                f"the saga was last attempted under {self.policy.settle.total_seconds():g} s "
-                "ago: a call may still land; try again shortly"
-            )
+        check_settled(saga, at, self.policy)
         try:
             done = await drive_chip_add(self.chip_adds, self.tables, saga, at)
         except TablesUnavailable as exc:

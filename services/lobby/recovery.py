@@ -177,6 +177,8 @@ class Recoverable(Protocol):
     @property
     def created_at(self) -> datetime: ...
     @property
+    def last_attempt_at(self) -> datetime | None: ...
+    @property
     def stuck_at(self) -> datetime | None: ...
 
 
@@ -347,17 +349,7 @@ class StuckSagas:
         if saga.state is not BuyInState.RESERVED:
             return Resolution("finished", saga)
         at = self.clock()
-        if saga.stuck_at is None:
-            raise ResolveRefused(
-                "the saga is not stuck: the recovery pass still drives it (wait, or see "
-                "`felt sagas list`)"
-            )
-        last = saga.last_attempt_at or saga.created_at
-        if at - last < self.policy.settle:
-            raise ResolveRefused(
-                f"the saga was last attempted under {self.policy.settle.total_seconds():g} s "
-                "ago: a call may still land; try again shortly"
-            )
+        check_settled(saga, at, self.policy)
         try:
             seen = await self.tables.occupants(saga.lounge_id)
             seats = [seat for seat, player in seen.seats if player == saga.player_id]
@@ -394,6 +386,22 @@ class StuckSagas:
         if saga.state is not BuyInState.RESERVED:
             raise ResolveRefused(f"the saga is {saga.state.value}: nothing to retry")
         return saga
+
+
+def check_settled(saga: Recoverable, at: datetime, policy: RecoveryPolicy) -> None:
+    """Refuse (``ResolveRefused``, nothing changed) to settle a saga by hand while a call of
+    it may still land: one the pass still drives (not stuck), or attempted under
+    ``policy.settle`` before ``at``."""
+    if saga.stuck_at is None:
+        raise ResolveRefused(
+            "the saga is not stuck: the recovery pass still drives it (wait, or see "
+            "`felt sagas list`)"
+        )
+    if at - (saga.last_attempt_at or saga.created_at) < policy.settle:
+        raise ResolveRefused(
+            f"the saga was last attempted under {policy.settle.total_seconds():g} s "
+            "ago: a call may still land; try again shortly"
+        )
 
 
 async def settled(*calls: Awaitable[T]) -> list[T]:

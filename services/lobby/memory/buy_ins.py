@@ -6,7 +6,10 @@ from dataclasses import replace
 from datetime import datetime
 
 from felt.idempotency import RequestKey, RequestReused
+from services.lobby.domain.sagas import compensated, leave_called, token_reissued, vacated
+from services.lobby.domain.unit import transition
 from services.lobby.memory._recovery import MemoryRecoveryRows
+from services.lobby.memory._unit import MemorySagaUnit
 from services.lobby.memory.ledger import MemoryLedger
 from services.lobby.memory.lounges import MemoryLounges
 from services.lobby.ports.buy_ins import (
@@ -117,16 +120,14 @@ class MemoryBuyIns(MemoryRecoveryRows[BuyIn]):
         self.sagas[saga_id] = saga
         return saga
 
+    def _unit(self) -> MemorySagaUnit[BuyIn]:
+        return MemorySagaUnit(self.sagas, self.ledger, self.lounges)
+
     async def compensate(self, saga_id: str, refusal: str, at: datetime) -> BuyIn:
-        saga = self.sagas[saga_id]
-        if saga.state is not BuyInState.RESERVED:
-            return saga
-        await self.ledger.move(
-            saga.player_id, Kind.CASH_OUT, saga.amount, refund_key(saga_id), at, saga.lounge_id
+        refund = refund_key(saga_id)
+        return await transition(
+            self._unit(), saga_id, lambda s: compensated(s, refusal, refund), at
         )
-        saga = replace(saga, state=BuyInState.COMPENSATED, refusal=refusal)
-        self.sagas[saga_id] = saga
-        return saga
 
     async def leaving(
         self, player_id: str, lounge_id: str, request: RequestKey, at: datetime
@@ -173,20 +174,10 @@ class MemoryBuyIns(MemoryRecoveryRows[BuyIn]):
         return min(found, key=lambda s: (s.created_at, s.saga_id)) if found else None
 
     async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
-        saga = self.sagas[saga_id]
-        if saga.state not in (BuyInState.SEATED, BuyInState.LEAVING):
-            return saga
-        saga = replace(saga, seat_token=grant.seat_token, seat_token_expires_at=grant.expires_at)
-        self.sagas[saga_id] = saga
-        return saga
+        return await transition(self._unit(), saga_id, lambda s: token_reissued(s, grant))
 
     async def leave_called(self, saga_id: str, sequence: int) -> BuyIn:
-        saga = self.sagas[saga_id]
-        if saga.state is not BuyInState.LEAVING or saga.leave_sequence is not None:
-            return saga
-        saga = replace(saga, leave_sequence=sequence)
-        self.sagas[saga_id] = saga
-        return saga
+        return await transition(self._unit(), saga_id, lambda s: leave_called(s, sequence))
 
     async def left(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
         return await self.vacated(
@@ -202,24 +193,9 @@ class MemoryBuyIns(MemoryRecoveryRows[BuyIn]):
         stack: int,
         at: datetime,
     ) -> BuyIn:
-        """As ``PgBuyIns.vacated``: from ``states`` to LEFT with ``stack`` credited once."""
-        saga = self.sagas[saga_id]
-        if saga.state not in states:
-            return saga
-        if stack > 0:
-            await self.ledger.move(saga.player_id, kind, stack, key, at, saga.lounge_id)
-        lounge = self.lounges._lounges[saga.lounge_id]
-        self.lounges._lounges[saga.lounge_id] = replace(
-            lounge,
-            seats=tuple(
-                s
-                for s in lounge.seats
-                if not (s.seat == saga.seat and s.player_id == saga.player_id)
-            ),
+        return await transition(
+            self._unit(), saga_id, lambda s: vacated(s, states, kind, key, stack), at
         )
-        saga = replace(saga, state=BuyInState.LEFT, left_stack=stack)
-        self.sagas[saga_id] = saga
-        return saga
 
     async def leaving_sagas(
         self, limit: int, after: tuple[datetime, str] | None = None

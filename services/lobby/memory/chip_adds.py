@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 
 from felt.idempotency import RequestKey, RequestReused
+from services.lobby.domain.sagas import chips_added, compensated
+from services.lobby.domain.unit import transition
 from services.lobby.memory._recovery import MemoryRecoveryRows
+from services.lobby.memory._unit import MemorySagaUnit
 from services.lobby.memory.buy_ins import MemoryBuyIns
 from services.lobby.memory.ledger import MemoryLedger
 from services.lobby.ports.chip_adds import (
@@ -82,29 +84,17 @@ class MemoryChipAdds(MemoryRecoveryRows[ChipAdd]):
     async def first(self, request: RequestKey) -> ChipAdd | None:
         return self._first(request)
 
+    def _unit(self) -> MemorySagaUnit[ChipAdd]:
+        return MemorySagaUnit(self.sagas, self.ledger)
+
     async def added(self, saga_id: str, stack_after: int) -> ChipAdd:
-        saga = self.sagas[saga_id]
-        if saga.state is not ChipAddState.RESERVED:
-            return saga
-        saga = replace(saga, state=ChipAddState.ADDED, stack_after=stack_after)
-        self.sagas[saga_id] = saga
-        return saga
+        return await transition(self._unit(), saga_id, lambda s: chips_added(s, stack_after))
 
     async def compensate(self, saga_id: str, refusal: str, at: datetime) -> ChipAdd:
-        saga = self.sagas[saga_id]
-        if saga.state is not ChipAddState.RESERVED:
-            return saga
-        await self.ledger.move(
-            saga.player_id,
-            Kind.CASH_OUT,
-            saga.amount,
-            add_refund_key(saga_id),
-            at,
-            saga.lounge_id,
+        refund = add_refund_key(saga_id)
+        return await transition(
+            self._unit(), saga_id, lambda s: compensated(s, refusal, refund), at
         )
-        saga = replace(saga, state=ChipAddState.COMPENSATED, refusal=refusal)
-        self.sagas[saga_id] = saga
-        return saga
 
     async def reserved_at(self, lounge_id: str) -> list[ChipAdd]:
         return [s for s in await self.unfinished(len(self.sagas)) if s.lounge_id == lounge_id]

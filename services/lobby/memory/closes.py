@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
+from services.lobby.domain.sagas import seen_seated
+from services.lobby.domain.unit import transition
 from services.lobby.memory.buy_ins import MemoryBuyIns
 from services.lobby.ports.buy_ins import BuyIn, BuyInState
 from services.lobby.ports.closes import closed_key, ends_by_itself
@@ -43,12 +45,8 @@ class MemoryCloses:
         return sorted(found, key=lambda s: s.created_at)
 
     async def seen_seated(self, saga_id: str, sequence: int) -> BuyIn:
-        saga = self.buy_ins.sagas[saga_id]
-        if saga.state not in (BuyInState.SEATED, BuyInState.LEAVING) or saga.leave_sequence:
-            return saga
-        saga = replace(saga, leave_sequence=sequence)
-        self.buy_ins.sagas[saga_id] = saga
-        return saga
+        unit = self.buy_ins._unit()
+        return await transition(unit, saga_id, lambda s: seen_seated(s, sequence))
 
     async def settle(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
         return await self.buy_ins.vacated(

@@ -7,6 +7,8 @@ from datetime import datetime
 import asyncpg
 
 from felt.idempotency import RequestKey, RequestReused
+from services.lobby.domain.sagas import compensated, leave_called, token_reissued, vacated
+from services.lobby.domain.unit import transition
 from services.lobby.ports.buy_ins import (
     BuyIn,
     BuyInState,
@@ -20,7 +22,8 @@ from services.lobby.ports.buy_ins import (
 from services.lobby.ports.ledger import InsufficientChips, Kind, NoAccount
 from services.lobby.ports.tables import SeatGrant
 from services.lobby.postgres._recovery import RecoveryRows
-from services.lobby.postgres._tx import Conn, first_movement, lock_account, write_movement
+from services.lobby.postgres._tx import lock_account
+from services.lobby.postgres._unit import PgSagaUnit
 
 _BUY_IN = (
     "saga_id, player_id, display_name, lounge_id, seat, amount, state, seat_token, "
@@ -82,15 +85,6 @@ class PgBuyIns(RecoveryRows[BuyIn]):
             raise RequestReused()
         return Reservation(_buy_in(row), int(row["r_balance"]))
 
-    @staticmethod
-    async def _locked(conn: Conn, saga_id: str) -> BuyIn:
-        row = await conn.fetchrow(
-            f"SELECT {_BUY_IN} FROM buy_ins WHERE saga_id = $1 FOR UPDATE", saga_id
-        )
-        if row is None:
-            raise KeyError(saga_id)
-        return _buy_in(row)
-
     async def seated(self, saga_id: str, grant: SeatGrant) -> BuyIn:
         """One call of ``lobby_seat_buy_in`` (migration 0005), the transaction this method
         ran statement by statement: the table service is the authority on who sits where,
@@ -106,30 +100,14 @@ class PgBuyIns(RecoveryRows[BuyIn]):
             raise KeyError(saga_id)
         return _buy_in(row)
 
+    def _unit(self) -> PgSagaUnit[BuyIn]:
+        return PgSagaUnit(self.pool, "buy_ins", _COLUMNS, _buy_in)
+
     async def compensate(self, saga_id: str, refusal: str, at: datetime) -> BuyIn:
-        async with self.pool.acquire() as conn, conn.transaction():
-            saga = await self._locked(conn, saga_id)
-            if saga.state is not BuyInState.RESERVED:
-                return saga
-            account = await lock_account(conn, saga.player_id)
-            if await first_movement(conn, refund_key(saga_id)) is None:
-                await write_movement(
-                    conn,
-                    account,
-                    Kind.CASH_OUT,
-                    saga.amount,
-                    refund_key(saga_id),
-                    at,
-                    saga.lounge_id,
-                )
-            row = await conn.fetchrow(
-                "UPDATE buy_ins SET state = 'compensated', refusal = $2 WHERE saga_id = $1 "
-                f"RETURNING {_BUY_IN}",
-                saga_id,
-                refusal,
-            )
-            assert row is not None
-            return _buy_in(row)
+        refund = refund_key(saga_id)
+        return await transition(
+            self._unit(), saga_id, lambda s: compensated(s, refusal, refund), at
+        )
 
     async def leaving(
         self, player_id: str, lounge_id: str, request: RequestKey, at: datetime
@@ -189,32 +167,10 @@ class PgBuyIns(RecoveryRows[BuyIn]):
         return None if row is None else _buy_in(row)
 
     async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
-        async with self.pool.acquire() as conn, conn.transaction():
-            saga = await self._locked(conn, saga_id)
-            if saga.state not in (BuyInState.SEATED, BuyInState.LEAVING):
-                return saga
-            row = await conn.fetchrow(
-                "UPDATE buy_ins SET seat_token = $2, seat_token_expires_at = $3 "
-                f"WHERE saga_id = $1 RETURNING {_BUY_IN}",
-                saga_id,
-                grant.seat_token,
-                grant.expires_at,
-            )
-            assert row is not None
-            return _buy_in(row)
+        return await transition(self._unit(), saga_id, lambda s: token_reissued(s, grant))
 
     async def leave_called(self, saga_id: str, sequence: int) -> BuyIn:
-        async with self.pool.acquire() as conn, conn.transaction():
-            saga = await self._locked(conn, saga_id)
-            if saga.state is not BuyInState.LEAVING or saga.leave_sequence is not None:
-                return saga
-            row = await conn.fetchrow(
-                f"UPDATE buy_ins SET leave_sequence = $2 WHERE saga_id = $1 RETURNING {_BUY_IN}",
-                saga_id,
-                sequence,
-            )
-            assert row is not None
-            return _buy_in(row)
+        return await transition(self._unit(), saga_id, lambda s: leave_called(s, sequence))
 
     async def left(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
         return await self.vacated(
@@ -232,37 +188,12 @@ class PgBuyIns(RecoveryRows[BuyIn]):
     ) -> BuyIn:
         """A vacated seat's saga from one of ``states`` to LEFT, its ``stack`` back to the
         balance as ``kind`` (ledger key ``key``, once; none for 0), its lounge seat freed,
-        in one transaction; from any other state nothing changes. A leave's cash-out and a
-        close's "table closed" (``services.lobby.postgres.closes``) are both this."""
-        async with self.pool.acquire() as conn, conn.transaction():
-            row = await conn.fetchrow("SELECT player_id FROM buy_ins WHERE saga_id = $1", saga_id)
-            if row is None:
-                raise KeyError(saga_id)
-            account = await lock_account(conn, row["player_id"])  # the order reserve takes
-            saga = await self._locked(conn, saga_id)
-            if saga.state not in states:
-                return saga
-            if stack > 0 and await first_movement(conn, key) is None:
-                await write_movement(conn, account, kind, stack, key, at, saga.lounge_id)
-            freed = await conn.execute(
-                "DELETE FROM lounge_seats WHERE lounge_id = $1 AND seat = $2 AND player_id = $3",
-                saga.lounge_id,
-                saga.seat,
-                saga.player_id,
-            )
-            if freed == "DELETE 1":
-                await conn.execute(
-                    "UPDATE lounges SET seats_taken = seats_taken - 1 WHERE lounge_id = $1",
-                    saga.lounge_id,
-                )
-            row = await conn.fetchrow(
-                "UPDATE buy_ins SET state = 'left', left_stack = $2 WHERE saga_id = $1 "
-                f"RETURNING {_BUY_IN}",
-                saga_id,
-                stack,
-            )
-            assert row is not None
-            return _buy_in(row)
+        in one transaction (``domain.sagas.vacated``); from any other state nothing
+        changes. A leave's cash-out and a close's "table closed"
+        (``services.lobby.postgres.closes``) are both this."""
+        return await transition(
+            self._unit(), saga_id, lambda s: vacated(s, states, kind, key, stack), at
+        )
 
     async def leaving_sagas(
         self, limit: int, after: tuple[datetime, str] | None = None

@@ -12,6 +12,8 @@ from datetime import datetime
 import asyncpg
 
 from felt.idempotency import RequestKey, RequestReused
+from services.lobby.domain.sagas import chips_added, compensated
+from services.lobby.domain.unit import transition
 from services.lobby.ports.chip_adds import (
     ChipAdd,
     ChipAddState,
@@ -22,7 +24,8 @@ from services.lobby.ports.chip_adds import (
 )
 from services.lobby.ports.ledger import InsufficientChips, Kind
 from services.lobby.postgres._recovery import RecoveryRows
-from services.lobby.postgres._tx import Conn, first_movement, lock_account, write_movement
+from services.lobby.postgres._tx import Conn, lock_account, write_movement
+from services.lobby.postgres._unit import PgSagaUnit
 
 _COLUMNS = [
     "saga_id",
@@ -113,56 +116,17 @@ class PgChipAdds(RecoveryRows[ChipAdd]):
     async def first(self, request: RequestKey) -> ChipAdd | None:
         return await self._first(self.pool, request)
 
-    @staticmethod
-    async def _locked(conn: Conn, saga_id: str) -> ChipAdd:
-        row = await conn.fetchrow(
-            f"SELECT {_CHIP_ADD} FROM chip_adds WHERE saga_id = $1 FOR UPDATE", saga_id
-        )
-        if row is None:
-            raise KeyError(saga_id)
-        return _chip_add(row)
+    def _unit(self) -> PgSagaUnit[ChipAdd]:
+        return PgSagaUnit(self.pool, "chip_adds", _COLUMNS, _chip_add)
 
     async def added(self, saga_id: str, stack_after: int) -> ChipAdd:
-        async with self.pool.acquire() as conn, conn.transaction():
-            saga = await self._locked(conn, saga_id)
-            if saga.state is not ChipAddState.RESERVED:
-                return saga
-            row = await conn.fetchrow(
-                "UPDATE chip_adds SET state = 'added', stack_after = $2 WHERE saga_id = $1 "
-                f"RETURNING {_CHIP_ADD}",
-                saga_id,
-                stack_after,
-            )
-            assert row is not None
-            return _chip_add(row)
+        return await transition(self._unit(), saga_id, lambda s: chips_added(s, stack_after))
 
     async def compensate(self, saga_id: str, refusal: str, at: datetime) -> ChipAdd:
-        async with self.pool.acquire() as conn, conn.transaction():
-            row = await conn.fetchrow("SELECT player_id FROM chip_adds WHERE saga_id = $1", saga_id)
-            if row is None:
-                raise KeyError(saga_id)
-            account = await lock_account(conn, row["player_id"])  # the order reserve takes
-            saga = await self._locked(conn, saga_id)
-            if saga.state is not ChipAddState.RESERVED:
-                return saga
-            if await first_movement(conn, add_refund_key(saga_id)) is None:
-                await write_movement(
-                    conn,
-                    account,
-                    Kind.CASH_OUT,
-                    saga.amount,
-                    add_refund_key(saga_id),
-                    at,
-                    saga.lounge_id,
-                )
-            row = await conn.fetchrow(
-                "UPDATE chip_adds SET state = 'compensated', refusal = $2 WHERE saga_id = $1 "
-                f"RETURNING {_CHIP_ADD}",
-                saga_id,
-                refusal,
-            )
-            assert row is not None
-            return _chip_add(row)
+        refund = add_refund_key(saga_id)
+        return await transition(
+            self._unit(), saga_id, lambda s: compensated(s, refusal, refund), at
+        )
 
     async def reserved_at(self, lounge_id: str) -> list[ChipAdd]:
         rows = await self.pool.fetch(

@@ -6,6 +6,8 @@ from datetime import datetime
 
 import asyncpg
 
+from services.lobby.domain.sagas import seen_seated
+from services.lobby.domain.unit import transition
 from services.lobby.ports.buy_ins import BuyIn, BuyInState
 from services.lobby.ports.closes import closed_key
 from services.lobby.ports.ledger import HouseKind, Kind, house_return_key, house_seat_key
@@ -63,20 +65,8 @@ class PgCloses:
         return [_buy_in(r) for r in rows]
 
     async def seen_seated(self, saga_id: str, sequence: int) -> BuyIn:
-        row = await self.pool.fetchrow(
-            "UPDATE buy_ins SET leave_sequence = $2 WHERE saga_id = $1 "
-            "AND state IN ('seated', 'leaving') AND leave_sequence IS NULL "
-            f"RETURNING {_BUY_IN}",
-            saga_id,
-            sequence,
-        )
-        if row is None:
-            row = await self.pool.fetchrow(
-                f"SELECT {_BUY_IN} FROM buy_ins WHERE saga_id = $1", saga_id
-            )
-            if row is None:
-                raise KeyError(saga_id)
-        return _buy_in(row)
+        unit = self.buy_ins._unit()
+        return await transition(unit, saga_id, lambda s: seen_seated(s, sequence))
 
     async def settle(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
         return await self.buy_ins.vacated(

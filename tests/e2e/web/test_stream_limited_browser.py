@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 import pytest
-from google.rpc import error_details_pb2
+from google.rpc import error_details_pb2  # type: ignore[import-untyped]
 
 from .conftest import WebStack
 from .test_browser import page as page  # the fixture: a page that must not throw

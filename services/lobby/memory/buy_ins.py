@@ -6,8 +6,7 @@ from dataclasses import replace
 from datetime import datetime
 
 from felt.idempotency import RequestKey, RequestReused
-from services.lobby.domain.sagas import compensated, leave_called, token_reissued, vacated
-from services.lobby.domain.unit import transition
+from services.lobby.domain.transitions import BuyInTransitions
 from services.lobby.memory._recovery import MemoryRecoveryRows
 from services.lobby.memory._unit import MemorySagaUnit
 from services.lobby.memory.ledger import MemoryLedger
@@ -18,8 +17,6 @@ from services.lobby.ports.buy_ins import (
     NewBuyIn,
     NotSeated,
     Reservation,
-    cash_out_key,
-    refund_key,
     reserve_key,
 )
 from services.lobby.ports.ledger import RETURNED_STATES, Kind, NoAccount
@@ -28,7 +25,7 @@ from services.lobby.ports.players import Players
 from services.lobby.ports.tables import SeatGrant
 
 
-class MemoryBuyIns(MemoryRecoveryRows[BuyIn]):
+class MemoryBuyIns(BuyInTransitions, MemoryRecoveryRows[BuyIn]):
     """The saga's rows beside a :class:`MemoryLedger` and :class:`MemoryLounges`: each
     transition runs with no suspension point between its checks and writes (the ledger's
     methods do not await anything), so it is atomic on one event loop. ``players`` gives a
@@ -123,12 +120,6 @@ class MemoryBuyIns(MemoryRecoveryRows[BuyIn]):
     def _unit(self) -> MemorySagaUnit[BuyIn]:
         return MemorySagaUnit(self.sagas, self.ledger, self.lounges)
 
-    async def compensate(self, saga_id: str, refusal: str, at: datetime) -> BuyIn:
-        refund = refund_key(saga_id)
-        return await transition(
-            self._unit(), saga_id, lambda s: compensated(s, refusal, refund), at
-        )
-
     async def leaving(
         self, player_id: str, lounge_id: str, request: RequestKey, at: datetime
     ) -> BuyIn:
@@ -172,30 +163,6 @@ class MemoryBuyIns(MemoryRecoveryRows[BuyIn]):
             and s.state is BuyInState.RESERVED
         ]
         return min(found, key=lambda s: (s.created_at, s.saga_id)) if found else None
-
-    async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
-        return await transition(self._unit(), saga_id, lambda s: token_reissued(s, grant))
-
-    async def leave_called(self, saga_id: str, sequence: int) -> BuyIn:
-        return await transition(self._unit(), saga_id, lambda s: leave_called(s, sequence))
-
-    async def left(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
-        return await self.vacated(
-            saga_id, (BuyInState.LEAVING,), Kind.CASH_OUT, cash_out_key(saga_id), stack, at
-        )
-
-    async def vacated(
-        self,
-        saga_id: str,
-        states: tuple[BuyInState, ...],
-        kind: Kind,
-        key: RequestKey,
-        stack: int,
-        at: datetime,
-    ) -> BuyIn:
-        return await transition(
-            self._unit(), saga_id, lambda s: vacated(s, states, kind, key, stack), at
-        )
 
     async def leaving_sagas(
         self, limit: int, after: tuple[datetime, str] | None = None

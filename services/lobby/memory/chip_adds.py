@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from felt.idempotency import RequestKey, RequestReused
-from services.lobby.domain.sagas import chips_added, compensated
-from services.lobby.domain.unit import transition
+from services.lobby.domain.transitions import ChipAddTransitions
 from services.lobby.memory._recovery import MemoryRecoveryRows
 from services.lobby.memory._unit import MemorySagaUnit
 from services.lobby.memory.buy_ins import MemoryBuyIns
@@ -17,12 +14,11 @@ from services.lobby.ports.chip_adds import (
     ChipReservation,
     NewChipAdd,
     add_key,
-    add_refund_key,
 )
 from services.lobby.ports.ledger import RETURNED_STATES, Kind, NoAccount
 
 
-class MemoryChipAdds(MemoryRecoveryRows[ChipAdd]):
+class MemoryChipAdds(ChipAddTransitions, MemoryRecoveryRows[ChipAdd]):
     """The saga's rows beside a :class:`MemoryLedger`: each transition runs with no
     suspension point between its checks and writes, so it is atomic on one event loop."""
 
@@ -86,15 +82,6 @@ class MemoryChipAdds(MemoryRecoveryRows[ChipAdd]):
 
     def _unit(self) -> MemorySagaUnit[ChipAdd]:
         return MemorySagaUnit(self.sagas, self.ledger)
-
-    async def added(self, saga_id: str, stack_after: int) -> ChipAdd:
-        return await transition(self._unit(), saga_id, lambda s: chips_added(s, stack_after))
-
-    async def compensate(self, saga_id: str, refusal: str, at: datetime) -> ChipAdd:
-        refund = add_refund_key(saga_id)
-        return await transition(
-            self._unit(), saga_id, lambda s: compensated(s, refusal, refund), at
-        )
 
     async def reserved_at(self, lounge_id: str) -> list[ChipAdd]:
         return [s for s in await self.unfinished(len(self.sagas)) if s.lounge_id == lounge_id]

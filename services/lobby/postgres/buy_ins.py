@@ -7,19 +7,16 @@ from datetime import datetime
 import asyncpg
 
 from felt.idempotency import RequestKey, RequestReused
-from services.lobby.domain.sagas import compensated, leave_called, token_reissued, vacated
-from services.lobby.domain.unit import transition
+from services.lobby.domain.transitions import BuyInTransitions
 from services.lobby.ports.buy_ins import (
     BuyIn,
     BuyInState,
     NewBuyIn,
     NotSeated,
     Reservation,
-    cash_out_key,
-    refund_key,
     reserve_key,
 )
-from services.lobby.ports.ledger import InsufficientChips, Kind, NoAccount
+from services.lobby.ports.ledger import InsufficientChips, NoAccount
 from services.lobby.ports.tables import SeatGrant
 from services.lobby.postgres._recovery import RecoveryRows
 from services.lobby.postgres._tx import lock_account
@@ -43,7 +40,7 @@ def _buy_in(row: asyncpg.Record) -> BuyIn:
     return BuyIn(*values)
 
 
-class PgBuyIns(RecoveryRows[BuyIn]):
+class PgBuyIns(BuyInTransitions, RecoveryRows[BuyIn]):
     """The saga's transitions, each one transaction with its chips: the saga's row is locked
     (``FOR UPDATE``) before its state is read, so of two drivers of one saga (a client's
     retry and the recovery pass) one makes the transition and the other sees it made."""
@@ -103,12 +100,6 @@ class PgBuyIns(RecoveryRows[BuyIn]):
     def _unit(self) -> PgSagaUnit[BuyIn]:
         return PgSagaUnit(self.pool, "buy_ins", _COLUMNS, _buy_in)
 
-    async def compensate(self, saga_id: str, refusal: str, at: datetime) -> BuyIn:
-        refund = refund_key(saga_id)
-        return await transition(
-            self._unit(), saga_id, lambda s: compensated(s, refusal, refund), at
-        )
-
     async def leaving(
         self, player_id: str, lounge_id: str, request: RequestKey, at: datetime
     ) -> BuyIn:
@@ -165,35 +156,6 @@ class PgBuyIns(RecoveryRows[BuyIn]):
             lounge_id,
         )
         return None if row is None else _buy_in(row)
-
-    async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
-        return await transition(self._unit(), saga_id, lambda s: token_reissued(s, grant))
-
-    async def leave_called(self, saga_id: str, sequence: int) -> BuyIn:
-        return await transition(self._unit(), saga_id, lambda s: leave_called(s, sequence))
-
-    async def left(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
-        return await self.vacated(
-            saga_id, (BuyInState.LEAVING,), Kind.CASH_OUT, cash_out_key(saga_id), stack, at
-        )
-
-    async def vacated(
-        self,
-        saga_id: str,
-        states: tuple[BuyInState, ...],
-        kind: Kind,
-        key: RequestKey,
-        stack: int,
-        at: datetime,
-    ) -> BuyIn:
-        """A vacated seat's saga from one of ``states`` to LEFT, its ``stack`` back to the
-        balance as ``kind`` (ledger key ``key``, once; none for 0), its lounge seat freed,
-        in one transaction (``domain.sagas.vacated``); from any other state nothing
-        changes. A leave's cash-out and a close's "table closed"
-        (``services.lobby.postgres.closes``) are both this."""
-        return await transition(
-            self._unit(), saga_id, lambda s: vacated(s, states, kind, key, stack), at
-        )
 
     async def leaving_sagas(
         self, limit: int, after: tuple[datetime, str] | None = None

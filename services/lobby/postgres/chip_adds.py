@@ -7,20 +7,16 @@ makes the transition and the other sees it made.
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import asyncpg
 
 from felt.idempotency import RequestKey, RequestReused
-from services.lobby.domain.sagas import chips_added, compensated
-from services.lobby.domain.unit import transition
+from services.lobby.domain.transitions import ChipAddTransitions
 from services.lobby.ports.chip_adds import (
     ChipAdd,
     ChipAddState,
     ChipReservation,
     NewChipAdd,
     add_key,
-    add_refund_key,
 )
 from services.lobby.ports.ledger import InsufficientChips, Kind
 from services.lobby.postgres._recovery import RecoveryRows
@@ -55,7 +51,7 @@ def _chip_add(row: asyncpg.Record) -> ChipAdd:
     return ChipAdd(*values)
 
 
-class PgChipAdds(RecoveryRows[ChipAdd]):
+class PgChipAdds(ChipAddTransitions, RecoveryRows[ChipAdd]):
     _TABLE = "chip_adds"
     _SELECT = _CHIP_ADD
 
@@ -118,15 +114,6 @@ class PgChipAdds(RecoveryRows[ChipAdd]):
 
     def _unit(self) -> PgSagaUnit[ChipAdd]:
         return PgSagaUnit(self.pool, "chip_adds", _COLUMNS, _chip_add)
-
-    async def added(self, saga_id: str, stack_after: int) -> ChipAdd:
-        return await transition(self._unit(), saga_id, lambda s: chips_added(s, stack_after))
-
-    async def compensate(self, saga_id: str, refusal: str, at: datetime) -> ChipAdd:
-        refund = add_refund_key(saga_id)
-        return await transition(
-            self._unit(), saga_id, lambda s: compensated(s, refusal, refund), at
-        )
 
     async def reserved_at(self, lounge_id: str) -> list[ChipAdd]:
         rows = await self.pool.fetch(

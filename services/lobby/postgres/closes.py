@@ -6,18 +6,16 @@ from datetime import datetime
 
 import asyncpg
 
-from services.lobby.domain.sagas import seen_seated
-from services.lobby.domain.unit import transition
-from services.lobby.ports.buy_ins import BuyIn, BuyInState
-from services.lobby.ports.closes import closed_key
-from services.lobby.ports.ledger import HouseKind, Kind, house_return_key, house_seat_key
+from services.lobby.domain.transitions import CloseTransitions
+from services.lobby.ports.buy_ins import BuyIn
+from services.lobby.ports.ledger import HouseKind, house_return_key, house_seat_key
 from services.lobby.ports.lounges import Lounge
 from services.lobby.postgres._tx import write_house
 from services.lobby.postgres.buy_ins import _BUY_IN, PgBuyIns, _buy_in
 from services.lobby.postgres.lounges import _LOUNGE, PgLounges
 
 
-class PgCloses:
+class PgCloses(CloseTransitions):
     """Settling is a leave's cash-out with another kind (``PgBuyIns.vacated``): the player's
     account, then the saga's row locked (``FOR UPDATE``) and its state checked under those
     locks, so of a close and a leave of one seat, one credits it and the other finds it LEFT."""
@@ -63,20 +61,6 @@ class PgCloses:
             lounge_id,
         )
         return [_buy_in(r) for r in rows]
-
-    async def seen_seated(self, saga_id: str, sequence: int) -> BuyIn:
-        unit = self.buy_ins._unit()
-        return await transition(unit, saga_id, lambda s: seen_seated(s, sequence))
-
-    async def settle(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
-        return await self.buy_ins.vacated(
-            saga_id,
-            (BuyInState.SEATED, BuyInState.LEAVING),
-            Kind.TABLE_CLOSED,
-            closed_key(saga_id),
-            stack,
-            at,
-        )
 
     async def ai_seen_seated(self, lounge_id: str, seat: int, sequence: int) -> None:
         await self.pool.execute(

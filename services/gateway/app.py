@@ -287,19 +287,16 @@ def _watch_table(forwarded: Any, shared: SharedWatches, caps: StreamCaps) -> Any
     async def watch_table(
         request: table_service_pb2.WatchTableRequest, ctx: Any
     ) -> AsyncIterator[Raw]:
-        if request.HasField("seat"):
+        if request.HasField("seat") or is_watch_grant(bearer(ctx)):
+            # A seat's stream, or a private table's spectator's (its watch grant): one of its
+            # own, counted once, by the forwarder that opens it (``Forwarder._server_stream``).
+            # The shared feed is opened with no credential, which a private table refuses (it
+            # would end every watcher's stream with its NOT_FOUND); any other token watches
+            # through the shared feed, so tokens buy no extra streams.
             async for item in forwarded(request, ctx):
                 yield item
             return
         with caps.admit(bearer(ctx), client_host(ctx)):
-            if is_watch_grant(bearer(ctx)):
-                # A private table's spectator (its watch grant): a stream of its own, as a
-                # seat's. The shared feed is opened with no credential, which a private table
-                # refuses (it would end every watcher's stream with its NOT_FOUND); any other
-                # token watches through the shared feed, so tokens buy no extra streams.
-                async for item in forwarded(request, ctx):
-                    yield item
-                return
             async for item in shared.watch(request, client_metadata(ctx)):
                 yield item
 

@@ -126,9 +126,12 @@ class BoundedConnection(HttpToolsProtocol):
     """uvicorn's httptools protocol with the bounds of this module's docstring.
 
     httptools buffers a header's value whole before handing it on, and uvicorn sets no bound
-    with it (``h11_max_incomplete_event_size`` is h11's only), so the head is fed to the
-    parser in ``_FED``-byte pieces, counted until the parser says it is complete. The body is
-    fed as it comes (the RPCs bound its size), timed from its head to its end.
+    with it (``h11_max_incomplete_event_size`` is h11's only), so everything is fed to the
+    parser in pieces of at most ``_FED`` bytes, and a head's pieces are counted and cut to
+    what is left of ``MAX_HEAD_BYTES`` until the parser says it is complete: the parser
+    never holds more of one head than that, the next request's of a pipelined read too (it
+    was fed whole with the body before it, uncounted: one read past the bound). The body
+    (the RPCs bound its size) is timed from its head to its end.
     Made per server by :func:`bounded_protocol`, which sets ``bounds`` and ``counts``.
     """
 
@@ -138,6 +141,7 @@ class BoundedConnection(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._head_bytes = 0
         self._in_body = False
+        self._ended = self._begun = False  # in the piece being fed: a message ended, one began
         self._head_timer: asyncio.TimerHandle | None = None
         self._body_deadline: asyncio.TimerHandle | None = None
         self._rate_timer: asyncio.TimerHandle | None = None
@@ -184,17 +188,31 @@ class BoundedConnection(HttpToolsProtocol):
             self._arm_head()
         while data:
             if self._in_body:
-                super().data_received(data)
-                return
-            piece, data = data[:_FED], data[_FED:]
-            self._head_bytes += len(piece)
-            if self._head_bytes > MAX_HEAD_BYTES:
-                self.transport.write(_TOO_LARGE)
-                self.transport.close()
-                return
+                size = _FED
+            else:
+                size = min(_FED, MAX_HEAD_BYTES - self._head_bytes)
+                if size <= 0:  # the parser holds MAX_HEAD_BYTES of this head, still open
+                    self.transport.write(_TOO_LARGE)
+                    self.transport.close()
+                    return
+            piece, data = data[:size], data[size:]
+            self._ended = self._begun = False
             super().data_received(piece)
             if self.transport.is_closing():
                 return
+            if not self._in_body:
+                # A head not complete yet: this piece's bytes count towards it. One that
+                # began inside the piece (after a message that ended there) is counted the
+                # whole piece, the most of it the piece can hold: the parser never takes
+                # more than MAX_HEAD_BYTES of one head, pipelined or not.
+                if self._ended:
+                    self._head_bytes = len(piece) if self._begun else 0
+                else:
+                    self._head_bytes += len(piece)
+
+    def on_message_begin(self) -> None:
+        self._begun = True
+        super().on_message_begin()
 
     def on_headers_complete(self) -> None:
         self._in_body = True
@@ -255,6 +273,7 @@ class BoundedConnection(HttpToolsProtocol):
     def on_message_complete(self) -> None:
         self._in_body = False
         self._head_bytes = 0
+        self._ended, self._begun = True, False  # what follows in the piece is the next head
         self._disarm_body()
         super().on_message_complete()
 

@@ -17,7 +17,11 @@ seat with the buy-in's guarantees, in three steps, each retry-safe:
 
 An unknown outcome (``TablesUnavailable``) leaves the saga RESERVED, its chips counted as
 at the table: the client's retry with the same request id or :meth:`ChipsApp.recover`
-(periodically, beside the buy-ins') asks again. Chips added are part of the seat's stack,
+(periodically, beside the buy-ins') asks again, with the buy-ins' guarantees
+(:mod:`services.lobby.recovery`: longest due first, backoff doubling from 2 s to 5 min, a
+bounded number of attempts, then stuck for an operator, ``felt sagas``). From then on only
+the operator drives it (the player's retry is refused ``CHIP_ADD_STUCK``), so no second
+call of the saga can race the one that settles it. Chips added are part of the seat's stack,
 so its leave's cash-out (``PlayerLeft``'s stack) brings them home with the rest.
 
 Checked before any chip moves (a first call): the player's own SEATED seat at the lounge
@@ -29,8 +33,9 @@ the lounge's min_buy_in and max_buy_in. ``amount`` 0 means "up to the lounge's m
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import structlog
 
@@ -51,13 +56,19 @@ from services.lobby.ports import (
     TableRefused,
     Tables,
     TablesUnavailable,
+    add_request_id,
+)
+from services.lobby.recovery import (
+    RecoveryMetrics,
+    RecoveryPolicy,
+    ResolveRefused,
+    SagaRecovery,
+    check_settled,
 )
 from services.lobby.refusals import Code, Refused
 from services.lobby.tables import CALL_TIMEOUT_S
 
 log = structlog.get_logger("felt.lobby.chips")
-
-RECOVER_BATCH = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,11 +77,6 @@ class ChipsAddedToSeat:
 
     chip_add: ChipAdd
     balance: int
-
-
-def add_request_id(saga_id: str) -> str:
-    """The table service's request id for a saga's ``AddChips`` (the same on every retry)."""
-    return f"add-chips/{saga_id}"
 
 
 def _not_seated() -> Refused:
@@ -90,8 +96,25 @@ def _unavailable() -> Refused:
     )
 
 
+def _stuck() -> Refused:
+    return Refused(
+        Code.FAILED_PRECONDITION,
+        "the table service did not answer this add of chips for too long: an operator "
+        "settles it (your chips are held for it, then added or returned)",
+        Reason.CHIP_ADD_STUCK,
+    )
+
+
 class ChipsApp:
-    def __init__(self, lounges: LoungeApp, buy_ins: BuyIns, chip_adds: ChipAdds, tables: Tables):
+    def __init__(
+        self,
+        lounges: LoungeApp,
+        buy_ins: BuyIns,
+        chip_adds: ChipAdds,
+        tables: Tables,
+        policy: RecoveryPolicy | None = None,
+        metrics: RecoveryMetrics | None = None,
+    ):
         self.lounges, self.buy_ins, self.chip_adds, self.tables = (
             lounges,
             buy_ins,
@@ -99,6 +122,19 @@ class ChipsApp:
             tables,
         )
         self.lobby = lounges.lobby
+        # Adds younger than two call timeouts are left to their client's own call, which
+        # may still be driving them (two calls of one add in flight at once could see one
+        # refused and refunded while the other is added).
+        self.recovery = SagaRecovery(
+            "chip_add",
+            chip_adds,
+            self.drive,
+            lambda done: done.state is ChipAddState.ADDED,
+            lambda: self.lobby.clock(),  # the lobby's clock as it is at each pass
+            policy,
+            metrics,
+            grace=timedelta(seconds=2 * CALL_TIMEOUT_S),
+        )
 
     async def add(
         self, caller: Caller, request: ClientRequest, lounge_id: str, amount: int
@@ -126,6 +162,8 @@ class ChipsApp:
                     Code.FAILED_PRECONDITION, str(exc), Reason.INSUFFICIENT_CHIPS
                 ) from None
             saga = reservation.chip_add
+        elif saga.state is ChipAddState.RESERVED and saga.stuck_at is not None:
+            raise _stuck()  # only the operator drives it on: a refund must not race an add
         try:
             saga = await self.drive(saga)
         except TablesUnavailable:
@@ -208,38 +246,95 @@ class ChipsApp:
     async def drive(self, saga: ChipAdd) -> ChipAdd:
         """Take a RESERVED saga to ADDED or COMPENSATED (a finished one is returned as is);
         ``TablesUnavailable`` leaves it RESERVED."""
-        if saga.state is not ChipAddState.RESERVED:
-            return saga
-        try:
-            added = await self.tables.add_chips(
-                saga.lounge_id,
-                saga.seat,
-                saga.seat_token,
-                saga.amount,
-                saga.max_stack,
-                add_request_id(saga.saga_id),
-            )
-        except TableRefused as exc:
-            log.info("chip_add_refused", saga_id=saga.saga_id, reason=exc.reason)
-            return await self.chip_adds.compensate(saga.saga_id, exc.reason, self.lobby.clock())
-        return await self.chip_adds.added(saga.saga_id, added.stack)
+        return await drive_chip_add(self.chip_adds, self.tables, saga, self.lobby.clock())
 
     async def recover(self) -> tuple[int, int]:
-        """Drive every RESERVED saga on (periodically): how many were added and how many
-        compensated; those the table service does not answer wait for the next pass."""
-        added = compensated = 0
-        # Only adds older than two call timeouts: one the client's own call may still be
-        # driving is left to it (two attempts of one add in flight at once could see one
-        # refused and refunded while the other is added).
-        settled_before = self.lobby.clock() - timedelta(seconds=2 * CALL_TIMEOUT_S)
-        for saga in await self.chip_adds.unfinished(RECOVER_BATCH):
-            if saga.created_at > settled_before:
-                continue
-            try:
-                done = await self.drive(saga)
-            except TablesUnavailable as exc:
-                log.warning("chip_add_not_recovered", saga_id=saga.saga_id, error=str(exc))
-                continue
-            added += done.state is ChipAddState.ADDED
-            compensated += done.state is ChipAddState.COMPENSATED
-        return added, compensated
+        """One recovery pass over the RESERVED adds due (:class:`SagaRecovery`: longest due
+        first, a bounded batch, backoff, stuck after bounded attempts): how many were added
+        and how many compensated; those the table service does not answer wait their turn."""
+        tally = await self.recovery.run_pass()
+        return tally.committed, tally.compensated
+
+
+async def drive_chip_add(
+    chip_adds: ChipAdds, tables: Tables, saga: ChipAdd, at: datetime
+) -> ChipAdd:
+    """The saga's table step: ``AddChips`` as the seat with the token and request id the
+    saga recorded (so every call of it is one request to the table, which answers a retry
+    as the first time), then ADDED, or COMPENSATED on a definite refusal. A finished saga is
+    returned as is; ``TablesUnavailable`` leaves it RESERVED."""
+    if saga.state is not ChipAddState.RESERVED:
+        return saga
+    try:
+        added = await tables.add_chips(
+            saga.lounge_id,
+            saga.seat,
+            saga.seat_token,
+            saga.amount,
+            saga.max_stack,
+            add_request_id(saga.saga_id),
+        )
+    except TableRefused as exc:
+        log.info("chip_add_refused", saga_id=saga.saga_id, reason=exc.reason)
+        return await chip_adds.compensate(saga.saga_id, exc.reason, at)
+    return await chip_adds.added(saga.saga_id, added.stack)
+
+
+@dataclass(frozen=True, slots=True)
+class ChipAddResolution:
+    """What resolving a stuck chip add did: ``outcome`` is added, refunded, or finished."""
+
+    outcome: str
+    chip_add: ChipAdd
+
+
+class StuckChipAdds:
+    """The operator's side of stuck chip adds (``felt sagas``), as :class:`StuckSagas` is of
+    buy-ins: settle one by the table's answer, or put it back in the pass's queue."""
+
+    def __init__(
+        self,
+        chip_adds: ChipAdds,
+        tables: Tables,
+        clock: Callable[[], datetime],
+        policy: RecoveryPolicy | None = None,
+    ) -> None:
+        self.chip_adds, self.tables, self.clock = chip_adds, tables, clock
+        self.policy = policy or RecoveryPolicy()
+
+    async def requeue(self, saga_id: str) -> ChipAdd:
+        """Back in the pass's queue, due at once with its attempts reset (``--retry``)."""
+        saga = await self.chip_adds.get(saga_id)
+        if saga is None:
+            raise ResolveRefused(f"no chip-add saga {saga_id}")
+        if saga.state is not ChipAddState.RESERVED:
+            raise ResolveRefused(f"the saga is {saga.state.value}: nothing to retry")
+        saga = await self.chip_adds.requeue(saga_id)
+        log.info("chip_add_requeued", saga_id=saga_id)
+        return saga
+
+    async def resolve(self, saga_id: str) -> ChipAddResolution:
+        """Settle a stuck chip add by what the table service shows, never both ways and never
+        by guessing: the saga's own ``AddChips`` (the token and request id it recorded) is
+        answered from the table's record of that request when it went through (the chips
+        are on the seat: ADDED, the seat credited), and otherwise decided now on the seat
+        as it is (added now, or a definite refusal: the seat left, a hand running, the
+        maximum passed: refunded, COMPENSATED). Refused (nothing changed) while a call of
+        the saga may still land (not stuck, or attempted less than ``settle`` ago) or the
+        table service does not answer."""
+        saga = await self.chip_adds.get(saga_id)
+        if saga is None:
+            raise ResolveRefused(f"no chip-add saga {saga_id}")
+        if saga.state is not ChipAddState.RESERVED:
+            return ChipAddResolution("finished", saga)
+        at = self.clock()
+        check_settled(saga, at, self.policy)
+        try:
+            done = await drive_chip_add(self.chip_adds, self.tables, saga, at)
+        except TablesUnavailable as exc:
+            raise ResolveRefused(
+                f"the table service did not answer ({exc}); nothing changed"
+            ) from None
+        outcome = {ChipAddState.ADDED: "added", ChipAddState.COMPENSATED: "refunded"}
+        log.warning("chip_add_resolved", saga_id=saga_id, outcome=outcome[done.state])
+        return ChipAddResolution(outcome[done.state], done)

@@ -9,11 +9,13 @@ periodically):
    and compensated).
 2. **the table** — ``CloseTable`` (between hands; while a hand runs it is tried
    again on the next pass); buy-ins under way driven to SEATED or COMPENSATED (a closed
-   table refuses a new seat); then ``GetTable``: for each player's seat still held by
-   its player, that sequence is recorded on the saga (``Closes.seen_seated``, once),
-   *before* the seat is asked to leave (``LeaveSeat`` with the service credential, AI
-   seats too): the seat's ``PlayerLeft`` is after it, whenever it comes (at once, or
-   when the hand in play ends).
+   table refuses a new seat), and chip adds under way (RESERVED) to ADDED or COMPENSATED
+   (the table answers the add's own request: on the seat, its chips leave with the
+   seat's stack; refused, they come back), so none is stranded; then ``GetTable``: for
+   each player's seat still held by its player, that sequence is recorded on the saga
+   (``Closes.seen_seated``, once), *before* the seat is asked to leave (``LeaveSeat``
+   with the service credential, AI seats too): the seat's ``PlayerLeft`` is after it,
+   whenever it comes (at once, or when the hand in play ends).
 3. **settle** — a seat whose ``PlayerLeft`` is there is settled in one transaction
    (``Closes.settle``: its stack back to the balance as a ``table closed`` movement,
    key ``table-closed/<saga>``, the saga LEFT). A seat whose player had asked to leave
@@ -25,8 +27,8 @@ periodically):
    (``Closes.settle_ai``: its stack back as a ``house_return`` movement, once). An AI
    seat that went broke sits out at 0 (the house does not refill it) and is settled
    with nothing.
-4. **closed** — once the table is closed, no saga of the lounge holds chips off
-   the balances and no AI seat holds the house's chips, CLOSED.
+4. **closed** — once the table is closed, no saga of the lounge (buy-in or chip add)
+   holds chips off the balances and no AI seat holds the house's chips, CLOSED.
 
 Until a seat is settled its chips count as on the table (they are), so balances +
 chips on tables + the house == chips granted at every moment. A lounge whose table closes by
@@ -45,6 +47,7 @@ from felt.wire import limits
 from poker.events.v1 import events_pb2 as epb
 from poker.v1.reason_pb2 import Reason
 from services.lobby.auth import Caller
+from services.lobby.chips import ChipsApp
 from services.lobby.lounges import LoungeApp
 from services.lobby.ports import (
     BuyInState,
@@ -69,8 +72,8 @@ def close_request_id(lounge_id: str) -> str:
 
 
 class ClosingApp:
-    def __init__(self, seating: SeatingApp, closes: Closes) -> None:
-        self.seating, self.closes = seating, closes
+    def __init__(self, seating: SeatingApp, closes: Closes, chips: ChipsApp | None = None) -> None:
+        self.seating, self.closes, self.chips = seating, closes, chips
         self.lounges: LoungeApp = seating.lounges
         self.tables: Tables = seating.tables
         self.lobby = seating.lobby
@@ -126,6 +129,9 @@ class ClosingApp:
         for saga in await self.closes.unsettled(lid):  # buy-ins under way: seated, or refused
             if saga.state is BuyInState.RESERVED:
                 await self.seating.drive(saga)
+        if self.chips is not None:  # chip adds under way: on the seat, or back
+            for add in await self.chips.chip_adds.reserved_at(lid):
+                await self.chips.drive(add)
         seen = await self.tables.occupants(lid)
         sitting = dict(seen.seats)
         sagas = []

@@ -131,8 +131,8 @@ def buy_in_range(stake: int, low: int, high: int) -> tuple[int, int]:
     if not stake <= low <= high:
         raise _bad(
             Reason.BAD_BUY_IN,
-            f"the buy-in range must be at least one stake ({stake:,}) and min_buy_in <= "
-            f"max_buy_in (it is {low:,} to {high:,})",
+            "the buy-in range must be at least one stake (the big blind, or Draw's small bet) "
+            "and min_buy_in <= max_buy_in",
         )
     return low, high
 
@@ -143,20 +143,17 @@ def place_ai(seat_count: int, wanted: list[AiSeat], lounge_id: str, stack: int) 
     if len(wanted) > seat_count - 1:
         raise _bad(
             Reason.BAD_AI_SEATS,
-            f"at most {seat_count - 1} AI seats at a {seat_count}-seat lounge (one is left for "
-            f"a player); {len(wanted)} were asked for",
+            "a lounge keeps one seat for a player: at most its seat count - 1 AI seats",
         )
     taken: set[int] = set()
     for ai in wanted:
         if ai.level not in AI_LEVELS:
-            raise _bad(
-                Reason.BAD_AI_SEATS, f"an AI seat's level must be easy, normal or hard ({ai.level})"
-            )
+            raise _bad(Reason.BAD_AI_SEATS, "an AI seat's level must be easy, normal or hard")
         if ai.seat is not None:
             if not 0 <= ai.seat < seat_count or ai.seat in taken:
                 raise _bad(
                     Reason.BAD_AI_SEATS,
-                    f"AI seats must be distinct seats 0-{seat_count - 1} (seat {ai.seat})",
+                    "AI seats must be distinct seats of the lounge (0 to its seat count - 1)",
                 )
             taken.add(ai.seat)
     free = iter(s for s in range(seat_count) if s not in taken)
@@ -387,9 +384,7 @@ class LoungeApp:
         await self.lobby.signed_in(caller)
         size = limits.check_page_size(page_size)
         if where.variant not in (0, epb.VARIANT_NLHE, epb.VARIANT_DRAW5):
-            raise _bad(
-                Reason.BAD_FILTER, f"variant must be unspecified, NLHE or DRAW5 ({where.variant})"
-            )
+            raise _bad(Reason.BAD_FILTER, "variant must be unspecified, NLHE or DRAW5")
         limits.check_amount(where.min_stake, "min_stake", zero=True)
         limits.check_amount(where.max_stake, "max_stake", zero=True)
         if where.max_stake and where.min_stake > where.max_stake:

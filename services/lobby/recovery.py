@@ -34,7 +34,7 @@ import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TypeVar, cast
+from typing import Generic, Protocol, TypeVar, cast
 
 import structlog
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
@@ -97,33 +97,44 @@ class Backoffs:
         self._waits.pop(key, None)
 
 
+SAGA_KINDS = ("buy_in", "chip_add")
+"""The sagas the recovery passes drive, as the metrics' ``kind`` label and the logs name them."""
+
+
 class RecoveryMetrics:
-    """The lobby's recovery metrics, in a registry of their own (``exposition``)."""
+    """The lobby's recovery metrics, in a registry of their own (``exposition``), each by the
+    saga's ``kind`` (:data:`SAGA_KINDS`): both passes share one registry."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.attempts = Counter(
             "felt_lobby_saga_recovery_attempts",
-            "Attempts of the recovery pass to finish a buy-in saga, by outcome (seated, "
-            "compensated, unknown: the table service did not answer).",
-            ["outcome"],
+            "Attempts of the recovery pass to finish a saga, by kind and outcome (seated or "
+            "added, compensated, unknown: the table service did not answer).",
+            ["kind", "outcome"],
             registry=self.registry,
         )
         self.turned_stuck = Counter(
             "felt_lobby_sagas_turned_stuck",
-            "Buy-in sagas the recovery pass gave up on (stuck: an operator settles them).",
+            "Sagas the recovery pass gave up on (stuck: an operator settles them), by kind.",
+            ["kind"],
             registry=self.registry,
         )
         self.stuck = Gauge(
             "felt_lobby_sagas_stuck",
-            "Buy-in sagas stuck now, their chips held: `felt sagas list` shows them.",
+            "Sagas stuck now, their chips held, by kind: `felt sagas list` shows them.",
+            ["kind"],
             registry=self.registry,
         )
         self.due = Gauge(
             "felt_lobby_sagas_due",
-            "Buy-in sagas the last recovery pass found due (at most its batch).",
+            "Sagas the last recovery pass found due (at most its batch), by kind.",
+            ["kind"],
             registry=self.registry,
         )
+        for kind in SAGA_KINDS:  # shown at 0 from the start, not only once one gets stuck
+            self.stuck.labels(kind).set(0)
+            self.turned_stuck.labels(kind)
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
@@ -133,7 +144,7 @@ class RecoveryMetrics:
 class PassTally:
     """What one recovery pass did."""
 
-    seated: int = 0
+    committed: int = 0  # seated (a buy-in) or added (a chip add)
     compensated: int = 0
     unknown: int = 0
     stuck: int = 0  # of the unknown: given up on in this pass
@@ -151,7 +162,135 @@ class Resolution:
     buy_in: BuyIn
 
 
-class BuyInRecovery:
+class Recoverable(Protocol):
+    """What the pass reads of a saga (a ``BuyIn`` or a ``ChipAdd``)."""
+
+    @property
+    def saga_id(self) -> str: ...
+    @property
+    def player_id(self) -> str: ...
+    @property
+    def lounge_id(self) -> str: ...
+    @property
+    def amount(self) -> int: ...
+    @property
+    def attempts(self) -> int: ...
+    @property
+    def created_at(self) -> datetime: ...
+    @property
+    def last_attempt_at(self) -> datetime | None: ...
+    @property
+    def stuck_at(self) -> datetime | None: ...
+
+
+S = TypeVar("S", bound=Recoverable)
+
+
+class SagaQueue(Protocol[S]):
+    """The recovery bookkeeping a saga store keeps (``BuyIns``, ``ChipAdds``): see
+    ``BuyIns.due``, ``attempting``, ``attempt_failed`` and ``count_stuck``."""
+
+    async def due(self, now: datetime, limit: int) -> list[S]: ...
+
+    async def attempting(self, saga_id: str, at: datetime, next_at: datetime) -> S | None: ...
+
+    async def attempt_failed(self, saga_id: str, error: str, stuck_at: datetime | None) -> S: ...
+
+    async def count_stuck(self) -> int: ...
+
+
+class SagaRecovery(Generic[S]):
+    """The recovery pass over one kind of RESERVED saga. ``drive`` takes a saga to its
+    committed state or COMPENSATED, or raises ``TablesUnavailable``; ``outcome`` names
+    where a driven saga ended (``committed`` or compensated). Sagas reserved less than
+    ``grace`` ago are left to their client's own call (still under way, perhaps)."""
+
+    def __init__(
+        self,
+        kind: str,
+        queue: SagaQueue[S],
+        drive: Callable[[S], Awaitable[S]],
+        committed: Callable[[S], bool],
+        clock: Callable[[], datetime],
+        policy: RecoveryPolicy | None = None,
+        metrics: RecoveryMetrics | None = None,
+        grace: timedelta = timedelta(0),
+    ) -> None:
+        self.kind, self.queue, self.drive, self.committed = kind, queue, drive, committed
+        self.clock, self.grace = clock, grace
+        self.policy = policy or RecoveryPolicy()
+        self.metrics = metrics or RecoveryMetrics()
+        self.committed_name = "seated" if kind == "buy_in" else "added"
+
+    async def run_pass(self) -> PassTally:
+        """One pass: the due sagas (longest due first, at most ``batch``), each claimed for
+        one attempt and driven, ``concurrency`` at once."""
+        now = self.clock()
+        due = [
+            s
+            for s in await self.queue.due(now, self.policy.batch)
+            if s.attempts or s.created_at <= now - self.grace
+        ]
+        self.metrics.due.labels(self.kind).set(len(due))
+        gate = asyncio.Semaphore(self.policy.concurrency)
+
+        async def one(saga: S) -> str | None:
+            async with gate:
+                return await self._attempt(saga)
+
+        outcomes = await settled(*(one(s) for s in due))
+        self.metrics.stuck.labels(self.kind).set(await self.queue.count_stuck())
+        return PassTally(
+            outcomes.count(self.committed_name),
+            outcomes.count("compensated"),
+            outcomes.count("unknown") + outcomes.count("stuck"),
+            outcomes.count("stuck"),
+        )
+
+    async def _attempt(self, saga: S) -> str | None:
+        at = self.clock()
+        next_at = at + self.policy.backoff(saga.saga_id, saga.attempts + 1)
+        claimed = await self.queue.attempting(saga.saga_id, at, next_at)
+        if claimed is None:
+            return None  # finished meanwhile, or another pass took it
+        try:
+            done = await asyncio.wait_for(
+                self.drive(claimed), self.policy.attempt_timeout.total_seconds()
+            )
+        except (TablesUnavailable, TimeoutError) as exc:
+            error = str(exc) or f"no answer in {self.policy.attempt_timeout.total_seconds():g} s"
+            self.metrics.attempts.labels(self.kind, "unknown").inc()
+            if claimed.attempts >= self.policy.max_attempts:
+                failed = await self.queue.attempt_failed(saga.saga_id, error, at)
+                if failed.stuck_at is None:
+                    return "unknown"  # finished meanwhile (the player's retry, a close)
+                self.metrics.turned_stuck.labels(self.kind).inc()
+                log.error(
+                    f"{self.kind}_stuck",
+                    saga_id=saga.saga_id,
+                    player_id=saga.player_id,
+                    lounge_id=saga.lounge_id,
+                    amount=saga.amount,
+                    attempts=claimed.attempts,
+                    error=error,
+                    hint="felt sagas list; felt sagas resolve SAGA_ID",
+                )
+                return "stuck"
+            await self.queue.attempt_failed(saga.saga_id, error, None)
+            log.warning(
+                f"{self.kind}_not_recovered",
+                saga_id=saga.saga_id,
+                attempts=claimed.attempts,
+                next_attempt_at=next_at.isoformat(),
+                error=error,
+            )
+            return "unknown"
+        outcome = self.committed_name if self.committed(done) else "compensated"
+        self.metrics.attempts.labels(self.kind, outcome).inc()
+        return outcome
+
+
+class BuyInRecovery(SagaRecovery[BuyIn]):
     """The recovery pass over RESERVED buy-ins. ``drive`` takes a saga to SEATED or
     COMPENSATED, or raises ``TablesUnavailable`` (``SeatingApp.drive``)."""
 
@@ -163,71 +302,16 @@ class BuyInRecovery:
         policy: RecoveryPolicy | None = None,
         metrics: RecoveryMetrics | None = None,
     ) -> None:
-        self.buy_ins, self.drive, self.clock = buy_ins, drive, clock
-        self.policy = policy or RecoveryPolicy()
-        self.metrics = metrics or RecoveryMetrics()
-
-    async def run_pass(self) -> PassTally:
-        """One pass: the due sagas (longest due first, at most ``batch``), each claimed for
-        one attempt and driven, ``concurrency`` at once."""
-        due = await self.buy_ins.due(self.clock(), self.policy.batch)
-        self.metrics.due.set(len(due))
-        gate = asyncio.Semaphore(self.policy.concurrency)
-
-        async def one(saga: BuyIn) -> str | None:
-            async with gate:
-                return await self._attempt(saga)
-
-        outcomes = await settled(*(one(s) for s in due))
-        self.metrics.stuck.set(await self.buy_ins.count_stuck())
-        return PassTally(
-            outcomes.count("seated"),
-            outcomes.count("compensated"),
-            outcomes.count("unknown") + outcomes.count("stuck"),
-            outcomes.count("stuck"),
+        super().__init__(
+            "buy_in",
+            buy_ins,
+            drive,
+            lambda done: done.state is BuyInState.SEATED,
+            clock,
+            policy,
+            metrics,
         )
-
-    async def _attempt(self, saga: BuyIn) -> str | None:
-        at = self.clock()
-        next_at = at + self.policy.backoff(saga.saga_id, saga.attempts + 1)
-        claimed = await self.buy_ins.attempting(saga.saga_id, at, next_at)
-        if claimed is None:
-            return None  # finished meanwhile, or another pass took it
-        try:
-            done = await asyncio.wait_for(
-                self.drive(claimed), self.policy.attempt_timeout.total_seconds()
-            )
-        except (TablesUnavailable, TimeoutError) as exc:
-            error = str(exc) or f"no answer in {self.policy.attempt_timeout.total_seconds():g} s"
-            self.metrics.attempts.labels("unknown").inc()
-            if claimed.attempts >= self.policy.max_attempts:
-                failed = await self.buy_ins.attempt_failed(saga.saga_id, error, at)
-                if failed.stuck_at is None:
-                    return "unknown"  # finished meanwhile (the player's retry, a close)
-                self.metrics.turned_stuck.inc()
-                log.error(
-                    "buy_in_stuck",
-                    saga_id=saga.saga_id,
-                    player_id=saga.player_id,
-                    lounge_id=saga.lounge_id,
-                    amount=saga.amount,
-                    attempts=claimed.attempts,
-                    error=error,
-                    hint="felt sagas list; felt sagas resolve SAGA_ID",
-                )
-                return "stuck"
-            await self.buy_ins.attempt_failed(saga.saga_id, error, None)
-            log.warning(
-                "buy_in_not_recovered",
-                saga_id=saga.saga_id,
-                attempts=claimed.attempts,
-                next_attempt_at=next_at.isoformat(),
-                error=error,
-            )
-            return "unknown"
-        outcome = "seated" if done.state is BuyInState.SEATED else "compensated"
-        self.metrics.attempts.labels(outcome).inc()
-        return outcome
+        self.buy_ins = buy_ins
 
 
 class StuckSagas:
@@ -266,17 +350,7 @@ class StuckSagas:
         if saga.state is not BuyInState.RESERVED:
             return Resolution("finished", saga)
         at = self.clock()
-        if saga.stuck_at is None:
-            raise ResolveRefused(
-                "the saga is not stuck: the recovery pass still drives it (wait, or see "
-                "`felt sagas list`)"
-            )
-        last = saga.last_attempt_at or saga.created_at
-        if at - last < self.policy.settle:
-            raise ResolveRefused(
-                f"the saga was last attempted under {self.policy.settle.total_seconds():g} s "
-                "ago: a call may still land; try again shortly"
-            )
+        check_settled(saga, at, self.policy)
         try:
             seen = await self.tables.occupants(saga.lounge_id)
             seats = [seat for seat, player in seen.seats if player == saga.player_id]
@@ -313,6 +387,22 @@ class StuckSagas:
         if saga.state is not BuyInState.RESERVED:
             raise ResolveRefused(f"the saga is {saga.state.value}: nothing to retry")
         return saga
+
+
+def check_settled(saga: Recoverable, at: datetime, policy: RecoveryPolicy) -> None:
+    """Refuse (``ResolveRefused``, nothing changed) to settle a saga by hand while a call of
+    it may still land: one the pass still drives (not stuck), or attempted under
+    ``policy.settle`` before ``at``."""
+    if saga.stuck_at is None:
+        raise ResolveRefused(
+            "the saga is not stuck: the recovery pass still drives it (wait, or see "
+            "`felt sagas list`)"
+        )
+    if at - (saga.last_attempt_at or saga.created_at) < policy.settle:
+        raise ResolveRefused(
+            f"the saga was last attempted under {policy.settle.total_seconds():g} s "
+            "ago: a call may still land; try again shortly"
+        )
 
 
 async def settled(*calls: Awaitable[T]) -> list[T]:

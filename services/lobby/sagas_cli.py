@@ -1,11 +1,14 @@
-"""``felt sagas``: the operator's view of buy-in sagas the recovery pass has not finished.
+"""``felt sagas``: the operator's view of the sagas the recovery pass has not finished: buy-ins
+(ids ``b-...``) and chip adds (``c-...``).
 
 ``felt sagas list`` shows the stuck ones (the pass gave up on them: their chips are held
 until an operator settles them) and those still in flight. ``felt sagas resolve SAGA_ID``
-settles a stuck one by what the table service shows (seated there: SEATED with a fresh
-seat token; not there: refunded), never both; ``--retry`` puts it back in the pass's queue
-with its attempts reset instead. The lobby's database is ``DATABASE_URL``; the table
-service ``FELT_TABLE_ADDR`` with ``FELT_ADMIN_TOKEN`` (as the lobby runs with).
+settles a stuck one by what the table service shows, never both ways: a buy-in seated
+there is SEATED with a fresh seat token, not there refunded; a chip add is ADDED if the
+table answers its own request with the chips on the seat, refunded if it refuses it.
+``--retry`` puts it back in the pass's queue with its attempts reset instead. The lobby's
+database is ``DATABASE_URL``; the table service ``FELT_TABLE_ADDR`` with
+``FELT_ADMIN_TOKEN`` (as the lobby runs with).
 """
 
 from __future__ import annotations
@@ -25,17 +28,19 @@ from felt.config.settings import (
 )
 
 if TYPE_CHECKING:  # the parser is built without the services' code (felt --help stays light)
-    from services.lobby.ports import BuyIn
+    from services.lobby.ports import BuyIn, ChipAdd
 
 LIST_LIMIT = 200
-SAGA_ID_MAX = 64  # a saga's id is "b-" and 24 hex digits
+SAGA_ID_MAX = 64  # a saga's id is "b-" (a buy-in) or "c-" (a chip add) and 24 hex digits
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "sagas",
-        help="buy-in sagas not finished: list the stuck and in-flight ones, resolve a stuck one",
-        description="Buy-in sagas the lobby's recovery pass has not finished (DATABASE_URL; "
+        help="buy-ins and chip adds not finished: list the stuck and in-flight ones, resolve "
+        "a stuck one",
+        description="Buy-in and add-chips sagas the lobby's recovery pass has not finished "
+        "(DATABASE_URL; "
         "resolve also asks the table service at FELT_TABLE_ADDR with FELT_ADMIN_TOKEN).",
     )
     p.add_argument("--database-url", help="PostgreSQL URL (default: $DATABASE_URL)")
@@ -48,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ls.set_defaults(handler=run_list)
     rs = sub.add_parser(
         "resolve",
-        help="settle a stuck saga by what the table service shows: seated, or refunded",
+        help="settle a stuck saga by what the table service shows: seated (or added), or refunded",
     )
     rs.add_argument("saga_id", metavar="SAGA_ID")
     rs.add_argument(
@@ -70,10 +75,11 @@ def _when(at: datetime | None) -> str:
     return "-" if at is None else at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def describe(saga: BuyIn) -> dict[str, object]:
+def describe(saga: BuyIn | ChipAdd) -> dict[str, object]:
     """A saga as the operator sees it (never its seat token)."""
     return {
         "saga_id": saga.saga_id,
+        "kind": "chip_add" if hasattr(saga, "buy_in_id") else "buy_in",
         "status": "stuck" if saga.stuck_at is not None else "in flight",
         "player_id": saga.player_id,
         "lounge_id": saga.lounge_id,
@@ -115,25 +121,34 @@ def run_list(args: argparse.Namespace) -> int:
     print(f"{len(stuck)} stuck, {len(flight)} in flight (shown: at most {args.limit} each)")
     for row in rows:
         print(
-            f"{row['saga_id']}  {row['status']:<9}  player {row['player_id']}  lounge "
-            f"{row['lounge_id']}  {row['amount']:,} chips  attempts {row['attempts']}  "
+            f"{row['saga_id']}  {row['kind']:<8}  {row['status']:<9}  player "
+            f"{row['player_id']}  lounge {row['lounge_id']}  {row['amount']:,} chips  "
+            f"attempts {row['attempts']}  "
             f"last {row['last_attempt_at']}  next {row['next_attempt_at']}"
             + (f"  error: {row['last_error']}" if row["last_error"] else "")
         )
     return 0
 
 
-async def _list(dsn: str, limit: int) -> tuple[list[BuyIn], list[BuyIn]]:
-    from services.lobby.postgres import PgBuyIns
+async def _list(dsn: str, limit: int) -> tuple[list[BuyIn | ChipAdd], list[BuyIn | ChipAdd]]:
+    """The stuck sagas (longest stuck first), then those in flight (oldest first), of both
+    kinds, at most ``limit`` of each."""
+    from services.lobby.postgres import PgBuyIns, PgChipAdds
     from services.lobby.postgres.pool import create_pool
 
     pool = await create_pool(dsn, min_size=1, max_size=2)
     try:
-        buy_ins = PgBuyIns(pool)
-        stuck = await buy_ins.stuck(limit)
-        # In flight: RESERVED and not stuck (the listing of all RESERVED, oldest first).
-        flight = [s for s in await buy_ins.unfinished(limit + len(stuck)) if s.stuck_at is None]
-        return stuck, flight[:limit]
+        stuck: list[BuyIn | ChipAdd] = []
+        flight: list[BuyIn | ChipAdd] = []
+        for store in (PgBuyIns(pool), PgChipAdds(pool)):
+            stuck_here = await store.stuck(limit)
+            stuck += stuck_here
+            # In flight: RESERVED and not stuck (the listing of all RESERVED, oldest first).
+            unfinished = await store.unfinished(limit + len(stuck_here))
+            flight += [s for s in unfinished if s.stuck_at is None]
+        stuck.sort(key=lambda s: (s.stuck_at or s.created_at, s.saga_id))
+        flight.sort(key=lambda s: (s.created_at, s.saga_id))
+        return stuck[:limit], flight[:limit]
     finally:
         await pool.close()
 
@@ -167,11 +182,12 @@ def run_resolve(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _resolve(dsn: str, args: argparse.Namespace) -> tuple[str, BuyIn]:
+async def _resolve(dsn: str, args: argparse.Namespace) -> tuple[str, BuyIn | ChipAdd]:
     import grpc
 
     from felt.wire.tokens import DEV_SERVICE_TOKEN
-    from services.lobby.postgres import PgBuyIns
+    from services.lobby.chips import StuckChipAdds
+    from services.lobby.postgres import PgBuyIns, PgChipAdds
     from services.lobby.postgres.pool import create_pool
     from services.lobby.recovery import ResolveRefused, StuckSagas
     from services.lobby.tables import GrpcTables
@@ -187,6 +203,12 @@ async def _resolve(dsn: str, args: argparse.Namespace) -> tuple[str, BuyIn]:
     pool = await create_pool(dsn, min_size=1, max_size=2)
     try:
         async with grpc.aio.insecure_channel(address) as channel:
+            if args.saga_id.startswith("c-"):  # an add of chips
+                adds = StuckChipAdds(PgChipAdds(pool), GrpcTables(channel, token), _utcnow)
+                if args.retry:
+                    return "requeued", await adds.requeue(args.saga_id)
+                added = await adds.resolve(args.saga_id)
+                return added.outcome, added.chip_add
             desk = StuckSagas(PgBuyIns(pool), GrpcTables(channel, token), _utcnow)
             if args.retry:
                 return "requeued", await desk.requeue(args.saga_id)

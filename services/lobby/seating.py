@@ -123,7 +123,7 @@ def _first_call_refusal(
         return Refused(
             Code.INVALID_ARGUMENT,
             f"the buy-in must be {lounge.min_buy_in:,} to {lounge.max_buy_in:,} chips "
-            f"at this lounge ({buy_in:,})",
+            "at this lounge",
             Reason.BAD_BUY_IN,
         )
     if any(s.player_id == player_id for s in lounge.seats):
@@ -200,7 +200,7 @@ class SeatingApp:
         limits.check_amount(buy_in, "buy_in")
         if seat is not None and not 0 <= seat < lounge.seat_count:
             raise limits.LimitError(
-                Reason.BAD_SEAT, f"seat must be 0-{lounge.seat_count - 1} at this lounge ({seat})"
+                Reason.BAD_SEAT, f"seat must be 0-{lounge.seat_count - 1} at this lounge"
             )
         refusal = _first_call_refusal(lounge, claim.player_id, seat, buy_in) or (
             await house_limit_refusal(self.lobby, lounge, claim.player_id)
@@ -397,7 +397,7 @@ class SeatingApp:
         seated and how many compensated."""
         await self.recover_leaves()
         tally = await self.recovery.run_pass()
-        return tally.seated, tally.compensated
+        return tally.committed, tally.compensated
 
     async def recover_leaves(self) -> int:
         """Drive the next page of LEAVING sagas on (a bounded batch, a few at once, each

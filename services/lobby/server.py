@@ -28,9 +28,11 @@ Configuration comes from the environment:
                                archived yet (unset: the archive only)
 ``FELT_TRUSTED_PROXIES``       proxies (the gateway) whose ``x-forwarded-for`` names the client
                                that sign-ups and sign-ins are counted for (addresses, networks)
-``FELT_LOBBY_RECOVERY_ATTEMPTS`` attempts of the saga recovery pass at one buy-in before it is
-                              stuck, left to an operator (``felt sagas``; default 10, 1-100)
-``FELT_LOBBY_RECOVERY_BATCH``  buy-ins one recovery pass drives at most (default 32, 1-1000)
+``FELT_LOBBY_RECOVERY_ATTEMPTS`` attempts of the saga recovery pass at one buy-in or chip add
+                              before it is stuck, left to an operator (``felt sagas``; default
+                              10, 1-100)
+``FELT_LOBBY_RECOVERY_BATCH``  buy-ins (and chip adds) one recovery pass drives at most
+                              (default 32, 1-1000)
 ``FELT_LOBBY_METRICS_PORT``    ``/metrics`` (the recovery's counters and stuck gauge),
                               ``/healthz``, ``/readyz`` on this port; unset or ``off``: none
 ``FELT_LOBBY_METRICS_HOST``    its address (default ``127.0.0.1``)
@@ -327,15 +329,18 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     opened = await lounges.recover()  # lounges a crash left half-created
     if opened:
         log.info("lounges_recovered", opened=opened)
-    seating = SeatingApp(lounges, PgBuyIns(pool), tables, config.recovery, RecoveryMetrics())
+    metrics_of_recovery = RecoveryMetrics()  # both passes', by the saga's kind
+    seating = SeatingApp(lounges, PgBuyIns(pool), tables, config.recovery, metrics_of_recovery)
     seated, compensated = await seating.recover()  # buy-ins a crash left half-done
     if seated or compensated:
         log.info("buy_ins_recovered", seated=seated, compensated=compensated)
-    chips = ChipsApp(lounges, PgBuyIns(pool), PgChipAdds(pool), tables)
+    chips = ChipsApp(
+        lounges, PgBuyIns(pool), PgChipAdds(pool), tables, config.recovery, metrics_of_recovery
+    )
     added, refunded = await chips.recover()  # chip adds a crash left half-done
     if added or refunded:
         log.info("chip_adds_recovered", added=added, compensated=refunded)
-    closing = ClosingApp(seating, PgCloses(pool))
+    closing = ClosingApp(seating, PgCloses(pool), chips)
     closed, ended = await closing.recover()  # closes a crash left half-done
     if closed or ended:
         log.info("closes_recovered", closed=closed, ended=ended)

@@ -173,18 +173,29 @@ class Caller:
             )
         return ADMIN_PRINCIPAL
 
-    def check_spectator(self, table_id: str, private: bool) -> None:
+    def check_spectator(self, table_id: str, state: TableState | None) -> None:
         """A spectator's read (no seat asked for): open at a public table; at a private one
-        only with a watch grant or a seat token for this table, the AI workers' token or the
-        service credential. Anyone else is told NOT_FOUND, as for no table (the answer does
-        not say that a private table exists); an expired grant or seat token UNAUTHENTICATED
-        with its reason, so that its holder renews it."""
-        if not private or self.admin or self.ai:
+        only with a watch grant or the seat token of a current occupant of this table, the
+        AI workers' token or the service credential. Anyone else is told NOT_FOUND, as for
+        no table (the answer does not say that a private table exists); an expired grant or
+        seat token UNAUTHENTICATED with its reason, so that its holder renews it; the token
+        of a seat left (or reissued) PERMISSION_DENIED ``NOT_OCCUPANT``: a seat token is a
+        private table's key only while its holder sits there (then a watch grant, which the
+        lobby gives its seats, owner and invitees)."""
+        if state is None or not state.config.private or self.admin or self.ai:
             return
         if self.watch is not None and self.watch.table_id == table_id:
             return
         if self.claim is not None and self.claim.table_id == table_id:
-            return
+            player = state.player(self.claim.seat)
+            if player is not None and hmac.compare_digest(self.token_hash, player.token_hash):
+                return
+            raise Refused(
+                Code.PERMISSION_DENIED,
+                "this seat token's seat was left (or its token replaced): a private table is "
+                "read with its occupant's seat token or a watch grant",
+                Reason.NOT_OCCUPANT,
+            )
         if self.error_reason in _RENEWABLE:
             raise Refused(Code.UNAUTHENTICATED, self.error, reason_of(self.error_reason))
         raise Refused(Code.NOT_FOUND, "no table has this table_id", Reason.NO_TABLE)

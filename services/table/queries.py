@@ -8,9 +8,10 @@ earlier hand, or a watch resumed from before, shows the earlier occupant's
 hand as a spectator would see it).
 
 A private lounge's table (``TableConfig.private``) has no anonymous
-spectators: its spectator reads need a watch grant, a seat token of the table,
-the AI workers' token or the service credential (``Caller.check_spectator``);
-anyone else is told NOT_FOUND, as for a table that does not exist.
+spectators: its spectator reads need a watch grant, a seat token of the table's
+current occupant, the AI workers' token or the service credential
+(``Caller.check_spectator``); anyone else is told NOT_FOUND, as for a table that does not
+exist, and the token of a seat its holder has left PERMISSION_DENIED ``NOT_OCCUPANT``.
 
 Results are the domain's (states, events, proofs); ``services.table.service``
 turns them into the API's messages.
@@ -95,7 +96,7 @@ class TableQueries:
         """The runtime, and the seat to view as (None: a spectator), its token checked."""
         runtime = await self.app.runtime(table_id)
         if seat is None:
-            caller.check_spectator(table_id, _private(runtime))
+            caller.check_spectator(table_id, runtime.state)
             return runtime, None
         check_occupant(runtime.state, caller.for_seat(table_id, seat))
         return runtime, seat
@@ -104,7 +105,7 @@ class TableQueries:
         runtime = await self.app.runtime(table_id)
         if runtime.state is None:
             raise Refused(Code.NOT_FOUND, "no table has this table_id", Reason.NO_TABLE)
-        caller.check_spectator(table_id, _private(runtime))
+        caller.check_spectator(table_id, runtime.state)
         return TableAt(runtime.state, runtime.version)
 
     async def view(self, caller: Caller, table_id: str, seat: int | None) -> View:
@@ -241,8 +242,3 @@ class TableQueries:
             if meta.hand_id == hand_id:
                 items.append(Seen(record.sequence, event, meta, viewer, proofs))
         return History(hand_id, items)
-
-
-def _private(runtime: TableRuntime) -> bool:
-    """Whether the table is a private lounge's (its spectators need a watch grant)."""
-    return runtime.state is not None and runtime.state.config.private

@@ -2,7 +2,7 @@
 // UNAVAILABLE cannot hold a second buy-in.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { PendingIds, memoryStore, joinKey, definite } from "./retry.js";
+import { PendingIds, memoryStore, joinKey, definite, streamWait } from "./retry.js";
 
 function ids() {
   let n = 0;
@@ -49,4 +49,17 @@ test("another lounge, buy-in or player is another request", () => {
   assert.notEqual(p.idFor(joinKey("p1", "lounge-2", 200n)), a);
   assert.notEqual(p.idFor(joinKey("p2", "lounge-1", 200n)), a);
   assert.equal(p.idFor(joinKey("p1", "lounge-1", 200n)), a);
+});
+
+test("a table stream refused for load waits longer before it is opened again", () => {
+  const waits = (exhausted: boolean) => {
+    const seen: number[] = [];
+    let last = 0;
+    for (let i = 0; i < 8; i++) seen.push((last = streamWait(last, exhausted)));
+    return seen;
+  };
+  assert.deepEqual(waits(false), [500, 1000, 2000, 4000, 8000, 8000, 8000, 8000]);
+  assert.deepEqual(waits(true), [5000, 10000, 20000, 40000, 60000, 60000, 60000, 60000]);
+  assert.equal(streamWait(500, true), 5000); // a refusal after quick retries: at once 5 s
+  assert.equal(streamWait(60000, false), 8000); // and back to the usual pace after it
 });

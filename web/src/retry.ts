@@ -56,3 +56,12 @@ export class PendingIds {
 export function joinKey(playerId: string, loungeId: string, buyIn: bigint): string {
   return `join:${playerId}:${loungeId}:${buyIn}`;
 }
+
+/** The wait before a table's stream is opened again after it failed or ended, given the last
+ * wait (0: it was live): 0.5 s doubling to 8 s; after a refusal for load (RESOURCE_EXHAUSTED:
+ * too many streams, a rate limit) at least 5 s, doubling to a minute, so that the retries do
+ * not add to the load they were refused for. */
+export function streamWait(lastMs: number, exhausted: boolean): number {
+  const [first, most] = exhausted ? [5000, 60000] : [500, 8000];
+  return Math.min(Math.max(lastMs * 2, first), most);
+}

@@ -11,6 +11,7 @@ import * as session from "./session";
 import { errorText } from "./errors";
 import { t, chips } from "./i18n";
 import { goWithNotice } from "./route";
+import { streamWait } from "./retry";
 import { reportIfLost } from "./lost";
 import { actionsKey, outOfChips, resolvePreAction, type PreAction } from "./betting";
 import { botNumber, LEVEL_NAMES } from "./bots";
@@ -183,7 +184,9 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
   const [view, setView] = useState<TableView | null>(null);
   const [log, setLog] = useState<LogEntry[]>([]);
   const [awards, setAwards] = useState<Award[]>([]);
-  const [conn, setConn] = useState<"connecting" | "live" | "reconnecting">("connecting");
+  const [conn, setConn] = useState<"connecting" | "live" | "reconnecting" | "limited">("connecting");
+  // Why the stream was last refused for load (RESOURCE_EXHAUSTED), shown while it waits.
+  const [limitedBy, setLimitedBy] = useState("");
   // An action in flight: the buttons wait for its answer, so a second press cannot act twice.
   const [busy, setBusy] = useState(false);
   const [handsDone, setHandsDone] = useState(0);
@@ -276,13 +279,14 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
     if (lastSeq.current) refresh();
     const streamToken = token();
     (async () => {
-      let delay = 500;
+      let wait = 0;
       while (!abort.signal.aborted) {
+        let exhausted = false;
         try {
           const stream = client.watchTable({ tableId: lounge, seat, fromSequence: lastSeq.current }, { signal: abort.signal });
           for await (const item of stream) {
             setConn("live");
-            delay = 500;
+            wait = 0;
             if (item.item.case === "snapshot") {
               const snap = item.item.value;
               lastSeq.current = snap.table?.sequence ?? lastSeq.current;
@@ -311,6 +315,10 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
           } else if (code === Code.PermissionDenied || code === Code.Unauthenticated || code === Code.NotFound) {
             setFatal(errorText(err));
             return;
+          } else if (code === Code.ResourceExhausted) {
+            // Refused for load (too many streams, a rate limit): say so, and wait longer.
+            exhausted = true;
+            setLimitedBy(errorText(err));
           } else if (code === Code.OutOfRange) {
             // The events after lastSeq are archived (trimmed from the stream): start again
             // from a snapshot, which the stream sends for from_sequence 0.
@@ -318,9 +326,9 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
             continue;
           }
         }
-        setConn("reconnecting");
-        await sleep(delay);
-        delay = Math.min(delay * 2, 8000);
+        setConn(exhausted ? "limited" : "reconnecting");
+        wait = streamWait(wait, exhausted);
+        await sleep(wait);
       }
     })();
     return () => abort.abort();
@@ -396,7 +404,8 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
     if (turnKey) play("turn");
   }, [turnKey]);
 
-  if (!view?.table) return <p class="loading" role="status">{t("table.connecting")}</p>;
+  const connText = conn === "limited" ? t("table.limited", { reason: limitedBy }) : t(`table.${conn}`);
+  if (!view?.table) return <p class="loading" role="status" data-testid="connection">{connText}</p>;
 
   const table = view.table;
   const hand = view.hand;
@@ -427,7 +436,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
       <div class="table-head">
         <h1>{loungeName(table.name)}</h1>
         <span class="fine">{variantName(variant)} · {table.config ? stakesOf(table.config) : ""}</span>
-        <span class={`conn ${conn}`} role="status" data-testid="connection">{t(`table.${conn}`)}</span>
+        <span class={`conn ${conn}`} role="status" data-testid="connection">{connText}</span>
         {lobbyLounge && (
           <CloseLounge
             loungeId={lounge}

@@ -272,6 +272,10 @@ class _ReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Reason.ValueTy
     """Your seat's pass is for another seat."""
     WRONG_TABLE: _Reason.ValueType  # 109
     """Your seat's pass is for another table."""
+    CHIP_ADD_STUCK: _Reason.ValueType  # 110
+    """Adding your chips did not finish: they are held until an operator settles it
+    (FAILED_PRECONDITION; the lobby's AddSeatChips).
+    """
 
 class Reason(_Reason, metaclass=_ReasonEnumTypeWrapper):
     """Why a call was refused (ErrorInfo.reason is the value's name)."""
@@ -510,4 +514,8 @@ WRONG_SEAT: Reason.ValueType  # 108
 """Your seat's pass is for another seat."""
 WRONG_TABLE: Reason.ValueType  # 109
 """Your seat's pass is for another table."""
+CHIP_ADD_STUCK: Reason.ValueType  # 110
+"""Adding your chips did not finish: they are held until an operator settles it
+(FAILED_PRECONDITION; the lobby's AddSeatChips).
+"""
 Global___Reason: _TypeAlias = Reason  # noqa: Y015

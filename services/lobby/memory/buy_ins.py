@@ -6,6 +6,9 @@ from dataclasses import replace
 from datetime import datetime
 
 from felt.storage.idempotency import RequestKey, RequestReused
+from services.lobby.domain.transitions import BuyInTransitions
+from services.lobby.memory._recovery import MemoryRecoveryRows
+from services.lobby.memory._unit import MemorySagaUnit
 from services.lobby.memory.ledger import MemoryLedger
 from services.lobby.memory.lounges import MemoryLounges
 from services.lobby.ports.buy_ins import (
@@ -14,8 +17,6 @@ from services.lobby.ports.buy_ins import (
     NewBuyIn,
     NotSeated,
     Reservation,
-    cash_out_key,
-    refund_key,
     reserve_key,
 )
 from services.lobby.ports.ledger import RETURNED_STATES, Kind, NoAccount
@@ -24,7 +25,7 @@ from services.lobby.ports.players import Players
 from services.lobby.ports.tables import SeatGrant
 
 
-class MemoryBuyIns:
+class MemoryBuyIns(BuyInTransitions, MemoryRecoveryRows[BuyIn]):
     """The saga's rows beside a :class:`MemoryLedger` and :class:`MemoryLounges`: each
     transition runs with no suspension point between its checks and writes (the ledger's
     methods do not await anything), so it is atomic on one event loop. ``players`` gives a
@@ -116,16 +117,8 @@ class MemoryBuyIns:
         self.sagas[saga_id] = saga
         return saga
 
-    async def compensate(self, saga_id: str, refusal: str, at: datetime) -> BuyIn:
-        saga = self.sagas[saga_id]
-        if saga.state is not BuyInState.RESERVED:
-            return saga
-        await self.ledger.move(
-            saga.player_id, Kind.CASH_OUT, saga.amount, refund_key(saga_id), at, saga.lounge_id
-        )
-        saga = replace(saga, state=BuyInState.COMPENSATED, refusal=refusal)
-        self.sagas[saga_id] = saga
-        return saga
+    def _unit(self) -> MemorySagaUnit[BuyIn]:
+        return MemorySagaUnit(self.sagas, self.ledger, self.lounges)
 
     async def leaving(
         self, player_id: str, lounge_id: str, request: RequestKey, at: datetime
@@ -171,107 +164,6 @@ class MemoryBuyIns:
         ]
         return min(found, key=lambda s: (s.created_at, s.saga_id)) if found else None
 
-    async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
-        saga = self.sagas[saga_id]
-        if saga.state not in (BuyInState.SEATED, BuyInState.LEAVING):
-            return saga
-        saga = replace(saga, seat_token=grant.seat_token, seat_token_expires_at=grant.expires_at)
-        self.sagas[saga_id] = saga
-        return saga
-
-    async def leave_called(self, saga_id: str, sequence: int) -> BuyIn:
-        saga = self.sagas[saga_id]
-        if saga.state is not BuyInState.LEAVING or saga.leave_sequence is not None:
-            return saga
-        saga = replace(saga, leave_sequence=sequence)
-        self.sagas[saga_id] = saga
-        return saga
-
-    async def left(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
-        return await self.vacated(
-            saga_id, (BuyInState.LEAVING,), Kind.CASH_OUT, cash_out_key(saga_id), stack, at
-        )
-
-    async def vacated(
-        self,
-        saga_id: str,
-        states: tuple[BuyInState, ...],
-        kind: Kind,
-        key: RequestKey,
-        stack: int,
-        at: datetime,
-    ) -> BuyIn:
-        """As ``PgBuyIns.vacated``: from ``states`` to LEFT with ``stack`` credited once."""
-        saga = self.sagas[saga_id]
-        if saga.state not in states:
-            return saga
-        if stack > 0:
-            await self.ledger.move(saga.player_id, kind, stack, key, at, saga.lounge_id)
-        lounge = self.lounges._lounges[saga.lounge_id]
-        self.lounges._lounges[saga.lounge_id] = replace(
-            lounge,
-            seats=tuple(
-                s
-                for s in lounge.seats
-                if not (s.seat == saga.seat and s.player_id == saga.player_id)
-            ),
-        )
-        saga = replace(saga, state=BuyInState.LEFT, left_stack=stack)
-        self.sagas[saga_id] = saga
-        return saga
-
-    async def get(self, saga_id: str) -> BuyIn | None:
-        return self.sagas.get(saga_id)
-
-    async def unfinished(self, limit: int) -> list[BuyIn]:
-        found = [s for s in self.sagas.values() if s.state is BuyInState.RESERVED]
-        return sorted(found, key=lambda s: s.created_at)[:limit]
-
-    async def due(self, now: datetime, limit: int) -> list[BuyIn]:
-        found = [
-            s
-            for s in self.sagas.values()
-            if s.state is BuyInState.RESERVED and s.stuck_at is None and _due_at(s) <= now
-        ]
-        return sorted(found, key=lambda s: (_due_at(s), s.saga_id))[:limit]
-
-    async def attempting(self, saga_id: str, at: datetime, next_at: datetime) -> BuyIn | None:
-        saga = self.sagas[saga_id]
-        if saga.state is not BuyInState.RESERVED or saga.stuck_at is not None or _due_at(saga) > at:
-            return None
-        saga = replace(
-            saga, attempts=saga.attempts + 1, last_attempt_at=at, next_attempt_at=next_at
-        )
-        self.sagas[saga_id] = saga
-        return saga
-
-    async def attempt_failed(self, saga_id: str, error: str, stuck_at: datetime | None) -> BuyIn:
-        saga = self.sagas[saga_id]
-        if saga.state is not BuyInState.RESERVED:
-            return saga
-        saga = replace(saga, last_error=error[:500], stuck_at=stuck_at or saga.stuck_at)
-        self.sagas[saga_id] = saga
-        return saga
-
-    async def stuck(self, limit: int) -> list[BuyIn]:
-        found = [
-            s
-            for s in self.sagas.values()
-            if s.state is BuyInState.RESERVED and s.stuck_at is not None
-        ]
-        return sorted(found, key=lambda s: (s.stuck_at or s.created_at, s.saga_id))[:limit]
-
-    async def count_stuck(self) -> int:
-        return len(await self.stuck(len(self.sagas)))
-
-    async def requeue(self, saga_id: str) -> BuyIn:
-        saga = self.sagas[saga_id]
-        if saga.state is not BuyInState.RESERVED:
-            return saga
-        saga = replace(saga, attempts=0, next_attempt_at=None, stuck_at=None, last_error=None)
-        self.sagas[saga_id] = saga
-        return saga
-
     async def leaving_sagas(
         self, limit: int, after: tuple[datetime, str] | None = None
     ) -> list[BuyIn]:
@@ -282,8 +174,3 @@ class MemoryBuyIns:
             and (after is None or (s.created_at, s.saga_id) > after)
         ]
         return sorted(found, key=lambda s: (s.created_at, s.saga_id))[:limit]
-
-
-def _due_at(saga: BuyIn) -> datetime:
-    """When a saga is due: its next attempt's time, or (never attempted) its reservation's."""
-    return saga.next_attempt_at or saga.created_at

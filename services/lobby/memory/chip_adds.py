@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-from datetime import datetime
-
 from felt.storage.idempotency import RequestKey, RequestReused
+from services.lobby.domain.transitions import ChipAddTransitions
+from services.lobby.memory._recovery import MemoryRecoveryRows
+from services.lobby.memory._unit import MemorySagaUnit
 from services.lobby.memory.buy_ins import MemoryBuyIns
 from services.lobby.memory.ledger import MemoryLedger
 from services.lobby.ports.chip_adds import (
@@ -14,12 +14,11 @@ from services.lobby.ports.chip_adds import (
     ChipReservation,
     NewChipAdd,
     add_key,
-    add_refund_key,
 )
 from services.lobby.ports.ledger import RETURNED_STATES, Kind, NoAccount
 
 
-class MemoryChipAdds:
+class MemoryChipAdds(ChipAddTransitions, MemoryRecoveryRows[ChipAdd]):
     """The saga's rows beside a :class:`MemoryLedger`: each transition runs with no
     suspension point between its checks and writes, so it is atomic on one event loop."""
 
@@ -81,36 +80,11 @@ class MemoryChipAdds:
     async def first(self, request: RequestKey) -> ChipAdd | None:
         return self._first(request)
 
-    async def added(self, saga_id: str, stack_after: int) -> ChipAdd:
-        saga = self.sagas[saga_id]
-        if saga.state is not ChipAddState.RESERVED:
-            return saga
-        saga = replace(saga, state=ChipAddState.ADDED, stack_after=stack_after)
-        self.sagas[saga_id] = saga
-        return saga
+    def _unit(self) -> MemorySagaUnit[ChipAdd]:
+        return MemorySagaUnit(self.sagas, self.ledger)
 
-    async def compensate(self, saga_id: str, refusal: str, at: datetime) -> ChipAdd:
-        saga = self.sagas[saga_id]
-        if saga.state is not ChipAddState.RESERVED:
-            return saga
-        await self.ledger.move(
-            saga.player_id,
-            Kind.CASH_OUT,
-            saga.amount,
-            add_refund_key(saga_id),
-            at,
-            saga.lounge_id,
-        )
-        saga = replace(saga, state=ChipAddState.COMPENSATED, refusal=refusal)
-        self.sagas[saga_id] = saga
-        return saga
-
-    async def get(self, saga_id: str) -> ChipAdd | None:
-        return self.sagas.get(saga_id)
-
-    async def unfinished(self, limit: int) -> list[ChipAdd]:
-        found = [s for s in self.sagas.values() if s.state is ChipAddState.RESERVED]
-        return sorted(found, key=lambda s: s.created_at)[:limit]
+    async def reserved_at(self, lounge_id: str) -> list[ChipAdd]:
+        return [s for s in await self.unfinished(len(self.sagas)) if s.lounge_id == lounge_id]
 
     async def held(self, player_id: str) -> int:
         return sum(

@@ -5,18 +5,21 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
+from services.lobby.domain.transitions import CloseTransitions
 from services.lobby.memory.buy_ins import MemoryBuyIns
 from services.lobby.ports.buy_ins import BuyIn, BuyInState
-from services.lobby.ports.closes import closed_key, ends_by_itself
-from services.lobby.ports.ledger import HouseKind, Kind, house_return_key
+from services.lobby.ports.closes import ends_by_itself
+from services.lobby.ports.ledger import HouseKind, house_return_key
 from services.lobby.ports.lounges import Lounge, LoungeState
 
 _UNSETTLED = (BuyInState.RESERVED, BuyInState.SEATED, BuyInState.LEAVING)
 
 
-class MemoryCloses:
+class MemoryCloses(CloseTransitions):
     """Each method does its work without awaiting between its checks and writes (the
     ledger's ``move`` awaits nothing), so it is atomic on one event loop."""
+
+    buy_ins: MemoryBuyIns
 
     def __init__(self, buy_ins: MemoryBuyIns) -> None:
         self.buy_ins, self.lounges = buy_ins, buy_ins.lounges
@@ -41,24 +44,6 @@ class MemoryCloses:
             if s.lounge_id == lounge_id and s.state in _UNSETTLED
         ]
         return sorted(found, key=lambda s: s.created_at)
-
-    async def seen_seated(self, saga_id: str, sequence: int) -> BuyIn:
-        saga = self.buy_ins.sagas[saga_id]
-        if saga.state not in (BuyInState.SEATED, BuyInState.LEAVING) or saga.leave_sequence:
-            return saga
-        saga = replace(saga, leave_sequence=sequence)
-        self.buy_ins.sagas[saga_id] = saga
-        return saga
-
-    async def settle(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
-        return await self.buy_ins.vacated(
-            saga_id,
-            (BuyInState.SEATED, BuyInState.LEAVING),
-            Kind.TABLE_CLOSED,
-            closed_key(saga_id),
-            stack,
-            at,
-        )
 
     async def ai_seen_seated(self, lounge_id: str, seat: int, sequence: int) -> None:
         lounge = self.lounges._lounges[lounge_id]

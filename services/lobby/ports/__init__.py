@@ -35,6 +35,7 @@ from services.lobby.ports.chip_adds import (
     NewChipAdd,
     add_key,
     add_refund_key,
+    add_request_id,
 )
 from services.lobby.ports.closes import Closes, closed_key, ends_by_itself
 from services.lobby.ports.ledger import (
@@ -131,6 +132,7 @@ __all__ = [
     "Winner",
     "add_key",
     "add_refund_key",
+    "add_request_id",
     "cash_out_key",
     "check_top_up",
     "closed_key",

@@ -55,6 +55,12 @@ class ChipAdd:
     stack_after: int | None  # ADDED only: the seat's stack right after the chips went on
     refusal: str | None  # COMPENSATED only: the table service's reason
     created_at: datetime
+    # RESERVED: the recovery pass's bookkeeping, as a buy-in's (``BuyIn.attempts`` ...)
+    attempts: int = 0  # the pass's attempts since the saga was reserved (or requeued)
+    last_attempt_at: datetime | None = None
+    next_attempt_at: datetime | None = None  # None: due since it was reserved
+    stuck_at: datetime | None = None  # set: the pass gave up; an operator resolves it
+    last_error: str | None = None  # the last attempt's unknown outcome, for the operator
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +74,11 @@ class ChipReservation:
 def add_key(saga_id: str) -> RequestKey:
     """The ledger key of a saga's ``buy_in`` movement (the server's own: one per saga)."""
     return server_key("add-chips", saga_id, 0)
+
+
+def add_request_id(saga_id: str) -> str:
+    """The table service's request id for a saga's ``AddChips`` (the same on every retry)."""
+    return f"add-chips/{saga_id}"
 
 
 def add_refund_key(saga_id: str) -> RequestKey:
@@ -100,8 +111,31 @@ class ChipAdds(Protocol):
     async def get(self, saga_id: str) -> ChipAdd | None: ...
 
     async def unfinished(self, limit: int) -> list[ChipAdd]:
-        """Sagas still RESERVED, oldest first (for the recovery pass)."""
+        """Sagas still RESERVED (stuck ones too), oldest first (an operator's listing)."""
         ...
+
+    async def reserved_at(self, lounge_id: str) -> list[ChipAdd]:
+        """The lounge's sagas still RESERVED, oldest first: a closing lounge drives them
+        to ADDED or COMPENSATED before its seats are settled (none may be stranded)."""
+        ...
+
+    # The recovery pass's queue, exactly as ``BuyIns``' (see there): ``due`` longest due
+    # first, ``attempting`` claims one attempt before the table is called, after bounded
+    # attempts ``attempt_failed`` marks it stuck; ``requeue`` puts it back at once.
+
+    async def due(self, now: datetime, limit: int) -> list[ChipAdd]: ...
+
+    async def attempting(self, saga_id: str, at: datetime, next_at: datetime) -> ChipAdd | None: ...
+
+    async def attempt_failed(
+        self, saga_id: str, error: str, stuck_at: datetime | None
+    ) -> ChipAdd: ...
+
+    async def stuck(self, limit: int) -> list[ChipAdd]: ...
+
+    async def count_stuck(self) -> int: ...
+
+    async def requeue(self, saga_id: str) -> ChipAdd: ...
 
     async def held(self, player_id: str) -> int:
         """The chips of the player's RESERVED sagas: off the balance, not yet on a seat for

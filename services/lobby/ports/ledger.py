@@ -136,7 +136,8 @@ class InsufficientChips(Exception):
     """A movement would take the balance below zero."""
 
     def __init__(self, balance: int, wanted: int) -> None:
-        super().__init__(f"the balance is {balance:,} chips; {wanted:,} were asked for")
+        # The message is a refusal's (the caller's own balance; never the amount they sent).
+        super().__init__(f"the balance is {balance:,} chips: fewer than asked for")
         self.balance, self.wanted = balance, wanted
 
 

@@ -7,26 +7,26 @@ from datetime import datetime
 import asyncpg
 
 from felt.storage.idempotency import RequestKey, RequestReused
+from services.lobby.domain.transitions import BuyInTransitions
 from services.lobby.ports.buy_ins import (
     BuyIn,
     BuyInState,
     NewBuyIn,
     NotSeated,
     Reservation,
-    cash_out_key,
-    refund_key,
     reserve_key,
 )
-from services.lobby.ports.ledger import InsufficientChips, Kind, NoAccount
+from services.lobby.ports.ledger import InsufficientChips, NoAccount
 from services.lobby.ports.tables import SeatGrant
-from services.lobby.postgres._tx import Conn, first_movement, lock_account, write_movement
+from services.lobby.postgres._recovery import RecoveryRows
+from services.lobby.postgres._tx import lock_account
+from services.lobby.postgres._unit import PgSagaUnit
 
 _BUY_IN = (
     "saga_id, player_id, display_name, lounge_id, seat, amount, state, seat_token, "
     "seat_token_expires_at, refusal, created_at, leave_sequence, left_stack, attempts, "
     "last_attempt_at, next_attempt_at, stuck_at, last_error"
 )
-_DUE_AT = "COALESCE(next_attempt_at, created_at)"  # as indexed by buy_ins_due (migration 0011)
 
 
 _COLUMNS = [c.strip() for c in _BUY_IN.split(",")]
@@ -40,13 +40,19 @@ def _buy_in(row: asyncpg.Record) -> BuyIn:
     return BuyIn(*values)
 
 
-class PgBuyIns:
+class PgBuyIns(BuyInTransitions, RecoveryRows[BuyIn]):
     """The saga's transitions, each one transaction with its chips: the saga's row is locked
     (``FOR UPDATE``) before its state is read, so of two drivers of one saga (a client's
     retry and the recovery pass) one makes the transition and the other sees it made."""
 
+    _TABLE = "buy_ins"
+    _SELECT = _BUY_IN
+
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
+
+    def _row(self, row: asyncpg.Record) -> BuyIn:
+        return _buy_in(row)
 
     async def reserve(self, new: NewBuyIn) -> Reservation:
         """One call of ``lobby_reserve_buy_in`` (migration 0005): its steps are the
@@ -76,15 +82,6 @@ class PgBuyIns:
             raise RequestReused()
         return Reservation(_buy_in(row), int(row["r_balance"]))
 
-    @staticmethod
-    async def _locked(conn: Conn, saga_id: str) -> BuyIn:
-        row = await conn.fetchrow(
-            f"SELECT {_BUY_IN} FROM buy_ins WHERE saga_id = $1 FOR UPDATE", saga_id
-        )
-        if row is None:
-            raise KeyError(saga_id)
-        return _buy_in(row)
-
     async def seated(self, saga_id: str, grant: SeatGrant) -> BuyIn:
         """One call of ``lobby_seat_buy_in`` (migration 0005), the transaction this method
         ran statement by statement: the table service is the authority on who sits where,
@@ -100,30 +97,8 @@ class PgBuyIns:
             raise KeyError(saga_id)
         return _buy_in(row)
 
-    async def compensate(self, saga_id: str, refusal: str, at: datetime) -> BuyIn:
-        async with self.pool.acquire() as conn, conn.transaction():
-            saga = await self._locked(conn, saga_id)
-            if saga.state is not BuyInState.RESERVED:
-                return saga
-            account = await lock_account(conn, saga.player_id)
-            if await first_movement(conn, refund_key(saga_id)) is None:
-                await write_movement(
-                    conn,
-                    account,
-                    Kind.CASH_OUT,
-                    saga.amount,
-                    refund_key(saga_id),
-                    at,
-                    saga.lounge_id,
-                )
-            row = await conn.fetchrow(
-                "UPDATE buy_ins SET state = 'compensated', refusal = $2 WHERE saga_id = $1 "
-                f"RETURNING {_BUY_IN}",
-                saga_id,
-                refusal,
-            )
-            assert row is not None
-            return _buy_in(row)
+    def _unit(self) -> PgSagaUnit[BuyIn]:
+        return PgSagaUnit(self.pool, "buy_ins", _COLUMNS, _buy_in)
 
     async def leaving(
         self, player_id: str, lounge_id: str, request: RequestKey, at: datetime
@@ -181,156 +156,6 @@ class PgBuyIns:
             lounge_id,
         )
         return None if row is None else _buy_in(row)
-
-    async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
-        async with self.pool.acquire() as conn, conn.transaction():
-            saga = await self._locked(conn, saga_id)
-            if saga.state not in (BuyInState.SEATED, BuyInState.LEAVING):
-                return saga
-            row = await conn.fetchrow(
-                "UPDATE buy_ins SET seat_token = $2, seat_token_expires_at = $3 "
-                f"WHERE saga_id = $1 RETURNING {_BUY_IN}",
-                saga_id,
-                grant.seat_token,
-                grant.expires_at,
-            )
-            assert row is not None
-            return _buy_in(row)
-
-    async def leave_called(self, saga_id: str, sequence: int) -> BuyIn:
-        async with self.pool.acquire() as conn, conn.transaction():
-            saga = await self._locked(conn, saga_id)
-            if saga.state is not BuyInState.LEAVING or saga.leave_sequence is not None:
-                return saga
-            row = await conn.fetchrow(
-                f"UPDATE buy_ins SET leave_sequence = $2 WHERE saga_id = $1 RETURNING {_BUY_IN}",
-                saga_id,
-                sequence,
-            )
-            assert row is not None
-            return _buy_in(row)
-
-    async def left(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
-        return await self.vacated(
-            saga_id, (BuyInState.LEAVING,), Kind.CASH_OUT, cash_out_key(saga_id), stack, at
-        )
-
-    async def vacated(
-        self,
-        saga_id: str,
-        states: tuple[BuyInState, ...],
-        kind: Kind,
-        key: RequestKey,
-        stack: int,
-        at: datetime,
-    ) -> BuyIn:
-        """A vacated seat's saga from one of ``states`` to LEFT, its ``stack`` back to the
-        balance as ``kind`` (ledger key ``key``, once; none for 0), its lounge seat freed,
-        in one transaction; from any other state nothing changes. A leave's cash-out and a
-        close's "table closed" (``services.lobby.postgres.closes``) are both this."""
-        async with self.pool.acquire() as conn, conn.transaction():
-            row = await conn.fetchrow("SELECT player_id FROM buy_ins WHERE saga_id = $1", saga_id)
-            if row is None:
-                raise KeyError(saga_id)
-            account = await lock_account(conn, row["player_id"])  # the order reserve takes
-            saga = await self._locked(conn, saga_id)
-            if saga.state not in states:
-                return saga
-            if stack > 0 and await first_movement(conn, key) is None:
-                await write_movement(conn, account, kind, stack, key, at, saga.lounge_id)
-            freed = await conn.execute(
-                "DELETE FROM lounge_seats WHERE lounge_id = $1 AND seat = $2 AND player_id = $3",
-                saga.lounge_id,
-                saga.seat,
-                saga.player_id,
-            )
-            if freed == "DELETE 1":
-                await conn.execute(
-                    "UPDATE lounges SET seats_taken = seats_taken - 1 WHERE lounge_id = $1",
-                    saga.lounge_id,
-                )
-            row = await conn.fetchrow(
-                "UPDATE buy_ins SET state = 'left', left_stack = $2 WHERE saga_id = $1 "
-                f"RETURNING {_BUY_IN}",
-                saga_id,
-                stack,
-            )
-            assert row is not None
-            return _buy_in(row)
-
-    async def get(self, saga_id: str) -> BuyIn | None:
-        row = await self.pool.fetchrow(f"SELECT {_BUY_IN} FROM buy_ins WHERE saga_id = $1", saga_id)
-        return None if row is None else _buy_in(row)
-
-    async def unfinished(self, limit: int) -> list[BuyIn]:
-        rows = await self.pool.fetch(
-            f"SELECT {_BUY_IN} FROM buy_ins WHERE state = 'reserved' ORDER BY created_at LIMIT $1",
-            limit,
-        )
-        return [_buy_in(r) for r in rows]
-
-    async def due(self, now: datetime, limit: int) -> list[BuyIn]:
-        rows = await self.pool.fetch(
-            f"SELECT {_BUY_IN} FROM buy_ins WHERE state = 'reserved' AND stuck_at IS NULL "
-            f"AND {_DUE_AT} <= $1 ORDER BY {_DUE_AT}, saga_id LIMIT $2",
-            now,
-            limit,
-        )
-        return [_buy_in(r) for r in rows]
-
-    async def attempting(self, saga_id: str, at: datetime, next_at: datetime) -> BuyIn | None:
-        row = await self.pool.fetchrow(
-            "UPDATE buy_ins SET attempts = attempts + 1, last_attempt_at = $2, "
-            "next_attempt_at = $3 WHERE saga_id = $1 AND state = 'reserved' "
-            f"AND stuck_at IS NULL AND {_DUE_AT} <= $2 RETURNING {_BUY_IN}",
-            saga_id,
-            at,
-            next_at,
-        )
-        return None if row is None else _buy_in(row)
-
-    async def attempt_failed(self, saga_id: str, error: str, stuck_at: datetime | None) -> BuyIn:
-        return await self._update_reserved(
-            saga_id,
-            "last_error = $2, stuck_at = COALESCE($3, stuck_at)",
-            error[:500],
-            stuck_at,
-        )
-
-    async def requeue(self, saga_id: str) -> BuyIn:
-        return await self._update_reserved(
-            saga_id, "attempts = 0, next_attempt_at = NULL, stuck_at = NULL, last_error = NULL"
-        )
-
-    async def _update_reserved(self, saga_id: str, assignments: str, *args: object) -> BuyIn:
-        """``assignments`` on the saga if it is RESERVED, one statement (the row lock the
-        UPDATE takes orders it with the other transitions); else the saga as it is."""
-        row = await self.pool.fetchrow(
-            f"UPDATE buy_ins SET {assignments} WHERE saga_id = $1 AND state = 'reserved' "
-            f"RETURNING {_BUY_IN}",
-            saga_id,
-            *args,
-        )
-        if row is not None:
-            return _buy_in(row)
-        saga = await self.get(saga_id)
-        if saga is None:
-            raise KeyError(saga_id)
-        return saga
-
-    async def stuck(self, limit: int) -> list[BuyIn]:
-        rows = await self.pool.fetch(
-            f"SELECT {_BUY_IN} FROM buy_ins WHERE state = 'reserved' AND stuck_at IS NOT NULL "
-            "ORDER BY stuck_at, saga_id LIMIT $1",
-            limit,
-        )
-        return [_buy_in(r) for r in rows]
-
-    async def count_stuck(self) -> int:
-        count = await self.pool.fetchval(
-            "SELECT count(*) FROM buy_ins WHERE state = 'reserved' AND stuck_at IS NOT NULL"
-        )
-        return int(count)
 
     async def leaving_sagas(
         self, limit: int, after: tuple[datetime, str] | None = None

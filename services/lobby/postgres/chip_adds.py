@@ -7,21 +7,21 @@ makes the transition and the other sees it made.
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import asyncpg
 
 from felt.storage.idempotency import RequestKey, RequestReused
+from services.lobby.domain.transitions import ChipAddTransitions
 from services.lobby.ports.chip_adds import (
     ChipAdd,
     ChipAddState,
     ChipReservation,
     NewChipAdd,
     add_key,
-    add_refund_key,
 )
 from services.lobby.ports.ledger import InsufficientChips, Kind
-from services.lobby.postgres._tx import Conn, first_movement, lock_account, write_movement
+from services.lobby.postgres._recovery import RecoveryRows
+from services.lobby.postgres._tx import Conn, lock_account, write_movement
+from services.lobby.postgres._unit import PgSagaUnit
 
 _COLUMNS = [
     "saga_id",
@@ -36,6 +36,11 @@ _COLUMNS = [
     "stack_after",
     "refusal",
     "created_at",
+    "attempts",
+    "last_attempt_at",
+    "next_attempt_at",
+    "stuck_at",
+    "last_error",
 ]
 _CHIP_ADD = ", ".join(_COLUMNS)
 
@@ -46,9 +51,15 @@ def _chip_add(row: asyncpg.Record) -> ChipAdd:
     return ChipAdd(*values)
 
 
-class PgChipAdds:
+class PgChipAdds(ChipAddTransitions, RecoveryRows[ChipAdd]):
+    _TABLE = "chip_adds"
+    _SELECT = _CHIP_ADD
+
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool
+
+    def _row(self, row: asyncpg.Record) -> ChipAdd:
+        return _chip_add(row)
 
     @staticmethod
     async def _first(conn: Conn | asyncpg.Pool, request: RequestKey) -> ChipAdd | None:
@@ -101,68 +112,14 @@ class PgChipAdds:
     async def first(self, request: RequestKey) -> ChipAdd | None:
         return await self._first(self.pool, request)
 
-    @staticmethod
-    async def _locked(conn: Conn, saga_id: str) -> ChipAdd:
-        row = await conn.fetchrow(
-            f"SELECT {_CHIP_ADD} FROM chip_adds WHERE saga_id = $1 FOR UPDATE", saga_id
-        )
-        if row is None:
-            raise KeyError(saga_id)
-        return _chip_add(row)
+    def _unit(self) -> PgSagaUnit[ChipAdd]:
+        return PgSagaUnit(self.pool, "chip_adds", _COLUMNS, _chip_add)
 
-    async def added(self, saga_id: str, stack_after: int) -> ChipAdd:
-        async with self.pool.acquire() as conn, conn.transaction():
-            saga = await self._locked(conn, saga_id)
-            if saga.state is not ChipAddState.RESERVED:
-                return saga
-            row = await conn.fetchrow(
-                "UPDATE chip_adds SET state = 'added', stack_after = $2 WHERE saga_id = $1 "
-                f"RETURNING {_CHIP_ADD}",
-                saga_id,
-                stack_after,
-            )
-            assert row is not None
-            return _chip_add(row)
-
-    async def compensate(self, saga_id: str, refusal: str, at: datetime) -> ChipAdd:
-        async with self.pool.acquire() as conn, conn.transaction():
-            row = await conn.fetchrow("SELECT player_id FROM chip_adds WHERE saga_id = $1", saga_id)
-            if row is None:
-                raise KeyError(saga_id)
-            account = await lock_account(conn, row["player_id"])  # the order reserve takes
-            saga = await self._locked(conn, saga_id)
-            if saga.state is not ChipAddState.RESERVED:
-                return saga
-            if await first_movement(conn, add_refund_key(saga_id)) is None:
-                await write_movement(
-                    conn,
-                    account,
-                    Kind.CASH_OUT,
-                    saga.amount,
-                    add_refund_key(saga_id),
-                    at,
-                    saga.lounge_id,
-                )
-            row = await conn.fetchrow(
-                "UPDATE chip_adds SET state = 'compensated', refusal = $2 WHERE saga_id = $1 "
-                f"RETURNING {_CHIP_ADD}",
-                saga_id,
-                refusal,
-            )
-            assert row is not None
-            return _chip_add(row)
-
-    async def get(self, saga_id: str) -> ChipAdd | None:
-        row = await self.pool.fetchrow(
-            f"SELECT {_CHIP_ADD} FROM chip_adds WHERE saga_id = $1", saga_id
-        )
-        return None if row is None else _chip_add(row)
-
-    async def unfinished(self, limit: int) -> list[ChipAdd]:
+    async def reserved_at(self, lounge_id: str) -> list[ChipAdd]:
         rows = await self.pool.fetch(
-            f"SELECT {_CHIP_ADD} FROM chip_adds WHERE state = 'reserved' "
-            "ORDER BY created_at LIMIT $1",
-            limit,
+            f"SELECT {_CHIP_ADD} FROM chip_adds WHERE lounge_id = $1 AND state = 'reserved' "
+            "ORDER BY created_at, saga_id",
+            lounge_id,
         )
         return [_chip_add(r) for r in rows]
 

@@ -6,16 +6,16 @@ from datetime import datetime
 
 import asyncpg
 
-from services.lobby.ports.buy_ins import BuyIn, BuyInState
-from services.lobby.ports.closes import closed_key
-from services.lobby.ports.ledger import HouseKind, Kind, house_return_key, house_seat_key
+from services.lobby.domain.transitions import CloseTransitions
+from services.lobby.ports.buy_ins import BuyIn
+from services.lobby.ports.ledger import HouseKind, house_return_key, house_seat_key
 from services.lobby.ports.lounges import Lounge
 from services.lobby.postgres._tx import write_house
 from services.lobby.postgres.buy_ins import _BUY_IN, PgBuyIns, _buy_in
 from services.lobby.postgres.lounges import _LOUNGE, PgLounges
 
 
-class PgCloses:
+class PgCloses(CloseTransitions):
     """Settling is a leave's cash-out with another kind (``PgBuyIns.vacated``): the player's
     account, then the saga's row locked (``FOR UPDATE``) and its state checked under those
     locks, so of a close and a leave of one seat, one credits it and the other finds it LEFT."""
@@ -61,32 +61,6 @@ class PgCloses:
             lounge_id,
         )
         return [_buy_in(r) for r in rows]
-
-    async def seen_seated(self, saga_id: str, sequence: int) -> BuyIn:
-        row = await self.pool.fetchrow(
-            "UPDATE buy_ins SET leave_sequence = $2 WHERE saga_id = $1 "
-            "AND state IN ('seated', 'leaving') AND leave_sequence IS NULL "
-            f"RETURNING {_BUY_IN}",
-            saga_id,
-            sequence,
-        )
-        if row is None:
-            row = await self.pool.fetchrow(
-                f"SELECT {_BUY_IN} FROM buy_ins WHERE saga_id = $1", saga_id
-            )
-            if row is None:
-                raise KeyError(saga_id)
-        return _buy_in(row)
-
-    async def settle(self, saga_id: str, stack: int, at: datetime) -> BuyIn:
-        return await self.buy_ins.vacated(
-            saga_id,
-            (BuyInState.SEATED, BuyInState.LEAVING),
-            Kind.TABLE_CLOSED,
-            closed_key(saga_id),
-            stack,
-            at,
-        )
 
     async def ai_seen_seated(self, lounge_id: str, seat: int, sequence: int) -> None:
         await self.pool.execute(

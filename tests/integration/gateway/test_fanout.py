@@ -264,3 +264,37 @@ async def test_a_private_tables_spectator_watches_with_its_grant_and_a_stranger_
                 items.append(await anext(granted))
         assert gap_free(items)[-1] == last
         await granted.aclose()  # type: ignore[attr-defined]
+
+
+async def test_a_watch_grants_stream_is_counted_once(stack: Stack) -> None:
+    """A spectator's stream with a watch grant is its own stream, counted once against the
+    caps (it was counted twice: by the watch route and again by the forwarder it opens), so
+    a grant may hold ``per_token`` streams, each one stream in the gateway's count."""
+    server = await stack.add_table_service("a")
+    caps = (await stack.start_gateway()).gateway.caps  # per_token 2
+    assert server.watches is not None and caps is not None
+    stub = stack.stub(server)
+    config = holdem()
+    config.private = True
+    await stub.CreateTable(
+        pb.CreateTableRequest(table_id="fan-counted", config=config, request_id="c-counted"),
+        metadata=admin(),
+    )
+    issued: pb.IssueWatchGrantResponse = await stub.IssueWatchGrant(
+        pb.IssueWatchGrantRequest(table_id="fan-counted"), metadata=admin()
+    )
+    headers = {"authorization": f"Bearer {issued.watch_grant}"}
+    request = pb.WatchTableRequest(table_id="fan-counted")
+    async with connect.TableServiceClient(stack.url) as client:
+        streams = [client.watch_table(request, headers=headers) for _ in range(2)]
+        for stream in streams:
+            first = await anext(stream)
+            assert first.WhichOneof("item") == "snapshot"
+        assert caps.total == 2 and list(caps.per_token.values()) == [2]
+        with pytest.raises(ConnectError) as third:
+            async with asyncio.timeout(WAIT):
+                async for _ in client.watch_table(request, headers=headers):
+                    pass
+        assert connect_reason(third.value) == "TOO_MANY_WATCHES"
+        for stream in streams:
+            await stream.aclose()  # type: ignore[attr-defined]

@@ -20,6 +20,7 @@ import pytest
 from poker.v1 import table_service_connect as connect
 from poker.v1 import table_service_pb2 as pb
 from services.gateway.config import ConnectionBounds
+from services.gateway.connections import MAX_HEAD_BYTES
 from services.gateway.server import RunningGateway
 
 from .conftest import Stack, create_table, seat
@@ -219,3 +220,43 @@ async def test_a_trusted_proxy_is_not_capped_per_address(stack: Stack, watched: 
         )
     for _, writer in opened:
         writer.close()
+
+
+def padded_head(size: int, body: bytes) -> bytes:
+    """A request head of exactly ``size`` bytes (a padding header fills it), for ``body``."""
+    bare = head(len(body))
+    pad = size - len(bare) - len(b"x-pad: \r\n")
+    assert pad > 0
+    return bare[:-2] + b"x-pad: " + b"a" * pad + b"\r\n\r\n"
+
+
+async def test_the_request_heads_bound_is_exact_pipelined_or_not(
+    stack: Stack, watched: str
+) -> None:
+    """A head of exactly ``MAX_HEAD_BYTES`` is answered, one byte more is 431. So is a
+    pipelined request's head past the bound that comes in one read with a whole request
+    before it (it was fed to the parser with that request's body, uncounted: the bound
+    overshot by one read)."""
+    gateway = await stack.start_gateway()
+    body = b'{"tableId": "%s"}' % watched.encode()
+
+    async def send(raw: bytes) -> bytes:
+        reader, writer = await open_from("127.0.0.1", gateway.port)
+        writer.write(raw)
+        await writer.drain()
+        if raw.count(b"HTTP/1.1\r\n") == 1:
+            answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), WAIT)
+        else:
+            answer = await answer_or_close(reader)
+        writer.close()
+        return answer
+
+    assert (await send(padded_head(MAX_HEAD_BYTES, body) + body)).startswith(b"HTTP/1.1 200 ")
+    too_large = await send(padded_head(MAX_HEAD_BYTES + 1, body) + body)
+    assert too_large.startswith(b"HTTP/1.1 431 ")
+    pipelined = head(len(body)) + body + padded_head(MAX_HEAD_BYTES + 1_000, body) + body
+    answers = await send(pipelined)
+    assert b"HTTP/1.1 431 " in answers, answers[:200]
+    assert answers.count(b"HTTP/1.1 200 ") <= 1  # the first request's, at most
+    served = await stack.post_json("GetTable", {"tableId": watched})
+    assert served.status_code == 200

@@ -244,3 +244,43 @@ async def test_concurrent_adds_never_pass_the_maximum(lobby: Lobby) -> None:
     assert lobby.tables.tables[lid].seats[0].stack == 900
     assert await balance(stub, alice) == 10_000 - 300 - 600
     assert await _conserved(lobby) == 1_200
+
+
+async def test_a_lounge_closes_only_once_its_chip_adds_under_way_are_settled(
+    lobby: Lobby,
+) -> None:
+    """A close while two adds are RESERVED (issue #20): one the table added (its answer
+    lost), one it never got. The close drives both by the table's answer before it settles
+    the seats: the first's chips come home with its seat, the second's are refunded (or
+    added and come home): no chip is stranded, and the lounge is CLOSED only then."""
+    stub = await lobby.start()
+    alice, bob = await guest(stub, "Alice"), await guest(stub, "Bob")
+    lid = await _lounge(stub, alice)
+    await _join(stub, alice, lid, 0, 300)
+    await _join(stub, bob, lid, 1, 300)
+    real = lobby.tables.add_chips
+    calls = 0
+
+    async def lost_then_dropped(*args, **kwargs):  # type: ignore[no-untyped-def]
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await real(*args, **kwargs)  # added; the answer lost
+        raise TablesUnavailable("the answer was lost")
+
+    lobby.tables.add_chips = lost_then_dropped  # type: ignore[method-assign]
+    for who in (alice, bob):
+        add = pb.AddSeatChipsRequest(lounge_id=lid, amount=200, request_id=rid())
+        assert (await refused(stub.AddSeatChips(add, metadata=auth(who))))[1] == (
+            "TABLES_UNAVAILABLE"
+        )
+    lobby.tables.add_chips = real  # type: ignore[method-assign]
+    assert [await balance(stub, who) for who in (alice, bob)] == [9_500, 9_500]
+    close = pb.CloseLoungeRequest(lounge_id=lid, request_id=rid())
+    closed = await stub.CloseLounge(close, metadata=auth(alice))
+    assert closed.lounge.state == lpb.LOUNGE_STATE_CLOSED
+    assert lobby.running is not None
+    assert await lobby.running.chips.chip_adds.unfinished(10) == []  # type: ignore[union-attr]
+    assert [await balance(stub, who) for who in (alice, bob)] == [10_000, 10_000]
+    assert await _conserved(lobby) == 0
+    assert (await PgLedger(lobby.running.pool).audit()).holds

@@ -149,3 +149,45 @@ async def test_chips_added_to_a_seat_count_against_a_top_up(stores: Stores) -> N
         await stores.ledger.top_up("p1", 100, 1_000, timedelta(0), key("top-up/1"), T0)
     moved = await stores.ledger.top_up("p1", 100, 1_001, timedelta(0), key("top-up/2"), T0)
     assert moved.balance_after == 600
+
+
+async def test_the_recovery_queue_of_chip_adds_is_the_buy_ins(stores: Stores) -> None:
+    """As a buy-in's (``BuyIns.due`` ...): RESERVED and not stuck, longest due first; a claim
+    once per due time moves the saga back; a failed attempt records its error, the last one
+    marks it stuck (out of the queue, its chips held) until requeued in its first place;
+    finished sagas are touched by none of it."""
+    await seated(stores)
+    chip_adds = chip_adds_of(stores)
+    for n in (1, 2, 3):
+        await chip_adds.reserve(add(n, 100))
+    await chip_adds.added("c-2", 400)  # finished: not due
+    now = T0 + timedelta(minutes=1)
+    assert [s.saga_id for s in await chip_adds.due(now, 10)] == ["c-1", "c-3"]
+    assert [s.saga_id for s in await chip_adds.due(T0 + timedelta(seconds=11), 10)] == ["c-1"]
+    claimed = await chip_adds.attempting("c-1", now, now + timedelta(seconds=2))
+    assert claimed is not None and claimed.attempts == 1
+    assert (claimed.last_attempt_at, claimed.next_attempt_at) == (now, now + timedelta(seconds=2))
+    assert await chip_adds.attempting("c-1", now, now + timedelta(seconds=2)) is None
+    assert await chip_adds.attempting("c-2", now, now) is None  # ADDED
+    later = now + timedelta(seconds=5)
+    assert [s.saga_id for s in await chip_adds.due(later, 10)] == ["c-3", "c-1"]
+    failed = await chip_adds.attempt_failed("c-1", "UNAVAILABLE: " + "x" * 900, None)
+    assert failed.stuck_at is None and len(failed.last_error or "") == 500
+    stuck = await chip_adds.attempt_failed("c-1", "DEADLINE_EXCEEDED", later)
+    assert (stuck.state, stuck.stuck_at, stuck.attempts) == (ChipAddState.RESERVED, later, 1)
+    assert [s.saga_id for s in await chip_adds.due(later, 10)] == ["c-3"]
+    assert await chip_adds.attempting("c-1", later, later) is None
+    assert [s.saga_id for s in await chip_adds.stuck(10)] == ["c-1"]
+    assert await chip_adds.count_stuck() == 1
+    assert await chip_adds.held("p1") == 200  # stuck: still held for it
+    back = await chip_adds.requeue("c-1")
+    assert (back.attempts, back.stuck_at, back.last_error) == (0, None, None)
+    assert [s.saga_id for s in await chip_adds.due(later, 10)] == ["c-1", "c-3"]
+    for done in (
+        await chip_adds.attempt_failed("c-2", "late", later),
+        await chip_adds.requeue("c-2"),
+    ):
+        assert (done.state, done.stuck_at, done.last_error) == (ChipAddState.ADDED, None, None)
+    assert [s.saga_id for s in await chip_adds.reserved_at("l-0")] == ["c-1", "c-3"]
+    assert await chip_adds.reserved_at("l-1") == []
+    assert await conserved(stores) == 600

@@ -313,3 +313,39 @@ async def test_a_public_lounge_is_read_by_anyone_as_before(stack: Stack) -> None
         pb.WatchLoungeRequest(lounge_id=table_id), metadata=auth(bob)
     )
     assert await spectator_reads(stack, table_id, bearer(grant.watch_grant)) == OK
+
+
+async def test_a_seat_token_no_longer_reads_a_private_table_once_its_seat_is_left(
+    stack: Stack,
+) -> None:
+    """A seat token is a private table's key only while its holder sits there: after the
+    leave, every spectator read with it (the stream included) is PERMISSION_DENIED
+    ``NOT_OCCUPANT``, a clear reason; a watch grant from the lobby still reads."""
+    alice, bob = await guest(stack.lobby, "Alice"), await guest(stack.lobby, "Bob")
+    config = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=3, small_blind=5, big_blind=10)
+    create = pb.CreateLoungeRequest(name="Back room", config=config, private=True, request_id=rid())
+    lounge = (await stack.lobby.CreateLounge(create, metadata=auth(alice))).lounge
+    join = pb.JoinLoungeRequest(
+        lounge_id=lounge.lounge_id,
+        seat=1,
+        buy_in=500,
+        invite_code=lounge.invite_code,
+        request_id=rid(),
+    )
+    seat = await stack.lobby.JoinLounge(join, metadata=auth(bob))
+    token = bearer(seat.seat_token)
+    no_hand_yet = (grpc.StatusCode.NOT_FOUND, "")  # GetHandHistory: no hand was dealt
+    seated = await spectator_reads(stack, lounge.lounge_id, token)
+    assert seated == [*OK[:3], no_hand_yet]  # seated: it reads
+    leave = pb.LeaveLoungeRequest(lounge_id=lounge.lounge_id, request_id=rid())
+    left = await stack.lobby.LeaveLounge(leave, metadata=auth(bob))
+    assert left.state == pb.LEAVE_STATE_LEFT  # alone at the table: no hand, gone at once
+    assert (
+        await spectator_reads(stack, lounge.lounge_id, token)
+        == [(grpc.StatusCode.PERMISSION_DENIED, "NOT_OCCUPANT")] * 4
+    )
+    grant = await stack.lobby.WatchLounge(
+        pb.WatchLoungeRequest(lounge_id=lounge.lounge_id, invite_code=lounge.invite_code),
+        metadata=auth(bob),
+    )
+    assert await spectator_reads(stack, lounge.lounge_id, bearer(grant.watch_grant)) == seated

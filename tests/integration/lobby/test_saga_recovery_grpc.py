@@ -29,7 +29,13 @@ from poker.v1 import lobby_service_pb2_grpc as rpc
 from services.cli import main as felt
 from services.lobby.application import LobbySettings
 from services.lobby.memory import MemoryTables
-from services.lobby.ports import SeatGrant, TableRefused, Tables, TablesUnavailable
+from services.lobby.ports import (
+    ChipsAdded,
+    SeatGrant,
+    TableRefused,
+    Tables,
+    TablesUnavailable,
+)
 from services.lobby.recovery import RecoveryPolicy
 from services.lobby.server import LobbyServerConfig, RunningLobbyServer, start_lobby_server
 from services.lobby.tables import GrpcTables
@@ -43,6 +49,7 @@ from .test_lobby_grpc import SECRETS, Clock, auth, refused, rid
 
 ADMIN = "saga-tests-table-admin-credential-0123456789"
 GRANT = 10_000
+BUY_INS, CHIP_ADDS = {"kind": "buy_in"}, {"kind": "chip_add"}
 
 
 @pytest.fixture
@@ -322,8 +329,10 @@ async def test_hundreds_of_sagas_that_cannot_finish_do_not_starve_another(
         assert max(per_pass) <= policy.batch
         assert await lobby.running.seating.recovery.buy_ins.count_stuck() == 300
         metrics = lobby.running.seating.recovery.metrics
-        assert metrics.registry.get_sample_value("felt_lobby_sagas_stuck") == 300
-        assert metrics.registry.get_sample_value("felt_lobby_sagas_turned_stuck_total") == 300
+        assert metrics.registry.get_sample_value("felt_lobby_sagas_stuck", BUY_INS) == 300
+        assert (
+            metrics.registry.get_sample_value("felt_lobby_sagas_turned_stuck_total", BUY_INS) == 300
+        )
         by_saga: dict[str, list[datetime]] = defaultdict(list)
         for table_id, request_id, at in tables.seat_calls:
             if table_id in doomed:
@@ -356,13 +365,36 @@ async def victim_state(lobby: Lobby) -> str:
 
 
 class LossyTables(GrpcTables):
-    """The real table service, with ``SeatPlayer`` for the lounges in ``lose`` answered and
-    the answer lost, and for those in ``drop`` never sent: both an unknown outcome."""
+    """The real table service, with ``SeatPlayer`` (and ``AddChips``) for the lounges in
+    ``lose`` (``lose_adds``) answered and the answer lost, and for those in ``drop``
+    (``drop_adds``) never sent: both an unknown outcome. ``add_calls``: each ``AddChips``
+    asked for (request id, when)."""
 
-    def __init__(self, channel: grpc.aio.Channel) -> None:
+    def __init__(self, channel: grpc.aio.Channel, clock: Clock | None = None) -> None:
         super().__init__(channel, ADMIN)
         self.lose: set[str] = set()
         self.drop: set[str] = set()
+        self.lose_adds: set[str] = set()
+        self.drop_adds: set[str] = set()
+        self.clock = clock or Clock()
+        self.add_calls: list[tuple[str, datetime]] = []
+
+    async def add_chips(
+        self,
+        table_id: str,
+        seat: int,
+        seat_token: str,
+        amount: int,
+        max_stack: int,
+        request_id: str,
+    ) -> ChipsAdded:
+        self.add_calls.append((request_id, self.clock()))
+        if table_id in self.drop_adds:
+            raise TablesUnavailable("UNAVAILABLE: failed to connect to all addresses")
+        added = await super().add_chips(table_id, seat, seat_token, amount, max_stack, request_id)
+        if table_id in self.lose_adds:
+            raise TablesUnavailable("DEADLINE_EXCEEDED: Deadline Exceeded")
+        return added
 
     async def seat(
         self,
@@ -498,6 +530,127 @@ async def test_stuck_sagas_are_listed_and_resolved_by_what_the_table_shows(
             assert await lobby.running.seating.recovery.buy_ins.count_stuck() == 0
 
 
+async def test_stuck_chip_adds_are_listed_and_resolved_by_the_tables_answer(
+    lobby_dsn: str, table_server: RunningTableServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two adds of chips whose outcome stays unknown (issue #20): one the table service
+    added (its answers lost), one it never heard of. The recovery pass tries each with
+    doubling waits, a bounded number of times, then they are stuck (the gauge by kind, the
+    player's retry refused, never called again); ``felt sagas list`` shows them;
+    ``resolve`` settles each by the table's answer to the add's own request: the first
+    ADDED (the seat's chips come home with its leave), the second, whose seat was left
+    meanwhile, refunded; each once; the audit holds throughout."""
+    monkeypatch.setenv("DATABASE_URL", lobby_dsn)
+    monkeypatch.setenv("FELT_TABLE_ADDR", f"127.0.0.1:{table_server.port}")
+    monkeypatch.setenv("FELT_ADMIN_TOKEN", ADMIN)
+    clock = Clock()
+    clock.offset = -timedelta(hours=2)  # the lobby's attempts are long past for the operator
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{table_server.port}") as channel:
+        tables = LossyTables(channel, clock)
+        policy = RecoveryPolicy(max_attempts=3)
+        async with lobby_on(lobby_dsn, tables, policy, clock) as lobby:
+            stub = lobby.stub
+            owner = await guest(stub, "Owner")
+            lost, dropped = (
+                await lounge(stub, owner, "Lost", 6),
+                await lounge(stub, owner, "Dropped", 6),
+            )
+            bob, carol = await guest(stub, "Bob"), await guest(stub, "Carol")
+            for who, lid in ((bob, lost), (carol, dropped)):  # alone: no hand is dealt
+                join = pb.JoinLoungeRequest(lounge_id=lid, buy_in=500, request_id=rid())
+                await stub.JoinLounge(join, metadata=auth(who))
+            tables.lose_adds.add(lost)
+            tables.drop_adds.add(dropped)
+            adds = {}
+            for who, lid in ((bob, lost), (carol, dropped)):
+                add = pb.AddSeatChipsRequest(lounge_id=lid, amount=200, request_id=rid())
+                adds[who.access_token] = add
+                assert await refused(stub.AddSeatChips(add, metadata=auth(who))) == (
+                    grpc.StatusCode.UNAVAILABLE,
+                    "TABLES_UNAVAILABLE",
+                )
+            assert [await balance(stub, who) for who in (bob, carol)] == [GRANT - 700] * 2
+            chips = lobby.running.chips
+            assert chips is not None
+            assert await chips.recover() == (0, 0)  # their own calls may still be under way
+            tables.add_calls.clear()
+            for _ in range(policy.max_attempts + 3):
+                clock.offset += timedelta(seconds=30)  # past the grace, and each backoff
+                assert await chips.recover() == (0, 0)
+            assert await chips.chip_adds.count_stuck() == 2
+            by_saga: dict[str, list[datetime]] = defaultdict(list)
+            for request_id, at in tables.add_calls:
+                by_saga[request_id].append(at)
+            assert [len(times) for times in by_saga.values()] == [policy.max_attempts] * 2
+            for times in by_saga.values():  # each wait at least the doubled base
+                for n, (a, b) in enumerate(itertools.pairwise(times)):
+                    assert b - a >= policy.base * 2**n
+            metrics = chips.recovery.metrics
+            assert metrics.registry.get_sample_value("felt_lobby_sagas_stuck", CHIP_ADDS) == 2
+            assert metrics.registry.get_sample_value("felt_lobby_sagas_stuck", BUY_INS) == 0
+            assert (
+                metrics.registry.get_sample_value("felt_lobby_sagas_turned_stuck_total", CHIP_ADDS)
+                == 2
+            )
+            calls = len(tables.add_calls)
+            # The player's retry of a stuck add does not drive it (the operator settles it).
+            assert await refused(stub.AddSeatChips(adds[bob.access_token], metadata=auth(bob))) == (
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "CHIP_ADD_STUCK",
+            )
+            clock.offset += timedelta(minutes=5)  # (within the access tokens' lifetime)
+            await chips.recover()
+            assert len(tables.add_calls) == calls  # stuck: never called again
+
+            status, out, _ = await sagas("list")
+            assert status == 0 and out.startswith("2 stuck, 0 in flight")
+            status, out, _ = await sagas("list", "--json")
+            rows = [json.loads(line) for line in out.splitlines()]
+            assert [(r["kind"], r["status"]) for r in rows] == [("chip_add", "stuck")] * 2
+            assert {r["attempts"] for r in rows} == {policy.max_attempts}
+            assert all(r["last_error"] for r in rows) and "seat_token" not in out
+            ids = {
+                row["display_name"]: row["saga_id"]
+                for row in await lobby.running.pool.fetch(
+                    "SELECT p.display_name, c.saga_id FROM chip_adds c JOIN players p "
+                    "USING (player_id)"
+                )
+            }
+            tables.lose_adds.clear()
+            tables.drop_adds.clear()
+
+            # Bob's: the table added it (its answer lost): the table's record of the request
+            # says so; the seat is credited, and the chips come home with the seat.
+            status, out, err = await sagas("resolve", ids["Bob"])
+            assert (status, err) == (0, "") and "added" in out
+            assert await balance(stub, bob) == GRANT - 700
+            leave = pb.LeaveLoungeRequest(lounge_id=lost, request_id=rid())
+            assert (await stub.LeaveLounge(leave, metadata=auth(bob))).balance == GRANT
+
+            # Carol's: never sent; she left her seat meanwhile (her 500 back, the 200 held):
+            # the table refuses the add now, so it is refunded, once.
+            leave = pb.LeaveLoungeRequest(lounge_id=dropped, request_id=rid())
+            assert (await stub.LeaveLounge(leave, metadata=auth(carol))).balance == GRANT - 200
+            status, out, err = await sagas("resolve", ids["Carol"])
+            assert (status, err) == (0, "") and "refunded" in out
+            assert await balance(stub, carol) == GRANT
+            status, out, _ = await sagas("resolve", ids["Carol"])
+            assert status == 0 and "finished" in out
+            assert await balance(stub, carol) == GRANT
+            status, _, err = await sagas("resolve", "c-none")
+            assert status == 1 and "no chip-add saga" in err
+            assert await chips.chip_adds.count_stuck() == 0
+            assert await audit_holds(lobby)
+
+
+async def audit_holds(lobby: Lobby) -> bool:
+    """``felt audit``'s query (``AUDIT_QUERY``) holds: chips created == balances + chips at
+    tables + the house, no lounge overpaid, none stranded."""
+    from services.lobby.postgres import PgLedger
+
+    return (await PgLedger(lobby.running.pool).audit()).holds
+
+
 async def test_the_lobby_serves_its_recovery_metrics_when_asked(lobby_dsn: str) -> None:
     """``FELT_LOBBY_METRICS_PORT``: ``/metrics`` with the stuck gauge and the attempts by
     outcome; ``/healthz`` live while passes complete. Off by default."""
@@ -534,12 +687,16 @@ async def test_the_lobby_serves_its_recovery_metrics_when_asked(lobby_dsn: str) 
             text = ""
             for _ in range(200):  # the server's own passes (every 0.05 s) make it stuck
                 text = await http_get(running.metrics.port, "/metrics")
-                if "felt_lobby_sagas_stuck 1.0" in text:
+                if 'felt_lobby_sagas_stuck{kind="buy_in"} 1.0' in text:
                     break
                 await asyncio.sleep(0.05)
-            assert "felt_lobby_sagas_stuck 1.0" in text
-            assert 'felt_lobby_saga_recovery_attempts_total{outcome="unknown"} 1.0' in text
-            assert "felt_lobby_sagas_turned_stuck_total 1.0" in text
+            assert 'felt_lobby_sagas_stuck{kind="buy_in"} 1.0' in text
+            assert 'felt_lobby_sagas_stuck{kind="chip_add"} 0.0' in text
+            assert (
+                'felt_lobby_saga_recovery_attempts_total{kind="buy_in",outcome="unknown"} 1.0'
+                in text
+            )
+            assert 'felt_lobby_sagas_turned_stuck_total{kind="buy_in"} 1.0' in text
             assert '"ok": true' in await http_get(running.metrics.port, "/healthz")
     finally:
         await running.stop()

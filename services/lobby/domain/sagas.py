@@ -1,0 +1,110 @@
+"""The saga transitions' rules (buy-ins and chip adds), without storage.
+
+Each rule looks at the saga as stored (locked by the unit of work) and answers what the
+transition does: a :class:`Step` (the saga after, the chips to credit, once each by their
+ledger key, and the lounge seat to free), or None when the saga is in no state the
+transition starts from: then nothing changes and the caller gets the saga as it is, so each
+transition happens at most once whoever drives it (a client's retry, the recovery pass, a
+close, an operator).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Generic, TypeVar
+
+from felt.storage.idempotency import RequestKey
+from services.lobby.ports.buy_ins import BuyIn, BuyInState
+from services.lobby.ports.chip_adds import ChipAdd, ChipAddState
+from services.lobby.ports.ledger import Kind
+from services.lobby.ports.tables import SeatGrant
+
+S = TypeVar("S", BuyIn, ChipAdd)
+
+
+@dataclass(frozen=True, slots=True)
+class Credit:
+    """Chips back to a player's balance: ``amount`` as ``kind``, keyed ``key`` (once)."""
+
+    player_id: str
+    kind: Kind
+    amount: int
+    key: RequestKey
+    lounge_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class FreedSeat:
+    """A lounge seat its player no longer holds (the lounge's view of its seats)."""
+
+    lounge_id: str
+    seat: int | None
+    player_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Step(Generic[S]):
+    """What one transition does."""
+
+    saga: S  # the saga after it
+    credits: tuple[Credit, ...] = ()
+    freed: FreedSeat | None = None
+
+
+def compensated(saga: S, refusal: str, refund: RequestKey) -> Step[S] | None:
+    """RESERVED to COMPENSATED with the table's ``refusal``: its chips back to the balance
+    (a ``cash_out`` keyed ``refund``)."""
+    if isinstance(saga, BuyIn):
+        if saga.state is not BuyInState.RESERVED:
+            return None
+        after: S = replace(saga, state=BuyInState.COMPENSATED, refusal=refusal)
+    else:
+        if saga.state is not ChipAddState.RESERVED:
+            return None
+        after = replace(saga, state=ChipAddState.COMPENSATED, refusal=refusal)
+    credit = Credit(saga.player_id, Kind.CASH_OUT, saga.amount, refund, saga.lounge_id)
+    return Step(after, (credit,))
+
+
+def chips_added(saga: ChipAdd, stack_after: int) -> Step[ChipAdd] | None:
+    """RESERVED to ADDED with the seat's stack after (no chips move: they are on it)."""
+    if saga.state is not ChipAddState.RESERVED:
+        return None
+    return Step(replace(saga, state=ChipAddState.ADDED, stack_after=stack_after))
+
+
+def vacated(
+    saga: BuyIn, states: tuple[BuyInState, ...], kind: Kind, key: RequestKey, stack: int
+) -> Step[BuyIn] | None:
+    """A vacated seat's saga from one of ``states`` to LEFT: its ``stack`` back to the
+    balance as ``kind`` (keyed ``key``; nothing for 0) and its lounge seat freed. A leave's
+    cash-out and a close's "table closed" are both this."""
+    if saga.state not in states:
+        return None
+    credits = (Credit(saga.player_id, kind, stack, key, saga.lounge_id),) if stack > 0 else ()
+    after = replace(saga, state=BuyInState.LEFT, left_stack=stack)
+    return Step(after, credits, FreedSeat(saga.lounge_id, saga.seat, saga.player_id))
+
+
+def token_reissued(saga: BuyIn, grant: SeatGrant) -> Step[BuyIn] | None:
+    """The seat's fresh token and expiry replace the stored ones, SEATED or LEAVING only
+    (the table now knows only the new token)."""
+    if saga.state not in (BuyInState.SEATED, BuyInState.LEAVING):
+        return None
+    return Step(replace(saga, seat_token=grant.seat_token, seat_token_expires_at=grant.expires_at))
+
+
+def leave_called(saga: BuyIn, sequence: int) -> Step[BuyIn] | None:
+    """The table's sequence of a leave's ``LeaveSeat`` call, LEAVING only, the first kept:
+    the seat's ``PlayerLeft`` is at or after it."""
+    if saga.state is not BuyInState.LEAVING or saga.leave_sequence is not None:
+        return None
+    return Step(replace(saga, leave_sequence=sequence))
+
+
+def seen_seated(saga: BuyIn, sequence: int) -> Step[BuyIn] | None:
+    """A closing table's sequence at which the seat was seen held (SEATED or LEAVING), the
+    first kept: the seat's ``PlayerLeft`` is after it, whenever it comes."""
+    if saga.state not in (BuyInState.SEATED, BuyInState.LEAVING) or saga.leave_sequence is not None:
+        return None
+    return Step(replace(saga, leave_sequence=sequence))

@@ -30,7 +30,7 @@ import ipaddress
 import re
 import secrets
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from felt.storage.idempotency import ClientRequest, RequestKey, server_key
@@ -77,8 +77,8 @@ from services.lobby.tokens import (
 
 @dataclass(frozen=True, slots=True)
 class LobbySecrets:
-    access: bytes  # signs access tokens
-    refresh: bytes  # derives refresh tokens
+    access: bytes = field(repr=False)  # signs access tokens
+    refresh: bytes = field(repr=False)  # derives refresh tokens
 
 
 @dataclass(frozen=True, slots=True)

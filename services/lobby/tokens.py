@@ -72,7 +72,7 @@ def verify_access(secret: bytes, token: str, now: datetime) -> AccessClaim:
     if len(parts) != 3 or parts[0] != ACCESS:
         raise BadToken(Reason.TOKEN_INVALID, "not an access token of this lobby")
     expected = _mac(secret, f"{parts[0]}.{parts[1]}")
-    if not hmac.compare_digest(expected, parts[2]):
+    if not hmac.compare_digest(expected.encode(), parts[2].encode()):
         raise BadToken(Reason.TOKEN_INVALID, "not an access token of this lobby")
     try:
         body = json.loads(_unb64(parts[1]))

@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import hmac
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from felt.config.settings import FELT_SEAT_TOKEN_TTL_S
 from felt.core.table.aggregate import TableState
@@ -101,9 +101,9 @@ class Secrets:
     expire, which only tokens minted elsewhere with the secret may want).
     """
 
-    token_secret: bytes
-    admin_token: str = ""
-    ai_token: str = ""
+    token_secret: bytes = field(repr=False)
+    admin_token: str = field(default="", repr=False)
+    ai_token: str = field(default="", repr=False)
     token_ttl_s: int = DEFAULT_TOKEN_TTL_S
 
 
@@ -256,8 +256,10 @@ ANONYMOUS = Caller()
 
 def _guess(caller: Caller) -> bool:
     """A forged or malformed token, or a wrong credential: not a genuine seat token or watch
-    grant, expired or not (a caller made of a token always has ``error`` or a credential)."""
-    return bool(caller.error) and caller.error_reason not in _RENEWABLE
+    grant, expired or not (a caller made of a token always has ``error`` or a credential).
+    The service credential with a seat token that no longer checks out (a secret rotated, a
+    seat left) is no guess: counting it would throttle the lobby out of its own calls."""
+    return bool(caller.error) and not caller.admin and caller.error_reason not in _RENEWABLE
 
 
 def check_occupant(state: TableState | None, credential: Credential) -> None:
@@ -312,13 +314,15 @@ class Authenticator:
 
     def _authenticate(self, token: str, seat_token: str) -> Caller:
         secrets = self.secrets
-        if secrets.admin_token and hmac.compare_digest(token, secrets.admin_token):
+        if secrets.admin_token and hmac.compare_digest(
+            token.encode(), secrets.admin_token.encode()
+        ):
             if not seat_token:
                 return Caller(token=True, admin=True)
             # The service names an occupant with its token: a genuine one, expired or not (a
             # player seated for longer than a token lives must still be able to leave).
             return replace(self._seat_caller(seat_token, 0), admin=True)
-        if secrets.ai_token and hmac.compare_digest(token, secrets.ai_token):
+        if secrets.ai_token and hmac.compare_digest(token.encode(), secrets.ai_token.encode()):
             return Caller(token=True, ai=True)
         return self._signed_caller(token)
 

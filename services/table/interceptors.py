@@ -65,7 +65,7 @@ def call_interceptor(service: str) -> kit.CallInterceptor:
     """Log context, deadline and status mapping for the methods of ``service``."""
     return kit.CallInterceptor(
         service,
-        logger="felt.core.table",
+        logger="felt.table",
         log_fields=_log_fields,
         refusal=_refusal,
         unavailable=(RedisError, OSError),

@@ -17,7 +17,10 @@ from typing import Any
 
 import grpc
 
+from felt.service.refusals import Code, Refused
+from felt.service.rpc import fail
 from felt.wire.access import SERVICE_ONLY
+from poker.v1.reason_pb2 import Reason
 
 INTERNAL_ONLY = (
     "an internal call, not served on the table service's public port; "
@@ -26,7 +29,9 @@ INTERNAL_ONLY = (
 
 
 async def _refuse(request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-    await context.abort(grpc.StatusCode.PERMISSION_DENIED, INTERNAL_ONLY)
+    # Through the kit, with a declared reason, as every refusal: a lobby pointed at the wrong
+    # port is told why, not left with a bare status.
+    await fail(context, Refused(Code.PERMISSION_DENIED, INTERNAL_ONLY, Reason.SERVICE_ONLY))
 
 
 _HANDLER = Any  # grpc.RpcMethodHandler (its stubs type the behaviours as synchronous)

@@ -282,7 +282,11 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         server = aio_server(*_SERVER_OPTIONS, interceptors=interceptors)
     port = bind(server, config.address)  # first: the instance id may name the port
     if internal is not None:
-        internal_port = bind(internal, config.internal_address)
+        try:
+            internal_port = bind(internal, config.internal_address)
+        except BaseException:
+            await server.stop(None)  # bound, never started: let its port go
+            raise
     redis = Redis.from_url(config.redis_url)
     store = RedisEventStore(redis)
     manager = TableManager(
@@ -367,7 +371,7 @@ def run_service(*, dev: bool = False) -> int:
         "felt table-service",
         (ConfigError, PortInUse),
         "table_service_refused_to_start",
-        "felt.core.table",
+        "felt.table",
     )
 
 

@@ -71,7 +71,13 @@ def configure_logging(
     ]
     renderer: Processor
     if json:
-        shared.append(structlog.processors.dict_tracebacks)
+        # Tracebacks as data, but never a frame's local variables: a local may hold a
+        # token or a secret (structlog's default shows them).
+        shared.append(
+            structlog.processors.ExceptionRenderer(
+                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+            )
+        )
         renderer = structlog.processors.JSONRenderer()
     else:
         renderer = structlog.dev.ConsoleRenderer(colors=out.isatty())

@@ -100,7 +100,7 @@ def verify_token(secret: bytes, token: str, now: int) -> SeatClaim:
     if len(parts) != 3 or parts[0] != VERSION:
         raise TokenError("the seat token is malformed")
     _, payload, signature = parts
-    if not hmac.compare_digest(signature, _sign(secret, payload)):
+    if not hmac.compare_digest(signature.encode(), _sign(secret, payload).encode()):
         raise TokenError("the seat token's signature is invalid")
     try:
         body = json.loads(_unb64(payload))
@@ -159,7 +159,7 @@ def verify_watch_grant(secret: bytes, token: str, now: int) -> WatchClaim:
     if len(token) > WATCH_GRANT_MAX or len(parts) != 3 or parts[0] != WATCH_VERSION:
         raise TokenError("the watch grant is malformed")
     _, payload, signature = parts
-    if not hmac.compare_digest(signature, _sign_watch(secret, payload)):
+    if not hmac.compare_digest(signature.encode(), _sign_watch(secret, payload).encode()):
         raise TokenError("the watch grant's signature is invalid")
     try:
         body = json.loads(_unb64(payload))

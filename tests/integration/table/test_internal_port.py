@@ -20,6 +20,7 @@ from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.table.public_port import INTERNAL_ONLY
 from services.table.server import TableServerConfig
+from tests.integration.table.harness import error_reason
 
 Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
 
@@ -39,6 +40,7 @@ async def test_the_public_port_refuses_internal_calls_the_internal_port_serves_t
         await table_env.create_table(public, config, table_id="t-public")
     assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
     assert refused.value.details() == INTERNAL_ONLY
+    assert error_reason(refused.value) == "SERVICE_ONLY"  # declared, so a client says why
     assert not await table_env.xlen("t-public"), "a refusal changes nothing"
 
     table_id = await table_env.create_table(internal, config)

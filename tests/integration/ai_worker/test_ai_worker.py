@@ -46,6 +46,14 @@ async def test_ai_tables_play_to_the_end_through_a_worker(ai_env: AiEnv) -> None
 
     for run in runs:
         assert run.closed or run.hands > 0
+
+        async def over(table_id: str = run.table_id) -> bool:
+            # Stacks count the chips behind, not a running hand's pot: read them once the
+            # table deals no more (closed after max_hands, or waiting for two with chips).
+            table = (await ai_env.stub.GetTable(pb.GetTableRequest(table_id=table_id))).table
+            return bool(table.state != tpb.TABLE_STATE_PLAYING)
+
+        await ai_env.eventually(over, f"{run.table_id} stops dealing")
         stacks = await ai_env.stacks(run.table_id)
         assert sum(stacks.values()) == 3 * 1000, f"chips not conserved at {run.table_id}: {stacks}"
     assert worker.outcomes["accepted"] >= 12

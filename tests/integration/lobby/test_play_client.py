@@ -185,6 +185,7 @@ def holdem_plan(name: str, hands: int) -> LoungePlan:
     )
 
 
+@pytest.mark.timeout(300)
 async def test_the_seat_token_is_renewed_before_it_expires_and_play_goes_on(
     short_token_stack: Stack,
 ) -> None:

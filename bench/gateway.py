@@ -358,6 +358,7 @@ async def main(args: argparse.Namespace) -> None:
         "FELT_TABLE_ADDR": "127.0.0.1:0",
         "FELT_BETWEEN_HANDS_MS": "0",
         "FELT_DEV_MODE": "1",  # the development secret, admin calls open: a throw-away bench
+        "FELT_LOG_FORMAT": "json",  # logs as in production (development mode: console)
         "FELT_SEAT_RATE_PER_S": "10000",
         "FELT_SEAT_RATE_BURST": "100000",
         "FELT_WATCH_MAX_STREAMS": str(args.watchers + 200),

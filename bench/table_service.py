@@ -369,6 +369,10 @@ async def main(args: argparse.Namespace) -> None:
             "FELT_BETWEEN_HANDS_MS": "0",
             "FELT_TOKEN_SECRET": "bench-secret",
             "FELT_DEV_MODE": "1",  # short secret, the public service credential: a throw-away bench
+            "FELT_LOG_FORMAT": "json",  # logs as in production (development mode: console)
+            # the clients act as fast as they can, far past a person's rate limit
+            "FELT_SEAT_RATE_PER_S": "10000",
+            "FELT_SEAT_RATE_BURST": "100000",
         },
         PORT_LINE,
     )

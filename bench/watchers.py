@@ -115,6 +115,7 @@ async def main(args: argparse.Namespace) -> None:
             "REDIS_URL": url,
             "FELT_TABLE_ADDR": "127.0.0.1:0",
             "FELT_DEV_MODE": "1",  # a throw-away bench: the public service credential
+            "FELT_LOG_FORMAT": "json",  # logs as in production (development mode: console)
             "FELT_WATCH_MAX_PER_PEER": str(args.watchers),
             "FELT_WATCH_MAX_STREAMS": str(args.watchers + 10),
         },

@@ -78,7 +78,7 @@ DEMO_BOTS = (epb.AI_LEVEL_HARD, epb.AI_LEVEL_NORMAL, epb.AI_LEVEL_EASY)
 def run(args: argparse.Namespace) -> int:
     from felt.service.logging import configure_logging
 
-    configure_logging(json=False)
+    configure_logging(dev=args.dev or None)
     try:
         return asyncio.run(serve_all(args.workers, args.demo, dev=args.dev))
     except (ConfigError, PortInUse) as exc:

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from felt.service.logging import configure_logging
     from services.ai_worker.worker import WorkerConfig, serve
 
-    configure_logging(json=True, level=args.log_level)
+    configure_logging(level=args.log_level)
     flags: dict[S.Setting[Any], object] = {
         S.REDIS_URL: args.redis_url,
         S.FELT_TABLE_TARGET: args.table_target,

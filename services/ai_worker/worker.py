@@ -480,5 +480,5 @@ def main(argv: list[str] | None = None) -> int:
     from felt.config.settings import FELT_LOG_LEVEL
     from felt.service.logging import configure_logging
 
-    configure_logging(json=True, level=FELT_LOG_LEVEL.read())
+    configure_logging(level=FELT_LOG_LEVEL.read())
     return asyncio.run(serve(WorkerConfig.from_env()))

@@ -72,6 +72,7 @@ from services.gateway.forward import (
     client_metadata,
     guarded_stream,
 )
+from services.gateway.metrics import GatewayMetrics, MeteredApp, rpc_routes
 from services.gateway.routing import Channels, TableRouter
 from services.gateway.session_cookie import SessionCookies
 
@@ -162,6 +163,7 @@ class Gateway:
     caps: StreamCaps | None = None
     shared: SharedWatches | None = None
     app: ASGIApp | None = None
+    metrics: GatewayMetrics = field(default_factory=GatewayMetrics)
 
     @classmethod
     def create(cls, config: GatewayConfig) -> Gateway:
@@ -245,7 +247,12 @@ class Gateway:
                     max_age=7200,
                 ),
             )
-        gateway.app = app
+        gateway.app = cast(
+            ASGIApp,
+            MeteredApp(
+                app, gateway.metrics, rpc_routes(TABLE_SERVICE, LOBBY_SERVICE, HISTORY_SERVICE)
+            ),
+        )
         return gateway
 
     async def health(self) -> dict[str, str]:

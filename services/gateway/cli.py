@@ -20,5 +20,5 @@ def run(args: argparse.Namespace) -> int:
     from felt.service.logging import configure_logging
     from services.gateway.server import run_service
 
-    configure_logging(json=True)
+    configure_logging()
     return run_service()

@@ -83,6 +83,9 @@ class GatewayConfig:
         S.FELT_GATEWAY_SECURE_COOKIE.default
     )  # the refresh-token cookie's Secure: auto, always, never
     attempts: AttemptLimits = field(default_factory=AttemptLimits)
+    # /metrics, /healthz, /readyz on a port of their own (FELT_GATEWAY_METRICS_PORT; None: off).
+    metrics_port: int | None = None
+    metrics_host: str = S.FELT_GATEWAY_METRICS_HOST.default
 
     @property
     def host(self) -> str:
@@ -125,4 +128,6 @@ class GatewayConfig:
             forwarded_allow_ips=S.FORWARDED_ALLOW_IPS.read(env),
             secure_cookie=S.FELT_GATEWAY_SECURE_COOKIE.read(env),
             attempts=attempt_limits(env),
+            metrics_port=S.FELT_GATEWAY_METRICS_PORT.read(env),
+            metrics_host=S.FELT_GATEWAY_METRICS_HOST.read(env),
         )

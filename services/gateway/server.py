@@ -20,10 +20,11 @@ from typing import Any, cast
 import structlog
 import uvicorn
 
+from felt.service.metrics_server import Health, MetricsServer
 from felt.service.rpc import on_stop_signal
 from services.gateway.app import Gateway
 from services.gateway.config import GatewayConfig
-from services.gateway.connections import bounded_protocol
+from services.gateway.connections import ConnectionCounts, bounded_protocol
 from services.grpc_server import PortInUse
 from services.settings import ConfigError
 
@@ -34,14 +35,18 @@ SHUTDOWN_GRACE_S = 3
 
 
 def _uvicorn_config(gateway: Gateway, config: GatewayConfig) -> uvicorn.Config:
-    assert gateway.app is not None
+    assert gateway.app is not None and gateway.caps is not None
+    protocol = bounded_protocol(config.connections, config.forwarded_allow_ips)
+    counts: ConnectionCounts = getattr(protocol, "counts")  # noqa: B009 - set by bounded_protocol
+    caps = gateway.caps
+    gateway.metrics.watch(connections=lambda: counts.total, streams=lambda: caps.total)
     return uvicorn.Config(
         cast(Any, gateway.app),
         host=config.host,
         port=config.port,
         loop="uvloop",
         # Every connection bounded (head, body, per address: services.gateway.connections).
-        http=bounded_protocol(config.connections, config.forwarded_allow_ips),
+        http=protocol,
         ws="none",  # no websockets here: an upgrade would leave the bounds behind
         forwarded_allow_ips=config.forwarded_allow_ips,
         lifespan="on",
@@ -79,6 +84,7 @@ class RunningGateway:
     server: uvicorn.Server
     task: asyncio.Task[None]
     port: int
+    http: MetricsServer | None = None  # FELT_GATEWAY_METRICS_PORT, if served
 
     @property
     def url(self) -> str:
@@ -87,6 +93,8 @@ class RunningGateway:
     async def stop(self) -> None:
         self.server.should_exit = True
         await self.task
+        if self.http is not None:
+            await self.http.stop()
         await self.gateway.close()
 
 
@@ -102,7 +110,19 @@ async def start_gateway(config: GatewayConfig) -> RunningGateway:
             await task  # raises what stopped it
             raise RuntimeError("the gateway stopped while starting")
         await asyncio.sleep(0.01)
-    return RunningGateway(gateway, server, task, sock.getsockname()[1])
+    http = await serve_metrics(gateway, config)
+    return RunningGateway(gateway, server, task, sock.getsockname()[1], http)
+
+
+async def serve_metrics(gateway: Gateway, config: GatewayConfig) -> MetricsServer | None:
+    """``/metrics``, ``/healthz``, ``/readyz`` on ``FELT_GATEWAY_METRICS_PORT``, if set (the
+    health endpoints only say the process answers; the public ``/healthz`` asks upstream)."""
+    if config.metrics_port is None:
+        return None
+    http = MetricsServer(gateway.metrics, Health(stale_after_s=float("inf"), accepting=True), dict)
+    port = await http.start(config.metrics_host, config.metrics_port)
+    log.info("gateway_metrics_serving", port=port)
+    return http
 
 
 @contextlib.contextmanager
@@ -120,10 +140,13 @@ async def serve(config: GatewayConfig, sock: socket.socket) -> None:
     loop = asyncio.get_running_loop()
     host, port = sock.getsockname()[:2]
     announce = loop.create_task(_announce(server, host, port))
+    http = await serve_metrics(gateway, config)
     try:
         await server.serve(sockets=[sock])  # returns after SIGTERM/SIGINT
     finally:
         announce.cancel()
+        if http is not None:
+            await http.stop()
         await gateway.close()
         log.info("gateway_stopped")
 

@@ -28,5 +28,5 @@ def run(args: argparse.Namespace) -> int:
     from felt.service.logging import configure_logging
     from services.lobby.server import run_service
 
-    configure_logging(json=True)
+    configure_logging(dev=args.dev or None)
     return run_service(dev=args.dev)

@@ -20,7 +20,9 @@ import asyncpg
 
 from felt.service import interceptors as kit
 from felt.service.bearer import bearer
+from felt.service.metrics import RpcMetrics
 from felt.service.rpc import Context
+from felt.wire import limits
 from felt.wire.clients import TrustedProxies, counted_peer
 from services.lobby.auth import ANONYMOUS, Authenticator, Caller
 
@@ -42,6 +44,9 @@ def current_caller() -> Caller:
 
 
 def _log_fields(request: Any, method: str) -> Mapping[str, object]:
+    request_id = getattr(request, "request_id", "")  # every mutation's; retries share it
+    if request_id:
+        return {"rpc": method, "request_id": request_id[: limits.LOGGED_ID_MAX]}
     return {"rpc": method}
 
 
@@ -49,8 +54,9 @@ def _player(caller: Caller) -> Mapping[str, object]:
     return {"player_id": caller.claim.player_id if caller.claim is not None else ""}
 
 
-def call_interceptor(service: str) -> kit.CallInterceptor:
-    """Log context, deadline and status mapping for the methods of ``service``."""
+def call_interceptor(service: str, metrics: RpcMetrics | None = None) -> kit.CallInterceptor:
+    """Log context, deadline, status mapping and (given ``metrics``) the RPC metrics for the
+    methods of ``service``."""
     return kit.CallInterceptor(
         service,
         logger="felt.lobby",
@@ -60,6 +66,7 @@ def call_interceptor(service: str) -> kit.CallInterceptor:
         unavailable_message=(
             "the lobby's database is unavailable; retry shortly with the same request_id"
         ),
+        metrics=metrics,
     )
 
 

@@ -33,7 +33,8 @@ Configuration comes from the environment:
                               10, 1-100)
 ``FELT_LOBBY_RECOVERY_BATCH``  buy-ins (and chip adds) one recovery pass drives at most
                               (default 32, 1-1000)
-``FELT_LOBBY_METRICS_PORT``    ``/metrics`` (the recovery's counters and stuck gauge),
+``FELT_LOBBY_METRICS_PORT``    ``/metrics`` (RPCs, sign-ups: ``services.lobby.metrics``; the
+                              recovery's counters and stuck gauge),
                               ``/healthz``, ``/readyz`` on this port; unset or ``off``: none
 ``FELT_LOBBY_METRICS_HOST``    its address (default ``127.0.0.1``)
 ``FELT_DEV_MODE``              ``1``: development mode (public development secrets, and the
@@ -95,6 +96,7 @@ from services.lobby.history import HistoryApp
 from services.lobby.history_service import HistoryService
 from services.lobby.interceptors import auth_interceptor, call_interceptor
 from services.lobby.lounges import LoungeApp
+from services.lobby.metrics import LobbyMetrics
 from services.lobby.ports import Tables
 from services.lobby.postgres import (
     PgBuyIns,
@@ -108,7 +110,7 @@ from services.lobby.postgres import (
 )
 from services.lobby.postgres.pool import create_pool
 from services.lobby.postgres.skeletons import backfill_skeletons
-from services.lobby.recovery import RecoveryMetrics, RecoveryPolicy
+from services.lobby.recovery import RecoveryPolicy
 from services.lobby.seating import SeatingApp
 from services.lobby.service import LobbyService
 from services.lobby.tables import GrpcTables
@@ -289,16 +291,17 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     config.check()
     await _schema_ready(config)
     attempts = FailedAttempts(config.attempts)  # one count per client for both services
+    metrics = LobbyMetrics()  # the RPCs of both services, sign-ups, the recovery's
     server = aio_server(
         *_SERVER_OPTIONS,
         interceptors=[
-            call_interceptor(SERVICE_NAME),
+            call_interceptor(SERVICE_NAME, metrics),
             auth_interceptor(
                 SERVICE_NAME,
                 Authenticator(config.secrets.access, config.clock, attempts=attempts),
                 config.proxies,
             ),
-            call_interceptor(HISTORY_SERVICE_NAME),
+            call_interceptor(HISTORY_SERVICE_NAME, metrics),
             auth_interceptor(
                 HISTORY_SERVICE_NAME,
                 Authenticator(
@@ -329,13 +332,12 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     opened = await lounges.recover()  # lounges a crash left half-created
     if opened:
         log.info("lounges_recovered", opened=opened)
-    metrics_of_recovery = RecoveryMetrics()  # both passes', by the saga's kind
-    seating = SeatingApp(lounges, PgBuyIns(pool), tables, config.recovery, metrics_of_recovery)
+    seating = SeatingApp(lounges, PgBuyIns(pool), tables, config.recovery, metrics.recovery)
     seated, compensated = await seating.recover()  # buy-ins a crash left half-done
     if seated or compensated:
         log.info("buy_ins_recovered", seated=seated, compensated=compensated)
     chips = ChipsApp(
-        lounges, PgBuyIns(pool), PgChipAdds(pool), tables, config.recovery, metrics_of_recovery
+        lounges, PgBuyIns(pool), PgChipAdds(pool), tables, config.recovery, metrics.recovery
     )
     added, refunded = await chips.recover()  # chip adds a crash left half-done
     if added or refunded:
@@ -362,11 +364,11 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set(HISTORY_SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
-    metrics = None
+    http = None
     passes = Health(stale_after_s=max(15.0, 3 * config.recover_every_s))
     if config.metrics_port is not None:
-        metrics = MetricsServer(seating.recovery.metrics, passes, lambda: {})
-        metrics_port = await metrics.start(config.metrics_host, config.metrics_port)
+        http = MetricsServer(metrics, passes, lambda: {})
+        metrics_port = await http.start(config.metrics_host, config.metrics_port)
         passes.last_redis_ok, passes.accepting = time.monotonic(), True
         log.info("lobby_metrics_serving", port=metrics_port)
     log.info("lobby_started", port=port)
@@ -386,7 +388,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         channel,
         recovery,
         streams,
-        metrics,
+        http,
         chips,
     )
 

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from services.projector.server import run_service
     from services.settings import ConfigError
 
-    configure_logging(json=True, level=args.log_level)
+    configure_logging(level=args.log_level)
     flags: dict[S.Setting[Any], object] = {
         S.DATABASE_URL: args.database_url,
         S.REDIS_URL: args.redis_url,

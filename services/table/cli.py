@@ -26,5 +26,5 @@ def run(args: argparse.Namespace) -> int:
     from felt.service.logging import configure_logging
     from services.table.server import run_service
 
-    configure_logging(json=True)
+    configure_logging(dev=args.dev or None)
     return run_service(dev=args.dev)

@@ -2,12 +2,13 @@
 
 What is the table service's own: the log context of a call (``table_id``, cut to
 ``limits.LOGGED_ID_MAX`` since it is unchecked yet; ``seat`` when the request names
-one; ``hand_id`` unbound, ``...``, until the table is known), the refusal a
-quarantined table is (FAILED_PRECONDITION ``TABLE_QUARANTINED``), what unreachable
-storage is (Redis, UNAVAILABLE), and the :class:`~services.table.auth.Caller` a
-call's bearer token and seat-token header make (:func:`current_caller`). The kit does
-the rest, as for the lobby: deadline, status mapping, the auth-attempt throttle
-(RESOURCE_EXHAUSTED ``AUTH_THROTTLED``, ``felt.wire.attempts``).
+one; its ``request_id``, when it has one; ``hand_id`` unbound, ``...``, until the
+table is known), the refusal a quarantined table is (FAILED_PRECONDITION
+``TABLE_QUARANTINED``), what unreachable storage is (Redis, UNAVAILABLE), and the
+:class:`~services.table.auth.Caller` a call's bearer token and seat-token header make
+(:func:`current_caller`). The kit does the rest, as for the lobby: deadline, status
+mapping, the RPC metrics, the auth-attempt throttle (RESOURCE_EXHAUSTED
+``AUTH_THROTTLED``, ``felt.wire.attempts``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from redis.exceptions import RedisError
 
 from felt.service import interceptors as kit
 from felt.service.bearer import bearer, header
+from felt.service.metrics import RpcMetrics
 from felt.service.refusals import Refused
 from felt.service.rpc import Context
 from felt.wire import limits
@@ -51,18 +53,23 @@ def seat_of(request: Message) -> int | None:
 
 def _log_fields(request: Any, method: str) -> Mapping[str, object]:
     table_id = request.table_id[: limits.LOGGED_ID_MAX]  # unchecked yet: log no megabytes
+    fields: dict[str, object] = {"table_id": table_id, "hand_id": ...}
     seat = seat_of(request)
-    if seat is None:
-        return {"table_id": table_id, "hand_id": ...}
-    return {"table_id": table_id, "seat": seat, "hand_id": ...}
+    if seat is not None:
+        fields["seat"] = seat
+    request_id = getattr(request, "request_id", "")  # every mutation's; retries share it
+    if request_id:
+        fields["request_id"] = request_id[: limits.LOGGED_ID_MAX]
+    return fields
 
 
 def _refusal(error: Exception) -> Refused | None:
     return quarantined(error) if isinstance(error, TableQuarantined) else None
 
 
-def call_interceptor(service: str) -> kit.CallInterceptor:
-    """Log context, deadline and status mapping for the methods of ``service``."""
+def call_interceptor(service: str, metrics: RpcMetrics | None = None) -> kit.CallInterceptor:
+    """Log context, deadline, status mapping and (given ``metrics``) the RPC metrics for the
+    methods of ``service``."""
     return kit.CallInterceptor(
         service,
         logger="felt.table",
@@ -70,6 +77,7 @@ def call_interceptor(service: str) -> kit.CallInterceptor:
         refusal=_refusal,
         unavailable=(RedisError, OSError),
         unavailable_message="the table's storage is unreachable; retry shortly",
+        metrics=metrics,
     )
 
 

@@ -33,6 +33,8 @@ in development, CI and a cluster:
 ``FELT_AUTH_FAILURE_BURST``, ``FELT_AUTH_FAILURE_PER_MIN`` failed credential attempts one client
                          address may make at once (20) and then per minute (30); past them
                          RESOURCE_EXHAUSTED ``AUTH_THROTTLED`` (``felt.wire.attempts``)
+``FELT_TABLE_METRICS_PORT`` ``/metrics``, ``/healthz``, ``/readyz`` (``services.table.metrics``;
+                         default off, ``0``: any free port), on ``FELT_TABLE_METRICS_HOST``
 ``FELT_GRPC_REFLECTION`` ``1``/``0``: gRPC reflection on or off (default: on in development
                          mode only)
 
@@ -78,8 +80,9 @@ from redis.asyncio import Redis
 
 from felt.config import settings as S
 from felt.config.settings import environment
+from felt.service.metrics_server import Health, MetricsServer
 from felt.service.rpc import run, serve_until_stopped
-from felt.storage.decisions import AI_STREAM, RedisDecisionQueue, ai_stream_from_env
+from felt.storage.decisions import AI_STREAM, ai_stream_from_env
 from felt.storage.eventstore import RedisEventStore
 from felt.storage.instances import RedisTableInstances
 from felt.storage.registry import RedisTableRegistry
@@ -95,6 +98,7 @@ from services.table.announce import Announcer, advertised_address
 from services.table.auth import DEV_SERVICE_TOKEN, Authenticator, Secrets
 from services.table.interceptors import auth_interceptor, call_interceptor
 from services.table.manager import TableManager
+from services.table.metrics import MeteredDecisionQueue, MeteredEventStore, TableMetrics
 from services.table.public_port import PublicPortInterceptor
 from services.table.ratelimit import RateLimits
 from services.table.rest import RestPolicy
@@ -144,6 +148,9 @@ class TableServerConfig:
     attempts: AttemptLimits = field(default_factory=AttemptLimits)
     # gRPC reflection (FELT_GRPC_REFLECTION); None: in development mode only.
     reflection: bool | None = None
+    # /metrics, /healthz, /readyz (FELT_TABLE_METRICS_PORT; None: not served).
+    metrics_port: int | None = None
+    metrics_host: str = S.FELT_TABLE_METRICS_HOST.default
 
     @classmethod
     def from_env(
@@ -178,6 +185,8 @@ class TableServerConfig:
             snapshots=SnapshotPolicy.from_env(env),
             attempts=attempt_limits(env),
             reflection=reflection_setting(env, dev),
+            metrics_port=S.FELT_TABLE_METRICS_PORT.read(env),
+            metrics_host=S.FELT_TABLE_METRICS_HOST.read(env),
         )
 
     @property
@@ -239,10 +248,15 @@ class RunningTableServer:
     # The internal calls' server and port (FELT_TABLE_INTERNAL_ADDR), if it has one.
     internal: grpc.aio.Server | None = None
     internal_port: int | None = None
+    metrics: TableMetrics | None = None
+    # /metrics, /healthz, /readyz (FELT_TABLE_METRICS_PORT), if served.
+    http: MetricsServer | None = None
 
     async def stop(self) -> None:
         """Stop taking calls, finish those in flight, then hand the tables back."""
         await self.health.enter_graceful_shutdown()
+        if self.http is not None:
+            self.http.health.accepting = False
         servers = [s for s in (self.server, self.internal) if s is not None]
         await asyncio.gather(*(s.stop(self.grace_s) for s in servers))
         if self.watches is not None:
@@ -253,6 +267,8 @@ class RunningTableServer:
         if self.store is not None:
             await self.store.aclose()  # its own connection (the client is closed below)
         await self.redis.aclose()
+        if self.http is not None:
+            await self.http.stop()
         log.info("table_service_stopped", port=self.port)
 
 
@@ -263,8 +279,9 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     when the address is taken, before touching any table.
     """
     config.check()
+    metrics = TableMetrics()
     interceptors = [  # the first is the outermost
-        call_interceptor(SERVICE_NAME),
+        call_interceptor(SERVICE_NAME, metrics),
         auth_interceptor(
             SERVICE_NAME,
             Authenticator(config.secrets, FailedAttempts(config.attempts)),
@@ -288,11 +305,11 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
             await server.stop(None)  # bound, never started: let its port go
             raise
     redis = Redis.from_url(config.redis_url)
-    store = RedisEventStore(redis)
+    store = MeteredEventStore(metrics, redis)
     manager = TableManager(
         store,
         RedisTableRegistry(redis),
-        RedisDecisionQueue(redis, config.ai_stream),
+        MeteredDecisionQueue(metrics, redis, config.ai_stream),
         owner=config.instance_id or _instance_id(config.address, port),
         lease_ttl_ms=config.lease_ttl_ms,
         timing=Timing(
@@ -323,7 +340,14 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     await announcer.start()
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)
     await health_servicer.set("", health_pb2.HealthCheckResponse.SERVING)
-    log.info("table_service_started", port=port, internal_port=internal_port, owner=manager.owner)
+    http = await _serve_metrics(config, metrics, manager, service.watches)
+    log.info(
+        "table_service_started",
+        port=port,
+        internal_port=internal_port,
+        owner=manager.owner,
+        metrics_port=http.port if http is not None else None,
+    )
     return RunningTableServer(
         server,
         port,
@@ -336,7 +360,29 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         announcer,
         internal,
         internal_port,
+        metrics,
+        http,
     )
+
+
+async def _serve_metrics(
+    config: TableServerConfig, metrics: TableMetrics, manager: TableManager, watches: WatchHub
+) -> MetricsServer | None:
+    """``/metrics``, ``/healthz``, ``/readyz`` on ``FELT_TABLE_METRICS_PORT``, if set.
+
+    Here the health endpoints only say the process answers: the table service's probes are
+    gRPC health (``grpc.health.v1``), which knows when it drains."""
+    metrics.watch(
+        active=lambda: len(manager.runtimes),
+        resting=lambda: sum(1 for r in manager.runtimes.values() if r.resting),
+        watchers=lambda: watches.streams,
+    )
+    if config.metrics_port is None:
+        return None
+    health_ = Health(stale_after_s=float("inf"), accepting=True)
+    http = MetricsServer(metrics, health_, lambda: {"tables": len(manager.runtimes)})
+    await http.start(config.metrics_host, config.metrics_port)
+    return http
 
 
 def _instance_id(address: str, port: int) -> str:
@@ -378,7 +424,7 @@ def run_service(*, dev: bool = False) -> int:
 def main() -> None:
     from felt.service.logging import configure_logging
 
-    configure_logging(json=True)
+    configure_logging()
     sys.exit(run_service())
 
 

@@ -472,17 +472,45 @@ def test_only_the_table_service_and_the_lobby_trust_the_gateway() -> None:
         found = set()
         for rule in policy["ingress"]:
             (only,) = rule["ports"]
+            if "from" not in rule:  # Prometheus, from anywhere: the metrics port only
+                assert only["port"] == metrics_port(name), name
+                continue
             callers = frozenset(p["podSelector"]["matchLabels"]["app"] for p in rule["from"])
             found.add((callers, only["port"]))
         assert found == rules, name
-    # The pods no gRPC client calls: one port each (the gateway's HTTP, the metrics).
+    # The pods no gRPC client calls: their port (the gateway's HTTP, the metrics) and their
+    # metrics port, from anywhere.
     for name in ("gateway", "ai-worker", "projector"):
         policy = k8s("NetworkPolicy", name)["spec"]
         assert policy["podSelector"]["matchLabels"] == {"app": name}
-        (rule,) = policy["ingress"]
-        assert [p["port"] for p in rule["ports"]] == [
-            listen_port(name, k8s_env(main_container(name)))
-        ], name
+        ports = sorted(p["port"] for rule in policy["ingress"] for p in rule["ports"])
+        expected = {listen_port(name, k8s_env(main_container(name))), metrics_port(name)}
+        assert ports == sorted(expected), name
+
+
+METRICS_PORT = {
+    "table-service": "FELT_TABLE_METRICS_PORT",
+    "lobby": "FELT_LOBBY_METRICS_PORT",
+    "gateway": "FELT_GATEWAY_METRICS_PORT",
+    "ai-worker": "FELT_AI_METRICS_PORT",
+    "projector": "FELT_PROJECTOR_METRICS_PORT",
+}
+
+
+def metrics_port(service: str) -> int:
+    """The port the Kubernetes deployment serves ``service``'s /metrics on."""
+    return int(k8s_env(main_container(service))[METRICS_PORT[service]])
+
+
+def test_every_service_is_scraped_on_its_metrics_port() -> None:
+    for d in deployments():
+        name = d["metadata"]["name"]
+        port = metrics_port(name)
+        annotations = d["spec"]["template"]["metadata"]["annotations"]
+        assert annotations["prometheus.io/scrape"] == "true", name
+        assert int(annotations["prometheus.io/port"]) == port, name
+        named = {p["name"]: p["containerPort"] for p in main_container(name)["ports"]}
+        assert named["metrics"] == port, name
 
 
 def dockerfile_stages() -> list[tuple[str, str, list[str]]]:

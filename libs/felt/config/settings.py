@@ -361,6 +361,14 @@ FELT_LOG_LEVEL = Choice(
     choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
     help="log level of `python -m services.ai_worker` (the `felt` commands take `--log-level`)",
 )
+FELT_LOG_FORMAT = Choice(
+    name="FELT_LOG_FORMAT",
+    services=("table", "lobby", "gateway", "ai-worker", "projector"),
+    default="auto",
+    choices=("auto", "json", "console"),
+    help="log lines: `json` (one object per line), `console` (for people), or `auto`: JSON "
+    "unless the log goes to a terminal or the process is in development mode",
+)
 
 # ---------------------------------------------------------------- the table service
 
@@ -504,6 +512,23 @@ FELT_LEASE_TTL_MS = Integer(
     low=100,
     high=600_000,
     help="table lease: a crashed owner's tables move after it",
+)
+FELT_TABLE_METRICS_PORT = Port(
+    name="FELT_TABLE_METRICS_PORT",
+    services=("table",),
+    default=None,
+    help="the table service's `/metrics` (RPCs, hands, actions, conflicts, decision latency, "
+    "tables, watchers), `/healthz`, `/readyz`",
+    doc="the table service's `/metrics` (RPCs, hands, actions, append conflicts, AI decision "
+    "latency, tables, watchers; see [Metrics](#metrics)), `/healthz`, `/readyz`; off by "
+    "default because several instances share a host in development and the tests "
+    "(`deploy/` sets `9466`)",
+)
+FELT_TABLE_METRICS_HOST = Text(
+    name="FELT_TABLE_METRICS_HOST",
+    services=("table",),
+    default="0.0.0.0",
+    help="the address the table service's metrics are served on",
 )
 FELT_TABLE_IDLE_GRACE_S = Integer(
     name="FELT_TABLE_IDLE_GRACE_S",
@@ -847,6 +872,23 @@ FELT_GATEWAY_SECURE_COOKIE = Choice(
     "is `https` (a TLS terminator in front), `always` always, `never` never "
     '([gateway.md](gateway.md#conventions), "Sessions in a browser")',
 )
+FELT_GATEWAY_METRICS_PORT = Port(
+    name="FELT_GATEWAY_METRICS_PORT",
+    services=("gateway",),
+    default=None,
+    help="the gateway's `/metrics` (requests by route and status, connections, watch "
+    "streams), `/healthz`, `/readyz`, on a port of their own",
+    doc="the gateway's `/metrics` (requests by route and status, connections, watch streams; "
+    "see [Metrics](#metrics)), `/healthz`, `/readyz`, on a port of their own (never on the "
+    "public one); off by default because several gateways share a host in the tests "
+    "(`deploy/` sets `9467`)",
+)
+FELT_GATEWAY_METRICS_HOST = Text(
+    name="FELT_GATEWAY_METRICS_HOST",
+    services=("gateway",),
+    default="0.0.0.0",
+    help="the address the gateway's metrics are served on",
+)
 FELT_GATEWAY_ROUTE_TTL_MS = Integer(
     name="FELT_GATEWAY_ROUTE_TTL_MS",
     services=("gateway",),
@@ -1006,7 +1048,12 @@ FELT_LOBBY_METRICS_PORT = Port(
     name="FELT_LOBBY_METRICS_PORT",
     services=("lobby",),
     default=None,
-    help="the lobby's `/metrics` (recovery attempts, stuck sagas), `/healthz`, `/readyz`",
+    help="the lobby's `/metrics` (RPCs, sign-ups, recovery attempts, stuck sagas), `/healthz`, "
+    "`/readyz`",
+    doc="the lobby's `/metrics` (RPCs, sign-ups, recovery attempts, stuck sagas; see "
+    "[Metrics](#metrics)), `/healthz`, `/readyz`; off by default, unlike the workers', because "
+    "tests and `make run` start several lobbies and table services on one host and a taken "
+    "port would stop the service (`deploy/` sets `9468`)",
 )
 FELT_LOBBY_METRICS_HOST = Text(
     name="FELT_LOBBY_METRICS_HOST",

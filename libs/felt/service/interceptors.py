@@ -17,7 +17,10 @@ how it authenticates.
   messages) to the status the client gets (:func:`felt.service.rpc.fail`): a
   refusal (:func:`~felt.service.refusals.common_refusal`, then the service's own),
   unreachable storage (UNAVAILABLE, the service's message), anything else
-  (INTERNAL, logged with its traceback). gRPC's own aborts pass untouched.
+  (INTERNAL, logged with its traceback). gRPC's own aborts pass untouched;
+* records the call in the process's :class:`~felt.service.metrics.RpcMetrics`, when it
+  is given one: its method, the status code it ended with and how long it took (a
+  stream when it ends: ``CANCELLED`` when its client went away).
 
 ``AuthInterceptor``, the inner one, authenticates the caller once (the service's
 ``authenticate``, which reads the bearer token and counts a bad one against the
@@ -28,7 +31,9 @@ context variable the handlers read; what a call needs is checked by its use case
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from typing import Any, Generic, TypeVar
@@ -37,6 +42,7 @@ import grpc
 import structlog
 from structlog.contextvars import bind_contextvars, reset_contextvars
 
+from felt.service.metrics import RpcMetrics
 from felt.service.refusals import Code, Refused, common_refusal
 from felt.service.rpc import Context, fail
 
@@ -55,6 +61,7 @@ class MethodInterceptor(grpc.aio.ServerInterceptor):
     """Wraps the unary and server-streaming methods of one service, once per method."""
 
     def __init__(self, service: str) -> None:
+        self.service = service
         self.prefix = f"/{service}/"
         self._wrapped: dict[str, tuple[_HANDLER, _HANDLER]] = {}
 
@@ -107,34 +114,62 @@ class CallInterceptor(MethodInterceptor):
         refusal: Refusal,
         unavailable: tuple[type[BaseException], ...],
         unavailable_message: str,
+        metrics: RpcMetrics | None = None,
     ) -> None:
         super().__init__(service)
         self.log = structlog.get_logger(logger)
         self.log_fields, self.refusal = log_fields, refusal
         self.unavailable, self.unavailable_message = unavailable, unavailable_message
+        self.metrics = metrics
 
     def unary(self, behavior: Unary, method: str) -> Unary:
+        metrics = self.metrics
+
         async def guarded(request: Any, context: Context) -> Any:
+            started, code = time.perf_counter(), "OK"
             with self._call_context(request, method):
                 try:
                     _check_deadline(context)
                     return await behavior(request, context)
+                except (grpc.aio.AbortError, asyncio.CancelledError) as exc:
+                    code = _ended(context, exc)
+                    raise
                 except Exception as exc:
-                    await fail(context, self._status(exc))
+                    refused = self._status(exc)
+                    code = refused.code.name
+                    await fail(context, refused)
+                finally:
+                    if metrics is not None:
+                        metrics.observe_rpc(
+                            self.service, method, code, time.perf_counter() - started, request
+                        )
             raise AssertionError("unreachable")  # pragma: no cover - fail raises
 
         return guarded
 
     def stream(self, behavior: Stream, method: str) -> Stream:
+        metrics = self.metrics
+
         async def guarded(request: Any, context: Context) -> AsyncGenerator[Any]:
+            started, code = time.perf_counter(), "OK"
             with self._call_context(request, method):
                 try:
                     _check_deadline(context)
                     async with contextlib.aclosing(behavior(request, context)) as messages:
                         async for message in messages:
                             yield message
+                except (grpc.aio.AbortError, asyncio.CancelledError, GeneratorExit) as exc:
+                    code = _ended(context, exc)
+                    raise
                 except Exception as exc:
-                    await fail(context, self._status(exc))
+                    refused = self._status(exc)
+                    code = refused.code.name
+                    await fail(context, refused)
+                finally:
+                    if metrics is not None:
+                        metrics.observe_rpc(
+                            self.service, method, code, time.perf_counter() - started, request
+                        )
 
         return guarded
 
@@ -166,6 +201,23 @@ class CallInterceptor(MethodInterceptor):
             return Refused(Code.UNAVAILABLE, self.unavailable_message)
         self.log.exception("request_failed")
         return Refused(Code.INTERNAL, "internal error")
+
+
+_STATUS_NAMES = {status.value[0]: status.name for status in grpc.StatusCode}
+
+
+def _ended(context: Context, error: BaseException) -> str:
+    """The status code of a call gRPC ended itself: an abort's (already on the context),
+    or ``CANCELLED`` when the client went away."""
+    if isinstance(error, grpc.aio.AbortError):
+        with contextlib.suppress(Exception):  # code() is recent in grpc.aio
+            code = context.code()
+            if isinstance(code, grpc.StatusCode):
+                return code.name
+            if isinstance(code, int):
+                return _STATUS_NAMES.get(code, "UNKNOWN")
+        return "UNKNOWN"
+    return "CANCELLED"
 
 
 def _check_deadline(context: Context) -> None:

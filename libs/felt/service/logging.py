@@ -1,6 +1,8 @@
 """Structured logging for Felt (structlog).
 
-Services call ``configure_logging()`` once at start-up (one JSON object per line); developer
+Services call ``configure_logging()`` once at start-up: one JSON object per line, what a log
+collector reads, unless ``FELT_LOG_FORMAT`` says otherwise or (``auto``, the default) the log
+goes to a terminal or the process runs in development mode, where a person reads it; developer
 tools call ``configure_logging(json=False)`` for coloured console output. Context bound with
 ``bind_contextvars(table_id=..., hand_id=..., seat=...)`` is merged into every event logged
 from the same task or thread, so a service binds the table/hand/seat once per request:
@@ -31,12 +33,15 @@ from structlog.contextvars import (
 )
 from structlog.typing import Processor
 
+from felt.config import settings as S
+
 __all__ = [
     "bind_contextvars",
     "bound_contextvars",
     "clear_contextvars",
     "configure_logging",
     "get_logger",
+    "json_logs",
     "unbind_contextvars",
 ]
 
@@ -50,17 +55,34 @@ def _level_number(level: str | int) -> int:
     return number
 
 
+def json_logs(out: IO[str], dev: bool | None = None) -> bool:
+    """Whether log lines to ``out`` are JSON: ``FELT_LOG_FORMAT``, or for ``auto`` JSON unless
+    ``out`` is a terminal or in development mode (``dev``; None: ``FELT_DEV_MODE``)."""
+    chosen = S.FELT_LOG_FORMAT.read()
+    if chosen != "auto":
+        return chosen == "json"
+    development = S.FELT_DEV_MODE.read() if dev is None else dev
+    return not (development or out.isatty())
+
+
 def configure_logging(
-    json: bool = True, level: str | int = "INFO", *, stream: IO[str] | None = None
+    json: bool | None = None,
+    level: str | int = "INFO",
+    *,
+    stream: IO[str] | None = None,
+    dev: bool | None = None,
 ) -> None:
     """Configure structlog and the standard library's logging.
 
-    json: render one JSON object per line (services); False renders for a console (dev).
+    json: render one JSON object per line (services); False renders for a console (dev);
+    None (the default) chooses as :func:`json_logs` does, with ``dev``.
     level: minimum level, a name ("DEBUG", "INFO", ...) or a ``logging`` number.
     stream: where to write; defaults to ``sys.stderr`` (stdout stays free for CLI output).
     """
     level_no = _level_number(level)
     out = stream if stream is not None else sys.stderr
+    if json is None:
+        json = json_logs(out, dev)
 
     shared: list[Processor] = [
         structlog.contextvars.merge_contextvars,

@@ -7,8 +7,9 @@ readiness: 200 while it takes new work, 503 while it drains.
 
 The server is a few lines on ``asyncio.start_server`` rather than
 ``prometheus_client.start_http_server`` so it runs on the process's event
-loop (no thread), binds port 0 in tests, and stops with the process. The AI
-workers and the projector serve their metrics with it.
+loop (no thread), binds port 0 in tests, and stops with the process. Every
+service serves its metrics with it (its registry: :mod:`felt.service.metrics`), on a port
+of its own.
 """
 
 from __future__ import annotations

@@ -272,6 +272,8 @@ class _ReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Reason.ValueTy
     """Your seat's pass is for another seat."""
     WRONG_TABLE: _Reason.ValueType  # 109
     """Your seat's pass is for another table."""
+    NO_BIG_BLIND: _Reason.ValueType  # 110
+    """This game has no big blind to wait for."""
 
 class Reason(_Reason, metaclass=_ReasonEnumTypeWrapper):
     """Why a call was refused (ErrorInfo.reason is the value's name)."""
@@ -510,4 +512,6 @@ WRONG_SEAT: Reason.ValueType  # 108
 """Your seat's pass is for another seat."""
 WRONG_TABLE: Reason.ValueType  # 109
 """Your seat's pass is for another table."""
+NO_BIG_BLIND: Reason.ValueType  # 110
+"""This game has no big blind to wait for."""
 Global___Reason: _TypeAlias = Reason  # noqa: Y015

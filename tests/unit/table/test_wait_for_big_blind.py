@@ -23,10 +23,12 @@ from felt.core.table.aggregate import (
     StartNextHand,
     TableState,
     decide_table,
+    fold,
     snapshot_of,
     state_from_snapshot,
 )
 from felt.core.table.events import PlayerSatIn, PlayerSeated, PlayerWaitingForBigBlind, TableConfig
+from tests.unit.table.random_tables import RandomTable, random_table
 from tests.unit.table.tables import play_out, run
 
 NLHE = Variant.NLHE
@@ -202,3 +204,22 @@ def test_a_waiting_player_is_never_dealt_in_before_the_big_blind_reaches_them(
     state = play_out(state)
     # Every chip is where the ledger says: what sat down, less what left, is on the table.
     assert sum(p.stack for p in state.players) == bought
+
+
+@settings(max_examples=80, deadline=None)
+@given(random_table())
+def test_waiting_never_stalls_a_table_that_could_play(table: RandomTable) -> None:
+    """Over random tables (waits drawn among the seatings and sit-ins): whenever two seats
+    could play, a hand can be dealt, so a seat waits for a big blind that does come."""
+    state = None
+    for batch in table.batches:
+        state = fold(state, batch)
+        if state.closed or state.hand_running:
+            continue
+        ready = [
+            p.seat
+            for p in state.players
+            if not p.sitting_out and not p.leaving and p.stack >= state.min_stack
+        ]
+        if len(ready) >= 2:
+            assert len(state.active_seats()) >= 2, (ready, state.positions, state.players)

@@ -364,6 +364,8 @@ def describe_event(
         return f"{who(body.seat)} sits out"
     if kind == "player_sat_in":
         return f"{who(body.seat)} sits in"
+    if kind == "player_waiting_for_big_blind":
+        return f"{who(body.seat)} waits for the big blind"
     if kind == "chips_added":
         return f"{who(body.seat)} adds {body.amount} chips"
     if kind == "action_timed_out":

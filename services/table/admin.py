@@ -142,8 +142,12 @@ class TableAdmin:
         display_name: str,
         stack: int,
         ai_level: int,
+        *,
+        wait_for_big_blind: bool = False,
     ) -> Seated:
         """Seat a player (admin) at ``seat`` or the first free one; it gets a seat token.
+
+        With ``wait_for_big_blind`` the player is dealt in only when the big blind reaches it.
 
         The token is derived from the request id, so a retry gets the same token
         back although only its hash is ever stored.
@@ -175,7 +179,15 @@ class TableAdmin:
                 raise invalid(exc) from None
             chosen = where(state)
             token = issue_token(secret, SeatClaim(table_id, chosen, player_id, expires), nonce)
-            return SeatPlayer(chosen, player_id, display_name, stack, token_hash(token), level)
+            return SeatPlayer(
+                chosen,
+                player_id,
+                display_name,
+                stack,
+                token_hash(token),
+                level,
+                wait_for_big_blind,
+            )
 
         def answer(
             before: TableState | None, _: TableState, seq: int, __: datetime | None

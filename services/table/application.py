@@ -216,9 +216,18 @@ class TableApp:
         """Sit out (the seat plays passively from the next hand); the new sequence."""
         return await self._presence(caller, request, table_id, SitOut(seat), pb.SitOutResponse)
 
-    async def sit_in(self, caller: Caller, request: ClientRequest, table_id: str, seat: int) -> int:
-        """Sit back in; the new sequence."""
-        return await self._presence(caller, request, table_id, SitIn(seat), pb.SitInResponse)
+    async def sit_in(
+        self,
+        caller: Caller,
+        request: ClientRequest,
+        table_id: str,
+        seat: int,
+        *,
+        wait_for_big_blind: bool = False,
+    ) -> int:
+        """Sit back in, at once or (``wait_for_big_blind``) at the big blind; the new sequence."""
+        command = SitIn(seat, wait_for_big_blind)
+        return await self._presence(caller, request, table_id, command, pb.SitInResponse)
 
     async def _presence(
         self,

@@ -95,6 +95,7 @@ class TableService(rpc.TableServiceServicer):
             request.display_name,
             request.stack,
             request.ai_level,
+            wait_for_big_blind=request.wait_for_big_blind,
         )
         response = pb.SeatPlayerResponse(
             seat=seated.seat, sequence=seated.sequence, seat_token=seated.seat_token
@@ -154,7 +155,11 @@ class TableService(rpc.TableServiceServicer):
 
     async def SitIn(self, request: pb.SitInRequest, context: Context) -> pb.SitInResponse:
         sequence = await self.app.sit_in(
-            current_caller(), ClientRequest.of(request), request.table_id, request.seat
+            current_caller(),
+            ClientRequest.of(request),
+            request.table_id,
+            request.seat,
+            wait_for_big_blind=request.wait_for_big_blind,
         )
         return pb.SitInResponse(sequence=sequence)
 

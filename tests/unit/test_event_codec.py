@@ -112,6 +112,8 @@ TABLE_EVENTS: list[AnyEvent] = [
     te.PlayerLeft(seat=2, stack=480),
     *(te.PlayerSatOut(seat=2, reason=r) for r in ("requested", "timeouts", "leaving", "busted")),
     te.PlayerSatIn(seat=2),
+    te.PlayerWaitingForBigBlind(seat=2),
+    te.PlayerWaitingForBigBlind(seat=0),
     te.ChipsAdded(seat=2, amount=100),
     te.ActionTimedOut(seat=2),
     te.DeckCommitted(hand_id="h-1", root="0f" * 32, leaf_count=52, seed=bytes(range(32))),
@@ -134,6 +136,17 @@ TABLE_EVENTS: list[AnyEvent] = [
         seated_at=((0, 3), (2, 4), (4, 90), (5, 0)),
     ),
     te.TableSnapshotTaken(NLHE_CONFIG, hands_played=1, positions=Positions(1, 1, 3)),
+    te.TableSnapshotTaken(
+        NLHE_CONFIG,
+        players=(
+            Player(1, "p-1", "Di", 200, "ab" * 32, waiting_for_big_blind=True),
+            Player(3, "p-3", "Ed", 300, "cd" * 32),
+            Player(4, "p-4", "Flo", 400, "ef" * 32),
+        ),
+        hands_played=7,
+        positions=Positions(3, 3, 4),
+        seated_at=((1, 12), (3, 2), (4, 3)),
+    ),
 ]
 
 META = EventMeta(

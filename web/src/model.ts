@@ -109,6 +109,8 @@ export function logLine(e: StoredEvent, name: Names, raise = false): string {
       return t("log.satOut", { who: name(ev.value.seat) });
     case "playerSatIn":
       return t("log.satIn", { who: name(ev.value.seat) });
+    case "playerWaitingForBigBlind":
+      return t("log.waitsForBigBlind", { who: name(ev.value.seat) });
     case "actionTimedOut":
       return t("log.timedOut", { who: name(ev.value.seat) });
     case "deckCommitted":

@@ -375,11 +375,14 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
     }
   };
 
+  // "Wait for the big blind" (Hold'em): sitting back in, be dealt in only when the big blind
+  // reaches the seat, posting it; unticked, dealt in from the next hand owing nothing.
+  const [waitForBigBlind, setWaitForBigBlind] = useState(false);
   const sitOutIn = async (out: boolean) => {
     setError("");
     try {
       if (out) await client.sitOut({ tableId: lounge, seat, requestId: requestId() });
-      else await client.sitIn({ tableId: lounge, seat, requestId: requestId() });
+      else await client.sitIn({ tableId: lounge, seat, requestId: requestId(), waitForBigBlind });
       refresh();
     } catch (err) {
       setError(errorText(err));
@@ -486,6 +489,12 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
             {!bust && (
               <div class="row seat-buttons">
                 <button class="ghost" data-testid="sit-out" onClick={() => sitOutIn(!sittingOut)}>{sittingOut ? t("table.sitIn") : playing ? t("table.sitOutNextHand") : t("table.sitOut")}</button>
+                {sittingOut && variant === Variant.NLHE && (
+                  <label class="check" data-testid="wait-for-big-blind-option">
+                    <input type="checkbox" data-testid="wait-for-big-blind" checked={waitForBigBlind} onChange={(e) => setWaitForBigBlind((e.target as HTMLInputElement).checked)} />
+                    {t("table.waitForBigBlind")}
+                  </label>
+                )}
                 <button class="ghost" data-testid="leave" onClick={leave}>{t("table.leave")}</button>
               </div>
             )}
@@ -624,6 +633,7 @@ function SeatView({ seat, hs, view, pos, blind, mine, made, isWin, winner }: { s
         {seat.status === SeatStatus.SITTING_OUT && (
           <span class="tag">{hs && !hs.folded && hand && hand.street !== Street.COMPLETE ? t("table.sitOutNext") : t("table.sittingOut")}</span>
         )}
+        {seat.waitingForBigBlind && !hs && <span class="tag" data-testid="waiting-for-big-blind">{t("table.waitingForBigBlind")}</span>}
         {hs && hs.drawnCount > 0 && <span class="tag">{t("table.drew", { n: hs.drawnCount })}</span>}
       </div>
       <div class="markers">

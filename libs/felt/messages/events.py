@@ -327,6 +327,16 @@ def _read_player_sat_in(m: pb.PlayerSatIn) -> te.PlayerSatIn:
     return te.PlayerSatIn(seat=m.seat)
 
 
+def _player_waiting_for_big_blind(stored: pb.StoredEvent, e: te.PlayerWaitingForBigBlind) -> None:
+    stored.player_waiting_for_big_blind.seat = e.seat
+
+
+def _read_player_waiting_for_big_blind(
+    m: pb.PlayerWaitingForBigBlind,
+) -> te.PlayerWaitingForBigBlind:
+    return te.PlayerWaitingForBigBlind(seat=m.seat)
+
+
 def _chips_added(stored: pb.StoredEvent, e: te.ChipsAdded) -> None:
     m = stored.chips_added
     m.seat, m.amount = e.seat, e.amount
@@ -384,6 +394,7 @@ def _table_snapshot_taken(stored: pb.StoredEvent, e: te.TableSnapshotTaken) -> N
                 else pb.SIT_OUT_REASON_UNSPECIFIED
             ),
             seated_sequence=seated_at.get(p.seat, 0),
+            waiting_for_big_blind=p.waiting_for_big_blind,
         )
     m.hands_played = e.hands_played
     if e.positions is not None:
@@ -417,6 +428,7 @@ def _read_table_snapshot_taken(m: pb.TableSnapshotTaken) -> te.TableSnapshotTake
                 if s.sit_out_reason != pb.SIT_OUT_REASON_UNSPECIFIED
                 else ""
             ),
+            waiting_for_big_blind=s.waiting_for_big_blind,
         )
         for s in m.seats
     )
@@ -471,6 +483,12 @@ EVENT_KINDS: tuple[EventKind, ...] = (
     EventKind(te.PlayerLeft, "player_left", _player_left, _read_player_left),
     EventKind(te.PlayerSatOut, "player_sat_out", _player_sat_out, _read_player_sat_out),
     EventKind(te.PlayerSatIn, "player_sat_in", _player_sat_in, _read_player_sat_in),
+    EventKind(
+        te.PlayerWaitingForBigBlind,
+        "player_waiting_for_big_blind",
+        _player_waiting_for_big_blind,
+        _read_player_waiting_for_big_blind,
+    ),
     EventKind(te.ChipsAdded, "chips_added", _chips_added, _read_chips_added),
     EventKind(te.ActionTimedOut, "action_timed_out", _action_timed_out, _read_action_timed_out),
     EventKind(te.DeckCommitted, "deck_committed", _deck_committed, _read_deck_committed),

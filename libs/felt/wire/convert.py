@@ -203,6 +203,7 @@ def _fill_table(msg: tpb.Table, state: TableState, sequence: int) -> None:
             stack=behind.get(number, p.stack),
             ai_level=ai_level_to_proto(p.ai_level),
             consecutive_timeouts=p.timeouts,
+            waiting_for_big_blind=p.waiting_for_big_blind,
         )
     msg.hands_played = state.hands_played
 

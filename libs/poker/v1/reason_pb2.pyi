@@ -276,6 +276,8 @@ class _ReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Reason.ValueTy
     """Adding your chips did not finish: they are held until an operator settles it
     (FAILED_PRECONDITION; the lobby's AddSeatChips).
     """
+    NO_BIG_BLIND: _Reason.ValueType  # 111
+    """This game has no big blind to wait for."""
 
 class Reason(_Reason, metaclass=_ReasonEnumTypeWrapper):
     """Why a call was refused (ErrorInfo.reason is the value's name)."""
@@ -518,4 +520,6 @@ CHIP_ADD_STUCK: Reason.ValueType  # 110
 """Adding your chips did not finish: they are held until an operator settles it
 (FAILED_PRECONDITION; the lobby's AddSeatChips).
 """
+NO_BIG_BLIND: Reason.ValueType  # 111
+"""This game has no big blind to wait for."""
 Global___Reason: _TypeAlias = Reason  # noqa: Y015

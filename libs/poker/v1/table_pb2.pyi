@@ -168,6 +168,7 @@ class Seat(_message.Message):
     STACK_FIELD_NUMBER: _builtins.int
     AI_LEVEL_FIELD_NUMBER: _builtins.int
     CONSECUTIVE_TIMEOUTS_FIELD_NUMBER: _builtins.int
+    WAITING_FOR_BIG_BLIND_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     status: Global___SeatStatus.ValueType
     player_id: _builtins.str
@@ -177,6 +178,10 @@ class Seat(_message.Message):
     ai_level: _events_pb2.AiLevel.ValueType
     """Set for an AI seat; unspecified for a human."""
     consecutive_timeouts: _builtins.int
+    waiting_for_big_blind: _builtins.bool
+    """Waiting for the big blind: not dealt in until the big blind reaches this seat
+    (SitInRequest.wait_for_big_blind).
+    """
     def __init__(
         self,
         *,
@@ -187,10 +192,11 @@ class Seat(_message.Message):
         stack: _builtins.int = ...,
         ai_level: _events_pb2.AiLevel.ValueType = ...,
         consecutive_timeouts: _builtins.int = ...,
+        waiting_for_big_blind: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ai_level", b"ai_level", "consecutive_timeouts", b"consecutive_timeouts", "display_name", b"display_name", "player_id", b"player_id", "seat", b"seat", "stack", b"stack", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ai_level", b"ai_level", "consecutive_timeouts", b"consecutive_timeouts", "display_name", b"display_name", "player_id", b"player_id", "seat", b"seat", "stack", b"stack", "status", b"status", "waiting_for_big_blind", b"waiting_for_big_blind"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -94,7 +94,8 @@ class TableService(Protocol):
 
     async def sit_in(self, request: SitInRequest, ctx: RequestContext[SitInRequest, SitInResponse], /) -> SitInResponse:
         """
-        Is dealt in again from the next hand.
+        Is dealt in again from the next hand, or, with wait_for_big_blind, from the hand
+        in which the big blind reaches the seat.
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -540,7 +541,8 @@ class TableServiceClient(ConnectClient):
         timeout_ms: int | None = None,
     ) -> SitInResponse:
         """
-        Is dealt in again from the next hand.
+        Is dealt in again from the next hand, or, with wait_for_big_blind, from the hand
+        in which the big blind reaches the seat.
         """
         return await self.execute_unary(
             request=request,

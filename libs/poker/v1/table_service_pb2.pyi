@@ -197,6 +197,7 @@ class SeatPlayerRequest(_message.Message):
     STACK_FIELD_NUMBER: _builtins.int
     AI_LEVEL_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    WAIT_FOR_BIG_BLIND_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     seat: _builtins.int
     """The seat to take; unset takes the lowest free seat."""
@@ -207,6 +208,8 @@ class SeatPlayerRequest(_message.Message):
     ai_level: _events_pb2.AiLevel.ValueType
     """Set to seat an AI player of this strength; unspecified seats a human."""
     request_id: _builtins.str
+    wait_for_big_blind: _builtins.bool
+    """Seat the player waiting for the big blind (as SitInRequest.wait_for_big_blind)."""
     def __init__(
         self,
         *,
@@ -217,10 +220,11 @@ class SeatPlayerRequest(_message.Message):
         stack: _builtins.int = ...,
         ai_level: _events_pb2.AiLevel.ValueType = ...,
         request_id: _builtins.str = ...,
+        wait_for_big_blind: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "ai_level", b"ai_level", "display_name", b"display_name", "player_id", b"player_id", "request_id", b"request_id", "seat", b"seat", "stack", b"stack", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "ai_level", b"ai_level", "display_name", b"display_name", "player_id", b"player_id", "request_id", b"request_id", "seat", b"seat", "stack", b"stack", "table_id", b"table_id", "wait_for_big_blind", b"wait_for_big_blind"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -419,19 +423,27 @@ class SitInRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    WAIT_FOR_BIG_BLIND_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     seat: _builtins.int
     request_id: _builtins.str
+    wait_for_big_blind: _builtins.bool
+    """Wait for the big blind: not dealt in until the big blind would reach the seat,
+    then dealt in posting it (event PlayerWaitingForBigBlind). Hold'em only: at a
+    table without blinds (Draw) it is FAILED_PRECONDITION NO_BIG_BLIND. Unset: dealt
+    in from the next hand, owing no blind (RULES.md).
+    """
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         seat: _builtins.int = ...,
         request_id: _builtins.str = ...,
+        wait_for_big_blind: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["request_id", b"request_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["request_id", b"request_id", "seat", b"seat", "table_id", b"table_id", "wait_for_big_blind", b"wait_for_big_blind"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

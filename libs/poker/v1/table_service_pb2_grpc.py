@@ -174,7 +174,8 @@ class TableServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SitIn(self, request, context):
-        """Is dealt in again from the next hand.
+        """Is dealt in again from the next hand, or, with wait_for_big_blind, from the hand
+        in which the big blind reaches the seat.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

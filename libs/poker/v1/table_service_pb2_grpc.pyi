@@ -99,7 +99,9 @@ class TableServiceStub:
     SitOut: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.SitOutRequest, _table_service_pb2.SitOutResponse]
     """Stops being dealt in from the next hand."""
     SitIn: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.SitInRequest, _table_service_pb2.SitInResponse]
-    """Is dealt in again from the next hand."""
+    """Is dealt in again from the next hand, or, with wait_for_big_blind, from the hand
+    in which the big blind reaches the seat.
+    """
     AddChips: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.AddChipsRequest, _table_service_pb2.AddChipsResponse]
     """Adds chips to the seat's stack (between hands; internal)."""
     CloseTable: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.CloseTableRequest, _table_service_pb2.CloseTableResponse]
@@ -171,7 +173,9 @@ class TableServiceAsyncStub(TableServiceStub):
     SitOut: _aio.UnaryUnaryMultiCallable[_table_service_pb2.SitOutRequest, _table_service_pb2.SitOutResponse]  # type: ignore[assignment]
     """Stops being dealt in from the next hand."""
     SitIn: _aio.UnaryUnaryMultiCallable[_table_service_pb2.SitInRequest, _table_service_pb2.SitInResponse]  # type: ignore[assignment]
-    """Is dealt in again from the next hand."""
+    """Is dealt in again from the next hand, or, with wait_for_big_blind, from the hand
+    in which the big blind reaches the seat.
+    """
     AddChips: _aio.UnaryUnaryMultiCallable[_table_service_pb2.AddChipsRequest, _table_service_pb2.AddChipsResponse]  # type: ignore[assignment]
     """Adds chips to the seat's stack (between hands; internal)."""
     CloseTable: _aio.UnaryUnaryMultiCallable[_table_service_pb2.CloseTableRequest, _table_service_pb2.CloseTableResponse]  # type: ignore[assignment]
@@ -282,7 +286,9 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _table_service_pb2.SitInRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_table_service_pb2.SitInResponse, _abc.Awaitable[_table_service_pb2.SitInResponse]]:
-        """Is dealt in again from the next hand."""
+        """Is dealt in again from the next hand, or, with wait_for_big_blind, from the hand
+        in which the big blind reaches the seat.
+        """
 
     @_abc_1.abstractmethod
     def AddChips(

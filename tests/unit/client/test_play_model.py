@@ -231,3 +231,21 @@ def test_the_log_describes_events_and_never_invents_hidden_cards() -> None:
     )
     assert line(pot_awarded=award) == "Pot 60 to Ann 60 with a pair of aces"
     assert line(deck_committed=epb.DeckCommitted(hand_id="h", root="ab")) is None
+
+
+def test_a_seat_waiting_for_the_big_blind_says_so_and_the_refusal_reads_as_a_sentence() -> None:
+    waiting = view(to_act=None)
+    waiting.table.seats[2].CopyFrom(
+        tpb.Seat(
+            seat=2,
+            status=tpb.SEAT_STATUS_SITTING_IN,
+            display_name="Cy",
+            stack=500,
+            waiting_for_big_blind=True,
+        )
+    )
+    lines = model.seat_lines(waiting)
+    assert lines[2].endswith("waiting for the big blind"), lines
+    assert not any("waiting" in line for line in lines[:2])
+    text = model.refusal_text("NO_BIG_BLIND", "FAILED_PRECONDITION")
+    assert text == "This game has no big blind to wait for"

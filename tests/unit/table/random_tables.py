@@ -130,7 +130,8 @@ def _command(draw: st.DrawFn, state: TableState, serial: int) -> TableCommand | 
     if kind == "seat":
         stack = draw(st.integers(1, 400))
         level = draw(st.sampled_from(["", "", "easy", "hard"]))
-        return SeatPlayer(seat, f"p{serial}", f"P{serial}", stack, f"{serial:064x}", level)
+        wait = draw(st.integers(0, 3)) == 0  # refused at Draw (no big blind): skipped
+        return SeatPlayer(seat, f"p{serial}", f"P{serial}", stack, f"{serial:064x}", level, wait)
     if kind == "deal":
         return StartNextHand(draw(st.binary(min_size=32, max_size=32)))
     if kind == "move":
@@ -140,7 +141,7 @@ def _command(draw: st.DrawFn, state: TableState, serial: int) -> TableCommand | 
     if kind == "sit_out":
         return SitOut(seat)
     if kind == "sit_in":
-        return SitIn(seat)
+        return SitIn(seat, draw(st.booleans()))
     if kind == "chips":
         return AddChips(seat, draw(st.integers(1, 100)))
     if kind == "show":

@@ -59,6 +59,7 @@ from felt.core.table.events import (
     PlayerSatIn,
     PlayerSatOut,
     PlayerSeated,
+    PlayerWaitingForBigBlind,
     SeatTokenReissued,
     TableClosed,
     TableConfig,
@@ -67,7 +68,7 @@ from felt.core.table.events import (
     is_hand_event,
 )
 from felt.core.table.player import Player
-from felt.core.table.positions import Positions, dealing_order, next_positions
+from felt.core.table.positions import Positions, dealing_order, next_positions, next_seat
 
 SEAT_ACTIONS = (PlayerFolded, PlayerChecked, PlayerCalled, BetPlaced, CardsDrawn)
 # Hand events whose effect outlives the hand (``skim_event`` leaves the state as it is for
@@ -122,11 +123,24 @@ class TableState(Record):
         return self.hand is not None and not self.hand.ended
 
     def active_seats(self) -> list[int]:
-        """Seats that will be dealt into the next hand."""
+        """Seats that will be dealt into the next hand.
+
+        A seat waiting for the big blind is one of them only when the big blind
+        would reach it: the dead-button rule moves the big blind to the first seat
+        dealt in after the last one, so it is that seat among all who could play.
+        Dealt in then, it is the big blind whoever else waits (they sit after it).
+        With no last big blind (a fresh start) there is none to wait for: all play.
+        """
         least = self.min_stack
-        return [
+        ready = [
             p.seat for p in self.players if not p.sitting_out and not p.leaving and p.stack >= least
         ]
+        last = self.positions
+        waiting = [p.seat for p in self.players if p.waiting_for_big_blind and p.seat in ready]
+        if not waiting or last is None or last.big_blind is None:
+            return ready
+        big = next_seat(last.big_blind, ready, self.config.seat_count)
+        return [s for s in ready if s == big or s not in waiting]
 
     @property
     def min_stack(self) -> int:
@@ -173,12 +187,15 @@ class CreateTable(Record):
 
 @dataclass(frozen=True, slots=True)
 class SeatPlayer(Record):
+    """Seat a player; with ``wait_for_big_blind`` dealt in only when the big blind reaches it."""
+
     seat: int
     player_id: str
     name: str
     stack: int
     token_hash: str
     ai_level: str = ""
+    wait_for_big_blind: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +219,10 @@ class SitOut(Record):
 
 @dataclass(frozen=True, slots=True)
 class SitIn(Record):
+    """Be dealt in again: from the next hand, or (``wait_for_big_blind``) at the big blind."""
+
     seat: int
+    wait_for_big_blind: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,7 +385,10 @@ def _decide(
         player = _seated(state, command.seat)
         if not player.sitting_out or player.leaving:
             raise _refuse("NOT_SITTING_OUT", f"seat {command.seat} is not sitting out")
-        return [PlayerSatIn(command.seat)], None
+        return [
+            PlayerSatIn(command.seat),
+            *_wait(state, command.seat, command.wait_for_big_blind),
+        ], None
     if isinstance(command, AddChips):
         _seated(state, command.seat)
         if command.amount <= 0:
@@ -409,7 +432,17 @@ def _seat_player(state: TableState, c: SeatPlayer) -> list[AnyEvent]:
         raise _refuse("BAD_AMOUNT", "a player sits down with a positive stack")
     if c.ai_level and c.ai_level not in AI_LEVELS:
         raise _refuse("BAD_AI_LEVEL", f"AI level must be {', '.join(AI_LEVELS)}")
-    return [PlayerSeated(c.seat, c.player_id, c.name, c.stack, c.token_hash, c.ai_level)]
+    seated = PlayerSeated(c.seat, c.player_id, c.name, c.stack, c.token_hash, c.ai_level)
+    return [seated, *_wait(state, c.seat, c.wait_for_big_blind)]
+
+
+def _wait(state: TableState, seat: int, wait_for_big_blind: bool) -> list[AnyEvent]:
+    """The event that makes ``seat`` wait for the big blind, if asked (RULES.md: NLHE only)."""
+    if not wait_for_big_blind:
+        return []
+    if not rules_for(state.config.variant).blinds:
+        raise _refuse("NO_BIG_BLIND", f"{state.config.variant} has no big blind to wait for")
+    return [PlayerWaitingForBigBlind(seat)]
 
 
 def _leave(state: TableState, seat: int) -> list[AnyEvent]:
@@ -587,10 +620,13 @@ def apply_event(state: TableState | None, event: AnyEvent) -> TableState:
                 leaving=leaving,
                 timeouts=0,
                 sit_out_reason=event.reason,
+                waiting_for_big_blind=False,
             )
         )
     if isinstance(event, PlayerSatIn):
         return _update(state, event.seat, sitting_out=False, timeouts=0, sit_out_reason="")
+    if isinstance(event, PlayerWaitingForBigBlind):
+        return _update(state, event.seat, waiting_for_big_blind=True)
     if isinstance(event, ChipsAdded):
         p = state.player(event.seat)
         assert p is not None
@@ -618,6 +654,7 @@ def _update(
     timeouts: int | None = None,
     sit_out_reason: str | None = None,
     token_hash: str | None = None,
+    waiting_for_big_blind: bool | None = None,
 ) -> TableState:
     """``state`` with the given fields of ``seat``'s player changed (None: unchanged).
 
@@ -637,6 +674,7 @@ def _update(
             p.leaving if leaving is None else leaving,
             p.timeouts if timeouts is None else timeouts,
             p.sit_out_reason if sit_out_reason is None else sit_out_reason,
+            p.waiting_for_big_blind if waiting_for_big_blind is None else waiting_for_big_blind,
         )
 
     players = tuple(changed(p) if p.seat == seat else p for p in state.players)
@@ -646,7 +684,7 @@ def _update(
 def _apply_hand_event(state: TableState, event: HandEvent) -> TableState:
     if isinstance(event, HandStarted):
         return replace(
-            state,
+            _waits_over(state, event),
             hand=apply_hand(None, event),
             hand_events=(event,),
             positions=_positions_of(state, event),
@@ -670,8 +708,24 @@ def skim_event(state: TableState | None, event: AnyEvent) -> TableState:
         return apply_event(state, event)
     assert state is not None, "a table's stream starts with TableCreated"
     if isinstance(event, HandStarted):
-        return replace(state, hand=None, hand_events=(), positions=_positions_of(state, event))
+        return replace(
+            _waits_over(state, event),
+            hand=None,
+            hand_events=(),
+            positions=_positions_of(state, event),
+        )
     return _lasting(state, state, event)
+
+
+def _waits_over(state: TableState, event: HandStarted) -> TableState:
+    """The seats ``event`` deals in no longer wait for the big blind (they post it now)."""
+    dealt = {s.seat for s in event.setup.seats}
+    if not any(p.waiting_for_big_blind and p.seat in dealt for p in state.players):
+        return state
+    players = tuple(
+        replace(p, waiting_for_big_blind=False) if p.seat in dealt else p for p in state.players
+    )
+    return replace(state, players=players)
 
 
 def _positions_of(state: TableState, event: HandStarted) -> Positions:

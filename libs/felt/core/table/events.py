@@ -111,6 +111,20 @@ class PlayerSatIn(Record):
 
 
 @dataclass(frozen=True, slots=True)
+class PlayerWaitingForBigBlind(Record):
+    """``seat`` waits for the big blind: dealt in only when the big blind would reach it.
+
+    Recorded after the ``PlayerSeated`` or ``PlayerSatIn`` it qualifies (RULES.md,
+    "Wait for the big blind"; games with blinds only). Without it a newcomer is
+    dealt in from the next hand owing no blind, so a new event rather than a
+    changed meaning of those two. The wait ends with the first ``HandStarted``
+    that deals the seat in (as the big blind) or when the seat sits out again.
+    """
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
 class ChipsAdded(Record):
     seat: int
     amount: int
@@ -198,6 +212,7 @@ TableEvent = (
     | PlayerLeft
     | PlayerSatOut
     | PlayerSatIn
+    | PlayerWaitingForBigBlind
     | ChipsAdded
     | ActionTimedOut
     | DeckCommitted

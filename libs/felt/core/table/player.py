@@ -25,6 +25,8 @@ class Player(Record):
     timeouts: int = 0
     # Why the seat sits out ("requested", "timeouts", "leaving"); empty while sitting in.
     sit_out_reason: str = ""
+    # Waiting for the big blind: not dealt in until the big blind would reach the seat.
+    waiting_for_big_blind: bool = False
 
     def __init__(
         self,
@@ -38,6 +40,7 @@ class Player(Record):
         leaving: bool = False,
         timeouts: int = 0,
         sit_out_reason: str = "",
+        waiting_for_big_blind: bool = False,
     ) -> None:
         object.__setattr__(self, "seat", seat)
         object.__setattr__(self, "player_id", player_id)
@@ -49,6 +52,7 @@ class Player(Record):
         object.__setattr__(self, "leaving", leaving)
         object.__setattr__(self, "timeouts", timeouts)
         object.__setattr__(self, "sit_out_reason", sit_out_reason)
+        object.__setattr__(self, "waiting_for_big_blind", waiting_for_big_blind)
 
     @property
     def away(self) -> bool:

@@ -1006,6 +1006,31 @@ class PlayerSatIn(_message.Message):
 Global___PlayerSatIn: _TypeAlias = PlayerSatIn  # noqa: Y015
 
 @_typing.final
+class PlayerWaitingForBigBlind(_message.Message):
+    """`seat` chose to wait for the big blind: it is not dealt in until the big
+    blind would reach it (the dead-button rule's next big blind), then it is
+    dealt in and posts the big blind. It follows the PlayerSeated or PlayerSatIn
+    of the same request; only games with blinds (NLHE) have it. Public.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlayerWaitingForBigBlind: _TypeAlias = PlayerWaitingForBigBlind  # noqa: Y015
+
+@_typing.final
 class ChipsAdded(_message.Message):
     """`amount` chips were added to `seat`'s stack."""
 
@@ -1189,6 +1214,7 @@ class SnapshotSeat(_message.Message):
     TIMEOUTS_FIELD_NUMBER: _builtins.int
     SIT_OUT_REASON_FIELD_NUMBER: _builtins.int
     SEATED_SEQUENCE_FIELD_NUMBER: _builtins.int
+    WAITING_FOR_BIG_BLIND_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     player_id: _builtins.str
     display_name: _builtins.str
@@ -1205,6 +1231,8 @@ class SnapshotSeat(_message.Message):
     """Why it sits out (unspecified while sitting in)."""
     seated_sequence: _builtins.int
     """Sequence of this occupant's PlayerSeated (what it may see starts after it)."""
+    waiting_for_big_blind: _builtins.bool
+    """Waiting for the big blind (PlayerWaitingForBigBlind): not dealt in until it reaches the seat."""
     def __init__(
         self,
         *,
@@ -1219,10 +1247,11 @@ class SnapshotSeat(_message.Message):
         timeouts: _builtins.int = ...,
         sit_out_reason: Global___SitOutReason.ValueType = ...,
         seated_sequence: _builtins.int = ...,
+        waiting_for_big_blind: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ai_level", b"ai_level", "display_name", b"display_name", "leaving", b"leaving", "player_id", b"player_id", "seat", b"seat", "seated_sequence", b"seated_sequence", "sit_out_reason", b"sit_out_reason", "sitting_out", b"sitting_out", "stack", b"stack", "timeouts", b"timeouts", "token_hash", b"token_hash"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ai_level", b"ai_level", "display_name", b"display_name", "leaving", b"leaving", "player_id", b"player_id", "seat", b"seat", "seated_sequence", b"seated_sequence", "sit_out_reason", b"sit_out_reason", "sitting_out", b"sitting_out", "stack", b"stack", "timeouts", b"timeouts", "token_hash", b"token_hash", "waiting_for_big_blind", b"waiting_for_big_blind"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1303,6 +1332,7 @@ class StoredEvent(_message.Message):
     TABLE_CLOSED_FIELD_NUMBER: _builtins.int
     TABLE_SNAPSHOT_TAKEN_FIELD_NUMBER: _builtins.int
     SEAT_TOKEN_REISSUED_FIELD_NUMBER: _builtins.int
+    PLAYER_WAITING_FOR_BIG_BLIND_FIELD_NUMBER: _builtins.int
     sequence: _builtins.int
     """1-based position in the table's stream; consecutive, never reused."""
     request_id: _builtins.str
@@ -1373,6 +1403,8 @@ class StoredEvent(_message.Message):
     def table_snapshot_taken(self) -> Global___TableSnapshotTaken: ...
     @_builtins.property
     def seat_token_reissued(self) -> Global___SeatTokenReissued: ...
+    @_builtins.property
+    def player_waiting_for_big_blind(self) -> Global___PlayerWaitingForBigBlind: ...
     def __init__(
         self,
         *,
@@ -1408,12 +1440,13 @@ class StoredEvent(_message.Message):
         table_closed: Global___TableClosed | None = ...,
         table_snapshot_taken: Global___TableSnapshotTaken | None = ...,
         seat_token_reissued: Global___SeatTokenReissued | None = ...,
+        player_waiting_for_big_blind: Global___PlayerWaitingForBigBlind | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action_timed_out", b"action_timed_out", "ante_posted", b"ante_posted", "bet_placed", b"bet_placed", "blind_posted", b"blind_posted", "cards_drawn", b"cards_drawn", "cards_mucked", b"cards_mucked", "cards_shown", b"cards_shown", "chips_added", b"chips_added", "deck_committed", b"deck_committed", "event", b"event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "hole_cards_dealt", b"hole_cards_dealt", "player_called", b"player_called", "player_checked", b"player_checked", "player_folded", b"player_folded", "player_left", b"player_left", "player_sat_in", b"player_sat_in", "player_sat_out", b"player_sat_out", "player_seated", b"player_seated", "pot_awarded", b"pot_awarded", "recorded_at", b"recorded_at", "seat_token_reissued", b"seat_token_reissued", "street_started", b"street_started", "table_closed", b"table_closed", "table_created", b"table_created", "table_snapshot_taken", b"table_snapshot_taken", "uncalled_bet_returned", b"uncalled_bet_returned"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action_timed_out", b"action_timed_out", "ante_posted", b"ante_posted", "bet_placed", b"bet_placed", "blind_posted", b"blind_posted", "cards_drawn", b"cards_drawn", "cards_mucked", b"cards_mucked", "cards_shown", b"cards_shown", "chips_added", b"chips_added", "deck_committed", b"deck_committed", "event", b"event", "hand_ended", b"hand_ended", "hand_started", b"hand_started", "hole_cards_dealt", b"hole_cards_dealt", "player_called", b"player_called", "player_checked", b"player_checked", "player_folded", b"player_folded", "player_left", b"player_left", "player_sat_in", b"player_sat_in", "player_sat_out", b"player_sat_out", "player_seated", b"player_seated", "player_waiting_for_big_blind", b"player_waiting_for_big_blind", "pot_awarded", b"pot_awarded", "recorded_at", b"recorded_at", "seat_token_reissued", b"seat_token_reissued", "street_started", b"street_started", "table_closed", b"table_closed", "table_created", b"table_created", "table_snapshot_taken", b"table_snapshot_taken", "uncalled_bet_returned", b"uncalled_bet_returned"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_timed_out", b"action_timed_out", "ante_posted", b"ante_posted", "bet_placed", b"bet_placed", "blind_posted", b"blind_posted", "cards_drawn", b"cards_drawn", "cards_mucked", b"cards_mucked", "cards_shown", b"cards_shown", "chips_added", b"chips_added", "deck_committed", b"deck_committed", "event", b"event", "hand_ended", b"hand_ended", "hand_id", b"hand_id", "hand_started", b"hand_started", "hole_cards_dealt", b"hole_cards_dealt", "player_called", b"player_called", "player_checked", b"player_checked", "player_folded", b"player_folded", "player_left", b"player_left", "player_sat_in", b"player_sat_in", "player_sat_out", b"player_sat_out", "player_seated", b"player_seated", "pot_awarded", b"pot_awarded", "recorded_at", b"recorded_at", "request_id", b"request_id", "request_key", b"request_key", "seat_token_reissued", b"seat_token_reissued", "sequence", b"sequence", "street_started", b"street_started", "table_closed", b"table_closed", "table_created", b"table_created", "table_id", b"table_id", "table_snapshot_taken", b"table_snapshot_taken", "uncalled_bet_returned", b"uncalled_bet_returned"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_timed_out", b"action_timed_out", "ante_posted", b"ante_posted", "bet_placed", b"bet_placed", "blind_posted", b"blind_posted", "cards_drawn", b"cards_drawn", "cards_mucked", b"cards_mucked", "cards_shown", b"cards_shown", "chips_added", b"chips_added", "deck_committed", b"deck_committed", "event", b"event", "hand_ended", b"hand_ended", "hand_id", b"hand_id", "hand_started", b"hand_started", "hole_cards_dealt", b"hole_cards_dealt", "player_called", b"player_called", "player_checked", b"player_checked", "player_folded", b"player_folded", "player_left", b"player_left", "player_sat_in", b"player_sat_in", "player_sat_out", b"player_sat_out", "player_seated", b"player_seated", "player_waiting_for_big_blind", b"player_waiting_for_big_blind", "pot_awarded", b"pot_awarded", "recorded_at", b"recorded_at", "request_id", b"request_id", "request_key", b"request_key", "seat_token_reissued", b"seat_token_reissued", "sequence", b"sequence", "street_started", b"street_started", "table_closed", b"table_closed", "table_created", b"table_created", "table_id", b"table_id", "table_snapshot_taken", b"table_snapshot_taken", "uncalled_bet_returned", b"uncalled_bet_returned"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["hand_started", "ante_posted", "blind_posted", "hole_cards_dealt", "player_folded", "player_checked", "player_called", "bet_placed", "cards_drawn", "street_started", "uncalled_bet_returned", "cards_shown", "cards_mucked", "pot_awarded", "hand_ended", "table_created", "player_seated", "player_left", "player_sat_out", "player_sat_in", "chips_added", "action_timed_out", "deck_committed", "table_closed", "table_snapshot_taken", "seat_token_reissued"]  # noqa: Y015
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["hand_started", "ante_posted", "blind_posted", "hole_cards_dealt", "player_folded", "player_checked", "player_called", "bet_placed", "cards_drawn", "street_started", "uncalled_bet_returned", "cards_shown", "cards_mucked", "pot_awarded", "hand_ended", "table_created", "player_seated", "player_left", "player_sat_out", "player_sat_in", "chips_added", "action_timed_out", "deck_committed", "table_closed", "table_snapshot_taken", "seat_token_reissued", "player_waiting_for_big_blind"]  # noqa: Y015
     _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
 

@@ -87,6 +87,7 @@ class PlayApp(App[int]):
     BINDINGS = [  # noqa: RUF012 (Textual reads a class attribute)
         *(Binding(k, f"choose('{k}')", show=False) for k in "fca12345d"),
         Binding("s", "toggle_sit", "sit out/in"),
+        Binding("w", "sit_in_at_big_blind", "sit in at the big blind"),
         Binding("b", "rebuy", "add chips", show=False),
         Binding("t", "top_up", "top up"),
         Binding("l", "leave", "leave"),
@@ -386,6 +387,20 @@ class PlayApp(App[int]):
             else:
                 await self.session.sit_out()
             self.sitting_out = not self.sitting_out
+        except Refused as refused:
+            self.notify(model.refusal_text(refused.reason, refused.code.name))
+        except RuntimeError:  # the seat was left meanwhile
+            return
+
+    async def action_sit_in_at_big_blind(self) -> None:
+        """Sitting out, sit back in waiting for the big blind (Hold'em; RULES.md): dealt in
+        only when the big blind reaches the seat, posting it."""
+        if self.session.seat is None or not self.sitting_out:
+            self.notify("Sit out first (s); then w sits you back in at the big blind")
+            return
+        try:
+            await self.session.sit_in(wait_for_big_blind=True)
+            self.sitting_out = False
         except Refused as refused:
             self.notify(model.refusal_text(refused.reason, refused.code.name))
         except RuntimeError:  # the seat was left meanwhile

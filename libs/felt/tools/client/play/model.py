@@ -235,6 +235,8 @@ def seat_lines(view: tpb.TableView) -> list[str]:
                 parts.append(f"drew {dealt.drawn_count}")
         if seat.status == tpb.SEAT_STATUS_SITTING_OUT:
             parts.append("sitting out")
+        elif seat.waiting_for_big_blind:
+            parts.append("waiting for the big blind")
         lines.append(" · ".join(parts))
     return lines
 
@@ -267,6 +269,7 @@ _SENTENCES: dict[Reason.ValueType, str] = {
     Reason.ABOVE_MAX_BUY_IN: "Your stack is at the lounge's maximum already",
     Reason.ABOVE_MAX_STACK: "Your stack is at the lounge's maximum already",
     Reason.BELOW_MIN_BUY_IN: "That is less than the lounge's minimum stack",
+    Reason.NO_BIG_BLIND: "This game has no big blind to wait for",
 }
 REFUSALS = {Reason.Name(reason): text for reason, text in _SENTENCES.items()}
 """Sentences for the refusals a player meets, by ``ErrorInfo`` reason (the declared
@@ -361,6 +364,8 @@ def describe_event(
         return f"{who(body.seat)} sits out"
     if kind == "player_sat_in":
         return f"{who(body.seat)} sits in"
+    if kind == "player_waiting_for_big_blind":
+        return f"{who(body.seat)} waits for the big blind"
     if kind == "chips_added":
         return f"{who(body.seat)} adds {body.amount} chips"
     if kind == "action_timed_out":

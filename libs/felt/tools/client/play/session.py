@@ -401,11 +401,18 @@ class PlaySession:
             )
         )
 
-    async def sit_in(self) -> None:
+    async def sit_in(self, *, wait_for_big_blind: bool = False) -> None:
+        """Sit back in: from the next hand, or (``wait_for_big_blind``) at the big blind."""
         here, rid = self._here(), request_id()
+        request = table.SitInRequest(
+            table_id=here.table_id,
+            seat=here.seat,
+            request_id=rid,
+            wait_for_big_blind=wait_for_big_blind,
+        )
         await self._as_seat(
             lambda: self.tables.SitIn(
-                table.SitInRequest(table_id=here.table_id, seat=here.seat, request_id=rid),
+                request,
                 metadata=self._seat_auth(),
                 timeout=CALL_TIMEOUT_S,
             )

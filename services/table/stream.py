@@ -19,9 +19,8 @@ from google.protobuf.message import DecodeError
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from felt.core.rules.events import HandEnded, HandStarted
-from felt.core.table.aggregate import LASTING_HAND_EVENTS, TableState, fold
+from felt.core.table.aggregate import SkimmedDeal, TableState, fold
 from felt.core.table.events import (
-    HAND_EVENTS,
     ActionTimedOut,
     AnyEvent,
     DeckCommitted,
@@ -30,7 +29,7 @@ from felt.core.table.events import (
     TableEvent,
     TableSnapshotTaken,
 )
-from felt.messages.events import from_stored_event
+from felt.messages.events import EVENT_KINDS, from_stored_event, skim_from_stored
 from felt.messages.values import CodecError
 from felt.storage.eventstore import StoredRecord
 from poker.events.v1 import events_pb2 as epb
@@ -38,18 +37,9 @@ from poker.events.v1 import events_pb2 as epb
 _TABLE_EVENTS: tuple[type, ...] = TableEvent.__args__
 
 
-def _oneof_name(kind: type) -> str:
-    """``StoredEvent``'s oneof field for an event class (``PlayerFolded`` -> ``player_folded``)."""
-    name = "".join(f"_{c.lower()}" if c.isupper() else c for c in kind.__name__).lstrip("_")
-    assert name in epb.StoredEvent.DESCRIPTOR.fields_by_name, name
-    return name
-
-
-# Hand events by their StoredEvent field: a rebuild skims the hands that are over, and the
-# skim changes nothing for the hand events that are not lasting, so they are not decoded.
-_IGNORED_BY_SKIM = frozenset(_oneof_name(t) for t in HAND_EVENTS) - frozenset(
-    _oneof_name(t) for t in LASTING_HAND_EVENTS
-)
+# The StoredEvent fields a skim needs nothing of (no skim column in EVENT_KINDS): in the
+# hands a rebuild skims, these are not even decoded.
+_IGNORED_BY_SKIM = frozenset(k.field for k in EVENT_KINDS if k.skim is None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +61,11 @@ def rebuild(records: Sequence[StoredRecord]) -> Rebuilt:
     """Fold a table's stream: the whole of it, or from a snapshot on (``read_tail``).
 
     The one fold (``felt.core.table.aggregate.fold``) of the decoded events: hands
-    before the last one skimmed (``skim=True``: only what outlives them), so
-    their other events are not even decoded; the rest applied. A snapshot
-    first is the table as it was then (the fold starts from it), with its
-    seats' occupants' sequences.
+    before the last one skimmed (``skim=True``: only what outlives them), each
+    event read through its skim column (``felt.messages.events.skim_from_stored``:
+    a deal's variant and seats only, and the events a skim needs nothing of not
+    decoded at all); the rest applied. A snapshot first is the table as it
+    was then (the fold starts from it), with its seats' occupants' sequences.
     """
     try:
         stored = [epb.StoredEvent.FromString(r.payload) for r in records]
@@ -82,7 +73,7 @@ def rebuild(records: Sequence[StoredRecord]) -> Rebuilt:
         raise CodecError(f"not a poker.events.v1.StoredEvent: {exc}") from exc
     kinds = [m.WhichOneof("event") for m in stored]
     last_hand = max((i for i, k in enumerate(kinds) if k == "hand_started"), default=0)
-    skimmed: list[AnyEvent] = []
+    skimmed: list[AnyEvent | SkimmedDeal] = []
     applied: list[AnyEvent] = []
     last_at: datetime | None = None
     turn_at: datetime | None = None
@@ -102,9 +93,12 @@ def rebuild(records: Sequence[StoredRecord]) -> Rebuilt:
             # A hand that is over: only what outlives it is folded, and times do not matter.
             if kind in _IGNORED_BY_SKIM:
                 continue
-            message.ClearField("recorded_at")
-            event = from_stored_event(message)[0]
-            skimmed.append(event)
+            skim = skim_from_stored(message)
+            assert skim is not None
+            skimmed.append(skim)
+            if isinstance(skim, SkimmedDeal):
+                continue  # a deal: nothing for ``track`` either
+            event = skim
         else:
             event, meta = from_stored_event(message)
             applied.append(event)

@@ -32,7 +32,13 @@ from felt.core.rules.commands import (
     ShowCards,
     StartHand,
 )
-from felt.core.rules.config import HandSetup, SeatSetup, public_hand_id, public_id_from
+from felt.core.rules.config import (
+    HandSetup,
+    SeatSetup,
+    Variant,
+    public_hand_id,
+    public_id_from,
+)
 from felt.core.rules.engine import apply as apply_hand
 from felt.core.rules.engine import execute
 from felt.core.rules.events import (
@@ -542,17 +548,25 @@ def _after_hand(state: TableState, hand_events: list[HandEvent]) -> list[AnyEven
 # apply
 
 
-def fold(state: TableState | None, events: Iterable[AnyEvent], *, skim: bool = False) -> TableState:
+def fold(
+    state: TableState | None, events: Iterable[AnyEvent | SkimmedDeal], *, skim: bool = False
+) -> TableState:
     """The one fold of a table's events: ``state`` (None: no table yet) after ``events``.
 
     Each event goes through ``apply_event``; with ``skim``, hand events go
     through ``skim_event`` instead, the cheaper projection for hands that are
-    over (only what outlives a hand). A stream trimmed up to a snapshot folds
-    from it (``state_from_snapshot``). Raises ``ValueError`` for an empty
-    fold with no state to start from.
+    over (only what outlives a hand), and a deal may come as the
+    :class:`SkimmedDeal` a rebuild reads from its stored message instead of its
+    ``HandStarted``. A stream trimmed up to a snapshot folds from it
+    (``state_from_snapshot``). Raises ``ValueError`` for an empty fold with no
+    state to start from.
     """
     for event in events:
-        state = skim_event(state, event) if skim else apply_event(state, event)
+        if skim:
+            state = skim_event(state, event)
+        else:
+            assert not isinstance(event, SkimmedDeal), "only a skim folds a SkimmedDeal"
+            state = apply_event(state, event)
     if state is None:
         raise ValueError("no events")
     return state
@@ -656,7 +670,21 @@ def _apply_hand_event(state: TableState, event: HandEvent) -> TableState:
     return _lasting(state, new, event)
 
 
-def skim_event(state: TableState | None, event: AnyEvent) -> TableState:
+@dataclass(frozen=True, slots=True)
+class SkimmedDeal:
+    """All a skim keeps of a ``HandStarted``: the variant and the seats dealt in, in order.
+
+    A rebuild reads these two fields straight from the stored message
+    (``felt.messages.events``, the skim column of ``EVENT_KINDS``) rather than
+    decoding the whole setup (stacks, deck, ids) of a hand that is over; the
+    button and blinds follow from them alone (``next_positions``).
+    """
+
+    variant: Variant
+    seats: tuple[int, ...]
+
+
+def skim_event(state: TableState | None, event: AnyEvent | SkimmedDeal) -> TableState:
     """``apply_event`` for an event of a hand that is over, without rebuilding the hand.
 
     Only what outlives a hand is folded: the button and blinds, time-out
@@ -664,14 +692,24 @@ def skim_event(state: TableState | None, event: AnyEvent) -> TableState:
     to its last ``HandStarted`` and with ``apply_event`` from there gives the
     same state as ``apply_event`` throughout (hands cannot overlap), only
     faster; between skimmed hands ``hand`` is None. Hand events other than
-    ``LASTING_HAND_EVENTS`` change nothing here.
+    ``LASTING_HAND_EVENTS`` change nothing here. A :class:`SkimmedDeal` is
+    skimmed as the ``HandStarted`` it was read from.
     """
+    if isinstance(event, SkimmedDeal):
+        assert state is not None, "a table's stream starts with TableCreated"
+        return _skim_deal(state, event.variant, event.seats)
     if not is_hand_event(event):
         return apply_event(state, event)
     assert state is not None, "a table's stream starts with TableCreated"
     if isinstance(event, HandStarted):
-        return replace(state, hand=None, hand_events=(), positions=_positions_of(state, event))
+        setup = event.setup
+        return _skim_deal(state, setup.variant, tuple(s.seat for s in setup.seats))
     return _lasting(state, state, event)
+
+
+def _skim_deal(state: TableState, variant: Variant, seats: tuple[int, ...]) -> TableState:
+    positions = next_positions(variant, seats, state.config.seat_count, state.positions)
+    return replace(state, hand=None, hand_events=(), positions=positions)
 
 
 def _positions_of(state: TableState, event: HandStarted) -> Positions:

@@ -10,9 +10,10 @@ two functions (docs/architecture.md, "Adding an event").
 
 A row's third function, ``skim``, is what a rebuild folds of the event in a hand that is
 over (``felt.core.table.aggregate.skim_event``), read from the message: the event itself
-(``read``) for a table event, a seat's action or a hand's end; for a deal, only its
-variant and seats (a ``SkimmedDeal``, not the whole setup); None for the hand events a
-skim does not need, which are then not decoded at all (:func:`skim_from_stored`).
+(``read``) for a table event or a hand's end; only the seat of a seat's action (a
+``SkimmedAction``) and the variant and seats of a deal (a ``SkimmedDeal``, not the whole
+setup); None for the hand events a skim does not need, which are then not decoded at all
+(:func:`skim_from_stored`).
 
 Shared by both boundaries: the event store keeps these messages as bytes
 (``felt.storage.eventstore.codec``) and the API sends redacted copies of them
@@ -44,7 +45,7 @@ from felt.core.rules.events import (
     UncalledBetReturned,
 )
 from felt.core.table import events as te
-from felt.core.table.aggregate import SkimmedDeal
+from felt.core.table.aggregate import Skim, SkimmedAction, SkimmedDeal
 from felt.core.table.events import AnyEvent
 from felt.core.table.player import Player
 from felt.core.table.positions import Positions
@@ -105,7 +106,7 @@ class EventKind:
     field: str
     fill: Callable[[pb.StoredEvent, Any], None]
     read: Callable[[Any], AnyEvent]
-    skim: Callable[[Any], AnyEvent | SkimmedDeal] | None  # None: a skim needs nothing of it
+    skim: Callable[[Any], AnyEvent | Skim] | None  # None: a skim needs nothing of it
 
 
 # ------------------------------------------------------------------ each event, both ways
@@ -122,6 +123,12 @@ def _read_hand_started(m: pb.HandStarted) -> HandStarted:
 def _skim_hand_started(m: pb.HandStarted) -> SkimmedDeal:
     setup = m.setup
     return SkimmedDeal(variant_from_proto(setup.variant), tuple(s.seat for s in setup.seats))
+
+
+def _skim_seat_action(
+    m: pb.PlayerFolded | pb.PlayerChecked | pb.PlayerCalled | pb.BetPlaced | pb.CardsDrawn,
+) -> SkimmedAction:
+    return SkimmedAction(m.seat)
 
 
 def _ante_posted(stored: pb.StoredEvent, e: AntePosted) -> None:
@@ -463,16 +470,16 @@ EVENT_KINDS: tuple[EventKind, ...] = (
     EventKind(BlindPosted, "blind_posted", _blind_posted, _read_blind_posted, None),
     EventKind(HoleCardsDealt, "hole_cards_dealt", _hole_cards_dealt, _read_hole_cards_dealt, None),
     EventKind(
-        PlayerFolded, "player_folded", _player_folded, _read_player_folded, _read_player_folded
+        PlayerFolded, "player_folded", _player_folded, _read_player_folded, _skim_seat_action
     ),
     EventKind(
-        PlayerChecked, "player_checked", _player_checked, _read_player_checked, _read_player_checked
+        PlayerChecked, "player_checked", _player_checked, _read_player_checked, _skim_seat_action
     ),
     EventKind(
-        PlayerCalled, "player_called", _player_called, _read_player_called, _read_player_called
+        PlayerCalled, "player_called", _player_called, _read_player_called, _skim_seat_action
     ),
-    EventKind(BetPlaced, "bet_placed", _bet_placed, _read_bet_placed, _read_bet_placed),
-    EventKind(CardsDrawn, "cards_drawn", _cards_drawn, _read_cards_drawn, _read_cards_drawn),
+    EventKind(BetPlaced, "bet_placed", _bet_placed, _read_bet_placed, _skim_seat_action),
+    EventKind(CardsDrawn, "cards_drawn", _cards_drawn, _read_cards_drawn, _skim_seat_action),
     EventKind(StreetStarted, "street_started", _street_started, _read_street_started, None),
     EventKind(
         UncalledBetReturned,
@@ -538,6 +545,7 @@ EVENT_KINDS: tuple[EventKind, ...] = (
 
 _BY_TYPE: dict[type, EventKind] = {k.event: k for k in EVENT_KINDS}
 _BY_FIELD: dict[str, EventKind] = {k.field: k for k in EVENT_KINDS}
+_SKIM_BY_FIELD = {k.field: k.skim for k in EVENT_KINDS if k.skim is not None}
 
 
 def fill_stored(stored: pb.StoredEvent, event: AnyEvent) -> None:
@@ -562,20 +570,22 @@ def event_from_stored(stored: pb.StoredEvent) -> AnyEvent:
     return kind.read(getattr(stored, field))
 
 
-def skim_from_stored(stored: pb.StoredEvent) -> AnyEvent | SkimmedDeal | None:
+def skim_from_stored(stored: pb.StoredEvent) -> AnyEvent | Skim | None:
     """What a skim of a hand that is over folds of ``stored`` (its ``skim`` column).
 
-    The event, or for a deal only its variant and seats, read from the message
-    brought to today's shape (:func:`felt.messages.upcast.upcast`) like any
-    decode; None for an event a skim does not need (not decoded).
+    The event, or only what a skim needs of a deal or a seat's action, read
+    from the message brought to today's shape (:func:`felt.messages.upcast.upcast`)
+    like any decode; None for an event a skim does not need (not decoded).
     """
     field = upcast(stored).WhichOneof("event")
     if field is None:
         raise CodecError("stored event has no event set (written by a newer version?)")
-    kind = _BY_FIELD.get(field)
-    if kind is None:
+    skim = _SKIM_BY_FIELD.get(field)
+    if skim is not None:
+        return skim(getattr(stored, field))
+    if field not in _BY_FIELD:
         raise CodecError(f"no decoder for stored event {field!r}")
-    return None if kind.skim is None else kind.skim(getattr(stored, field))
+    return None
 
 
 def to_stored_event(event: AnyEvent, meta: EventMeta) -> pb.StoredEvent:

@@ -2,7 +2,8 @@
 
 ``services.table.stream.rebuild`` skims the hands that are over through the
 skim column of ``EVENT_KINDS`` (``skim_from_stored``: a deal's variant and
-seats only, the events a skim needs nothing of not decoded). On random tables
+seats and an action's seat only, the events a skim needs nothing of not
+decoded). On random tables
 of both variants and on the golden streams (synthetic and recorded from the
 services): folding those with ``skim=True`` gives the state the decoded events
 give with ``skim=True``, and the rebuild gives the state of ``apply_event``
@@ -15,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from felt.core.rules.config import Variant
-from felt.core.table.aggregate import SkimmedDeal, fold
+from felt.core.table.aggregate import SkimmedAction, SkimmedDeal, fold
 from felt.core.table.events import AnyEvent
 from felt.messages.events import EVENT_KINDS, EventMeta, event_from_stored, skim_from_stored
 from felt.storage.eventstore import StoredRecord
@@ -58,13 +59,16 @@ def test_skimming_the_messages_of_a_golden_stream_is_skimming_its_events(name: s
     _check([bytes.fromhex(line) for line in stream_path(name).read_text().split()])
 
 
-def test_a_deal_is_skimmed_to_its_variant_and_seats_only() -> None:
-    """Only ``HandStarted`` has a skim of its own; the other lasting events are read whole."""
+def test_a_deal_and_an_action_are_skimmed_to_what_outlives_them_only() -> None:
+    """A deal to its variant and seats, a seat's action to its seat; the rest is read whole."""
     own = {k.field for k in EVENT_KINDS if k.skim is not None and k.skim is not k.read}
-    assert own == {"hand_started"}
+    actions = {"player_folded", "player_checked", "player_called", "bet_placed", "cards_drawn"}
+    assert own == {"hand_started"} | actions
     stored = epb.StoredEvent()
     stored.hand_started.setup.variant = epb.VARIANT_DRAW5
     stored.hand_started.setup.seats.add(seat=4)
     stored.hand_started.setup.seats.add(seat=1)
-    skim = skim_from_stored(stored)
-    assert skim == SkimmedDeal(Variant.DRAW5, (4, 1))
+    assert skim_from_stored(stored) == SkimmedDeal(Variant.DRAW5, (4, 1))
+    stored = epb.StoredEvent()
+    stored.bet_placed.seat, stored.bet_placed.to, stored.bet_placed.amount = 3, 40, 30
+    assert skim_from_stored(stored) == SkimmedAction(3)

@@ -549,15 +549,15 @@ def _after_hand(state: TableState, hand_events: list[HandEvent]) -> list[AnyEven
 
 
 def fold(
-    state: TableState | None, events: Iterable[AnyEvent | SkimmedDeal], *, skim: bool = False
+    state: TableState | None, events: Iterable[AnyEvent | Skim], *, skim: bool = False
 ) -> TableState:
     """The one fold of a table's events: ``state`` (None: no table yet) after ``events``.
 
     Each event goes through ``apply_event``; with ``skim``, hand events go
     through ``skim_event`` instead, the cheaper projection for hands that are
-    over (only what outlives a hand), and a deal may come as the
-    :class:`SkimmedDeal` a rebuild reads from its stored message instead of its
-    ``HandStarted``. A stream trimmed up to a snapshot folds from it
+    over (only what outlives a hand), and a deal or a seat's action may come
+    as the :data:`Skim` a rebuild reads from its stored message instead of
+    the event. A stream trimmed up to a snapshot folds from it
     (``state_from_snapshot``). Raises ``ValueError`` for an empty fold with no
     state to start from.
     """
@@ -565,7 +565,7 @@ def fold(
         if skim:
             state = skim_event(state, event)
         else:
-            assert not isinstance(event, SkimmedDeal), "only a skim folds a SkimmedDeal"
+            assert not isinstance(event, (SkimmedDeal, SkimmedAction)), "only a skim folds a Skim"
             state = apply_event(state, event)
     if state is None:
         raise ValueError("no events")
@@ -670,8 +670,8 @@ def _apply_hand_event(state: TableState, event: HandEvent) -> TableState:
     return _lasting(state, new, event)
 
 
-@dataclass(frozen=True, slots=True)
-class SkimmedDeal:
+@dataclass(frozen=True, slots=True, init=False)
+class SkimmedDeal(Record):
     """All a skim keeps of a ``HandStarted``: the variant and the seats dealt in, in order.
 
     A rebuild reads these two fields straight from the stored message
@@ -683,8 +683,32 @@ class SkimmedDeal:
     variant: Variant
     seats: tuple[int, ...]
 
+    def __init__(self, variant: Variant, seats: tuple[int, ...]) -> None:
+        object.__setattr__(self, "variant", variant)
+        object.__setattr__(self, "seats", seats)
 
-def skim_event(state: TableState | None, event: AnyEvent | SkimmedDeal) -> TableState:
+
+@dataclass(frozen=True, slots=True, init=False)
+class SkimmedAction(Record):
+    """All a skim keeps of a seat's fold, check, call, bet or draw (``SEAT_ACTIONS``): the seat.
+
+    Read from the stored message like :class:`SkimmedDeal`: the seat acted by
+    itself, so its time-outs are no longer consecutive; amounts and cards are
+    the hand's, and the hand's end says the stacks. Made per action, so its
+    ``__init__`` is written out (``felt.core.record``).
+    """
+
+    seat: int
+
+    def __init__(self, seat: int) -> None:
+        object.__setattr__(self, "seat", seat)
+
+
+Skim = SkimmedDeal | SkimmedAction
+"""What a rebuild reads of a skimmed hand's event instead of decoding it (``skim_event``)."""
+
+
+def skim_event(state: TableState | None, event: AnyEvent | Skim) -> TableState:
     """``apply_event`` for an event of a hand that is over, without rebuilding the hand.
 
     Only what outlives a hand is folded: the button and blinds, time-out
@@ -692,9 +716,12 @@ def skim_event(state: TableState | None, event: AnyEvent | SkimmedDeal) -> Table
     to its last ``HandStarted`` and with ``apply_event`` from there gives the
     same state as ``apply_event`` throughout (hands cannot overlap), only
     faster; between skimmed hands ``hand`` is None. Hand events other than
-    ``LASTING_HAND_EVENTS`` change nothing here. A :class:`SkimmedDeal` is
-    skimmed as the ``HandStarted`` it was read from.
+    ``LASTING_HAND_EVENTS`` change nothing here. A :data:`Skim` is skimmed as
+    the event it was read from (a seat's action, the most frequent, first).
     """
+    if isinstance(event, SkimmedAction):
+        assert state is not None, "a table's stream starts with TableCreated"
+        return _seat_acted(state, state, event.seat)
     if isinstance(event, SkimmedDeal):
         assert state is not None, "a table's stream starts with TableCreated"
         return _skim_deal(state, event.variant, event.seats)

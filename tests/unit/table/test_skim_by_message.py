@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from felt.core.rules.config import Variant
-from felt.core.table.aggregate import SkimmedAction, SkimmedDeal, fold
-from felt.core.table.events import AnyEvent
+from felt.core.table.aggregate import LASTING_HAND_EVENTS, SkimmedAction, SkimmedDeal, fold
+from felt.core.table.events import HAND_EVENTS, AnyEvent
 from felt.messages.events import EVENT_KINDS, EventMeta, event_from_stored, skim_from_stored
 from felt.storage.eventstore import StoredRecord
 from felt.storage.eventstore.codec import encode_event
@@ -64,6 +64,9 @@ def test_a_deal_and_an_action_are_skimmed_to_what_outlives_them_only() -> None:
     own = {k.field for k in EVENT_KINDS if k.skim is not None and k.skim is not k.read}
     actions = {"player_folded", "player_checked", "player_called", "bet_placed", "cards_drawn"}
     assert own == {"hand_started"} | actions
+    # Not read at all: exactly the hand events whose effect ends with their hand.
+    unread = {k.event for k in EVENT_KINDS if k.skim is None}
+    assert unread == set(HAND_EVENTS) - set(LASTING_HAND_EVENTS)
     stored = epb.StoredEvent()
     stored.hand_started.setup.variant = epb.VARIANT_DRAW5
     stored.hand_started.setup.seats.add(seat=4)

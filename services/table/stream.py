@@ -11,7 +11,7 @@ clock (:func:`starts_turn`), where decks and seats' occupants are
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -19,9 +19,8 @@ from google.protobuf.message import DecodeError
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from felt.core.rules.events import HandEnded, HandStarted
-from felt.core.table.aggregate import LASTING_HAND_EVENTS, TableState, fold
+from felt.core.table.aggregate import Skim, SkimmedAction, SkimmedDeal, TableState, fold
 from felt.core.table.events import (
-    HAND_EVENTS,
     ActionTimedOut,
     AnyEvent,
     DeckCommitted,
@@ -30,7 +29,7 @@ from felt.core.table.events import (
     TableEvent,
     TableSnapshotTaken,
 )
-from felt.messages.events import from_stored_event
+from felt.messages.events import EVENT_KINDS, from_stored_event, skim_from_stored
 from felt.messages.values import CodecError
 from felt.storage.eventstore import StoredRecord
 from poker.events.v1 import events_pb2 as epb
@@ -38,18 +37,11 @@ from poker.events.v1 import events_pb2 as epb
 _TABLE_EVENTS: tuple[type, ...] = TableEvent.__args__
 
 
-def _oneof_name(kind: type) -> str:
-    """``StoredEvent``'s oneof field for an event class (``PlayerFolded`` -> ``player_folded``)."""
-    name = "".join(f"_{c.lower()}" if c.isupper() else c for c in kind.__name__).lstrip("_")
-    assert name in epb.StoredEvent.DESCRIPTOR.fields_by_name, name
-    return name
-
-
-# Hand events by their StoredEvent field: a rebuild skims the hands that are over, and the
-# skim changes nothing for the hand events that are not lasting, so they are not decoded.
-_IGNORED_BY_SKIM = frozenset(_oneof_name(t) for t in HAND_EVENTS) - frozenset(
-    _oneof_name(t) for t in LASTING_HAND_EVENTS
-)
+# The StoredEvent fields a skim needs nothing of (no skim column in EVENT_KINDS): in the
+# hands a rebuild skims, these are not even decoded.
+_IGNORED_BY_SKIM = frozenset(k.field for k in EVENT_KINDS if k.skim is None)
+# The table events' fields: the only events :func:`track` notes.
+_TRACKED = frozenset(k.field for k in EVENT_KINDS if k.event in _TABLE_EVENTS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,18 +63,19 @@ def rebuild(records: Sequence[StoredRecord]) -> Rebuilt:
     """Fold a table's stream: the whole of it, or from a snapshot on (``read_tail``).
 
     The one fold (``felt.core.table.aggregate.fold``) of the decoded events: hands
-    before the last one skimmed (``skim=True``: only what outlives them), so
-    their other events are not even decoded; the rest applied. A snapshot
-    first is the table as it was then (the fold starts from it), with its
-    seats' occupants' sequences.
+    before the last one skimmed (``skim=True``: only what outlives them), each
+    event read through its skim column (``felt.messages.events.skim_from_stored``:
+    a deal's variant and seats and an action's seat only, and the events a skim
+    needs nothing of not decoded at all), folded as they are read; the rest
+    applied. A snapshot first is the table as it was then (the fold starts
+    from it), with its seats' occupants' sequences.
     """
     try:
         stored = [epb.StoredEvent.FromString(r.payload) for r in records]
     except DecodeError as exc:
         raise CodecError(f"not a poker.events.v1.StoredEvent: {exc}") from exc
     kinds = [m.WhichOneof("event") for m in stored]
-    last_hand = max((i for i, k in enumerate(kinds) if k == "hand_started"), default=0)
-    skimmed: list[AnyEvent] = []
+    last_hand = _last_index(kinds, "hand_started", 0)
     applied: list[AnyEvent] = []
     last_at: datetime | None = None
     turn_at: datetime | None = None
@@ -90,34 +83,55 @@ def rebuild(records: Sequence[StoredRecord]) -> Rebuilt:
     hands: dict[str, int] = {}
     seated: dict[int, int] = {}
     snapshot, snapshot_at = 0, None
-    for i, (record, message, kind) in enumerate(zip(records, stored, kinds, strict=True)):
-        if kind == "table_snapshot_taken":
-            snapshot = record.sequence
-            snapshot_at = (
-                message.recorded_at.ToDatetime(tzinfo=UTC)
-                if message.HasField("recorded_at")
-                else None
-            )
-        if i < last_hand:
-            # A hand that is over: only what outlives it is folded, and times do not matter.
-            if kind in _IGNORED_BY_SKIM:
-                continue
-            message.ClearField("recorded_at")
-            event = from_stored_event(message)[0]
-            skimmed.append(event)
-        else:
-            event, meta = from_stored_event(message)
-            applied.append(event)
-            if meta.recorded_at is not None:
-                last_at = meta.recorded_at
-                if starts_turn(event):
-                    turn_at = last_at
-        track(event, record.sequence, decks, hands, seated)
-    state = fold(None, skimmed, skim=True) if skimmed else None
+    last_snapshot = _last_index(kinds, "table_snapshot_taken", -1)
+    if last_snapshot >= 0:
+        snapshot, message = records[last_snapshot].sequence, stored[last_snapshot]
+        if message.HasField("recorded_at"):
+            snapshot_at = message.recorded_at.ToDatetime(tzinfo=UTC)
+    # The hands that are over: only what outlives them is folded (as it is read: no list
+    # of them is kept), and times do not matter.
+    skims = _skims(records[:last_hand], stored, kinds, decks, hands, seated)
+    state = fold(None, skims, skim=True) if last_hand else None
+    for i in range(last_hand, len(stored)):
+        event, meta = from_stored_event(stored[i])
+        applied.append(event)
+        if meta.recorded_at is not None:
+            last_at = meta.recorded_at
+            if starts_turn(event):
+                turn_at = last_at
+        track(event, records[i].sequence, decks, hands, seated)
     if applied:
         state = fold(state, applied)
     version = records[-1].sequence if records else 0
     return Rebuilt(state, version, last_at, turn_at, decks, hands, seated, snapshot, snapshot_at)
+
+
+def _skims(
+    records: Sequence[StoredRecord],
+    stored: list[epb.StoredEvent],
+    kinds: Sequence[str | None],
+    decks: list[int],
+    hands: dict[str, int],
+    seated: dict[int, int],
+) -> Iterator[AnyEvent | Skim]:
+    """What a skim folds of ``records`` (their messages ``stored``, of ``kinds``), tracked."""
+    for record, message, kind in zip(records, stored, kinds, strict=False):
+        if kind in _IGNORED_BY_SKIM:
+            continue
+        skim = skim_from_stored(message)
+        assert skim is not None
+        if kind in _TRACKED:
+            assert not isinstance(skim, (SkimmedAction, SkimmedDeal))
+            track(skim, record.sequence, decks, hands, seated)
+        yield skim
+
+
+def _last_index(kinds: Sequence[str | None], kind: str, default: int) -> int:
+    """Where the last event of ``kind`` is in ``kinds`` (``default``: none there)."""
+    try:
+        return len(kinds) - 1 - list(reversed(kinds)).index(kind)
+    except ValueError:
+        return default
 
 
 def track(

@@ -8,6 +8,13 @@ type and fills the field in place (no message built and copied: the append's hot
 path); the decoder finds it by the oneof's name. Adding an event is one row and its
 two functions (docs/architecture.md, "Adding an event").
 
+A row's third function, ``skim``, is what a rebuild folds of the event in a hand that is
+over (``felt.core.table.aggregate.skim_event``), read from the message: the event itself
+(``read``) for a table event or a hand's end; only the seat of a seat's action (a
+``SkimmedAction``) and the variant and seats of a deal (a ``SkimmedDeal``, not the whole
+setup); None for the hand events a skim does not need, which are then not decoded at all
+(:func:`skim_from_stored`).
+
 Shared by both boundaries: the event store keeps these messages as bytes
 (``felt.storage.eventstore.codec``) and the API sends redacted copies of them
 (``felt.wire.convert``).
@@ -38,6 +45,7 @@ from felt.core.rules.events import (
     UncalledBetReturned,
 )
 from felt.core.table import events as te
+from felt.core.table.aggregate import Skim, SkimmedAction, SkimmedDeal
 from felt.core.table.events import AnyEvent
 from felt.core.table.player import Player
 from felt.core.table.positions import Positions
@@ -57,6 +65,7 @@ from felt.messages.values import (
     street_to_proto,
     table_config_from_proto,
     table_config_to_proto,
+    variant_from_proto,
 )
 from poker.events.v1 import events_pb2 as pb
 
@@ -68,6 +77,7 @@ __all__ = [
     "event_from_stored",
     "fill_stored",
     "from_stored_event",
+    "skim_from_stored",
     "to_stored_event",
 ]
 
@@ -96,6 +106,7 @@ class EventKind:
     field: str
     fill: Callable[[pb.StoredEvent, Any], None]
     read: Callable[[Any], AnyEvent]
+    skim: Callable[[Any], AnyEvent | Skim] | None  # None: a skim needs nothing of it
 
 
 # ------------------------------------------------------------------ each event, both ways
@@ -107,6 +118,17 @@ def _hand_started(stored: pb.StoredEvent, e: HandStarted) -> None:
 
 def _read_hand_started(m: pb.HandStarted) -> HandStarted:
     return HandStarted(hand_setup_from_proto(m.setup))
+
+
+def _skim_hand_started(m: pb.HandStarted) -> SkimmedDeal:
+    setup = m.setup
+    return SkimmedDeal(variant_from_proto(setup.variant), tuple(s.seat for s in setup.seats))
+
+
+def _skim_seat_action(
+    m: pb.PlayerFolded | pb.PlayerChecked | pb.PlayerCalled | pb.BetPlaced | pb.CardsDrawn,
+) -> SkimmedAction:
+    return SkimmedAction(m.seat)
 
 
 def _ante_posted(stored: pb.StoredEvent, e: AntePosted) -> None:
@@ -455,54 +477,94 @@ def _read_table_snapshot_taken(m: pb.TableSnapshotTaken) -> te.TableSnapshotTake
 
 
 EVENT_KINDS: tuple[EventKind, ...] = (
-    EventKind(HandStarted, "hand_started", _hand_started, _read_hand_started),
-    EventKind(AntePosted, "ante_posted", _ante_posted, _read_ante_posted),
-    EventKind(BlindPosted, "blind_posted", _blind_posted, _read_blind_posted),
-    EventKind(HoleCardsDealt, "hole_cards_dealt", _hole_cards_dealt, _read_hole_cards_dealt),
-    EventKind(PlayerFolded, "player_folded", _player_folded, _read_player_folded),
-    EventKind(PlayerChecked, "player_checked", _player_checked, _read_player_checked),
-    EventKind(PlayerCalled, "player_called", _player_called, _read_player_called),
-    EventKind(BetPlaced, "bet_placed", _bet_placed, _read_bet_placed),
-    EventKind(CardsDrawn, "cards_drawn", _cards_drawn, _read_cards_drawn),
-    EventKind(StreetStarted, "street_started", _street_started, _read_street_started),
+    EventKind(HandStarted, "hand_started", _hand_started, _read_hand_started, _skim_hand_started),
+    EventKind(AntePosted, "ante_posted", _ante_posted, _read_ante_posted, None),
+    EventKind(BlindPosted, "blind_posted", _blind_posted, _read_blind_posted, None),
+    EventKind(HoleCardsDealt, "hole_cards_dealt", _hole_cards_dealt, _read_hole_cards_dealt, None),
+    EventKind(
+        PlayerFolded, "player_folded", _player_folded, _read_player_folded, _skim_seat_action
+    ),
+    EventKind(
+        PlayerChecked, "player_checked", _player_checked, _read_player_checked, _skim_seat_action
+    ),
+    EventKind(
+        PlayerCalled, "player_called", _player_called, _read_player_called, _skim_seat_action
+    ),
+    EventKind(BetPlaced, "bet_placed", _bet_placed, _read_bet_placed, _skim_seat_action),
+    EventKind(CardsDrawn, "cards_drawn", _cards_drawn, _read_cards_drawn, _skim_seat_action),
+    EventKind(StreetStarted, "street_started", _street_started, _read_street_started, None),
     EventKind(
         UncalledBetReturned,
         "uncalled_bet_returned",
         _uncalled_bet_returned,
         _read_uncalled_bet_returned,
+        None,
     ),
-    EventKind(CardsShown, "cards_shown", _cards_shown, _read_cards_shown),
-    EventKind(CardsMucked, "cards_mucked", _cards_mucked, _read_cards_mucked),
-    EventKind(PotAwarded, "pot_awarded", _pot_awarded, _read_pot_awarded),
-    EventKind(HandEnded, "hand_ended", _hand_ended, _read_hand_ended),
-    EventKind(te.TableCreated, "table_created", _table_created, _read_table_created),
-    EventKind(te.PlayerSeated, "player_seated", _player_seated, _read_player_seated),
+    EventKind(CardsShown, "cards_shown", _cards_shown, _read_cards_shown, None),
+    EventKind(CardsMucked, "cards_mucked", _cards_mucked, _read_cards_mucked, None),
+    EventKind(PotAwarded, "pot_awarded", _pot_awarded, _read_pot_awarded, None),
+    EventKind(HandEnded, "hand_ended", _hand_ended, _read_hand_ended, _read_hand_ended),
     EventKind(
-        te.SeatTokenReissued, "seat_token_reissued", _seat_token_reissued, _read_seat_token_reissued
+        te.TableCreated, "table_created", _table_created, _read_table_created, _read_table_created
     ),
-    EventKind(te.PlayerLeft, "player_left", _player_left, _read_player_left),
-    EventKind(te.PlayerSatOut, "player_sat_out", _player_sat_out, _read_player_sat_out),
-    EventKind(te.PlayerSatIn, "player_sat_in", _player_sat_in, _read_player_sat_in),
+    EventKind(
+        te.PlayerSeated, "player_seated", _player_seated, _read_player_seated, _read_player_seated
+    ),
+    EventKind(
+        te.SeatTokenReissued,
+        "seat_token_reissued",
+        _seat_token_reissued,
+        _read_seat_token_reissued,
+        _read_seat_token_reissued,
+    ),
+    EventKind(te.PlayerLeft, "player_left", _player_left, _read_player_left, _read_player_left),
+    EventKind(
+        te.PlayerSatOut,
+        "player_sat_out",
+        _player_sat_out,
+        _read_player_sat_out,
+        _read_player_sat_out,
+    ),
+    EventKind(
+        te.PlayerSatIn, "player_sat_in", _player_sat_in, _read_player_sat_in, _read_player_sat_in
+    ),
     EventKind(
         te.PlayerWaitingForBigBlind,
         "player_waiting_for_big_blind",
         _player_waiting_for_big_blind,
         _read_player_waiting_for_big_blind,
+        _read_player_waiting_for_big_blind,
     ),
-    EventKind(te.ChipsAdded, "chips_added", _chips_added, _read_chips_added),
-    EventKind(te.ActionTimedOut, "action_timed_out", _action_timed_out, _read_action_timed_out),
-    EventKind(te.DeckCommitted, "deck_committed", _deck_committed, _read_deck_committed),
-    EventKind(te.TableClosed, "table_closed", _table_closed, _read_table_closed),
+    EventKind(te.ChipsAdded, "chips_added", _chips_added, _read_chips_added, _read_chips_added),
+    EventKind(
+        te.ActionTimedOut,
+        "action_timed_out",
+        _action_timed_out,
+        _read_action_timed_out,
+        _read_action_timed_out,
+    ),
+    EventKind(
+        te.DeckCommitted,
+        "deck_committed",
+        _deck_committed,
+        _read_deck_committed,
+        _read_deck_committed,
+    ),
+    EventKind(
+        te.TableClosed, "table_closed", _table_closed, _read_table_closed, _read_table_closed
+    ),
     EventKind(
         te.TableSnapshotTaken,
         "table_snapshot_taken",
         _table_snapshot_taken,
+        _read_table_snapshot_taken,
         _read_table_snapshot_taken,
     ),
 )
 
 _BY_TYPE: dict[type, EventKind] = {k.event: k for k in EVENT_KINDS}
 _BY_FIELD: dict[str, EventKind] = {k.field: k for k in EVENT_KINDS}
+_SKIM_BY_FIELD = {k.field: k.skim for k in EVENT_KINDS if k.skim is not None}
 
 
 def fill_stored(stored: pb.StoredEvent, event: AnyEvent) -> None:
@@ -525,6 +587,24 @@ def event_from_stored(stored: pb.StoredEvent) -> AnyEvent:
     if kind is None:
         raise CodecError(f"no decoder for stored event {field!r}")
     return kind.read(getattr(stored, field))
+
+
+def skim_from_stored(stored: pb.StoredEvent) -> AnyEvent | Skim | None:
+    """What a skim of a hand that is over folds of ``stored`` (its ``skim`` column).
+
+    The event, or only what a skim needs of a deal or a seat's action, read
+    from the message brought to today's shape (:func:`felt.messages.upcast.upcast`)
+    like any decode; None for an event a skim does not need (not decoded).
+    """
+    field = upcast(stored).WhichOneof("event")
+    if field is None:
+        raise CodecError("stored event has no event set (written by a newer version?)")
+    skim = _SKIM_BY_FIELD.get(field)
+    if skim is not None:
+        return skim(getattr(stored, field))
+    if field not in _BY_FIELD:
+        raise CodecError(f"no decoder for stored event {field!r}")
+    return None
 
 
 def to_stored_event(event: AnyEvent, meta: EventMeta) -> pb.StoredEvent:

@@ -32,7 +32,13 @@ from felt.core.rules.commands import (
     ShowCards,
     StartHand,
 )
-from felt.core.rules.config import HandSetup, SeatSetup, public_hand_id, public_id_from
+from felt.core.rules.config import (
+    HandSetup,
+    SeatSetup,
+    Variant,
+    public_hand_id,
+    public_id_from,
+)
 from felt.core.rules.engine import apply as apply_hand
 from felt.core.rules.engine import execute
 from felt.core.rules.events import (
@@ -575,17 +581,25 @@ def _after_hand(state: TableState, hand_events: list[HandEvent]) -> list[AnyEven
 # apply
 
 
-def fold(state: TableState | None, events: Iterable[AnyEvent], *, skim: bool = False) -> TableState:
+def fold(
+    state: TableState | None, events: Iterable[AnyEvent | Skim], *, skim: bool = False
+) -> TableState:
     """The one fold of a table's events: ``state`` (None: no table yet) after ``events``.
 
     Each event goes through ``apply_event``; with ``skim``, hand events go
     through ``skim_event`` instead, the cheaper projection for hands that are
-    over (only what outlives a hand). A stream trimmed up to a snapshot folds
-    from it (``state_from_snapshot``). Raises ``ValueError`` for an empty
-    fold with no state to start from.
+    over (only what outlives a hand), and a deal or a seat's action may come
+    as the :data:`Skim` a rebuild reads from its stored message instead of
+    the event. A stream trimmed up to a snapshot folds from it
+    (``state_from_snapshot``). Raises ``ValueError`` for an empty fold with no
+    state to start from.
     """
     for event in events:
-        state = skim_event(state, event) if skim else apply_event(state, event)
+        if skim:
+            state = skim_event(state, event)
+        else:
+            assert not isinstance(event, (SkimmedDeal, SkimmedAction)), "only a skim folds a Skim"
+            state = apply_event(state, event)
     if state is None:
         raise ValueError("no events")
     return state
@@ -684,7 +698,7 @@ def _update(
 def _apply_hand_event(state: TableState, event: HandEvent) -> TableState:
     if isinstance(event, HandStarted):
         return replace(
-            _waits_over(state, event),
+            _waits_over(state, (s.seat for s in event.setup.seats)),
             hand=apply_hand(None, event),
             hand_events=(event,),
             positions=_positions_of(state, event),
@@ -694,7 +708,45 @@ def _apply_hand_event(state: TableState, event: HandEvent) -> TableState:
     return _lasting(state, new, event)
 
 
-def skim_event(state: TableState | None, event: AnyEvent) -> TableState:
+@dataclass(frozen=True, slots=True, init=False)
+class SkimmedDeal(Record):
+    """All a skim keeps of a ``HandStarted``: the variant and the seats dealt in, in order.
+
+    A rebuild reads these two fields straight from the stored message
+    (``felt.messages.events``, the skim column of ``EVENT_KINDS``) rather than
+    decoding the whole setup (stacks, deck, ids) of a hand that is over; the
+    button and blinds follow from them alone (``next_positions``).
+    """
+
+    variant: Variant
+    seats: tuple[int, ...]
+
+    def __init__(self, variant: Variant, seats: tuple[int, ...]) -> None:
+        object.__setattr__(self, "variant", variant)
+        object.__setattr__(self, "seats", seats)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class SkimmedAction(Record):
+    """All a skim keeps of a seat's fold, check, call, bet or draw (``SEAT_ACTIONS``): the seat.
+
+    Read from the stored message like :class:`SkimmedDeal`: the seat acted by
+    itself, so its time-outs are no longer consecutive; amounts and cards are
+    the hand's, and the hand's end says the stacks. Made per action, so its
+    ``__init__`` is written out (``felt.core.record``).
+    """
+
+    seat: int
+
+    def __init__(self, seat: int) -> None:
+        object.__setattr__(self, "seat", seat)
+
+
+Skim = SkimmedDeal | SkimmedAction
+"""What a rebuild reads of a skimmed hand's event instead of decoding it (``skim_event``)."""
+
+
+def skim_event(state: TableState | None, event: AnyEvent | Skim) -> TableState:
     """``apply_event`` for an event of a hand that is over, without rebuilding the hand.
 
     Only what outlives a hand is folded: the button and blinds, time-out
@@ -702,30 +754,39 @@ def skim_event(state: TableState | None, event: AnyEvent) -> TableState:
     to its last ``HandStarted`` and with ``apply_event`` from there gives the
     same state as ``apply_event`` throughout (hands cannot overlap), only
     faster; between skimmed hands ``hand`` is None. Hand events other than
-    ``LASTING_HAND_EVENTS`` change nothing here.
+    ``LASTING_HAND_EVENTS`` change nothing here. A :data:`Skim` is skimmed as
+    the event it was read from (a seat's action, the most frequent, first).
     """
+    if isinstance(event, SkimmedAction):
+        assert state is not None, "a table's stream starts with TableCreated"
+        return _seat_acted(state, state, event.seat)
+    if isinstance(event, SkimmedDeal):
+        assert state is not None, "a table's stream starts with TableCreated"
+        return _skim_deal(state, event.variant, event.seats)
     if not is_hand_event(event):
         return apply_event(state, event)
     assert state is not None, "a table's stream starts with TableCreated"
     if isinstance(event, HandStarted):
-        return replace(
-            _waits_over(state, event),
-            hand=None,
-            hand_events=(),
-            positions=_positions_of(state, event),
-        )
+        setup = event.setup
+        return _skim_deal(state, setup.variant, tuple(s.seat for s in setup.seats))
     return _lasting(state, state, event)
 
 
-def _waits_over(state: TableState, event: HandStarted) -> TableState:
-    """The seats ``event`` deals in no longer wait for the big blind (they post it now)."""
-    dealt = {s.seat for s in event.setup.seats}
-    if not any(p.waiting_for_big_blind and p.seat in dealt for p in state.players):
+def _waits_over(state: TableState, dealt: Iterable[int]) -> TableState:
+    """The seats a deal deals in (``dealt``) no longer wait for the big blind (they post it
+    now)."""
+    seats = set(dealt)
+    if not any(p.waiting_for_big_blind and p.seat in seats for p in state.players):
         return state
     players = tuple(
-        replace(p, waiting_for_big_blind=False) if p.seat in dealt else p for p in state.players
+        replace(p, waiting_for_big_blind=False) if p.seat in seats else p for p in state.players
     )
     return replace(state, players=players)
+
+
+def _skim_deal(state: TableState, variant: Variant, seats: tuple[int, ...]) -> TableState:
+    positions = next_positions(variant, seats, state.config.seat_count, state.positions)
+    return replace(_waits_over(state, seats), hand=None, hand_events=(), positions=positions)
 
 
 def _positions_of(state: TableState, event: HandStarted) -> Positions:

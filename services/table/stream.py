@@ -30,6 +30,7 @@ from felt.core.table.events import (
     TableSnapshotTaken,
 )
 from felt.messages.events import EVENT_KINDS, from_stored_event, skim_from_stored
+from felt.messages.upcast import upcast
 from felt.messages.values import CodecError
 from felt.storage.eventstore import StoredRecord
 from poker.events.v1 import events_pb2 as epb
@@ -71,7 +72,10 @@ def rebuild(records: Sequence[StoredRecord]) -> Rebuilt:
     from it), with its seats' occupants' sequences.
     """
     try:
-        stored = [epb.StoredEvent.FromString(r.payload) for r in records]
+        # Upcast first (idempotent; the decoders do it again for nothing): the kinds below
+        # must be today's, or an upcaster that moves an event to another field would see it
+        # skipped or misplaced here while every other reader sees the new shape.
+        stored = [upcast(epb.StoredEvent.FromString(r.payload)) for r in records]
     except DecodeError as exc:
         raise CodecError(f"not a poker.events.v1.StoredEvent: {exc}") from exc
     kinds = [m.WhichOneof("event") for m in stored]

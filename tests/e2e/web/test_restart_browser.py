@@ -30,8 +30,8 @@ from .conftest import (
     drop_database,
     empty_data,
     migrate,
-    start_stack,
     stack_env,
+    start_stack,
     stop_stack,
 )
 from .test_browser import DESKTOP, hands_finished, visible
@@ -50,11 +50,14 @@ class RestartableStack(WebStack):
     databases: list[str] = field(default_factory=list)
     procs: list[Popen[bytes]] = field(default_factory=list)
 
-    def restart(self, keep_data: bool) -> None:
-        """SIGTERM to every process, then the same processes on the same ports: on the same
-        data, or on a new database and an emptied Redis DB."""
+    def stop(self) -> None:
+        """SIGTERM to every process (a ``make run`` user's Ctrl-C)."""
         stop_stack(self.procs)
         self.procs = []
+
+    def start(self, keep_data: bool) -> None:
+        """The same processes on the same ports again: on the same data, or on a new
+        database and an emptied Redis DB."""
         if not keep_data:
             name = empty_data(self.redis_url, self.database_url)
             self.databases.append(name)
@@ -124,7 +127,8 @@ def test_restarts_with_data_kept_then_gone(web_stack: RestartableStack, page: An
 
     # 1. Data kept: the open table carries on by itself, then the lobby is whole and usable.
     hands = hands_finished(page)
-    web_stack.restart(keep_data=True)
+    web_stack.stop()
+    web_stack.start(keep_data=True)
     play_until_a_hand_ends(page, hands)
     page.get_by_role("link", name="to the lobby").click()
     page.wait_for_function(DIGITS, timeout=30_000)
@@ -136,8 +140,22 @@ def test_restarts_with_data_kept_then_gone(web_stack: RestartableStack, page: An
     page.get_by_role("link", name="to the lobby").click()
     page.wait_for_function(DIGITS, timeout=30_000)
 
+    # Down while the lobby is open: it says the servers cannot be reached, keeps the balance
+    # it knew, and once they are back the lobby is whole again by itself (no reload).
+    web_stack.stop()
+    alert = page.get_by_test_id("lobby-stale")
+    alert.wait_for(timeout=30_000)  # the lobby asks every 5 s
+    assert "cannot be reached" in alert.inner_text(), alert.inner_text()
+    page.wait_for_function(DIGITS)
+    web_stack.start(keep_data=True)
+    alert.wait_for(state="detached", timeout=30_000)
+    page.wait_for_function(DIGITS)
+    assert not page.get_by_test_id("session-lost").is_visible()
+
     # 2. Data gone: the sign-in screen, saying the session ended; signing up again works.
-    web_stack.restart(keep_data=False)
+    web_stack.stop()
+    alert.wait_for(timeout=30_000)
+    web_stack.start(keep_data=False)
     lost = page.get_by_test_id("session-lost")
     lost.wait_for(timeout=30_000)
     assert "please sign in again" in lost.inner_text(), lost.inner_text()

@@ -54,15 +54,26 @@ export function reasonOf(err: unknown): string {
   return "";
 }
 
+/** Whether `err` is a fetch that reached no server: a TypeError ("Failed to fetch"), thrown
+ * as it is or as the cause of the ConnectError that wraps it. */
+export function unreached(err: unknown): boolean {
+  const cause = err instanceof ConnectError ? err.cause : err;
+  return cause instanceof TypeError;
+}
+
 /** Whether a refusal carries the declared `reason` (`poker.v1.Reason`, protos/poker/v1/reason.proto:
  * the wire carries the value's name as `ErrorInfo.reason`). */
 export function refusedFor(err: unknown, reason: Reason): boolean {
   return reasonOf(err) === Reason[reason];
 }
 
-/** The Connect code of an error, by name ("unavailable", ...). */
+/** The Connect code of an error, by name ("unavailable", ...). A request that reached no
+ * server at all (the browser's fetch failed: the gateway is stopped or restarting) is
+ * "unavailable" too, not "unknown": it is worth retrying, and the page says the server cannot
+ * be reached instead of "Something went wrong". */
 export function codeOf(err: unknown): string {
-  const code = ConnectError.from(err).code;
+  const e = ConnectError.from(err);
+  const code = e.code === Code.Unknown && unreached(err) ? Code.Unavailable : e.code;
   return Code[code].replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
 }
 

@@ -120,6 +120,9 @@ export function LobbyScreen() {
   const [balance, setBalance] = useState<GetBalanceResponse | null>(null);
   const [lounges, setLounges] = useState<Lounge[]>([]);
   const [error, setError] = useState("");
+  // Why the last refresh failed (the servers cannot be reached, e.g. while they restart):
+  // apart from `error` (an action's refusal) because the next refresh that works clears it.
+  const [stale, setStale] = useState("");
   const [note, setNote] = useState("");
   const [joining, setJoining] = useState<Lounge | null>(null);
   // Lounges the player is closing: kept in the list (the lobby lists open ones only) so the
@@ -133,8 +136,9 @@ export function LobbyScreen() {
       setBalance(b);
       const listed = new Set(l.lounges.map((x) => x.loungeId));
       setLounges([...[...closing.current.values()].filter((x) => !listed.has(x.loungeId)), ...l.lounges]);
+      setStale("");
     } catch (err) {
-      if (!reportIfLost(err)) setError(errorText(err));
+      if (!reportIfLost(err)) setStale(errorText(err));
     }
   };
   useEffect(() => {
@@ -178,6 +182,7 @@ export function LobbyScreen() {
 
       <section class="panel lounges" aria-labelledby="lounges-title">
         <h2 id="lounges-title">{t("lobby.lounges")}</h2>
+        {stale && <p class="error" role="alert" data-testid="lobby-stale">{stale}</p>}
         {error && <p class="error" role="alert">{error}</p>}
         {lounges.length === 0 ? (
           <p class="fine">{t("lobby.noLounges")}</p>

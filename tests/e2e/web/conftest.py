@@ -29,6 +29,7 @@ import time
 import urllib.request
 import uuid
 from collections.abc import Generator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,13 @@ async def _admin(url: str, sql: str) -> None:
         await conn.close()
 
 
+def _run_admin(url: str, sql: str) -> None:
+    """``_admin`` from sync code, in a thread of its own: Playwright's sync API keeps an event
+    loop running in the test's thread, where ``asyncio.run`` is refused."""
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, _admin(url, sql)).result()
+
+
 @dataclass
 class WebStack:
     url: str
@@ -86,27 +94,9 @@ def _healthy(url: str) -> bool:
         return False
 
 
-@pytest.fixture(scope="module")
-def web_stack(redis_url: str, database_url: str, tmp_path_factory: Any) -> Iterator[WebStack]:
-    logs = tmp_path_factory.mktemp("web-stack")
-    if os.environ.get("FELT_E2E_URL"):
-        yield WebStack(os.environ["FELT_E2E_URL"].rstrip("/"), logs)
-        return
-    if not (REPO / "web" / "dist" / "index.html").exists():
-        pytest.skip("web/dist is not built: run `make web`")
-    # The stack starts on an empty Redis DB: a table service adopts every table whose lease
-    # has lapsed, so tables an earlier test left behind (AI seats playing on) would load
-    # this stack's one table service and slow every page (seen in CI: a lounge that did not
-    # open in 30 s).
-    flush = redis_sync_lib.Redis.from_url(redis_url)
-    try:
-        flush.flushdb()
-    finally:
-        flush.close()
-    name = f"felt_web_{uuid.uuid4().hex[:12]}"
-    asyncio.run(_admin(database_url, f'CREATE DATABASE "{name}"'))
-    dsn = _with_database(database_url, name)
-    table, lobby, gateway = _free_port(), _free_port(), _free_port()
+def stack_env(redis_url: str, dsn: str, table: int, lobby: int, gateway: int) -> dict[str, str]:
+    """The environment of the stack's processes: the test Redis DB, the database ``dsn``,
+    the three loopback ports, dev mode and the short token lives the browser tests rely on."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FELT_")}
     path = f"{REPO / 'libs'}{os.pathsep}{REPO}"
     env["PYTHONPATH"] = path + (os.pathsep + env["PYTHONPATH"] if "PYTHONPATH" in env else "")
@@ -135,36 +125,92 @@ def web_stack(redis_url: str, database_url: str, tmp_path_factory: Any) -> Itera
         FELT_AUTH_FAILURE_BURST="10000",
         FELT_AUTH_FAILURE_PER_MIN="10000",
     )
+    return env
+
+
+def empty_data(redis_url: str, database_url: str) -> str:
+    """Empties the test Redis DB and creates a new PostgreSQL database: its name."""
+    flush = redis_sync_lib.Redis.from_url(redis_url)
+    try:
+        flush.flushdb()
+    finally:
+        flush.close()
+    name = f"felt_web_{uuid.uuid4().hex[:12]}"
+    _run_admin(database_url, f'CREATE DATABASE "{name}"')
+    return name
+
+
+def drop_database(database_url: str, name: str) -> None:
+    _run_admin(database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def migrate(env: dict[str, str]) -> None:
+    """``felt db migrate`` on the database of ``env``."""
+    cli = [sys.executable, "-m", "services.cli", "db", "migrate"]
+    subprocess.run(cli, env=env, check=True, capture_output=True)
+
+
+def start_stack(env: dict[str, str], logs: Path) -> list[subprocess.Popen[bytes]]:
+    """Starts serve, lobby, projector and gateway with ``env`` (logs appended to
+    ``logs/<name>.log``) and waits for the gateway's ``/healthz``; fails the test with the
+    logs' tails when the stack does not come up."""
     felt = [sys.executable, "-m", "services.cli"]
-    subprocess.run([*felt, "db", "migrate"], env=env, check=True, capture_output=True)
+    procs: list[subprocess.Popen[bytes]] = []
+    for what, args in (
+        ("serve", ["serve", "--dev", "--no-demo"]),
+        ("lobby", ["lobby"]),
+        ("projector", ["projector", "--dev"]),
+        ("gateway", ["gateway"]),
+    ):
+        out = (logs / f"{what}.log").open("ab")
+        procs.append(subprocess.Popen([*felt, *args], env=env, stdout=out, stderr=out))
+    url = f"http://{env['FELT_GATEWAY_ADDR']}"
+    deadline = time.monotonic() + READY_S
+    while not _healthy(url):
+        dead = [p.args for p in procs if p.poll() is not None]
+        if dead or time.monotonic() > deadline:
+            stop_stack(procs)
+            tails = {p.name: p.read_text(errors="replace")[-2000:] for p in logs.glob("*.log")}
+            pytest.fail(f"the stack did not come up (exited: {dead}): {tails}")
+        time.sleep(0.3)
+    return procs
+
+
+def stop_stack(procs: list[subprocess.Popen[bytes]]) -> None:
+    """SIGTERM to every process (as a ``make run`` user's Ctrl-C), SIGKILL after 15 s."""
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+@pytest.fixture(scope="module")
+def web_stack(redis_url: str, database_url: str, tmp_path_factory: Any) -> Iterator[WebStack]:
+    logs = tmp_path_factory.mktemp("web-stack")
+    if os.environ.get("FELT_E2E_URL"):
+        yield WebStack(os.environ["FELT_E2E_URL"].rstrip("/"), logs)
+        return
+    if not (REPO / "web" / "dist" / "index.html").exists():
+        pytest.skip("web/dist is not built: run `make web`")
+    # The stack starts on an empty Redis DB: a table service adopts every table whose lease
+    # has lapsed, so tables an earlier test left behind (AI seats playing on) would load
+    # this stack's one table service and slow every page (seen in CI: a lounge that did not
+    # open in 30 s).
+    name = empty_data(redis_url, database_url)
+    dsn = _with_database(database_url, name)
+    table, lobby, gateway = _free_port(), _free_port(), _free_port()
+    env = stack_env(redis_url, dsn, table, lobby, gateway)
+    migrate(env)
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        for what, args in (
-            ("serve", ["serve", "--dev", "--no-demo"]),
-            ("lobby", ["lobby"]),
-            ("projector", ["projector", "--dev"]),
-            ("gateway", ["gateway"]),
-        ):
-            out = (logs / f"{what}.log").open("wb")
-            procs.append(subprocess.Popen([*felt, *args], env=env, stdout=out, stderr=out))
-        url = f"http://127.0.0.1:{gateway}"
-        deadline = time.monotonic() + READY_S
-        while not _healthy(url):
-            dead = [p.args for p in procs if p.poll() is not None]
-            if dead or time.monotonic() > deadline:
-                tails = {p.name: p.read_text()[-2000:] for p in logs.glob("*.log")}
-                pytest.fail(f"the stack did not come up (exited: {dead}): {tails}")
-            time.sleep(0.3)
-        yield WebStack(url, logs)
+        procs = start_stack(env, logs)
+        yield WebStack(f"http://127.0.0.1:{gateway}", logs)
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        asyncio.run(_admin(database_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        stop_stack(procs)
+        drop_database(database_url, name)
 
 
 @pytest.hookimpl(hookwrapper=True)

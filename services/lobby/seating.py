@@ -56,6 +56,7 @@ import structlog
 from felt.service.refusals import reason_name
 from felt.storage.idempotency import ClientRequest
 from felt.wire import limits
+from poker.events.v1 import events_pb2 as epb
 from poker.v1.reason_pb2 import Reason
 from services.lobby.auth import Caller
 from services.lobby.house import house_limit_refusal
@@ -106,9 +107,17 @@ class Left:
 
 
 def _first_call_refusal(
-    lounge: Lounge, player_id: str, seat: int | None, buy_in: int
+    lounge: Lounge, player_id: str, seat: int | None, buy_in: int, wait_for_big_blind: bool
 ) -> Refused | None:
     """Why a first join of ``lounge`` must be refused before any chips move, if it must."""
+    if wait_for_big_blind and lounge.variant != epb.VARIANT_NLHE:
+        # The table's own refusal (its rule: only Hold'em has a big blind), said here from
+        # the lounge's variant so that no chips are reserved for a seat the table refuses.
+        return Refused(
+            Code.FAILED_PRECONDITION,
+            "this game has no big blind to wait for",
+            Reason.NO_BIG_BLIND,
+        )
     if lounge.state is not LoungeState.OPEN:
         return Refused(
             Code.FAILED_PRECONDITION,
@@ -188,10 +197,12 @@ class SeatingApp:
         seat: int | None,
         buy_in: int,
         invite_code: str,
+        wait_for_big_blind: bool = False,
     ) -> Joined:
-        """Take ``seat`` (None: the next free one) at a lounge with ``buy_in`` chips. A retry
-        with the same request id answers as the first call did (and finishes what a crash or
-        an unreachable table service left)."""
+        """Take ``seat`` (None: the next free one) at a lounge with ``buy_in`` chips, waiting
+        for the big blind if asked (Hold'em only). A retry with the same request id answers
+        as the first call did (and finishes what a crash or an unreachable table service
+        left)."""
         claim = await self.lobby.signed_in(caller)
         limits.check_request_id(request.request_id)
         key = request.key(f"join/{claim.player_id}")
@@ -202,9 +213,9 @@ class SeatingApp:
             raise limits.LimitError(
                 Reason.BAD_SEAT, f"seat must be 0-{lounge.seat_count - 1} at this lounge"
             )
-        refusal = _first_call_refusal(lounge, claim.player_id, seat, buy_in) or (
-            await house_limit_refusal(self.lobby, lounge, claim.player_id)
-        )
+        refusal = _first_call_refusal(
+            lounge, claim.player_id, seat, buy_in, wait_for_big_blind
+        ) or (await house_limit_refusal(self.lobby, lounge, claim.player_id))
         # Checked before chips move, for a first call; a retry is past them (it may be what
         # seated the player here since), so only a refused call looks for its first saga.
         if refusal is not None and await self.buy_ins.get(saga_id) is None:
@@ -225,7 +236,9 @@ class SeatingApp:
                 Reason.BUY_IN_PENDING,
             )
         at = self.lobby.clock()
-        new = NewBuyIn(saga_id, claim.player_id, lounge.lounge_id, seat, buy_in, key, at)
+        new = NewBuyIn(
+            saga_id, claim.player_id, lounge.lounge_id, seat, buy_in, key, at, wait_for_big_blind
+        )
         try:  # a retry finds its first saga here (its fingerprint checked), and moves nothing
             reservation = await self._reserve(new)
         except InsufficientChips as exc:
@@ -277,6 +290,7 @@ class SeatingApp:
                 saga.amount,
                 0,
                 table_request_id(saga.saga_id),
+                wait_for_big_blind=saga.wait_for_big_blind,
             )
         except TableRefused as exc:
             log.info("buy_in_refused", saga_id=saga.saga_id, reason=exc.reason)

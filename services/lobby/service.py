@@ -285,6 +285,7 @@ class LobbyService(rpc.LobbyServiceServicer):
             request.seat if request.HasField("seat") else None,
             request.buy_in,
             request.invite_code,
+            request.wait_for_big_blind,
         )
         saga = joined.buy_in
         assert saga.seat is not None and saga.seat_token is not None  # SEATED

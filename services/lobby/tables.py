@@ -102,6 +102,8 @@ class GrpcTables:
         stack: int,
         ai_level: int,
         request_id: str,
+        *,
+        wait_for_big_blind: bool = False,
     ) -> SeatGrant:
         request = pb.SeatPlayerRequest(
             table_id=table_id,
@@ -111,6 +113,7 @@ class GrpcTables:
             stack=stack,
             ai_level=ai_level,  # type: ignore[arg-type]
             request_id=request_id,
+            wait_for_big_blind=wait_for_big_blind,
         )
         try:
             answer = await self.stub.SeatPlayer(

@@ -234,15 +234,16 @@ function sessionIds(): IdStore {
 const joins = new PendingIds(sessionIds(), requestId);
 const creates = new PendingIds(sessionIds(), requestId);
 
-/** Takes a seat at `lounge` with a buy-in from the balance, then opens its table. A retry of
- * the same join (same lounge and buy-in) after an uncertain failure (UNAVAILABLE, a timeout)
- * reuses its request id, so the lobby answers it once and holds one buy-in. */
-export async function join(lounge: Lounge | string, buyIn: bigint): Promise<void> {
+/** Takes a seat at `lounge` with a buy-in from the balance (waiting for the big blind if
+ * asked: Hold'em only), then opens its table. A retry of the same join (same lounge, buy-in
+ * and choice) after an uncertain failure (UNAVAILABLE, a timeout) reuses its request id, so
+ * the lobby answers it once and holds one buy-in. */
+export async function join(lounge: Lounge | string, buyIn: bigint, waitForBigBlind = false): Promise<void> {
   const loungeId = typeof lounge === "string" ? lounge : lounge.loungeId;
-  const key = joinKey(session.current()?.playerId ?? "", loungeId, buyIn);
+  const key = joinKey(session.current()?.playerId ?? "", loungeId, buyIn, waitForBigBlind);
   let res;
   try {
-    res = await session.lobby().joinLounge({ loungeId, buyIn, requestId: joins.idFor(key) });
+    res = await session.lobby().joinLounge({ loungeId, buyIn, requestId: joins.idFor(key), waitForBigBlind });
   } catch (err) {
     joins.answered(key, codeOf(err), reasonOf(err));
     throw err;
@@ -250,6 +251,16 @@ export async function join(lounge: Lounge | string, buyIn: bigint): Promise<void
   joins.answered(key, "");
   session.rememberSeat(loungeId, { seat: res.seat, token: res.seatToken, expires: session.expiryOf(res.seatTokenExpireTime) });
   go({ name: "table", lounge: loungeId });
+}
+
+/** "Wait for the big blind" on joining (Hold'em only: a Draw game has no big blind). */
+function WaitForBigBlind({ value, onChange }: { value: boolean; onChange: (v: boolean) => void }) {
+  return (
+    <label class="wait-for-big-blind">
+      <input type="checkbox" data-testid="join-wait-for-big-blind" checked={value} onChange={(e) => onChange((e.target as HTMLInputElement).checked)} />
+      {t("lobby.waitForBigBlind")}
+    </label>
+  );
 }
 
 function BuyIn({ min, max, value, onChange }: { min: bigint; max: bigint; value: bigint; onChange: (v: bigint) => void }) {
@@ -266,12 +277,14 @@ function BuyIn({ min, max, value, onChange }: { min: bigint; max: bigint; value:
 export function JoinDialog({ lounge, balance, onClose, before, onJoined }: { lounge: Lounge; balance: bigint; onClose: () => void; before?: () => Promise<void>; onJoined?: () => void }) {
   const max = lounge.maxBuyIn < balance ? lounge.maxBuyIn : balance;
   const [buyIn, setBuyIn] = useState(max >= lounge.minBuyIn ? max : lounge.minBuyIn);
+  const [waitForBigBlind, setWaitForBigBlind] = useState(false);
+  const holdem = lounge.config?.variant === Variant.NLHE;
   const [error, setError] = useState("");
   const submit = async (e: Event) => {
     e.preventDefault();
     try {
       await before?.();
-      await join(lounge, buyIn);
+      await join(lounge, buyIn, holdem && waitForBigBlind);
       onJoined?.();
     } catch (err) {
       setError(errorText(err));
@@ -283,6 +296,7 @@ export function JoinDialog({ lounge, balance, onClose, before, onJoined }: { lou
         <h2 id="join-title">{t("lobby.joinTitle", { name: loungeName(lounge.name) })}</h2>
         <p>{variantName(lounge.config!.variant)} · {stakesText(lounge)}</p>
         <BuyIn min={lounge.minBuyIn} max={max > lounge.minBuyIn ? max : lounge.minBuyIn} value={buyIn} onChange={setBuyIn} />
+        {holdem && <WaitForBigBlind value={waitForBigBlind} onChange={setWaitForBigBlind} />}
         {error && <p class="error" role="alert">{error}</p>}
         <div class="row">
           <button type="button" class="ghost" onClick={onClose}>{t("app.cancel")}</button>
@@ -309,6 +323,7 @@ function CreateLounge({ onCreated, onError, balance: known }: { onCreated: () =>
   const stake = BigInt(variant === "draw" ? sb : bb);
   // The lobby's default range: 20 to 100 stakes (big blinds or small bets).
   const [buyIn, setBuyIn] = useState(0n);
+  const [waitForBigBlind, setWaitForBigBlind] = useState(false);
   const maxBuy = 100n * stake < balance ? 100n * stake : balance;
   const value = buyIn >= 20n * stake && buyIn <= maxBuy ? buyIn : maxBuy;
 
@@ -336,7 +351,7 @@ function CreateLounge({ onCreated, onError, balance: known }: { onCreated: () =>
         throw err;
       }
       creates.answered(key, "");
-      await join(res.lounge!.loungeId, value);
+      await join(res.lounge!.loungeId, value, variant === "nlhe" && waitForBigBlind);
       onCreated();
     } catch (err) {
       onError(errorText(err));
@@ -401,6 +416,7 @@ function CreateLounge({ onCreated, onError, balance: known }: { onCreated: () =>
         </button>
       </fieldset>
       <BuyIn min={20n * stake} max={maxBuy > 20n * stake ? maxBuy : 20n * stake} value={value} onChange={setBuyIn} />
+      {variant === "nlhe" && <WaitForBigBlind value={waitForBigBlind} onChange={setWaitForBigBlind} />}
       <button class="primary" data-testid="create" disabled={busy || known === null || ais.length > seatCount - 1}>{t("lobby.createAndSit")}</button>
     </form>
   );

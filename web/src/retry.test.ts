@@ -48,6 +48,7 @@ test("another lounge, buy-in or player is another request", () => {
   assert.notEqual(p.idFor(joinKey("p1", "lounge-1", 300n)), a);
   assert.notEqual(p.idFor(joinKey("p1", "lounge-2", 200n)), a);
   assert.notEqual(p.idFor(joinKey("p2", "lounge-1", 200n)), a);
+  assert.notEqual(p.idFor(joinKey("p1", "lounge-1", 200n, true)), a); // another request
   assert.equal(p.idFor(joinKey("p1", "lounge-1", 200n)), a);
 });
 

@@ -53,8 +53,8 @@ export class PendingIds {
 
 /** What makes two joins the same request: the player, the lounge and the buy-in
  * (JoinLounge picks the seat). */
-export function joinKey(playerId: string, loungeId: string, buyIn: bigint): string {
-  return `join:${playerId}:${loungeId}:${buyIn}`;
+export function joinKey(playerId: string, loungeId: string, buyIn: bigint, waitForBigBlind = false): string {
+  return `join:${playerId}:${loungeId}:${buyIn}${waitForBigBlind ? ":bb" : ""}`;
 }
 
 /** The wait before a table's stream is opened again after it failed or ended, given the last

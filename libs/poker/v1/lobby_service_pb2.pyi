@@ -759,6 +759,7 @@ class JoinLoungeRequest(_message.Message):
     BUY_IN_FIELD_NUMBER: _builtins.int
     INVITE_CODE_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    WAIT_FOR_BIG_BLIND_FIELD_NUMBER: _builtins.int
     lounge_id: _builtins.str
     seat: _builtins.int
     """Unset: the next free seat."""
@@ -767,6 +768,10 @@ class JoinLoungeRequest(_message.Message):
     invite_code: _builtins.str
     """Needed for a private lounge one does not own."""
     request_id: _builtins.str
+    wait_for_big_blind: _builtins.bool
+    """Hold'em only (a Draw lounge refuses it: NO_BIG_BLIND): seated waiting for the big
+    blind, dealt in from the hand whose big blind is this seat's (SitInRequest's option).
+    """
     def __init__(
         self,
         *,
@@ -775,10 +780,11 @@ class JoinLoungeRequest(_message.Message):
         buy_in: _builtins.int = ...,
         invite_code: _builtins.str = ...,
         request_id: _builtins.str = ...,
+        wait_for_big_blind: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "buy_in", b"buy_in", "invite_code", b"invite_code", "lounge_id", b"lounge_id", "request_id", b"request_id", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "buy_in", b"buy_in", "invite_code", b"invite_code", "lounge_id", b"lounge_id", "request_id", b"request_id", "seat", b"seat", "wait_for_big_blind", b"wait_for_big_blind"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015

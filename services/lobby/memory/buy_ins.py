@@ -86,6 +86,7 @@ class MemoryBuyIns(BuyInTransitions, MemoryRecoveryRows[BuyIn]):
             None,
             None,
             new.at,
+            wait_for_big_blind=new.wait_for_big_blind,
         )
         self.sagas[saga.saga_id] = saga
         self._requests[new.request.key] = (new.request.fingerprint, saga.saga_id)

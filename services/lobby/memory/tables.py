@@ -33,6 +33,7 @@ class FakeTable:
     closed: bool = False
     seated_by: dict[int, str] = field(default_factory=dict)  # seat: its SeatPlayer's request id
     vacated_by: list[str] = field(default_factory=list)  # of each ``left``: its seating's id
+    waiting: set[int] = field(default_factory=set)  # seats seated waiting for the big blind
 
 
 class MemoryTables:
@@ -76,6 +77,8 @@ class MemoryTables:
         stack: int,
         ai_level: int,
         request_id: str,
+        *,
+        wait_for_big_blind: bool = False,
     ) -> SeatGrant:
         self._gate()
         key = f"seat/{request_id}"
@@ -94,6 +97,11 @@ class MemoryTables:
                 seat = free[0]
             if seat in table.seats:
                 raise TableRefused.of(Reason.SEAT_TAKEN, f"seat {seat} is taken")
+            variant = epb.TableConfig.FromString(table.config).variant
+            if wait_for_big_blind and variant != epb.VARIANT_NLHE:
+                raise TableRefused.of(Reason.NO_BIG_BLIND, "no big blind to wait for")
+            if wait_for_big_blind:
+                table.waiting.add(seat)
             table.seats[seat] = LoungeSeat(seat, player_id, display_name, ai_level, stack)
             table.seated_by[seat] = request_id
             table.sequence += 1

@@ -28,6 +28,9 @@ class NewBuyIn:
     amount: int
     request: RequestKey
     at: datetime
+    # Seat the player waiting for the big blind (Hold'em): kept with the saga, so that a
+    # retry or the recovery pass seats the player with the same choice.
+    wait_for_big_blind: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,7 @@ class BuyIn:
     next_attempt_at: datetime | None = None  # None: due since it was reserved
     stuck_at: datetime | None = None  # set: the pass gave up; an operator resolves it
     last_error: str | None = None  # the last attempt's unknown outcome, for the operator
+    wait_for_big_blind: bool = False  # as asked: the table seats the player waiting for it
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,7 +102,12 @@ class Tables(Protocol):
         stack: int,
         ai_level: int,
         request_id: str,
-    ) -> SeatGrant: ...
+        *,
+        wait_for_big_blind: bool = False,
+    ) -> SeatGrant:
+        """``SeatPlayer`` (the admin's): ``wait_for_big_blind`` seats the player waiting for
+        the big blind (Hold'em; else ``TableRefused`` NO_BIG_BLIND)."""
+        ...
 
     async def leave(self, table_id: str, seat: int, seat_token: str, request_id: str) -> Departure:
         """``LeaveSeat`` as the seat (its token; "": for whoever sits there, as closing a table

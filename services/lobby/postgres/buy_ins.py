@@ -25,7 +25,7 @@ from services.lobby.postgres._unit import PgSagaUnit
 _BUY_IN = (
     "saga_id, player_id, display_name, lounge_id, seat, amount, state, seat_token, "
     "seat_token_expires_at, refusal, created_at, leave_sequence, left_stack, attempts, "
-    "last_attempt_at, next_attempt_at, stuck_at, last_error"
+    "last_attempt_at, next_attempt_at, stuck_at, last_error, wait_for_big_blind"
 )
 
 
@@ -55,12 +55,12 @@ class PgBuyIns(BuyInTransitions, RecoveryRows[BuyIn]):
         return _buy_in(row)
 
     async def reserve(self, new: NewBuyIn) -> Reservation:
-        """One call of ``lobby_reserve_buy_in`` (migration 0005): its steps are the
+        """One call of ``lobby_reserve_buy_in`` (migration 0005, as of 0015): its steps are the
         transaction this method ran statement by statement, one round trip in all."""
         movement = reserve_key(new.saga_id)
         row = await self.pool.fetchrow(
             f"SELECT r.r_outcome, r.r_balance, (r.r_saga).fingerprint, {_SAGA_OF_R} "
-            "FROM lobby_reserve_buy_in($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) r",
+            "FROM lobby_reserve_buy_in($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) r",
             new.saga_id,
             new.player_id,
             new.lounge_id,
@@ -71,6 +71,7 @@ class PgBuyIns(BuyInTransitions, RecoveryRows[BuyIn]):
             movement.key,
             movement.fingerprint,
             new.at,
+            new.wait_for_big_blind,
         )
         assert row is not None
         outcome = row["r_outcome"]

@@ -15,7 +15,7 @@ from argon2 import PasswordHasher
 from felt.storage.idempotency import ClientRequest, RequestKey, RequestReused
 from poker.events.v1 import events_pb2 as epb
 from services.lobby.application import LobbyApp, LobbySecrets, LobbySettings
-from services.lobby.auth import Authenticator
+from services.lobby.auth import Authenticator, Caller
 from services.lobby.lounges import LoungeApp
 from services.lobby.memory import MemoryTables
 from services.lobby.ports import (
@@ -181,8 +181,10 @@ class Clock:
         return T0
 
 
-async def test_fifty_concurrent_buy_ins_from_one_balance(stores: Stores) -> None:
-    """Through the whole saga (the lobby's use case on these stores, a fake table service)."""
+async def seating_on(
+    stores: Stores,
+) -> tuple[LobbyApp, MemoryTables, LoungeApp, SeatingApp, Caller]:
+    """The lobby's use cases on these stores, a fake table service, and a guest signed in."""
     secrets = LobbySecrets(b"a" * 32, b"r" * 32)
     lobby = LobbyApp(
         stores.players,
@@ -199,6 +201,12 @@ async def test_fifty_concurrent_buy_ins_from_one_balance(stores: Stores) -> None
     seating = SeatingApp(lounges, stores.buy_ins, tables)
     signed = await lobby.create_guest("Ann", ClientRequest("guest-request-0001", "g", b""))
     ann = Authenticator(secrets.access, Clock()).authenticate(signed.credentials.access_token)
+    return lobby, tables, lounges, seating, ann
+
+
+async def test_fifty_concurrent_buy_ins_from_one_balance(stores: Stores) -> None:
+    """Through the whole saga (the lobby's use case on these stores, a fake table service)."""
+    lobby, tables, lounges, seating, ann = await seating_on(stores)
     config = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=2, small_blind=5, big_blind=10)
     ids = [
         (
@@ -222,6 +230,60 @@ async def test_fifty_concurrent_buy_ins_from_one_balance(stores: Stores) -> None
     assert (await lobby.balance(ann)).balance == 0
     at_tables = sum(s.stack for t in tables.tables.values() for s in t.seats.values())
     assert await conserved(stores) == at_tables == LobbySettings().starting_grant
+
+
+async def test_the_wait_for_the_big_blind_is_kept_with_the_saga(stores: Stores) -> None:
+    """What the recovery pass and a retry read back is what the join asked (default: no)."""
+    await setup(stores)
+    waiting = replace(buy_in(1), wait_for_big_blind=True)
+    reservation = await stores.buy_ins.reserve(waiting)
+    assert reservation.buy_in.wait_for_big_blind
+    assert await stores.buy_ins.reserve(waiting) == reservation  # a retry
+    assert not (await stores.buy_ins.reserve(buy_in(2))).buy_in.wait_for_big_blind
+    assert [(s.saga_id, s.wait_for_big_blind) for s in await stores.buy_ins.unfinished(10)] == [
+        ("b-1", True),
+        ("b-2", False),
+    ]
+    assert [s.wait_for_big_blind for s in await stores.buy_ins.due(T0 + timedelta(1), 10)] == [
+        True,
+        False,
+    ]
+    saga = await stores.buy_ins.seated("b-1", SeatGrant(4, "secret", None))
+    assert saga.wait_for_big_blind and await stores.buy_ins.get("b-1") == saga
+    await conserved(stores)
+
+
+async def test_recovery_seats_a_waiting_newcomer_as_asked(stores: Stores) -> None:
+    """A join whose table did not answer is seated by the recovery pass waiting for the big
+    blind, as the join asked; a Draw lounge refuses the option before any chip moves."""
+    lobby, tables, lounges, seating, ann = await seating_on(stores)
+    holdem = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=2, small_blind=5, big_blind=10)
+    draw = epb.TableConfig(variant=epb.VARIANT_DRAW5, seat_count=2, ante=1, small_bet=4)
+    nlhe, draw5 = [
+        (
+            await lounges.create(
+                ann, ClientRequest(f"l{n}", "c", b""), f"L{n}", config, 0, 0, [], False
+            )
+        ).lounge_id
+        for n, config in enumerate((holdem, draw))
+    ]
+    balance = (await lobby.balance(ann)).balance
+    with pytest.raises(Refused) as refused:
+        await seating.join(ann, ClientRequest("j-draw", "j", b""), draw5, None, 100, "", True)
+    assert (refused.value.code.name, refused.value.reason) == (
+        "FAILED_PRECONDITION",
+        "NO_BIG_BLIND",
+    )
+    assert (await lobby.balance(ann)).balance == balance  # no chip moved
+    tables.unavailable = True
+    with pytest.raises(Refused) as lost:
+        await seating.join(ann, ClientRequest("j-wait", "j", b""), nlhe, None, 500, "", True)
+    assert lost.value.reason == "TABLES_UNAVAILABLE"
+    tables.unavailable = False
+    assert await seating.recover() == (1, 0)
+    (seat,) = tables.tables[nlhe].seats
+    assert tables.tables[nlhe].waiting == {seat}
+    assert await conserved(stores) == 500
 
 
 async def seated(stores: Stores, n: int = 1, seat: int = 4, amount: int = 300) -> None:

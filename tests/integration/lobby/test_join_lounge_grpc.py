@@ -210,3 +210,39 @@ async def test_close_lounge(lobby: Lobby) -> None:
     again = (await stub.CloseLounge(close, metadata=auth(alice))).lounge
     assert again.state == lpb.LOUNGE_STATE_CLOSED
     assert await balance(stub, bob) == start
+
+
+async def test_wait_for_the_big_blind_is_seated_as_asked_and_refused_at_draw(
+    lobby: Lobby,
+) -> None:
+    """JoinLoungeRequest.wait_for_big_blind reaches the table's SeatPlayer (Hold'em); a Draw
+    lounge refuses it with the table's reason before any chip moves."""
+    stub = await lobby.start()
+    alice = await guest(stub, "Alice")
+    holdem = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=4, small_blind=5, big_blind=10)
+    draw = epb.TableConfig(variant=epb.VARIANT_DRAW5, seat_count=4, ante=1, small_bet=4)
+    made = [
+        (
+            await stub.CreateLounge(
+                pb.CreateLoungeRequest(name=name, config=config, request_id=rid()),
+                metadata=auth(alice),
+            )
+        ).lounge
+        for name, config in (("Hold'em", holdem), ("Draw", draw))
+    ]
+    before = await balance(stub, alice)
+    at_draw = pb.JoinLoungeRequest(
+        lounge_id=made[1].lounge_id, buy_in=100, request_id=rid(), wait_for_big_blind=True
+    )
+    assert await refused(stub.JoinLounge(at_draw, metadata=auth(alice))) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "NO_BIG_BLIND",
+    )
+    assert await balance(stub, alice) == before  # no chip moved
+    assert lobby.tables.tables[made[1].lounge_id].seats == {}
+    waiting = pb.JoinLoungeRequest(
+        lounge_id=made[0].lounge_id, buy_in=500, request_id=rid(), wait_for_big_blind=True
+    )
+    joined = await stub.JoinLounge(waiting, metadata=auth(alice))
+    assert lobby.tables.tables[made[0].lounge_id].waiting == {joined.seat}
+    assert await balance(stub, alice) == before - 500

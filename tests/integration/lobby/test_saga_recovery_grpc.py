@@ -209,12 +209,21 @@ class RacingTables(GrpcTables):
         stack: int,
         ai_level: int,
         request_id: str,
+        *,
+        wait_for_big_blind: bool = False,
     ) -> SeatGrant:
         if self.racers > 0:
             self.racers -= 1
             await self.barrier.wait()
         return await super().seat(
-            table_id, seat, player_id, display_name, stack, ai_level, request_id
+            table_id,
+            seat,
+            player_id,
+            display_name,
+            stack,
+            ai_level,
+            request_id,
+            wait_for_big_blind=wait_for_big_blind,
         )
 
 
@@ -244,13 +253,22 @@ class FailingTables(MemoryTables):
         stack: int,
         ai_level: int,
         request_id: str,
+        *,
+        wait_for_big_blind: bool = False,
     ) -> SeatGrant:
         if not request_id.startswith("lounge/"):  # the lounges' own AI seats are not counted
             self.seat_calls.append((table_id, request_id, self.clock()))
         if table_id in self.down:
             raise TablesUnavailable("DEADLINE_EXCEEDED: Deadline Exceeded")
         return await super().seat(
-            table_id, seat, player_id, display_name, stack, ai_level, request_id
+            table_id,
+            seat,
+            player_id,
+            display_name,
+            stack,
+            ai_level,
+            request_id,
+            wait_for_big_blind=wait_for_big_blind,
         )
 
 
@@ -405,11 +423,20 @@ class LossyTables(GrpcTables):
         stack: int,
         ai_level: int,
         request_id: str,
+        *,
+        wait_for_big_blind: bool = False,
     ) -> SeatGrant:
         if table_id in self.drop:
             raise TablesUnavailable("UNAVAILABLE: failed to connect to all addresses")
         grant = await super().seat(
-            table_id, seat, player_id, display_name, stack, ai_level, request_id
+            table_id,
+            seat,
+            player_id,
+            display_name,
+            stack,
+            ai_level,
+            request_id,
+            wait_for_big_blind=wait_for_big_blind,
         )
         if table_id in self.lose:
             raise TablesUnavailable("DEADLINE_EXCEEDED: Deadline Exceeded")

@@ -39,11 +39,20 @@ class RefusingTables(MemoryTables):
         stack: int,
         ai_level: int,
         request_id: str,
+        *,
+        wait_for_big_blind: bool = False,
     ) -> SeatGrant:
         if seat == self.refuse_seat:
             raise TableRefused("BAD_SEAT", "the table service refuses this seat")
         return await super().seat(
-            table_id, seat, player_id, display_name, stack, ai_level, request_id
+            table_id,
+            seat,
+            player_id,
+            display_name,
+            stack,
+            ai_level,
+            request_id,
+            wait_for_big_blind=wait_for_big_blind,
         )
 
 

@@ -45,6 +45,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--buy-in", type=int, default=1000)
     p.add_argument("--lounge", default="", help="join this lounge instead of creating one")
     p.add_argument("--hands", type=int, default=0, help="leave after this many hands")
+    p.add_argument(
+        "--wait-for-big-blind",
+        action="store_true",
+        help="sit down waiting for the big blind (Hold'em): dealt in when it reaches the seat",
+    )
     p.set_defaults(handler=run)
 
 
@@ -69,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         lounge_id=args.lounge,
         name=f"{args.variant} vs AI",
         hands=args.hands,
+        wait_for_big_blind=args.wait_for_big_blind,
     )
     session = PlaySession(lobby, table)
     app = PlayApp(session, plan)

@@ -65,6 +65,7 @@ class LoungePlan:
     name: str = "felt play"
     hands: int = 0  # leave and quit after this many hands (0: play until the player leaves)
     buy_in_range: tuple[int, int] = (0, 0)  # a new lounge's; (0, 0): the lobby's default
+    wait_for_big_blind: bool = False  # sit down waiting for the big blind (Hold'em only)
 
 
 class PlayApp(App[int]):
@@ -162,7 +163,7 @@ class PlayApp(App[int]):
         await self._follow()
 
     async def _sit(self, log: RichLog) -> None:
-        seat = await self.session.join(self.lounge, self.plan.buy_in)
+        seat = await self.session.join(self.lounge, self.plan.buy_in, self.plan.wait_for_big_blind)
         log.write(f"Seated at {self.lounge.name} (seat {seat.seat}) with {self.plan.buy_in} chips")
         self.keep_token()
         assert self.session.player is not None

@@ -126,7 +126,7 @@ class PlaySession:
         self._renewed = asyncio.Event()
         self._renewed.set()
         # Joins without a definite answer yet, by (lounge, buy-in): their request ids.
-        self._pending_joins: dict[tuple[str, int], str] = {}
+        self._pending_joins: dict[tuple[str, int, bool], str] = {}
 
     def _connect(self) -> None:
         self._channels = [grpc.aio.insecure_channel(a) for a in self._addresses]
@@ -249,18 +249,22 @@ class PlaySession:
         )
         return got.lounge
 
-    async def join(self, lounge: lpb.Lounge, buy_in: int) -> Seat:
-        """Takes a seat with `buy_in` chips. A join that ended without a definite answer
-        (the lobby unreachable or slow through every retry: it may have seated the player
-        and held the chips) is sent again under the same request id by the next call for
-        the same lounge and buy-in, so the lobby answers it once."""
-        key = (lounge.lounge_id, buy_in)
+    async def join(self, lounge: lpb.Lounge, buy_in: int, wait_for_big_blind: bool = False) -> Seat:
+        """Takes a seat with `buy_in` chips (waiting for the big blind if asked: Hold'em
+        only). A join that ended without a definite answer (the lobby unreachable or slow
+        through every retry: it may have seated the player and held the chips) is sent
+        again under the same request id by the next call for the same lounge, buy-in and
+        choice, so the lobby answers it once."""
+        key = (lounge.lounge_id, buy_in, wait_for_big_blind)
         rid = self._pending_joins.setdefault(key, request_id())
         try:
             joined = await _retrying(
                 lambda: self.lobby.JoinLounge(
                     lobby_api.JoinLoungeRequest(
-                        lounge_id=lounge.lounge_id, buy_in=buy_in, request_id=rid
+                        lounge_id=lounge.lounge_id,
+                        buy_in=buy_in,
+                        request_id=rid,
+                        wait_for_big_blind=wait_for_big_blind,
                     ),
                     metadata=self._auth(),
                     timeout=CALL_TIMEOUT_S,

@@ -72,9 +72,7 @@ async def kit() -> AsyncIterator[tuple[grpc.aio.Channel, RpcMetrics]]:
 async def _ends(channel: grpc.aio.Channel, request: bytes) -> list[tuple[str, str]]:
     """How a unary call and a stream asking for ``request`` end: (code, message) each."""
     ended = []
-    unary: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(
-        f"/{SERVICE}/Unary"
-    )
+    unary: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(f"/{SERVICE}/Unary")
     stream: grpc.aio.UnaryStreamMultiCallable[bytes, bytes] = channel.unary_stream(
         f"/{SERVICE}/Stream"
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
+from services.lobby.domain import house
 from services.lobby.domain.transitions import CloseTransitions
 from services.lobby.memory.buy_ins import MemoryBuyIns
 from services.lobby.ports.buy_ins import BuyIn, BuyInState
@@ -57,16 +58,21 @@ class MemoryCloses(CloseTransitions):
 
     async def settle_ai(self, lounge_id: str, seat: int, stack: int, at: datetime) -> bool:
         lounge = self.lounges._lounges[lounge_id]
-        if not any(s.seat == seat and s.ai_level for s in lounge.seats):
-            return False
         ledger = self.buy_ins.ledger
-        if stack > 0 and ledger.house_funded(lounge_id, seat):
+        settled = house.settle_ai(
+            any(s.seat == seat and s.ai_level for s in lounge.seats),
+            ledger.house_funded(lounge_id, seat),
+            stack,
+        )
+        if settled is None:
+            return False
+        if settled.returned:
             ledger.house_write(
                 HouseKind.HOUSE_RETURN,
-                stack,
+                settled.returned,
                 lounge_id,
                 seat,
-                house_return_key(lounge_id, seat, stack),
+                house_return_key(lounge_id, seat, settled.returned),
                 at,
             )
         seats = tuple(s for s in lounge.seats if s.seat != seat)

@@ -6,9 +6,11 @@ from dataclasses import replace
 from datetime import datetime
 
 from felt.storage.idempotency import RequestReused
+from services.lobby.domain.sagas import FreedSeat
 from services.lobby.ports.lounges import (
     Lounge,
     LoungeFilter,
+    LoungeSeat,
     LoungeState,
     NewLounge,
     TooManyLounges,
@@ -19,6 +21,22 @@ class MemoryLounges:
     def __init__(self) -> None:
         self._lounges: dict[str, Lounge] = {}
         self._requests: dict[str, tuple[bytes, str]] = {}
+
+    def take_seat(self, lounge_id: str, taken: LoungeSeat) -> None:
+        """``taken`` in the lounge's seats, in place of whoever its view had there (storage
+        only: the buy-in rules say when, ``services.lobby.domain.sagas.seated``)."""
+        lounge = self._lounges[lounge_id]
+        others = [s for s in lounge.seats if s.seat != taken.seat]
+        seats = tuple(sorted([*others, taken], key=lambda s: s.seat))
+        self._lounges[lounge_id] = replace(lounge, seats=seats)
+
+    def free_seat(self, freed: FreedSeat) -> None:
+        """The lounge's seat ``freed`` left, if its player still holds it there."""
+        lounge = self._lounges[freed.lounge_id]
+        seats = tuple(
+            s for s in lounge.seats if not (s.seat == freed.seat and s.player_id == freed.player_id)
+        )
+        self._lounges[freed.lounge_id] = replace(lounge, seats=seats)
 
     async def create(self, new: NewLounge, max_per_owner: int | None = None) -> Lounge:
         first = self._requests.get(new.request.key)

@@ -6,6 +6,7 @@ from datetime import datetime
 
 import asyncpg
 
+from services.lobby.domain import house
 from services.lobby.domain.transitions import CloseTransitions
 from services.lobby.ports.buy_ins import BuyIn
 from services.lobby.ports.ledger import HouseKind, house_return_key, house_seat_key
@@ -80,20 +81,24 @@ class PgCloses(CloseTransitions):
                 lounge_id,
                 seat,
             )
-            if held is None:
-                return False
-            funded = await conn.fetchval(
-                "SELECT 1 FROM house_ledger WHERE movement_key = $1",
-                house_seat_key(lounge_id, seat, 0).key,
+            funded = held is not None and (
+                await conn.fetchval(
+                    "SELECT 1 FROM house_ledger WHERE movement_key = $1",
+                    house_seat_key(lounge_id, seat, 0).key,
+                )
+                is not None
             )
-            if stack > 0 and funded is not None:
+            settled = house.settle_ai(held is not None, funded, stack)
+            if settled is None:
+                return False
+            if settled.returned:
                 await write_house(
                     conn,
                     HouseKind.HOUSE_RETURN,
-                    stack,
+                    settled.returned,
                     lounge_id,
                     seat,
-                    house_return_key(lounge_id, seat, stack),
+                    house_return_key(lounge_id, seat, settled.returned),
                     at,
                 )
             await conn.execute(

@@ -25,18 +25,8 @@ class MemoryCloses(CloseTransitions):
     def __init__(self, buy_ins: MemoryBuyIns) -> None:
         self.buy_ins, self.lounges = buy_ins, buy_ins.lounges
 
-    def _set(self, lounge_id: str, state: LoungeState, *, clear: bool = False) -> Lounge:
-        lounges = self.lounges._lounges
-        lounge = lounges[lounge_id]
-        lounge = replace(lounge, state=state, seats=() if clear else lounge.seats)
-        lounges[lounge_id] = lounge
-        return lounge
-
     async def mark_closing(self, lounge_id: str) -> Lounge:
-        lounge = self.lounges._lounges[lounge_id]
-        if lounge.state is not LoungeState.OPEN:
-            return lounge
-        return self._set(lounge_id, LoungeState.CLOSING)
+        return self.lounges.move(lounge_id, LoungeState.CLOSING)
 
     async def unsettled(self, lounge_id: str) -> list[BuyIn]:
         found = [
@@ -80,10 +70,7 @@ class MemoryCloses(CloseTransitions):
         return True
 
     async def mark_closed(self, lounge_id: str) -> Lounge:
-        lounge = self.lounges._lounges[lounge_id]
-        if lounge.state is not LoungeState.CLOSING:
-            return lounge
-        return self._set(lounge_id, LoungeState.CLOSED, clear=True)
+        return self.lounges.move(lounge_id, LoungeState.CLOSED)
 
     async def closing(self, limit: int) -> list[Lounge]:
         found = [x for x in self.lounges._lounges.values() if x.state is LoungeState.CLOSING]

@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 
 from felt.storage.idempotency import RequestKey
 from services.lobby.ports.buy_ins import BuyIn, BuyInState, NewBuyIn, NotSeated
-from services.lobby.ports.chip_adds import ChipAdd, ChipAddState
+from services.lobby.ports.chip_adds import ChipAdd, ChipAddState, NewChipAdd
 from services.lobby.ports.ledger import Kind
 from services.lobby.ports.lounges import LoungeSeat
 from services.lobby.ports.tables import SeatGrant
@@ -75,6 +75,26 @@ def reserved(new: NewBuyIn, display_name: str) -> BuyIn:
         None,
         new.at,
         wait_for_big_blind=new.wait_for_big_blind,
+    )
+
+
+def chips_reserved(new: NewChipAdd) -> ChipAdd:
+    """The saga a chip add's reservation starts: RESERVED, as asked, its ``amount`` taken
+    from the balance (a ``buy_in`` movement keyed ``add_key``, checked by the ledger's
+    rules)."""
+    return ChipAdd(
+        new.saga_id,
+        new.player_id,
+        new.lounge_id,
+        new.buy_in_id,
+        new.seat,
+        new.seat_token,
+        new.amount,
+        new.max_stack,
+        ChipAddState.RESERVED,
+        None,
+        None,
+        new.at,
     )
 
 

@@ -17,6 +17,7 @@ from services.lobby.domain.sagas import (
     Credit,
     FreedSeat,
     chips_added,
+    chips_reserved,
     compensated,
     leave_called,
     leaving,
@@ -34,6 +35,7 @@ from services.lobby.ports import (
     Kind,
     LoungeSeat,
     NewBuyIn,
+    NewChipAdd,
     NotSeated,
     SeatGrant,
 )
@@ -115,6 +117,14 @@ def test_a_reservation_starts_reserved_as_asked() -> None:
     )
     assert (saga.seat, saga.amount, saga.state, saga.created_at) == (None, 400, RESERVED, AT)
     assert saga.wait_for_big_blind and saga.seat_token is None and saga.attempts == 0
+
+
+def test_a_chip_adds_reservation_starts_reserved_as_asked() -> None:
+    new = NewChipAdd("c-9", "p1", "l-1", "b-1", 2, "tok", 250, 2_000, KEY, AT)
+    saga = chips_reserved(new)
+    assert saga == replace(
+        chip_add(ChipAddState.RESERVED), saga_id="c-9", amount=250, max_stack=2_000
+    )
 
 
 def test_a_reserved_saga_is_seated_where_the_table_says_once() -> None:

@@ -2,8 +2,9 @@
 
 This is where the services meet the library's command line (the library
 names no service) and the development tooling's (``felt ladder``, from
-``felt_dev``, which the runtime library never imports). Each service's ``cli``
-module only registers its options; its program is imported when the command runs.
+``felt_dev``, which the runtime library never imports, and which is deferred: only its
+name is registered, ``felt_dev`` is imported when ``felt ladder`` runs). Each service's
+``cli`` module only registers its options; its program is imported when the command runs.
 """
 
 from __future__ import annotations
@@ -13,9 +14,13 @@ from collections.abc import Sequence
 
 from felt.tools import cli
 
-SUBCOMMAND_MODULES: tuple[str, ...] = (
+SUBCOMMAND_MODULES: tuple[str | cli.Deferred, ...] = (
     *cli.LIBRARY_COMMANDS,
-    "felt_dev.ladder_cli",
+    cli.Deferred(
+        "ladder",
+        "felt_dev.ladder_cli",
+        "play the AI levels against each other and the baselines (duplicate, heads-up)",
+    ),
     "services.table.cli",
     "services.serve_cli",
     "services.ai_worker.cli",

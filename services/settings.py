@@ -25,10 +25,7 @@ def trusted_proxies(env: Env) -> TrustedProxies:
     """``FELT_TRUSTED_PROXIES``: the proxies (the gateway) whose ``x-forwarded-for`` names
     the client that per-address limits count (``felt.wire.clients``), comma-separated
     addresses and networks; unset or empty: none (every call counts as its peer)."""
-    try:
-        return TrustedProxies.parse(FELT_TRUSTED_PROXIES.read(env))
-    except ValueError as exc:
-        raise ConfigError(f"{FELT_TRUSTED_PROXIES.name}: {exc}") from None
+    return TrustedProxies.parse(FELT_TRUSTED_PROXIES.read(env))  # read: ConfigError if bad
 
 
 def attempt_limits(env: Env) -> AttemptLimits:

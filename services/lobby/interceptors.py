@@ -19,11 +19,9 @@ from typing import Any
 import asyncpg
 
 from felt.service import interceptors as kit
-from felt.service.bearer import bearer
 from felt.service.metrics import RpcMetrics
-from felt.service.rpc import Context
 from felt.wire import limits
-from felt.wire.clients import TrustedProxies, counted_peer
+from felt.wire.clients import TrustedProxies
 from services.lobby.auth import ANONYMOUS, Authenticator, Caller
 
 _CALLER: ContextVar[Caller] = ContextVar("felt_lobby_caller", default=ANONYMOUS)
@@ -74,11 +72,10 @@ def auth_interceptor(
     service: str, authenticator: Authenticator, proxies: TrustedProxies | None = None
 ) -> kit.AuthInterceptor[Caller]:
     """Puts the caller the bearer token makes where handlers read it (:func:`current_caller`)."""
-    trusted = proxies if proxies is not None else TrustedProxies()
-
-    def authenticate(context: Context) -> Caller:
-        sent = bearer(context.invocation_metadata())
-        client = counted_peer(trusted.caller(context)) if sent else ""
-        return authenticator.authenticate(sent, client)
-
-    return kit.AuthInterceptor(service, authenticate, _CALLER, _player)
+    return kit.bearer_interceptor(
+        service,
+        lambda token, _metadata, client: authenticator.authenticate(token, client),
+        _CALLER,
+        proxies,
+        _player,
+    )

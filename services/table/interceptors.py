@@ -21,12 +21,11 @@ from google.protobuf.message import Message
 from redis.exceptions import RedisError
 
 from felt.service import interceptors as kit
-from felt.service.bearer import bearer, header
+from felt.service.bearer import header
 from felt.service.metrics import RpcMetrics
 from felt.service.refusals import Refused
-from felt.service.rpc import Context
 from felt.wire import limits
-from felt.wire.clients import TrustedProxies, counted_peer
+from felt.wire.clients import TrustedProxies
 from felt.wire.tokens import SEAT_TOKEN_HEADER
 from services.table.auth import ANONYMOUS, Authenticator, Caller
 from services.table.refusals import quarantined
@@ -84,13 +83,13 @@ def call_interceptor(service: str, metrics: RpcMetrics | None = None) -> kit.Cal
 def auth_interceptor(
     service: str, authenticator: Authenticator, proxies: TrustedProxies | None = None
 ) -> kit.AuthInterceptor[Caller]:
-    """Puts the caller the bearer token makes where handlers read it (:func:`current_caller`)."""
-    trusted = proxies if proxies is not None else TrustedProxies()
-
-    def authenticate(context: Context) -> Caller:
-        metadata = context.invocation_metadata()
-        token = bearer(metadata)
-        client = counted_peer(trusted.caller(context)) if token else ""
-        return authenticator.authenticate(token, header(metadata, SEAT_TOKEN_HEADER), client)
-
-    return kit.AuthInterceptor(service, authenticate, _CALLER)
+    """Puts the caller the bearer token (and the seat-token header) make where handlers read
+    it (:func:`current_caller`)."""
+    return kit.bearer_interceptor(
+        service,
+        lambda token, metadata, client: authenticator.authenticate(
+            token, header(metadata, SEAT_TOKEN_HEADER), client
+        ),
+        _CALLER,
+        proxies,
+    )

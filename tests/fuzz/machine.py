@@ -1176,7 +1176,7 @@ class ApiFuzzer(RuleBasedStateMachine):
 
     def _view_request(
         self,
-        kind: type[pb.GetTableViewRequest | pb.GetHandHistoryRequest | pb.WatchTableRequest],
+        kind: Callable[..., Message],
         who: int | None,
         caller: tuple[Any, ...],
         seat: int | None,

@@ -64,6 +64,39 @@ def test_building_the_parser_loads_no_server_code() -> None:
     assert loaded == ""
 
 
+def test_felt_help_imports_no_dev_tooling() -> None:
+    """The production command lists ``felt ladder`` but loads ``felt_dev`` only when it runs."""
+    code = (
+        "import sys\n"
+        "from services.cli import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit as done:\n"
+        "    assert done.code == 0\n"
+        "print('LOADED=' + ','.join(m for m in sys.modules if m.split('.')[0] == 'felt_dev'))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "ladder" in out  # listed in the help
+    assert out.strip().splitlines()[-1] == "LOADED="
+
+
+def test_a_deferred_subcommand_parses_its_own_arguments() -> None:
+    """``felt ladder --help`` reaches the ladder's own parser (its options), imported then."""
+    done = subprocess.run(
+        [sys.executable, "-m", "services.cli", "ladder", "--help"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "usage: felt ladder" in done.stdout and "--hands" in done.stdout
+    refused = subprocess.run(
+        [sys.executable, "-m", "services.cli", "ladder", "--hands", "many"],
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode == 2 and "--hands: invalid int value" in refused.stderr
+
+
 def test_a_subcommand_runs_its_program_when_called() -> None:
     """The light registration still reaches the real program (imported when the command runs)."""
     done = subprocess.run(

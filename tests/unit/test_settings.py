@@ -246,6 +246,28 @@ def test_felt_config_exits_2_naming_an_invalid_setting(
     assert re.search(r"^FELT_LOBBY_ACCESS_TTL_S +\(invalid\) +\(environment\)$", captured.out, re.M)
 
 
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [
+        ("10.0.0.0/8, localhost", "entry 2 is not an address or a network"),
+        ("10.0.0.1/8", "entry 1 is a network with host bits set"),
+        ("::ffff:0.0.0.0/96", "entry 1 would trust every address"),
+    ],
+)
+def test_felt_config_names_malformed_trusted_proxies(
+    raw: str, why: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As the services refuse it (exit 2), by the entry's place: the value is not repeated."""
+    monkeypatch.setenv("FELT_TRUSTED_PROXIES", raw)
+    assert main(["config", "--service", "lobby"]) == 2
+    captured = capsys.readouterr()
+    assert f"felt config: FELT_TRUSTED_PROXIES: {why}" in captured.err
+    assert re.search(r"^FELT_TRUSTED_PROXIES +\(invalid\) +\(environment\)$", captured.out, re.M)
+    assert raw not in captured.err
+    monkeypatch.setenv("FELT_TRUSTED_PROXIES", " 10.0.0.0/8 ,, ::ffff:10.1.0.0/112")
+    assert main(["config", "--service", "lobby"]) == 0
+
+
 def test_felt_config_markdown_is_the_docs_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["config", "--markdown"]) == 0
     table = capsys.readouterr().out.strip()

@@ -30,6 +30,7 @@ library is imported, so any layer may read its settings from here.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -306,6 +307,57 @@ class Port(Setting[int | None]):
         return "0 to 65535, or `off`"
 
 
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def networks(text: str) -> tuple[IPNetwork, ...]:
+    """The addresses and networks of a comma-separated list (``127.0.0.1, 10.0.0.0/8,
+    fd00::/8``; blank entries skipped), an IPv4-mapped one as its IPv4 network; raises
+    ``ValueError`` naming the entry (by its place, not its text) that is not one. A network
+    with host bits set (``10.0.0.1/8``, a likely typo) and one of every address
+    (``0.0.0.0/0``: any client could then name any address) are refused too. Here, not
+    with its reader (``felt.wire.clients.TrustedProxies``), so that ``felt config``
+    refuses what the services would refuse."""
+    found: list[IPNetwork] = []
+    for place, entry in enumerate((e.strip() for e in text.split(",")), start=1):
+        if not entry:
+            continue
+        try:
+            network = ipaddress.ip_network(entry)
+        except ValueError:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"entry {place} is not an address or a network") from None
+            raise ValueError(f"entry {place} is a network with host bits set") from None
+        mapped = network.network_address
+        if (
+            isinstance(mapped, ipaddress.IPv6Address)
+            and mapped.ipv4_mapped is not None
+            and network.prefixlen >= 96  # ::ffff:10.0.0.0/104 is 10.0.0.0/8
+        ):
+            network = ipaddress.IPv4Network(f"{mapped.ipv4_mapped}/{network.prefixlen - 96}")
+        if network.prefixlen == 0:  # after the mapping: ::ffff:0.0.0.0/96 is 0.0.0.0/0
+            raise ValueError(f"entry {place} would trust every address: name the proxies")
+        found.append(network)
+    return tuple(found)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Networks(Text):
+    """A comma-separated list of addresses and networks (:func:`networks`), read as text."""
+
+    def parse(self, raw: str) -> str:
+        try:
+            networks(raw)
+        except ValueError as exc:
+            raise ConfigError(f"{self.name}: {exc}") from None
+        return raw
+
+    def accepts(self) -> str:
+        return "addresses and networks, comma-separated"
+
+
 def mask_url(url: str) -> str:
     """``url`` with its password (in the authority or a ``password`` query) masked."""
     parts = urlsplit(url)
@@ -486,7 +538,7 @@ FELT_GRPC_REFLECTION = Switch(
     "service's and the lobby's ports; in production it would tell anyone who reaches a port "
     "every internal call's shape",
 )
-FELT_TRUSTED_PROXIES = Text(
+FELT_TRUSTED_PROXIES = Networks(
     name="FELT_TRUSTED_PROXIES",
     services=("table", "lobby"),
     help="proxies (the gateway) whose `x-forwarded-for` names the client",
@@ -495,7 +547,8 @@ FELT_TRUSTED_PROXIES = Text(
     "(`10.0.0.0/8, fd00::/8, 127.0.0.1`) of the proxies (the gateway) whose `x-forwarded-for` "
     "names the client that per-address limits count (sign-ups, sign-ins, watch streams); see "
     '"Behind the gateway" below. A malformed entry, a network with host bits set '
-    "(`10.0.0.1/8`) or one of every address (`0.0.0.0/0`) stops the service (exit status 2)",
+    "(`10.0.0.1/8`) or one of every address (`0.0.0.0/0`) stops the service (exit status 2), "
+    "and `felt config` names it (by its place in the list)",
 )
 FELT_BETWEEN_HANDS_MS = Integer(
     name="FELT_BETWEEN_HANDS_MS",

@@ -42,9 +42,11 @@ import grpc
 import structlog
 from structlog.contextvars import bind_contextvars, reset_contextvars
 
+from felt.service.bearer import Metadata, bearer
 from felt.service.metrics import RpcMetrics
 from felt.service.refusals import Code, Refused, common_refusal
 from felt.service.rpc import Context, fail
+from felt.wire.clients import TrustedProxies, counted_peer
 
 Unary = Callable[[Any, Context], Awaitable[Any]]
 Stream = Callable[[Any, Context], AsyncGenerator[Any]]
@@ -123,65 +125,23 @@ class CallInterceptor(MethodInterceptor):
         self.metrics = metrics
 
     def unary(self, behavior: Unary, method: str) -> Unary:
-        metrics = self.metrics
-
         async def guarded(request: Any, context: Context) -> Any:
-            started, code = time.perf_counter(), "OK"
-            with self._call_context(request, method):
-                try:
-                    _check_deadline(context)
-                    return await behavior(request, context)
-                except (grpc.aio.AbortError, asyncio.CancelledError) as exc:
-                    code = _ended(context, exc)
-                    raise
-                except Exception as exc:
-                    refused = self._status(exc)
-                    code = refused.code.name
-                    await fail(context, refused)
-                finally:
-                    if metrics is not None:
-                        metrics.observe_rpc(
-                            self.service, method, code, time.perf_counter() - started, request
-                        )
+            async with _Guarded(self, request, method, context):
+                _check_deadline(context)
+                return await behavior(request, context)
             raise AssertionError("unreachable")  # pragma: no cover - fail raises
 
         return guarded
 
     def stream(self, behavior: Stream, method: str) -> Stream:
-        metrics = self.metrics
-
         async def guarded(request: Any, context: Context) -> AsyncGenerator[Any]:
-            started, code = time.perf_counter(), "OK"
-            with self._call_context(request, method):
-                try:
-                    _check_deadline(context)
-                    async with contextlib.aclosing(behavior(request, context)) as messages:
-                        async for message in messages:
-                            yield message
-                except (grpc.aio.AbortError, asyncio.CancelledError, GeneratorExit) as exc:
-                    code = _ended(context, exc)
-                    raise
-                except Exception as exc:
-                    refused = self._status(exc)
-                    code = refused.code.name
-                    await fail(context, refused)
-                finally:
-                    if metrics is not None:
-                        metrics.observe_rpc(
-                            self.service, method, code, time.perf_counter() - started, request
-                        )
+            async with _Guarded(self, request, method, context):
+                _check_deadline(context)
+                async with contextlib.aclosing(behavior(request, context)) as messages:
+                    async for message in messages:
+                        yield message
 
         return guarded
-
-    @contextlib.contextmanager
-    def _call_context(self, request: Any, method: str) -> Iterator[None]:
-        """The call's log context, for as long as it runs."""
-        tokens = bind_contextvars(**self.log_fields(request, method))
-        try:
-            yield
-        finally:
-            with contextlib.suppress(ValueError):  # a stream finalized in another context
-                reset_contextvars(**tokens)
 
     def _status(self, error: Exception) -> Refused:
         """What the client is told about ``error`` (logged here; gRPC's own aborts pass)."""
@@ -201,6 +161,51 @@ class CallInterceptor(MethodInterceptor):
             return Refused(Code.UNAVAILABLE, self.unavailable_message)
         self.log.exception("request_failed")
         return Refused(Code.INTERNAL, "internal error")
+
+
+class _Guarded:
+    """One call of a :class:`CallInterceptor`, unary or a stream alike (``async with``
+    around its work): its log context bound for as long as it runs, what it raised mapped
+    to the status its client gets (:meth:`CallInterceptor._status`; gRPC's own aborts,
+    a cancellation and a stream closed early pass), and the call recorded in the metrics.
+    A class rather than ``asynccontextmanager``: it runs on every call."""
+
+    __slots__ = ("call", "context", "method", "request", "started", "tokens")
+
+    def __init__(self, call: CallInterceptor, request: Any, method: str, context: Context) -> None:
+        self.call, self.request, self.method, self.context = call, request, method, context
+        self.started = 0.0
+        self.tokens: Mapping[str, Any] = {}
+
+    async def __aenter__(self) -> None:
+        self.started = time.perf_counter()
+        self.tokens = bind_contextvars(**self.call.log_fields(self.request, self.method))
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: object
+    ) -> bool:
+        code = "OK"
+        try:
+            if isinstance(error, grpc.aio.AbortError | asyncio.CancelledError | GeneratorExit):
+                code = _ended(self.context, error)
+            elif isinstance(error, Exception):
+                refused = self.call._status(error)
+                code = refused.code.name
+                await fail(self.context, refused)  # raises: the call ends with this status
+                return True  # pragma: no cover - fail raises
+            return False
+        finally:
+            metrics = self.call.metrics
+            if metrics is not None:
+                metrics.observe_rpc(
+                    self.call.service,
+                    self.method,
+                    code,
+                    time.perf_counter() - self.started,
+                    self.request,
+                )
+            with contextlib.suppress(ValueError):  # a stream finalized in another context
+                reset_contextvars(**self.tokens)
 
 
 _STATUS_NAMES = {status.value[0]: status.name for status in grpc.StatusCode}
@@ -268,3 +273,25 @@ class AuthInterceptor(MethodInterceptor, Generic[C]):
                         yield message
 
         return authenticated
+
+
+def bearer_interceptor(
+    service: str,
+    authenticate: Callable[[str, Metadata, str], C],
+    caller: ContextVar[C],
+    proxies: TrustedProxies | None = None,
+    log_fields: Callable[[C], Mapping[str, object]] | None = None,
+) -> AuthInterceptor[C]:
+    """An :class:`AuthInterceptor` for a service whose callers send a bearer token: the
+    service's ``authenticate(token, metadata, client)`` makes the caller, ``client`` the
+    address a bad token counts against (the peer, or the client a trusted proxy of
+    ``proxies`` names; ``""`` when no token was sent: nothing to count)."""
+    trusted = proxies if proxies is not None else TrustedProxies()
+
+    def from_call(context: Context) -> C:
+        metadata = context.invocation_metadata()
+        token = bearer(metadata)
+        client = counted_peer(trusted.caller(context)) if token else ""
+        return authenticate(token, metadata, client)
+
+    return AuthInterceptor(service, from_call, caller, log_fields)

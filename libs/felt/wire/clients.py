@@ -44,6 +44,8 @@ from typing import Any
 
 import structlog
 
+from felt.config.settings import IPNetwork, networks
+
 log = structlog.get_logger("felt.api")
 
 FORWARDED_FOR = "x-forwarded-for"
@@ -54,7 +56,6 @@ MAX_FORWARDED_HOPS = 20
 """The most entries in ``x-forwarded-for``; more: the peer counts."""
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 _PORT = re.compile(r"[0-9]{1,5}")
 
@@ -144,28 +145,9 @@ class TrustedProxies:
     @classmethod
     def parse(cls, text: str) -> TrustedProxies:
         """From a comma-separated list of addresses and networks (``127.0.0.1, 10.0.0.0/8,
-        fd00::/8``); raises ``ValueError`` naming the entry that is not one. A network
-        with host bits set (``10.0.0.1/8``, a likely typo) and one of every address
-        (``0.0.0.0/0``: any client could then name any address) are refused too."""
-        networks: list[IPNetwork] = []
-        for entry in (e.strip() for e in text.split(",")):
-            if not entry:
-                continue
-            try:
-                network = ipaddress.ip_network(entry)
-            except ValueError as exc:
-                raise ValueError(f"{entry!r} is not an address or a network ({exc})") from None
-            mapped = network.network_address
-            if (
-                isinstance(mapped, ipaddress.IPv6Address)
-                and mapped.ipv4_mapped is not None
-                and network.prefixlen >= 96  # ::ffff:10.0.0.0/104 is 10.0.0.0/8
-            ):
-                network = ipaddress.IPv4Network(f"{mapped.ipv4_mapped}/{network.prefixlen - 96}")
-            if network.prefixlen == 0:  # after the mapping: ::ffff:0.0.0.0/96 is 0.0.0.0/0
-                raise ValueError(f"{entry!r} would trust every address: name the proxies")
-            networks.append(network)
-        return cls(networks)
+        fd00::/8``), as ``felt.config.settings.networks`` reads and checks it (``ValueError``
+        naming the entry that is not one)."""
+        return cls(networks(text))
 
     def __bool__(self) -> bool:
         return bool(self.networks)

@@ -10,13 +10,15 @@ close, an operator).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from felt.storage.idempotency import RequestKey
-from services.lobby.ports.buy_ins import BuyIn, BuyInState
-from services.lobby.ports.chip_adds import ChipAdd, ChipAddState
+from services.lobby.ports.buy_ins import BuyIn, BuyInState, NewBuyIn, NotSeated
+from services.lobby.ports.chip_adds import ChipAdd, ChipAddState, NewChipAdd
 from services.lobby.ports.ledger import Kind
+from services.lobby.ports.lounges import LoungeSeat
 from services.lobby.ports.tables import SeatGrant
 
 S = TypeVar("S", BuyIn, ChipAdd)
@@ -49,6 +51,94 @@ class Step(Generic[S]):
     saga: S  # the saga after it
     credits: tuple[Credit, ...] = ()
     freed: FreedSeat | None = None
+
+
+HELD = (BuyInState.SEATED, BuyInState.LEAVING)
+"""The states of a saga whose player holds its seat at the table (a leave is of one)."""
+
+
+def reserved(new: NewBuyIn, display_name: str) -> BuyIn:
+    """The saga a reservation starts: RESERVED, as asked, its ``amount`` taken from the
+    balance (a ``buy_in`` movement keyed ``reserve_key``, checked by the ledger's rules).
+    PostgreSQL's ``lobby_reserve_buy_in`` (migrations 0005 and 0015) inserts this row in
+    the statement that moves the chips: one round trip on every join."""
+    return BuyIn(
+        new.saga_id,
+        new.player_id,
+        display_name,
+        new.lounge_id,
+        new.seat,
+        new.amount,
+        BuyInState.RESERVED,
+        None,
+        None,
+        None,
+        new.at,
+        wait_for_big_blind=new.wait_for_big_blind,
+    )
+
+
+def chips_reserved(new: NewChipAdd) -> ChipAdd:
+    """The saga a chip add's reservation starts: RESERVED, as asked, its ``amount`` taken
+    from the balance (a ``buy_in`` movement keyed ``add_key``, checked by the ledger's
+    rules)."""
+    return ChipAdd(
+        new.saga_id,
+        new.player_id,
+        new.lounge_id,
+        new.buy_in_id,
+        new.seat,
+        new.seat_token,
+        new.amount,
+        new.max_stack,
+        ChipAddState.RESERVED,
+        None,
+        None,
+        new.at,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Seated:
+    """A reserved saga seated: the saga after, and the lounge seat its player now takes
+    (the table service is the authority on who sits where: it replaces whatever the
+    lounge's view had at that seat)."""
+
+    saga: BuyIn
+    lounge_id: str
+    taken: LoungeSeat
+
+
+def seated(saga: BuyIn, grant: SeatGrant) -> Seated | None:
+    """RESERVED to SEATED at the table's seat with its token (None from any other state:
+    nothing changes). PostgreSQL's ``lobby_seat_buy_in`` (migration 0005) makes this
+    transition in one statement, as this rule says."""
+    if saga.state is not BuyInState.RESERVED:
+        return None
+    after = replace(
+        saga,
+        state=BuyInState.SEATED,
+        seat=grant.seat,
+        seat_token=grant.seat_token,
+        seat_token_expires_at=grant.expires_at,
+    )
+    taken = LoungeSeat(grant.seat, saga.player_id, saga.display_name, 0, saga.amount)
+    return Seated(after, saga.lounge_id, taken)
+
+
+def leaving(held: Iterable[BuyIn], lounge_id: str) -> Step[BuyIn]:
+    """The saga a leave of ``lounge_id`` is of, among the player's sagas there: its first
+    (by reservation) that holds the seat (:data:`HELD`), SEATED to LEAVING, or LEAVING as it
+    is (a second leave of a seat that leaves when the hand ends); :class:`NotSeated` when
+    none holds one. The adapter records the leave's request with the saga either way, so
+    a retry answers the same saga."""
+    current = sorted((s for s in held if s.state in HELD), key=lambda s: s.created_at)
+    if not current:
+        raise NotSeated(lounge_id)
+    saga = current[0]
+    if saga.state is BuyInState.SEATED:
+        return Step(replace(saga, state=BuyInState.LEAVING))
+    return Step(saga)
 
 
 def compensated(saga: S, refusal: str, refund: RequestKey) -> Step[S] | None:
@@ -89,7 +179,7 @@ def vacated(
 def token_reissued(saga: BuyIn, grant: SeatGrant) -> Step[BuyIn] | None:
     """The seat's fresh token and expiry replace the stored ones, SEATED or LEAVING only
     (the table now knows only the new token)."""
-    if saga.state not in (BuyInState.SEATED, BuyInState.LEAVING):
+    if saga.state not in HELD:
         return None
     return Step(replace(saga, seat_token=grant.seat_token, seat_token_expires_at=grant.expires_at))
 
@@ -105,6 +195,6 @@ def leave_called(saga: BuyIn, sequence: int) -> Step[BuyIn] | None:
 def seen_seated(saga: BuyIn, sequence: int) -> Step[BuyIn] | None:
     """A closing table's sequence at which the seat was seen held (SEATED or LEAVING), the
     first kept: the seat's ``PlayerLeft`` is after it, whenever it comes."""
-    if saga.state not in (BuyInState.SEATED, BuyInState.LEAVING) or saga.leave_sequence is not None:
+    if saga.state not in HELD or saga.leave_sequence is not None:
         return None
     return Step(replace(saga, leave_sequence=sequence))

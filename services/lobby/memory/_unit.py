@@ -4,7 +4,6 @@ transition is atomic on one event loop as the adapter's transaction is."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from typing import Generic, TypeVar
 
@@ -44,15 +43,7 @@ class MemorySagaUnit(Generic[S]):
 
     async def free_seat(self, seat: FreedSeat) -> None:
         assert self.lounges is not None, "this store frees no seats"
-        lounge = self.lounges._lounges[seat.lounge_id]
-        self.lounges._lounges[seat.lounge_id] = replace(
-            lounge,
-            seats=tuple(
-                s
-                for s in lounge.seats
-                if not (s.seat == seat.seat and s.player_id == seat.player_id)
-            ),
-        )
+        self.lounges.free_seat(seat)
 
     async def save(self, saga: S) -> S:
         self.sagas[saga.saga_id] = saga

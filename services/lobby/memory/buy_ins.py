@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 
 from felt.storage.idempotency import RequestKey, RequestReused
+from services.lobby.domain import sagas
 from services.lobby.domain.transitions import BuyInTransitions
 from services.lobby.memory._recovery import MemoryRecoveryRows
 from services.lobby.memory._unit import MemorySagaUnit
@@ -15,12 +15,10 @@ from services.lobby.ports.buy_ins import (
     BuyIn,
     BuyInState,
     NewBuyIn,
-    NotSeated,
     Reservation,
     reserve_key,
 )
 from services.lobby.ports.ledger import RETURNED_STATES, Kind, NoAccount
-from services.lobby.ports.lounges import LoungeSeat
 from services.lobby.ports.players import Players
 from services.lobby.ports.tables import SeatGrant
 
@@ -74,20 +72,7 @@ class MemoryBuyIns(BuyInTransitions, MemoryRecoveryRows[BuyIn]):
             new.at,
             new.lounge_id,
         )
-        saga = BuyIn(
-            new.saga_id,
-            new.player_id,
-            player.display_name,
-            new.lounge_id,
-            new.seat,
-            new.amount,
-            BuyInState.RESERVED,
-            None,
-            None,
-            None,
-            new.at,
-            wait_for_big_blind=new.wait_for_big_blind,
-        )
+        saga = sagas.reserved(new, player.display_name)
         self.sagas[saga.saga_id] = saga
         self._requests[new.request.key] = (new.request.fingerprint, saga.saga_id)
         return Reservation(saga, movement.balance_after)
@@ -100,23 +85,12 @@ class MemoryBuyIns(BuyInTransitions, MemoryRecoveryRows[BuyIn]):
 
     async def seated(self, saga_id: str, grant: SeatGrant) -> BuyIn:
         saga = self.sagas[saga_id]
-        if saga.state is not BuyInState.RESERVED:
+        step = sagas.seated(saga, grant)
+        if step is None:
             return saga
-        saga = replace(
-            saga,
-            state=BuyInState.SEATED,
-            seat=grant.seat,
-            seat_token=grant.seat_token,
-            seat_token_expires_at=grant.expires_at,
-        )
-        lounge = self.lounges._lounges[saga.lounge_id]
-        seat = LoungeSeat(grant.seat, saga.player_id, saga.display_name, 0, saga.amount)
-        others = [s for s in lounge.seats if s.seat != grant.seat]
-        self.lounges._lounges[saga.lounge_id] = replace(
-            lounge, seats=tuple(sorted([*others, seat], key=lambda s: s.seat))
-        )
-        self.sagas[saga_id] = saga
-        return saga
+        self.lounges.take_seat(step.lounge_id, step.taken)
+        self.sagas[saga_id] = step.saga
+        return step.saga
 
     def _unit(self) -> MemorySagaUnit[BuyIn]:
         return MemorySagaUnit(self.sagas, self.ledger, self.lounges)
@@ -129,21 +103,13 @@ class MemoryBuyIns(BuyInTransitions, MemoryRecoveryRows[BuyIn]):
             if first[0] != request.fingerprint:
                 raise RequestReused()
             return self.sagas[first[1]]
-        current = [
-            s
-            for s in self.sagas.values()
-            if s.player_id == player_id
-            and s.lounge_id == lounge_id
-            and s.state in (BuyInState.SEATED, BuyInState.LEAVING)
-        ]
-        if not current:
-            raise NotSeated(lounge_id)
-        saga = current[0]
-        self._leaves[request.key] = (request.fingerprint, saga.saga_id)
-        if saga.state is BuyInState.SEATED:
-            saga = replace(saga, state=BuyInState.LEAVING)
-            self.sagas[saga.saga_id] = saga
-        return saga
+        theirs = (
+            s for s in self.sagas.values() if (s.player_id, s.lounge_id) == (player_id, lounge_id)
+        )
+        step = sagas.leaving(theirs, lounge_id)
+        self._leaves[request.key] = (request.fingerprint, step.saga.saga_id)
+        self.sagas[step.saga.saga_id] = step.saga
+        return step.saga
 
     async def seated_saga(self, player_id: str, lounge_id: str) -> BuyIn | None:
         found = [

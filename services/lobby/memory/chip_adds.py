@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from felt.storage.idempotency import RequestKey, RequestReused
+from services.lobby.domain import sagas
 from services.lobby.domain.transitions import ChipAddTransitions
 from services.lobby.memory._recovery import MemoryRecoveryRows
 from services.lobby.memory._unit import MemorySagaUnit
@@ -59,20 +60,7 @@ class MemoryChipAdds(ChipAddTransitions, MemoryRecoveryRows[ChipAdd]):
         movement = await self.ledger.move(
             new.player_id, Kind.BUY_IN, new.amount, add_key(new.saga_id), new.at, new.lounge_id
         )
-        saga = ChipAdd(
-            new.saga_id,
-            new.player_id,
-            new.lounge_id,
-            new.buy_in_id,
-            new.seat,
-            new.seat_token,
-            new.amount,
-            new.max_stack,
-            ChipAddState.RESERVED,
-            None,
-            None,
-            new.at,
-        )
+        saga = sagas.chips_reserved(new)
         self.sagas[saga.saga_id] = saga
         self._requests[new.request.key] = (new.request.fingerprint, saga.saga_id)
         return ChipReservation(saga, movement.balance_after)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
+from services.lobby.domain import house
 from services.lobby.domain.transitions import CloseTransitions
 from services.lobby.memory.buy_ins import MemoryBuyIns
 from services.lobby.ports.buy_ins import BuyIn, BuyInState
@@ -24,18 +25,8 @@ class MemoryCloses(CloseTransitions):
     def __init__(self, buy_ins: MemoryBuyIns) -> None:
         self.buy_ins, self.lounges = buy_ins, buy_ins.lounges
 
-    def _set(self, lounge_id: str, state: LoungeState, *, clear: bool = False) -> Lounge:
-        lounges = self.lounges._lounges
-        lounge = lounges[lounge_id]
-        lounge = replace(lounge, state=state, seats=() if clear else lounge.seats)
-        lounges[lounge_id] = lounge
-        return lounge
-
     async def mark_closing(self, lounge_id: str) -> Lounge:
-        lounge = self.lounges._lounges[lounge_id]
-        if lounge.state is not LoungeState.OPEN:
-            return lounge
-        return self._set(lounge_id, LoungeState.CLOSING)
+        return self.lounges.move(lounge_id, LoungeState.CLOSING)
 
     async def unsettled(self, lounge_id: str) -> list[BuyIn]:
         found = [
@@ -57,16 +48,21 @@ class MemoryCloses(CloseTransitions):
 
     async def settle_ai(self, lounge_id: str, seat: int, stack: int, at: datetime) -> bool:
         lounge = self.lounges._lounges[lounge_id]
-        if not any(s.seat == seat and s.ai_level for s in lounge.seats):
-            return False
         ledger = self.buy_ins.ledger
-        if stack > 0 and ledger.house_funded(lounge_id, seat):
+        settled = house.settle_ai(
+            any(s.seat == seat and s.ai_level for s in lounge.seats),
+            ledger.house_funded(lounge_id, seat),
+            stack,
+        )
+        if settled is None:
+            return False
+        if settled.returned:
             ledger.house_write(
                 HouseKind.HOUSE_RETURN,
-                stack,
+                settled.returned,
                 lounge_id,
                 seat,
-                house_return_key(lounge_id, seat, stack),
+                house_return_key(lounge_id, seat, settled.returned),
                 at,
             )
         seats = tuple(s for s in lounge.seats if s.seat != seat)
@@ -74,10 +70,7 @@ class MemoryCloses(CloseTransitions):
         return True
 
     async def mark_closed(self, lounge_id: str) -> Lounge:
-        lounge = self.lounges._lounges[lounge_id]
-        if lounge.state is not LoungeState.CLOSING:
-            return lounge
-        return self._set(lounge_id, LoungeState.CLOSED, clear=True)
+        return self.lounges.move(lounge_id, LoungeState.CLOSED)
 
     async def closing(self, limit: int) -> list[Lounge]:
         found = [x for x in self.lounges._lounges.values() if x.state is LoungeState.CLOSING]

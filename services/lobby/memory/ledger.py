@@ -8,18 +8,18 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from felt.storage.idempotency import RequestKey, RequestReused
+from services.lobby.domain import house
+from services.lobby.domain import ledger as rules
 from services.lobby.ports.ledger import (
     Account,
     Audit,
     HouseKind,
     HouseMovement,
-    InsufficientChips,
     Kind,
     Movement,
     NoAccount,
     Totals,
     Winner,
-    check_top_up,
     house_return_key,
     house_seat_key,
 )
@@ -99,17 +99,14 @@ class MemoryLedger:
         at: datetime,
         table_id: str | None = None,
     ) -> Movement:
-        if amount <= 0:
-            raise ValueError("a movement moves at least one chip")
+        delta = rules.movement(kind, amount)
         first = self._first(request)
         if first is not None:
             return first
         account = self._accounts.get(player_id)
         if account is None:
             raise NoAccount(player_id)
-        delta = kind.sign * amount
-        if account.balance + delta < 0:
-            raise InsufficientChips(account.balance, amount)
+        rules.balance_after(account.balance, delta)
         return self._write(player_id, kind, delta, request, at, table_id)
 
     async def top_up(
@@ -127,7 +124,7 @@ class MemoryLedger:
         account = self._accounts.get(player_id)
         if account is None:
             raise NoAccount(player_id)
-        check_top_up(account, below, cooldown, at, self.at_tables(player_id))
+        rules.top_up(account, amount, below, cooldown, at, self.at_tables(player_id))
         return self._write(player_id, Kind.TOP_UP, amount, request, at, None)
 
     async def account(self, player_id: str) -> Account | None:
@@ -189,10 +186,9 @@ class MemoryLedger:
     async def fund_ai_seat(
         self, lounge_id: str, seat: int, amount: int, at: datetime
     ) -> HouseMovement:
-        if amount <= 0:
-            raise ValueError("a movement moves at least one chip")
+        delta = house.funding(amount)
         key = house_seat_key(lounge_id, seat, amount)
-        return self.house_write(HouseKind.HOUSE_SEAT, -amount, lounge_id, seat, key, at)
+        return self.house_write(HouseKind.HOUSE_SEAT, delta, lounge_id, seat, key, at)
 
     async def refund_ai_seats(self, lounge_id: str, at: datetime) -> int:
         returned = {

@@ -6,12 +6,14 @@ from dataclasses import replace
 from datetime import datetime
 
 from felt.storage.idempotency import RequestReused
+from services.lobby.domain import lounges as rules
+from services.lobby.domain.sagas import FreedSeat
 from services.lobby.ports.lounges import (
     Lounge,
     LoungeFilter,
+    LoungeSeat,
     LoungeState,
     NewLounge,
-    TooManyLounges,
 )
 
 
@@ -20,21 +22,34 @@ class MemoryLounges:
         self._lounges: dict[str, Lounge] = {}
         self._requests: dict[str, tuple[bytes, str]] = {}
 
+    def take_seat(self, lounge_id: str, taken: LoungeSeat) -> None:
+        """``taken`` in the lounge's seats, in place of whoever its view had there (storage
+        only: the buy-in rules say when, ``services.lobby.domain.sagas.seated``)."""
+        lounge = self._lounges[lounge_id]
+        others = [s for s in lounge.seats if s.seat != taken.seat]
+        seats = tuple(sorted([*others, taken], key=lambda s: s.seat))
+        self._lounges[lounge_id] = replace(lounge, seats=seats)
+
+    def free_seat(self, freed: FreedSeat) -> None:
+        """The lounge's seat ``freed`` left, if its player still holds it there."""
+        lounge = self._lounges[freed.lounge_id]
+        seats = tuple(
+            s for s in lounge.seats if not (s.seat == freed.seat and s.player_id == freed.player_id)
+        )
+        self._lounges[freed.lounge_id] = replace(lounge, seats=seats)
+
     async def create(self, new: NewLounge, max_per_owner: int | None = None) -> Lounge:
         first = self._requests.get(new.request.key)
         if first is not None:
             if first[0] != new.request.fingerprint:
                 raise RequestReused()
             return self._lounges[first[1]]
-        if max_per_owner is not None:
-            owned = sum(
-                1
-                for lounge in self._lounges.values()
-                if lounge.owner_id == new.owner_id
-                and lounge.state in (LoungeState.CREATING, LoungeState.OPEN)
-            )
-            if owned >= max_per_owner:
-                raise TooManyLounges(max_per_owner)
+        owned = sum(
+            1
+            for lounge in self._lounges.values()
+            if lounge.owner_id == new.owner_id and lounge.state in rules.OWNED
+        )
+        rules.check_room(owned, max_per_owner)
         if new.lounge_id in self._lounges:
             raise ValueError(f"lounge {new.lounge_id} exists")
         lounge = Lounge(
@@ -60,13 +75,18 @@ class MemoryLounges:
     async def get(self, lounge_id: str) -> Lounge | None:
         return self._lounges.get(lounge_id)
 
-    async def mark_open(self, lounge_id: str) -> Lounge:
+    def move(self, lounge_id: str, to: LoungeState, failure: str | None = None) -> Lounge:
+        """The lounge moved to ``to`` if the lifecycle's rule allows it now
+        (``services.lobby.domain.lounges.moved``), else as it is."""
         lounge = self._lounges[lounge_id]
-        if lounge.state is not LoungeState.CREATING:
-            return lounge  # as PgLounges: from CREATING only
-        lounge = replace(lounge, state=LoungeState.OPEN)
-        self._lounges[lounge_id] = lounge
-        return lounge
+        after = rules.moved(lounge, to, failure)
+        if after is None:
+            return lounge
+        self._lounges[lounge_id] = after
+        return after
+
+    async def mark_open(self, lounge_id: str) -> Lounge:
+        return self.move(lounge_id, LoungeState.OPEN)
 
     async def listing(self, where: LoungeFilter, before: int | None, limit: int) -> list[Lounge]:
         found = [
@@ -92,9 +112,4 @@ class MemoryLounges:
         return sorted(found, key=lambda x: (x.created_at, x.lounge_id))[:limit]
 
     async def mark_failed(self, lounge_id: str, failure: str) -> Lounge:
-        lounge = self._lounges[lounge_id]
-        if lounge.state is not LoungeState.CREATING:
-            return lounge
-        lounge = replace(lounge, state=LoungeState.FAILED, seats=(), failure=failure)
-        self._lounges[lounge_id] = lounge
-        return lounge
+        return self.move(lounge_id, LoungeState.FAILED, failure)

@@ -51,7 +51,6 @@ from services.lobby.ports.ledger import (
     TopUpRefused,
     Totals,
     Winner,
-    check_top_up,
     house_return_key,
     house_seat_key,
 )
@@ -134,7 +133,6 @@ __all__ = [
     "add_refund_key",
     "add_request_id",
     "cash_out_key",
-    "check_top_up",
     "closed_key",
     "ends_by_itself",
     "house_return_key",

@@ -153,32 +153,6 @@ class TopUpRefused(Exception):
         self.reason, self.message, self.next_at = Reason.Name(reason), message, next_at
 
 
-def check_top_up(
-    account: Account, below: int, cooldown: timedelta, at: datetime, at_tables: int = 0
-) -> None:
-    """Refuse a top-up the policy does not allow now (shared by the adapters).
-
-    ``at_tables``: the chips the player has taken to tables and not yet brought back (its
-    unfinished buy-ins: not in :data:`RETURNED_STATES`). They are the player's as much as the
-    balance: counted apart, chips parked at a table would leave a low balance that earns a
-    free top-up every hour."""
-    if account.balance + at_tables >= below:
-        held = f" ({at_tables:,} of them at tables)" if at_tables else ""
-        raise TopUpRefused(
-            Reason.NOT_LOW,
-            f"a free top-up is for a player with under {below:,} chips, at tables included; "
-            f"this one has {account.balance + at_tables:,}{held}",
-        )
-    last = account.last_top_up_at
-    if last is not None and last + cooldown > at:
-        next_at = last + cooldown
-        raise TopUpRefused(
-            Reason.COOLING_DOWN,
-            f"the next free top-up can be had at {next_at.isoformat()}",
-            next_at,
-        )
-
-
 RETURNED_STATES = ("compensated", "left")
 """The buy-in saga states (``BuyInState``) whose chips came back to the balance. A saga in
 any other (reserved, seated, leaving, or one added later) holds its amount at a table or on

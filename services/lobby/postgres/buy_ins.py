@@ -7,16 +7,17 @@ from datetime import datetime
 import asyncpg
 
 from felt.storage.idempotency import RequestKey, RequestReused
+from services.lobby.domain import ledger as rules
+from services.lobby.domain import sagas
 from services.lobby.domain.transitions import BuyInTransitions
 from services.lobby.ports.buy_ins import (
     BuyIn,
     BuyInState,
     NewBuyIn,
-    NotSeated,
     Reservation,
     reserve_key,
 )
-from services.lobby.ports.ledger import InsufficientChips, NoAccount
+from services.lobby.ports.ledger import InsufficientChips, Kind, NoAccount
 from services.lobby.ports.tables import SeatGrant
 from services.lobby.postgres._recovery import RecoveryRows
 from services.lobby.postgres._tx import lock_account
@@ -56,7 +57,9 @@ class PgBuyIns(BuyInTransitions, RecoveryRows[BuyIn]):
 
     async def reserve(self, new: NewBuyIn) -> Reservation:
         """One call of ``lobby_reserve_buy_in`` (migration 0005, as of 0015): its steps are the
-        transaction this method ran statement by statement, one round trip in all."""
+        transaction this method ran statement by statement, one round trip in all. What it
+        checks is the ledger's rule (``domain.ledger``): the amount first, as a move's."""
+        rules.movement(Kind.BUY_IN, new.amount)
         movement = reserve_key(new.saga_id)
         row = await self.pool.fetchrow(
             f"SELECT r.r_outcome, r.r_balance, (r.r_saga).fingerprint, {_SAGA_OF_R} "
@@ -116,26 +119,28 @@ class PgBuyIns(BuyInTransitions, RecoveryRows[BuyIn]):
                 if bytes(first["leave_fingerprint"]) != request.fingerprint:
                     raise RequestReused()
                 return _buy_in(first)
-            row = await conn.fetchrow(
+            rows = await conn.fetch(
                 f"SELECT {_BUY_IN} FROM buy_ins WHERE player_id = $1 AND lounge_id = $2 "
-                "AND state IN ('seated', 'leaving') ORDER BY created_at LIMIT 1 FOR UPDATE",
+                "AND state = ANY($3::text[]) FOR UPDATE",
                 player_id,
                 lounge_id,
+                [state.value for state in sagas.HELD],
             )
-            if row is None:
-                raise NotSeated(lounge_id)
+            held = [_buy_in(r) for r in rows]
+            step = sagas.leaving(held, lounge_id)
             await conn.execute(
                 "INSERT INTO leave_requests (request_key, fingerprint, saga_id) "
                 "VALUES ($1, $2, $3)",
                 request.key,
                 request.fingerprint,
-                row["saga_id"],
+                step.saga.saga_id,
             )
-            if row["state"] != BuyInState.SEATED.value:
-                return _buy_in(row)
+            if step.saga in held:
+                return step.saga
             row = await conn.fetchrow(
-                f"UPDATE buy_ins SET state = 'leaving' WHERE saga_id = $1 RETURNING {_BUY_IN}",
-                row["saga_id"],
+                f"UPDATE buy_ins SET state = $2 WHERE saga_id = $1 RETURNING {_BUY_IN}",
+                step.saga.saga_id,
+                step.saga.state.value,
             )
             assert row is not None
             return _buy_in(row)

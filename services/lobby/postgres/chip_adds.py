@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncpg
 
 from felt.storage.idempotency import RequestKey, RequestReused
+from services.lobby.domain import ledger as rules
 from services.lobby.domain.transitions import ChipAddTransitions
 from services.lobby.ports.chip_adds import (
     ChipAdd,
@@ -18,7 +19,7 @@ from services.lobby.ports.chip_adds import (
     NewChipAdd,
     add_key,
 )
-from services.lobby.ports.ledger import InsufficientChips, Kind
+from services.lobby.ports.ledger import Kind
 from services.lobby.postgres._recovery import RecoveryRows
 from services.lobby.postgres._tx import Conn, lock_account, write_movement
 from services.lobby.postgres._unit import PgSagaUnit
@@ -78,13 +79,13 @@ class PgChipAdds(ChipAddTransitions, RecoveryRows[ChipAdd]):
             first = await self._first(conn, new.request)
             if first is not None:
                 return ChipReservation(first, int(account["balance"]))
-            if int(account["balance"]) < new.amount:
-                raise InsufficientChips(int(account["balance"]), new.amount)
+            delta = rules.movement(Kind.BUY_IN, new.amount)
+            rules.balance_after(int(account["balance"]), delta)
             moved = await write_movement(
                 conn,
                 account,
                 Kind.BUY_IN,
-                -new.amount,
+                delta,
                 add_key(new.saga_id),
                 new.at,
                 new.lounge_id,

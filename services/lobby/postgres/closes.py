@@ -6,10 +6,11 @@ from datetime import datetime
 
 import asyncpg
 
+from services.lobby.domain import house
 from services.lobby.domain.transitions import CloseTransitions
 from services.lobby.ports.buy_ins import BuyIn
 from services.lobby.ports.ledger import HouseKind, house_return_key, house_seat_key
-from services.lobby.ports.lounges import Lounge
+from services.lobby.ports.lounges import Lounge, LoungeState
 from services.lobby.postgres._tx import write_house
 from services.lobby.postgres.buy_ins import _BUY_IN, PgBuyIns, _buy_in
 from services.lobby.postgres.lounges import _LOUNGE, PgLounges
@@ -25,34 +26,11 @@ class PgCloses(CloseTransitions):
         self.lounges = PgLounges(pool)
         self.buy_ins = PgBuyIns(pool)
 
-    async def _moved(self, lounge_id: str, sql: str) -> Lounge:
-        async with self.pool.acquire() as conn, conn.transaction():
-            if await conn.fetchval("SELECT 1 FROM lounges WHERE lounge_id = $1", lounge_id) is None:
-                raise KeyError(lounge_id)
-            await conn.execute(sql, lounge_id)
-        lounge = await self.lounges.get(lounge_id)
-        assert lounge is not None
-        return lounge
-
     async def mark_closing(self, lounge_id: str) -> Lounge:
-        return await self._moved(
-            lounge_id,
-            "UPDATE lounges SET state = 'closing' WHERE lounge_id = $1 AND state = 'open'",
-        )
+        return await self.lounges.move(lounge_id, LoungeState.CLOSING)
 
     async def mark_closed(self, lounge_id: str) -> Lounge:
-        async with self.pool.acquire() as conn, conn.transaction():
-            status = await conn.execute(
-                "UPDATE lounges SET state = 'closed', seats_taken = 0 "
-                "WHERE lounge_id = $1 AND state = 'closing'",
-                lounge_id,
-            )
-            if status == "UPDATE 1":
-                await conn.execute("DELETE FROM lounge_seats WHERE lounge_id = $1", lounge_id)
-        lounge = await self.lounges.get(lounge_id)
-        if lounge is None:
-            raise KeyError(lounge_id)
-        return lounge
+        return await self.lounges.move(lounge_id, LoungeState.CLOSED)
 
     async def unsettled(self, lounge_id: str) -> list[BuyIn]:
         rows = await self.pool.fetch(
@@ -80,20 +58,24 @@ class PgCloses(CloseTransitions):
                 lounge_id,
                 seat,
             )
-            if held is None:
-                return False
-            funded = await conn.fetchval(
-                "SELECT 1 FROM house_ledger WHERE movement_key = $1",
-                house_seat_key(lounge_id, seat, 0).key,
+            funded = held is not None and (
+                await conn.fetchval(
+                    "SELECT 1 FROM house_ledger WHERE movement_key = $1",
+                    house_seat_key(lounge_id, seat, 0).key,
+                )
+                is not None
             )
-            if stack > 0 and funded is not None:
+            settled = house.settle_ai(held is not None, funded, stack)
+            if settled is None:
+                return False
+            if settled.returned:
                 await write_house(
                     conn,
                     HouseKind.HOUSE_RETURN,
-                    stack,
+                    settled.returned,
                     lounge_id,
                     seat,
-                    house_return_key(lounge_id, seat, stack),
+                    house_return_key(lounge_id, seat, settled.returned),
                     at,
                 )
             await conn.execute(

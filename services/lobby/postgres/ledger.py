@@ -8,18 +8,18 @@ from datetime import datetime, timedelta
 import asyncpg
 
 from felt.storage.idempotency import RequestKey
+from services.lobby.domain import house
+from services.lobby.domain import ledger as rules
 from services.lobby.ports.ledger import (
     RETURNED_STATES,
     Account,
     Audit,
     HouseKind,
     HouseMovement,
-    InsufficientChips,
     Kind,
     Movement,
     Totals,
     Winner,
-    check_top_up,
     house_return_key,
     house_seat_key,
 )
@@ -97,16 +97,13 @@ class PgLedger:
         at: datetime,
         table_id: str | None = None,
     ) -> Movement:
-        if amount <= 0:
-            raise ValueError("a movement moves at least one chip")
+        delta = rules.movement(kind, amount)
         async with self.pool.acquire() as conn, conn.transaction():
             account = await lock_account(conn, player_id)
             first = await first_movement(conn, request)
             if first is not None:
                 return first
-            delta = kind.sign * amount
-            if account["balance"] + delta < 0:
-                raise InsufficientChips(int(account["balance"]), amount)
+            rules.balance_after(int(account["balance"]), delta)
             return await write_movement(conn, account, kind, delta, request, at, table_id)
 
     async def top_up(
@@ -126,7 +123,7 @@ class PgLedger:
             # Under the account's lock, which every buy-in's reserve and return takes too:
             # the sum is what the player holds at tables at this point of the account's story.
             at_tables = await conn.fetchval(_AT_TABLES, player_id)
-            check_top_up(Account(*account.values()), below, cooldown, at, int(at_tables))
+            rules.top_up(Account(*account.values()), amount, below, cooldown, at, int(at_tables))
             return await write_movement(conn, account, Kind.TOP_UP, amount, request, at, None)
 
     async def account(self, player_id: str) -> Account | None:
@@ -161,13 +158,12 @@ class PgLedger:
     async def fund_ai_seat(
         self, lounge_id: str, seat: int, amount: int, at: datetime
     ) -> HouseMovement:
-        if amount <= 0:
-            raise ValueError("a movement moves at least one chip")
+        delta = house.funding(amount)
         async with self.pool.acquire() as conn, conn.transaction():
             return await write_house(
                 conn,
                 HouseKind.HOUSE_SEAT,
-                -amount,
+                delta,
                 lounge_id,
                 seat,
                 house_seat_key(lounge_id, seat, amount),

@@ -7,6 +7,7 @@ from datetime import datetime
 import asyncpg
 
 from felt.storage.idempotency import RequestReused
+from services.lobby.domain import lounges as rules
 from services.lobby.ports.closes import ends_by_itself
 from services.lobby.ports.lounges import (
     Lounge,
@@ -14,7 +15,6 @@ from services.lobby.ports.lounges import (
     LoungeSeat,
     LoungeState,
     NewLounge,
-    TooManyLounges,
 )
 from services.lobby.postgres._tx import Conn
 
@@ -81,12 +81,12 @@ class PgLounges:
                     "SELECT 1 FROM lounges WHERE request_key = $1", new.request.key
                 )
                 owned = await conn.fetchval(
-                    "SELECT count(*) FROM lounges "
-                    "WHERE owner_id = $1 AND state IN ('creating', 'open')",
+                    "SELECT count(*) FROM lounges WHERE owner_id = $1 AND state = ANY($2::text[])",
                     new.owner_id,
+                    [state.value for state in rules.OWNED],
                 )
-                if retry is None and owned >= max_per_owner:
-                    raise TooManyLounges(max_per_owner)
+                if retry is None:
+                    rules.check_room(owned, max_per_owner)
             row = await conn.fetchrow(
                 "INSERT INTO lounges (lounge_id, owner_id, name, variant, config, stake, "
                 "seat_count, seats_taken, min_buy_in, max_buy_in, private, invite_code, state, "
@@ -143,18 +143,30 @@ class PgLounges:
         )
         return None if row is None else _lounge(row, [LoungeSeat(*s) for s in row["seats"]])
 
-    async def mark_open(self, lounge_id: str) -> Lounge:
-        status = await self.pool.execute(
-            "UPDATE lounges SET state = 'open' WHERE lounge_id = $1 AND state = 'creating'",
-            lounge_id,
+    async def move(self, lounge_id: str, to: LoungeState, failure: str | None = None) -> Lounge:
+        """The lounge moved to ``to`` from the one state the lifecycle's rule reaches it from
+        (``domain.lounges.MOVES_FROM``; its seats gone in an emptied state, ``failure``
+        kept), else as it is: a slower driver of the same lounge must not reopen one its
+        owner closed (or that failed) meanwhile; it gets the lounge as it is."""
+        update = (
+            "UPDATE lounges SET state = $2, failure = coalesce($5, failure), "
+            "seats_taken = CASE WHEN $4 THEN 0 ELSE seats_taken END "
+            "WHERE lounge_id = $1 AND state = $3"
         )
+        args = (lounge_id, to.value, rules.MOVES_FROM[to].value, to in rules.EMPTIED, failure)
+        if to not in rules.EMPTIED:  # one statement: no transaction's round trips
+            await self.pool.execute(update, *args)
+        else:
+            async with self.pool.acquire() as conn, conn.transaction():
+                if await conn.execute(update, *args) == "UPDATE 1":
+                    await conn.execute("DELETE FROM lounge_seats WHERE lounge_id = $1", lounge_id)
         lounge = await self.get(lounge_id)
         if lounge is None:
             raise KeyError(lounge_id)
-        # From CREATING only: a slower driver of the same lounge must not reopen one its owner
-        # closed (or that failed) meanwhile; it gets the lounge as it is.
-        assert status == "UPDATE 1" or lounge.state is not LoungeState.CREATING
         return lounge
+
+    async def mark_open(self, lounge_id: str) -> Lounge:
+        return await self.move(lounge_id, LoungeState.OPEN)
 
     async def listing(self, where: LoungeFilter, before: int | None, limit: int) -> list[Lounge]:
         # Only the conditions that apply, so that the plan can seek the index to the page's
@@ -191,16 +203,4 @@ class PgLounges:
         return await self._lounges(self.pool, list(rows))
 
     async def mark_failed(self, lounge_id: str, failure: str) -> Lounge:
-        async with self.pool.acquire() as conn, conn.transaction():
-            status = await conn.execute(
-                "UPDATE lounges SET state = 'failed', failure = $2, seats_taken = 0 "
-                "WHERE lounge_id = $1 AND state = 'creating'",
-                lounge_id,
-                failure,
-            )
-            if status == "UPDATE 1":
-                await conn.execute("DELETE FROM lounge_seats WHERE lounge_id = $1", lounge_id)
-        lounge = await self.get(lounge_id)
-        if lounge is None:
-            raise KeyError(lounge_id)
-        return lounge
+        return await self.move(lounge_id, LoungeState.FAILED, failure)

@@ -20,13 +20,11 @@ from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.table.public_port import INTERNAL_ONLY
 from services.table.server import TableServerConfig
-from tests.integration.table.harness import error_reason
-
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
+from tests.integration.table.harness import TableEnv, error_reason
 
 
 async def test_the_public_port_refuses_internal_calls_the_internal_port_serves_them(
-    table_env: Env,
+    table_env: TableEnv,
 ) -> None:
     server = await table_env.start_server(internal_address="127.0.0.1:0")
     assert server.internal_port and server.internal_port != server.port

@@ -19,15 +19,15 @@ import pytest
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_pb2 as pb
 from services.ai_worker.worker import AiWorker, WorkerConfig
+from tests.integration.table.harness import TableEnv
 
-Env = Any  # the fixture's class lives in conftest (not importable in importlib mode)
 AI = "table-tests-ai-credential-0123456789"  # conftest's AI_TOKEN
 GRACE_S = 1
 WINDOW_S = 3.0  # a window three graces long, in which a table that did not rest deals dozens
 
 
 @pytest.fixture
-async def resting_server(table_env: Env) -> AsyncIterator[tuple[Any, Any]]:
+async def resting_server(table_env: TableEnv) -> AsyncIterator[tuple[Any, Any]]:
     """A table service whose idle tables rest after GRACE_S, and an AI worker for its seats."""
     # A pause between hands long enough that the bots play tens of hands, not hundreds, in a
     # test.
@@ -50,11 +50,11 @@ async def resting_server(table_env: Env) -> AsyncIterator[tuple[Any, Any]]:
         await worker.stop()
 
 
-async def hands_started(env: Env, table_id: str) -> int:
+async def hands_started(env: TableEnv, table_id: str) -> int:
     return sum(e.WhichOneof("event") == "hand_started" for e in await env.stored(table_id))
 
 
-async def bot_table(env: Env, stub: Any, bots: int = 3) -> str:
+async def bot_table(env: TableEnv, stub: Any, bots: int = 3) -> str:
     """A table of easy bots that never stops dealing for want of chips: fixed-limit Draw
     without all-in, so a hand moves at most a few hundred chips of the bots' billion."""
     config = env.draw(bots + 1)
@@ -65,7 +65,7 @@ async def bot_table(env: Env, stub: Any, bots: int = 3) -> str:
     return table_id
 
 
-async def rested(env: Env, server: Any, table_id: str) -> int:
+async def rested(env: TableEnv, server: Any, table_id: str) -> int:
     """Wait until the table rests; then the hands it dealt, which a window must not change."""
     runtime = server.manager.runtimes[table_id]
 
@@ -80,7 +80,7 @@ async def rested(env: Env, server: Any, table_id: str) -> int:
     return hands
 
 
-async def deals_again(env: Env, table_id: str, after: int) -> None:
+async def deals_again(env: TableEnv, table_id: str, after: int) -> None:
     async def more() -> int | None:
         hands = await hands_started(env, table_id)
         return hands if hands > after else None
@@ -89,7 +89,7 @@ async def deals_again(env: Env, table_id: str, after: int) -> None:
 
 
 async def test_an_all_ai_table_rests_and_a_spectator_or_a_person_wakes_it(
-    table_env: Env, resting_server: tuple[Any, Any]
+    table_env: TableEnv, resting_server: tuple[Any, Any]
 ) -> None:
     server, stub = resting_server
     table_id = await bot_table(table_env, stub)
@@ -130,7 +130,7 @@ async def test_an_all_ai_table_rests_and_a_spectator_or_a_person_wakes_it(
 
 
 async def test_the_services_own_watch_streams_do_not_wake_a_table(
-    table_env: Env, resting_server: tuple[Any, Any]
+    table_env: TableEnv, resting_server: tuple[Any, Any]
 ) -> None:
     """The lobby reads departures through WatchTable with the service credential: that is no
     audience, so the table rests on (and the AI token's reads alike)."""

@@ -4,23 +4,45 @@ happens at most once whoever drives it."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from felt.storage.idempotency import server_key
 from services.lobby.domain.sagas import (
+    HELD,
     Credit,
     FreedSeat,
     chips_added,
+    chips_reserved,
     compensated,
     leave_called,
+    leaving,
+    reserved,
+    seated,
     seen_seated,
     token_reissued,
     vacated,
 )
-from services.lobby.ports import BuyIn, BuyInState, ChipAdd, ChipAddState, Kind, SeatGrant
+from services.lobby.ports import (
+    BuyIn,
+    BuyInState,
+    ChipAdd,
+    ChipAddState,
+    Kind,
+    LoungeSeat,
+    NewBuyIn,
+    NewChipAdd,
+    NotSeated,
+    SeatGrant,
+)
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
 KEY = server_key("test", "s-1", 0)
+RESERVED, SEATED = BuyInState.RESERVED, BuyInState.SEATED
 
 
 def buy_in(state: BuyInState) -> BuyIn:
@@ -82,3 +104,70 @@ def test_a_seats_token_and_its_sequences_are_recorded_in_their_states_only() -> 
     assert seen is not None and seen.saga.leave_sequence == 0
     assert seen_seated(seen.saga, 5) is None
     assert seen_seated(buy_in(BuyInState.RESERVED), 5) is None
+
+
+def test_a_reservation_starts_reserved_as_asked() -> None:
+    new = NewBuyIn("b-9", "p1", "l-1", None, 400, KEY, AT, wait_for_big_blind=True)
+    saga = reserved(new, "P1")
+    assert (saga.saga_id, saga.player_id, saga.display_name, saga.lounge_id) == (
+        "b-9",
+        "p1",
+        "P1",
+        "l-1",
+    )
+    assert (saga.seat, saga.amount, saga.state, saga.created_at) == (None, 400, RESERVED, AT)
+    assert saga.wait_for_big_blind and saga.seat_token is None and saga.attempts == 0
+
+
+def test_a_chip_adds_reservation_starts_reserved_as_asked() -> None:
+    new = NewChipAdd("c-9", "p1", "l-1", "b-1", 2, "tok", 250, 2_000, KEY, AT)
+    saga = chips_reserved(new)
+    assert saga == replace(
+        chip_add(ChipAddState.RESERVED), saga_id="c-9", amount=250, max_stack=2_000
+    )
+
+
+def test_a_reserved_saga_is_seated_where_the_table_says_once() -> None:
+    grant = SeatGrant(5, "tok-5", AT, 7)
+    step = seated(buy_in(RESERVED), grant)
+    assert step is not None
+    assert (step.saga.state, step.saga.seat, step.saga.seat_token) == (SEATED, 5, "tok-5")
+    assert step.saga.seat_token_expires_at == AT
+    assert (step.lounge_id, step.taken) == ("l-1", LoungeSeat(5, "p1", "P1", 0, 300))
+    assert seated(step.saga, grant) is None
+    for state in (BuyInState.COMPENSATED, BuyInState.LEAVING, BuyInState.LEFT):
+        assert seated(buy_in(state), grant) is None
+
+
+def test_a_leave_is_of_the_first_held_saga_and_leaves_it_leaving() -> None:
+    first = replace(buy_in(SEATED), saga_id="b-1", created_at=AT)
+    later = replace(buy_in(SEATED), saga_id="b-2", created_at=AT + timedelta(minutes=1))
+    step = leaving([later, first], "l-1")
+    assert (step.saga.saga_id, step.saga.state) == ("b-1", BuyInState.LEAVING)
+    again = leaving([step.saga, later], "l-1")  # a second leave: the same saga, as it is
+    assert again.saga is step.saga
+    with pytest.raises(NotSeated):
+        leaving([buy_in(RESERVED), buy_in(BuyInState.LEFT), buy_in(BuyInState.COMPENSATED)], "l")
+
+
+STATES = st.sampled_from(list(BuyInState))
+
+
+@given(st.lists(st.tuples(STATES, st.integers(0, 50)), max_size=8))
+def test_a_leave_picks_the_earliest_holder_whatever_the_sagas(
+    sagas: list[tuple[BuyInState, int]],
+) -> None:
+    held = [
+        replace(buy_in(state), saga_id=f"b-{n}", created_at=AT + timedelta(seconds=minute))
+        for n, (state, minute) in enumerate(sagas)
+    ]
+    holders = [s for s in held if s.state in HELD]
+    if not holders:
+        with pytest.raises(NotSeated):
+            leaving(held, "l-1")
+        return
+    step = leaving(held, "l-1")
+    chosen = min(holders, key=lambda s: s.created_at)
+    assert step.saga.saga_id == chosen.saga_id and step.saga.state is BuyInState.LEAVING
+    assert replace(step.saga, state=chosen.state) == chosen  # nothing else changed
+    assert step.credits == () and step.freed is None

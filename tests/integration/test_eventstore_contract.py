@@ -28,18 +28,19 @@ from felt.storage.eventstore import (
     requests_key,
 )
 from felt.storage.eventstore.base import TRIM_PAGE
+from felt.storage.redis_client import redis_from_url
 
 WAIT = 5.0  # seconds any single wait in these tests may take
 
 
-@pytest.fixture(params=["memory", "redis", "redis-py"])
+@pytest.fixture(params=["memory", "redis", "redis-py", "cluster"])
 async def store(request: pytest.FixtureRequest) -> AsyncIterator[EventStore]:
-    """The in-memory store, and the Redis one with appends pipelined (the default) or not."""
+    """The in-memory store, the Redis one with appends pipelined (the default) or not, and
+    the Redis one on a Redis Cluster of three masters."""
     if request.param == "memory":
         yield MemoryEventStore()
         return
-    redis_url: str = request.getfixturevalue("redis_url")
-    client = aioredis.Redis.from_url(redis_url)
+    client = redis_from_url(request.getfixturevalue(_url_fixture(request.param)))
     store = RedisEventStore(client, pipeline=request.param == "redis")
     try:
         yield store
@@ -60,9 +61,9 @@ async def new_table(request: pytest.FixtureRequest) -> AsyncIterator[Callable[[]
 
     yield make
     callspec = getattr(request.node, "callspec", None)
-    uses_redis = callspec is None or callspec.params.get("store", "redis") != "memory"
-    if uses_redis and made:
-        client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+    kind = "redis" if callspec is None else callspec.params.get("store", "redis")
+    if kind != "memory" and made:
+        client = redis_from_url(request.getfixturevalue(_url_fixture(kind)))
         try:
             for t in made:
                 await client.delete(
@@ -70,6 +71,11 @@ async def new_table(request: pytest.FixtureRequest) -> AsyncIterator[Callable[[]
                 )
         finally:
             await client.aclose()
+
+
+def _url_fixture(kind: str) -> str:
+    """The fixture giving the URL of the server a store parameter runs on."""
+    return "redis_cluster_url" if kind == "cluster" else "redis_url"
 
 
 def payloads(*names: str) -> list[bytes]:

@@ -26,7 +26,9 @@ pipelined connection of their own (``felt.storage.eventstore.pipeline``: much ch
 than a redis-py command, and concurrent appends share writes), and so do
 reads (``MULTI``/``XRANGE``/``EXEC``, which is how a table is rebuilt); the
 blocking ``XREAD`` of subscriptions and the rare commands go through the
-redis-py client. Redis 7.0 has no XADD idempotency
+redis-py client. On a Redis Cluster (``felt.storage.redis_client``) everything goes
+through redis-py's ``RedisCluster``: every script and ``MULTI`` names keys of one
+table only, hence of one hash slot. Redis 7.0 has no XADD idempotency
 (IDMP), hence the requests hash. The scripts start with a ``#!lua`` shebang so
 Redis refuses them up front when out of memory, before any write (a script
 that fails half-way is not rolled back).
@@ -57,6 +59,7 @@ from felt.storage.eventstore.base import (
     requests_key,
 )
 from felt.storage.eventstore.pipeline import RedisPipeline
+from felt.storage.redis_client import is_cluster, redis_from_url, socket_timeout_of
 
 # KEYS: events, meta, requests. ARGV: expected_version, request_id ('' = none),
 # response blob, snapshot sequence ('0' = none), payload 1, payload 2, ...
@@ -255,8 +258,10 @@ class RedisEventStore:
         self._owns_client = owns_client
         self._append = redis.register_script(APPEND_LUA)
         # Appends and reads take the pipelined connection when it can reach the server like
-        # `redis` (``pipeline=False``: through `redis` itself).
-        self._pipeline = RedisPipeline.for_client(redis) if pipeline else None
+        # `redis` (``pipeline=False``: through `redis` itself). On a Redis Cluster they go
+        # through redis-py, which routes each table's keys to the master of its slot.
+        use_pipeline = pipeline and not is_cluster(redis)
+        self._pipeline = RedisPipeline.for_client(redis) if use_pipeline else None
         self._append_sha = self._pipeline.script(APPEND_LUA) if self._pipeline else ""
         self._trim = redis.register_script(TRIM_LUA)
         self._trim_archived = redis.register_script(TRIM_ARCHIVED_LUA)
@@ -267,7 +272,7 @@ class RedisEventStore:
 
     @classmethod
     def from_url(cls, url: str) -> RedisEventStore:
-        return cls(Redis.from_url(url), owns_client=True)
+        return cls(redis_from_url(url), owns_client=True)
 
     async def aclose(self) -> None:
         if self._pipeline is not None:
@@ -358,7 +363,7 @@ class RedisEventStore:
         key = events_key(table_id)
         # A blocking read must return before the client's socket timeout (redis-py
         # defaults to 5 s), or the wait would surface as a TimeoutError.
-        socket_timeout = self._redis.connection_pool.connection_kwargs.get("socket_timeout", 5.0)
+        socket_timeout = socket_timeout_of(self._redis)
         if socket_timeout:
             block_ms = max(1, min(block_ms, int(socket_timeout * 1000 * 0.8)))
         # Catch up with XRANGE first: it detects events trimmed before we started. One page

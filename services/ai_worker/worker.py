@@ -67,7 +67,7 @@ from felt.storage.decisions import (
     GroupMissing,
     redis_sharded_queue,
 )
-from felt.storage.redis_client import redis_from_url
+from felt.storage.redis_client import connect_redis
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.ai_worker.answer import Answerer, SubmitStub
 from services.ai_worker.config import (
@@ -155,7 +155,9 @@ class AiWorker:
         """Connect, join the group, start reading, claiming and reporting."""
         cfg = self.config
         if self.queue is None:
-            self._redis = redis_from_url(cfg.redis_url, socket_timeout=5, health_check_interval=30)
+            self._redis = await connect_redis(
+                cfg.redis_url, socket_timeout=5, health_check_interval=30
+            )
             self.queue = redis_sharded_queue(
                 self._redis, cfg.stream, cfg.shards, cfg.group, cfg.dead_stream
             )

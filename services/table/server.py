@@ -85,7 +85,7 @@ from felt.service.rpc import run, serve_until_stopped
 from felt.storage.decisions import AI_STREAM, ai_stream_from_env, redis_sharded_queue
 from felt.storage.eventstore import RedisEventStore
 from felt.storage.instances import RedisTableInstances
-from felt.storage.redis_client import redis_from_url
+from felt.storage.redis_client import connect_redis
 from felt.storage.registry import RedisTableRegistry
 from felt.wire.attempts import AttemptLimits, FailedAttempts
 from felt.wire.clients import TrustedProxies
@@ -308,7 +308,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         except BaseException:
             await server.stop(None)  # bound, never started: let its port go
             raise
-    redis = redis_from_url(config.redis_url)
+    redis = await connect_redis(config.redis_url)
     store = MeteredEventStore(metrics, redis)
     manager = TableManager(
         store,

@@ -23,7 +23,7 @@ from redis.asyncio import RedisCluster
 from felt.storage.archive.postgres import PostgresHandArchive
 from felt.storage.decisions import AI_GROUP, AI_STREAM, shard_of, shard_stream
 from felt.storage.eventstore import RedisEventStore, events_key
-from felt.storage.redis_client import redis_from_url
+from felt.storage.redis_client import connect_redis
 from poker.events.v1 import events_pb2 as epb
 from tests.e2e.test_projector_kill import (  # noqa: F401 - the fixture
     _open_table,
@@ -45,7 +45,7 @@ async def test_the_stack_plays_and_archives_on_a_redis_cluster(
 ) -> None:
     launcher = Launcher(redis_cluster_url, tmp_path)
     port = _free_port()
-    redis = redis_from_url(redis_cluster_url)
+    redis = await connect_redis(redis_cluster_url)
     store = RedisEventStore(redis)
     pool = await asyncpg.create_pool(archive_db, min_size=1, max_size=2)
     try:
@@ -74,7 +74,6 @@ async def test_the_stack_plays_and_archives_on_a_redis_cluster(
 
         cluster = redis
         assert isinstance(cluster, RedisCluster)
-        await cluster.initialize()  # the slot map (no command has run on this client yet)
         nodes = {cluster.get_node_from_key(events_key(t)).name for t in tables}
         assert len(nodes) > 1, "the tables' keys all hashed to one node"
 

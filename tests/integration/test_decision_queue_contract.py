@@ -33,7 +33,7 @@ from felt.storage.decisions import (
     shard_stream,
     shard_streams,
 )
-from felt.storage.redis_client import redis_from_url
+from felt.storage.redis_client import connect_redis
 from poker.v1 import ai_pb2
 
 SHARDS = 3
@@ -61,7 +61,7 @@ async def queue(request: pytest.FixtureRequest) -> AsyncIterator[DecisionQueue]:
             await client.delete(stream, dead_letter_stream(stream))
             await client.aclose()
         return
-    cluster = redis_from_url(request.getfixturevalue("redis_cluster_url"))
+    cluster = await connect_redis(request.getfixturevalue("redis_cluster_url"))
     try:
         yield redis_sharded_queue(cluster, stream, SHARDS, "workers")
     finally:

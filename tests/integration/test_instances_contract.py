@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from felt.storage.instances import MemoryTableInstances, RedisTableInstances, TableInstances
-from felt.storage.redis_client import redis_from_url
+from felt.storage.redis_client import connect_redis
 
 
 class _Clock:
@@ -30,7 +30,7 @@ async def instances(request: pytest.FixtureRequest) -> AsyncIterator[TableInstan
     if request.param == "memory":
         yield MemoryTableInstances()
         return
-    client = redis_from_url(request.getfixturevalue(_url_fixture(request.param)))
+    client = await connect_redis(request.getfixturevalue(_url_fixture(request.param)))
     directory = RedisTableInstances(client, f"test-{uuid.uuid4().hex}:")
     try:
         yield directory

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from felt.storage.eventstore import MemoryEventStore, RedisEventStore, TableLeases, lease_key
-from felt.storage.redis_client import redis_from_url
+from felt.storage.redis_client import connect_redis
 
 
 def _url_fixture(kind: str) -> str:
@@ -27,7 +27,7 @@ async def leases(request: pytest.FixtureRequest) -> AsyncIterator[TableLeases]:
     if request.param == "memory":
         yield MemoryEventStore()
         return
-    client = redis_from_url(request.getfixturevalue(_url_fixture(request.param)))
+    client = await connect_redis(request.getfixturevalue(_url_fixture(request.param)))
     store = RedisEventStore(client)
     try:
         yield store
@@ -48,7 +48,7 @@ async def new_table(request: pytest.FixtureRequest) -> AsyncIterator[Callable[[]
     yield make
     kind = request.node.callspec.params.get("leases")
     if kind != "memory" and made:
-        client = redis_from_url(request.getfixturevalue(_url_fixture(kind)))
+        client = await connect_redis(request.getfixturevalue(_url_fixture(kind)))
         try:
             await client.delete(*(lease_key(t) for t in made))
         finally:

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from felt.storage.redis_client import redis_from_url
+from felt.storage.redis_client import connect_redis
 from felt.storage.registry import MemoryTableRegistry, RedisTableRegistry, TableRegistry
 
 
@@ -25,7 +25,7 @@ async def registry(request: pytest.FixtureRequest) -> AsyncIterator[TableRegistr
         yield MemoryTableRegistry()
         return
     prefix = f"test-{uuid.uuid4().hex}"
-    client = redis_from_url(request.getfixturevalue(_url_fixture(request.param)))
+    client = await connect_redis(request.getfixturevalue(_url_fixture(request.param)))
     try:
         yield RedisTableRegistry(client, f"{prefix}:tables", f"{prefix}:quarantined")
     finally:

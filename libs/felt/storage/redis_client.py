@@ -49,6 +49,25 @@ def redis_from_url(url: str, **kwargs: Any) -> Redis:
     return Redis.from_url(url, **kwargs)
 
 
+async def ready(redis: Redis) -> None:
+    """Make a cluster client learn the slot map now, before its first concurrent use.
+
+    redis-py 8.1's ``RedisCluster`` learns it on its first command; many commands started
+    at once on a fresh client were seen to fail (a connection closed under another command)
+    or to run twice (its retry of a script that had run), which the event store reports as
+    a version conflict. Initialized first, neither happened. Nothing to do for one server.
+    """
+    if isinstance(redis, RedisCluster):
+        await redis.initialize()
+
+
+async def connect_redis(url: str, **kwargs: Any) -> Redis:
+    """:func:`redis_from_url`, then :func:`ready`: how a service opens its client."""
+    client = redis_from_url(url, **kwargs)
+    await ready(client)
+    return client
+
+
 def is_cluster(redis: object) -> bool:
     """Whether ``redis`` talks to a Redis Cluster (keys of different slots never mix)."""
     return isinstance(redis, RedisCluster)

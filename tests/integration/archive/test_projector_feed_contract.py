@@ -14,7 +14,7 @@ import pytest
 
 from felt.storage.archive.feed import MemoryProjectorFeed, ProjectorFeed, RedisProjectorFeed
 from felt.storage.eventstore import EventStore, EventsTrimmed, MemoryEventStore, RedisEventStore
-from felt.storage.redis_client import redis_from_url
+from felt.storage.redis_client import connect_redis
 
 
 @dataclass
@@ -34,7 +34,7 @@ async def both(request: pytest.FixtureRequest) -> AsyncIterator[Feed]:
         store = MemoryEventStore()
         yield Feed(MemoryProjectorFeed(store), store)
         return
-    client = redis_from_url(request.getfixturevalue(_url_fixture(request.param)))
+    client = await connect_redis(request.getfixturevalue(_url_fixture(request.param)))
     await client.flushdb()  # the test DB only (FELT_TEST_REDIS_DB)
     redis_store = RedisEventStore(client)
     try:

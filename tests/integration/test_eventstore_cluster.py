@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from typing import cast
 
 import pytest
-from redis.asyncio import RedisCluster
+from redis.asyncio import Redis, RedisCluster
+from redis.asyncio.cluster import ClusterNode
 from redis.exceptions import ResponseError
 
 from felt.storage.eventstore import RedisEventStore, events_key
@@ -21,13 +23,20 @@ from felt.storage.redis_client import connect_redis
 
 
 @pytest.fixture
-async def cluster(redis_cluster_url: str) -> AsyncIterator[RedisCluster]:
-    client = await connect_redis(redis_cluster_url)
-    assert isinstance(client, RedisCluster)
+async def client(redis_cluster_url: str) -> AsyncIterator[Redis]:
+    """A cluster client, typed as the stores take it (``felt.storage.redis_client``)."""
+    made = await connect_redis(redis_cluster_url)
+    assert isinstance(made, RedisCluster)
     try:
-        yield client
+        yield made
     finally:
-        await client.aclose()
+        await made.aclose()
+
+
+def _master(cluster: RedisCluster, key: str) -> ClusterNode:
+    node = cluster.get_node_from_key(key)
+    assert node is not None
+    return node
 
 
 def test_redirections_are_told_from_other_refusals() -> None:
@@ -39,14 +48,15 @@ def test_redirections_are_told_from_other_refusals() -> None:
     assert not redirected(ResponseError("ERR wrong number of arguments"))
 
 
-async def test_each_table_goes_to_the_master_of_its_slot(cluster: RedisCluster) -> None:
-    store = RedisEventStore(cluster)
+async def test_each_table_goes_to_the_master_of_its_slot(client: Redis) -> None:
+    cluster = cast(RedisCluster, client)
+    store = RedisEventStore(client)
     tables = [f"route-{uuid.uuid4().hex}" for _ in range(12)]
     try:
         for t in tables:
             await store.append(t, [b"a", b"b"], 0)
             assert [r.payload for r in await store.read(t)] == [b"a", b"b"]
-        masters = {cluster.get_node_from_key(events_key(t)).name for t in tables}
+        masters = {_master(cluster, events_key(t)).name for t in tables}
         assert store._nodes is not None
         assert set(store._nodes._pipes) == masters  # one connection per master
         assert len(masters) > 1
@@ -56,11 +66,12 @@ async def test_each_table_goes_to_the_master_of_its_slot(cluster: RedisCluster) 
 
 
 async def test_a_wrong_slot_map_falls_back_to_redis_py(
-    cluster: RedisCluster, monkeypatch: pytest.MonkeyPatch
+    client: Redis, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = RedisEventStore(cluster)
+    cluster = cast(RedisCluster, client)
+    store = RedisEventStore(client)
     t = f"moved-{uuid.uuid4().hex}"
-    right = cluster.get_node_from_key(events_key(t))
+    right = _master(cluster, events_key(t))
     wrong = next(n for n in cluster.get_primaries() if n.name != right.name)
     # The map says another master holds the slot: that master answers MOVED, running nothing.
     monkeypatch.setattr(cluster, "get_node_from_key", lambda key, replica=False: wrong)

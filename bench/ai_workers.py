@@ -47,7 +47,7 @@ import grpc
 from _support import CLOCK_TICKS, Child, bench_redis_url, cpu_seconds, spawn
 from redis.asyncio import Redis
 
-from felt.storage.decisions import AI_GROUP, AI_STREAM
+from felt.storage.decisions import AI_GROUP, AI_STREAM, shard_stream
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import ai_pb2
 from poker.v1 import table_service_pb2 as pb
@@ -56,7 +56,10 @@ from services.grpc_server import bind, server_options
 
 ADMIN_TOKEN = "bench-admin"
 AI_TOKEN = "bench-ai"
-STREAM = AI_STREAM  # the table service's default; this DB is the benchmark's own
+# One decision shard (FELT_DECISION_SHARDS=1 for every process here), the table service's
+# default base name: this DB is the benchmark's own.
+SHARDS = "1"
+STREAM = shard_stream(AI_STREAM, 0)
 GROUP = AI_GROUP
 LEVELS = (epb.AI_LEVEL_EASY, epb.AI_LEVEL_NORMAL, epb.AI_LEVEL_HARD)
 
@@ -84,6 +87,7 @@ async def start_workers(count: int, redis_url: str, target: str, log_level: str)
         "FELT_AI_METRICS_PORT": "0",
         "FELT_AI_METRICS_HOST": "127.0.0.1",
         "FELT_AI_CONCURRENCY": "8",
+        "FELT_DECISION_SHARDS": SHARDS,
         "FELT_LOG_LEVEL": log_level,
     }
     return list(
@@ -215,6 +219,7 @@ async def end_to_end(
             "FELT_ADMIN_TOKEN": ADMIN_TOKEN,
             "FELT_AI_TOKEN": AI_TOKEN,
             "FELT_BETWEEN_HANDS_MS": "0",
+            "FELT_DECISION_SHARDS": SHARDS,
             "FELT_TOKEN_SECRET": "bench-secret-0123456789abcdef0123456789",
         },
         r"port (\d+)",

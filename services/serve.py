@@ -102,6 +102,7 @@ async def serve_all(workers: int, demo: bool, *, dev: bool = False) -> int:
                 ai_token=ai_token,
                 metrics_port=None,
                 stream=config.ai_stream,
+                shards=config.decision_shards,
             )
         )
         for _ in range(max(0, workers))

@@ -46,6 +46,7 @@ from typing import cast
 import asyncpg
 import redis.asyncio as redis_async_lib
 
+from felt.config.settings import FELT_DECISION_SHARDS
 from felt.core.cards import card_str
 from felt.core.rules.events import HoleCardsDealt
 from felt.core.table.events import AnyEvent, TableSnapshotTaken
@@ -53,7 +54,7 @@ from felt.storage.archive import ArchivedHand
 from felt.storage.archive.postgres import PostgresHandArchive
 from felt.storage.archive.projection import TableProjection
 from felt.storage.archive.values import Cursor
-from felt.storage.decisions import RedisDecisionQueue
+from felt.storage.decisions import RedisDecisionQueue, shard_streams
 from felt.storage.decisions.base import AI_GROUP, AI_STREAM
 from felt.storage.eventstore import RedisEventStore, StoredRecord, archived_key
 from felt.storage.eventstore.base import events_key, meta_key, requests_key
@@ -71,6 +72,7 @@ from tests.unit.test_history import CARD, _secret_cards
 TABLE_PORT = 52960
 LOBBY_PORT = 52961
 OPERATOR = "operator-token-of-the-archive-run-0123456789"
+DECISION_SHARDS = FELT_DECISION_SHARDS.default  # what `felt serve` shards the requests over
 LAG_SLACK_S = 10.0  # how far behind a loaded projector may be when a trim runs
 
 
@@ -138,7 +140,7 @@ class Figures:
                 f" {self.redis_end / 2**20:.1f} MiB at the end; events appended"
                 f" {self.bytes_appended / 2**20:.1f} MiB, the tables' keys (streams, request"
                 f" records, meta) {self.table_keys_end / 2**10:.0f} KiB at the end",
-                f"AI decision stream: {self.ai_added:,} added, {self.ai_left:,} left",
+                f"AI decision streams: {self.ai_added:,} added, {self.ai_left:,} left",
                 f"lag (HandEnded to archived_at): p50 {self.lag_p50 * 1000:.0f} ms,"
                 f" p99 {self.lag_p99 * 1000:.0f} ms",
                 f"felt replay --seat N: {self.replayed} seats of archived hands checked",
@@ -284,27 +286,34 @@ async def check(
     assert figures.rows["archived_events"] == sum(
         len(h.events) for t, rs in tap.records.items() for h in archived(t, rs)
     )
-    info = await redis.xinfo_stream(AI_STREAM)
-    figures.ai_added, figures.ai_left = int(info["entries-added"]), int(info["length"])
+    # The decision streams: FELT_DECISION_SHARDS shards (felt serve's default), each trimmed
+    # by the workers on its own; a shard no table hashed to was never made.
+    shards = [s for s in shard_streams(AI_STREAM, DECISION_SHARDS) if await redis.exists(s)]
+    assert shards, "no decision stream at all"
+    for stream in shards:
+        info = await redis.xinfo_stream(stream)
+        figures.ai_added += int(info["entries-added"])
+        figures.ai_left += int(info["length"])
     # Trimmed every second up to the oldest request pending then. A request whose answer
     # failed for a moment (the table service slow under load: DEADLINE_EXCEEDED) is not
     # acknowledged and stays pending until a worker claims it again (FELT_AI_CLAIM_IDLE_MS),
     # holding the trim back meanwhile: on a loaded machine the tail spans seconds (302 of
-    # 1,495 left once). So: the periodic trims kept the stream to a tail of the run...
+    # 1,495 left once). So: the periodic trims kept the streams to a tail of the run...
     assert figures.ai_left <= figures.ai_added // 2, (figures.ai_left, figures.ai_added)
     # ...and one more trim leaves exactly what the group still owes: from the oldest request
     # pending on, or (none pending) only requests never delivered.
-    await RedisDecisionQueue(redis).trim_acknowledged()
-    owed = await redis.xpending(AI_STREAM, AI_GROUP)
-    first = [entry_id for entry_id, _ in await redis.xrange(AI_STREAM, count=1) or []]
-    if int(owed["pending"]):
-        assert first == [owed["min"]], (first, owed)
-    else:
-        group = next(
-            g for g in await redis.xinfo_groups(AI_STREAM) if g["name"] == AI_GROUP.encode()
-        )
-        delivered = _stream_id(group["last-delivered-id"])
-        assert not first or _stream_id(first[0]) > delivered, (first, delivered)
+    for stream in shards:
+        await RedisDecisionQueue(redis, stream).trim_acknowledged()
+        owed = await redis.xpending(stream, AI_GROUP)
+        first = [entry_id for entry_id, _ in await redis.xrange(stream, count=1) or []]
+        if int(owed["pending"]):
+            assert first == [owed["min"]], (stream, first, owed)
+        else:
+            group = next(
+                g for g in await redis.xinfo_groups(stream) if g["name"] == AI_GROUP.encode()
+            )
+            delivered = _stream_id(group["last-delivered-id"])
+            assert not first or _stream_id(first[0]) > delivered, (stream, first, delivered)
     lags = sorted(
         r["lag"]
         for r in await pool.fetch(

@@ -7,6 +7,9 @@
   emptied (FLUSHDB, that DB only) before each test that uses them.
 * ``redis_prefix`` (function): a unique ``t<hex>:`` prefix for keys and for pub/sub channels,
   which Redis does not scope by DB.
+* ``redis_cluster_url`` (session): a private Redis Cluster of three masters on loopback
+  (``felt_dev.redis_cluster``), ``redis+cluster://...``; skipped (with the reason) without
+  ``redis-server``/``redis-cli``. Started on first use, stopped (by pid) at the session's end.
 * ``database_url`` (session): ``$DATABASE_URL`` if set, else a private embedded PostgreSQL;
   the test is skipped (with the reason) if neither can be had.
 """
@@ -23,6 +26,7 @@ import redis.asyncio as redis_async_lib
 
 from felt.config.settings import FELT_TEST_REDIS_DB
 from felt_dev.devserver import EmbeddedServerError, ensure_postgres, ensure_redis
+from felt_dev.redis_cluster import EmbeddedRedisCluster
 
 
 def _test_redis_db(worker_id: str) -> int:
@@ -50,6 +54,19 @@ def redis_url(request: pytest.FixtureRequest) -> str:
         pytest.fail(f"REDIS_URL is unset and no embedded redis-server could start: {e}")
     worker_id = getattr(request.config, "workerinput", {}).get("workerid", "master")
     return with_redis_db(base, _test_redis_db(worker_id))
+
+
+@pytest.fixture(scope="session")
+def redis_cluster_url() -> Iterator[str]:
+    cluster = EmbeddedRedisCluster()
+    try:
+        url = cluster.start()
+    except EmbeddedServerError as e:
+        pytest.skip(f"no Redis Cluster could start: {e}")
+    try:
+        yield url
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture

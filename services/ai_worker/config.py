@@ -36,7 +36,8 @@ class WorkerConfig:
     metrics_host: str = S.FELT_AI_METRICS_HOST.default
     stream: str = DEFAULT_STREAM
     group: str = DEFAULT_GROUP
-    dead_stream: str = ""  # empty: "<stream>:dead"
+    dead_stream: str = ""  # empty: "<stream>:dead" (each shard's: "<stream>:dead:{<i>}")
+    shards: int = S.FELT_DECISION_SHARDS.default  # the streams "<stream>:{<i>}", i < shards
     consumer: str = ""  # empty: default_consumer_name()
     max_deliveries: int = S.FELT_AI_MAX_DELIVERIES.default
     block_ms: int = 1000
@@ -63,7 +64,8 @@ class WorkerConfig:
         """``REDIS_URL``, ``FELT_TABLE_TARGET``, ``FELT_AI_TOKEN``, ``FELT_AI_CONCURRENCY``,
         ``FELT_AI_CLAIM_IDLE_MS``, ``FELT_AI_METRICS_PORT`` (``off`` disables it),
         ``FELT_AI_METRICS_HOST``, ``FELT_AI_STREAM``, ``FELT_AI_GROUP``,
-        ``FELT_AI_DEAD_STREAM``, ``FELT_AI_CONSUMER``, ``FELT_AI_MAX_DELIVERIES``,
+        ``FELT_AI_DEAD_STREAM``, ``FELT_DECISION_SHARDS``, ``FELT_AI_CONSUMER``,
+        ``FELT_AI_MAX_DELIVERIES``,
         ``FELT_AI_BOT_THREAD`` (``1``: run bots in a thread), ``FELT_AI_TRIM_INTERVAL_S``
         (``0``: never trim the stream).
         """
@@ -79,6 +81,7 @@ class WorkerConfig:
             stream=ai_stream_from_env(e),
             group=S.FELT_AI_GROUP.read(e),
             dead_stream=S.FELT_AI_DEAD_STREAM.read(e),
+            shards=S.FELT_DECISION_SHARDS.read(e),
             consumer=S.FELT_AI_CONSUMER.read(e),
             max_deliveries=S.FELT_AI_MAX_DELIVERIES.read(e),
             bot_thread=S.FELT_AI_BOT_THREAD.read(e),

@@ -60,7 +60,14 @@ import structlog
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from felt.storage.decisions import DecisionQueue, Entry, Fields, GroupMissing, RedisDecisionQueue
+from felt.storage.decisions import (
+    DecisionQueue,
+    Entry,
+    Fields,
+    GroupMissing,
+    redis_sharded_queue,
+)
+from felt.storage.redis_client import connect_redis
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.ai_worker.answer import Answerer, SubmitStub
 from services.ai_worker.config import (
@@ -148,9 +155,11 @@ class AiWorker:
         """Connect, join the group, start reading, claiming and reporting."""
         cfg = self.config
         if self.queue is None:
-            self._redis = Redis.from_url(cfg.redis_url, socket_timeout=5, health_check_interval=30)
-            self.queue = RedisDecisionQueue(
-                self._redis, cfg.stream, cfg.group, cfg.dead_letter_stream
+            self._redis = await connect_redis(
+                cfg.redis_url, socket_timeout=5, health_check_interval=30
+            )
+            self.queue = redis_sharded_queue(
+                self._redis, cfg.stream, cfg.shards, cfg.group, cfg.dead_stream
             )
         self.stats = self._reporter(self.queue)
         await self.ensure_group()

@@ -47,6 +47,7 @@ from starlette.staticfiles import StaticFiles
 
 from felt.storage.eventstore import RedisEventStore
 from felt.storage.instances import RedisTableInstances
+from felt.storage.redis_client import ready, redis_from_url
 from felt.wire.attempts import FailedAttempts
 from felt.wire.limits import MAX_REQUEST_BYTES
 from felt.wire.tokens import is_watch_grant
@@ -170,7 +171,7 @@ class Gateway:
         """The gateway for ``config`` (channels connect on first use; call in the event loop)."""
         gateway = cls(config)
         if config.redis_url:
-            gateway.redis = Redis.from_url(config.redis_url)
+            gateway.redis = redis_from_url(config.redis_url)
             gateway.router = TableRouter(
                 config.table_target,
                 RedisEventStore(gateway.redis, pipeline=False),
@@ -254,6 +255,11 @@ class Gateway:
             ),
         )
         return gateway
+
+    async def connect(self) -> None:
+        """Open what must be open before the first request (a Redis Cluster's slot map)."""
+        if self.redis is not None:
+            await ready(self.redis)
 
     async def health(self) -> dict[str, str]:
         """Each upstream's gRPC health status (``SERVING`` when it is well)."""

@@ -102,6 +102,7 @@ async def start_gateway(config: GatewayConfig) -> RunningGateway:
     """Serve ``config`` (address ``127.0.0.1:0`` picks a port) until ``stop()``."""
     sock = listen(config)
     gateway = Gateway.create(config)
+    await gateway.connect()
     server = uvicorn.Server(_uvicorn_config(gateway, config))
     server.capture_signals = _no_signals  # type: ignore[method-assign]  # the caller's loop
     task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
@@ -132,6 +133,7 @@ def _no_signals() -> Iterator[None]:
 
 async def serve(config: GatewayConfig, sock: socket.socket) -> None:
     gateway = Gateway.create(config)
+    await gateway.connect()
     server = uvicorn.Server(_uvicorn_config(gateway, config))
     # Our own signal handlers: uvicorn's re-raise the signal once it has stopped, which would
     # end the process before the channels are closed (and with the signal's status, not 0).

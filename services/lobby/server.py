@@ -75,6 +75,7 @@ from felt.storage.archive import HandArchive
 from felt.storage.archive.postgres import PostgresHandArchive
 from felt.storage.eventstore import EventStore, RedisEventStore
 from felt.storage.migrations import applied_versions, load, migrate
+from felt.storage.redis_client import connect_redis
 from felt.wire.attempts import AttemptLimits, FailedAttempts
 from felt.wire.clients import TrustedProxies
 from felt.wire.credentials import credential_problems
@@ -349,7 +350,11 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     lobby_service_pb2_grpc.add_LobbyServiceServicer_to_server(
         LobbyService(app, lounges, seating, closing, config.proxies, chips=chips), server
     )
-    streams = RedisEventStore.from_url(config.redis_url) if config.redis_url else None
+    streams = (
+        RedisEventStore(await connect_redis(config.redis_url), owns_client=True)
+        if config.redis_url
+        else None
+    )
     live: EventStore | None = streams
     history = HistoryApp(app, archive, live, lounges.lounges)
     history_service_pb2_grpc.add_HistoryServiceServicer_to_server(HistoryService(history), server)

@@ -20,12 +20,12 @@ import time
 
 import asyncpg
 import structlog
-from redis.asyncio import Redis
 
 from felt.service.metrics_server import MetricsServer
 from felt.service.rpc import on_stop_signal
 from felt.storage.archive.feed import RedisProjectorFeed
 from felt.storage.archive.postgres import PostgresHandArchive
+from felt.storage.redis_client import connect_redis
 from felt.storage.registry import RedisTableRegistry
 from services.projector.config import ProjectorConfig
 from services.projector.metrics import ProjectorMetrics
@@ -48,7 +48,7 @@ async def _schema_ready(pool: asyncpg.Pool, wait_s: float) -> None:
 async def serve(config: ProjectorConfig) -> int:
     """Run until SIGTERM/SIGINT; 0 when stopped."""
     pool = await asyncpg.create_pool(config.database_url, min_size=1, max_size=config.pool_size)
-    redis = Redis.from_url(config.redis_url)
+    redis = await connect_redis(config.redis_url)
     http: MetricsServer | None = None
     try:
         await _schema_ready(pool, 60.0 if config.dev_mode else 0.0)

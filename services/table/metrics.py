@@ -20,7 +20,7 @@ from prometheus_client import Counter, Gauge, Histogram
 from redis.asyncio import Redis
 
 from felt.service.metrics import RpcMetrics
-from felt.storage.decisions import RedisDecisionQueue
+from felt.storage.decisions import DecisionPublisher
 from felt.storage.eventstore import AppendResult, RedisEventStore, VersionConflict
 from poker.events.v1 import events_pb2
 from poker.v1 import ai_pb2
@@ -134,13 +134,14 @@ def _starts_hand(event: bytes) -> bool:
     return events_pb2.StoredEvent.FromString(event).WhichOneof("event") == "hand_started"
 
 
-class MeteredDecisionQueue(RedisDecisionQueue):
-    """The Redis decision queue, noting when each request was published."""
+class MeteredDecisionQueue:
+    """A decision publisher (the sharded Redis queue), noting when each request was published."""
 
-    def __init__(self, metrics: TableMetrics, redis: Redis, stream: str) -> None:
-        super().__init__(redis, stream)
+    def __init__(self, metrics: TableMetrics, publisher: DecisionPublisher) -> None:
+        self.publisher = publisher
+        self.stream = publisher.stream
         self.metrics = metrics
 
     async def publish(self, request: ai_pb2.DecisionRequest) -> None:
-        await super().publish(request)
+        await self.publisher.publish(request)
         self.metrics.asked(request.request_id)

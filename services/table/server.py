@@ -82,9 +82,10 @@ from felt.config import settings as S
 from felt.config.settings import environment
 from felt.service.metrics_server import Health, MetricsServer
 from felt.service.rpc import run, serve_until_stopped
-from felt.storage.decisions import AI_STREAM, ai_stream_from_env
+from felt.storage.decisions import AI_STREAM, ai_stream_from_env, redis_sharded_queue
 from felt.storage.eventstore import RedisEventStore
 from felt.storage.instances import RedisTableInstances
+from felt.storage.redis_client import connect_redis
 from felt.storage.registry import RedisTableRegistry
 from felt.wire.attempts import AttemptLimits, FailedAttempts
 from felt.wire.clients import TrustedProxies
@@ -133,6 +134,8 @@ class TableServerConfig:
     grace_s: float = 5.0
     # Where AI decision requests go (FELT_AI_STREAM; AI workers read the same stream).
     ai_stream: str = AI_STREAM
+    # FELT_DECISION_SHARDS: the requests go to "<ai_stream>:{<crc32(table) % shards>}".
+    decision_shards: int = S.FELT_DECISION_SHARDS.default
     # Development mode: the public development secret and service credential are allowed.
     dev_mode: bool = False
     # The lease owner name; empty: "<hostname>:<bound port>" (see the module docstring).
@@ -179,6 +182,7 @@ class TableServerConfig:
             instance_id=S.FELT_INSTANCE_ID.read(env),
             advertise=S.FELT_TABLE_ADVERTISE_ADDR.read(env),
             ai_stream=ai_stream_from_env(env),
+            decision_shards=S.FELT_DECISION_SHARDS.read(env),
             watch=WatchLimits.from_env(env),
             proxies=trusted_proxies(env),
             rate=RateLimits.from_env(env),
@@ -304,12 +308,14 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         except BaseException:
             await server.stop(None)  # bound, never started: let its port go
             raise
-    redis = Redis.from_url(config.redis_url)
+    redis = await connect_redis(config.redis_url)
     store = MeteredEventStore(metrics, redis)
     manager = TableManager(
         store,
         RedisTableRegistry(redis),
-        MeteredDecisionQueue(metrics, redis, config.ai_stream),
+        MeteredDecisionQueue(
+            metrics, redis_sharded_queue(redis, config.ai_stream, config.decision_shards)
+        ),
         owner=config.instance_id or _instance_id(config.address, port),
         lease_ttl_ms=config.lease_ttl_ms,
         timing=Timing(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+import zlib
 from collections.abc import AsyncIterator
 from typing import cast
 
@@ -22,25 +23,63 @@ from felt.storage.decisions import (
     DecisionQueue,
     MemoryDecisionQueue,
     RedisDecisionQueue,
+    ShardedDecisionQueue,
     ai_stream_from_env,
     dead_letter_stream,
     payload_of,
+    redis_sharded_queue,
+    shard_dead_stream,
+    shard_of,
+    shard_stream,
+    shard_streams,
 )
+from felt.storage.redis_client import connect_redis
 from poker.v1 import ai_pb2
 
+SHARDS = 3
 
-@pytest.fixture(params=["memory", "redis"])
+
+@pytest.fixture(params=["memory", "redis", "sharded-memory", "sharded-cluster"])
 async def queue(request: pytest.FixtureRequest) -> AsyncIterator[DecisionQueue]:
+    """One stream (in memory, on Redis), and ``SHARDS`` streams by table (in memory, and on a
+    Redis Cluster of three masters: what the services run)."""
     stream = f"test-{uuid.uuid4().hex}:decisions"
     if request.param == "memory":
         yield MemoryDecisionQueue(stream, "workers")
         return
-    client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+    if request.param == "sharded-memory":
+        shards: list[DecisionQueue] = [
+            MemoryDecisionQueue(shard_stream(stream, i), "workers") for i in range(SHARDS)
+        ]
+        yield ShardedDecisionQueue(shards, stream)
+        return
+    if request.param == "redis":
+        client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+        try:
+            yield RedisDecisionQueue(client, stream, "workers")
+        finally:
+            await client.delete(stream, dead_letter_stream(stream))
+            await client.aclose()
+        return
+    cluster = await connect_redis(request.getfixturevalue("redis_cluster_url"))
     try:
-        yield RedisDecisionQueue(client, stream, "workers")
+        yield redis_sharded_queue(cluster, stream, SHARDS, "workers")
     finally:
-        await client.delete(stream, dead_letter_stream(stream))
-        await client.aclose()
+        for i in range(SHARDS):
+            await cluster.delete(shard_stream(stream, i))
+            await cluster.delete(shard_dead_stream(stream, i))
+        await cluster.aclose()
+
+
+async def dead_letters(queue: DecisionQueue) -> list[dict[bytes, bytes]]:
+    """Every record in the queue's dead-letter stream(s)."""
+    if isinstance(queue, MemoryDecisionQueue):
+        return list(queue.dead)
+    if isinstance(queue, ShardedDecisionQueue):
+        return [r for shard in queue.shards for r in await dead_letters(shard)]
+    redis = cast(RedisDecisionQueue, queue).redis
+    entries = cast("list[tuple[bytes, dict[bytes, bytes]]]", await redis.xrange(queue.dead_stream))
+    return [fields for _, fields in entries]
 
 
 def request(n: int) -> ai_pb2.DecisionRequest:
@@ -122,17 +161,11 @@ async def test_dead_letter_acknowledges(queue: DecisionQueue) -> None:
     await queue.dead_letter("a", entry.entry_id, entry.fields, "poison: bad", "2024-01-01")
     stats = await queue.stats()
     assert stats is not None and stats.pending == 0
-    if isinstance(queue, MemoryDecisionQueue):
-        [record] = queue.dead
-    else:
-        redis = cast(RedisDecisionQueue, queue).redis
-        entries = cast(
-            "list[tuple[bytes, dict[bytes, bytes]]]", await redis.xrange(queue.dead_stream)
-        )
-        [(_, record)] = entries
+    [record] = await dead_letters(queue)
     assert record[b"reason"] == b"poison: bad"
     assert record[b"consumer"] == b"a"
-    assert record[b"entry_id"] == entry.entry_id
+    # The id in its own stream (a sharded queue's ids also name the shard).
+    assert entry.entry_id.endswith(record[b"entry_id"])
     assert decoded(record).request_id == "ai:t:3"
 
 
@@ -144,9 +177,14 @@ async def test_prune_removes_idle_empty_consumers(queue: DecisionQueue) -> None:
     [done] = await queue.read("idle", 1, 50)
     await queue.ack(done.entry_id)
     await asyncio.sleep(0.05)
-    assert await queue.prune("me", 10) == ["idle"]
+    pruned = await queue.prune("me", 10)
+    if isinstance(queue, ShardedDecisionQueue):
+        # Per shard: "busy" also went from the shards it holds nothing of.
+        assert "idle" in pruned and "me" not in pruned
+    else:
+        assert pruned == ["idle"]
     stats = await queue.stats()
-    assert stats is not None and stats.consumers == 1
+    assert stats is not None and stats.consumers == 1  # "busy", which holds a request
 
 
 async def test_trim_acknowledged_never_drops_a_pending_or_unread_request(
@@ -175,3 +213,60 @@ async def test_trim_acknowledged_never_drops_a_pending_or_unread_request(
     await queue.publish(request(9))
     [last] = await queue.read("a", 5, 50)
     assert decoded(last.fields).request_id == "ai:t:9"
+
+
+# ---------------------------------------------------------------------- sharding by table
+
+
+def test_a_table_always_goes_to_the_same_shard() -> None:
+    # CRC-32: the same on every process and release (hash() is salted per process).
+    assert [shard_of(t, 4) for t in ("t", "lounge-1", "a")] == [
+        zlib.crc32(t.encode()) % 4 for t in ("t", "lounge-1", "a")
+    ]
+    assert shard_of("anything", 1) == 0
+    assert shard_streams("felt:ai:decisions", 2) == [
+        "felt:ai:decisions:{0}",
+        "felt:ai:decisions:{1}",
+    ]
+    assert shard_dead_stream("s", 1) == "s:dead:{1}"
+    assert shard_dead_stream("s", 1, "graveyard") == "graveyard:{1}"
+
+
+def _tables_on_every_shard(shards: int) -> list[str]:
+    found: dict[int, str] = {}
+    n = 0
+    while len(found) < shards:
+        found.setdefault(shard_of(f"table-{n}", shards), f"table-{n}")
+        n += 1
+    return [found[i] for i in range(shards)]
+
+
+async def test_one_reader_gets_every_shards_requests(queue: DecisionQueue) -> None:
+    await queue.ensure_group()
+    tables = _tables_on_every_shard(SHARDS)
+    for n, table in enumerate(tables):
+        await queue.publish(ai_pb2.DecisionRequest(request_id=f"ai:{n}", table_id=table, seat=1))
+    got: list[str] = []
+    for _ in range(10):
+        got += [decoded(e.fields).table_id for e in await queue.read("a", 10, 50)]
+        if len(got) == len(tables):
+            break
+    assert sorted(got) == sorted(tables)
+    stats = await queue.stats()
+    assert stats is not None and stats.pending == len(tables)
+    if isinstance(queue, ShardedDecisionQueue):  # each table's request is in its shard only
+        for i, shard in enumerate(queue.shards):
+            held = await shard.read("b", 10, 0)
+            assert held == []  # all delivered already
+            assert shard.stream == shard_stream(queue.stream, i)
+
+
+async def test_a_read_waits_for_a_publish_on_any_shard(queue: DecisionQueue) -> None:
+    await queue.ensure_group()
+    for n, table in enumerate(_tables_on_every_shard(SHARDS)):
+        reader = asyncio.ensure_future(queue.read("a", 1, 2000))
+        await asyncio.sleep(0.05)
+        await queue.publish(ai_pb2.DecisionRequest(request_id=f"ai:{n}", table_id=table, seat=1))
+        [entry] = await asyncio.wait_for(reader, 3)
+        assert decoded(entry.fields).table_id == table
+        await queue.ack(entry.entry_id)

@@ -28,19 +28,20 @@ from felt.storage.eventstore import (
     requests_key,
 )
 from felt.storage.eventstore.base import TRIM_PAGE
+from felt.storage.redis_client import connect_redis
 
 WAIT = 5.0  # seconds any single wait in these tests may take
 
 
-@pytest.fixture(params=["memory", "redis", "redis-py"])
+@pytest.fixture(params=["memory", "redis", "redis-py", "cluster", "cluster-redis-py"])
 async def store(request: pytest.FixtureRequest) -> AsyncIterator[EventStore]:
-    """The in-memory store, and the Redis one with appends pipelined (the default) or not."""
+    """The in-memory store, the Redis one with appends pipelined (the default) or not, and
+    the same two on a Redis Cluster of three masters."""
     if request.param == "memory":
         yield MemoryEventStore()
         return
-    redis_url: str = request.getfixturevalue("redis_url")
-    client = aioredis.Redis.from_url(redis_url)
-    store = RedisEventStore(client, pipeline=request.param == "redis")
+    client = await connect_redis(request.getfixturevalue(_url_fixture(request.param)))
+    store = RedisEventStore(client, pipeline=not request.param.endswith("redis-py"))
     try:
         yield store
     finally:
@@ -60,9 +61,9 @@ async def new_table(request: pytest.FixtureRequest) -> AsyncIterator[Callable[[]
 
     yield make
     callspec = getattr(request.node, "callspec", None)
-    uses_redis = callspec is None or callspec.params.get("store", "redis") != "memory"
-    if uses_redis and made:
-        client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+    kind = "redis" if callspec is None else callspec.params.get("store", "redis")
+    if kind != "memory" and made:
+        client = await connect_redis(request.getfixturevalue(_url_fixture(kind)))
         try:
             for t in made:
                 await client.delete(
@@ -70,6 +71,11 @@ async def new_table(request: pytest.FixtureRequest) -> AsyncIterator[Callable[[]
                 )
         finally:
             await client.aclose()
+
+
+def _url_fixture(kind: str) -> str:
+    """The fixture giving the URL of the server a store parameter runs on."""
+    return "redis_cluster_url" if kind.startswith("cluster") else "redis_url"
 
 
 def payloads(*names: str) -> list[bytes]:
@@ -554,3 +560,18 @@ async def test_a_read_cut_off_by_a_lost_connection_is_tried_again(
     finally:
         await store.aclose()
         await client.aclose()
+
+
+async def test_many_tables_append_at_once(store: EventStore, new_table: Callable[[], str]) -> None:
+    """Appends to many tables started together each run once (on a cluster: on the nodes of
+    their slots, through a client made ready first; see felt.storage.redis_client.ready)."""
+    tables = [new_table() for _ in range(16)]
+
+    async def play(table_id: str) -> None:
+        for version in range(20):
+            await store.append(table_id, [f"e{version}".encode()], version)
+
+    await asyncio.gather(*(play(t) for t in tables))
+    for t in tables:
+        assert await store.version(t) == 20
+        assert [r.payload for r in await store.read(t)] == [f"e{n}".encode() for n in range(20)]

@@ -7,9 +7,9 @@ import uuid
 from collections.abc import AsyncIterator
 
 import pytest
-import redis.asyncio as aioredis
 
 from felt.storage.instances import MemoryTableInstances, RedisTableInstances, TableInstances
+from felt.storage.redis_client import connect_redis
 
 
 class _Clock:
@@ -20,12 +20,17 @@ class _Clock:
         return self.now
 
 
-@pytest.fixture(params=["memory", "redis"])
+def _url_fixture(kind: str) -> str:
+    """The fixture giving the URL of the server a Redis parameter runs on."""
+    return "redis_cluster_url" if kind == "cluster" else "redis_url"
+
+
+@pytest.fixture(params=["memory", "redis", "cluster"])
 async def instances(request: pytest.FixtureRequest) -> AsyncIterator[TableInstances]:
     if request.param == "memory":
         yield MemoryTableInstances()
         return
-    client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+    client = await connect_redis(request.getfixturevalue(_url_fixture(request.param)))
     directory = RedisTableInstances(client, f"test-{uuid.uuid4().hex}:")
     try:
         yield directory

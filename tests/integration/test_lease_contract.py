@@ -13,17 +13,21 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 
 import pytest
-import redis.asyncio as aioredis
 
 from felt.storage.eventstore import MemoryEventStore, RedisEventStore, TableLeases, lease_key
+from felt.storage.redis_client import connect_redis
 
 
-@pytest.fixture(params=["memory", "redis"])
+def _url_fixture(kind: str) -> str:
+    return "redis_cluster_url" if kind == "cluster" else "redis_url"
+
+
+@pytest.fixture(params=["memory", "redis", "cluster"])
 async def leases(request: pytest.FixtureRequest) -> AsyncIterator[TableLeases]:
     if request.param == "memory":
         yield MemoryEventStore()
         return
-    client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+    client = await connect_redis(request.getfixturevalue(_url_fixture(request.param)))
     store = RedisEventStore(client)
     try:
         yield store
@@ -42,8 +46,9 @@ async def new_table(request: pytest.FixtureRequest) -> AsyncIterator[Callable[[]
         return made[-1]
 
     yield make
-    if request.node.callspec.params.get("leases") == "redis" and made:
-        client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+    kind = request.node.callspec.params.get("leases")
+    if kind != "memory" and made:
+        client = await connect_redis(request.getfixturevalue(_url_fixture(kind)))
         try:
             await client.delete(*(lease_key(t) for t in made))
         finally:

@@ -9,18 +9,23 @@ import uuid
 from collections.abc import AsyncIterator
 
 import pytest
-import redis.asyncio as aioredis
 
+from felt.storage.redis_client import connect_redis
 from felt.storage.registry import MemoryTableRegistry, RedisTableRegistry, TableRegistry
 
 
-@pytest.fixture(params=["memory", "redis"])
+def _url_fixture(kind: str) -> str:
+    """The fixture giving the URL of the server a Redis parameter runs on."""
+    return "redis_cluster_url" if kind == "cluster" else "redis_url"
+
+
+@pytest.fixture(params=["memory", "redis", "cluster"])
 async def registry(request: pytest.FixtureRequest) -> AsyncIterator[TableRegistry]:
     if request.param == "memory":
         yield MemoryTableRegistry()
         return
     prefix = f"test-{uuid.uuid4().hex}"
-    client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+    client = await connect_redis(request.getfixturevalue(_url_fixture(request.param)))
     try:
         yield RedisTableRegistry(client, f"{prefix}:tables", f"{prefix}:quarantined")
     finally:

@@ -24,6 +24,7 @@ COMMANDS = {
     "sagas",
     "gateway",
     "config",
+    "decisions",
 }
 
 

@@ -630,21 +630,29 @@ def test_k8s_probes_resources_budgets_and_replicas() -> None:
     assert k8s("Deployment", "table-service")["spec"]["replicas"] == 1
 
 
-def test_keda_scales_the_ai_workers_on_the_decision_stream_that_exists() -> None:
+def test_keda_scales_the_ai_workers_on_the_decision_streams_that_exist() -> None:
     """The ScaledObject is a KEDA resource, not in the Kubernetes API's schemas (the test
-    below says so): its fields are checked here against what the workers really read."""
-    from felt.storage.decisions import AI_STREAM
+    below says so): its fields are checked here against what the workers really read, one
+    trigger per shard stream of ``FELT_DECISION_SHARDS`` (which both services must agree on)."""
+    from felt.storage.decisions import AI_STREAM, shard_streams
     from services.ai_worker.config import DEFAULT_GROUP
 
     scaled = k8s("ScaledObject", "ai-worker")
     assert scaled["apiVersion"] == "keda.sh/v1alpha1"
     assert k8s("Deployment", scaled["spec"]["scaleTargetRef"]["name"])
-    (trigger,) = scaled["spec"]["triggers"]
-    assert trigger["type"] == "redis-streams"
-    meta = trigger["metadata"]
-    assert meta["stream"] == AI_STREAM and meta["consumerGroup"] == DEFAULT_GROUP
-    assert meta["addressFromEnv"] in k8s_env(main_container("ai-worker"))
-    assert int(meta["lagCount"]) > 0
+    shards = {
+        int(k8s_env(main_container(name))["FELT_DECISION_SHARDS"])
+        for name in ("ai-worker", "table-service")
+    }
+    assert len(shards) == 1, "the table service and the workers shard alike"
+    triggers = scaled["spec"]["triggers"]
+    assert [t["metadata"]["stream"] for t in triggers] == shard_streams(AI_STREAM, shards.pop())
+    for trigger in triggers:
+        assert trigger["type"] == "redis-streams"
+        meta = trigger["metadata"]
+        assert meta["consumerGroup"] == DEFAULT_GROUP
+        assert meta["addressFromEnv"] in k8s_env(main_container("ai-worker"))
+        assert int(meta["lagCount"]) > 0
     assert 1 <= scaled["spec"]["minReplicaCount"] <= scaled["spec"]["maxReplicaCount"]
 
 

@@ -698,6 +698,19 @@ FELT_AI_STREAM = Text(
     services=("table", "ai-worker"),
     default="felt:ai:decisions",
     help="the Redis stream of AI decision requests (the table service and the workers: the same)",
+    doc="the base name of the Redis streams of AI decision requests (the table service and the "
+    "workers: the same); shard i is `<FELT_AI_STREAM>:{i}`",
+)
+FELT_DECISION_SHARDS = Integer(
+    name="FELT_DECISION_SHARDS",
+    services=("table", "ai-worker"),
+    default=4,
+    low=1,
+    high=256,
+    help="how many streams the AI decision requests are sharded over, by table",
+    doc="how many streams the AI decision requests are sharded over (a table's go to shard "
+    "`crc32(table id) % N`, so no one key is hot on a Redis Cluster); the table service and "
+    "the workers must agree, and KEDA's ScaledObject lists one trigger per shard",
 )
 
 # ---------------------------------------------------------------- the AI workers
@@ -753,7 +766,7 @@ FELT_AI_TRIM_INTERVAL_S = Number(
     low=0,
     high=86_400,
     help="how often each AI worker trims the decision stream (0: never)",
-    doc="how often each AI worker trims `felt:ai:decisions` of the requests the group has "
+    doc="how often each AI worker trims the decision streams of the requests the group has "
     "delivered and acknowledged (never a pending or unread one); 0: never",
 )
 FELT_AI_GROUP = Text(

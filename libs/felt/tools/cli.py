@@ -46,6 +46,7 @@ LIBRARY_COMMANDS: tuple[str, ...] = (
     "felt.tools.client.replay_cli",
     "felt.tools.client.play_cli",
     "felt.tools.config_cli",
+    "felt.tools.decisions_cli",
 )
 """Library modules whose ``register(subparsers)`` adds a subcommand, in help order."""
 

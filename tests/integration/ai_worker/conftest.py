@@ -13,6 +13,7 @@ import grpc
 import pytest
 import redis.asyncio as redis_async_lib
 
+from felt.storage.decisions import shard_stream
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.table.auth import Secrets
 from services.table.server import TableServerConfig, start_table_server
@@ -32,11 +33,15 @@ async def ai_env(
             secrets=Secrets(SECRET, ADMIN_TOKEN, AI_TOKEN),
             between_hands_ms=0,
             ai_stream=stream,
+            decision_shards=1,  # one stream, shard_stream(stream, 0), which tests read
             grace_s=1.0,
         )
     )
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{server.port}")
-    env = AiEnv(redis_url, redis, server, rpc.TableServiceStub(channel), stream, group)
+    env = AiEnv(
+        redis_url, redis, server, rpc.TableServiceStub(channel), shard_stream(stream, 0), group
+    )
+    env.base_stream = stream
     try:
         yield env
     finally:

@@ -71,8 +71,9 @@ class AiEnv:
     redis: redis_async_lib.Redis
     server: RunningTableServer
     stub: rpc.TableServiceAsyncStub
-    stream: str
+    stream: str  # the one stream the workers read (shard 0 of base_stream, the only one)
     group: str
+    base_stream: str = ""  # FELT_AI_STREAM, of which ``stream`` is the only shard
     workers: list[AiWorker] = field(default_factory=list)
     gates: list[GatedDecider] = field(default_factory=list)
 
@@ -100,7 +101,8 @@ class AiEnv:
             concurrency=4,
             claim_idle_ms=500,
             metrics_port=None,
-            stream=self.stream,
+            stream=self.base_stream,
+            shards=1,
             group=self.group,
             stats_interval_s=0.5,
             summary_interval_s=2.0,
@@ -221,6 +223,11 @@ class AiEnv:
             if info["name"] == self.group.encode():
                 return dict(info)
         return {}
+
+
+def stream_id(entry_id: bytes) -> bytes:
+    """The id in the shard's own stream of an entry id a worker holds (``<shard>/<id>``)."""
+    return entry_id.split(b"/", 1)[1]
 
 
 def _table_full(request: ai_pb2.DecisionRequest) -> bool:

@@ -16,12 +16,13 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from felt.storage.decisions import shard_dead_stream
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import ai_pb2
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from services.ai_worker.decide import Decider
-from tests.integration.ai_worker.harness import AiEnv
+from tests.integration.ai_worker.harness import AiEnv, stream_id
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -152,7 +153,7 @@ async def test_a_request_held_by_a_killed_worker_is_claimed_by_another(ai_env: A
     doomed = await ai_env.start_worker(decider=doomed_decider, concurrency=1)
     table = await ai_env.create_ai_table(max_hands=3)
     await doomed_decider.wait_entered()  # mid-decision, nothing answered or acknowledged
-    [held] = doomed.held_entries
+    [held] = [stream_id(e) for e in doomed.held_entries]
     pending: list[dict[str, bytes]] = await ai_env.redis.xpending_range(  # type: ignore[assignment]
         ai_env.stream, ai_env.group, held, held, 1
     )
@@ -202,7 +203,7 @@ async def test_poison_requests_go_to_the_dead_letter_stream(ai_env: AiEnv) -> No
         stream, {"payload": _poison_candidate("ai:x:2", epb.AI_LEVEL_UNSPECIFIED)}
     )
 
-    dead = f"{stream}:dead"
+    dead = shard_dead_stream(ai_env.base_stream, 0)
     await ai_env.eventually(lambda: _xlen(redis, dead, 4), "four dead letters")
     letters: list[tuple[bytes, dict[bytes, bytes]]] = await redis.xrange(dead)  # type: ignore[assignment]
     reasons: dict[bytes | str, str] = {
@@ -229,7 +230,7 @@ async def test_graceful_shutdown_finishes_the_decision_in_flight(ai_env: AiEnv) 
     worker = await ai_env.start_worker(decider=decider, concurrency=1)
     table = await ai_env.create_ai_table(max_hands=50)
     await decider.wait_entered()
-    [held] = worker.held_entries
+    [held] = [stream_id(e) for e in worker.held_entries]
     sequence_before = (
         await ai_env.stub.GetTable(pb.GetTableRequest(table_id=table))
     ).table.sequence
@@ -265,7 +266,8 @@ async def test_worker_process_serves_health_and_metrics_and_exits_0_on_sigterm(
         "REDIS_URL": ai_env.redis_url,
         "FELT_TABLE_TARGET": ai_env.target,
         "FELT_AI_TOKEN": "test-ai-token-credential-0123456789",  # conftest AI_TOKEN
-        "FELT_AI_STREAM": ai_env.stream,
+        "FELT_AI_STREAM": ai_env.base_stream,
+        "FELT_DECISION_SHARDS": "1",
         "FELT_AI_GROUP": ai_env.group,
         "FELT_AI_METRICS_PORT": "0",
         "FELT_AI_METRICS_HOST": "127.0.0.1",

@@ -11,10 +11,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
-import redis.asyncio as aioredis
 
 from felt.storage.archive.feed import MemoryProjectorFeed, ProjectorFeed, RedisProjectorFeed
 from felt.storage.eventstore import EventStore, EventsTrimmed, MemoryEventStore, RedisEventStore
+from felt.storage.redis_client import connect_redis
 
 
 @dataclass
@@ -23,13 +23,18 @@ class Feed:
     store: EventStore
 
 
-@pytest.fixture(params=["memory", "redis"])
+def _url_fixture(kind: str) -> str:
+    """The fixture giving the URL of the server a Redis parameter runs on."""
+    return "redis_cluster_url" if kind == "cluster" else "redis_url"
+
+
+@pytest.fixture(params=["memory", "redis", "cluster"])
 async def both(request: pytest.FixtureRequest) -> AsyncIterator[Feed]:
     if request.param == "memory":
         store = MemoryEventStore()
         yield Feed(MemoryProjectorFeed(store), store)
         return
-    client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+    client = await connect_redis(request.getfixturevalue(_url_fixture(request.param)))
     await client.flushdb()  # the test DB only (FELT_TEST_REDIS_DB)
     redis_store = RedisEventStore(client)
     try:

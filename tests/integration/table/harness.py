@@ -31,6 +31,7 @@ from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-unty
 
 from felt.core.table.aggregate import replay_table
 from felt.messages.events import from_stored_event
+from felt.storage.decisions import shard_stream
 from felt.storage.eventstore import RedisEventStore, events_key, lease_key, requests_key
 from felt.storage.idempotency import client_key, seat_principal
 from felt.wire.tokens import token_hash
@@ -224,6 +225,7 @@ class TableEnv:
             lease_ttl_ms=3000,
             grace_s=0.5,
             ai_stream=self.ai_stream,
+            decision_shards=1,  # one stream, shard_stream(ai_stream, 0): next_decision reads it
             # Tests drive seats far faster than people do; test_bounds checks the limit.
             rate=RateLimits(per_second=10_000, burst=10_000),
         )
@@ -385,7 +387,7 @@ class TableEnv:
     ) -> tuple[bytes, ai_pb2.DecisionRequest]:
         """The next decision request on the AI stream after entry ``after`` (blocking read)."""
         reply: list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] = await self.redis.xread(  # type: ignore[assignment]
-            {self.ai_stream: after}, count=1, block=20_000
+            {shard_stream(self.ai_stream, 0): after}, count=1, block=20_000
         )
         assert reply, "no decision request was published"
         entry_id, fields = reply[0][1][0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import grpc
 import pytest
 
+from felt.storage.decisions import shard_stream
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import ai_pb2
 from poker.v1 import table_pb2 as tpb
@@ -32,7 +33,7 @@ async def test_an_ai_seat_to_act_gets_a_redacted_decision_request(table_env: Tab
     await watcher.wait_event("hole_cards_dealt", seat=0)
     view = await table_env.view(stub, table_id, human)
     assert view.hand.to_act == 0  # the human (button) acts first; nothing is asked yet
-    assert await table_env.redis.xlen(table_env.ai_stream) == 0
+    assert await table_env.redis.xlen(shard_stream(table_env.ai_stream, 0)) == 0
     called = await table_env.submit(
         stub, table_id, human, tpb.Action(call=tpb.Action.Call()), view.table.sequence
     )

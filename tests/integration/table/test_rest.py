@@ -39,6 +39,7 @@ async def resting_server(table_env: TableEnv) -> AsyncIterator[tuple[Any, Any]]:
             ai_token=AI,
             metrics_port=None,
             stream=table_env.ai_stream,
+            shards=1,  # as the harness's table service
             block_ms=100,
         )
     )

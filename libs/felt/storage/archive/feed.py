@@ -6,6 +6,9 @@
 
 - ``read_new``: one blocking ``XREAD`` over every followed table's stream
   (one connection however many tables; it returns as soon as any has news).
+  On a Redis Cluster one ``XREAD`` may only name keys of one hash slot, so it is
+  one non-blocking ``XREAD`` per table, pipelined (one round trip per node), then
+  again every ``CLUSTER_POLL_MS`` until news or ``block_ms`` is over.
 - ``mark_archived`` (``mark_archived_many``: several tables, one pipelined
   round trip): raises ``table:{T}:archived`` (the event store's own
   raise-only script, ``RAISE_ARCHIVED_LUA``) once the hands up to it are
@@ -42,8 +45,11 @@ from felt.storage.eventstore.redis_store import (
     RELEASE_LUA,
     record_of,
 )
+from felt.storage.redis_client import is_cluster
 
 MEMBERS_KEY = "felt:projectors"
+CLUSTER_POLL_MS = 50
+"""How often ``read_new`` looks again on a Redis Cluster, where it cannot block on many slots."""
 
 
 def projector_lease_key(table_id: str) -> str:
@@ -105,6 +111,10 @@ return redis.call('ZRANGE', KEYS[1], 0, -1)
 """
 
 
+# XREAD's reply (without decode_responses): [[stream, [(id, fields), ...]], ...] or None.
+_XReadReply = list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None
+
+
 def _text(raw: bytes | str) -> str:
     return raw.decode() if isinstance(raw, bytes) else raw
 
@@ -136,10 +146,13 @@ class RedisProjectorFeed:
         streams: dict[bytes | str | memoryview, int | bytes | str | memoryview] = {
             key: f"{after[t]}-0" for key, t in names.items()
         }
-        reply = cast(
-            "list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None",
-            await self._redis.xread(streams, count=count, block=block_ms or None),
-        )
+        if is_cluster(self._redis):
+            reply = await self._poll_slots(streams, count, block_ms)
+        else:
+            reply = cast(
+                "_XReadReply",
+                await self._redis.xread(streams, count=count, block=block_ms or None),
+            )
         out: dict[str, list[StoredRecord]] = {}
         for stream, entries in reply or ():
             table_id = names[_text(stream)]
@@ -149,6 +162,26 @@ class RedisProjectorFeed:
                 out[table_id] = records
         return out
 
+    async def _poll_slots(
+        self,
+        streams: dict[bytes | str | memoryview, int | bytes | str | memoryview],
+        count: int,
+        block_ms: int,
+    ) -> _XReadReply:
+        """``XREAD`` of each stream on its own (a cluster refuses keys of several slots in one),
+        pipelined, until one has news or ``block_ms`` is over."""
+        deadline = time.monotonic() + block_ms / 1000
+        while True:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for key, position in streams.items():
+                    pipe.xread({key: position}, count=count)
+                replies = cast("list[_XReadReply]", await pipe.execute())
+            found = [stream for reply in replies for stream in reply or ()]
+            left = deadline - time.monotonic()
+            if found or left <= 0:
+                return found
+            await asyncio.sleep(min(left, CLUSTER_POLL_MS / 1000))
+
     async def mark_archived(self, table_id: str, sequence: int) -> int:
         return int(await self._mark(keys=[archived_key(table_id)], args=[max(0, sequence)]))
 
@@ -156,6 +189,9 @@ class RedisProjectorFeed:
         # One pipelined round trip, not one per table: the projector raises the marks of a
         # whole write after its commit, in the path of the next write.
         if not marks:
+            return
+        if is_cluster(self._redis):  # a cluster pipeline runs no scripts: concurrent calls
+            await asyncio.gather(*(self.mark_archived(t, s) for t, s in marks.items()))
             return
         async with self._redis.pipeline(transaction=False) as pipe:
             for table_id, sequence in marks.items():

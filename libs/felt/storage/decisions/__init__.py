@@ -5,7 +5,9 @@ The port (``base``) defines the stream's name (``AI_STREAM``, overridden by
 two roles: ``DecisionPublisher`` (the table service) and ``DecisionQueue``
 (a worker's consumer-group view). ``RedisDecisionQueue`` (Redis Streams,
 production) and ``MemoryDecisionQueue`` (service tests) implement both and
-pass one contract suite (``tests/integration/test_decision_queue_contract.py``).
+pass one contract suite (``tests/integration/test_decision_queue_contract.py``), and so
+does ``ShardedDecisionQueue`` (``sharded``), which spreads the requests over
+``FELT_DECISION_SHARDS`` streams by table: what the services use.
 """
 
 from felt.storage.decisions.base import (
@@ -26,6 +28,14 @@ from felt.storage.decisions.base import (
 )
 from felt.storage.decisions.memory import MemoryDecisionQueue
 from felt.storage.decisions.redis_queue import RedisDecisionQueue
+from felt.storage.decisions.sharded import (
+    ShardedDecisionQueue,
+    redis_sharded_queue,
+    shard_dead_stream,
+    shard_of,
+    shard_stream,
+    shard_streams,
+)
 
 __all__ = [
     "AI_GROUP",
@@ -40,8 +50,14 @@ __all__ = [
     "GroupStats",
     "MemoryDecisionQueue",
     "RedisDecisionQueue",
+    "ShardedDecisionQueue",
     "ai_stream_from_env",
     "dead_letter_stream",
     "envelope",
     "payload_of",
+    "redis_sharded_queue",
+    "shard_dead_stream",
+    "shard_of",
+    "shard_stream",
+    "shard_streams",
 ]

@@ -57,7 +57,7 @@ class RedisDecisionQueue:
     async def read(self, consumer: str, count: int, block_ms: int) -> list[Entry]:
         try:
             reply: _ReadReply = await self.redis.xreadgroup(  # type: ignore[assignment]
-                self.group, consumer, {self.stream: ">"}, count=count, block=block_ms
+                self.group, consumer, {self.stream: ">"}, count=count, block=block_ms or None
             )
         except ResponseError as exc:
             if "NOGROUP" in str(exc):

@@ -26,7 +26,11 @@ pipelined connection of their own (``felt.storage.eventstore.pipeline``: much ch
 than a redis-py command, and concurrent appends share writes), and so do
 reads (``MULTI``/``XRANGE``/``EXEC``, which is how a table is rebuilt); the
 blocking ``XREAD`` of subscriptions and the rare commands go through the
-redis-py client. Redis 7.0 has no XADD idempotency
+redis-py client. On a Redis Cluster (``felt.storage.redis_client``) appends and reads
+take the pipelined connection to the master of the table's slot
+(``felt.storage.eventstore.cluster_pipeline``) and the rest redis-py's ``RedisCluster``:
+every script and ``MULTI`` names keys of one table only, hence of one hash slot. Redis
+7.0 has no XADD idempotency
 (IDMP), hence the requests hash. The scripts start with a ``#!lua`` shebang so
 Redis refuses them up front when out of memory, before any write (a script
 that fails half-way is not rolled back).
@@ -34,11 +38,13 @@ that fails half-way is not rolled back).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, cast
 
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 
 from felt.storage.eventstore.base import (
     TRIM_PAGE,
@@ -56,7 +62,9 @@ from felt.storage.eventstore.base import (
     read_tail_of,
     requests_key,
 )
+from felt.storage.eventstore.cluster_pipeline import ClusterPipelines, redirected
 from felt.storage.eventstore.pipeline import RedisPipeline
+from felt.storage.redis_client import is_cluster, redis_from_url, socket_timeout_of
 
 # KEYS: events, meta, requests. ARGV: expected_version, request_id ('' = none),
 # response blob, snapshot sequence ('0' = none), payload 1, payload 2, ...
@@ -255,9 +263,14 @@ class RedisEventStore:
         self._owns_client = owns_client
         self._append = redis.register_script(APPEND_LUA)
         # Appends and reads take the pipelined connection when it can reach the server like
-        # `redis` (``pipeline=False``: through `redis` itself).
-        self._pipeline = RedisPipeline.for_client(redis) if pipeline else None
-        self._append_sha = self._pipeline.script(APPEND_LUA) if self._pipeline else ""
+        # `redis` (``pipeline=False``: through `redis` itself); on a Redis Cluster, the one
+        # to the master of the table's slot (``cluster_pipeline``).
+        cluster = is_cluster(redis)
+        self._pipeline = RedisPipeline.for_client(redis) if pipeline and not cluster else None
+        self._nodes = ClusterPipelines.for_client(redis, [APPEND_LUA]) if pipeline else None
+        self._append_sha = hashlib.sha1(APPEND_LUA.encode()).hexdigest()
+        if self._pipeline is not None:
+            self._pipeline.script(APPEND_LUA)
         self._trim = redis.register_script(TRIM_LUA)
         self._trim_archived = redis.register_script(TRIM_ARCHIVED_LUA)
         self._raise_archived = redis.register_script(RAISE_ARCHIVED_LUA)
@@ -267,11 +280,13 @@ class RedisEventStore:
 
     @classmethod
     def from_url(cls, url: str) -> RedisEventStore:
-        return cls(Redis.from_url(url), owns_client=True)
+        return cls(redis_from_url(url), owns_client=True)
 
     async def aclose(self) -> None:
         if self._pipeline is not None:
             await self._pipeline.aclose()
+        if self._nodes is not None:
+            await self._nodes.aclose()
         if self._owns_client:
             await self._redis.aclose()
 
@@ -295,9 +310,18 @@ class RedisEventStore:
             snapshot_at,
             *events,
         ]
-        if self._pipeline is not None:
-            reply = await self._pipeline.run_script(self._append_sha, keys, args)
-        else:
+        pipe = self._pipe(table_id)
+        reply = None
+        if pipe is not None:
+            try:
+                reply = await pipe.run_script(self._append_sha, keys, args)
+            except ResponseError as exc:  # a slot moved: Redis ran nothing, redis-py follows
+                if not redirected(exc):
+                    raise
+            except RedisConnectionError:
+                await self._lost_node()
+                raise
+        if reply is None:
             reply = await self._append(keys=keys, args=args)
         status = _bytes(reply[0])
         if status == b"ok":
@@ -314,7 +338,7 @@ class RedisEventStore:
     ) -> list[StoredRecord]:
         records: list[StoredRecord] = []
         after = from_sequence
-        most = _PAGE if self._pipeline is None else _PIPELINED_PAGE
+        most = _PAGE if self._pipeline is None and self._nodes is None else _PIPELINED_PAGE
         while count is None or len(records) < count:
             page = most if count is None else min(most, count - len(records))
             # The version and the page in one transaction: together they tell a
@@ -337,20 +361,38 @@ class RedisEventStore:
         """The table's version and up to ``page`` records after ``after``, atomically."""
         version_of = ("HGET", meta_key(table_id), "version")
         entries_of = ("XRANGE", events_key(table_id), f"{after + 1}-0", "+", "COUNT", page)
-        if self._pipeline is not None:
+        conn = self._pipe(table_id)
+        if conn is not None:
             # Replies straight from hiredis: about 4x cheaper than redis-py's stream parsing.
             try:
-                raw_version, raw = await self._pipeline.transaction(version_of, entries_of)
-            except RedisConnectionError:
-                # A read changes nothing, so it is safe to try once more on a new
-                # connection (redis-py's client retries like this on its own).
-                raw_version, raw = await self._pipeline.transaction(version_of, entries_of)
-            return int(raw_version or 0), [_raw_record(i, fields) for i, fields in raw]
+                try:
+                    raw_version, raw = await conn.transaction(version_of, entries_of)
+                except RedisConnectionError:
+                    # A read changes nothing, so it is safe to try once more on a new
+                    # connection (redis-py's client retries like this on its own).
+                    await self._lost_node()
+                    conn = self._pipe(table_id) or conn
+                    raw_version, raw = await conn.transaction(version_of, entries_of)
+                return int(raw_version or 0), [_raw_record(i, fields) for i, fields in raw]
+            except ResponseError as exc:  # a slot moved: read through redis-py, which follows
+                if not redirected(exc):
+                    raise
         async with self._redis.pipeline(transaction=True) as pipe:
             pipe.execute_command(*version_of)
             pipe.execute_command(*entries_of)  # parsed by redis-py's XRANGE callback
             raw_version, entries = await pipe.execute()
         return int(raw_version or 0), [record_of(i, fields) for i, fields in entries]
+
+    def _pipe(self, table_id: str) -> RedisPipeline | None:
+        """The pipelined connection for the table's keys (None: go through redis-py)."""
+        if self._nodes is not None:
+            return self._nodes.for_key(events_key(table_id))
+        return self._pipeline
+
+    async def _lost_node(self) -> None:
+        """A connection broke: on a cluster its master may have failed, so re-read the map."""
+        if self._nodes is not None:
+            await self._nodes.refresh()
 
     async def subscribe(
         self, table_id: str, from_sequence: int = 0, *, block_ms: int = 5000
@@ -358,7 +400,7 @@ class RedisEventStore:
         key = events_key(table_id)
         # A blocking read must return before the client's socket timeout (redis-py
         # defaults to 5 s), or the wait would surface as a TimeoutError.
-        socket_timeout = self._redis.connection_pool.connection_kwargs.get("socket_timeout", 5.0)
+        socket_timeout = socket_timeout_of(self._redis)
         if socket_timeout:
             block_ms = max(1, min(block_ms, int(socket_timeout * 1000 * 0.8)))
         # Catch up with XRANGE first: it detects events trimmed before we started. One page

@@ -1,0 +1,84 @@
+"""The one place a service turns a Redis URL into a client: a single server or a Redis Cluster.
+
+``redis://``, ``rediss://`` and ``unix://`` URLs give ``redis.asyncio.Redis``, as before.
+``redis+cluster://host:port`` (``rediss+cluster://`` with TLS) gives
+``redis.asyncio.RedisCluster``, which learns the other nodes from the one named
+(``CLUSTER SLOTS``), sends each command to the master of its key's hash slot and
+follows ``MOVED``/``ASK`` redirections when slots move or a replica is promoted.
+A cluster has one database, so a cluster URL names none (or ``/0``).
+
+The stores take the client typed as ``Redis``: ``RedisCluster`` offers the same
+command methods (keyed commands, ``register_script``, ``pipeline``), and the few
+places that must behave differently on a cluster ask :func:`is_cluster` (multi-key
+reads across hash slots, the event store's own pipelined connection). Keeping this
+helper the only constructor is what lets one setting (the URL) switch every service.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from redis.asyncio import Redis, RedisCluster
+
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+"""URL schemes that mean a Redis Cluster, and the plain scheme of each node's URL."""
+
+
+def is_cluster_url(url: str) -> bool:
+    """Whether ``url`` names a Redis Cluster (``redis+cluster://``, ``rediss+cluster://``)."""
+    scheme, sep, _ = url.partition("://")
+    return bool(sep) and scheme.lower() in CLUSTER_SCHEMES
+
+
+def node_url(url: str) -> str:
+    """``url`` with its cluster scheme replaced by the plain one (what redis-py parses)."""
+    scheme, sep, rest = url.partition("://")
+    plain = CLUSTER_SCHEMES.get(scheme.lower())
+    return f"{plain}://{rest}" if sep and plain else url
+
+
+def redis_from_url(url: str, **kwargs: Any) -> Redis:
+    """A client for ``url``: ``RedisCluster`` for a cluster URL, else ``Redis``.
+
+    ``kwargs`` are connection options both take (``socket_timeout``, ...); the
+    caller closes the client (``aclose``).
+    """
+    if is_cluster_url(url):
+        # Typed as Redis on purpose: see the module docstring.
+        return cast(Redis, RedisCluster.from_url(node_url(url), **kwargs))
+    return Redis.from_url(url, **kwargs)
+
+
+async def ready(redis: Redis) -> None:
+    """Make a cluster client learn the slot map now, before its first concurrent use.
+
+    redis-py 8.1's ``RedisCluster`` learns it on its first command; many commands started
+    at once on a fresh client were seen to fail (a connection closed under another command)
+    or to run twice (its retry of a script that had run), which the event store reports as
+    a version conflict. Initialized first, neither happened. Nothing to do for one server.
+    """
+    if isinstance(redis, RedisCluster):
+        await redis.initialize()
+
+
+async def connect_redis(url: str, **kwargs: Any) -> Redis:
+    """:func:`redis_from_url`, then :func:`ready`: how a service opens its client."""
+    client = redis_from_url(url, **kwargs)
+    await ready(client)
+    return client
+
+
+def is_cluster(redis: object) -> bool:
+    """Whether ``redis`` talks to a Redis Cluster (keys of different slots never mix)."""
+    return isinstance(redis, RedisCluster)
+
+
+def socket_timeout_of(redis: Redis, default: float | None = 5.0) -> float | None:
+    """The client's socket timeout (seconds; None: none): a blocking read must return before it."""
+    pool = getattr(redis, "connection_pool", None)
+    if pool is not None:
+        kwargs: dict[str, Any] = pool.connection_kwargs
+    else:  # a cluster keeps one set of connection options for every node
+        kwargs = getattr(getattr(redis, "nodes_manager", None), "connection_kwargs", {}) or {}
+    timeout = kwargs.get("socket_timeout", default)
+    return None if timeout is None else float(timeout)

@@ -1,0 +1,26 @@
+"""``felt.storage.redis_client``: which URLs mean a Redis Cluster, and the client each gives."""
+
+from __future__ import annotations
+
+from redis.asyncio import Redis, RedisCluster
+
+from felt.storage.redis_client import is_cluster, is_cluster_url, node_url, redis_from_url
+
+
+def test_cluster_urls_are_named_by_their_scheme() -> None:
+    assert is_cluster_url("redis+cluster://10.0.0.1:7000")
+    assert is_cluster_url("REDISS+CLUSTER://node:7000")
+    assert not is_cluster_url("redis://127.0.0.1:6379/0")
+    assert not is_cluster_url("unix:///run/redis.sock")
+    assert not is_cluster_url("redis+cluster")
+    assert node_url("redis+cluster://u:p@node:7000") == "redis://u:p@node:7000"
+    assert node_url("rediss+cluster://node:7000") == "rediss://node:7000"
+    assert node_url("redis://node:6379/2") == "redis://node:6379/2"
+
+
+def test_the_client_follows_the_url() -> None:
+    # Nothing connects until a command: building the clients needs no server.
+    cluster = redis_from_url("redis+cluster://127.0.0.1:7000", socket_timeout=3)
+    single = redis_from_url("redis://127.0.0.1:6379/0")
+    assert isinstance(cluster, RedisCluster) and is_cluster(cluster)
+    assert isinstance(single, Redis) and not is_cluster(single)

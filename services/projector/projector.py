@@ -42,6 +42,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import structlog
+from redis.exceptions import RedisError
 
 from felt.messages.values import CodecError
 from felt.service.metrics_server import Health
@@ -103,7 +104,7 @@ class Projector:
                 try:
                     # A lane in flight will want its next write soon: wait less for news.
                     await self._read(min(self.block_ms, 20) if lanes else self.block_ms)
-                except (OSError, ConnectionError, TimeoutError) as exc:
+                except (RedisError, OSError, TimeoutError) as exc:
                     self.metrics.errors.labels(kind="redis").inc()
                     log.warning("projector_read_failed", error=repr(exc))
                     await self._pause(1.0)
@@ -130,7 +131,7 @@ class Projector:
         logged: the marks are raised again at the next write or adoption)."""
         try:
             hands = await writing
-        except (OSError, ConnectionError, TimeoutError) as exc:
+        except (RedisError, OSError, TimeoutError) as exc:
             self.metrics.errors.labels(kind="redis").inc()
             log.warning("projector_mark_failed", error=repr(exc))
             return 0

@@ -278,6 +278,10 @@ class TableManager:
                 return
             try:
                 await self._maintain_once()
+            except (RedisError, OSError) as exc:
+                # Redis is away (a restart): the leases run out meanwhile, and the first
+                # round after it is back renews them or hands the tables over.
+                log.warning("lease_maintenance_failed", owner=self.owner, error=repr(exc))
             except Exception:
                 log.exception("lease_maintenance_failed", owner=self.owner)
 

@@ -72,6 +72,8 @@ from services.table.stream import (
 from services.table.stream import timestamp as _timestamp  # noqa: F401 - tests import it here
 
 log = structlog.get_logger("felt.table")
+# The longest wait between two attempts to publish an AI decision request while Redis is away.
+AI_REQUEST_RETRY_MAX_S = 5.0
 
 Clock = Callable[[], datetime]
 # Builds the answer to a command from the states before and after it, its sequence
@@ -523,11 +525,25 @@ class TableRuntime:
             hand_id=hand.setup.hand_id if hand is not None else "",
             seat=hand.actor_seat if hand is not None else None,
         )
-        try:
-            await self.on_ai_turn(self, state, version, deadline)
-        except Exception:
-            # The seat's clock still runs: it is timed out if no answer comes.
-            log.exception("ai_request_failed", version=version)
+        delay = self.timing.retry_delay.total_seconds()
+        while True:
+            try:
+                await self.on_ai_turn(self, state, version, deadline)
+                return
+            except (RedisError, OSError) as exc:
+                # Redis is away (restarting, a failover): publish again once it is back, for
+                # as long as the seat is still to act at this version. Without it a table
+                # with no action clock would wait for an AI answer for ever. Publishing
+                # twice is harmless: the request id is the version's, answered once.
+                log.warning("ai_request_retried", version=version, error=repr(exc))
+            except Exception:
+                # The seat's clock still runs: it is timed out if no answer comes.
+                log.exception("ai_request_failed", version=version)
+                return
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, AI_REQUEST_RETRY_MAX_S)
+            if self._closed or self.version != version:
+                return
 
     def _deal_or_close(self, state: TableState | None) -> TableCommand:
         """The next hand, unless closing time came meanwhile (a timer may fire late)."""

@@ -37,6 +37,7 @@ from felt.core.rules.legal import legal_actions
 from felt.core.table.aggregate import TableState
 from felt.messages.events import EventMeta
 from felt.messages.values import ai_level_to_proto
+from felt.service.tracing import Tracing
 from felt.storage.decisions import DecisionPublisher
 from felt.storage.eventstore import EventStore, EventsTrimmed, TableLeases
 from felt.storage.registry import QUARANTINE_KEY, TableRegistry
@@ -91,6 +92,7 @@ class TableManager:
     clock: Clock = utc_now
     adopt: bool = True
     leases: TableLeases | None = None
+    tracing: Tracing = field(default_factory=Tracing.off)
     runtimes: dict[str, TableRuntime] = field(default_factory=dict)
     _loading: dict[str, _Loading] = field(default_factory=dict)
     _task: asyncio.Task[None] | None = None
@@ -340,7 +342,14 @@ class TableManager:
         )
         if deadline is not None:
             request.deadline.FromDatetime(deadline)
-        await self.decisions.publish(request)
+        # A span for the request; its context rides in the stream entry to the worker.
+        attributes: dict[str, str | int] = {
+            "felt.table_id": runtime.table_id,
+            "felt.seat": seat,
+            "felt.version": version,
+        }
+        with self.tracing.span("felt.ai.request", attributes=attributes):
+            await self.decisions.publish(request, self.tracing.carrier())
         log.info("ai_decision_requested", table_id=runtime.table_id, seat=seat, version=version)
 
     async def _seat_stats(self, runtime: TableRuntime, version: int) -> list[ai_pb2.SeatStats]:

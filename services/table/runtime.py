@@ -52,6 +52,7 @@ from felt.core.table.events import (
     AnyEvent,
 )
 from felt.core.table.stats import SeatStats
+from felt.service.tracing import TraceContext, attached, current_context
 from felt.storage.eventstore import AppendResult, EventStore, VersionConflict
 from felt.storage.eventstore.codec import (
     encode_stored,
@@ -479,7 +480,8 @@ class TableRuntime:
                 if self.opponents is not None and self.opponents.done == version:
                     # The model as of this turn, whatever the table does before it is sent.
                     self._asked = (version, self.opponents.stats)
-                self._spawn(self._ask_ai(state, version, deadline))
+                # In the trace of whatever gave the AI seat its turn (a call, a timer).
+                self._spawn(self._ask_ai(state, version, deadline, current_context()))
             if deadline is not None:
                 self._after(deadline - self.clock(), version, TimeOut(seat), "timeout")
             return
@@ -517,7 +519,13 @@ class TableRuntime:
             self.opponents = model  # still the cache's version: from here, fed by run
         return model.stats
 
-    async def _ask_ai(self, state: TableState, version: int, deadline: datetime | None) -> None:
+    async def _ask_ai(
+        self,
+        state: TableState,
+        version: int,
+        deadline: datetime | None,
+        trace: TraceContext | None = None,
+    ) -> None:
         assert self.on_ai_turn is not None
         hand = state.hand
         structlog.contextvars.bind_contextvars(
@@ -528,7 +536,8 @@ class TableRuntime:
         delay = self.timing.retry_delay.total_seconds()
         while True:
             try:
-                await self.on_ai_turn(self, state, version, deadline)
+                with attached(trace):
+                    await self.on_ai_turn(self, state, version, deadline)
                 return
             except (RedisError, OSError) as exc:
                 # Redis is away (restarting, a failover): publish again once it is back, for

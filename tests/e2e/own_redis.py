@@ -104,6 +104,31 @@ class OwnRedis:
         await asyncio.sleep(down_s)
         await self.start()
 
+    def aof_tail(self) -> Path:
+        """The AOF file Redis appends to now (Redis 7: the newest ``*.incr.aof``)."""
+        files = sorted(
+            (self.dir / "appendonlydir").glob("*.incr.aof"),
+            key=lambda f: int(f.name.split(".")[-3]),
+        )
+        if not files:
+            raise RuntimeError(f"no incremental AOF file in {self.dir}")
+        return files[-1]
+
+    async def crash_host(self, lose_s: float, sizes: list[tuple[float, int]]) -> int:
+        """A host crash under ``appendfsync everysec``: SIGKILL, then the AOF cut back to its
+        size ``lose_s`` seconds ago (``sizes``: (monotonic time, size) samples of
+        :meth:`aof_tail`), as if the page cache had not reached the disk; bytes cut. Redis
+        loads a cut AOF, a command cut in two dropped (``aof-load-truncated``, default)."""
+        await self.stop(signal.SIGKILL)
+        tail = self.aof_tail()
+        cutoff = time.monotonic() - lose_s
+        kept = [size for at, size in sizes if at <= cutoff]
+        size = tail.stat().st_size
+        keep = kept[-1] if kept else size
+        with tail.open("r+b") as f:
+            f.truncate(min(keep, size))
+        return size - min(keep, size)
+
     async def close(self) -> None:
         if self.process is not None and self.process.returncode is None:
             self.process.kill()

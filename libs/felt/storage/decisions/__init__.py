@@ -23,6 +23,7 @@ from felt.storage.decisions.base import (
     dead_letter_stream,
     envelope,
     payload_of,
+    trace_of,
 )
 from felt.storage.decisions.memory import MemoryDecisionQueue
 from felt.storage.decisions.redis_queue import RedisDecisionQueue
@@ -44,4 +45,5 @@ __all__ = [
     "dead_letter_stream",
     "envelope",
     "payload_of",
+    "trace_of",
 ]

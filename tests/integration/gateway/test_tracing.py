@@ -26,6 +26,7 @@ from felt.service.tracing import Tracing
 from felt.storage.decisions import envelope, trace_of
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import ai_pb2
+from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from services.ai_worker.worker import AiWorker, WorkerConfig
 from tests.integration.gateway.conftest import (
@@ -79,7 +80,7 @@ async def _act(stack: Stack, table_id: str, tokens: dict[int, str]) -> int | Non
     if actor not in tokens:
         return None
     legal = {a.type for a in hand.legal_actions}
-    action = {"check": {}} if 2 in legal else {"call": {}}  # ACTION_TYPE_CHECK == 2
+    action: dict[str, object] = {"check": {}} if tpb.ACTION_TYPE_CHECK in legal else {"call": {}}
     body = {
         "tableId": table_id,
         "seat": actor,
@@ -174,16 +175,17 @@ async def test_an_ai_decision_is_one_trace_through_the_decision_stream(
     assert (SUBMIT, "felt-ai-worker", SpanKind.CLIENT) in by_name
     # The chain: the request's span -> the decision (across the stream) -> the worker's call
     # -> the table service's span for the AI's action.
-    spans = {s.context.span_id: s for s in found if s.context is not None}
+    by_id = {s.context.span_id: s for s in found if s.context is not None}
     decide = next(s for s in found if s.name == "felt.ai.decide")
-    assert decide.parent is not None and spans[decide.parent.span_id].name == "felt.ai.request"
+    assert decide.parent is not None and by_id[decide.parent.span_id].name == "felt.ai.request"
     call = next(s for s in found if s.name == SUBMIT and _service(s) == "felt-ai-worker")
-    assert call.parent is not None and spans[call.parent.span_id] is decide
+    assert call.parent is not None and by_id[call.parent.span_id] is decide
+    assert call.context is not None
     answer = next(
         s
         for s in found
         if s.name == SUBMIT and s.kind is SpanKind.SERVER and s.parent is not None
-        if s.parent.span_id == call.context.span_id  # type: ignore[union-attr]
+        if s.parent.span_id == call.context.span_id
     )
     assert _service(answer) == "felt-table-service"
 

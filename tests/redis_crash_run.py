@@ -203,7 +203,8 @@ async def run(
 
 async def main(args: argparse.Namespace) -> None:
     database_url = os.environ.get("DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.keep or scratch  # --keep: the services' logs and Redis's files stay there
         own = OwnRedis(Path(tmp) / "redis", fsync=args.fsync)
         await own.start()
         launcher = Launcher(own.url, Path(tmp))
@@ -229,6 +230,7 @@ def parse() -> argparse.Namespace:
         help="after each SIGKILL cut the AOF back by --lose-s seconds (a host crash)",
     )
     parser.add_argument("--lose-s", type=float, default=1.0)
+    parser.add_argument("--keep", default="", help="a directory for the logs, kept")
     return parser.parse_args()
 
 

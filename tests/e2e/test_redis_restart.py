@@ -47,7 +47,7 @@ SECRETS = {
     "FELT_AI_TOKEN": AI_TOKEN,
     "FELT_TOKEN_SECRET": "e2e-secret-0123456789abcdef0123456789",
 }
-STACK = 1000
+STACK = 100_000  # deep: no seat busts (a table with one stack left deals no more)
 SEATS = 3
 PLAY_WAIT_S = 60.0
 SEAT_ACTIONS = ("player_folded", "player_checked", "player_called", "bet_placed", "cards_drawn")

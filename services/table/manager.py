@@ -273,6 +273,7 @@ class TableManager:
         return await self.registry.quarantined()
 
     async def _maintain(self) -> None:
+        redis_was_away = False
         while not self._stopping.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), self.lease_ttl_ms / 3000)
@@ -284,8 +285,20 @@ class TableManager:
                 # Redis is away (a restart): the leases run out meanwhile, and the first
                 # round after it is back renews them or hands the tables over.
                 log.warning("lease_maintenance_failed", owner=self.owner, error=repr(exc))
+                redis_was_away = True
+                continue
             except Exception:
                 log.exception("lease_maintenance_failed", owner=self.owner)
+                continue
+            if redis_was_away:
+                redis_was_away = False
+                asked = self.ask_ai_again()
+                log.info("redis_back", owner=self.owner, tables=len(self.runtimes), asked=asked)
+
+    def ask_ai_again(self) -> int:
+        """Ask every AI seat to act here once more (``TableRuntime.ask_again``): Redis came
+        back and may have lost a request. How many were asked."""
+        return sum(runtime.ask_again() for runtime in list(self.runtimes.values()))
 
     async def _maintain_once(self) -> None:
         for table_id, runtime in list(self.runtimes.items()):

@@ -503,6 +503,26 @@ class TableRuntime:
             # Closing time: no new hand (the running one, if any, was played out).
             self._after(closing - now, version, CloseTable("closing time"), "close")
 
+    def ask_again(self) -> bool:
+        """Publish the decision request of the AI seat to act once more, if one is to act.
+
+        After Redis came back from a crash that may have lost the request (``appendfsync
+        everysec``: the stream entry was added, acknowledged, then lost with the AOF's last
+        second) while the table's own events survived: nothing else would ask again, and a
+        table without an action clock would wait for ever. The request id is the version's,
+        so a worker that has the first one answers once (the second answer is a duplicate).
+        """
+        state = self.state
+        hand = state.hand if state is not None else None
+        if self._closed or state is None or hand is None or hand.ended:
+            return False
+        seat = hand.actor_seat
+        player = state.player(seat) if seat is not None else None
+        if player is None or not player.ai_level or player.away or self.on_ai_turn is None:
+            return False
+        self._spawn(self._ask_ai(state, self.version, self.action_deadline()))
+        return True
+
     async def opponent_stats(self, version: int) -> dict[int, SeatStats]:
         """The opponent model at ``version``: the table's public play up to that event.
 

@@ -6,10 +6,11 @@ import os
 import socket
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from felt.config import settings as S
 from felt.config.settings import environment
+from felt.service.tracing import Tracing
 from felt.storage.decisions import AI_GROUP, AI_STREAM, ai_stream_from_env
 from felt.storage.decisions import dead_letter_stream as default_dead_stream
 
@@ -54,6 +55,9 @@ class WorkerConfig:
     # How often a worker trims the requests every consumer is done with from the stream
     # (``DecisionQueue.trim_acknowledged``; any worker may, it is idempotent). 0: never.
     trim_interval_s: float = S.FELT_AI_TRIM_INTERVAL_S.default
+    # OpenTelemetry (FELT_TRACING; off by default): a span per decision, in the trace of the
+    # table service's request (its context comes in the stream entry).
+    tracing: Tracing = field(default_factory=Tracing.off)
 
     @property
     def dead_letter_stream(self) -> str:
@@ -86,6 +90,7 @@ class WorkerConfig:
             max_deliveries=S.FELT_AI_MAX_DELIVERIES.read(e),
             bot_thread=S.FELT_AI_BOT_THREAD.read(e),
             trim_interval_s=S.FELT_AI_TRIM_INTERVAL_S.read(e),
+            tracing=Tracing.from_settings("felt-ai-worker", e),
         )
         config.validate()
         return config

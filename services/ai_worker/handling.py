@@ -15,14 +15,15 @@ import asyncio
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import structlog
 from redis.exceptions import RedisError
 
 from felt.service.logging import bound_contextvars
-from felt.storage.decisions import DecisionQueue, Fields, payload_of
+from felt.service.tracing import Tracing
+from felt.storage.decisions import DecisionQueue, Fields, payload_of, trace_of
 from poker.v1 import ai_pb2
 from services.ai_worker.answer import Answerer
 from services.ai_worker.decide import Decider, PoisonRequest, deadline_of, parse_request
@@ -51,6 +52,7 @@ class RequestHandler:
     max_deliveries: int
     outcomes: Counter[str]
     executor: ThreadPoolExecutor | None = None
+    tracing: Tracing = field(default_factory=Tracing.off)
 
     async def handle(self, entry_id: bytes, fields: Fields | None, deliveries: int) -> None:
         """One request, start to acknowledgement; a bug here leaves it pending, never lost."""
@@ -93,7 +95,14 @@ class RequestHandler:
                 reason = f"delivered {deliveries} times (max {self.max_deliveries})"
                 await self.dead_letter(entry_id, fields, reason)
                 return
-            await self._decide_and_answer(entry_id, fields, request, deadline, started)
+            attributes: dict[str, str | int] = {
+                "felt.table_id": request.table_id,
+                "felt.seat": request.seat,
+                "felt.request_id": request.request_id,
+            }
+            # The table service's request span is the parent: one trace, there and back.
+            with self.tracing.span("felt.ai.decide", trace_of(fields), attributes):
+                await self._decide_and_answer(entry_id, fields, request, deadline, started)
 
     async def _decide_and_answer(
         self,

@@ -171,6 +171,7 @@ class AiWorker:
                     ("grpc.primary_user_agent", f"felt-ai-worker/{self.consumer}"),
                     ("grpc.keepalive_time_ms", 30_000),
                 ],
+                interceptors=cfg.tracing.client_interceptors(),
             )
             self.stub = rpc.TableServiceStub(self._channel)  # type: ignore[assignment]
         assert self.stub is not None
@@ -185,6 +186,7 @@ class AiWorker:
             cfg.max_deliveries,
             self.outcomes,
             self._executor,
+            cfg.tracing,
         )
         if cfg.metrics_port is not None:
             self._http = MetricsServer(self.metrics, self.health, self._health_details)
@@ -481,6 +483,7 @@ async def serve(
             await result
     await worker.wait_stopping()
     await worker.stop()
+    config.tracing.shutdown()  # what the exporter still buffers
     return 0
 
 

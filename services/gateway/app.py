@@ -169,7 +169,7 @@ class Gateway:
     @classmethod
     def create(cls, config: GatewayConfig) -> Gateway:
         """The gateway for ``config`` (channels connect on first use; call in the event loop)."""
-        gateway = cls(config)
+        gateway = cls(config, Channels(config.tracing.client_interceptors()))
         if config.redis_url:
             gateway.redis = redis_from_url(config.redis_url)
             gateway.router = TableRouter(
@@ -250,8 +250,10 @@ class Gateway:
             )
         gateway.app = cast(
             ASGIApp,
-            MeteredApp(
-                app, gateway.metrics, rpc_routes(TABLE_SERVICE, LOBBY_SERVICE, HISTORY_SERVICE)
+            config.tracing.asgi(
+                MeteredApp(
+                    app, gateway.metrics, rpc_routes(TABLE_SERVICE, LOBBY_SERVICE, HISTORY_SERVICE)
+                )
             ),
         )
         return gateway

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from felt.config import settings as S
 from felt.config.settings import environment
+from felt.service.tracing import Tracing
 from felt.wire.attempts import AttemptLimits
 from services.settings import attempt_limits
 
@@ -86,6 +87,9 @@ class GatewayConfig:
     # /metrics, /healthz, /readyz on a port of their own (FELT_GATEWAY_METRICS_PORT; None: off).
     metrics_port: int | None = None
     metrics_host: str = S.FELT_GATEWAY_METRICS_HOST.default
+    # OpenTelemetry (FELT_TRACING; off by default): a span per HTTP request, its context sent
+    # on to the table service and the lobby.
+    tracing: Tracing = field(default_factory=Tracing.off)
 
     @property
     def host(self) -> str:
@@ -130,4 +134,5 @@ class GatewayConfig:
             attempts=attempt_limits(env),
             metrics_port=S.FELT_GATEWAY_METRICS_PORT.read(env),
             metrics_host=S.FELT_GATEWAY_METRICS_HOST.read(env),
+            tracing=Tracing.from_settings("felt-gateway", env),
         )

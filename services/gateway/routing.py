@@ -18,8 +18,9 @@ One ``grpc.aio`` channel per address, kept for the gateway's lifetime.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 import structlog
@@ -43,13 +44,16 @@ CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
 class Channels:
     """One channel per upstream address, made on first use, closed together."""
 
-    def __init__(self) -> None:
+    def __init__(self, interceptors: Sequence[Any] = ()) -> None:
         self._channels: dict[str, grpc.aio.Channel] = {}
+        self._interceptors = list(interceptors)  # tracing's, when it is on
 
     def get(self, address: str) -> grpc.aio.Channel:
         channel = self._channels.get(address)
         if channel is None:
-            channel = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+            channel = grpc.aio.insecure_channel(
+                address, options=CHANNEL_OPTIONS, interceptors=self._interceptors or None
+            )
             self._channels[address] = channel
         return channel
 

@@ -40,7 +40,15 @@ import structlog
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 
 from poker.v1.reason_pb2 import Reason
-from services.lobby.ports import BuyIn, BuyIns, BuyInState, TableRefused, Tables, TablesUnavailable
+from services.lobby.ports import (
+    BuyIn,
+    BuyIns,
+    BuyInState,
+    ChipAddState,
+    TableRefused,
+    Tables,
+    TablesUnavailable,
+)
 
 log = structlog.get_logger("felt.lobby.recovery")
 T = TypeVar("T")
@@ -98,6 +106,11 @@ class Backoffs:
 
 
 SAGA_KINDS = ("buy_in", "chip_add")
+# Every state of each kind, so the gauge shows a state at 0 before the first saga reaches it.
+SAGA_STATES = {
+    "buy_in": tuple(s.value for s in BuyInState),
+    "chip_add": tuple(s.value for s in ChipAddState),
+}
 """The sagas the recovery passes drive, as the metrics' ``kind`` label and the logs name them."""
 
 
@@ -132,9 +145,18 @@ class RecoveryMetrics:
             ["kind"],
             registry=self.registry,
         )
+        self.sagas = Gauge(
+            "felt_lobby_sagas",
+            "Sagas by kind and state as of the last recovery pass (reserved: chips off the "
+            "balance, the table's answer awaited; leaving: a seat's chips on their way back).",
+            ["kind", "state"],
+            registry=self.registry,
+        )
         for kind in SAGA_KINDS:  # shown at 0 from the start, not only once one gets stuck
             self.stuck.labels(kind).set(0)
             self.turned_stuck.labels(kind)
+            for state in SAGA_STATES[kind]:
+                self.sagas.labels(kind, state).set(0)
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
@@ -198,6 +220,8 @@ class SagaQueue(Protocol[S]):
 
     async def count_stuck(self) -> int: ...
 
+    async def count_by_state(self) -> dict[str, int]: ...
+
 
 class SagaRecovery(Generic[S]):
     """The recovery pass over one kind of RESERVED saga. ``drive`` takes a saga to its
@@ -240,6 +264,9 @@ class SagaRecovery(Generic[S]):
 
         outcomes = await settled(*(one(s) for s in due))
         self.metrics.stuck.labels(self.kind).set(await self.queue.count_stuck())
+        counts = await self.queue.count_by_state()
+        for state in SAGA_STATES.get(self.kind, ()):
+            self.metrics.sagas.labels(self.kind, state).set(counts.get(state, 0))
         return PassTally(
             outcomes.count(self.committed_name),
             outcomes.count("compensated"),

@@ -42,10 +42,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import structlog
+from redis.exceptions import RedisError
 
 from felt.messages.values import CodecError
 from felt.service.metrics_server import Health
-from felt.storage.archive import HandArchive, PositionMoved, TableWrite
+from felt.storage.archive import HandArchive, HandNumberTaken, PositionMoved, TableWrite
 from felt.storage.archive.feed import ProjectorFeed
 from felt.storage.archive.projection import TableProjection
 from felt.storage.eventstore import EventsTrimmed
@@ -103,10 +104,14 @@ class Projector:
                 try:
                     # A lane in flight will want its next write soon: wait less for news.
                     await self._read(min(self.block_ms, 20) if lanes else self.block_ms)
-                except (OSError, ConnectionError, TimeoutError) as exc:
+                except (RedisError, OSError, TimeoutError) as exc:
                     self.metrics.errors.labels(kind="redis").inc()
                     log.warning("projector_read_failed", error=repr(exc))
                     await self._pause(1.0)
+                    # Redis may have restarted without what was read ahead of the archive
+                    # (a crash under appendfsync everysec): start again from the stored
+                    # cursors rather than fold the streams' new events onto lost ones.
+                    await self._reread([t for t in self.following if self._lane(t) not in lanes])
                     continue
                 for lane in range(max(1, self.writers)):
                     writing = lanes.get(lane)
@@ -130,7 +135,7 @@ class Projector:
         logged: the marks are raised again at the next write or adoption)."""
         try:
             hands = await writing
-        except (OSError, ConnectionError, TimeoutError) as exc:
+        except (RedisError, OSError, TimeoutError) as exc:
             self.metrics.errors.labels(kind="redis").inc()
             log.warning("projector_mark_failed", error=repr(exc))
             return 0
@@ -277,6 +282,15 @@ class Projector:
         started = time.monotonic()
         try:
             await self.archive.write(writes)
+        except HandNumberTaken as exc:
+            # The stream diverged from the archive (a Redis crash lost archived events and the
+            # table played on from before them): archiving on would mix two histories. Leave
+            # this table to an operator (docs/operations.md, "What a Redis crash costs"); the
+            # others of the batch are written at the next round.
+            log.error("projector_stream_diverged", table_id=exc.table_id, error=str(exc))
+            self._fail(exc.table_id, exc)
+            await self._reread(w.table_id for w in writes if w.table_id != exc.table_id)
+            return 0
         except PositionMoved as exc:
             self.metrics.conflicts.inc()
             log.warning("projector_position_moved", table_id=exc.table_id, error=str(exc))

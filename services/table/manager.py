@@ -37,6 +37,7 @@ from felt.core.rules.legal import legal_actions
 from felt.core.table.aggregate import TableState
 from felt.messages.events import EventMeta
 from felt.messages.values import ai_level_to_proto
+from felt.service.tracing import Tracing
 from felt.storage.decisions import DecisionPublisher
 from felt.storage.eventstore import EventStore, EventsTrimmed, TableLeases
 from felt.storage.registry import QUARANTINE_KEY, TableRegistry
@@ -91,6 +92,7 @@ class TableManager:
     clock: Clock = utc_now
     adopt: bool = True
     leases: TableLeases | None = None
+    tracing: Tracing = field(default_factory=Tracing.off)
     runtimes: dict[str, TableRuntime] = field(default_factory=dict)
     _loading: dict[str, _Loading] = field(default_factory=dict)
     _task: asyncio.Task[None] | None = None
@@ -271,6 +273,7 @@ class TableManager:
         return await self.registry.quarantined()
 
     async def _maintain(self) -> None:
+        redis_was_away = False
         while not self._stopping.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), self.lease_ttl_ms / 3000)
@@ -278,8 +281,24 @@ class TableManager:
                 return
             try:
                 await self._maintain_once()
+            except (RedisError, OSError) as exc:
+                # Redis is away (a restart): the leases run out meanwhile, and the first
+                # round after it is back renews them or hands the tables over.
+                log.warning("lease_maintenance_failed", owner=self.owner, error=repr(exc))
+                redis_was_away = True
+                continue
             except Exception:
                 log.exception("lease_maintenance_failed", owner=self.owner)
+                continue
+            if redis_was_away:
+                redis_was_away = False
+                asked = self.ask_ai_again()
+                log.info("redis_back", owner=self.owner, tables=len(self.runtimes), asked=asked)
+
+    def ask_ai_again(self) -> int:
+        """Ask every AI seat to act here once more (``TableRuntime.ask_again``): Redis came
+        back and may have lost a request. How many were asked."""
+        return sum(runtime.ask_again() for runtime in list(self.runtimes.values()))
 
     async def _maintain_once(self) -> None:
         for table_id, runtime in list(self.runtimes.items()):
@@ -336,7 +355,14 @@ class TableManager:
         )
         if deadline is not None:
             request.deadline.FromDatetime(deadline)
-        await self.decisions.publish(request)
+        # A span for the request; its context rides in the stream entry to the worker.
+        attributes: dict[str, str | int] = {
+            "felt.table_id": runtime.table_id,
+            "felt.seat": seat,
+            "felt.version": version,
+        }
+        with self.tracing.span("felt.ai.request", attributes=attributes):
+            await self.decisions.publish(request, self.tracing.carrier())
         log.info("ai_decision_requested", table_id=runtime.table_id, seat=seat, version=version)
 
     async def _seat_stats(self, runtime: TableRuntime, version: int) -> list[ai_pb2.SeatStats]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
@@ -142,6 +142,8 @@ class MeteredDecisionQueue:
         self.stream = publisher.stream
         self.metrics = metrics
 
-    async def publish(self, request: ai_pb2.DecisionRequest) -> None:
-        await self.publisher.publish(request)
+    async def publish(
+        self, request: ai_pb2.DecisionRequest, trace: Mapping[str, str] | None = None
+    ) -> None:
+        await self.publisher.publish(request, trace)
         self.metrics.asked(request.request_id)

@@ -52,6 +52,7 @@ from felt.core.table.events import (
     AnyEvent,
 )
 from felt.core.table.stats import SeatStats
+from felt.service.tracing import TraceContext, attached, current_context
 from felt.storage.eventstore import AppendResult, EventStore, VersionConflict
 from felt.storage.eventstore.codec import (
     encode_stored,
@@ -72,6 +73,8 @@ from services.table.stream import (
 from services.table.stream import timestamp as _timestamp  # noqa: F401 - tests import it here
 
 log = structlog.get_logger("felt.table")
+# The longest wait between two attempts to publish an AI decision request while Redis is away.
+AI_REQUEST_RETRY_MAX_S = 5.0
 
 Clock = Callable[[], datetime]
 # Builds the answer to a command from the states before and after it, its sequence
@@ -477,7 +480,8 @@ class TableRuntime:
                 if self.opponents is not None and self.opponents.done == version:
                     # The model as of this turn, whatever the table does before it is sent.
                     self._asked = (version, self.opponents.stats)
-                self._spawn(self._ask_ai(state, version, deadline))
+                # In the trace of whatever gave the AI seat its turn (a call, a timer).
+                self._spawn(self._ask_ai(state, version, deadline, current_context()))
             if deadline is not None:
                 self._after(deadline - self.clock(), version, TimeOut(seat), "timeout")
             return
@@ -499,6 +503,26 @@ class TableRuntime:
             # Closing time: no new hand (the running one, if any, was played out).
             self._after(closing - now, version, CloseTable("closing time"), "close")
 
+    def ask_again(self) -> bool:
+        """Publish the decision request of the AI seat to act once more, if one is to act.
+
+        After Redis came back from a crash that may have lost the request (``appendfsync
+        everysec``: the stream entry was added, acknowledged, then lost with the AOF's last
+        second) while the table's own events survived: nothing else would ask again, and a
+        table without an action clock would wait for ever. The request id is the version's,
+        so a worker that has the first one answers once (the second answer is a duplicate).
+        """
+        state = self.state
+        hand = state.hand if state is not None else None
+        if self._closed or state is None or hand is None or hand.ended:
+            return False
+        seat = hand.actor_seat
+        player = state.player(seat) if seat is not None else None
+        if player is None or not player.ai_level or player.away or self.on_ai_turn is None:
+            return False
+        self._spawn(self._ask_ai(state, self.version, self.action_deadline()))
+        return True
+
     async def opponent_stats(self, version: int) -> dict[int, SeatStats]:
         """The opponent model at ``version``: the table's public play up to that event.
 
@@ -515,7 +539,13 @@ class TableRuntime:
             self.opponents = model  # still the cache's version: from here, fed by run
         return model.stats
 
-    async def _ask_ai(self, state: TableState, version: int, deadline: datetime | None) -> None:
+    async def _ask_ai(
+        self,
+        state: TableState,
+        version: int,
+        deadline: datetime | None,
+        trace: TraceContext | None = None,
+    ) -> None:
         assert self.on_ai_turn is not None
         hand = state.hand
         structlog.contextvars.bind_contextvars(
@@ -523,11 +553,26 @@ class TableRuntime:
             hand_id=hand.setup.hand_id if hand is not None else "",
             seat=hand.actor_seat if hand is not None else None,
         )
-        try:
-            await self.on_ai_turn(self, state, version, deadline)
-        except Exception:
-            # The seat's clock still runs: it is timed out if no answer comes.
-            log.exception("ai_request_failed", version=version)
+        delay = self.timing.retry_delay.total_seconds()
+        while True:
+            try:
+                with attached(trace):
+                    await self.on_ai_turn(self, state, version, deadline)
+                return
+            except (RedisError, OSError) as exc:
+                # Redis is away (restarting, a failover): publish again once it is back, for
+                # as long as the seat is still to act at this version. Without it a table
+                # with no action clock would wait for an AI answer for ever. Publishing
+                # twice is harmless: the request id is the version's, answered once.
+                log.warning("ai_request_retried", version=version, error=repr(exc))
+            except Exception:
+                # The seat's clock still runs: it is timed out if no answer comes.
+                log.exception("ai_request_failed", version=version)
+                return
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, AI_REQUEST_RETRY_MAX_S)
+            if self._closed or self.version != version:
+                return
 
     def _deal_or_close(self, state: TableState | None) -> TableCommand:
         """The next hand, unless closing time came meanwhile (a timer may fire late)."""

@@ -82,6 +82,7 @@ from felt.config import settings as S
 from felt.config.settings import environment
 from felt.service.metrics_server import Health, MetricsServer
 from felt.service.rpc import run, serve_until_stopped
+from felt.service.tracing import Tracing
 from felt.storage.decisions import AI_STREAM, ai_stream_from_env, redis_sharded_queue
 from felt.storage.eventstore import RedisEventStore
 from felt.storage.instances import RedisTableInstances
@@ -154,6 +155,8 @@ class TableServerConfig:
     # /metrics, /healthz, /readyz (FELT_TABLE_METRICS_PORT; None: not served).
     metrics_port: int | None = None
     metrics_host: str = S.FELT_TABLE_METRICS_HOST.default
+    # OpenTelemetry (FELT_TRACING; off by default): a span per call and per AI request.
+    tracing: Tracing = field(default_factory=Tracing.off)
 
     @classmethod
     def from_env(
@@ -191,6 +194,7 @@ class TableServerConfig:
             reflection=reflection_setting(env, dev),
             metrics_port=S.FELT_TABLE_METRICS_PORT.read(env),
             metrics_host=S.FELT_TABLE_METRICS_HOST.read(env),
+            tracing=Tracing.from_settings("felt-table-service", env),
         )
 
     @property
@@ -285,6 +289,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     config.check()
     metrics = TableMetrics()
     interceptors = [  # the first is the outermost
+        *config.tracing.server_interceptors(),
         call_interceptor(SERVICE_NAME, metrics),
         auth_interceptor(
             SERVICE_NAME,
@@ -323,6 +328,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
             rest=RestPolicy.of_seconds(config.idle_grace_s),
         ),
         snapshots=config.snapshots,
+        tracing=config.tracing,
     )
     service = TableService(manager, config.secrets, config.watch, config.rate, config.proxies)
     health_servicer = health.aio.HealthServicer()
@@ -400,9 +406,12 @@ def _instance_id(address: str, port: int) -> str:
 
 async def serve(config: TableServerConfig, ready: asyncio.Event | None = None) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
-    await serve_until_stopped(
-        start_table_server(config), "table service", started=_tune_gc, ready=ready
-    )
+    try:
+        await serve_until_stopped(
+            start_table_server(config), "table service", started=_tune_gc, ready=ready
+        )
+    finally:
+        config.tracing.shutdown()  # what the exporter still buffers
 
 
 def _tune_gc() -> None:

@@ -422,6 +422,22 @@ FELT_LOG_FORMAT = Choice(
     "unless the log goes to a terminal or the process is in development mode",
 )
 
+FELT_TRACING = Choice(
+    name="FELT_TRACING",
+    services=("table", "gateway", "ai-worker"),
+    default="off",
+    choices=("off", "otlp", "console"),
+    help="OpenTelemetry tracing: `off`, `otlp` (spans to `FELT_OTLP_ENDPOINT` over gRPC) or "
+    "`console` (spans printed to stdout, for a look in development)",
+)
+FELT_OTLP_ENDPOINT = Text(
+    name="FELT_OTLP_ENDPOINT",
+    services=("table", "gateway", "ai-worker"),
+    default="http://127.0.0.1:4317",
+    url=True,
+    help="where `FELT_TRACING=otlp` sends spans: an OpenTelemetry collector's OTLP/gRPC address",
+)
+
 # ---------------------------------------------------------------- the table service
 
 FELT_TABLE_ADDR = Address(

@@ -40,8 +40,8 @@ def _due_at(saga: _Saga) -> datetime:
 
 class MemoryRecoveryRows(Generic[S]):
     """``get``, ``unfinished``, ``due``, ``attempting``, ``attempt_failed``, ``stuck``,
-    ``count_stuck`` and ``requeue`` over ``self.sagas`` (no await between a check and its
-    write: atomic on one event loop)."""
+    ``count_stuck``, ``count_by_state`` and ``requeue`` over ``self.sagas`` (no await between
+    a check and its write: atomic on one event loop)."""
 
     sagas: dict[str, S]
 
@@ -84,6 +84,12 @@ class MemoryRecoveryRows(Generic[S]):
 
     async def count_stuck(self) -> int:
         return len(await self.stuck(len(self.sagas)))
+
+    async def count_by_state(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for saga in self.sagas.values():
+            counts[saga.state.value] = counts.get(saga.state.value, 0) + 1
+        return counts
 
     async def requeue(self, saga_id: str) -> S:
         saga = self.sagas[saga_id]

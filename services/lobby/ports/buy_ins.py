@@ -177,6 +177,11 @@ class BuyIns(Protocol):
         """How many RESERVED sagas are stuck (the operator's gauge)."""
         ...
 
+    async def count_by_state(self) -> dict[str, int]:
+        """How many sagas are in each state (a state with none is absent): the operator's
+        ``felt_lobby_sagas`` gauge, so a pile of RESERVED or LEAVING shows before it hurts."""
+        ...
+
     async def requeue(self, saga_id: str) -> BuyIn:
         """Back in the pass's queue at once, in its first place (due since it was reserved,
         whatever the caller's clock says), its attempts reset and its stuck mark and error

@@ -14,9 +14,9 @@ _DUE_AT = "COALESCE(next_attempt_at, created_at)"  # as the tables' *_due indexe
 
 
 class RecoveryRows(Generic[S]):
-    """``due``, ``attempting``, ``attempt_failed``, ``stuck``, ``count_stuck`` and
-    ``requeue`` of the ``BuyIns`` and ``ChipAdds`` ports over ``_TABLE``, whose rows
-    ``_row`` reads (``_SELECT``: its columns)."""
+    """``due``, ``attempting``, ``attempt_failed``, ``stuck``, ``count_stuck``,
+    ``count_by_state`` and ``requeue`` of the ``BuyIns`` and ``ChipAdds`` ports over
+    ``_TABLE``, whose rows ``_row`` reads (``_SELECT``: its columns)."""
 
     _TABLE: ClassVar[str]
     _SELECT: ClassVar[str]
@@ -101,3 +101,9 @@ class RecoveryRows(Generic[S]):
             f"SELECT count(*) FROM {self._TABLE} WHERE state = 'reserved' AND stuck_at IS NOT NULL"
         )
         return int(count)
+
+    async def count_by_state(self) -> dict[str, int]:
+        rows = await self.pool.fetch(
+            f"SELECT state, count(*) AS n FROM {self._TABLE} GROUP BY state"
+        )
+        return {str(r["state"]): int(r["n"]) for r in rows}

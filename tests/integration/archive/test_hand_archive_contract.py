@@ -16,6 +16,7 @@ from felt.storage.archive import (
     ArchivedHand,
     Cursor,
     HandArchive,
+    HandNumberTaken,
     PlayerPageKey,
     PlayerStats,
     PositionMoved,
@@ -186,3 +187,33 @@ async def test_a_hand_is_never_stored_twice_even_under_a_fresh_cursor(
     with pytest.raises(Exception):  # noqa: B017 - a unique violation (PG) or ValueError (fake)
         await archive.write([TableWrite("elsewhere", 0, Cursor(10_000), (again,))])
     assert await archive.cursor("elsewhere") == Cursor()
+
+
+async def test_a_hand_number_archived_under_another_id_is_a_diverged_stream(
+    archive: HandArchive,
+) -> None:
+    """A Redis crash lost archived events and the table played on from before them: its new
+    hand 1 is not the archived hand 1. Refused as such, nothing of the batch stored, and the
+    other table of the batch is written once it is sent alone."""
+    _, batch = batches("c-holdem", HOLDEM, every=200)[0]
+    await archive.write([as_write("c-holdem", 0, batch)])
+    first = batch.hands[0]
+    after = batch.cursor.position  # the table's new events, past what was archived
+    replayed = replace(  # the same number, another deal
+        first,
+        hand_id="f" * 32,
+        events=tuple(replace(e, sequence=e.sequence + after) for e in first.events),
+    )
+    _, draw = batches("c-draw", DRAW, every=200)[0]
+    writes = [
+        as_write("c-draw", 0, draw),
+        TableWrite("c-holdem", batch.cursor.position, Cursor(10_000), (replayed,)),
+    ]
+    with pytest.raises(HandNumberTaken) as taken:
+        await archive.write(writes)
+    assert (taken.value.table_id, taken.value.number) == ("c-holdem", first.number)
+    assert await archive.cursor("c-draw") == Cursor()
+    assert await archive.cursor("c-holdem") == batch.cursor
+    assert await archive.hand(replayed.hand_id) is None
+    await archive.write([as_write("c-draw", 0, draw)])
+    assert await archive.cursor("c-draw") == draw.cursor

@@ -405,6 +405,7 @@ async def test_a_stuck_saga_leaves_the_queue_until_requeued(stores: Stores) -> N
     assert await stores.buy_ins.attempting("b-1", now, now) is None
     assert [s.saga_id for s in await stores.buy_ins.stuck(10)] == ["b-1"]
     assert await stores.buy_ins.count_stuck() == 1
+    assert await stores.buy_ins.count_by_state() == {"reserved": 2}  # stuck is still reserved
     assert {s.saga_id for s in await stores.buy_ins.unfinished(10)} == {"b-1", "b-2"}
     back = await stores.buy_ins.requeue("b-1")
     assert (back.attempts, back.stuck_at, back.last_error) == (0, None, None)

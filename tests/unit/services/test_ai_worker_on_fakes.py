@@ -143,3 +143,32 @@ async def test_poison_is_dead_lettered_and_acknowledged() -> None:
     assert queue.pending_of(worker.consumer) == []
     stats = await queue.stats()
     assert stats is not None and stats.pending == 0
+
+
+async def test_a_decision_request_lost_with_redis_is_asked_again_once_it_is_back(
+    table: tuple[TableManager, MemoryDecisionQueue],
+) -> None:
+    """A crash under ``appendfsync everysec`` can lose the AI stream's last entry while the
+    table's events survive: once Redis is back the manager asks the seat to act again, under
+    the same request id, and play goes on."""
+    manager, queue = table
+    async with asyncio.timeout(30):
+        while not queue.entries:
+            await asyncio.sleep(0.01)
+    first = dict(queue.entries[0][1])
+    queue.entries.clear()  # lost with the AOF's last second
+    worker = AiWorker(worker_config(), queue=queue, stub=TableStandIn(manager))
+    await worker.start()  # its group reads what is added from now on
+    try:
+        assert manager.ask_ai_again() == 1
+        async with asyncio.timeout(30):
+            while not queue.entries:
+                await asyncio.sleep(0.01)
+        assert queue.entries[0][1][b"request_id"] == first[b"request_id"]
+        async with asyncio.timeout(30):
+            while worker.outcomes["accepted"] < 3:
+                await asyncio.sleep(0.01)
+    finally:
+        await worker.stop()
+    await manager.stop()
+    assert manager.ask_ai_again() == 0  # nothing runs here any more

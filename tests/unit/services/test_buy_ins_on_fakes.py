@@ -130,6 +130,9 @@ class CrashingBuyIns:
     async def count_stuck(self) -> int:
         return await self.inner.count_stuck()
 
+    async def count_by_state(self) -> dict[str, int]:
+        return await self.inner.count_by_state()
+
     async def requeue(self, saga_id: str) -> BuyIn:
         return await self.inner.requeue(saga_id)
 

@@ -7,7 +7,13 @@ archive rows, ``memory`` the fake and ``postgres`` the PostgreSQL adapter.
 """
 
 from felt.storage.archive.memory import MemoryHandArchive
-from felt.storage.archive.port import MAX_PAGE, ArchiveError, HandArchive, PositionMoved
+from felt.storage.archive.port import (
+    MAX_PAGE,
+    ArchiveError,
+    HandArchive,
+    HandNumberTaken,
+    PositionMoved,
+)
 from felt.storage.archive.summary import seat_summaries
 from felt.storage.archive.values import (
     ArchivedEvent,
@@ -34,6 +40,7 @@ __all__ = [
     "Cursor",
     "HandArchive",
     "HandHeader",
+    "HandNumberTaken",
     "LateEvent",
     "MemoryHandArchive",
     "PlayerHand",

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from felt.storage.archive.port import MAX_PAGE, PositionMoved, check_limit, check_writes
+from felt.storage.archive.port import (
+    MAX_PAGE,
+    HandNumberTaken,
+    PositionMoved,
+    check_limit,
+    check_writes,
+)
 from felt.storage.archive.values import (
     ArchivedEvent,
     ArchivedHand,
@@ -43,8 +49,10 @@ class MemoryHandArchive:
         numbers = {(h.table_id, h.number) for h in staged.values()}
         for w in writes:
             for hand in w.hands:
-                if hand.hand_id in staged or (hand.table_id, hand.number) in numbers:
+                if hand.hand_id in staged:
                     raise ValueError(f"hand {hand.hand_id} is archived already")
+                if (hand.table_id, hand.number) in numbers:
+                    raise HandNumberTaken(hand.table_id, hand.number)
                 staged[hand.hand_id] = hand
                 numbers.add((hand.table_id, hand.number))
             for item in w.late:

@@ -49,6 +49,21 @@ class PositionMoved(ArchiveError):
         self.actual = actual
 
 
+class HandNumberTaken(ArchiveError):
+    """A hand of ``table_id`` with the same number and another id is archived already: the
+    table's stream no longer holds the history the archive has (Redis lost its tail after
+    those hands were archived, and the table played on from an earlier state). Nothing of
+    the batch is stored."""
+
+    def __init__(self, table_id: str, number: int) -> None:
+        super().__init__(
+            f"hand {number} of {table_id} is archived already with another id: the stream "
+            "diverged from the archive (a Redis crash lost events that were archived)"
+        )
+        self.table_id = table_id
+        self.number = number
+
+
 def check_writes(writes: Sequence[TableWrite]) -> None:
     """Refuse a batch that names a table twice, moves a position back or holds a hand past it."""
     if len({w.table_id for w in writes}) != len(writes):

@@ -19,7 +19,13 @@ from typing import Any
 
 import asyncpg
 
-from felt.storage.archive.port import MAX_PAGE, PositionMoved, check_limit, check_writes
+from felt.storage.archive.port import (
+    MAX_PAGE,
+    HandNumberTaken,
+    PositionMoved,
+    check_limit,
+    check_writes,
+)
 from felt.storage.archive.values import (
     ArchivedEvent,
     ArchivedHand,
@@ -208,6 +214,27 @@ class PostgresHandArchive:
         check_writes(writes)
         if not writes:
             return
+        try:
+            await self._write(writes)
+        except asyncpg.UniqueViolationError as exc:
+            if exc.constraint_name != "archived_hands_table_id_number_key":
+                raise
+            raise await self._number_taken(writes) from exc
+
+    async def _number_taken(self, writes: Sequence[TableWrite]) -> Exception:
+        """Which write's hand number is taken (the failure path only: a second look)."""
+        for w in writes:
+            for hand in w.hands:
+                other = await self.pool.fetchval(
+                    "SELECT hand_id FROM archived_hands WHERE table_id = $1 AND number = $2",
+                    hand.table_id,
+                    hand.number,
+                )
+                if other is not None and other != hand.hand_id:
+                    return HandNumberTaken(hand.table_id, hand.number)
+        return RuntimeError("a hand number was taken, then freed")  # pragma: no cover
+
+    async def _write(self, writes: Sequence[TableWrite]) -> None:
         ids = [w.table_id for w in writes]
         async with self.pool.acquire() as conn, conn.transaction():
             moved = await conn.fetch(

@@ -25,6 +25,7 @@ from felt.storage.decisions.base import (
     dead_letter_stream,
     envelope,
     payload_of,
+    trace_of,
 )
 from felt.storage.decisions.memory import MemoryDecisionQueue
 from felt.storage.decisions.redis_queue import RedisDecisionQueue
@@ -60,4 +61,5 @@ __all__ = [
     "shard_of",
     "shard_stream",
     "shard_streams",
+    "trace_of",
 ]

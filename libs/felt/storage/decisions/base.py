@@ -5,7 +5,10 @@ workers (which consume) and the benchmarks, so the two sides cannot disagree.
 
 A request travels as one stream entry with the fields ``payload`` (a
 serialized ``poker.v1.DecisionRequest``) and ``request_id`` (the same id in
-clear, for operators reading the stream). Workers share a consumer group:
+clear, for operators reading the stream), and, when the table service traces,
+``traceparent`` (and ``tracestate``): the W3C trace context of the request, so
+one AI decision is one trace from the table service through the worker and
+back (``felt.service.tracing``). Workers share a consumer group:
 each entry goes to one of them, stays *pending* until acknowledged, and can
 be claimed by another worker once idle too long (its holder crashed). A
 request nobody can answer is *dead-lettered*: copied to ``<stream>:dead``
@@ -14,6 +17,7 @@ with the reason, atomically with its acknowledgement.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -41,14 +45,40 @@ def dead_letter_stream(stream: str) -> str:
     return f"{stream}:dead"
 
 
-def envelope(request: ai_pb2.DecisionRequest) -> dict[str, bytes | str]:
-    """The stream entry's fields for ``request``."""
-    return {"payload": request.SerializeToString(), "request_id": request.request_id}
+# The W3C trace-context headers a request may carry in its entry (``felt.service.tracing``).
+TRACE_FIELDS = ("traceparent", "tracestate")
+
+
+def envelope(
+    request: ai_pb2.DecisionRequest, trace: Mapping[str, str] | None = None
+) -> dict[str, bytes | str]:
+    """The stream entry's fields for ``request``, with the publisher's trace context (the
+    ``traceparent``/``tracestate`` headers of ``trace``) when tracing is on."""
+    fields: dict[str, bytes | str] = {
+        "payload": request.SerializeToString(),
+        "request_id": request.request_id,
+    }
+    for name in TRACE_FIELDS:
+        value = (trace or {}).get(name)
+        if value:
+            fields[name] = value
+    return fields
 
 
 def payload_of(fields: Fields) -> bytes | None:
     """The serialized request in an entry's fields (None: not there, which is poison)."""
     return fields.get(b"payload")
+
+
+def trace_of(fields: Fields) -> dict[str, str]:
+    """The trace context an entry carries (empty: none; a malformed one is ignored)."""
+    found: dict[str, str] = {}
+    for name in TRACE_FIELDS:
+        value = fields.get(name.encode())
+        if value is not None and len(value) <= 512:
+            with contextlib.suppress(UnicodeDecodeError):
+                found[name] = value.decode("ascii")
+    return found
 
 
 class GroupMissing(Exception):
@@ -78,8 +108,10 @@ class DecisionPublisher(Protocol):
 
     stream: str
 
-    async def publish(self, request: ai_pb2.DecisionRequest) -> None:
-        """Append ``request`` to the stream (in the envelope)."""
+    async def publish(
+        self, request: ai_pb2.DecisionRequest, trace: Mapping[str, str] | None = None
+    ) -> None:
+        """Append ``request`` to the stream (in the envelope, with ``trace``'s context)."""
         ...
 
 

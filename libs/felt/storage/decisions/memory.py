@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from felt.storage.decisions.base import (
@@ -64,8 +64,10 @@ class MemoryDecisionQueue:
 
     # ------------------------------------------------------------------ publishing
 
-    async def publish(self, request: ai_pb2.DecisionRequest) -> None:
-        self.add(_fields(envelope(request)))
+    async def publish(
+        self, request: ai_pb2.DecisionRequest, trace: Mapping[str, str] | None = None
+    ) -> None:
+        self.add(_fields(envelope(request, trace)))
 
     def add(self, fields: dict[bytes, bytes]) -> bytes:
         """Append raw fields (tests use it for malformed entries); returns the entry id."""

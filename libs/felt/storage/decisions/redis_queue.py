@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from redis.asyncio import Redis
@@ -42,8 +43,10 @@ class RedisDecisionQueue:
         self.group = group
         self.dead_stream = dead_stream or dead_letter_stream(stream)
 
-    async def publish(self, request: ai_pb2.DecisionRequest) -> None:
-        fields: dict[Any, Any] = envelope(request)
+    async def publish(
+        self, request: ai_pb2.DecisionRequest, trace: Mapping[str, str] | None = None
+    ) -> None:
+        fields: dict[Any, Any] = envelope(request, trace)
         await self.redis.xadd(self.stream, fields, maxlen=STREAM_MAXLEN, approximate=True)
 
     async def ensure_group(self) -> None:

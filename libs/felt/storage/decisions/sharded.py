@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from redis.asyncio import Redis
 
@@ -90,8 +90,11 @@ class ShardedDecisionQueue:
 
     # ------------------------------------------------------------------ publishing
 
-    async def publish(self, request: ai_pb2.DecisionRequest) -> None:
-        await self.shards[shard_of(request.table_id, len(self.shards))].publish(request)
+    async def publish(
+        self, request: ai_pb2.DecisionRequest, trace: Mapping[str, str] | None = None
+    ) -> None:
+        shard = self.shards[shard_of(request.table_id, len(self.shards))]
+        await shard.publish(request, trace)
 
     # ------------------------------------------------------------------ consuming
 

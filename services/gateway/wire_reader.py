@@ -167,10 +167,21 @@ def _walk(
     one protobuf keeps; with another wire type than its own a field is an unknown one)."""
     checks = schema.checks
     while at < end:
-        number, wire_type, at = _tag(data, at, end)
+        tag = data[at]
+        if tag < 0x80:  # a one-byte tag (fields 1-15): the usual case, read inline
+            at += 1
+            number, wire_type = tag >> 3, tag & 7
+            if number == 0 or wire_type > FIXED32:
+                raise Malformed("bad tag")
+        else:
+            number, wire_type, at = _tag(data, at, end)
         start = at
         if wire_type == LEN:
-            size, start = _size(data, at, end)
+            size = data[at] if at < end else 0x80
+            if size < 0x80:
+                start = at + 1
+            else:
+                size, start = _size(data, at, end)
             at = start + size
             if at > end:
                 raise Malformed("truncated")
@@ -198,7 +209,11 @@ def _walk(
             if top is not None:
                 top[number, LEN] = data[start:at]
         elif wire_type == VARINT:
-            value, at = _varint(data, at, end)
+            value = data[at] if at < end else 0x80
+            if value < 0x80:
+                at += 1
+            else:
+                value, at = _varint(data, at, end)
             if top is not None:
                 top[number, VARINT] = value
         else:

@@ -45,6 +45,7 @@ from typing import Any, cast
 
 from _support import Child, bench_redis_url, cpu_seconds, spawn
 from connectrpc.code import Code
+from connectrpc.codec import proto_binary_codec
 from connectrpc.errors import ConnectError
 from redis.asyncio import Redis
 from table_service import SERVICE, Stats, TableClients, next_action
@@ -84,10 +85,14 @@ Caller = Callable[[int, Stats, float], Awaitable[None]]
 class ConnectTables:
     """The same tables as ``tables`` (made over gRPC), played through the gateway in JSON."""
 
-    def __init__(self, url: str, tables: TableClients) -> None:
+    def __init__(self, url: str, tables: TableClients, binary: bool = False) -> None:
         self.tables = tables
         self.clients = [
-            connect.TableServiceClient(url, codec=CompactJsonCodec(), send_compression=None)
+            connect.TableServiceClient(
+                url,
+                codec=proto_binary_codec() if binary else CompactJsonCodec(),
+                send_compression=None,
+            )
             for _ in tables.tables
         ]
         self.request_number = 0
@@ -160,11 +165,11 @@ async def slice_of(clients: int, seconds: float, run: Caller, stats: Stats, cpu:
 
 
 async def submit_action(
-    service: Child, gateway: Child, clients: int, seconds: float, slices: int
+    service: Child, gateway: Child, clients: int, seconds: float, slices: int, binary: bool
 ) -> float:
     direct = TableClients(service.port, clients)
     await direct.create(f"gw{int(time.time())}")
-    via = ConnectTables(f"http://127.0.0.1:{gateway.port}", direct)
+    via = ConnectTables(f"http://127.0.0.1:{gateway.port}", direct, binary)
     pids = {"table service": service.pid, "gateway": gateway.pid, "clients": os.getpid()}
     cpu_direct, cpu_via = Cpu(pids), Cpu(pids)
     await slice_of(clients, 0.5, direct.run, Stats(), Cpu(pids))  # warm-up
@@ -189,7 +194,8 @@ async def submit_action(
         + cpu_via.per_request(connect_stats.requests)
     )
     ratio = connect_stats.rate / grpc_stats.rate
-    print(f"  ratio gateway (Connect JSON) / direct gRPC: {ratio:.2f}x (target >= 0.5x)")
+    kind = "binary" if binary else "JSON"
+    print(f"  ratio gateway (Connect {kind}) / direct gRPC: {ratio:.2f}x (target >= 0.5x)")
     return ratio
 
 
@@ -391,10 +397,12 @@ async def main(args: argparse.Namespace) -> None:
         ratio = 1.0
         if args.clients:
             print(
-                "\nSubmitAction: through the gateway (Connect, JSON) vs straight to the table "
-                "service (gRPC)"
+                f"\nSubmitAction: through the gateway (Connect, "
+                f"{'binary' if args.binary else 'JSON'}) vs straight to the table service (gRPC)"
             )
-            ratio = await submit_action(service, gateway, args.clients, args.seconds, args.slices)
+            ratio = await submit_action(
+                service, gateway, args.clients, args.seconds, args.slices, args.binary
+            )
         # The gateway has a core of its own (issue #23); the watchers' clients, which decode
         # every message, share the table service's (it sends the gateway one stream).
         if args.clients_on_gateway_cpu:
@@ -426,6 +434,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument(
         "--http-clients", type=int, default=20, help="HTTP clients the streams share"
+    )
+    parser.add_argument(
+        "--binary",
+        action="store_true",
+        help="SubmitAction through the gateway in binary protobuf (the web client's), not JSON",
     )
     parser.add_argument(
         "--clients-on-gateway-cpu",

@@ -45,7 +45,6 @@ from typing import Any, cast
 
 from _support import Child, bench_redis_url, cpu_seconds, spawn
 from connectrpc.code import Code
-from connectrpc.codec import proto_binary_codec
 from connectrpc.errors import ConnectError
 from redis.asyncio import Redis
 from table_service import SERVICE, Stats, TableClients, next_action
@@ -53,7 +52,7 @@ from table_service import SERVICE, Stats, TableClients, next_action
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_connect as connect
 from poker.v1 import table_service_pb2 as pb
-from services.gateway.codecs import CompactJsonCodec
+from services.gateway.codecs import BinaryCodec, CompactJsonCodec
 
 PORT_LINE = r"listening on (?:port |http://127\.0\.0\.1:)(\d+)"
 # The table service and the clients share CPU 0 and the gateway has CPU 1, in both cases: the
@@ -90,7 +89,7 @@ class ConnectTables:
         self.clients = [
             connect.TableServiceClient(
                 url,
-                codec=proto_binary_codec() if binary else CompactJsonCodec(),
+                codec=BinaryCodec() if binary else CompactJsonCodec(),
                 send_compression=None,
             )
             for _ in tables.tables

@@ -246,7 +246,9 @@ class RawRequest:
     def _field(self, name: str) -> int | bytes | None:
         """The last value of the declared field ``name``, if it came with its own wire type
         (with another one it is an unknown field to protobuf: not set)."""
-        declared = self.message_class.DESCRIPTOR.fields_by_name[name]
+        declared = self.message_class.DESCRIPTOR.fields_by_name.get(name)
+        if declared is None:
+            return None  # a message without that field: never set
         length_delimited = declared.type in (
             FieldDescriptor.TYPE_STRING,
             FieldDescriptor.TYPE_BYTES,

@@ -153,6 +153,7 @@ def test_unknown_fields_and_other_wire_types_are_kept_as_protobuf_keeps_them() -
     raw = RawRequest(data, pb.WatchTableRequest)
     assert not raw.has("seat")
     assert raw.data == data
+    assert not RawRequest(data, pb.WatchTableRequest).has("no_such_field")
     # the last table_id is the one protobuf keeps
     data = tag(1, 2) + varint(1) + b"a" + tag(1, 2) + varint(1) + b"b"
     assert RawRequest(data, pb.GetTableRequest).table_id == "b"

@@ -13,13 +13,16 @@ Not a test: run ``python bench/gateway.py`` (``--help`` for options).
    per second, latency, and the CPU time per request of the table service,
    the gateway and the clients. Target: through the gateway >= 0.5x direct.
 2. One table watched by W Connect streams (default 1,000, JSON) through the
-   gateway (spectators: one upstream gRPC stream for them all; the clients now on the gateway's
-   CPU, the table service alone on its own): events are appended at a steady
-   rate (2/s: a lively table) by a seat adding chips; every watcher must
-   receive every event, in
-   order; the delivery latency (event appended -> received by a watcher) is
-   measured for every event and watcher. Printed: p50/p99 and the gateway's
-   memory per watcher (its resident set with the streams open, less before).
+   gateway (spectators: one upstream gRPC stream for them all), the gateway
+   alone on CPU 1, the table service and the watchers' clients on CPU 0
+   (``--clients-on-gateway-cpu``: the clients on the gateway's CPU, as this
+   benchmark ran before issue #23): events are appended at a steady rate (2/s:
+   a lively table) by a seat adding chips; every watcher must receive every
+   event, in order; the delivery latency (event appended -> received by a
+   watcher) is measured for every event and watcher. Printed: p50/p99, the
+   gateway's memory per watcher (its resident set with the streams open, less
+   before) and its CPU time per watcher per event (its CPU while the events
+   are appended and delivered, over events x watchers).
    Targets: all delivered, p99 < 200 ms.
 
 Redis: ``$REDIS_URL`` if set, else a private embedded server; database
@@ -49,7 +52,7 @@ from table_service import SERVICE, Stats, TableClients, next_action
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_connect as connect
 from poker.v1 import table_service_pb2 as pb
-from services.gateway.codecs import CompactJsonCodec
+from services.gateway.codecs import BinaryCodec, CompactJsonCodec
 
 PORT_LINE = r"listening on (?:port |http://127\.0\.0\.1:)(\d+)"
 # The table service and the clients share CPU 0 and the gateway has CPU 1, in both cases: the
@@ -81,10 +84,14 @@ Caller = Callable[[int, Stats, float], Awaitable[None]]
 class ConnectTables:
     """The same tables as ``tables`` (made over gRPC), played through the gateway in JSON."""
 
-    def __init__(self, url: str, tables: TableClients) -> None:
+    def __init__(self, url: str, tables: TableClients, binary: bool = False) -> None:
         self.tables = tables
         self.clients = [
-            connect.TableServiceClient(url, codec=CompactJsonCodec(), send_compression=None)
+            connect.TableServiceClient(
+                url,
+                codec=BinaryCodec() if binary else CompactJsonCodec(),
+                send_compression=None,
+            )
             for _ in tables.tables
         ]
         self.request_number = 0
@@ -157,11 +164,11 @@ async def slice_of(clients: int, seconds: float, run: Caller, stats: Stats, cpu:
 
 
 async def submit_action(
-    service: Child, gateway: Child, clients: int, seconds: float, slices: int
+    service: Child, gateway: Child, clients: int, seconds: float, slices: int, binary: bool
 ) -> float:
     direct = TableClients(service.port, clients)
     await direct.create(f"gw{int(time.time())}")
-    via = ConnectTables(f"http://127.0.0.1:{gateway.port}", direct)
+    via = ConnectTables(f"http://127.0.0.1:{gateway.port}", direct, binary)
     pids = {"table service": service.pid, "gateway": gateway.pid, "clients": os.getpid()}
     cpu_direct, cpu_via = Cpu(pids), Cpu(pids)
     await slice_of(clients, 0.5, direct.run, Stats(), Cpu(pids))  # warm-up
@@ -186,7 +193,8 @@ async def submit_action(
         + cpu_via.per_request(connect_stats.requests)
     )
     ratio = connect_stats.rate / grpc_stats.rate
-    print(f"  ratio gateway (Connect JSON) / direct gRPC: {ratio:.2f}x (target >= 0.5x)")
+    kind = "binary" if binary else "JSON"
+    print(f"  ratio gateway (Connect {kind}) / direct gRPC: {ratio:.2f}x (target >= 0.5x)")
     return ratio
 
 
@@ -339,6 +347,10 @@ async def watchers(
         f"{name} {seconds / events * 1e3:.1f}" for name, seconds in cpu.used.items()
     )
     print(f"  CPU ms per event (its {count:,} deliveries): {per_event}")
+    print(
+        f"  gateway CPU per watcher per event: "
+        f"{cpu.used['gateway'] / (events * count) * 1e6:.1f} us"
+    )
     return complete == count, p99
 
 
@@ -384,13 +396,16 @@ async def main(args: argparse.Namespace) -> None:
         ratio = 1.0
         if args.clients:
             print(
-                "\nSubmitAction: through the gateway (Connect, JSON) vs straight to the table "
-                "service (gRPC)"
+                f"\nSubmitAction: through the gateway (Connect, "
+                f"{'binary' if args.binary else 'JSON'}) vs straight to the table service (gRPC)"
             )
-            ratio = await submit_action(service, gateway, args.clients, args.seconds, args.slices)
-        # The watchers' clients decode every message: on the gateway's CPU, so that the table
-        # service (which redacts and sends every event to every watcher) has its own.
-        pin(os.getpid(), GATEWAY_CPU)
+            ratio = await submit_action(
+                service, gateway, args.clients, args.seconds, args.slices, args.binary
+            )
+        # The gateway has a core of its own (issue #23); the watchers' clients, which decode
+        # every message, share the table service's (it sends the gateway one stream).
+        if args.clients_on_gateway_cpu:
+            pin(os.getpid(), GATEWAY_CPU)
         print(f"\nWatchTable: one table, {args.watchers:,} streams through the gateway")
         delivered, p99 = await watchers(
             service, gateway, args.watchers, args.events, args.rate, args.http_clients
@@ -418,6 +433,16 @@ def parse(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument(
         "--http-clients", type=int, default=20, help="HTTP clients the streams share"
+    )
+    parser.add_argument(
+        "--binary",
+        action="store_true",
+        help="SubmitAction through the gateway in binary protobuf (the web client's), not JSON",
+    )
+    parser.add_argument(
+        "--clients-on-gateway-cpu",
+        action="store_true",
+        help="the watchers' clients on the gateway's CPU (before issue #23), not the service's",
     )
     return parser.parse_args(argv)
 

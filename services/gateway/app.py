@@ -76,6 +76,7 @@ from services.gateway.forward import (
 from services.gateway.metrics import GatewayMetrics, MeteredApp, rpc_routes
 from services.gateway.routing import Channels, TableRouter
 from services.gateway.session_cookie import SessionCookies
+from services.gateway.wire_reader import Request, has_field
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -210,7 +211,7 @@ class Gateway:
             table_service_connect.TableServiceASGIApplication(
                 cast(table_service_connect.TableService, edge.guard(TABLE_SERVICE, table_calls)),
                 read_max_bytes=MAX_REQUEST_BYTES,
-                codecs=codecs(),
+                codecs=codecs(raw_requests=True),  # routed by table_id read from the bytes
             ),
             lobby_service_connect.LobbyServiceASGIApplication(
                 cast(
@@ -287,9 +288,7 @@ def shared_watches(tables: Forwarder, buffer: int) -> SharedWatches:
     """Spectators' streams, one upstream ``WatchTable`` per table (``services.gateway.fanout``)."""
     method = TABLE_SERVICE.methods_by_name["WatchTable"]
 
-    def relay(
-        request: table_service_pb2.WatchTableRequest, metadata: Metadata
-    ) -> AsyncIterator[Raw]:
+    def relay(request: Request, metadata: Metadata) -> AsyncIterator[Raw]:
         return tables.relay(method, request, metadata, None)
 
     return SharedWatches(relay, buffer)
@@ -299,10 +298,8 @@ def _watch_table(forwarded: Any, shared: SharedWatches, caps: StreamCaps) -> Any
     """``WatchTable``: a seat's stream of its own (its cards are its own), an anonymous
     spectator's shared, one with a credential (a watch grant) its own."""
 
-    async def watch_table(
-        request: table_service_pb2.WatchTableRequest, ctx: Any
-    ) -> AsyncIterator[Raw]:
-        if request.HasField("seat") or is_watch_grant(bearer(ctx)):
+    async def watch_table(request: Request, ctx: Any) -> AsyncIterator[Raw]:
+        if has_field(request, "seat") or is_watch_grant(bearer(ctx)):
             # A seat's stream, or a private table's spectator's (its watch grant): one of its
             # own, counted once, by the forwarder that opens it (``Forwarder._server_stream``).
             # The shared feed is opened with no credential, which a private table refuses (it

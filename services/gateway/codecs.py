@@ -13,9 +13,14 @@ unless a client wants JSON:
   their bytes: the watchers of a table who may see the same thing (all its
   spectators) are sent one event's JSON made once, not once per stream.
 
-Requests are decoded (the gateway reads ``table_id`` to route); reading JSON
-ignores fields the gateway does not know, as the Connect protocol expects of
-a server so that newer clients keep working against it.
+Requests: a binary one to the table service is not decoded
+(:class:`RawBinaryCodec`): its bytes are checked and its ``table_id`` read
+from them in one walk (``services.gateway.wire_reader``), and forwarded as
+they came (issue #23). The lobby's and the history service's binary requests,
+whose fields the gateway reads more of (the session cookie, the operator's
+view), and every JSON request are decoded; reading JSON ignores fields the
+gateway does not know, as the Connect protocol expects of a server so that
+newer clients keep working against it.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ from typing import Any, TypeVar
 from connectrpc.codec import Codec
 from google.protobuf import json_format
 from google.protobuf.message import Message
+
+from services.gateway.wire_reader import RawRequest
 
 M = TypeVar("M", bound=Message)
 
@@ -70,6 +77,20 @@ class BinaryCodec(Codec[Any, M]):
         return message_class.FromString(bytes(data))
 
 
+class RawBinaryCodec(BinaryCodec[M]):
+    """Binary protobuf whose requests stay bytes (:class:`RawRequest`): checked as strictly
+    as protobuf's parser would (a refusal is the same ``invalid_argument``), never decoded
+    nor encoded again to be forwarded."""
+
+    def encode(self, message: Raw | RawRequest | Message) -> bytes:
+        if isinstance(message, RawRequest):
+            return message.data
+        return super().encode(message)
+
+    def decode(self, data: bytes | bytearray, message_class: type[M]) -> Any:
+        return RawRequest(bytes(data), message_class)
+
+
 class CompactJsonCodec(Codec[Any, M]):
     """Proto JSON without whitespace; recent answers' JSON kept by their bytes."""
 
@@ -105,6 +126,7 @@ def _json(message: Message) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def codecs() -> list[Codec[Any, Any]]:
-    """The codecs of one application (each keeps its own JSON cache)."""
-    return [BinaryCodec(), CompactJsonCodec()]
+def codecs(raw_requests: bool = False) -> list[Codec[Any, Any]]:
+    """The codecs of one application (each keeps its own JSON cache); binary requests kept
+    as bytes (:class:`RawBinaryCodec`) if ``raw_requests``."""
+    return [RawBinaryCodec() if raw_requests else BinaryCodec(), CompactJsonCodec()]

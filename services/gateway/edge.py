@@ -36,7 +36,6 @@ from typing import Any
 
 from connectrpc.code import Code
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
-from google.protobuf.message import Message
 
 from felt.wire import access
 from felt.wire.attempts import MESSAGE as THROTTLED_MESSAGE
@@ -47,6 +46,7 @@ from poker.v1 import history_service_pb2, lobby_service_pb2, table_service_pb2
 from poker.v1.reason_pb2 import Reason
 from services.gateway.errors import refused
 from services.gateway.forward import python_name
+from services.gateway.wire_reader import RawRequest, Request
 
 Ctx = Any  # connectrpc.request.RequestContext
 
@@ -73,6 +73,12 @@ def client_key(host: str) -> str:
     return host if address is None else counted_address(address)
 
 
+def _reader(request: Request) -> object:
+    """A history request's ``reader`` (a request kept as bytes decoded for it)."""
+    message = request.message() if isinstance(request, RawRequest) else request
+    return getattr(message, "reader", None)
+
+
 class Edge:
     """The checks above, for every call of the services the gateway serves."""
 
@@ -80,7 +86,7 @@ class Edge:
         self.attempts = attempts
         self.host = host  # the client's address of a call (what the ASGI server saw)
 
-    def admit(self, method: MethodDescriptor, request: Message, ctx: Ctx) -> None:
+    def admit(self, method: MethodDescriptor, request: Request, ctx: Ctx) -> None:
         """Raise the :class:`ConnectError` refusing this call, if it is not to go on."""
         if not is_public(method):
             raise refused(
@@ -91,9 +97,8 @@ class Edge:
                 SERVICE_ONLY,
             )
         self._check_token(ctx)
-        if (
-            method.containing_service.full_name == HISTORY_SERVICE.full_name
-            and getattr(request, "reader", None) == _OPERATOR_VIEW
+        if method.containing_service.full_name == HISTORY_SERVICE.full_name and (
+            _reader(request) == _OPERATOR_VIEW
         ):
             raise refused(
                 Code.PERMISSION_DENIED,
@@ -136,18 +141,18 @@ class Edge:
         return SimpleNamespace(**handlers)
 
     def _unary(
-        self, method: MethodDescriptor, call: Callable[[Message, Ctx], Awaitable[Any]]
-    ) -> Callable[[Message, Ctx], Awaitable[Any]]:
-        async def admitted(request: Message, ctx: Ctx) -> Any:
+        self, method: MethodDescriptor, call: Callable[[Request, Ctx], Awaitable[Any]]
+    ) -> Callable[[Request, Ctx], Awaitable[Any]]:
+        async def admitted(request: Request, ctx: Ctx) -> Any:
             self.admit(method, request, ctx)
             return await call(request, ctx)
 
         return admitted
 
     def _stream(
-        self, method: MethodDescriptor, call: Callable[[Message, Ctx], AsyncIterator[Any]]
-    ) -> Callable[[Message, Ctx], AsyncIterator[Any]]:
-        async def admitted(request: Message, ctx: Ctx) -> AsyncIterator[Any]:
+        self, method: MethodDescriptor, call: Callable[[Request, Ctx], AsyncIterator[Any]]
+    ) -> Callable[[Request, Ctx], AsyncIterator[Any]]:
+        async def admitted(request: Request, ctx: Ctx) -> AsyncIterator[Any]:
             self.admit(method, request, ctx)
             async for item in call(request, ctx):
                 yield item

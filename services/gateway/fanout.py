@@ -35,12 +35,13 @@ from poker.v1 import table_service_pb2 as pb
 from poker.v1.reason_pb2 import Reason
 from services.gateway.codecs import Raw
 from services.gateway.errors import refused
+from services.gateway.wire_reader import Request, table_id_of
 
 TOO_SLOW = Reason.WATCH_TOO_SLOW
 
 Metadata = tuple[tuple[str, str], ...]
 # Opens an upstream WatchTable call (with the forwarder's routing and retries).
-Relay = Callable[[pb.WatchTableRequest, Metadata], AsyncIterator[Raw]]
+Relay = Callable[[Request, Metadata], AsyncIterator[Raw]]
 
 
 def sequence_of(raw: Raw) -> int:
@@ -130,9 +131,9 @@ class SharedWatches:
         if feed.task is not None and not feed.task.done():
             feed.task.cancel()
 
-    async def watch(self, request: pb.WatchTableRequest, metadata: Metadata) -> AsyncIterator[Raw]:
+    async def watch(self, request: Request, metadata: Metadata) -> AsyncIterator[Raw]:
         """A spectator's stream: its own call until it reaches the feed, then the feed."""
-        feed = self._feed(request.table_id, metadata)
+        feed = self._feed(table_id_of(request), metadata)
         watcher = _Watcher()
         feed.watchers.add(watcher)
         own = self.relay(request, metadata)

@@ -20,7 +20,9 @@ a server-streaming one yields what the upstream stream yields. Per call:
   applied twice, and a stream is retried only before its first message;
 * a server stream is admitted by :class:`~services.gateway.caps.StreamCaps`;
 * answers are handed on undecoded (``services.gateway.codecs.Raw``): a binary
-  client gets the service's bytes, a JSON client their JSON.
+  client gets the service's bytes, a JSON client their JSON; a binary request
+  to the table service is forwarded as the client's bytes too
+  (``services.gateway.wire_reader.RawRequest``, its ``table_id`` read from them).
 """
 
 from __future__ import annotations
@@ -35,12 +37,12 @@ from connectrpc.errors import ConnectError
 from connectrpc.request import RequestContext
 from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
-from google.protobuf.message import Message
 
 from services.gateway.caps import StreamCaps
 from services.gateway.codecs import Raw, raw_reader
 from services.gateway.errors import from_grpc, internal
 from services.gateway.routing import Channels, TableRouter
+from services.gateway.wire_reader import RawRequest, Request, table_id_of
 
 Metadata = tuple[tuple[str, str], ...]
 Ctx = RequestContext[Any, Any]
@@ -49,9 +51,9 @@ Ctx = RequestContext[Any, Any]
 class Route(Protocol):
     """Where a request goes."""
 
-    async def address(self, request: Message) -> str: ...
+    async def address(self, request: Request) -> str: ...
 
-    def forget(self, request: Message) -> None: ...
+    def forget(self, request: Request) -> None: ...
 
 
 class FixedRoute:
@@ -60,10 +62,10 @@ class FixedRoute:
     def __init__(self, target: str) -> None:
         self.target = target
 
-    async def address(self, request: Message) -> str:
+    async def address(self, request: Request) -> str:
         return self.target
 
-    def forget(self, request: Message) -> None:
+    def forget(self, request: Request) -> None:
         pass
 
 
@@ -73,12 +75,12 @@ class TableRoute:
     def __init__(self, router: TableRouter) -> None:
         self.router = router
 
-    async def address(self, request: Message) -> str:
-        table_id = getattr(request, "table_id", "")
+    async def address(self, request: Request) -> str:
+        table_id = table_id_of(request)
         return await self.router.address(table_id) if table_id else self.router.default
 
-    def forget(self, request: Message) -> None:
-        table_id = getattr(request, "table_id", "")
+    def forget(self, request: Request) -> None:
+        table_id = table_id_of(request)
         if table_id:
             self.router.forget(table_id)
 
@@ -160,8 +162,8 @@ class Forwarder:
             self._calls[key] = call
         return call
 
-    def _unary(self, method: MethodDescriptor) -> Callable[[Message, Ctx], Awaitable[Raw]]:
-        async def unary(request: Message, ctx: Ctx) -> Raw:
+    def _unary(self, method: MethodDescriptor) -> Callable[[Request, Ctx], Awaitable[Raw]]:
+        async def unary(request: Request, ctx: Ctx) -> Raw:
             metadata = client_metadata(ctx)
             timeout = _remaining(ctx, self.deadline_s)
             address = await self.route.address(request)
@@ -187,8 +189,8 @@ class Forwarder:
 
     def _server_stream(
         self, method: MethodDescriptor
-    ) -> Callable[[Message, Ctx], AsyncIterator[Raw]]:
-        async def stream(request: Message, ctx: Ctx) -> AsyncIterator[Raw]:
+    ) -> Callable[[Request, Ctx], AsyncIterator[Raw]]:
+        async def stream(request: Request, ctx: Ctx) -> AsyncIterator[Raw]:
             with self.caps.admit(bearer(ctx), client_host(ctx)):
                 relayed = self.relay(method, request, client_metadata(ctx), _remaining(ctx, None))
                 async for message in relayed:
@@ -197,7 +199,7 @@ class Forwarder:
         return stream
 
     async def relay(
-        self, method: MethodDescriptor, request: Message, metadata: Metadata, timeout: float | None
+        self, method: MethodDescriptor, request: Request, metadata: Metadata, timeout: float | None
     ) -> AsyncIterator[Raw]:
         """The upstream server stream of ``method`` for ``request``, retried once if it
         failed UNAVAILABLE before its first message and the table has moved."""
@@ -221,7 +223,7 @@ class Forwarder:
                 call.cancel()
 
     async def _moved(
-        self, request: Message, address: str, error: grpc.aio.AioRpcError
+        self, request: Request, address: str, error: grpc.aio.AioRpcError
     ) -> str | None:
         """After UNAVAILABLE from ``address``: the owner's new address, if it moved."""
         if error.code() is not grpc.StatusCode.UNAVAILABLE:
@@ -230,17 +232,17 @@ class Forwarder:
         again = await self.route.address(request)
         return again if again != address else None
 
-    def _failed(self, request: Message, error: grpc.aio.AioRpcError) -> None:
+    def _failed(self, request: Request, error: grpc.aio.AioRpcError) -> None:
         if error.code() is grpc.StatusCode.UNAVAILABLE:
             self.route.forget(request)
 
 
 def guarded_unary(
-    call: Callable[[Message, Ctx], Awaitable[Raw]],
-) -> Callable[[Message, Ctx], Awaitable[Raw]]:
+    call: Callable[[Request, Ctx], Awaitable[Raw]],
+) -> Callable[[Request, Ctx], Awaitable[Raw]]:
     """``call``, its unexpected exceptions told to the client as INTERNAL only (``internal``)."""
 
-    async def guarded(request: Message, ctx: Ctx) -> Raw:
+    async def guarded(request: Request, ctx: Ctx) -> Raw:
         try:
             return await call(request, ctx)
         except ConnectError:
@@ -252,11 +254,11 @@ def guarded_unary(
 
 
 def guarded_stream(
-    call: Callable[[Message, Ctx], AsyncIterator[Raw]],
-) -> Callable[[Message, Ctx], AsyncIterator[Raw]]:
+    call: Callable[[Request, Ctx], AsyncIterator[Raw]],
+) -> Callable[[Request, Ctx], AsyncIterator[Raw]]:
     """``call``, a server stream, as :func:`guarded_unary` guards a unary one."""
 
-    async def guarded(request: Message, ctx: Ctx) -> AsyncIterator[Raw]:
+    async def guarded(request: Request, ctx: Ctx) -> AsyncIterator[Raw]:
         try:
             async for item in call(request, ctx):
                 yield item
@@ -268,7 +270,10 @@ def guarded_stream(
     return guarded
 
 
-def _serialize(message: Message) -> bytes:
+def _serialize(message: Request) -> bytes:
+    """A request's bytes upstream: a binary client's as they came, a decoded one encoded."""
+    if isinstance(message, RawRequest):
+        return message.data
     return message.SerializeToString()
 
 

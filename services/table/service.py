@@ -36,6 +36,7 @@ from poker.v1.reason_pb2 import Reason
 from services.table.admin import TableAdmin
 from services.table.application import TableApp
 from services.table.auth import DEFAULT_TOKEN_TTL_S, Secrets
+from services.table.frames import SpectatorFrames
 from services.table.interceptors import current_caller
 from services.table.manager import TableManager
 from services.table.queries import Seen, TableQueries, View
@@ -64,6 +65,7 @@ class TableService(rpc.TableServiceServicer):
         self.app = TableApp(manager, RateLimiter(rate_limits))
         self.admin = TableAdmin(self.app, secrets)
         self.queries = TableQueries(self.app, self.watches)
+        self.frames = SpectatorFrames(_encoded)
 
     # ------------------------------------------------------------------ tables
 
@@ -212,10 +214,11 @@ class TableService(rpc.TableServiceServicer):
         fill_table_view(response.view, view.state, view.viewer, view.version, view.deadline)
         return response
 
-    async def WatchTable(
+    async def WatchTable(  # type: ignore[override]  # bytes: a frame sent as it is
         self, request: pb.WatchTableRequest, context: Context
-    ) -> AsyncIterator[pb.WatchTableResponse]:
-        """Stream the table's events as the viewer may see them (``TableQueries.watch``)."""
+    ) -> AsyncIterator[pb.WatchTableResponse | bytes]:
+        """Stream the table's events as the viewer may see them (``TableQueries.watch``); a
+        spectator's as the frame all spectators share (``services.table.frames``)."""
         items = self.queries.watch(
             current_caller(),
             self.proxies.caller(context),
@@ -232,6 +235,8 @@ class TableService(rpc.TableServiceServicer):
                             item.state, item.viewer, item.version, item.deadline
                         )
                     )
+                elif item.viewer is None:
+                    yield self.frames.frame(item)  # one encoding for every spectator
                 else:
                     yield _watched(item)
 
@@ -249,6 +254,10 @@ class TableService(rpc.TableServiceServicer):
 def _seat(request: Any) -> int | None:
     """A read's optional seat (None: a spectator)."""
     return request.seat if request.HasField("seat") else None
+
+
+def _encoded(seen: Seen) -> bytes:
+    return _watched(seen).SerializeToString()
 
 
 def _watched(seen: Seen) -> pb.WatchTableResponse:

@@ -59,6 +59,21 @@ Refusal = Callable[[Exception], Refused | None]
 C = TypeVar("C")
 
 
+def frames_as_they_are(
+    serialize: Callable[[Any], bytes] | None,
+) -> Callable[[Any], bytes] | None:
+    """A stream's response serializer that sends ``bytes`` as they are: a message encoded
+    once for many streams (the table service's spectators' frames, issue #23); a message
+    is serialized as before."""
+    if serialize is None:
+        return None
+
+    def serializer(message: Any) -> bytes:
+        return message if isinstance(message, bytes) else serialize(message)
+
+    return serializer
+
+
 class MethodInterceptor(grpc.aio.ServerInterceptor):
     """Wraps the unary and server-streaming methods of one service, once per method."""
 
@@ -96,7 +111,7 @@ class MethodInterceptor(grpc.aio.ServerInterceptor):
             wrapped = grpc.unary_stream_rpc_method_handler(
                 self.stream(handler.unary_stream, method),
                 request_deserializer=handler.request_deserializer,
-                response_serializer=handler.response_serializer,
+                response_serializer=frames_as_they_are(handler.response_serializer),
             )
         else:
             return handler  # client streaming: no Felt service has any

@@ -314,6 +314,34 @@ async def test_a_tables_calls_reach_the_instance_that_owns_it(stack: Stack) -> N
     assert on_a.status_code == 200, on_a.text
 
 
+async def test_a_binary_request_is_routed_from_its_bytes_and_a_malformed_one_refused(
+    stack: Stack,
+) -> None:
+    # Issue #23: a binary request is not decoded; its table_id is read from its bytes (to reach
+    # the owner, here not the default target) and the bytes forwarded as they came, unknown
+    # fields and all. Bytes protobuf would refuse are refused as its decoder refused them.
+    await stack.add_table_service("a")
+    second = await stack.add_table_service("b")
+    await stack.start_gateway()
+    await create_table(stack.stub(second), "gw-raw")
+    assert stack.http is not None
+    unknown_field = b"\xa2\x06\x03abc"  # field 100, length-delimited: kept, ignored upstream
+    body = pb.GetTableRequest(table_id="gw-raw").SerializeToString() + unknown_field
+    proto = {"content-type": "application/proto"}
+    got = await stack.http.post("/poker.v1.TableService/GetTable", content=body, headers=proto)
+    assert got.status_code == 200, got.text
+    assert pb.GetTableResponse.FromString(got.content).table.table_id == "gw-raw"
+    bad_utf8 = b"\x0a\x02\xc3\x28"  # table_id: not UTF-8
+    refused = await stack.http.post(
+        "/poker.v1.TableService/GetTable", content=bad_utf8, headers=proto
+    )
+    assert refused.status_code == 400
+    assert refused.json()["code"] == "invalid_argument"
+    assert refused.json()["message"].startswith(
+        "unmarshal message: Error parsing message with type 'poker.v1.GetTableRequest'"
+    )
+
+
 async def test_a_table_that_moves_is_followed(stack: Stack) -> None:
     first = await stack.add_table_service("a")
     second = await stack.add_table_service("b")

@@ -252,7 +252,10 @@ def _seat(request: Any) -> int | None:
 
 
 def _watched(seen: Seen) -> pb.WatchTableResponse:
-    return pb.WatchTableResponse(
+    response = pb.WatchTableResponse(
         event=redacted_stored_event(seen.event, seen.meta, seen.viewer),
         card_proofs=[proof_to_proto(p) for p in seen.proofs],
     )
+    if seen.after is not None:
+        response.view_change.CopyFrom(seen.after.change_for(seen.viewer))
+    return response

@@ -226,7 +226,6 @@ class TableFeed:
             if not isinstance(exc, Exception):
                 raise
 
-
     def _fold(self, event: AnyEvent, meta: EventMeta) -> Folded | None:
         """The state after ``event`` (as the runtime folds it), or None when not known."""
         if self.state is None:
@@ -308,9 +307,10 @@ class WatchHub:
 
         ``current`` is a version the table is known to have reached (where a new feed
         starts). ``origin`` tells where the table's runtime is now: a new feed then starts
-        there, with its state, and folds it on (the items' :class:`Folded`). Raises :class:`FellBehind` if the consumer cannot keep up (after
-        ending the call with ``end_call`` if it was stuck writing: then it just
-        stops), and the store's errors (``EventsTrimmed``, storage errors) as they come.
+        there, with its state, and folds it on (the items' :class:`Folded`). Raises
+        :class:`FellBehind` if the consumer cannot keep up (after ending the call with
+        ``end_call`` if it was stuck writing: then it just stops), and the store's errors
+        (``EventsTrimmed``, storage errors) as they come.
         """
         sent = after
         subscriber: _Subscriber | None = None
@@ -364,7 +364,7 @@ class WatchHub:
         """Up to one page of history after ``after`` (not past ``upto``), decoded."""
         async with self._replays:
             records = await self.store.read(table_id, after, min(self.limits.page, upto - after))
-            items = []
+            items: list[Item] = []
             for record in records:
                 event, meta = decode_event(record.payload)
                 items.append((record.sequence, event, meta, None))

@@ -19,7 +19,7 @@ from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from services.table.stream import deadline_of, starts_turn
-from tests.integration.table.harness import TableEnv, random_policy, Watcher
+from tests.integration.table.harness import TableEnv, Watcher, random_policy
 
 
 def _expected(stored: list[epb.StoredEvent], viewer: int | None) -> dict[int, tpb.TableView]:

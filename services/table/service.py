@@ -233,7 +233,7 @@ class TableService(rpc.TableServiceServicer):
                         )
                     )
                 else:
-                    yield _watched(item)
+                    yield _watched(item, request.view_changes)
 
     async def GetHandHistory(
         self, request: pb.GetHandHistoryRequest, context: Context
@@ -251,11 +251,12 @@ def _seat(request: Any) -> int | None:
     return request.seat if request.HasField("seat") else None
 
 
-def _watched(seen: Seen) -> pb.WatchTableResponse:
+def _watched(seen: Seen, view_changes: bool = False) -> pb.WatchTableResponse:
+    """One event as the viewer may see it, with its ``ViewChange`` when asked for and known."""
     response = pb.WatchTableResponse(
         event=redacted_stored_event(seen.event, seen.meta, seen.viewer),
         card_proofs=[proof_to_proto(p) for p in seen.proofs],
     )
-    if seen.after is not None:
+    if view_changes and seen.after is not None:
         response.view_change.CopyFrom(seen.after.change_for(seen.viewer))
     return response

@@ -317,7 +317,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
         // been missed meanwhile, and the replayed ones come without ViewChange: a fresh view.
         if (lastSeq.current) refresh();
         try {
-          const stream = client.watchTable({ tableId: lounge, seat, fromSequence: lastSeq.current }, { signal: abort.signal });
+          const stream = client.watchTable({ tableId: lounge, seat, fromSequence: lastSeq.current, viewChanges: true }, { signal: abort.signal });
           for await (const item of stream) {
             setConn("live");
             wait = 0;

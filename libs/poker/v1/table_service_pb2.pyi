@@ -743,6 +743,7 @@ class WatchTableRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     FROM_SEQUENCE_FIELD_NUMBER: _builtins.int
+    VIEW_CHANGES_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     seat: _builtins.int
     """The seat to watch as (needs its seat token); unset watches as a spectator."""
@@ -750,16 +751,21 @@ class WatchTableRequest(_message.Message):
     """0: start with a snapshot of the current view. N > 0: resume after event
     N (the last one the client received), replaying everything after it.
     """
+    view_changes: _builtins.bool
+    """Send each event with its `WatchTableResponse.view_change` (a client that
+    folds its view from the stream); unset: events as before, without it.
+    """
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         seat: _builtins.int | None = ...,
         from_sequence: _builtins.int = ...,
+        view_changes: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "from_sequence", b"from_sequence", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "from_sequence", b"from_sequence", "seat", b"seat", "table_id", b"table_id", "view_changes", b"view_changes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -800,8 +806,9 @@ class WatchTableResponse(_message.Message):
 
     @_builtins.property
     def view_change(self) -> Global___ViewChange:
-        """With `event`: what the rules made of the table with this event, for the
-        watcher (its view's fields no event states). A client that holds the view
+        """With `event`, when the request asked for `view_changes`: what the rules
+        made of the table with this event, for the watcher (its view's fields no
+        event states). A client that holds the view
         at the sequence before the event folds the event and this into the view at
         the event's sequence, equal to what GetTableView returns then, and needs no
         GetTableView per event. Unset when the server did not hold the table's

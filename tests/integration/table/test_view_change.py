@@ -1,11 +1,13 @@
 """WatchTable's ``ViewChange``: with every event, what the rules made of the table then.
 
-Random hands of both variants (seeded), watched by every seat and a spectator: each
+Random hands of both variants (seeded), watched by every seat and a spectator asking for
+``view_changes``: each
 event's ``view_change`` must be what ``GetTableView`` (``fill_table_view``) gives that
 viewer at that event's sequence (the table's state, the seat to act, its deadline, the
 pots, and the seat's own legal actions when it is to act; a spectator's never any), the
 expected views folded from the stored stream event by event, with the action clock
-counted from the event that started the turn (as the runtime does).
+counted from the event that started the turn (as the runtime does). A stream that did not
+ask for them gets none: its bytes are what they were.
 """
 
 from __future__ import annotations
@@ -76,12 +78,15 @@ async def test_every_event_carries_what_get_table_view_would_say(
     config = TableEnv.nlhe(3, clock_ms=60_000) if variant == "nlhe" else TableEnv.draw(3, 60_000)
     table_id = await table_env.create_table(stub, config)
     seats = await table_env.seat_all(stub, table_id, 3)
-    watchers = {s: table_env.watch(stub, table_id, key) for s, key in seats.items()}
-    spectator = table_env.watch(stub, table_id)
+    watchers = {
+        s: table_env.watch(stub, table_id, key, view_changes=True) for s, key in seats.items()
+    }
+    spectator = table_env.watch(stub, table_id, view_changes=True)
+    plain = table_env.watch(stub, table_id, seats[0])  # not asked for: none sent
     await table_env.play(stub, table_id, seats, random_policy, hands=4, seed=23)
     stored = await table_env.stored(table_id)
     last = stored[-1].sequence
-    for w in (*watchers.values(), spectator):
+    for w in (*watchers.values(), spectator, plain):
         await w.wait_sequence(last)
     turns = 0
     for seat, watcher in watchers.items():
@@ -90,3 +95,4 @@ async def test_every_event_carries_what_get_table_view_would_say(
     assert turns > 0, "no seat was ever sent its legal actions"
     assert _check(spectator, _expected(stored, None), "spectator") > 0
     assert not any(i.view_change.legal_actions for i in spectator.items)
+    assert plain.events and not any(i.HasField("view_change") for i in plain.items)

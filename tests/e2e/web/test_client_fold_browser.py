@@ -170,6 +170,11 @@ def test_the_folded_view_equals_get_table_view_after_every_event(
         assert same, f"{how} view at {sequence}: {first_difference(got, want)}"
         folded += how == "fold"
     assert folded > 20, f"only {folded} events folded"
+    # Every event from the first view on was folded, or came within a view from the server.
+    seen = {int(v["table"]["sequence"]) for _, v in views}
+    first, last = min(seen), max(seen)
+    missing = sorted(set(range(first, last + 1)) - seen)
+    assert not missing, f"the page took no view at sequences {missing[:10]}"
     hands = HANDS
     fetched = calls["GetTableView"] - at_table.get("GetTableView", 0)
     submitted = calls["SubmitAction"] - at_table.get("SubmitAction", 0)

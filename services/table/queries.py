@@ -41,7 +41,7 @@ from services.table.application import TableApp
 from services.table.auth import Caller, check_occupant
 from services.table.refusals import TOKEN_EXPIRED, TOKEN_REISSUED, TOO_SLOW, Code, Refused
 from services.table.runtime import TableRuntime
-from services.table.watch import EndCall, FellBehind, WatchHub
+from services.table.watch import EndCall, FellBehind, Folded, WatchHub
 
 log = structlog.get_logger("felt.table")
 
@@ -73,6 +73,8 @@ class Seen:
     meta: EventMeta
     viewer: int | None
     proofs: list[CardOpening]
+    # The table's state after the event, when the watch feed held it (its ViewChange).
+    after: Folded | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,8 +178,12 @@ class TableQueries:
                 except EventsTrimmed:
                     pass  # an archived hand: its cards come without proofs
             try:
-                async for sequence, event, meta in self.watches.events(
-                    runtime.table_id, start, runtime.version, end_call
+                async for sequence, event, meta, after in self.watches.events(
+                    runtime.table_id,
+                    start,
+                    runtime.version,
+                    end_call,
+                    lambda: (runtime.version, runtime.state, runtime.turn_started_at),
                 ):
                     as_seat = viewer if sequence > seated_since else None
                     if (
@@ -190,7 +196,7 @@ class TableQueries:
                     if as_seat is not None and caller.expired_since_opened():
                         raise TOKEN_EXPIRED  # nothing more of the seat's to a stale token
                     tracker.viewer = as_seat
-                    yield Seen(sequence, event, meta, as_seat, tracker.openings(event))
+                    yield Seen(sequence, event, meta, as_seat, tracker.openings(event), after)
                     if isinstance(event, PlayerLeft) and event.seat == as_seat:
                         return  # the seat's token is void now
             except FellBehind as exc:

@@ -235,10 +235,10 @@ class TableService(rpc.TableServiceServicer):
                             item.state, item.viewer, item.version, item.deadline
                         )
                     )
-                elif item.viewer is None:
+                elif item.viewer is None and not request.view_changes:
                     yield self.frames.frame(item)  # one encoding for every spectator
                 else:
-                    yield _watched(item)
+                    yield _watched(item, request.view_changes)
 
     async def GetHandHistory(
         self, request: pb.GetHandHistoryRequest, context: Context
@@ -260,8 +260,12 @@ def _encoded(seen: Seen) -> bytes:
     return _watched(seen).SerializeToString()
 
 
-def _watched(seen: Seen) -> pb.WatchTableResponse:
-    return pb.WatchTableResponse(
+def _watched(seen: Seen, view_changes: bool = False) -> pb.WatchTableResponse:
+    """One event as the viewer may see it, with its ``ViewChange`` when asked for and known."""
+    response = pb.WatchTableResponse(
         event=redacted_stored_event(seen.event, seen.meta, seen.viewer),
         card_proofs=[proof_to_proto(p) for p in seen.proofs],
     )
+    if view_changes and seen.after is not None:
+        response.view_change.CopyFrom(seen.after.change_for(seen.viewer))
+    return response

@@ -17,6 +17,13 @@ of the live tables' appends. Here:
   dropped: its buffer is freed at once, its call ends ``RESOURCE_EXHAUSTED``
   (ended from outside the handler if that is stuck writing to a client that
   does not read), and the feed and the other watchers go on untouched.
+* **What the rules made of each event.** A feed started where the table's runtime
+  is (the usual case) holds the table's state and folds every record into it
+  once for all of its watchers (:class:`Folded`): each watcher's event then
+  carries its ``ViewChange`` (whose turn, the deadline, the pots, the table's
+  state, and the seat to act its legal actions), so a client folds its view from
+  the stream and asks ``GetTableView`` only on connect, resume or a gap. Records
+  replayed from history carry none (the client asks for a view then).
 * **History in pages.** A watcher that starts behind the feed reads the gap
   in pages of ``page`` records, at most ``replays`` watchers at a time (a
   semaphore taken per page, never while writing to the client), yielding to
@@ -31,16 +38,21 @@ import contextlib
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import structlog
 
 from felt.config import settings as S
 from felt.config.settings import environment
+from felt.core.table.aggregate import TableState, apply_event
 from felt.core.table.events import AnyEvent
 from felt.messages.events import EventMeta
 from felt.storage.eventstore import EventStore, EventsTrimmed
 from felt.storage.eventstore.codec import decode_event
 from felt.wire.clients import counted_peer
+from felt.wire.convert import fill_view_change
+from poker.v1 import table_service_pb2 as pb
+from services.table.stream import deadline_of, starts_turn
 
 log = structlog.get_logger("felt.table")
 
@@ -85,8 +97,39 @@ class FellBehind(Exception):
         self.last_sent = last_sent
 
 
-# One decoded record, shared by every watcher of the table.
-Item = tuple[int, AnyEvent, EventMeta]
+class Folded:
+    """The table's state after one record, and when its seat to act is timed out then.
+
+    Shared by every watcher of the feed: the spectators' ``ViewChange`` is built once, on
+    first use; only the stream of the seat to act gets one of its own (its legal actions).
+    """
+
+    __slots__ = ("_shared", "deadline", "state")
+
+    def __init__(self, state: TableState, deadline: datetime | None) -> None:
+        self.state = state
+        self.deadline = deadline
+        self._shared: pb.ViewChange | None = None
+
+    def change_for(self, viewer: int | None) -> pb.ViewChange:
+        """The ``ViewChange`` of this record for ``viewer`` (None: a spectator)."""
+        hand = self.state.hand
+        if viewer is not None and hand is not None and hand.actor_seat == viewer:
+            own = pb.ViewChange()
+            fill_view_change(own, self.state, viewer, self.deadline)
+            return own
+        if self._shared is None:
+            self._shared = pb.ViewChange()
+            fill_view_change(self._shared, self.state, None, self.deadline)
+        return self._shared
+
+
+# One decoded record, shared by every watcher of the table, with the table's state after it
+# when the feed holds that (None for records replayed from history).
+Item = tuple[int, AnyEvent, EventMeta, Folded | None]
+
+# Where the table's runtime is: its version, its state then and when its turn started.
+Origin = Callable[[], tuple[int, TableState | None, datetime | None]]
 
 
 # Ends a watch call from outside its handler (its status to the client; see _Subscriber.drop).
@@ -148,6 +191,10 @@ class TableFeed:
     table_id: str
     store: EventStore
     position: int  # the last sequence handed to the subscribers
+    # The table's state at `position` (None: unknown, the records go without a Folded) and
+    # when the turn of its seat to act started (the action clock counts from there).
+    state: TableState | None = None
+    turn_at: datetime | None = None
     subscribers: set[_Subscriber] = field(default_factory=set)
     task: asyncio.Task[None] | None = None
 
@@ -162,7 +209,7 @@ class TableFeed:
                     return  # the last watcher left (and a cancellation got lost)
                 event, meta = decode_event(record.payload)
                 self.position = record.sequence
-                item = (record.sequence, event, meta)
+                item = (record.sequence, event, meta, self._fold(event, meta))
                 for subscriber in list(self.subscribers):
                     if not subscriber.push(item):
                         self.subscribers.discard(subscriber)
@@ -178,6 +225,20 @@ class TableFeed:
             self.subscribers.clear()
             if not isinstance(exc, Exception):
                 raise
+
+    def _fold(self, event: AnyEvent, meta: EventMeta) -> Folded | None:
+        """The state after ``event`` (as the runtime folds it), or None when not known."""
+        if self.state is None:
+            return None
+        try:
+            self.state = apply_event(self.state, event)
+        except Exception as exc:  # a stale start (another writer): stop folding, never fail
+            log.warning("watch_fold_failed", table_id=self.table_id, error=repr(exc))
+            self.state = None
+            return None
+        if starts_turn(event):
+            self.turn_at = meta.recorded_at
+        return Folded(self.state, deadline_of(self.state, self.turn_at))
 
 
 def client_address(peer: str) -> str:
@@ -235,14 +296,21 @@ class WatchHub:
                 del self.per_peer[peer]
 
     async def events(
-        self, table_id: str, after: int, current: int, end_call: EndCall | None = None
+        self,
+        table_id: str,
+        after: int,
+        current: int,
+        end_call: EndCall | None = None,
+        origin: Origin | None = None,
     ) -> AsyncIterator[Item]:
         """Every record of ``table_id`` after ``after``, decoded, then each new one.
 
         ``current`` is a version the table is known to have reached (where a new feed
-        starts). Raises :class:`FellBehind` if the consumer cannot keep up (after
-        ending the call with ``end_call`` if it was stuck writing: then it just
-        stops), and the store's errors (``EventsTrimmed``, storage errors) as they come.
+        starts). ``origin`` tells where the table's runtime is now: a new feed then starts
+        there, with its state, and folds it on (the items' :class:`Folded`). Raises
+        :class:`FellBehind` if the consumer cannot keep up (after ending the call with
+        ``end_call`` if it was stuck writing: then it just stops), and the store's errors
+        (``EventsTrimmed``, storage errors) as they come.
         """
         sent = after
         subscriber: _Subscriber | None = None
@@ -250,11 +318,18 @@ class WatchHub:
         try:
             while True:
                 feed = self.feeds.get(table_id)
-                position = feed.position if feed is not None else max(current, sent)
+                known = origin() if origin is not None and feed is None else None
+                if feed is not None:
+                    position = feed.position
+                elif known is not None:
+                    position = max(known[0], current, sent)
+                else:
+                    position = max(current, sent)
                 if sent >= position:
                     # Caught up: join the feed (no await between the check and joining,
                     # so no record can fall between the replay and the feed).
-                    feed = self._feed(table_id, position)
+                    at = known if known is not None and known[0] == position else None
+                    feed = self._feed(table_id, position, at)
                     subscriber = _Subscriber(self.limits.buffer, end_call)
                     feed.subscribers.add(subscriber)
                     break
@@ -289,19 +364,25 @@ class WatchHub:
         """Up to one page of history after ``after`` (not past ``upto``), decoded."""
         async with self._replays:
             records = await self.store.read(table_id, after, min(self.limits.page, upto - after))
-            items = []
+            items: list[Item] = []
             for record in records:
                 event, meta = decode_event(record.payload)
-                items.append((record.sequence, event, meta))
+                items.append((record.sequence, event, meta, None))
         if not items:  # `upto` is a sequence the table reached: its events must be there
             raise EventsTrimmed(after, upto + 1)
         await asyncio.sleep(0)  # let the live tables' calls go first
         return items
 
-    def _feed(self, table_id: str, position: int) -> TableFeed:
+    def _feed(
+        self,
+        table_id: str,
+        position: int,
+        at: tuple[int, TableState | None, datetime | None] | None = None,
+    ) -> TableFeed:
         feed = self.feeds.get(table_id)
         if feed is None or feed.task is None or feed.task.done():
-            feed = TableFeed(table_id, self.store, position)
+            state, turn_at = (at[1], at[2]) if at is not None else (None, None)
+            feed = TableFeed(table_id, self.store, position, state, turn_at)
             self.feeds[table_id] = feed
             feed.start()
         return feed

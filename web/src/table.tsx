@@ -1,11 +1,14 @@
 // The live table. Its state is the server's TableView (what this seat may see, and which
-// actions are legal at which amounts); WatchTable streams the events, each adding a line to
-// the hand's log and prompting a fresh view. A dropped stream is resumed from the last
-// sequence received, so nothing is missed and nothing is shown twice (or, when those events
-// were archived and trimmed, from a fresh snapshot).
+// actions are legal at which amounts), kept current from the WatchTable stream alone: each
+// event adds a line to the hand's log and is folded into the view with the ViewChange the
+// stream sends with it (fold.ts), so GetTableView is asked only on connect, on resume and at
+// a gap. A dropped stream is resumed from the last sequence received, so nothing is missed
+// and nothing is shown twice (or, when those events were archived and trimmed, from a fresh
+// snapshot).
 import type { ComponentChildren } from "preact";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ConnectError, Code } from "@connectrpc/connect";
+import { toJsonString } from "@bufbuild/protobuf";
 import { tableClient, requestId, Reason, refusedFor } from "./api";
 import * as session from "./session";
 import { errorText } from "./errors";
@@ -27,6 +30,9 @@ import { AddChips } from "./chips";
 import { play, type Sound } from "./sound";
 import { fly } from "./motion";
 import { LoungeState, type Lounge } from "./gen/poker/v1/lobby_pb";
+import { TableViewSchema } from "./gen/poker/v1/table_pb";
+import type { ViewChange } from "./gen/poker/v1/table_service_pb";
+import { foldEvent } from "./fold";
 import { LeaveState } from "./gen/poker/v1/lobby_service_pb";
 import type { TableView, HandSeat, Seat } from "./gen/poker/v1/table_pb";
 import { ActionType, SeatStatus, TableState } from "./gen/poker/v1/table_pb";
@@ -50,6 +56,14 @@ interface Award {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The sound an event of the live stream makes (none for most: the log is quiet). */
+// For the browser tests (tests/e2e/web/test_client_fold_browser.py): a page that defines
+// `window.feltViews` as an array before the client loads gets every view the table takes, as
+// JSON with how it came ("fold", "fetch", "snapshot", "action"). Otherwise nothing is kept.
+function recordView(v: TableView, how: string): void {
+  const sink = (window as unknown as { feltViews?: unknown[] }).feltViews;
+  if (Array.isArray(sink)) sink.push({ how, seq: String(v.table?.sequence ?? 0n), view: toJsonString(TableViewSchema, v) });
+}
+
 function soundOf(e: StoredEvent, mine: number): Sound | null {
   switch (e.event.case) {
     case "holeCardsDealt":
@@ -198,6 +212,8 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
     if (el) el.scrollTop = el.scrollHeight;
   }, [log]);
   const viewRef = useRef<TableView | null>(null);
+  // The seat whose time-out the folded events are playing (fold.ts's Folded.timingOut).
+  const timingOut = useRef<number | undefined>(undefined);
   const refreshing = useRef<Promise<void> | null>(null);
   const again = useRef(false);
 
@@ -206,11 +222,27 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
     return found?.displayName ? seatName(found) : t("table.seatN", { n: s + 1 });
   };
 
-  const accept = (v: TableView | undefined) => {
+  const accept = (v: TableView | undefined, how: string) => {
     if (!v?.table) return;
     if (viewRef.current?.table && viewRef.current.table.sequence > v.table.sequence) return;
+    timingOut.current = undefined; // a whole batch of events is in a server's view
     viewRef.current = v;
     setView(v);
+    recordView(v, how);
+  };
+
+  // The next event, folded into the view; a view from the server when it cannot be (a gap, or
+  // an event replayed to a resumed stream without its ViewChange).
+  const advance = (e: StoredEvent, change: ViewChange | undefined) => {
+    const current = viewRef.current;
+    if (!current?.table) return refresh();
+    const next = foldEvent({ view: current, timingOut: timingOut.current }, e, change);
+    if (next === "stale") return;
+    if (typeof next === "string") return refresh();
+    timingOut.current = next.timingOut;
+    viewRef.current = next.view;
+    setView(next.view);
+    recordView(next.view, "fold");
   };
 
   const refresh = () => {
@@ -222,7 +254,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
       do {
         again.current = false;
         try {
-          accept((await client.getTableView({ tableId: lounge, seat })).view);
+          accept((await client.getTableView({ tableId: lounge, seat })).view, "fetch");
         } catch {
           /* the stream's reconnect shows the trouble */
         }
@@ -276,14 +308,16 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
     const abort = new AbortController();
     // A renewed token (the stream restarted with it): a view asked for with the old one may
     // have been refused in the meantime, so ask again.
-    if (lastSeq.current) refresh();
     const streamToken = token();
     (async () => {
       let wait = 0;
       while (!abort.signal.aborted) {
         let exhausted = false;
+        // Resuming (a dropped stream, or one restarted with a renewed token): events may have
+        // been missed meanwhile, and the replayed ones come without ViewChange: a fresh view.
+        if (lastSeq.current) refresh();
         try {
-          const stream = client.watchTable({ tableId: lounge, seat, fromSequence: lastSeq.current }, { signal: abort.signal });
+          const stream = client.watchTable({ tableId: lounge, seat, fromSequence: lastSeq.current, viewChanges: true }, { signal: abort.signal });
           for await (const item of stream) {
             setConn("live");
             wait = 0;
@@ -291,14 +325,14 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
               const snap = item.item.value;
               lastSeq.current = snap.table?.sequence ?? lastSeq.current;
               viewRef.current = null;
-              accept(snap);
+              accept(snap, "snapshot");
               if (snap.hand?.handId) loadLog(snap.hand.handId);
             } else if (item.item.case === "event") {
               const e = item.item.value;
               if (e.sequence <= lastSeq.current) continue;
               lastSeq.current = e.sequence;
               onEvent(e);
-              refresh();
+              advance(e, item.viewChange);
             }
           }
         } catch (err) {
@@ -343,7 +377,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
       await ready();
       const sentWith = token();
       try {
-        accept((await send()).view);
+        accept((await send()).view, "action");
       } catch (err) {
         // Sent with a token a renewal replaced meanwhile, or with one that expired before
         // its renewal (refused, nothing done): again, with the fresh one.
@@ -351,7 +385,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
         const stale = seatTokenExpired(err) || ConnectError.from(err).code === Code.PermissionDenied;
         if (!stale) throw err;
         if (token() === sentWith && !(seatTokenExpired(err) && (await renew()))) throw err;
-        accept((await send()).view);
+        accept((await send()).view, "action");
       }
     } catch (err) {
       setError(errorText(err));
@@ -383,7 +417,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
     try {
       if (out) await client.sitOut({ tableId: lounge, seat, requestId: requestId() });
       else await client.sitIn({ tableId: lounge, seat, requestId: requestId(), waitForBigBlind });
-      refresh();
+      // The stream's PlayerSatOut / PlayerSatIn folds into the view: no request for it.
     } catch (err) {
       setError(errorText(err));
     }

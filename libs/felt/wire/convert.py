@@ -37,6 +37,7 @@ from felt.messages.values import (
 from felt.wire.limits import CHIP_CAP, DISCARDS_MAX
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
+from poker.v1 import table_service_pb2 as tsvpb
 
 
 class BadAction(ValueError):
@@ -182,12 +183,7 @@ def _fill_table(msg: tpb.Table, state: TableState, sequence: int) -> None:
     msg.table_id = config.table_id
     msg.name = config.name
     msg.config.CopyFrom(_config_proto(config))
-    if state.closed:
-        msg.state = tpb.TABLE_STATE_CLOSED
-    elif hand is not None or state.can_start_hand():
-        msg.state = tpb.TABLE_STATE_PLAYING
-    else:
-        msg.state = tpb.TABLE_STATE_WAITING
+    msg.state = table_state_to_proto(state)
     msg.sequence = sequence
     seats = msg.seats
     for number in range(config.seat_count):
@@ -206,6 +202,42 @@ def _fill_table(msg: tpb.Table, state: TableState, sequence: int) -> None:
             waiting_for_big_blind=p.waiting_for_big_blind,
         )
     msg.hands_played = state.hands_played
+
+
+def table_state_to_proto(state: TableState) -> tpb.TableState.ValueType:
+    """``Table.state``: closed, playing (a hand runs or can start) or waiting."""
+    if state.closed:
+        return tpb.TABLE_STATE_CLOSED
+    if state.hand_running or state.can_start_hand():
+        return tpb.TABLE_STATE_PLAYING
+    return tpb.TABLE_STATE_WAITING
+
+
+def fill_view_change(
+    msg: tsvpb.ViewChange, state: TableState, viewer: int | None, deadline: datetime | None
+) -> None:
+    """What the rules made of ``state`` for ``viewer`` (None: a spectator): the fields of its
+    ``TableView`` that no event states (``WatchTableResponse.view_change``).
+
+    The same values ``fill_table_view`` gives (one ``view_for`` of the hand), so a client
+    folding events with these gets what ``GetTableView`` would have returned.
+    """
+    msg.SetInParent()
+    msg.table_state = table_state_to_proto(state)
+    if state.hand is None:
+        return
+    view = view_for(state.hand, state.hand_viewer(viewer))
+    pots = msg.pots
+    for p in view.pots:
+        pots.add(amount=p.amount, eligible=p.eligible)
+    if view.actor is None:
+        return
+    msg.to_act = view.actor
+    if deadline is not None:
+        msg.action_deadline.FromDatetime(deadline)
+    if view.legal is not None:
+        bet = next((s.bet for s in view.seats if s.seat == view.viewer), 0)
+        msg.legal_actions.extend(legal_to_proto(view.legal, bet))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -743,6 +743,7 @@ class WatchTableRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     FROM_SEQUENCE_FIELD_NUMBER: _builtins.int
+    VIEW_CHANGES_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     seat: _builtins.int
     """The seat to watch as (needs its seat token); unset watches as a spectator."""
@@ -750,16 +751,21 @@ class WatchTableRequest(_message.Message):
     """0: start with a snapshot of the current view. N > 0: resume after event
     N (the last one the client received), replaying everything after it.
     """
+    view_changes: _builtins.bool
+    """Send each event with its `WatchTableResponse.view_change` (a client that
+    folds its view from the stream); unset: events as before, without it.
+    """
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         seat: _builtins.int | None = ...,
         from_sequence: _builtins.int = ...,
+        view_changes: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "seat", b"seat"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "from_sequence", b"from_sequence", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_seat", b"_seat", "from_sequence", b"from_sequence", "seat", b"seat", "table_id", b"table_id", "view_changes", b"view_changes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
@@ -782,6 +788,7 @@ class WatchTableResponse(_message.Message):
     EVENT_FIELD_NUMBER: _builtins.int
     SNAPSHOT_FIELD_NUMBER: _builtins.int
     CARD_PROOFS_FIELD_NUMBER: _builtins.int
+    VIEW_CHANGE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def event(self) -> _events_pb2.StoredEvent:
         """The next event, redacted for the watcher."""
@@ -797,22 +804,89 @@ class WatchTableResponse(_message.Message):
         hand's `DeckCommitted.root`.
         """
 
+    @_builtins.property
+    def view_change(self) -> Global___ViewChange:
+        """With `event`, when the request asked for `view_changes`: what the rules
+        made of the table with this event, for the watcher (its view's fields no
+        event states). A client that holds the view
+        at the sequence before the event folds the event and this into the view at
+        the event's sequence, equal to what GetTableView returns then, and needs no
+        GetTableView per event. Unset when the server did not hold the table's
+        state at that event (events replayed from history to a resumed stream):
+        ask GetTableView then.
+        """
+
     def __init__(
         self,
         *,
         event: _events_pb2.StoredEvent | None = ...,
         snapshot: _table_pb2.TableView | None = ...,
         card_proofs: _abc.Iterable[_table_pb2.CardProof] | None = ...,
+        view_change: Global___ViewChange | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "item", b"item", "snapshot", b"snapshot"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "item", b"item", "snapshot", b"snapshot", "view_change", b"view_change"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_proofs", b"card_proofs", "event", b"event", "item", b"item", "snapshot", b"snapshot"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_proofs", b"card_proofs", "event", b"event", "item", b"item", "snapshot", b"snapshot", "view_change", b"view_change"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_item: _TypeAlias = _typing.Literal["event", "snapshot"]  # noqa: Y015
     _WhichOneofArgType_item: _TypeAlias = _typing.Literal["item", b"item"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_item) -> _WhichOneofReturnType_item | None: ...
 
 Global___WatchTableResponse: _TypeAlias = WatchTableResponse  # noqa: Y015
+
+@_typing.final
+class ViewChange(_message.Message):
+    """The part of a TableView after an event that the rules decide, not the event.
+
+    The rest of the view follows from the redacted event itself (stacks, bets,
+    cards, seats, the street...); these are whose turn it is, when it is timed
+    out, the pots as the rules split them, whether the table plays, and (to the
+    seat to act only) its legal actions, so a client writes no rule again.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_STATE_FIELD_NUMBER: _builtins.int
+    TO_ACT_FIELD_NUMBER: _builtins.int
+    ACTION_DEADLINE_FIELD_NUMBER: _builtins.int
+    POTS_FIELD_NUMBER: _builtins.int
+    LEGAL_ACTIONS_FIELD_NUMBER: _builtins.int
+    table_state: _table_pb2.TableState.ValueType
+    """`Table.state` after the event."""
+    to_act: _builtins.int
+    """`HandView.to_act`; unset when nobody is to act (or no hand is shown)."""
+    @_builtins.property
+    def action_deadline(self) -> _timestamp_pb2.Timestamp:
+        """`HandView.action_deadline`."""
+
+    @_builtins.property
+    def pots(self) -> _containers.RepeatedCompositeFieldContainer[_table_pb2.Pot]:
+        """`HandView.pots`."""
+
+    @_builtins.property
+    def legal_actions(self) -> _containers.RepeatedCompositeFieldContainer[_table_pb2.LegalAction]:
+        """`HandView.legal_actions`: set only on a seat's own stream, when that seat
+        is `to_act` (a turn starting, or going on past another seat's table event).
+        """
+
+    def __init__(
+        self,
+        *,
+        table_state: _table_pb2.TableState.ValueType = ...,
+        to_act: _builtins.int | None = ...,
+        action_deadline: _timestamp_pb2.Timestamp | None = ...,
+        pots: _abc.Iterable[_table_pb2.Pot] | None = ...,
+        legal_actions: _abc.Iterable[_table_pb2.LegalAction] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "action_deadline", b"action_deadline", "to_act", b"to_act"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_to_act", b"_to_act", "action_deadline", b"action_deadline", "legal_actions", b"legal_actions", "pots", b"pots", "table_state", b"table_state", "to_act", b"to_act"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__to_act: _TypeAlias = _typing.Literal["to_act"]  # noqa: Y015
+    _WhichOneofArgType__to_act: _TypeAlias = _typing.Literal["_to_act", b"_to_act"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__to_act) -> _WhichOneofReturnType__to_act | None: ...
+
+Global___ViewChange: _TypeAlias = ViewChange  # noqa: Y015
 
 @_typing.final
 class GetHandHistoryRequest(_message.Message):

@@ -108,8 +108,11 @@ class Watcher:
         table_id: str,
         seat: SeatKey | None = None,
         from_sequence: int = 0,
+        view_changes: bool = False,
     ) -> None:
-        request = pb.WatchTableRequest(table_id=table_id, from_sequence=from_sequence)
+        request = pb.WatchTableRequest(
+            table_id=table_id, from_sequence=from_sequence, view_changes=view_changes
+        )
         metadata: tuple[tuple[str, str], ...] = ()
         if seat is not None:
             request.seat = seat.seat
@@ -343,8 +346,9 @@ class TableEnv:
         table_id: str,
         seat: SeatKey | None = None,
         from_sequence: int = 0,
+        view_changes: bool = False,
     ) -> Watcher:
-        watcher = Watcher(stub, table_id, seat, from_sequence)
+        watcher = Watcher(stub, table_id, seat, from_sequence, view_changes)
         self.watchers.append(watcher)
         return watcher
 

@@ -43,7 +43,7 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { AiLevel, StoredEvent, TableConfig } from "../events/v1/events_pb";
 import { file_poker_events_v1_events } from "../events/v1/events_pb";
-import type { Action, CardProof, Table, TableView } from "./table_pb";
+import type { Action, CardProof, LegalAction, Pot, Table, TableState, TableView } from "./table_pb";
 import { file_poker_v1_table } from "./table_pb";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -51,7 +51,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file poker/v1/table_service.proto.
  */
 export const file_poker_v1_table_service: GenFile = /*@__PURE__*/
-  fileDesc("Chxwb2tlci92MS90YWJsZV9zZXJ2aWNlLnByb3RvEghwb2tlci52MSIqChZJc3N1ZVdhdGNoR3JhbnRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIl8KF0lzc3VlV2F0Y2hHcmFudFJlc3BvbnNlEhMKC3dhdGNoX2dyYW50GAEgASgJEi8KC2V4cGlyZV90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ2ChJDcmVhdGVUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIsCgZjb25maWcYAyABKAsyHC5wb2tlci5ldmVudHMudjEuVGFibGVDb25maWcSEgoKcmVxdWVzdF9pZBgEIAEoCSI1ChNDcmVhdGVUYWJsZVJlc3BvbnNlEh4KBXRhYmxlGAEgASgLMg8ucG9rZXIudjEuVGFibGUiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjIKEEdldFRhYmxlUmVzcG9uc2USHgoFdGFibGUYASABKAsyDy5wb2tlci52MS5UYWJsZSLVAQoRU2VhdFBsYXllclJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBEhEKCXBsYXllcl9pZBgDIAEoCRIUCgxkaXNwbGF5X25hbWUYBCABKAkSDQoFc3RhY2sYBSABKAMSKgoIYWlfbGV2ZWwYBiABKA4yGC5wb2tlci5ldmVudHMudjEuQWlMZXZlbBISCgpyZXF1ZXN0X2lkGAcgASgJEhoKEndhaXRfZm9yX2JpZ19ibGluZBgIIAEoCEIHCgVfc2VhdCKEAQoSU2VhdFBsYXllclJlc3BvbnNlEgwKBHNlYXQYASABKAUSEgoKc2VhdF90b2tlbhgCIAEoCRI6ChZzZWF0X3Rva2VuX2V4cGlyZV90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghzZXF1ZW5jZRgEIAEoBCJGChBMZWF2ZVNlYXRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEgoKcmVxdWVzdF9pZBgDIAEoCSI0ChFMZWF2ZVNlYXRSZXNwb25zZRINCgVzdGFjaxgBIAEoAxIQCghzZXF1ZW5jZRgCIAEoBCJgChdSZWlzc3VlU2VhdFRva2VuUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhEKCXBsYXllcl9pZBgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJInwKGFJlaXNzdWVTZWF0VG9rZW5SZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEjoKFnNlYXRfdG9rZW5fZXhwaXJlX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHNlcXVlbmNlGAMgASgEIkMKDVNpdE91dFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRISCgpyZXF1ZXN0X2lkGAMgASgJIiIKDlNpdE91dFJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIl4KDFNpdEluUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhIKCnJlcXVlc3RfaWQYAyABKAkSGgoSd2FpdF9mb3JfYmlnX2JsaW5kGAQgASgIIiEKDVNpdEluUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiaAoPQWRkQ2hpcHNSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSDgoGYW1vdW50GAMgASgDEhIKCnJlcXVlc3RfaWQYBCABKAkSEQoJbWF4X3N0YWNrGAUgASgDIjMKEEFkZENoaXBzUmVzcG9uc2USDQoFc3RhY2sYASABKAMSEAoIc2VxdWVuY2UYAiABKAQiSQoRQ2xvc2VUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiJgoSQ2xvc2VUYWJsZVJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIqEBChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEgoKcmVxdWVzdF9pZBgDIAEoCRIeChFleHBlY3RlZF9zZXF1ZW5jZRgEIAEoBEgAiAEBEiAKBmFjdGlvbhgFIAEoCzIQLnBva2VyLnYxLkFjdGlvbkIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiSwoUU3VibWl0QWN0aW9uUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQSIQoEdmlldxgCIAEoCzITLnBva2VyLnYxLlRhYmxlVmlldyJXChBTaG93Q2FyZHNSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSDwoHaGFuZF9pZBgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJIiUKEVNob3dDYXJkc1Jlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIkMKE0dldFRhYmxlVmlld1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBQgcKBV9zZWF0IjkKFEdldFRhYmxlVmlld1Jlc3BvbnNlEiEKBHZpZXcYASABKAsyEy5wb2tlci52MS5UYWJsZVZpZXciWAoRV2F0Y2hUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBEhUKDWZyb21fc2VxdWVuY2UYAyABKARCBwoFX3NlYXQingEKEldhdGNoVGFibGVSZXNwb25zZRItCgVldmVudBgBIAEoCzIcLnBva2VyLmV2ZW50cy52MS5TdG9yZWRFdmVudEgAEicKCHNuYXBzaG90GAIgASgLMhMucG9rZXIudjEuVGFibGVWaWV3SAASKAoLY2FyZF9wcm9vZnMYAyADKAsyEy5wb2tlci52MS5DYXJkUHJvb2ZCBgoEaXRlbSJWChVHZXRIYW5kSGlzdG9yeVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDwoHaGFuZF9pZBgCIAEoCRIRCgRzZWF0GAMgASgFSACIAQFCBwoFX3NlYXQiVwoWR2V0SGFuZEhpc3RvcnlSZXNwb25zZRIPCgdoYW5kX2lkGAEgASgJEiwKBmV2ZW50cxgCIAMoCzIcLnBva2VyLnYxLldhdGNoVGFibGVSZXNwb25zZTLmCAoMVGFibGVTZXJ2aWNlEkoKC0NyZWF0ZVRhYmxlEhwucG9rZXIudjEuQ3JlYXRlVGFibGVSZXF1ZXN0Gh0ucG9rZXIudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJBCghHZXRUYWJsZRIZLnBva2VyLnYxLkdldFRhYmxlUmVxdWVzdBoaLnBva2VyLnYxLkdldFRhYmxlUmVzcG9uc2USRwoKU2VhdFBsYXllchIbLnBva2VyLnYxLlNlYXRQbGF5ZXJSZXF1ZXN0GhwucG9rZXIudjEuU2VhdFBsYXllclJlc3BvbnNlEkQKCUxlYXZlU2VhdBIaLnBva2VyLnYxLkxlYXZlU2VhdFJlcXVlc3QaGy5wb2tlci52MS5MZWF2ZVNlYXRSZXNwb25zZRJZChBSZWlzc3VlU2VhdFRva2VuEiEucG9rZXIudjEuUmVpc3N1ZVNlYXRUb2tlblJlcXVlc3QaIi5wb2tlci52MS5SZWlzc3VlU2VhdFRva2VuUmVzcG9uc2USOwoGU2l0T3V0EhcucG9rZXIudjEuU2l0T3V0UmVxdWVzdBoYLnBva2VyLnYxLlNpdE91dFJlc3BvbnNlEjgKBVNpdEluEhYucG9rZXIudjEuU2l0SW5SZXF1ZXN0GhcucG9rZXIudjEuU2l0SW5SZXNwb25zZRJBCghBZGRDaGlwcxIZLnBva2VyLnYxLkFkZENoaXBzUmVxdWVzdBoaLnBva2VyLnYxLkFkZENoaXBzUmVzcG9uc2USRwoKQ2xvc2VUYWJsZRIbLnBva2VyLnYxLkNsb3NlVGFibGVSZXF1ZXN0GhwucG9rZXIudjEuQ2xvc2VUYWJsZVJlc3BvbnNlEk0KDFN1Ym1pdEFjdGlvbhIdLnBva2VyLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaHi5wb2tlci52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJECglTaG93Q2FyZHMSGi5wb2tlci52MS5TaG93Q2FyZHNSZXF1ZXN0GhsucG9rZXIudjEuU2hvd0NhcmRzUmVzcG9uc2USTQoMR2V0VGFibGVWaWV3Eh0ucG9rZXIudjEuR2V0VGFibGVWaWV3UmVxdWVzdBoeLnBva2VyLnYxLkdldFRhYmxlVmlld1Jlc3BvbnNlEkkKCldhdGNoVGFibGUSGy5wb2tlci52MS5XYXRjaFRhYmxlUmVxdWVzdBocLnBva2VyLnYxLldhdGNoVGFibGVSZXNwb25zZTABElMKDkdldEhhbmRIaXN0b3J5Eh8ucG9rZXIudjEuR2V0SGFuZEhpc3RvcnlSZXF1ZXN0GiAucG9rZXIudjEuR2V0SGFuZEhpc3RvcnlSZXNwb25zZRJWCg9Jc3N1ZVdhdGNoR3JhbnQSIC5wb2tlci52MS5Jc3N1ZVdhdGNoR3JhbnRSZXF1ZXN0GiEucG9rZXIudjEuSXNzdWVXYXRjaEdyYW50UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp, file_poker_events_v1_events, file_poker_v1_table]);
+  fileDesc("Chxwb2tlci92MS90YWJsZV9zZXJ2aWNlLnByb3RvEghwb2tlci52MSIqChZJc3N1ZVdhdGNoR3JhbnRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIl8KF0lzc3VlV2F0Y2hHcmFudFJlc3BvbnNlEhMKC3dhdGNoX2dyYW50GAEgASgJEi8KC2V4cGlyZV90aW1lGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJ2ChJDcmVhdGVUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIsCgZjb25maWcYAyABKAsyHC5wb2tlci5ldmVudHMudjEuVGFibGVDb25maWcSEgoKcmVxdWVzdF9pZBgEIAEoCSI1ChNDcmVhdGVUYWJsZVJlc3BvbnNlEh4KBXRhYmxlGAEgASgLMg8ucG9rZXIudjEuVGFibGUiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjIKEEdldFRhYmxlUmVzcG9uc2USHgoFdGFibGUYASABKAsyDy5wb2tlci52MS5UYWJsZSLVAQoRU2VhdFBsYXllclJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBEhEKCXBsYXllcl9pZBgDIAEoCRIUCgxkaXNwbGF5X25hbWUYBCABKAkSDQoFc3RhY2sYBSABKAMSKgoIYWlfbGV2ZWwYBiABKA4yGC5wb2tlci5ldmVudHMudjEuQWlMZXZlbBISCgpyZXF1ZXN0X2lkGAcgASgJEhoKEndhaXRfZm9yX2JpZ19ibGluZBgIIAEoCEIHCgVfc2VhdCKEAQoSU2VhdFBsYXllclJlc3BvbnNlEgwKBHNlYXQYASABKAUSEgoKc2VhdF90b2tlbhgCIAEoCRI6ChZzZWF0X3Rva2VuX2V4cGlyZV90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghzZXF1ZW5jZRgEIAEoBCJGChBMZWF2ZVNlYXRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEgoKcmVxdWVzdF9pZBgDIAEoCSI0ChFMZWF2ZVNlYXRSZXNwb25zZRINCgVzdGFjaxgBIAEoAxIQCghzZXF1ZW5jZRgCIAEoBCJgChdSZWlzc3VlU2VhdFRva2VuUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhEKCXBsYXllcl9pZBgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJInwKGFJlaXNzdWVTZWF0VG9rZW5SZXNwb25zZRISCgpzZWF0X3Rva2VuGAEgASgJEjoKFnNlYXRfdG9rZW5fZXhwaXJlX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHNlcXVlbmNlGAMgASgEIkMKDVNpdE91dFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSDAoEc2VhdBgCIAEoBRISCgpyZXF1ZXN0X2lkGAMgASgJIiIKDlNpdE91dFJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIl4KDFNpdEluUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgFEhIKCnJlcXVlc3RfaWQYAyABKAkSGgoSd2FpdF9mb3JfYmlnX2JsaW5kGAQgASgIIiEKDVNpdEluUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQiaAoPQWRkQ2hpcHNSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSDgoGYW1vdW50GAMgASgDEhIKCnJlcXVlc3RfaWQYBCABKAkSEQoJbWF4X3N0YWNrGAUgASgDIjMKEEFkZENoaXBzUmVzcG9uc2USDQoFc3RhY2sYASABKAMSEAoIc2VxdWVuY2UYAiABKAQiSQoRQ2xvc2VUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEgoKcmVxdWVzdF9pZBgCIAEoCRIOCgZyZWFzb24YAyABKAkiJgoSQ2xvc2VUYWJsZVJlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIqEBChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSEgoKcmVxdWVzdF9pZBgDIAEoCRIeChFleHBlY3RlZF9zZXF1ZW5jZRgEIAEoBEgAiAEBEiAKBmFjdGlvbhgFIAEoCzIQLnBva2VyLnYxLkFjdGlvbkIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiSwoUU3VibWl0QWN0aW9uUmVzcG9uc2USEAoIc2VxdWVuY2UYASABKAQSIQoEdmlldxgCIAEoCzITLnBva2VyLnYxLlRhYmxlVmlldyJXChBTaG93Q2FyZHNSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKAUSDwoHaGFuZF9pZBgDIAEoCRISCgpyZXF1ZXN0X2lkGAQgASgJIiUKEVNob3dDYXJkc1Jlc3BvbnNlEhAKCHNlcXVlbmNlGAEgASgEIkMKE0dldFRhYmxlVmlld1JlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBQgcKBV9zZWF0IjkKFEdldFRhYmxlVmlld1Jlc3BvbnNlEiEKBHZpZXcYASABKAsyEy5wb2tlci52MS5UYWJsZVZpZXcibgoRV2F0Y2hUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoBUgAiAEBEhUKDWZyb21fc2VxdWVuY2UYAyABKAQSFAoMdmlld19jaGFuZ2VzGAQgASgIQgcKBV9zZWF0IskBChJXYXRjaFRhYmxlUmVzcG9uc2USLQoFZXZlbnQYASABKAsyHC5wb2tlci5ldmVudHMudjEuU3RvcmVkRXZlbnRIABInCghzbmFwc2hvdBgCIAEoCzITLnBva2VyLnYxLlRhYmxlVmlld0gAEigKC2NhcmRfcHJvb2ZzGAMgAygLMhMucG9rZXIudjEuQ2FyZFByb29mEikKC3ZpZXdfY2hhbmdlGAQgASgLMhQucG9rZXIudjEuVmlld0NoYW5nZUIGCgRpdGVtItcBCgpWaWV3Q2hhbmdlEikKC3RhYmxlX3N0YXRlGAEgASgOMhQucG9rZXIudjEuVGFibGVTdGF0ZRITCgZ0b19hY3QYAiABKAVIAIgBARIzCg9hY3Rpb25fZGVhZGxpbmUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKBHBvdHMYBCADKAsyDS5wb2tlci52MS5Qb3QSLAoNbGVnYWxfYWN0aW9ucxgFIAMoCzIVLnBva2VyLnYxLkxlZ2FsQWN0aW9uQgkKB190b19hY3QiVgoVR2V0SGFuZEhpc3RvcnlSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEg8KB2hhbmRfaWQYAiABKAkSEQoEc2VhdBgDIAEoBUgAiAEBQgcKBV9zZWF0IlcKFkdldEhhbmRIaXN0b3J5UmVzcG9uc2USDwoHaGFuZF9pZBgBIAEoCRIsCgZldmVudHMYAiADKAsyHC5wb2tlci52MS5XYXRjaFRhYmxlUmVzcG9uc2Uy5ggKDFRhYmxlU2VydmljZRJKCgtDcmVhdGVUYWJsZRIcLnBva2VyLnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBodLnBva2VyLnYxLkNyZWF0ZVRhYmxlUmVzcG9uc2USQQoIR2V0VGFibGUSGS5wb2tlci52MS5HZXRUYWJsZVJlcXVlc3QaGi5wb2tlci52MS5HZXRUYWJsZVJlc3BvbnNlEkcKClNlYXRQbGF5ZXISGy5wb2tlci52MS5TZWF0UGxheWVyUmVxdWVzdBocLnBva2VyLnYxLlNlYXRQbGF5ZXJSZXNwb25zZRJECglMZWF2ZVNlYXQSGi5wb2tlci52MS5MZWF2ZVNlYXRSZXF1ZXN0GhsucG9rZXIudjEuTGVhdmVTZWF0UmVzcG9uc2USWQoQUmVpc3N1ZVNlYXRUb2tlbhIhLnBva2VyLnYxLlJlaXNzdWVTZWF0VG9rZW5SZXF1ZXN0GiIucG9rZXIudjEuUmVpc3N1ZVNlYXRUb2tlblJlc3BvbnNlEjsKBlNpdE91dBIXLnBva2VyLnYxLlNpdE91dFJlcXVlc3QaGC5wb2tlci52MS5TaXRPdXRSZXNwb25zZRI4CgVTaXRJbhIWLnBva2VyLnYxLlNpdEluUmVxdWVzdBoXLnBva2VyLnYxLlNpdEluUmVzcG9uc2USQQoIQWRkQ2hpcHMSGS5wb2tlci52MS5BZGRDaGlwc1JlcXVlc3QaGi5wb2tlci52MS5BZGRDaGlwc1Jlc3BvbnNlEkcKCkNsb3NlVGFibGUSGy5wb2tlci52MS5DbG9zZVRhYmxlUmVxdWVzdBocLnBva2VyLnYxLkNsb3NlVGFibGVSZXNwb25zZRJNCgxTdWJtaXRBY3Rpb24SHS5wb2tlci52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Gh4ucG9rZXIudjEuU3VibWl0QWN0aW9uUmVzcG9uc2USRAoJU2hvd0NhcmRzEhoucG9rZXIudjEuU2hvd0NhcmRzUmVxdWVzdBobLnBva2VyLnYxLlNob3dDYXJkc1Jlc3BvbnNlEk0KDEdldFRhYmxlVmlldxIdLnBva2VyLnYxLkdldFRhYmxlVmlld1JlcXVlc3QaHi5wb2tlci52MS5HZXRUYWJsZVZpZXdSZXNwb25zZRJJCgpXYXRjaFRhYmxlEhsucG9rZXIudjEuV2F0Y2hUYWJsZVJlcXVlc3QaHC5wb2tlci52MS5XYXRjaFRhYmxlUmVzcG9uc2UwARJTCg5HZXRIYW5kSGlzdG9yeRIfLnBva2VyLnYxLkdldEhhbmRIaXN0b3J5UmVxdWVzdBogLnBva2VyLnYxLkdldEhhbmRIaXN0b3J5UmVzcG9uc2USVgoPSXNzdWVXYXRjaEdyYW50EiAucG9rZXIudjEuSXNzdWVXYXRjaEdyYW50UmVxdWVzdBohLnBva2VyLnYxLklzc3VlV2F0Y2hHcmFudFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp, file_poker_events_v1_events, file_poker_v1_table]);
 
 /**
  * @generated from message poker.v1.IssueWatchGrantRequest
@@ -791,6 +791,14 @@ export type WatchTableRequest = Message<"poker.v1.WatchTableRequest"> & {
    * @generated from field: uint64 from_sequence = 3;
    */
   fromSequence: bigint;
+
+  /**
+   * Send each event with its `WatchTableResponse.view_change` (a client that
+   * folds its view from the stream); unset: events as before, without it.
+   *
+   * @generated from field: bool view_changes = 4;
+   */
+  viewChanges: boolean;
 };
 
 /**
@@ -840,6 +848,20 @@ export type WatchTableResponse = Message<"poker.v1.WatchTableResponse"> & {
    * @generated from field: repeated poker.v1.CardProof card_proofs = 3;
    */
   cardProofs: CardProof[];
+
+  /**
+   * With `event`, when the request asked for `view_changes`: what the rules
+   * made of the table with this event, for the watcher (its view's fields no
+   * event states). A client that holds the view
+   * at the sequence before the event folds the event and this into the view at
+   * the event's sequence, equal to what GetTableView returns then, and needs no
+   * GetTableView per event. Unset when the server did not hold the table's
+   * state at that event (events replayed from history to a resumed stream):
+   * ask GetTableView then.
+   *
+   * @generated from field: poker.v1.ViewChange view_change = 4;
+   */
+  viewChange?: ViewChange | undefined;
 };
 
 /**
@@ -848,6 +870,61 @@ export type WatchTableResponse = Message<"poker.v1.WatchTableResponse"> & {
  */
 export const WatchTableResponseSchema: GenMessage<WatchTableResponse> = /*@__PURE__*/
   messageDesc(file_poker_v1_table_service, 27);
+
+/**
+ * The part of a TableView after an event that the rules decide, not the event.
+ *
+ * The rest of the view follows from the redacted event itself (stacks, bets,
+ * cards, seats, the street...); these are whose turn it is, when it is timed
+ * out, the pots as the rules split them, whether the table plays, and (to the
+ * seat to act only) its legal actions, so a client writes no rule again.
+ *
+ * @generated from message poker.v1.ViewChange
+ */
+export type ViewChange = Message<"poker.v1.ViewChange"> & {
+  /**
+   * `Table.state` after the event.
+   *
+   * @generated from field: poker.v1.TableState table_state = 1;
+   */
+  tableState: TableState;
+
+  /**
+   * `HandView.to_act`; unset when nobody is to act (or no hand is shown).
+   *
+   * @generated from field: optional int32 to_act = 2;
+   */
+  toAct?: number | undefined;
+
+  /**
+   * `HandView.action_deadline`.
+   *
+   * @generated from field: google.protobuf.Timestamp action_deadline = 3;
+   */
+  actionDeadline?: Timestamp | undefined;
+
+  /**
+   * `HandView.pots`.
+   *
+   * @generated from field: repeated poker.v1.Pot pots = 4;
+   */
+  pots: Pot[];
+
+  /**
+   * `HandView.legal_actions`: set only on a seat's own stream, when that seat
+   * is `to_act` (a turn starting, or going on past another seat's table event).
+   *
+   * @generated from field: repeated poker.v1.LegalAction legal_actions = 5;
+   */
+  legalActions: LegalAction[];
+};
+
+/**
+ * Describes the message poker.v1.ViewChange.
+ * Use `create(ViewChangeSchema)` to create a new message.
+ */
+export const ViewChangeSchema: GenMessage<ViewChange> = /*@__PURE__*/
+  messageDesc(file_poker_v1_table_service, 28);
 
 /**
  * @generated from message poker.v1.GetHandHistoryRequest
@@ -878,7 +955,7 @@ export type GetHandHistoryRequest = Message<"poker.v1.GetHandHistoryRequest"> & 
  * Use `create(GetHandHistoryRequestSchema)` to create a new message.
  */
 export const GetHandHistoryRequestSchema: GenMessage<GetHandHistoryRequest> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 28);
+  messageDesc(file_poker_v1_table_service, 29);
 
 /**
  * @generated from message poker.v1.GetHandHistoryResponse
@@ -903,7 +980,7 @@ export type GetHandHistoryResponse = Message<"poker.v1.GetHandHistoryResponse"> 
  * Use `create(GetHandHistoryResponseSchema)` to create a new message.
  */
 export const GetHandHistoryResponseSchema: GenMessage<GetHandHistoryResponse> = /*@__PURE__*/
-  messageDesc(file_poker_v1_table_service, 29);
+  messageDesc(file_poker_v1_table_service, 30);
 
 /**
  * Creates tables, seats players and plays hands.

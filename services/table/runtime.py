@@ -21,6 +21,7 @@ splitting the timers out would spread that invariant over modules.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import contextvars
 import math
@@ -52,7 +53,7 @@ from felt.core.table.events import (
     AnyEvent,
 )
 from felt.core.table.stats import SeatStats
-from felt.storage.eventstore import AppendResult, EventStore, VersionConflict
+from felt.storage.eventstore import AppendResult, EventStore, EventsTrimmed, VersionConflict
 from felt.storage.eventstore.codec import (
     encode_stored,
 )
@@ -166,6 +167,8 @@ class TableRuntime:
     # The sequence the cache was rebuilt from (its snapshot's; 1 for a whole stream): the
     # indexes above know nothing of the hands before it.
     loaded_from: int = 1
+    # Sequences of the snapshots since the one the cache was rebuilt from (``state_at``).
+    snapshots_at: list[int] = field(default_factory=list)
     # Snapshots this runtime may trim below, once they are old enough.
     trim_points: TrimPoints = field(default_factory=TrimPoints)
     # The opponent model (services.table.opponents), fed what ``run`` folds once it is read
@@ -205,6 +208,7 @@ class TableRuntime:
         self.seated_at = rebuilt.seated_at
         self.loaded_from = records[0].sequence if records else 1
         self.trim_points.reset(rebuilt.snapshot, rebuilt.snapshot_at)
+        self.snapshots_at = [rebuilt.snapshot] if rebuilt.snapshot else []
         self.opponents, self._asked = None, None  # read back on the next AI request
         self.stale = False
         log.info(
@@ -214,6 +218,29 @@ class TableRuntime:
             version=self.version,
             snapshot=rebuilt.snapshot,
         )
+
+    async def state_at(self, sequence: int) -> TableState:
+        """The table's state right after the event at ``sequence`` (a retried request's answer
+        is made from it again): the cache's if it is there, else the fold of the stream from
+        the last snapshot this runtime knows at or before it (the whole stream without one).
+
+        Raises what reading the store raises, ``ValueError`` if the stream has no such event.
+        """
+        if not self.stale and self.version == sequence and self.state is not None:
+            return self.state
+        known = bisect.bisect_right(self.snapshots_at, sequence)
+        after = self.snapshots_at[known - 1] - 1 if known else 0
+        try:
+            records = await self.store.read(self.table_id, after, count=sequence - after)
+        except EventsTrimmed as trimmed:  # below a snapshot this runtime does not know
+            after = trimmed.first_available - 1  # a snapshot: trims stop at one
+            if after >= sequence:
+                raise ValueError(f"table {self.table_id}: event {sequence} was trimmed") from None
+            records = await self.store.read(self.table_id, after, count=sequence - after)
+        rebuilt = rebuild(records)
+        if rebuilt.state is None or rebuilt.version != sequence:
+            raise ValueError(f"table {self.table_id} has no event {sequence} to answer from")
+        return rebuilt.state
 
     def deck_sequence_before(self, sequence: int) -> int:
         """Sequence of the last DeckCommitted at or before ``sequence`` (0 if none)."""
@@ -233,6 +260,7 @@ class TableRuntime:
         respond: ResponseBuilder | None = None,
         expected_version: int | None = None,
         authorize: Callable[[TableState | None], None] | None = None,
+        record: Callable[[Message], bytes] | None = None,
     ) -> Outcome:
         """Decide, append atomically, then fold.
 
@@ -243,7 +271,8 @@ class TableRuntime:
         other command slips in between the check and the append.
         ``expected_version`` (the client's ``expected_sequence``) is checked
         against the cache before deciding and, through the append, against
-        the stream itself.
+        the stream itself. ``record`` packs what the request's idempotency
+        record keeps of the answer (default: the whole answer, serialized).
         """
         async with self._lock:
             if self.fault:
@@ -288,7 +317,10 @@ class TableRuntime:
                 if respond is not None
                 else None
             )
-            blob = response.SerializeToString() if response is not None else b""
+            if response is None:
+                blob = b""
+            else:
+                blob = record(response) if record is not None else response.SerializeToString()
             try:
                 result: AppendResult = await self.store.append(
                     self.table_id,
@@ -325,6 +357,7 @@ class TableRuntime:
             self.seated_at = seated
             self._schedule()
             if snapshot_at:
+                self.snapshots_at.append(snapshot_at)
                 self.trim_points.add(snapshot_at, now)
                 trim = self._spawn(self._trim(now))
                 self._trims.add(trim)

@@ -185,6 +185,8 @@ class TableRuntime:
     # The runtime chose not to deal the next hand: nobody to play for (``_arm``).
     resting: bool = False
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # The table's one timer: armed, a handle on the loop (``_later``); fired, the task it runs.
+    _pending: asyncio.TimerHandle | None = None
     _timer: asyncio.Task[None] | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
     _trims: set[asyncio.Task[None]] = field(default_factory=set)
@@ -404,6 +406,9 @@ class TableRuntime:
             async with asyncio.timeout(grace_s):
                 await self._lock.acquire()
                 self._lock.release()
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
         tasks = [t for t in (self._timer, *self._tasks) if t is not None]
         self._timer = None
         for task in tasks:
@@ -482,9 +487,7 @@ class TableRuntime:
             self._faulted(exc)
 
     def _arm(self) -> None:
-        if self._timer is not None and self._timer is not asyncio.current_task():
-            self._timer.cancel()
-        self._timer = None
+        self._disarm()
         if self._closed or self.state is None or self.state.closed:
             return
         state = self.state
@@ -569,9 +572,34 @@ class TableRuntime:
             return CloseTable("closing time")
         return StartNextHand(secrets.token_bytes(32), secrets.token_bytes(PUBLIC_ID_BYTES))
 
+    def _disarm(self) -> None:
+        """Cancel the table's timer: the armed handle, and the task of one that fired and still
+        runs (unless that is the caller: a timer's own append rearms the next)."""
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+        if self._timer is not None and self._timer is not asyncio.current_task():
+            self._timer.cancel()
+        self._timer = None
+
+    def _later(self, delay: timedelta, job: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Arm the table's timer: ``job()`` runs as a task once ``delay`` is over.
+
+        Until then it is a handle on the event loop, not a task asleep: every action
+        rearms the action clock, and cancelling a handle costs nothing, where a sleeping
+        task was created, stepped once to sleep and stepped again to be cancelled.
+        """
+
+        def start() -> None:
+            self._pending = None
+            self._timer = self._spawn(job())
+
+        self._pending = asyncio.get_running_loop().call_later(
+            max(0.0, delay.total_seconds()), start
+        )
+
     def _after(self, delay: timedelta, version: int, command: CommandSource, kind: str) -> None:
         async def fire() -> None:
-            await asyncio.sleep(max(0.0, delay.total_seconds()))
             state = self.state
             hand = state.hand if state is not None else None
             structlog.contextvars.bind_contextvars(
@@ -594,7 +622,7 @@ class TableRuntime:
                 log.exception("timer_failed", kind=kind)
                 self._resync_later(self.timing.retry_delay)
 
-        self._timer = self._spawn(fire())
+        self._later(delay, fire)
 
     async def refresh(self) -> None:
         """Reread the stream if the cache may be behind it (before serving a read)."""
@@ -608,11 +636,9 @@ class TableRuntime:
     def _resync_later(self, delay: timedelta) -> None:
         if self._closed:
             return
-        if self._timer is not None and self._timer is not asyncio.current_task():
-            self._timer.cancel()
+        self._disarm()
 
         async def resync() -> None:
-            await asyncio.sleep(delay.total_seconds())
             try:
                 async with self._lock:
                     if self.stale:
@@ -624,4 +650,4 @@ class TableRuntime:
                 log.exception("table_resync_failed", table_id=self.table_id)
                 self._resync_later(self.timing.retry_delay)
 
-        self._timer = self._spawn(resync())
+        self._later(delay, resync)

@@ -226,7 +226,7 @@ def next_action(table_id: str, view: tpb.TableView, request_id: str) -> pb.Submi
 class TableClients:
     """One heads-up table per client; each client acts for both seats of its table."""
 
-    def __init__(self, port: int, clients: int, seat_rate: float) -> None:
+    def __init__(self, port: int, clients: int, seat_rate: float = 10_000) -> None:
         self.channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(clients)]
         self.stubs = [rpc.TableServiceStub(c) for c in self.channels]
         self.tables: list[BenchTable] = []

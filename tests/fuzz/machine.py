@@ -1175,7 +1175,11 @@ class ApiFuzzer(RuleBasedStateMachine):
         self.step(self._read("GetTableView", request, md, viewer, name))
 
     def _view_request(
-        self, kind: type[Message], who: int | None, caller: tuple[Any, ...], seat: int | None
+        self,
+        kind: type[pb.GetTableViewRequest | pb.GetHandHistoryRequest | pb.WatchTableRequest],
+        who: int | None,
+        caller: tuple[Any, ...],
+        seat: int | None,
     ) -> tuple[Any, tuple[tuple[str, str], ...], Viewer, str]:
         if who is None or not self.seats:
             table_id = self.tables[0] if self.tables else ""

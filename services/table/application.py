@@ -14,11 +14,20 @@ records the request id; a retry is answered with the stored answer of the
 first call: by the append itself, or (when deciding again on the newer state
 refuses it) by looking the id up. A refused request changes nothing. The
 stored answer is the API's response message, serialized (so that a retry
-gets the same bytes whichever version of the service answers it); the
-results here are decoded from it.
+gets the same bytes whichever version of the service answers it), or for an
+action what it is made again from (below).
 
-The view a seat's action is answered with stays the API's ``TableView``
-message (built by ``felt.wire.convert``, as for every read).
+The calls whose answer is more than a sequence (``SubmitAction``,
+``LeaveSeat``, ``AddChips``) return that very response message, built once
+under the table's lock (a retry's decoded from the record), and the handler
+sends it as it is: no value in between to unpack and pack again. The view a
+seat's action is answered with is the API's ``TableView`` message (built by
+``felt.wire.convert``, as for every read). An action's idempotency record
+keeps its sequence and deadline, not the view (:func:`action_record`): most
+answers are never asked for again (the AI workers' never read theirs), and a
+retry's view is the table's state at that sequence, folded again from the
+stream's last snapshot before it (:func:`restore_action`), so it is the
+same answer.
 The admin's use cases (create a table, seat a player) are in
 ``services.table.admin``; reads (views, the watch stream, hand histories)
 in ``services.table.queries``.
@@ -26,10 +35,9 @@ in ``services.table.queries``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
-from typing import TypeVar
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import TypeVar, cast
 
 from google.protobuf.message import Message
 from structlog.contextvars import bind_contextvars
@@ -48,7 +56,6 @@ from felt.storage.eventstore import VersionConflict
 from felt.storage.idempotency import ClientRequest, RequestKey, RequestReused
 from felt.wire import limits
 from felt.wire.convert import fill_table_view
-from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1.reason_pb2 import Reason
 from services.table.auth import Caller, Credential, check_occupant
@@ -67,22 +74,9 @@ from services.table.runtime import CommandSource, LeaseLost, TableQuarantined, T
 
 M = TypeVar("M", bound=Message)
 Answer = Callable[[TableState | None, TableState, int, datetime | None], M]
-
-
-@dataclass(frozen=True, slots=True)
-class Stack:
-    """A seat's chips behind after the call (leaving: what it takes with it), and the sequence."""
-
-    stack: int
-    sequence: int
-
-
-@dataclass(frozen=True, slots=True)
-class Acted:
-    """An action taken: the sequence, and the seat's view right after it."""
-
-    sequence: int
-    view: tpb.TableView
+# What of an answer its idempotency record keeps, and how a retry's answer is made from that.
+Record = Callable[[M], bytes]
+Restore = Callable[[TableRuntime, M], Awaitable[M]]
 
 
 class TableApp:
@@ -124,26 +118,37 @@ class TableApp:
         answer_type: type[M],
         expected: int | None = None,
         credential: Credential | None = None,
+        record: Record[M] | None = None,
+        restore: Restore[M] | None = None,
     ) -> M:
-        """Decide-append-apply and answer; a retried request gets its first answer."""
+        """Decide-append-apply and answer; a retried request gets its first answer.
+
+        ``record``: what the idempotency record keeps of the answer (default: all of it),
+        ``restore``: how a retry's answer is made again from that (default: it is the answer).
+        """
 
         def authorize(state: TableState | None) -> None:
             if credential is not None:
                 check_occupant(state, credential)
 
+        async def first(stored: bytes) -> M:
+            recorded = answer_type.FromString(stored)
+            return recorded if restore is None else await restore(runtime, recorded)
+
+        packed = cast("Callable[[Message], bytes] | None", record)
         try:
-            outcome = await runtime.run(command, request, answer, expected, authorize)
+            outcome = await runtime.run(command, request, answer, expected, authorize, packed)
         except (IllegalAction, VersionConflict, Refused) as exc:
             # Refused on today's state: perhaps because this very request already went
             # through (a retry after the table moved on). Then it gets its first answer.
             earlier = await runtime.store.request_result(runtime.table_id, request.key)
             if earlier is not None:
-                return answer_type.FromString(first_answer(request, earlier.response))
+                return await first(first_answer(request, earlier.response))
             raise refusal(exc) from None
         except (LeaseLost, RequestReused) as exc:
             raise refusal(exc) from None
         if outcome.duplicate or outcome.response is None:
-            return answer_type.FromString(outcome.stored)
+            return await first(outcome.stored)
         assert isinstance(outcome.response, answer_type)
         return outcome.response
 
@@ -159,6 +164,8 @@ class TableApp:
         expected: int | None = None,
         internal: bool = False,
         paced: bool = False,
+        record: Record[M] | None = None,
+        restore: Restore[M] | None = None,
     ) -> M:
         """A seat's mutating call: the table first, then the token, then the request id.
         ``internal``: the service credential's only (``Caller.for_service_seat``). ``paced``:
@@ -182,13 +189,15 @@ class TableApp:
                 f"second (bursts of {self.rate.limits.burst}); slow down",
                 Reason.RATE_LIMITED,
             )
-        return await self.mutate(runtime, command, key, answer, answer_type, expected, credential)
+        return await self.mutate(
+            runtime, command, key, answer, answer_type, expected, credential, record, restore
+        )
 
     # ------------------------------------------------------------------ a seat's calls
 
     async def leave_seat(
         self, caller: Caller, request: ClientRequest, table_id: str, seat: int
-    ) -> Stack:
+    ) -> pb.LeaveSeatResponse:
         """Leave (internal: the lobby's, as the seat): gone now with its stack, or (dealt in)
         after the hand, its chips behind."""
 
@@ -198,7 +207,7 @@ class TableApp:
             source = state if state.player(seat) is not None or before is None else before
             return pb.LeaveSeatResponse(stack=stack_behind(source, seat), sequence=seq)
 
-        first = await self.seat_call(
+        return await self.seat_call(
             caller,
             request,
             table_id,
@@ -208,7 +217,6 @@ class TableApp:
             pb.LeaveSeatResponse,
             internal=True,
         )
-        return Stack(first.stack, first.sequence)
 
     async def sit_out(
         self, caller: Caller, request: ClientRequest, table_id: str, seat: int
@@ -256,7 +264,7 @@ class TableApp:
         seat: int,
         amount: int,
         max_stack: int = 0,
-    ) -> Stack:
+    ) -> pb.AddChipsResponse:
         """Add chips to the seat's stack (internal; within the table's cap, and within
         ``max_stack`` when above 0: checked on the state the chips are added to, so two adds
         racing for one seat cannot both pass the lobby's look at the stack); its new stack."""
@@ -284,10 +292,9 @@ class TableApp:
             player = state.player(seat)
             return pb.AddChipsResponse(stack=player.stack if player else 0, sequence=seq)
 
-        first = await self.seat_call(
+        return await self.seat_call(
             caller, request, table_id, seat, make, answer, pb.AddChipsResponse, internal=True
         )
-        return Stack(first.stack, first.sequence)
 
     async def submit_action(
         self,
@@ -296,7 +303,7 @@ class TableApp:
         table_id: str,
         action: Act | Discard,
         expected: int | None,
-    ) -> Acted:
+    ) -> pb.SubmitActionResponse:
         """The seat's action; ``expected`` (the client's ``expected_sequence``): None skips the
         check, otherwise the table must be at it."""
         if expected == 0:
@@ -315,7 +322,7 @@ class TableApp:
             fill_table_view(response.view, state, seat, seq, deadline)
             return response
 
-        first = await self.seat_call(
+        return await self.seat_call(
             caller,
             request,
             table_id,
@@ -325,8 +332,9 @@ class TableApp:
             pb.SubmitActionResponse,
             expected,
             paced=True,
+            record=action_record,
+            restore=lambda runtime, first: restore_action(runtime, seat, first),
         )
-        return Acted(first.sequence, first.view)
 
     async def show_cards(
         self, caller: Caller, request: ClientRequest, table_id: str, seat: int, hand_id: str
@@ -357,6 +365,34 @@ class TableApp:
             pb.ShowCardsResponse,
         )
         return first.sequence
+
+
+def action_record(response: pb.SubmitActionResponse) -> bytes:
+    """What the idempotency record of an action keeps: the answer without its view, but for
+    the view's action deadline (the view is the table's state at the sequence, seen by the
+    seat: :func:`restore_action` makes it again for a retry, from the stream)."""
+    record = pb.SubmitActionResponse(sequence=response.sequence)
+    hand = response.view.hand
+    if hand.HasField("action_deadline"):
+        record.view.hand.action_deadline.CopyFrom(hand.action_deadline)
+    return record.SerializeToString()
+
+
+async def restore_action(
+    runtime: TableRuntime, seat: int, first: pb.SubmitActionResponse
+) -> pb.SubmitActionResponse:
+    """A retried action's first answer, from its record (:func:`action_record`): the seat's
+    view of the table as it was at the recorded sequence (``TableRuntime.state_at``), with
+    the recorded deadline. A record with a whole view (written before records were kept
+    small) is that answer already."""
+    if first.view.HasField("table"):
+        return first
+    state = await runtime.state_at(first.sequence)
+    hand = first.view.hand
+    deadline = hand.action_deadline.ToDatetime(UTC) if hand.HasField("action_deadline") else None
+    answer = pb.SubmitActionResponse(sequence=first.sequence)
+    fill_table_view(answer.view, state, seat, first.sequence, deadline)
+    return answer
 
 
 def rate_key(table_id: str, principal: str) -> str:

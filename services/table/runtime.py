@@ -21,6 +21,7 @@ splitting the timers out would spread that invariant over modules.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import contextvars
 import math
@@ -53,7 +54,7 @@ from felt.core.table.events import (
 )
 from felt.core.table.stats import SeatStats
 from felt.service.tracing import TraceContext, attached, current_context
-from felt.storage.eventstore import AppendResult, EventStore, VersionConflict
+from felt.storage.eventstore import AppendResult, EventStore, EventsTrimmed, VersionConflict
 from felt.storage.eventstore.codec import (
     encode_stored,
 )
@@ -169,6 +170,8 @@ class TableRuntime:
     # The sequence the cache was rebuilt from (its snapshot's; 1 for a whole stream): the
     # indexes above know nothing of the hands before it.
     loaded_from: int = 1
+    # Sequences of the snapshots since the one the cache was rebuilt from (``state_at``).
+    snapshots_at: list[int] = field(default_factory=list)
     # Snapshots this runtime may trim below, once they are old enough.
     trim_points: TrimPoints = field(default_factory=TrimPoints)
     # The opponent model (services.table.opponents), fed what ``run`` folds once it is read
@@ -185,6 +188,8 @@ class TableRuntime:
     # The runtime chose not to deal the next hand: nobody to play for (``_arm``).
     resting: bool = False
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # The table's one timer: armed, a handle on the loop (``_later``); fired, the task it runs.
+    _pending: asyncio.TimerHandle | None = None
     _timer: asyncio.Task[None] | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
     _trims: set[asyncio.Task[None]] = field(default_factory=set)
@@ -208,6 +213,7 @@ class TableRuntime:
         self.seated_at = rebuilt.seated_at
         self.loaded_from = records[0].sequence if records else 1
         self.trim_points.reset(rebuilt.snapshot, rebuilt.snapshot_at)
+        self.snapshots_at = [rebuilt.snapshot] if rebuilt.snapshot else []
         self.opponents, self._asked = None, None  # read back on the next AI request
         self.stale = False
         log.info(
@@ -217,6 +223,29 @@ class TableRuntime:
             version=self.version,
             snapshot=rebuilt.snapshot,
         )
+
+    async def state_at(self, sequence: int) -> TableState:
+        """The table's state right after the event at ``sequence`` (a retried request's answer
+        is made from it again): the cache's if it is there, else the fold of the stream from
+        the last snapshot this runtime knows at or before it (the whole stream without one).
+
+        Raises what reading the store raises, ``ValueError`` if the stream has no such event.
+        """
+        if not self.stale and self.version == sequence and self.state is not None:
+            return self.state
+        known = bisect.bisect_right(self.snapshots_at, sequence)
+        after = self.snapshots_at[known - 1] - 1 if known else 0
+        try:
+            records = await self.store.read(self.table_id, after, count=sequence - after)
+        except EventsTrimmed as trimmed:  # below a snapshot this runtime does not know
+            after = trimmed.first_available - 1  # a snapshot: trims stop at one
+            if after >= sequence:
+                raise ValueError(f"table {self.table_id}: event {sequence} was trimmed") from None
+            records = await self.store.read(self.table_id, after, count=sequence - after)
+        rebuilt = rebuild(records)
+        if rebuilt.state is None or rebuilt.version != sequence:
+            raise ValueError(f"table {self.table_id} has no event {sequence} to answer from")
+        return rebuilt.state
 
     def deck_sequence_before(self, sequence: int) -> int:
         """Sequence of the last DeckCommitted at or before ``sequence`` (0 if none)."""
@@ -236,6 +265,7 @@ class TableRuntime:
         respond: ResponseBuilder | None = None,
         expected_version: int | None = None,
         authorize: Callable[[TableState | None], None] | None = None,
+        record: Callable[[Message], bytes] | None = None,
     ) -> Outcome:
         """Decide, append atomically, then fold.
 
@@ -246,7 +276,8 @@ class TableRuntime:
         other command slips in between the check and the append.
         ``expected_version`` (the client's ``expected_sequence``) is checked
         against the cache before deciding and, through the append, against
-        the stream itself.
+        the stream itself. ``record`` packs what the request's idempotency
+        record keeps of the answer (default: the whole answer, serialized).
         """
         async with self._lock:
             if self.fault:
@@ -291,7 +322,10 @@ class TableRuntime:
                 if respond is not None
                 else None
             )
-            blob = response.SerializeToString() if response is not None else b""
+            if response is None:
+                blob = b""
+            else:
+                blob = record(response) if record is not None else response.SerializeToString()
             try:
                 result: AppendResult = await self.store.append(
                     self.table_id,
@@ -328,6 +362,7 @@ class TableRuntime:
             self.seated_at = seated
             self._schedule()
             if snapshot_at:
+                self.snapshots_at.append(snapshot_at)
                 self.trim_points.add(snapshot_at, now)
                 trim = self._spawn(self._trim(now))
                 self._trims.add(trim)
@@ -374,6 +409,9 @@ class TableRuntime:
             async with asyncio.timeout(grace_s):
                 await self._lock.acquire()
                 self._lock.release()
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
         tasks = [t for t in (self._timer, *self._tasks) if t is not None]
         self._timer = None
         for task in tasks:
@@ -452,9 +490,7 @@ class TableRuntime:
             self._faulted(exc)
 
     def _arm(self) -> None:
-        if self._timer is not None and self._timer is not asyncio.current_task():
-            self._timer.cancel()
-        self._timer = None
+        self._disarm()
         if self._closed or self.state is None or self.state.closed:
             return
         state = self.state
@@ -581,9 +617,34 @@ class TableRuntime:
             return CloseTable("closing time")
         return StartNextHand(secrets.token_bytes(32), secrets.token_bytes(PUBLIC_ID_BYTES))
 
+    def _disarm(self) -> None:
+        """Cancel the table's timer: the armed handle, and the task of one that fired and still
+        runs (unless that is the caller: a timer's own append rearms the next)."""
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+        if self._timer is not None and self._timer is not asyncio.current_task():
+            self._timer.cancel()
+        self._timer = None
+
+    def _later(self, delay: timedelta, job: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Arm the table's timer: ``job()`` runs as a task once ``delay`` is over.
+
+        Until then it is a handle on the event loop, not a task asleep: every action
+        rearms the action clock, and cancelling a handle costs nothing, where a sleeping
+        task was created, stepped once to sleep and stepped again to be cancelled.
+        """
+
+        def start() -> None:
+            self._pending = None
+            self._timer = self._spawn(job())
+
+        self._pending = asyncio.get_running_loop().call_later(
+            max(0.0, delay.total_seconds()), start
+        )
+
     def _after(self, delay: timedelta, version: int, command: CommandSource, kind: str) -> None:
         async def fire() -> None:
-            await asyncio.sleep(max(0.0, delay.total_seconds()))
             state = self.state
             hand = state.hand if state is not None else None
             structlog.contextvars.bind_contextvars(
@@ -606,7 +667,7 @@ class TableRuntime:
                 log.exception("timer_failed", kind=kind)
                 self._resync_later(self.timing.retry_delay)
 
-        self._timer = self._spawn(fire())
+        self._later(delay, fire)
 
     async def refresh(self) -> None:
         """Reread the stream if the cache may be behind it (before serving a read)."""
@@ -620,11 +681,9 @@ class TableRuntime:
     def _resync_later(self, delay: timedelta) -> None:
         if self._closed:
             return
-        if self._timer is not None and self._timer is not asyncio.current_task():
-            self._timer.cancel()
+        self._disarm()
 
         async def resync() -> None:
-            await asyncio.sleep(delay.total_seconds())
             try:
                 async with self._lock:
                     if self.stale:
@@ -636,4 +695,4 @@ class TableRuntime:
                 log.exception("table_resync_failed", table_id=self.table_id)
                 self._resync_later(self.timing.retry_delay)
 
-        self._timer = self._spawn(resync())
+        self._later(delay, resync)

@@ -127,10 +127,9 @@ class TableService(rpc.TableServiceServicer):
     async def LeaveSeat(
         self, request: pb.LeaveSeatRequest, context: Context
     ) -> pb.LeaveSeatResponse:
-        left = await self.app.leave_seat(
+        return await self.app.leave_seat(
             current_caller(), ClientRequest.of(request), request.table_id, request.seat
         )
-        return pb.LeaveSeatResponse(stack=left.stack, sequence=left.sequence)
 
     async def ReissueSeatToken(
         self, request: pb.ReissueSeatTokenRequest, context: Context
@@ -166,7 +165,7 @@ class TableService(rpc.TableServiceServicer):
         return pb.SitInResponse(sequence=sequence)
 
     async def AddChips(self, request: pb.AddChipsRequest, context: Context) -> pb.AddChipsResponse:
-        added = await self.app.add_chips(
+        return await self.app.add_chips(
             current_caller(),
             ClientRequest.of(request),
             request.table_id,
@@ -174,7 +173,6 @@ class TableService(rpc.TableServiceServicer):
             request.amount,
             request.max_stack,
         )
-        return pb.AddChipsResponse(stack=added.stack, sequence=added.sequence)
 
     async def SubmitAction(
         self, request: pb.SubmitActionRequest, context: Context
@@ -183,14 +181,13 @@ class TableService(rpc.TableServiceServicer):
             action = action_from_proto(request.seat, request.action)
         except BadAction as exc:
             raise Refused(Code.INVALID_ARGUMENT, str(exc), Reason.BAD_ACTION) from None
-        acted = await self.app.submit_action(
+        return await self.app.submit_action(
             current_caller(),
             ClientRequest.of(request),
             request.table_id,
             action,
             request.expected_sequence if request.HasField("expected_sequence") else None,
         )
-        return pb.SubmitActionResponse(sequence=acted.sequence, view=acted.view)
 
     async def ShowCards(
         self, request: pb.ShowCardsRequest, context: Context

@@ -2,7 +2,9 @@
 
 A client's ``request_id`` makes a retry safe: the same request sent again gets
 the first answer and changes nothing. That answer can hold what only its caller
-may see (a seat's view with its hole cards), so a request id must never let one
+may see (a seat's view with its hole cards: an action's record keeps only its
+sequence and deadline, and the view is made again for the seat from the table's
+stream, ``services.table.application.restore_action``), so a request id must never let one
 caller read another's answer, nor let a client occupy an id the server will use
 itself. Hence:
 

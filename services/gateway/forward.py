@@ -6,7 +6,7 @@ its descriptor, so a new RPC needs no code here) as the Connect stubs expect
 a server-streaming one yields what the upstream stream yields. Per call:
 
 * the upstream address comes from a :class:`Route` (the lobby: fixed; a
-  table: its owner, ``services.gateway.routing``);
+  table: its owner, ``felt.service.table_router``);
 * the bearer token (``authorization``) is passed on as gRPC metadata, with
   the client's address in ``x-forwarded-for`` for the services' per-client
   limits (they trust it only from a proxy they are told to trust);
@@ -37,10 +37,10 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 from google.protobuf.message import Message
 
+from felt.service.table_router import Channels, TableRouter, unreachable
 from services.gateway.caps import StreamCaps
 from services.gateway.codecs import Raw, raw_reader
 from services.gateway.errors import from_grpc, internal
-from services.gateway.routing import Channels, TableRouter
 
 Metadata = tuple[tuple[str, str], ...]
 Ctx = RequestContext[Any, Any]
@@ -51,7 +51,7 @@ class Route(Protocol):
 
     async def address(self, request: Message) -> str: ...
 
-    def forget(self, request: Message) -> None: ...
+    def forget(self, request: Message, unreachable: str = "") -> None: ...
 
 
 class FixedRoute:
@@ -63,7 +63,7 @@ class FixedRoute:
     async def address(self, request: Message) -> str:
         return self.target
 
-    def forget(self, request: Message) -> None:
+    def forget(self, request: Message, unreachable: str = "") -> None:
         pass
 
 
@@ -77,10 +77,10 @@ class TableRoute:
         table_id = getattr(request, "table_id", "")
         return await self.router.address(table_id) if table_id else self.router.default
 
-    def forget(self, request: Message) -> None:
+    def forget(self, request: Message, unreachable: str = "") -> None:
         table_id = getattr(request, "table_id", "")
         if table_id:
-            self.router.forget(table_id)
+            self.router.forget(table_id, unreachable)
 
 
 def python_name(method: str) -> str:
@@ -226,7 +226,7 @@ class Forwarder:
         """After UNAVAILABLE from ``address``: the owner's new address, if it moved."""
         if error.code() is not grpc.StatusCode.UNAVAILABLE:
             return None
-        self.route.forget(request)
+        self.route.forget(request, address if unreachable(error) else "")
         again = await self.route.address(request)
         return again if again != address else None
 

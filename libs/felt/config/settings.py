@@ -454,6 +454,17 @@ FELT_TABLE_ADVERTISE_ADDR = Text(
     "directory (`felt:table-instance:<instance id>`); in a cluster, the pod's address "
     "(`$(POD_IP):50051`)",
 )
+FELT_TABLE_INTERNAL_ADVERTISE_ADDR = Text(
+    name="FELT_TABLE_INTERNAL_ADVERTISE_ADDR",
+    services=("table",),
+    help="where the lobby and the AI workers reach this instance's internal port",
+    default_doc="the internal listen host (the host name for `0.0.0.0`) and its bound port; "
+    "without `FELT_TABLE_INTERNAL_ADDR`, the public advertised address",
+    doc="where the lobby and the AI workers reach this instance's internal port "
+    "(`FELT_TABLE_INTERNAL_ADDR`): announced in the internal instance directory "
+    "(`felt:table-internal:<instance id>`), so that their calls reach each table's owner; in a "
+    "cluster, the pod's address (`$(POD_IP):50053`)",
+)
 FELT_AUTH_FAILURE_BURST = Integer(
     name="FELT_AUTH_FAILURE_BURST",
     services=("table", "lobby", "gateway"),

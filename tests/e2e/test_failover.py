@@ -24,7 +24,6 @@ import signal
 import sys
 import time
 import uuid
-from collections import Counter
 from dataclasses import dataclass, field
 
 import pytest
@@ -45,6 +44,7 @@ from poker.v1 import table_service_pb2 as pb
 from tests.e2e.test_lobby_stack import LOBBY_ENV, TABLE_ENV, Stack, _port
 from tests.e2e.test_lobby_stack import stack as stack  # the fixture
 from tests.e2e.test_serve import REPO, _free_port
+from tests.e2e.test_serve import launcher as launcher  # the fixture
 from tests.integration.lobby.conftest import fresh_database as fresh_database  # the fixture
 
 WAIT = 40.0  # generous: a loaded 2-core machine
@@ -68,7 +68,8 @@ class Person:
     table_id: str
     seat: int
     token: str
-    acknowledged: list[str] = field(default_factory=list)
+    # Each action answered OK: (request id, the sequence it was sent at, the answer's sequence).
+    acknowledged: list[tuple[str, int, int]] = field(default_factory=list)
     retried: int = 0  # answers that came only after a retry (the table had moved)
 
     @property
@@ -109,7 +110,9 @@ class Person:
         for attempt in range(1_000):
             assert time.monotonic() < deadline, "an action was not answered in time"
             try:
-                await self.tables.submit_action(request, headers=self.headers, timeout_ms=5000)
+                answer = await self.tables.submit_action(
+                    request, headers=self.headers, timeout_ms=5000
+                )
             except ConnectError as err:
                 if err.code in (Code.UNAVAILABLE, Code.DEADLINE_EXCEEDED):
                     await asyncio.sleep(0.1)  # the table is moving: the same request again
@@ -117,7 +120,9 @@ class Person:
                 # The table moved on (timed out, or a stale view): not acknowledged.
                 assert err.code in (Code.ABORTED, Code.FAILED_PRECONDITION), err
                 return
-            self.acknowledged.append(request.request_id)
+            self.acknowledged.append(
+                (request.request_id, request.expected_sequence, answer.sequence)
+            )
             self.retried += attempt > 0
             return
 
@@ -196,7 +201,11 @@ async def test_an_instance_killed_mid_hand_hands_every_table_to_the_others(
     assert worker.first_line.startswith("ai worker"), worker.log.read_text()
     await stack.migrate()
     lobby = await launcher.start(
-        "lobby", DATABASE_URL=stack.database_url, FELT_TABLE_ADDR=first.internal, **LOBBY_ENV
+        "lobby",
+        DATABASE_URL=stack.database_url,
+        FELT_TABLE_ADDR=first.internal,
+        FELT_LOBBY_MAX_LOUNGES=str(AI_TABLES + 1),
+        **LOBBY_ENV,
     )
     lobby_port = _port(lobby, "lobby listening on port")
     gateway_port = _free_port()
@@ -261,9 +270,19 @@ async def test_an_instance_killed_mid_hand_hands_every_table_to_the_others(
         store = RedisEventStore(redis, pipeline=False)
 
         async def every_table_resumed() -> bool:
+            """Each table is run by a live instance, answers through the gateway, and has
+            moved on since the kill, unless it cannot: fewer than two seats hold chips (an
+            AI-only table plays until one AI has every chip)."""
             for t in tables:
                 owner = await _owner(redis, t)
-                if owner in ("", victim.instance_id) or await store.version(t) <= before[t]:
+                if owner in ("", victim.instance_id):
+                    return False
+                try:
+                    table = (await table_api.get_table(pb.GetTableRequest(table_id=t))).table
+                except ConnectError:
+                    return False
+                playing = sum(1 for seat in table.seats if seat.player_id and seat.stack > 0)
+                if table.sequence <= before[t] and playing >= 2:
                     return False
             return True
 
@@ -292,16 +311,26 @@ async def test_an_instance_killed_mid_hand_hands_every_table_to_the_others(
 
         await _until(all_closed, "every lounge to close")
 
-    # Every stream: no gap, no duplicate; every acknowledged action in it exactly once.
-    seen: Counter[str] = Counter()
+    # Every stream: no gap, no duplicate. Every acknowledged action in it exactly once: its
+    # events (the sequences after the one it was sent at, up to its answer's) carry one request
+    # key (the table's record of the request id), and no other event does.
+    keyed: dict[str, list[int]] = {}
     for t in tables:
         records = await store.read(t)
         assert [r.sequence for r in records] == list(range(1, len(records) + 1)), t
         for record in records:
             _, meta = decode_event(record.payload)
-            if meta.request_id:
-                seen[meta.request_id] += 1
-    assert {rid: seen[rid] for rid in ona.acknowledged} == dict.fromkeys(ona.acknowledged, 1)
+            key = meta.request_key or meta.request_id
+            if t == ona.table_id and key:
+                keyed.setdefault(key, []).append(record.sequence)
+    by_sequence = {seq: key for key, seqs in keyed.items() for seq in seqs}
+    keys = []
+    for request_id, sent_at, answered_at in ona.acknowledged:
+        span = list(range(sent_at + 1, answered_at + 1))
+        (key,) = {by_sequence.get(seq, "") for seq in span}
+        assert key and keyed[key] == span, (request_id, sent_at, answered_at, keyed.get(key))
+        keys.append(key)
+    assert len(set(keys)) == len(keys), "two acknowledged actions, one record"
     audit = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",

@@ -379,7 +379,9 @@ FELT_TABLE_ADDR = Address(
     help="table service listen address; where the lobby and `felt play` reach it",
     doc="table service listen address, bound exclusively (a second server on a taken port "
     "exits with status 2); the lobby (with `FELT_ADMIN_TOKEN`), `felt sagas resolve` and "
-    "`felt play` reach the table service there",
+    "`felt play` reach the table service there (the lobby, given `REDIS_URL`, sends each "
+    "table's calls to its owner instead, and this address only when no instance is "
+    "announced)",
 )
 FELT_TABLE_INTERNAL_ADDR = Address(
     name="FELT_TABLE_INTERNAL_ADDR",
@@ -664,9 +666,11 @@ FELT_TABLE_TARGET = Text(
     name="FELT_TABLE_TARGET",
     services=("ai-worker", "gateway"),
     default="127.0.0.1:50051",
-    help="where AI workers send `SubmitAction`; the gateway's default table-service instance",
-    doc="where AI workers send `SubmitAction`; the gateway's default table-service instance "
-    "(tables nobody owns, or no Redis to ask)",
+    help="the AI workers' and the gateway's table service when Redis names no owner",
+    doc="the table-service instance the AI workers (`SubmitAction`) and the gateway call when "
+    "Redis names no owner: no Redis to ask, or no instance announced (each table's calls go "
+    "to its owner, found by its lease and the instance directory: "
+    "`felt.service.table_router`)",
 )
 FELT_AI_CONCURRENCY = Integer(
     name="FELT_AI_CONCURRENCY",

@@ -84,6 +84,8 @@ class GrpcTables:
         else:
             stub: rpc.TableServiceAsyncStub = rpc.TableServiceStub(tables)
             self.calls = OwnerCalls.fixed(stub)
+        # The configured instance's stub (the only one without routing; tests call it).
+        self.stub = self.calls.stub(self.calls.router.default)
         self.metadata: tuple[tuple[str, str], ...] = (("authorization", f"Bearer {admin_token}"),)
         self.archive = archive
 

@@ -31,9 +31,9 @@ import redis.asyncio as redis_async_lib
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 
-from felt.storage.eventstore import RedisEventStore, lease_key
+from felt.storage.eventstore import RedisEventStore
 from felt.storage.eventstore.codec import decode_event
-from felt.storage.instances import INSTANCE_KEY_PREFIX, INTERNAL_INSTANCE_KEY_PREFIX
+from felt.storage.instances import INTERNAL_INSTANCE_KEY_PREFIX, RedisTableInstances
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import lobby_pb2 as lpb
 from poker.v1 import lobby_service_connect as lobby_connect
@@ -144,24 +144,18 @@ class Person:
 
 async def _instances(redis: redis_async_lib.Redis, count: int) -> dict[str, Instance]:
     """The instances as their announcements in both directories name them."""
+    public = RedisTableInstances(redis)
+    internal = RedisTableInstances(redis, INTERNAL_INSTANCE_KEY_PREFIX)
     deadline = time.monotonic() + WAIT
-    while True:
-        ids = {m.decode() for m in await redis.smembers(INSTANCE_KEY_PREFIX.rstrip(":") + "s")}
-        if len(ids) >= count:
-            break
-        assert time.monotonic() < deadline, ids
+    while len(outside := await public.announced()) < count:
+        assert time.monotonic() < deadline, outside
         await asyncio.sleep(0.1)
-    found = {}
-    for instance_id in ids:
-        public = (await redis.get(INSTANCE_KEY_PREFIX + instance_id)).decode()
-        internal = (await redis.get(INTERNAL_INSTANCE_KEY_PREFIX + instance_id)).decode()
-        found[instance_id] = Instance(-1, instance_id, public, internal)
-    return found
+    inside = await internal.announced()
+    return {i: Instance(-1, i, outside[i], inside[i]) for i in outside}
 
 
 async def _owner(redis: redis_async_lib.Redis, table_id: str) -> str:
-    owner = await redis.get(lease_key(table_id))
-    return owner.decode() if owner is not None else ""
+    return await RedisEventStore(redis, pipeline=False).lease_owner(table_id) or ""
 
 
 async def _until(check: object, what: str) -> None:

@@ -11,8 +11,9 @@ the owner's instance id), and every instance announces where it serves under tha
 * the owner's address is looked up from both and remembered for ``route_ttl_s`` (two
   Redis reads per table per TTL, not per call);
 * a table nobody owns (new, or its owner gone and its lease lapsed) goes to one of the
-  announced instances, the same one for the same table (rendezvous hashing, so that new
-  tables spread over the instances and every caller picks the same one), which adopts it
+  announced instances, the same one for the same table (rendezvous hashing on the instance
+  ids, so that new tables spread over the instances and every caller, whichever directory it
+  reads, picks the same one), which adopts it
   on that call: a caller need not wait for the instances' periodic adoption. An address
   that was just unreachable is passed over for ``suspect_s`` (a crashed instance stays in
   the directory for three lease TTLs). With no directory, or nobody announced, the call
@@ -110,7 +111,7 @@ class TableRouter:
     clock: Callable[[], float] = time.monotonic
     _routes: dict[str, _Route] = field(default_factory=dict)
     _suspects: dict[str, float] = field(default_factory=dict)
-    _live: tuple[str, ...] = ()  # the directory's addresses, as last read
+    _live: tuple[tuple[str, str], ...] = ()  # the directory's (id, address), as last read
     _live_until: float = 0.0
 
     async def address(self, table_id: str) -> str:
@@ -148,26 +149,30 @@ class TableRouter:
             log.warning("table_route_unknown", table_id=table_id, error=str(exc))
             return self.default
 
-    async def _announced(self) -> tuple[str, ...]:
-        """The announced addresses (read at most once per ``route_ttl_s``)."""
+    async def _announced(self) -> tuple[tuple[str, str], ...]:
+        """The announced instances, (id, address) (read at most once per ``route_ttl_s``)."""
         assert self.instances is not None
         now = self.clock()
         if self._live_until <= now:
-            self._live = tuple(sorted(set((await self.instances.announced()).values())))
+            self._live = tuple(sorted((await self.instances.announced()).items()))
             self._live_until = now + self.route_ttl_s
         return self._live
 
-    def _adopter(self, table_id: str, live: tuple[str, ...]) -> str:
-        """The instance to run a table nobody owns: the same for every caller (the highest
-        hash of table and address), passing over addresses just found unreachable."""
+    def _adopter(self, table_id: str, live: tuple[tuple[str, str], ...]) -> str:
+        """The instance to run a table nobody owns: the same for every caller, whichever
+        directory it reads (the highest hash of table and instance id), passing over
+        addresses just found unreachable."""
         now = self.clock()
         for address, until in list(self._suspects.items()):
             if until <= now:
                 del self._suspects[address]
-        candidates = [a for a in live if a not in self._suspects] or live
+        candidates = [i for i in live if i[1] not in self._suspects] or list(live)
         if not candidates:
             return self.default
-        return max(candidates, key=lambda a: hashlib.sha256(f"{table_id}\0{a}".encode()).digest())
+        _, address = max(
+            candidates, key=lambda i: hashlib.sha256(f"{table_id}\0{i[0]}".encode()).digest()
+        )
+        return address
 
 
 Stub = TypeVar("Stub")

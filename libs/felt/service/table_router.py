@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import grpc
 import structlog
@@ -65,16 +65,24 @@ MAX_ROUTES = 100_000
 
 
 class Channels:
-    """One channel per upstream address, made on first use, closed together."""
+    """One channel per upstream address, made on first use, closed together; ``interceptors``
+    on every one of them (e.g. a tracer's)."""
 
-    def __init__(self, options: tuple[tuple[str, int | str], ...] = CHANNEL_OPTIONS) -> None:
+    def __init__(
+        self,
+        interceptors: Sequence[Any] = (),
+        options: tuple[tuple[str, int | str], ...] = CHANNEL_OPTIONS,
+    ) -> None:
         self.options = options
+        self._interceptors = list(interceptors)
         self._channels: dict[str, grpc.aio.Channel] = {}
 
     def get(self, address: str) -> grpc.aio.Channel:
         channel = self._channels.get(address)
         if channel is None:
-            channel = grpc.aio.insecure_channel(address, options=self.options)
+            channel = grpc.aio.insecure_channel(
+                address, options=self.options, interceptors=self._interceptors or None
+            )
             self._channels[address] = channel
         return channel
 
@@ -257,6 +265,7 @@ def owner_calls(
     make_stub: Callable[[grpc.aio.Channel], Stub],
     options: tuple[tuple[str, int | str], ...] = CHANNEL_OPTIONS,
     directory: str = INTERNAL_INSTANCE_KEY_PREFIX,
+    interceptors: Sequence[Any] = (),
 ) -> OwnerCalls[Stub]:
     """Calls routed by the leases and the instance ``directory`` in ``redis`` (the caller's
     client, which it closes): by default the internal addresses, which the lobby and the AI
@@ -269,4 +278,4 @@ def owner_calls(
             RedisEventStore(redis, pipeline=False),
             RedisTableInstances(redis, directory),
         )
-    return OwnerCalls(router, make_stub, Channels(options))
+    return OwnerCalls(router, make_stub, Channels(interceptors, options))

@@ -5,6 +5,10 @@ idempotent replay of an earlier answer) is harmless and acknowledged; an
 action the service calls INVALID_ARGUMENT is a bot bug (dead-lettered); any
 other failure (UNAVAILABLE, DEADLINE_EXCEEDED, an auth problem) is transient:
 the request stays pending and is retried after a claim.
+
+An answer goes to the instance that owns the table (:class:`OwnerSubmit`, the shared
+``felt.service.table_router``), retried there once at once when an UNAVAILABLE shows that
+the table moved (the request id makes the retry harmless).
 """
 
 from __future__ import annotations
@@ -15,8 +19,10 @@ from typing import Any, Protocol
 import grpc
 import structlog
 
+from felt.service.table_router import OwnerCalls
 from poker.v1 import ai_pb2
 from poker.v1 import table_service_pb2 as pb
+from poker.v1 import table_service_pb2_grpc as rpc
 from services.ai_worker.decide import Decision
 from services.ai_worker.metrics import WorkerMetrics
 
@@ -38,6 +44,21 @@ class SubmitStub(Protocol):
     async def SubmitAction(
         self, request: pb.SubmitActionRequest, *, metadata: Any, timeout: float
     ) -> pb.SubmitActionResponse: ...
+
+
+class OwnerSubmit:
+    """``SubmitAction`` at the table's owner, wherever it runs now."""
+
+    def __init__(self, calls: OwnerCalls[rpc.TableServiceAsyncStub]) -> None:
+        self.calls = calls
+
+    async def SubmitAction(
+        self, request: pb.SubmitActionRequest, *, metadata: Any, timeout: float
+    ) -> pb.SubmitActionResponse:
+        return await self.calls.call(
+            request.table_id,
+            lambda stub: stub.SubmitAction(request, metadata=metadata, timeout=timeout),
+        )
 
 
 class Answerer:

@@ -29,10 +29,12 @@ else changes. Every worker:
   acknowledge), leaves the group if it holds nothing, and exits 0.
 
 With several table-service instances a request must reach the instance that
-owns its table; for now a worker has one target (``FELT_TABLE_TARGET``), which
-in a cluster is a gateway or load balancer that routes by table. An instance
-that does not own the table answers UNAVAILABLE, which the worker treats as
-transient (the request is retried after ``claim_idle_ms``).
+owns its table: the worker finds it by the table's lease and the instance
+directory in the same Redis (``felt.service.table_router``, shared with the
+gateway and the lobby; ``FELT_TABLE_TARGET`` only for a table nobody owns and
+nobody announced). An UNAVAILABLE makes it look again and answer the new owner
+at once; if the table has no live owner yet (its crashed owner's lease has not
+lapsed), the request stays pending and is retried after ``claim_idle_ms``.
 
 This module holds the lifecycle and the consumer-group loops; the rest is in
 modules with one job each: ``config`` (settings), ``handling`` (one request to
@@ -55,11 +57,11 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-import grpc
 import structlog
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from felt.service.table_router import OwnerCalls, owner_calls
 from felt.storage.decisions import (
     DecisionQueue,
     Entry,
@@ -69,7 +71,7 @@ from felt.storage.decisions import (
 )
 from felt.storage.redis_client import connect_redis
 from poker.v1 import table_service_pb2_grpc as rpc
-from services.ai_worker.answer import Answerer, SubmitStub
+from services.ai_worker.answer import Answerer, OwnerSubmit, SubmitStub
 from services.ai_worker.config import (
     DEFAULT_GROUP,
     DEFAULT_STREAM,
@@ -116,7 +118,7 @@ class AiWorker:
     _slot_freed: asyncio.Event = field(default_factory=asyncio.Event)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _redis: Redis | None = None  # the client this worker opened (and closes)
-    _channel: grpc.aio.Channel | None = None
+    _calls: OwnerCalls[rpc.TableServiceAsyncStub] | None = None
     _http: MetricsServer | None = None
     _executor: ThreadPoolExecutor | None = None
     _handler: RequestHandler | None = None
@@ -164,16 +166,18 @@ class AiWorker:
         self.stats = self._reporter(self.queue)
         await self.ensure_group()
         self.health.last_redis_ok = time.monotonic()
-        if self.stub is None:
-            self._channel = grpc.aio.insecure_channel(
+        if self.stub is None:  # answers go to each table's owner, found in this Redis
+            self._calls = owner_calls(
                 cfg.table_target,
-                options=[
+                self._redis,
+                rpc.TableServiceStub,
+                (
                     ("grpc.primary_user_agent", f"felt-ai-worker/{self.consumer}"),
                     ("grpc.keepalive_time_ms", 30_000),
-                ],
+                ),
                 interceptors=cfg.tracing.client_interceptors(),
             )
-            self.stub = rpc.TableServiceStub(self._channel)  # type: ignore[assignment]
+            self.stub = OwnerSubmit(self._calls)
         assert self.stub is not None
         if cfg.bot_thread:
             self._executor = ThreadPoolExecutor(cfg.concurrency, thread_name_prefix="felt-ai-bot")
@@ -292,8 +296,8 @@ class AiWorker:
         await self._finish(self._tasks)
         if self._http is not None:
             await self._http.stop()
-        if self._channel is not None:
-            await self._channel.close()
+        if self._calls is not None:
+            await self._calls.close()
         if self._executor is not None:
             self._executor.shutdown(wait=False, cancel_futures=True)
         if self._redis is not None:

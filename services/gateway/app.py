@@ -45,6 +45,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.staticfiles import StaticFiles
 
+from felt.service.table_router import Channels, TableRouter
 from felt.storage.eventstore import RedisEventStore
 from felt.storage.instances import RedisTableInstances
 from felt.storage.redis_client import ready, redis_from_url
@@ -74,7 +75,6 @@ from services.gateway.forward import (
     guarded_stream,
 )
 from services.gateway.metrics import GatewayMetrics, MeteredApp, rpc_routes
-from services.gateway.routing import Channels, TableRouter
 from services.gateway.session_cookie import SessionCookies
 from services.gateway.wire_reader import Request, has_field
 

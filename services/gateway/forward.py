@@ -6,7 +6,7 @@ its descriptor, so a new RPC needs no code here) as the Connect stubs expect
 a server-streaming one yields what the upstream stream yields. Per call:
 
 * the upstream address comes from a :class:`Route` (the lobby: fixed; a
-  table: its owner, ``services.gateway.routing``);
+  table: its owner, ``felt.service.table_router``);
 * the bearer token (``authorization``) is passed on as gRPC metadata, with
   the client's address in ``x-forwarded-for`` for the services' per-client
   limits (they trust it only from a proxy they are told to trust);
@@ -38,10 +38,10 @@ from connectrpc.request import RequestContext
 from google.protobuf import message_factory
 from google.protobuf.descriptor import MethodDescriptor, ServiceDescriptor
 
+from felt.service.table_router import Channels, TableRouter, unreachable
 from services.gateway.caps import StreamCaps
 from services.gateway.codecs import Raw, raw_reader
 from services.gateway.errors import from_grpc, internal
-from services.gateway.routing import Channels, TableRouter
 from services.gateway.wire_reader import RawRequest, Request, table_id_of
 
 Metadata = tuple[tuple[str, str], ...]
@@ -53,7 +53,7 @@ class Route(Protocol):
 
     async def address(self, request: Request) -> str: ...
 
-    def forget(self, request: Request) -> None: ...
+    def forget(self, request: Request, unreachable: str = "") -> None: ...
 
 
 class FixedRoute:
@@ -65,7 +65,7 @@ class FixedRoute:
     async def address(self, request: Request) -> str:
         return self.target
 
-    def forget(self, request: Request) -> None:
+    def forget(self, request: Request, unreachable: str = "") -> None:
         pass
 
 
@@ -79,10 +79,10 @@ class TableRoute:
         table_id = table_id_of(request)
         return await self.router.address(table_id) if table_id else self.router.default
 
-    def forget(self, request: Request) -> None:
+    def forget(self, request: Request, unreachable: str = "") -> None:
         table_id = table_id_of(request)
         if table_id:
-            self.router.forget(table_id)
+            self.router.forget(table_id, unreachable)
 
 
 def python_name(method: str) -> str:
@@ -228,7 +228,7 @@ class Forwarder:
         """After UNAVAILABLE from ``address``: the owner's new address, if it moved."""
         if error.code() is not grpc.StatusCode.UNAVAILABLE:
             return None
-        self.route.forget(request)
+        self.route.forget(request, address if unreachable(error) else "")
         again = await self.route.address(request)
         return again if again != address else None
 

@@ -8,7 +8,9 @@ there is SEATED with a fresh seat token, not there refunded; a chip add is ADDED
 table answers its own request with the chips on the seat, refunded if it refuses it.
 ``--retry`` puts it back in the pass's queue with its attempts reset instead. The lobby's
 database is ``DATABASE_URL``; the table service ``FELT_TABLE_ADDR`` with
-``FELT_ADMIN_TOKEN`` (as the lobby runs with).
+``FELT_ADMIN_TOKEN`` (as the lobby runs with), each table's calls sent to its owner when
+``REDIS_URL`` is set, as the lobby's are (``felt.service.table_router``), unless
+``--table-addr`` names one instance.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from felt.config.settings import (
     FELT_ADMIN_TOKEN,
     FELT_DEV_MODE,
     FELT_TABLE_ADDR,
+    REDIS_URL,
     ConfigError,
 )
 
@@ -62,7 +65,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="put it back in the recovery pass's queue (attempts reset) instead",
     )
     rs.add_argument(
-        "--table-addr", help="the table service (default: $FELT_TABLE_ADDR or 127.0.0.1:50051)"
+        "--table-addr",
+        help="one table-service instance to call (default: each table's owner, found in "
+        "$REDIS_URL, else $FELT_TABLE_ADDR or 127.0.0.1:50051)",
     )
     rs.set_defaults(handler=run_resolve)
 
@@ -183,9 +188,10 @@ def run_resolve(args: argparse.Namespace) -> int:
 
 
 async def _resolve(dsn: str, args: argparse.Namespace) -> tuple[str, BuyIn | ChipAdd]:
-    import grpc
-
+    from felt.service.table_router import owner_calls
+    from felt.storage.redis_client import redis_from_url
     from felt.wire.tokens import DEV_SERVICE_TOKEN
+    from poker.v1.table_service_pb2_grpc import TableServiceStub
     from services.lobby.chips import StuckChipAdds
     from services.lobby.postgres import PgBuyIns, PgChipAdds
     from services.lobby.postgres.pool import create_pool
@@ -200,22 +206,29 @@ async def _resolve(dsn: str, args: argparse.Namespace) -> tuple[str, BuyIn | Chi
     if not token and not args.retry:
         raise ResolveRefused("set FELT_ADMIN_TOKEN (the table service's service credential)")
     address = args.table_addr or FELT_TABLE_ADDR.read()
+    # With REDIS_URL, each table's calls go to its owner (the table's address as a fallback).
+    redis_url = "" if args.table_addr else REDIS_URL.read()
+    routes = redis_from_url(redis_url) if redis_url else None
+    calls = owner_calls(address, routes, TableServiceStub)
     pool = await create_pool(dsn, min_size=1, max_size=2)
     try:
-        async with grpc.aio.insecure_channel(address) as channel:
-            if args.saga_id.startswith("c-"):  # an add of chips
-                adds = StuckChipAdds(PgChipAdds(pool), GrpcTables(channel, token), _utcnow)
-                if args.retry:
-                    return "requeued", await adds.requeue(args.saga_id)
-                added = await adds.resolve(args.saga_id)
-                return added.outcome, added.chip_add
-            desk = StuckSagas(PgBuyIns(pool), GrpcTables(channel, token), _utcnow)
+        tables = GrpcTables(calls, token)
+        if args.saga_id.startswith("c-"):  # an add of chips
+            adds = StuckChipAdds(PgChipAdds(pool), tables, _utcnow)
             if args.retry:
-                return "requeued", await desk.requeue(args.saga_id)
-            resolution = await desk.resolve(args.saga_id)
-            return resolution.outcome, resolution.buy_in
+                return "requeued", await adds.requeue(args.saga_id)
+            added = await adds.resolve(args.saga_id)
+            return added.outcome, added.chip_add
+        desk = StuckSagas(PgBuyIns(pool), tables, _utcnow)
+        if args.retry:
+            return "requeued", await desk.requeue(args.saga_id)
+        resolution = await desk.resolve(args.saga_id)
+        return resolution.outcome, resolution.buy_in
     finally:
         await pool.close()
+        await calls.close()
+        if routes is not None:
+            await routes.aclose()
 
 
 def _utcnow() -> datetime:

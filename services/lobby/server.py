@@ -66,16 +66,18 @@ import grpc
 import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc  # type: ignore[import-untyped]
 from grpc_reflection.v1alpha import reflection  # type: ignore[import-untyped]
+from redis.asyncio import Redis
 
 from felt.config import settings as S
 from felt.config.settings import environment
 from felt.service.metrics_server import Health, MetricsServer
 from felt.service.rpc import run, serve_until_stopped
+from felt.service.table_router import OwnerCalls, owner_calls
 from felt.storage.archive import HandArchive
 from felt.storage.archive.postgres import PostgresHandArchive
 from felt.storage.eventstore import EventStore, RedisEventStore
 from felt.storage.migrations import applied_versions, load, migrate
-from felt.storage.redis_client import connect_redis
+from felt.storage.redis_client import connect_redis, redis_from_url
 from felt.wire.attempts import AttemptLimits, FailedAttempts
 from felt.wire.clients import TrustedProxies
 from felt.wire.credentials import credential_problems
@@ -86,6 +88,7 @@ from poker.v1 import (
     history_service_pb2_grpc,
     lobby_service_pb2,
     lobby_service_pb2_grpc,
+    table_service_pb2_grpc,
 )
 from services.grpc_server import PortInUse, aio_server, bind
 from services.lobby.application import LobbyApp, LobbySecrets, LobbySettings
@@ -254,7 +257,10 @@ class RunningLobbyServer:
     seating: SeatingApp
     closing: ClosingApp
     grace_s: float
-    channel: grpc.aio.Channel | None = None
+    calls: OwnerCalls[table_service_pb2_grpc.TableServiceAsyncStub] | None = (
+        None  # the table service, routed
+    )
+    routes: Redis | None = None  # the leases and instance directory it routes by
     recovery: asyncio.Task[None] | None = None
     streams: RedisEventStore | None = None
     metrics: MetricsServer | None = None
@@ -270,8 +276,10 @@ class RunningLobbyServer:
             await self.metrics.stop()
         await self.server.stop(self.grace_s)
         await self.pool.close()
-        if self.channel is not None:
-            await self.channel.close()
+        if self.calls is not None:
+            await self.calls.close()
+        if self.routes is not None:
+            await self.routes.aclose()
         if self.streams is not None:
             await self.streams.aclose()
         log.info("lobby_stopped", port=self.port)
@@ -325,10 +333,11 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         config.clock,
     )
     archive = config.archive or PostgresHandArchive(pool)
-    channel, tables = None, config.tables
-    if tables is None:
-        channel = grpc.aio.insecure_channel(config.table_address)
-        tables = GrpcTables(channel, config.table_admin_token, archive)
+    calls, routes, tables = None, None, config.tables
+    if tables is None:  # each table's calls to its owner, found in Redis (else one address)
+        routes = redis_from_url(config.redis_url) if config.redis_url else None
+        calls = owner_calls(config.table_address, routes, table_service_pb2_grpc.TableServiceStub)
+        tables = GrpcTables(calls, config.table_admin_token, archive)
     lounges = LoungeApp(app, PgLounges(pool), tables)
     opened = await lounges.recover()  # lounges a crash left half-created
     if opened:
@@ -390,7 +399,8 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         seating,
         closing,
         config.grace_s,
-        channel,
+        calls,
+        routes,
         recovery,
         streams,
         http,

@@ -10,6 +10,11 @@ and gets the first answer. A status that means the call was refused for good
 with the table service's ``ErrorInfo`` reason; anything else (unreachable,
 deadline, an internal error) leaves the outcome unknown: :class:`TablesUnavailable`,
 to be retried with the same id.
+
+Each call goes to the table's owner (``felt.service.table_router.OwnerCalls``: its lease and
+the instance directory in Redis), retried once at once if the owner answered UNAVAILABLE and
+the table has moved; given a bare channel instead (tests, ``felt sagas``), every call goes
+there.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from datetime import UTC, datetime
 import grpc
 
 from felt.core.table.events import PlayerLeft
+from felt.service.table_router import OwnerCalls
 from felt.storage.archive import HandArchive
 from felt.storage.eventstore.codec import decode_event
 from felt.wire.status import error_reason
@@ -68,9 +74,18 @@ class GrpcTables:
     ``PlayerLeft`` the table service trimmed from Redis once the projector archived it."""
 
     def __init__(
-        self, channel: grpc.aio.Channel, admin_token: str, archive: HandArchive | None = None
+        self,
+        tables: grpc.aio.Channel | OwnerCalls[rpc.TableServiceAsyncStub],
+        admin_token: str,
+        archive: HandArchive | None = None,
     ) -> None:
-        self.stub: rpc.TableServiceAsyncStub = rpc.TableServiceStub(channel)
+        if isinstance(tables, OwnerCalls):
+            self.calls = tables
+        else:
+            stub: rpc.TableServiceAsyncStub = rpc.TableServiceStub(tables)
+            self.calls = OwnerCalls.fixed(stub)
+        # The configured instance's stub (the only one without routing; tests call it).
+        self.stub = self.calls.stub(self.calls.router.default)
         self.metadata: tuple[tuple[str, str], ...] = (("authorization", f"Bearer {admin_token}"),)
         self.archive = archive
 
@@ -89,7 +104,12 @@ class GrpcTables:
             request_id=request_id,
         )
         try:
-            await self.stub.CreateTable(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
+            await self.calls.call(
+                table_id,
+                lambda stub: stub.CreateTable(
+                    request, metadata=self.metadata, timeout=CALL_TIMEOUT_S
+                ),
+            )
         except grpc.aio.AioRpcError as err:
             raise self._failed(err) from None
 
@@ -116,8 +136,11 @@ class GrpcTables:
             wait_for_big_blind=wait_for_big_blind,
         )
         try:
-            answer = await self.stub.SeatPlayer(
-                request, metadata=self.metadata, timeout=CALL_TIMEOUT_S
+            answer = await self.calls.call(
+                table_id,
+                lambda stub: stub.SeatPlayer(
+                    request, metadata=self.metadata, timeout=CALL_TIMEOUT_S
+                ),
             )
         except grpc.aio.AioRpcError as err:
             raise self._failed(err) from None
@@ -129,7 +152,10 @@ class GrpcTables:
         if seat_token:
             metadata = (*metadata, (SEAT_TOKEN_HEADER, seat_token))
         try:
-            answer = await self.stub.LeaveSeat(request, metadata=metadata, timeout=CALL_TIMEOUT_S)
+            answer = await self.calls.call(
+                table_id,
+                lambda stub: stub.LeaveSeat(request, metadata=metadata, timeout=CALL_TIMEOUT_S),
+            )
         except grpc.aio.AioRpcError as err:
             raise self._failed(err) from None
         return Departure(answer.stack, answer.sequence)
@@ -141,8 +167,11 @@ class GrpcTables:
             table_id=table_id, seat=seat, player_id=player_id, request_id=request_id
         )
         try:
-            answer = await self.stub.ReissueSeatToken(
-                request, metadata=self.metadata, timeout=CALL_TIMEOUT_S
+            answer = await self.calls.call(
+                table_id,
+                lambda stub: stub.ReissueSeatToken(
+                    request, metadata=self.metadata, timeout=CALL_TIMEOUT_S
+                ),
             )
         except grpc.aio.AioRpcError as err:
             raise self._failed(err) from None
@@ -150,10 +179,13 @@ class GrpcTables:
 
     async def seat_now(self, table_id: str, seat: int) -> SeatNow | None:
         try:
-            answer = await self.stub.GetTableView(
-                pb.GetTableViewRequest(table_id=table_id),
-                metadata=self.metadata,
-                timeout=CALL_TIMEOUT_S,
+            answer = await self.calls.call(
+                table_id,
+                lambda stub: stub.GetTableView(
+                    pb.GetTableViewRequest(table_id=table_id),
+                    metadata=self.metadata,
+                    timeout=CALL_TIMEOUT_S,
+                ),
             )
         except grpc.aio.AioRpcError as err:
             raise self._failed(err) from None
@@ -189,7 +221,10 @@ class GrpcTables:
         )
         metadata = (*self.metadata, (SEAT_TOKEN_HEADER, seat_token))
         try:
-            answer = await self.stub.AddChips(request, metadata=metadata, timeout=CALL_TIMEOUT_S)
+            answer = await self.calls.call(
+                table_id,
+                lambda stub: stub.AddChips(request, metadata=metadata, timeout=CALL_TIMEOUT_S),
+            )
         except grpc.aio.AioRpcError as err:
             raise self._failed(err) from None
         return ChipsAdded(answer.stack, answer.sequence)
@@ -199,7 +234,12 @@ class GrpcTables:
             table_id=table_id, request_id=request_id, reason="closed by its owner"
         )
         try:
-            await self.stub.CloseTable(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S)
+            await self.calls.call(
+                table_id,
+                lambda stub: stub.CloseTable(
+                    request, metadata=self.metadata, timeout=CALL_TIMEOUT_S
+                ),
+            )
         except grpc.aio.AioRpcError as err:
             failed = self._failed(err)
             if isinstance(failed, TableRefused) and failed.means(Reason.TABLE_CLOSED):
@@ -211,10 +251,13 @@ class GrpcTables:
 
     async def watch_grant(self, table_id: str) -> WatchGrant:
         try:
-            answer = await self.stub.IssueWatchGrant(
-                pb.IssueWatchGrantRequest(table_id=table_id),
-                metadata=self.metadata,
-                timeout=CALL_TIMEOUT_S,
+            answer = await self.calls.call(
+                table_id,
+                lambda stub: stub.IssueWatchGrant(
+                    pb.IssueWatchGrantRequest(table_id=table_id),
+                    metadata=self.metadata,
+                    timeout=CALL_TIMEOUT_S,
+                ),
             )
         except grpc.aio.AioRpcError as err:
             raise self._failed(err) from None
@@ -222,10 +265,13 @@ class GrpcTables:
 
     async def occupants(self, table_id: str) -> Occupants:
         try:
-            answer = await self.stub.GetTable(
-                pb.GetTableRequest(table_id=table_id),
-                metadata=self.metadata,
-                timeout=CALL_TIMEOUT_S,
+            answer = await self.calls.call(
+                table_id,
+                lambda stub: stub.GetTable(
+                    pb.GetTableRequest(table_id=table_id),
+                    metadata=self.metadata,
+                    timeout=CALL_TIMEOUT_S,
+                ),
             )
         except grpc.aio.AioRpcError as err:
             raise self._failed(err) from None
@@ -246,10 +292,13 @@ class GrpcTables:
         from the archived position; without an archive they are :class:`TablesUnavailable`:
         the stack cannot be known, so nothing is guessed."""
         try:
-            answer = await self.stub.GetTable(
-                pb.GetTableRequest(table_id=table_id),
-                metadata=self.metadata,
-                timeout=CALL_TIMEOUT_S,
+            answer = await self.calls.call(
+                table_id,
+                lambda stub: stub.GetTable(
+                    pb.GetTableRequest(table_id=table_id),
+                    metadata=self.metadata,
+                    timeout=CALL_TIMEOUT_S,
+                ),
             )
         except grpc.aio.AioRpcError as err:
             raise self._failed(err) from None
@@ -286,7 +335,8 @@ class GrpcTables:
         self, table_id: str, seat: int, after_sequence: int, up_to: int
     ) -> int:
         """The stack of the seat's first ``PlayerLeft`` after ``after_sequence`` in the stream."""
-        watch = self.stub.WatchTable(
+        address, stub = await self.calls.owner(table_id)
+        watch = stub.WatchTable(
             pb.WatchTableRequest(table_id=table_id, from_sequence=after_sequence),
             metadata=self.metadata,
             timeout=WATCH_TIMEOUT_S,
@@ -305,6 +355,7 @@ class GrpcTables:
         except grpc.aio.AioRpcError as err:
             if err.code() == grpc.StatusCode.OUT_OF_RANGE:
                 raise _Trimmed() from None
+            self.calls.failed(table_id, address, err)  # the next try asks for the owner again
             raise self._failed(err) from None
         finally:
             watch.cancel()

@@ -1,9 +1,11 @@
 """This instance's address in the instance directory, kept fresh while it serves.
 
-The gateway finds a table's owner by its lease (an instance id) and the
-owner's address here (``felt.storage.instances``). The entry lives three lease TTLs
-and is renewed every third of one, so it outlives every lease the instance
-holds; a stopping instance withdraws it after handing its tables back.
+Every caller finds a table's owner by its lease (an instance id) and the owner's address
+here (``felt.storage.instances``, read by ``felt.service.table_router``): the gateway the
+public address, the lobby and the AI workers the internal one (``FELT_TABLE_INTERNAL_ADDR``;
+without an internal port, the public address serves them too), each in its own directory.
+The entries live three lease TTLs and are renewed every third of one, so they outlive every
+lease the instance holds; a stopping instance withdraws them after handing its tables back.
 """
 
 from __future__ import annotations
@@ -35,20 +37,31 @@ def advertised_address(listen: str, port: int, advertise: str = "") -> str:
 
 
 class Announcer:
-    """Announces ``address`` under ``instance_id`` until stopped."""
+    """Announces ``address`` under ``instance_id`` until stopped (and the internal address in
+    the internal directory, if given)."""
 
     def __init__(
-        self, instances: TableInstances, instance_id: str, address: str, lease_ttl_ms: int
+        self,
+        instances: TableInstances,
+        instance_id: str,
+        address: str,
+        lease_ttl_ms: int,
+        internal: tuple[TableInstances, str] | None = None,
     ) -> None:
         self.instances = instances
         self.instance_id = instance_id
         self.address = address
+        self.entries = [(instances, address), *([internal] if internal is not None else [])]
         self.ttl_ms = 3 * lease_ttl_ms
         self.every_s = lease_ttl_ms / 3000
         self._task: asyncio.Task[None] | None = None
 
+    async def _announce(self) -> None:
+        for directory, address in self.entries:
+            await directory.announce(self.instance_id, address, self.ttl_ms)
+
     async def start(self) -> None:
-        await self.instances.announce(self.instance_id, self.address, self.ttl_ms)
+        await self._announce()
         self._task = asyncio.get_running_loop().create_task(self._renew())
         log.info("table_instance_announced", instance=self.instance_id, address=self.address)
 
@@ -56,7 +69,7 @@ class Announcer:
         while True:
             await asyncio.sleep(self.every_s)
             try:
-                await self.instances.announce(self.instance_id, self.address, self.ttl_ms)
+                await self._announce()
             except (RedisError, OSError) as exc:  # Redis away: the next round tries again
                 log.warning("table_instance_announce_failed", error=str(exc))
 
@@ -71,5 +84,6 @@ class Announcer:
     async def stop(self) -> None:
         """Stop renewing and withdraw the entry."""
         await self.abandon()
-        with contextlib.suppress(RedisError, OSError):
-            await self.instances.withdraw(self.instance_id, self.address)
+        for directory, address in self.entries:
+            with contextlib.suppress(RedisError, OSError):
+                await directory.withdraw(self.instance_id, address)

@@ -6,7 +6,8 @@ refusal each of those is. The shared RPC kit (``felt.service.rpc.fail``) turns a
 refusal into the gRPC status the client gets. The codes are the ones a client can act on:
 FAILED_PRECONDITION with the rules code for "not your turn" and friends,
 ABORTED for a stale ``expected_sequence``, PERMISSION_DENIED for someone
-else's seat, UNAVAILABLE for a table another instance runs (retry shortly).
+else's seat, UNAVAILABLE ``TABLE_ELSEWHERE`` for a table another instance runs (retry
+shortly; the reason tells a router that the instance answered, so it is alive).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ def refusal(exc: Exception) -> Refused:
         return Refused(
             Code.UNAVAILABLE,
             "this table-service instance is handing the table over; retry shortly",
+            Reason.TABLE_ELSEWHERE,
         )
     if isinstance(exc, limits.LimitError):
         return invalid(exc)
@@ -112,5 +114,7 @@ def unavailable(table_id: str) -> Refused:
     """Another instance runs ``table_id`` (the message does not repeat the id: a refusal never
     echoes what was sent)."""
     return Refused(
-        Code.UNAVAILABLE, "this table is run by another table-service instance; retry shortly"
+        Code.UNAVAILABLE,
+        "this table is run by another table-service instance; retry shortly",
+        Reason.TABLE_ELSEWHERE,
     )

@@ -17,6 +17,9 @@ in development, CI and a cluster:
 ``FELT_TABLE_ADVERTISE_ADDR`` where others (the gateway) reach this instance, announced in the
                          instance directory (``felt.storage.instances``); default the listen host
                          (the host name for ``0.0.0.0``) and the bound port
+``FELT_TABLE_INTERNAL_ADVERTISE_ADDR`` where the lobby and the AI workers reach the internal
+                         port, announced in the internal directory; default its listen host
+                         and bound port (no internal port: the advertised address)
 ``FELT_BETWEEN_HANDS_MS`` pause between hands (default 2000)
 ``FELT_LEASE_TTL_MS``    table lease TTL (default 5000); a crashed owner's tables move after it
 ``FELT_TABLE_IDLE_GRACE_S`` seconds a table with no person seated and nobody watching deals on
@@ -85,7 +88,7 @@ from felt.service.rpc import run, serve_until_stopped
 from felt.service.tracing import Tracing
 from felt.storage.decisions import AI_STREAM, ai_stream_from_env, redis_sharded_queue
 from felt.storage.eventstore import RedisEventStore
-from felt.storage.instances import RedisTableInstances
+from felt.storage.instances import INTERNAL_INSTANCE_KEY_PREFIX, RedisTableInstances
 from felt.storage.redis_client import connect_redis
 from felt.storage.registry import RedisTableRegistry
 from felt.wire.attempts import AttemptLimits, FailedAttempts
@@ -143,6 +146,9 @@ class TableServerConfig:
     instance_id: str = ""
     # Where the gateway reaches this instance; empty: the listen host and the bound port.
     advertise: str = ""
+    # FELT_TABLE_INTERNAL_ADVERTISE_ADDR: where the lobby and the AI workers reach the internal
+    # port ("": its listen host and bound port).
+    internal_advertise: str = ""
     watch: WatchLimits = field(default_factory=WatchLimits)
     # Whose x-forwarded-for names the client (the gateway): FELT_TRUSTED_PROXIES.
     proxies: TrustedProxies = field(default_factory=TrustedProxies)
@@ -184,6 +190,7 @@ class TableServerConfig:
             dev_mode=dev,
             instance_id=S.FELT_INSTANCE_ID.read(env),
             advertise=S.FELT_TABLE_ADVERTISE_ADDR.read(env),
+            internal_advertise=S.FELT_TABLE_INTERNAL_ADVERTISE_ADDR.read(env),
             ai_stream=ai_stream_from_env(env),
             decision_shards=S.FELT_DECISION_SHARDS.read(env),
             watch=WatchLimits.from_env(env),
@@ -343,11 +350,18 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     for each in servers:
         await each.start()
     await manager.start()
+    outside = advertised_address(config.address, port, config.advertise)
+    inside = outside  # without an internal port the public one serves the internal calls
+    if internal_port is not None:
+        inside = advertised_address(
+            config.internal_address, internal_port, config.internal_advertise
+        )
     announcer = Announcer(
         RedisTableInstances(redis),
         manager.owner,
-        advertised_address(config.address, port, config.advertise),
+        outside,
         config.lease_ttl_ms,
+        internal=(RedisTableInstances(redis, INTERNAL_INSTANCE_KEY_PREFIX), inside),
     )
     await announcer.start()
     await health_servicer.set(SERVICE_NAME, health_pb2.HealthCheckResponse.SERVING)

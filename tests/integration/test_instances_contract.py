@@ -36,6 +36,7 @@ async def instances(request: pytest.FixtureRequest) -> AsyncIterator[TableInstan
         yield directory
     finally:
         keys = [k async for k in client.scan_iter(match=f"{directory.prefix}*")]
+        keys.append(directory.index.encode())
         if keys:
             await client.delete(*keys)
         await client.aclose()
@@ -80,3 +81,29 @@ async def test_an_address_lapses_unless_renewed(instances: TableInstances) -> No
     assert await instances.address_of("table-a") == "10.0.0.1:50051"
     await asyncio.sleep(0.3)
     assert await instances.address_of("table-a") is None
+
+
+async def test_the_announced_instances_are_listed(instances: TableInstances) -> None:
+    assert await instances.announced() == {}
+    await instances.announce("table-a", "10.0.0.1:50051", 60_000)
+    await instances.announce("table-b", "10.0.0.2:50051", 60_000)
+    await instances.announce("table-b", "10.0.0.3:50051", 60_000)  # moved: listed once
+    assert await instances.announced() == {"table-a": "10.0.0.1:50051", "table-b": "10.0.0.3:50051"}
+    await instances.withdraw("table-a", "10.0.0.1:50051")
+    assert await instances.announced() == {"table-b": "10.0.0.3:50051"}
+
+
+async def test_a_lapsed_instance_is_not_listed(instances: TableInstances) -> None:
+    if isinstance(instances, MemoryTableInstances):
+        clock = _Clock()
+        instances = MemoryTableInstances(clock)
+        await instances.announce("table-a", "10.0.0.1:50051", 200)
+        await instances.announce("table-b", "10.0.0.2:50051", 60_000)
+        clock.now += 0.3
+    else:
+        await instances.announce("table-a", "10.0.0.1:50051", 150)
+        await instances.announce("table-b", "10.0.0.2:50051", 60_000)
+        await asyncio.sleep(0.3)
+    assert await instances.announced() == {"table-b": "10.0.0.2:50051"}
+    await instances.announce("table-a", "10.0.0.1:50051", 60_000)  # it came back
+    assert await instances.announced() == {"table-a": "10.0.0.1:50051", "table-b": "10.0.0.2:50051"}

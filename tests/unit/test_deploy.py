@@ -247,6 +247,8 @@ def check_service_config(service: str, env: Mapping[str, str]) -> None:
         assert not table.dev_mode
         assert host_port(table.address)[0] == "0.0.0.0", "listen beyond the container"
         assert env.get("FELT_TABLE_ADVERTISE_ADDR"), "where the gateway reaches it"
+        internal_at = host_port(env["FELT_TABLE_INTERNAL_ADVERTISE_ADDR"])
+        assert internal_at[1] == host_port(table.internal_address)[1], "where the lobby does"
         internal = host_port(table.internal_address)
         assert internal[0] == "0.0.0.0", "the internal calls' port, beyond the container"
         assert internal[1] != host_port(table.address)[1]
@@ -424,6 +426,7 @@ def test_k8s_clients_dial_their_services_and_probes_their_ports() -> None:
             assert _named_port(container, check[kind]["port"]) == port, f"{name} {probe}"
     env = k8s_env(main_container("table-service"))
     assert host_port(env["FELT_TABLE_ADVERTISE_ADDR"]) == ("10.1.2.3", 50051)
+    assert host_port(env["FELT_TABLE_INTERNAL_ADVERTISE_ADDR"]) == ("10.1.2.3", 50053)
 
 
 def test_only_the_table_service_and_the_lobby_trust_the_gateway() -> None:
@@ -625,9 +628,9 @@ def test_k8s_probes_resources_budgets_and_replicas() -> None:
             and p["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
             for p in K8S
         ), name
-    # One table-service replica until the lobby and the AI workers route by owner (#24 item 1):
-    # with more, their calls that land on another replica are retried or dead-lettered.
-    assert k8s("Deployment", "table-service")["spec"]["replicas"] == 1
+    # Several table-service replicas: every caller routes each table's calls to its owner
+    # (felt.service.table_router; tests/e2e/test_failover.py runs three and kills one).
+    assert k8s("Deployment", "table-service")["spec"]["replicas"] == 3
 
 
 def test_keda_scales_the_ai_workers_on_the_decision_streams_that_exist() -> None:

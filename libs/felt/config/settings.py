@@ -447,7 +447,9 @@ FELT_TABLE_ADDR = Address(
     help="table service listen address; where the lobby and `felt play` reach it",
     doc="table service listen address, bound exclusively (a second server on a taken port "
     "exits with status 2); the lobby (with `FELT_ADMIN_TOKEN`), `felt sagas resolve` and "
-    "`felt play` reach the table service there",
+    "`felt play` reach the table service there (the lobby, given `REDIS_URL`, sends each "
+    "table's calls to its owner instead, and this address only when no instance is "
+    "announced)",
 )
 FELT_TABLE_INTERNAL_ADDR = Address(
     name="FELT_TABLE_INTERNAL_ADDR",
@@ -521,6 +523,17 @@ FELT_TABLE_ADVERTISE_ADDR = Text(
     doc="where the gateway reaches this table-service instance: announced in the instance "
     "directory (`felt:table-instance:<instance id>`); in a cluster, the pod's address "
     "(`$(POD_IP):50051`)",
+)
+FELT_TABLE_INTERNAL_ADVERTISE_ADDR = Text(
+    name="FELT_TABLE_INTERNAL_ADVERTISE_ADDR",
+    services=("table",),
+    help="where the lobby and the AI workers reach this instance's internal port",
+    default_doc="the internal listen host (the host name for `0.0.0.0`) and its bound port; "
+    "without `FELT_TABLE_INTERNAL_ADDR`, the public advertised address",
+    doc="where the lobby and the AI workers reach this instance's internal port "
+    "(`FELT_TABLE_INTERNAL_ADDR`): announced in the internal instance directory "
+    "(`felt:table-internal:<instance id>`), so that their calls reach each table's owner; in a "
+    "cluster, the pod's address (`$(POD_IP):50053`)",
 )
 FELT_AUTH_FAILURE_BURST = Integer(
     name="FELT_AUTH_FAILURE_BURST",
@@ -735,9 +748,11 @@ FELT_TABLE_TARGET = Text(
     name="FELT_TABLE_TARGET",
     services=("ai-worker", "gateway"),
     default="127.0.0.1:50051",
-    help="where AI workers send `SubmitAction`; the gateway's default table-service instance",
-    doc="where AI workers send `SubmitAction`; the gateway's default table-service instance "
-    "(tables nobody owns, or no Redis to ask)",
+    help="the AI workers' and the gateway's table service when Redis names no owner",
+    doc="the table-service instance the AI workers (`SubmitAction`) and the gateway call when "
+    "Redis names no owner: no Redis to ask, or no instance announced (each table's calls go "
+    "to its owner, found by its lease and the instance directory: "
+    "`felt.service.table_router`)",
 )
 FELT_AI_CONCURRENCY = Integer(
     name="FELT_AI_CONCURRENCY",

@@ -278,6 +278,10 @@ class _ReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Reason.ValueTy
     """
     NO_BIG_BLIND: _Reason.ValueType  # 111
     """This game has no big blind to wait for."""
+    TABLE_ELSEWHERE: _Reason.ValueType  # 132
+    """This table is run by another table-service instance, or is being handed over: retry
+    shortly (UNAVAILABLE; callers that route by the table's owner look it up again).
+    """
 
 class Reason(_Reason, metaclass=_ReasonEnumTypeWrapper):
     """Why a call was refused (ErrorInfo.reason is the value's name)."""
@@ -522,4 +526,8 @@ CHIP_ADD_STUCK: Reason.ValueType  # 110
 """
 NO_BIG_BLIND: Reason.ValueType  # 111
 """This game has no big blind to wait for."""
+TABLE_ELSEWHERE: Reason.ValueType  # 132
+"""This table is run by another table-service instance, or is being handed over: retry
+shortly (UNAVAILABLE; callers that route by the table's owner look it up again).
+"""
 Global___Reason: _TypeAlias = Reason  # noqa: Y015

@@ -17,7 +17,11 @@ import pytest
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
 from felt.storage.eventstore import events_key
-from felt.storage.instances import INSTANCE_KEY_PREFIX
+from felt.storage.instances import (
+    INSTANCE_KEY_PREFIX,
+    INTERNAL_INSTANCE_KEY_PREFIX,
+    RedisTableInstances,
+)
 from felt.wire import limits
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
@@ -73,10 +77,20 @@ async def test_table_ids_are_strict(table_env: TableEnv) -> None:
             grpc.StatusCode.INVALID_ARGUMENT,
             "BAD_TABLE_ID",
         )
-    # Not a key written: only the instance's own address, announced when it started.
+    # Not a key written: only the instance's own addresses (public and internal) and the
+    # directories' lists of ids, announced when it started.
     written: list[bytes] = await table_env.redis.keys("*")  # type: ignore[assignment]
     keys = {k.decode() for k in written}
-    assert keys <= {f"{INSTANCE_KEY_PREFIX}{server.manager.owner}" for server in table_env.servers}
+    announced = {
+        f"{prefix}{server.manager.owner}"
+        for server in table_env.servers
+        for prefix in (INSTANCE_KEY_PREFIX, INTERNAL_INSTANCE_KEY_PREFIX)
+    }
+    lists = {
+        RedisTableInstances(table_env.redis, p).index
+        for p in (INSTANCE_KEY_PREFIX, INTERNAL_INSTANCE_KEY_PREFIX)
+    }
+    assert keys <= announced | lists
 
 
 async def test_a_config_out_of_bounds_creates_nothing(table_env: TableEnv) -> None:

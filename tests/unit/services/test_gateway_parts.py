@@ -10,8 +10,6 @@ from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from google.protobuf import json_format
 
-from felt.storage.eventstore import MemoryEventStore
-from felt.storage.instances import MemoryTableInstances
 from poker.v1 import history_service_connect, lobby_service_connect, table_service_connect
 from poker.v1 import table_service_pb2 as pb
 from services.gateway.app import HISTORY_SERVICE, LOBBY_SERVICE, TABLE_SERVICE
@@ -20,7 +18,6 @@ from services.gateway.codecs import BinaryCodec, CompactJsonCodec, Raw
 from services.gateway.config import GatewayConfig, WatchCaps
 from services.gateway.errors import connect_code
 from services.gateway.forward import guarded_stream, guarded_unary, python_name
-from services.gateway.routing import TableRouter
 from services.settings import ConfigError
 
 
@@ -113,31 +110,6 @@ async def test_the_gateways_own_failures_tell_the_client_nothing_of_them() -> No
     with pytest.raises(ConnectError) as caught:
         await anext(stream)
     assert caught.value.code is Code.INTERNAL and "10.1.2.3" not in caught.value.message
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-async def test_a_route_follows_the_lease_and_the_directory() -> None:
-    clock = Clock()
-    leases, instances = MemoryEventStore(clock=clock), MemoryTableInstances(clock)
-    router = TableRouter("default:1", leases, instances, route_ttl_s=1.0, clock=clock)
-    assert await router.address("t1") == "default:1"  # nobody owns it: the default adopts it
-    await leases.acquire_lease("t1", "inst-b", 10_000)
-    await instances.announce("inst-b", "b:2", 10_000)
-    assert await router.address("t1") == "default:1"  # remembered for a second
-    clock.now += 1.5
-    assert await router.address("t1") == "b:2"
-    await leases.release_lease("t1", "inst-b")
-    await leases.acquire_lease("t1", "inst-c", 10_000)  # c never announced itself
-    router.forget("t1")
-    assert await router.address("t1") == "default:1"
-    assert await router.address("Not A Table!") == "default:1"  # nothing looked up
 
 
 def test_answers_are_handed_on_as_bytes_and_json_made_once() -> None:

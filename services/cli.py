@@ -16,6 +16,8 @@ from felt.tools import cli
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     *cli.LIBRARY_COMMANDS,
     "felt_dev.ladder_cli",
+    "felt_dev.solve_cli",
+    "felt_dev.lbr_cli",
     "services.table.cli",
     "services.serve_cli",
     "services.ai_worker.cli",

@@ -10,10 +10,12 @@ its equity against the hands that continue. After it acts it assumes no further
 betting (check or call down), as the published LBR does. Its winnings are an
 estimate, from below, of the bot's exploitability.
 
-Each deal is played twice with the seats swapped (duplicate), and the result is the
-mean per hand with a 95% interval, in milli big blinds (Hold'em) or milli big bets
-(Draw) per hand. LBR only reads its own cards, the public record and the bot's
-answers to hypothetical views; it never looks at the bot's real cards.
+Each deal is played twice with the seats swapped (duplicate); a Hold'em pot all-in
+before the river is scored by its expected value over the cards to come (both hands
+known once the hand is over); the result is the mean per hand with a 95% interval,
+in milli big blinds (Hold'em) or milli big bets (Draw) per hand. LBR only reads its own
+cards, the public record and the bot's answers to hypothetical views; it never looks at
+the bot's real cards while it plays.
 """
 
 from __future__ import annotations
@@ -272,6 +274,30 @@ class LocalBestResponse:
         return fold * pot + (1 - fold) * (equity * final - cost)
 
 
+def _all_in_value(
+    state: object, me: int, board: tuple[Card, ...], rng: random.Random, runouts: int = 400
+) -> float:
+    """LBR's expected net of a Hold'em pot all-in before the river, over the cards to come.
+
+    The usual variance reduction for all-ins (the outcome's mean given both hands): it
+    scores the decisions, not the luck of the runout, and stays unbiased.
+    """
+    seats = {s.seat: s for s in state.seats}  # type: ignore[attr-defined]
+    mine, theirs = seats[me].hole, seats[1 - me].hole
+    pot = sum(s.committed for s in seats.values())
+    used = set(mine) | set(theirs) | set(board)
+    free = [c for c in range(52) if c not in used]
+    a: list[list[int]] = []
+    b: list[list[int]] = []
+    for _ in range(runouts):
+        rest = [*board, *rng.sample(free, 5 - len(board))]
+        a.append([*mine, *rest])
+        b.append([*theirs, *rest])
+    va, vb = evaluate_many(a), evaluate_many(b)
+    equity = sum(_cmp(x, y) for x, y in zip(va, vb, strict=True)) / runouts
+    return float(equity * pot - seats[me].committed)
+
+
 def _same(a: Act, b: Act) -> bool:
     aggressive = (ActionKind.BET, ActionKind.RAISE)
     if a.kind in aggressive and b.kind in aggressive:
@@ -292,7 +318,7 @@ def play(
     per_deal: list[float] = []
     cards_each = 2 if variant == Variant.NLHE else 5
     for deal in range(deals):
-        total = 0
+        total = 0.0
         for lbr_seat in (0, 1):
             bot_seat = 1 - lbr_seat
             label = f"lbr:{bot_name}:{variant.value}:{deal}:{lbr_seat}"
@@ -306,6 +332,7 @@ def play(
             history: list[Event] = list(events)
             start = {s.seat: s.stack for s in setup.seats}
             lbr_started = False
+            allin_board: tuple[Card, ...] | None = None
             while not state.ended:
                 legal = legal_actions(state)
                 assert legal is not None
@@ -321,15 +348,21 @@ def play(
                     view = view_for(state, bot_seat)
                     command = bot.decide(view, redact_all(history, bot_seat), legal, bot_rng)
                     lbr.observe(state, history, bot_seat, command)
+                board_before = state.board
                 state, events = execute(state, command)
                 history.extend(events)
+                if state.ended and len(state.board) > len(board_before):
+                    allin_board = board_before
                 if any(isinstance(e, CardsDrawn) for e in events):
                     drew = [e for e in history if isinstance(e, CardsDrawn)]
                     if len(drew) == 2:
                         lbr.drawn = True
                         lbr.after_draw(view_for(state, lbr_seat), lbr_seat)
-            stacks = {s.seat: s.stack for s in state.seats}
-            total += stacks[lbr_seat] - start[lbr_seat]
+            if allin_board is not None:
+                total += _all_in_value(state, lbr_seat, allin_board, lbr.rng)
+            else:
+                stacks = {s.seat: s.stack for s in state.seats}
+                total += stacks[lbr_seat] - start[lbr_seat]
         per_deal.append(total / 2 / unit * 1000.0)
     mean = sum(per_deal) / len(per_deal)
     var = sum((x - mean) ** 2 for x in per_deal) / max(len(per_deal) - 1, 1)

@@ -55,15 +55,15 @@ def frequencies(solver: Solver, chance: np.ndarray, classify: object) -> dict[st
         w = r0 * (chance @ r1) if p == 0 else r1 * (chance.T @ r0)
         total = float(w.sum())
         facing = "f" in node.actions
+        counted: set[str] = set()
         for a, name in enumerate(node.actions):
             stat = classify(node.key, name, facing)  # type: ignore[operator]
-            if stat is not None and total > 0:
-                hits[stat] = hits.get(stat, 0.0) + float((w * sigma[:, a]).sum())
-        for a in range(len(node.actions)):
-            stat_names = {classify(node.key, n, facing) for n in node.actions}  # type: ignore[operator]
-            for stat in stat_names - {None}:
-                if a == 0:
-                    seen[stat] = seen.get(stat, 0.0) + total
+            if stat is None:
+                continue
+            hits[stat] = hits.get(stat, 0.0) + float((w * sigma[:, a]).sum())
+            counted.add(stat)
+        for stat in counted:  # each decision counts once towards each statistic it feeds
+            seen[stat] = seen.get(stat, 0.0) + total
         for a, child in enumerate(node.children):
             if p == 0:
                 walk(child, r0 * sigma[:, a], r1)

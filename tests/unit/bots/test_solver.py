@@ -22,7 +22,7 @@ from felt.players.bots.floor import (
     wilson,
 )
 from felt_dev.solve import draw
-from felt_dev.solve.export import table_json
+from felt_dev.solve.export import frequencies, table_json
 from felt_dev.solve.kuhn import KUHN_VALUE, kuhn
 
 
@@ -60,6 +60,19 @@ def test_a_table_written_by_the_solver_reads_back() -> None:
         table.nodes["b"].strategy(3)
     with pytest.raises(ValueError):
         parse_table('{"nodes": {"b": {"actions": "fc", "p": "AAAA"}}}')
+
+
+def test_reference_frequencies_weigh_each_spot_by_how_often_it_is_reached() -> None:
+    solver = kuhn()
+    solver.run(400)
+
+    def stat(key: str, action: str, facing: bool) -> str | None:
+        return "fold" if facing and action == "f" else None
+
+    freq = frequencies(solver, np.full((3, 3), 1.0 / 6.0) * (1 - np.eye(3)), stat)
+    # Facing a bet at equilibrium: the jack folds, the king calls, the queen mixes.
+    assert set(freq) == {"fold"}
+    assert 0.3 < freq["fold"] < 0.7
 
 
 def test_a_small_draw_solve_runs_and_its_buckets_cover_every_deal() -> None:

@@ -21,6 +21,14 @@ SUBCOMMAND_MODULES: tuple[str | cli.Deferred, ...] = (
         "felt_dev.ladder_cli",
         "play the AI levels against each other and the baselines (duplicate, heads-up)",
     ),
+    cli.Deferred(
+        "solve", "felt_dev.solve_cli", "solve hard's floor strategy tables offline (CFR+)"
+    ),
+    cli.Deferred(
+        "lbr",
+        "felt_dev.lbr_cli",
+        "local best response: how much each AI level can be beaten heads-up",
+    ),
     "services.table.cli",
     "services.serve_cli",
     "services.ai_worker.cli",

@@ -15,6 +15,8 @@ COMMANDS = {
     "play",
     "table-service",
     "ladder",
+    "solve",
+    "lbr",
     "serve",
     "ai-worker",
     "projector",

@@ -81,7 +81,9 @@ def test_before_the_draw_value_bets_only_what_the_callers_pay() -> None:
     placed: dict[str, set[int]] = {"any": set(), "made": set()}
     for i, (view, history, legal) in enumerate(recorder.points):
         for label, stats in (("any", ANY_CALLER), ("made", MADE_CALLER)):
-            d = HardBot(bluff_frequency=0.0).decide(
+            # The exploit layer: a made-hand caller's fold rates are close to the floor's
+            # own, so the floor would play this spot (``floor_play``).
+            d = HardBot(bluff_frequency=0.0, floor=False).decide(
                 view, history, legal, random.Random(i), {1: stats}
             )
             if bets(d):

@@ -56,6 +56,7 @@ from felt.players.bots.base import (
     situation,
 )
 from felt.players.bots.drawhand import candidate_keeps, standard_keep
+from felt.players.bots.floor_play import floor_decision
 from felt.players.bots.holdem import draws, preflop_percentile
 from felt.players.bots.opponents import TableStats, stats_of
 from felt.players.equity import DrawOpponent, Range, draw_equity, holdem_equity, top_percent
@@ -161,7 +162,9 @@ class HardBot:
     ``bluff_frequency`` is the probability of bluffing in a spot that
     qualifies (low equity, checked to, at most two opponents); semi-bluffs
     with strong draws happen at three times that rate. ``samples`` is the
-    Monte Carlo budget per equity estimate.
+    Monte Carlo budget per equity estimate. ``floor``: heads-up, play the solved
+    floor (``felt.players.bots.floor_play``) unless the opponent's record shows a leak
+    at 95%; off, hard exploits from the first hand (what it did before issue #25).
     """
 
     name = "hard"
@@ -171,6 +174,7 @@ class HardBot:
         bluff_frequency: float = 0.1,
         samples: int = 1500,
         tuning: HardTuning | None = None,
+        floor: bool = True,
     ) -> None:
         if not 0.0 <= bluff_frequency <= 1.0:
             raise ValueError(f"bluff_frequency must be in [0, 1], got {bluff_frequency}")
@@ -179,6 +183,7 @@ class HardBot:
         self.bluff_frequency = bluff_frequency
         self.samples = samples
         self.tuning = tuning or HardTuning()
+        self.floor = floor
 
     def decide(
         self,
@@ -189,6 +194,10 @@ class HardBot:
         table: TableStats | None = None,
     ) -> Decision:
         sit = situation(view, history, legal)
+        if self.floor:
+            move = floor_decision(sit, history, legal, rng, table)
+            if move is not None:
+                return move
         read = TableRead.of(table, sit, self.bluff_frequency)
         if sit.variant == Variant.DRAW5:
             return self._draw(view, sit, history, legal, rng, read)

@@ -1,0 +1,182 @@
+"""Hard's default heads-up play from the floor tables (``felt.players.bots.floor``).
+
+``floor_decision`` answers when the hand was dealt heads-up, its public line is one
+the abstraction knows (fixed-limit Draw: every line; Hold'em: preflop opens of 2 to
+4.5 big blinds, 3-bets of 6 to 14, all-ins, 60 to 150 big blinds deep) and the
+opponent's record shows no deviation from the floor at 95% (``floor.deviates``: its
+fold rates against the floor's own, and in Hold'em its open rate); otherwise it
+returns None and hard's exploitive play decides. With few hands seen nothing
+deviates, so hard plays the floor.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from felt.core.rules.commands import Act
+from felt.core.rules.config import Variant
+from felt.core.rules.events import CardsDrawn, Event, Street
+from felt.core.rules.legal import LegalActions
+from felt.core.table.stats import SeatStats, stats_of
+from felt.players.bots.base import (
+    Decision,
+    PublicAction,
+    Situation,
+    all_in,
+    bet_to,
+    check_or_call,
+    check_or_fold,
+    discard,
+)
+from felt.players.bots.drawhand import standard_keep
+from felt.players.bots.floor import (
+    Table,
+    deviates,
+    draw_dealt_bucket,
+    draw_state,
+    holdem_class,
+    load,
+    pick,
+)
+from felt.players.bots.opponents import TableStats
+
+# How far from the floor's own frequency a rate must be, at 95%, to count as a leak.
+TOLERANCE = 0.1
+
+
+def floor_decision(
+    sit: Situation,
+    history: Sequence[Event],
+    legal: LegalActions,
+    rng: random.Random,
+    table: TableStats | None,
+) -> Decision | None:
+    """The floor's move, or None where hard's own play (or its exploits) decide."""
+    if sit.dealt != 2 or len(sit.opponents) != 1 or any(a.all_in for a in sit.actions):
+        return None
+    stats = stats_of(table, sit.opponents[0].seat)
+    if sit.variant == Variant.DRAW5:
+        floor = load("draw")
+        if floor is None or _draw_leaks(floor, stats):
+            return None
+        return _draw(floor, sit, history, legal, rng)
+    if sit.street != Street.PREFLOP:
+        return None
+    floor = load("holdem")
+    if floor is None or _holdem_leaks(floor, stats):
+        return None
+    return _holdem(floor, sit, legal, rng)
+
+
+def _leak(k: int, n: int, floor: Table, name: str) -> bool:
+    ref = floor.reference(name)
+    return ref is not None and deviates(k, n, ref, TOLERANCE) != 0
+
+
+def _draw_leaks(floor: Table, s: SeatStats) -> bool:
+    # Folds after the first round in pots down to two players when the record has them
+    # (a full table's multiway folds are another decision), else all of them.
+    later = (s.hu_folded, s.hu_faced) if s.hu_faced else (s.folded, s.faced)
+    return _leak(s.first_folded, s.first_faced, floor, "fold_first") or _leak(
+        *later, floor, "fold_later"
+    )
+
+
+def _holdem_leaks(floor: Table, s: SeatStats) -> bool:
+    return _leak(s.late_opened, s.late_open_chances, floor, "open") or _leak(
+        s.first_folded, s.first_faced, floor, "fold_to_open"
+    )
+
+
+def _line(actions: Sequence[PublicAction]) -> str:
+    out = []
+    facing = False
+    for a in actions:
+        if a.kind == "bet":
+            out.append("r" if facing else "b")
+            facing = True
+        elif a.kind == "call":
+            out.append("c")
+            facing = False
+        elif a.kind == "check":
+            out.append("k")
+        else:
+            out.append("f")
+    return "".join(out)
+
+
+def _limit_move(letter: str, legal: LegalActions) -> Act:
+    if letter in "br" and legal.min_raise_to is not None:
+        return bet_to(legal, legal.min_raise_to)
+    if letter == "f":
+        return check_or_fold(legal)
+    return check_or_call(legal)
+
+
+def _draw(
+    floor: Table,
+    sit: Situation,
+    history: Sequence[Event],
+    legal: LegalActions,
+    rng: random.Random,
+) -> Decision | None:
+    if legal.max_discard is not None:
+        return discard(legal, sit.hole, standard_keep(sit.hole))
+    me = sit.order.index(sit.seat)
+    first = _line(sit.on(Street.FIRST_BET))
+    if sit.street == Street.FIRST_BET:
+        if len(first) % 2 != me:
+            return None
+        got = floor.strategy(f"1:{first}", draw_dealt_bucket(sit.hole))
+    else:
+        second = _line(sit.on(Street.SECOND_BET))
+        drawn: tuple[int, ...] | None = None
+        thrown: tuple[int, ...] = ()
+        for e in history:
+            if isinstance(e, CardsDrawn) and e.seat == sit.seat:
+                drawn = tuple(c for c in e.drawn if c is not None)
+                thrown = tuple(c for c in e.discarded if c is not None)
+        if drawn is None or len(second) % 2 != me:
+            return None
+        dealt = tuple(c for c in sit.hole if c not in drawn) + thrown
+        if len(dealt) != 5:
+            return None
+        got = floor.strategy(f"2:{first}:{second}", draw_state(dealt, sit.hole))
+    if got is None:
+        return None
+    return _limit_move(pick(*got, rng), legal)
+
+
+def _holdem(floor: Table, sit: Situation, legal: LegalActions, rng: random.Random) -> Act | None:
+    bb = sit.unit
+    if not 60 * bb <= sit.effective_stack + sit.bet <= 150 * bb:
+        return None
+    line = ""
+    for a in sit.on(Street.PREFLOP):
+        if a.kind == "bet":
+            raises = line.count("r")
+            if a.to >= 40 * bb:
+                line += "a"
+            elif (raises == 0 and 2 * bb <= a.to <= 4.5 * bb) or (
+                raises == 1 and 6 * bb <= a.to <= 14 * bb
+            ):
+                line += "r"
+            else:
+                return None
+        else:
+            return None  # a limp or a check: outside the abstraction
+    me = 0 if sit.in_position else 1  # the button acts first preflop and last after it
+    if len(line) % 2 != me:
+        return None
+    got = floor.strategy(f"p:{line}", holdem_class(sit.hole))
+    if got is None:
+        return None
+    letter = pick(*got, rng)
+    if letter == "f":
+        return check_or_fold(legal)
+    if letter == "c":
+        return check_or_call(legal)
+    if letter == "a":
+        return all_in(legal)
+    return bet_to(legal, (2.5 if not line else 9.0) * bb)

@@ -9,8 +9,8 @@ intervals, plus the CPU time. The bots play without a record of LBR (their defau
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 import time
+from collections.abc import Sequence
 from typing import Any
 
 

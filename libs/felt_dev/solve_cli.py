@@ -10,8 +10,8 @@ the runtime's ``felt/players/bots/data``).
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 

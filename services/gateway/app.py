@@ -75,8 +75,8 @@ from services.gateway.forward import (
     guarded_stream,
 )
 from services.gateway.metrics import GatewayMetrics, MeteredApp, rpc_routes
+from services.gateway.raw_request import Request, has_field
 from services.gateway.session_cookie import SessionCookies
-from services.gateway.wire_reader import Request, has_field
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]

@@ -13,10 +13,11 @@ unless a client wants JSON:
   their bytes: the watchers of a table who may see the same thing (all its
   spectators) are sent one event's JSON made once, not once per stream.
 
-Requests: a binary one to the table service is not decoded
-(:class:`RawBinaryCodec`): its bytes are checked and its ``table_id`` read
-from them in one walk (``services.gateway.wire_reader``), and forwarded as
-they came (issue #23). The lobby's and the history service's binary requests,
+Requests: a binary one to the table service (:class:`RawBinaryCodec`) is
+parsed once by protobuf's C parser (upb), which validates it as the decode
+path always did and gives the ``table_id`` it is routed by, and is forwarded
+as the client's bytes, never encoded again (``services.gateway.raw_request``,
+issue #23). The lobby's and the history service's binary requests,
 whose fields the gateway reads more of (the session cookie, the operator's
 view), and every JSON request are decoded; reading JSON ignores fields the
 gateway does not know, as the Connect protocol expects of a server so that
@@ -33,7 +34,7 @@ from connectrpc.codec import Codec
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from services.gateway.wire_reader import RawRequest
+from services.gateway.raw_request import RawRequest
 
 M = TypeVar("M", bound=Message)
 
@@ -78,14 +79,8 @@ class BinaryCodec(Codec[Any, M]):
 
 
 class RawBinaryCodec(BinaryCodec[M]):
-    """Binary protobuf whose requests stay bytes (:class:`RawRequest`): checked as strictly
-    as protobuf's parser would (a refusal is the same ``invalid_argument``), never decoded
-    nor encoded again to be forwarded."""
-
-    def encode(self, message: Raw | RawRequest | Message) -> bytes:
-        if isinstance(message, RawRequest):
-            return message.data
-        return super().encode(message)
+    """Binary protobuf whose requests keep their bytes (:class:`RawRequest`): parsed by upb
+    (a refusal is the decode path's ``invalid_argument``), forwarded as they came."""
 
     def decode(self, data: bytes | bytearray, message_class: type[M]) -> Any:
         return RawRequest(bytes(data), message_class)

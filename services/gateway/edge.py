@@ -46,7 +46,7 @@ from poker.v1 import history_service_pb2, lobby_service_pb2, table_service_pb2
 from poker.v1.reason_pb2 import Reason
 from services.gateway.errors import refused
 from services.gateway.forward import python_name
-from services.gateway.wire_reader import RawRequest, Request
+from services.gateway.raw_request import Request, message_of
 
 Ctx = Any  # connectrpc.request.RequestContext
 
@@ -74,9 +74,8 @@ def client_key(host: str) -> str:
 
 
 def _reader(request: Request) -> object:
-    """A history request's ``reader`` (a request kept as bytes decoded for it)."""
-    message = request.message() if isinstance(request, RawRequest) else request
-    return getattr(message, "reader", None)
+    """A history request's ``reader``."""
+    return getattr(message_of(request), "reader", None)
 
 
 class Edge:

@@ -35,7 +35,7 @@ from poker.v1 import table_service_pb2 as pb
 from poker.v1.reason_pb2 import Reason
 from services.gateway.codecs import Raw
 from services.gateway.errors import refused
-from services.gateway.wire_reader import Request, table_id_of
+from services.gateway.raw_request import Request, table_id_of
 
 TOO_SLOW = Reason.WATCH_TOO_SLOW
 

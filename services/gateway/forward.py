@@ -21,8 +21,9 @@ a server-streaming one yields what the upstream stream yields. Per call:
 * a server stream is admitted by :class:`~services.gateway.caps.StreamCaps`;
 * answers are handed on undecoded (``services.gateway.codecs.Raw``): a binary
   client gets the service's bytes, a JSON client their JSON; a binary request
-  to the table service is forwarded as the client's bytes too
-  (``services.gateway.wire_reader.RawRequest``, its ``table_id`` read from them).
+  to the table service is forwarded as the client's bytes too, never re-encoded
+  (``services.gateway.raw_request.RawRequest``: parsed once by upb to check it and
+  read its ``table_id``).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from felt.service.table_router import Channels, TableRouter, unreachable
 from services.gateway.caps import StreamCaps
 from services.gateway.codecs import Raw, raw_reader
 from services.gateway.errors import from_grpc, internal
-from services.gateway.wire_reader import RawRequest, Request, table_id_of
+from services.gateway.raw_request import RawRequest, Request, table_id_of
 
 Metadata = tuple[tuple[str, str], ...]
 Ctx = RequestContext[Any, Any]

@@ -211,7 +211,7 @@ class Gateway:
             table_service_connect.TableServiceASGIApplication(
                 cast(table_service_connect.TableService, edge.guard(TABLE_SERVICE, table_calls)),
                 read_max_bytes=MAX_REQUEST_BYTES,
-                codecs=codecs(raw_requests=True),  # routed by table_id read from the bytes
+                codecs=codecs(raw_requests=True),  # parsed once by upb, forwarded as sent
             ),
             lobby_service_connect.LobbyServiceASGIApplication(
                 cast(

@@ -75,6 +75,9 @@ class Seen:
     proofs: list[CardOpening]
     # The table's state after the event, when the watch feed held it (its ViewChange).
     after: Folded | None = None
+    # Whether ``event`` is the live feed's decoding, handed to every watcher of the table
+    # (``services.table.watch``); a replay's or a history's is its stream's own.
+    live: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +181,7 @@ class TableQueries:
                 except EventsTrimmed:
                     pass  # an archived hand: its cards come without proofs
             try:
-                async for sequence, event, meta, after in self.watches.events(
+                async for sequence, event, meta, after, live in self.watches.events(
                     runtime.table_id,
                     start,
                     runtime.version,
@@ -196,7 +199,7 @@ class TableQueries:
                     if as_seat is not None and caller.expired_since_opened():
                         raise TOKEN_EXPIRED  # nothing more of the seat's to a stale token
                     tracker.viewer = as_seat
-                    yield Seen(sequence, event, meta, as_seat, tracker.openings(event), after)
+                    yield Seen(sequence, event, meta, as_seat, tracker.openings(event), after, live)
                     if isinstance(event, PlayerLeft) and event.seat == as_seat:
                         return  # the seat's token is void now
             except FellBehind as exc:

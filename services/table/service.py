@@ -18,6 +18,7 @@ from contextlib import aclosing
 from functools import partial
 from typing import Any
 
+from felt.service.interceptors import Frame
 from felt.service.rpc import Context, fail
 from felt.storage.idempotency import ClientRequest
 from felt.wire.clients import TrustedProxies
@@ -211,9 +212,9 @@ class TableService(rpc.TableServiceServicer):
         fill_table_view(response.view, view.state, view.viewer, view.version, view.deadline)
         return response
 
-    async def WatchTable(  # type: ignore[override]  # bytes: a frame sent as it is
+    async def WatchTable(  # type: ignore[override]  # Frame: sent as it is
         self, request: pb.WatchTableRequest, context: Context
-    ) -> AsyncIterator[pb.WatchTableResponse | bytes]:
+    ) -> AsyncIterator[pb.WatchTableResponse | Frame]:
         """Stream the table's events as the viewer may see them (``TableQueries.watch``); a
         spectator's as the frame all spectators share (``services.table.frames``)."""
         items = self.queries.watch(
@@ -232,7 +233,11 @@ class TableService(rpc.TableServiceServicer):
                             item.state, item.viewer, item.version, item.deadline
                         )
                     )
-                elif item.viewer is None and not request.view_changes:
+                elif item.viewer is None and item.live and not request.view_changes:
+                    # The guard that keeps a seat's cards out of the shared frames: only a
+                    # spectator's item of the live feed (every spectator is handed that one
+                    # decoding) is shared; a seat's, a replay's, or one with its own view
+                    # changes is made for this stream alone.
                     yield self.frames.frame(item)  # one encoding for every spectator
                 else:
                     yield _watched(item, request.view_changes)

@@ -124,9 +124,10 @@ class Folded:
         return self._shared
 
 
-# One decoded record, shared by every watcher of the table, with the table's state after it
-# when the feed holds that (None for records replayed from history).
-Item = tuple[int, AnyEvent, EventMeta, Folded | None]
+# One decoded record, with the table's state after it when the feed holds that (None for
+# records replayed from history), and whether it is the live feed's, the one decoding every
+# watcher of the table is handed (True), or a replay's own (False: no other stream sees it).
+Item = tuple[int, AnyEvent, EventMeta, Folded | None, bool]
 
 # Where the table's runtime is: its version, its state then and when its turn started.
 Origin = Callable[[], tuple[int, TableState | None, datetime | None]]
@@ -209,7 +210,7 @@ class TableFeed:
                     return  # the last watcher left (and a cancellation got lost)
                 event, meta = decode_event(record.payload)
                 self.position = record.sequence
-                item = (record.sequence, event, meta, self._fold(event, meta))
+                item = (record.sequence, event, meta, self._fold(event, meta), True)
                 for subscriber in list(self.subscribers):
                     if not subscriber.push(item):
                         self.subscribers.discard(subscriber)
@@ -367,7 +368,7 @@ class WatchHub:
             items: list[Item] = []
             for record in records:
                 event, meta = decode_event(record.payload)
-                items.append((record.sequence, event, meta, None))
+                items.append((record.sequence, event, meta, None, False))
         if not items:  # `upto` is a sequence the table reached: its events must be there
             raise EventsTrimmed(after, upto + 1)
         await asyncio.sleep(0)  # let the live tables' calls go first

@@ -59,17 +59,32 @@ Refusal = Callable[[Exception], Refused | None]
 C = TypeVar("C")
 
 
+class Frame:
+    """A response already encoded, its ``data`` sent as it is (:func:`frames_as_they_are`).
+
+    Its own type, so that only what was made to be sent as bytes skips the serializer:
+    a handler that yields plain ``bytes`` by mistake gets the serializer's error, never
+    its bytes on the wire unchecked. A wrapper, not a ``bytes`` subclass: gRPC's writer
+    takes exactly ``bytes`` from a serializer.
+    """
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
 def frames_as_they_are(
     serialize: Callable[[Any], bytes] | None,
 ) -> Callable[[Any], bytes] | None:
-    """A stream's response serializer that sends ``bytes`` as they are: a message encoded
-    once for many streams (the table service's spectators' frames, issue #23); a message
-    is serialized as before."""
+    """A stream's response serializer that sends a :class:`Frame` as it is: a message
+    encoded once for many streams (the table service's spectators' frames, issue #23);
+    anything else is serialized as before."""
     if serialize is None:
         return None
 
     def serializer(message: Any) -> bytes:
-        return message if isinstance(message, bytes) else serialize(message)
+        return message.data if isinstance(message, Frame) else serialize(message)
 
     return serializer
 

@@ -10,6 +10,7 @@ together with its acknowledgement. Redis runs use a stream named per test.
 from __future__ import annotations
 
 import asyncio
+import socket
 import uuid
 import zlib
 from collections.abc import AsyncIterator
@@ -17,6 +18,8 @@ from typing import cast
 
 import pytest
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from felt.storage.decisions import (
     AI_STREAM,
@@ -24,7 +27,9 @@ from felt.storage.decisions import (
     Entry,
     MemoryDecisionQueue,
     RedisDecisionQueue,
+    ShardCountMismatch,
     ShardedDecisionQueue,
+    agree_on_shards,
     ai_stream_from_env,
     dead_letter_stream,
     payload_of,
@@ -294,3 +299,62 @@ async def test_a_read_waits_for_a_publish_on_any_shard(queue: DecisionQueue) -> 
         [entry] = await asyncio.wait_for(reader, 3)
         assert decoded(entry.fields).table_id == table
         await queue.ack(entry.entry_id)
+
+
+# ---------------------------------------------------------------------- one shard's Redis down
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (a master that is down)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_a_shard_whose_redis_is_down_does_not_stop_the_others(redis_url: str) -> None:
+    """Shard 1's client talks to a port nothing listens on (its master is down): the reads,
+    claims, trims and stats of the others go on, and what they gave is not thrown away."""
+    stream = f"test-{uuid.uuid4().hex}:decisions"
+    live = aioredis.Redis.from_url(redis_url)
+    no_retry = Retry(NoBackoff(), 0)  # the refusal at once, not after redis-py's retries
+    dead = aioredis.Redis(host="127.0.0.1", port=free_port(), retry=no_retry)
+    shards: list[DecisionQueue] = [
+        RedisDecisionQueue(dead if i == 1 else live, shard_stream(stream, i), "workers")
+        for i in range(SHARDS)
+    ]
+    queue = ShardedDecisionQueue(shards, stream)  # taking turns, as on a cluster
+    tables = _tables_on_every_shard(SHARDS)
+    try:
+        for i in (0, 2):
+            await shards[i].ensure_group()
+            await queue.publish(ai_pb2.DecisionRequest(request_id=f"ai:{i}", table_id=tables[i]))
+        got = await queue.read("a", 10, 50)
+        assert sorted(decoded(e.fields).table_id for e in got) == [tables[0], tables[2]]
+        assert await queue.trim_acknowledged() == 0
+        stats = await queue.stats()
+        assert stats is not None and stats.pending == 2 and stats.lag is None  # 1 unknown
+        cursor: bytes | str = "0-0"
+        claimed: list[Entry] = []
+        for _ in range(SHARDS):  # the dead shard is passed over, the round completes
+            cursor, taken = await queue.claim_idle("b", 0, 10, cursor)
+            claimed += taken
+        assert cursor == b"0-0"
+        assert sorted(e.entry_id for e in claimed) == sorted(e.entry_id for e in got)
+    finally:
+        await live.delete(*shard_streams(stream, SHARDS))
+        await live.aclose()
+        await dead.aclose()
+
+
+async def test_every_service_must_shard_alike(redis_url: str) -> None:
+    client = aioredis.Redis.from_url(redis_url)
+    stream = f"test-{uuid.uuid4().hex}:decisions"
+    try:
+        await agree_on_shards(client, stream, 4)  # the first to start records its count
+        await agree_on_shards(client, stream, 4)
+        with pytest.raises(ShardCountMismatch, match="FELT_DECISION_SHARDS is 8 but"):
+            await agree_on_shards(client, stream, 8)  # shards 4-7 would never be read
+        assert await client.get(f"{stream}:shards") == b"4"
+    finally:
+        await client.delete(f"{stream}:shards")
+        await client.aclose()

@@ -295,13 +295,15 @@ class ShardedDecisionQueue:
         shard, inner = _split(raw) if _SEP in raw else (0, b"0-0")
         if shard >= len(self.shards):
             shard, inner = 0, b"0-0"
-        try:
-            after, entries = await self.shards[shard].claim_idle(
-                consumer, min_idle_ms, count, inner
-            )
-        except REDIS_ERRORS:
-            self._failed(shard)
-            after, entries = b"0-0", []
+        after: bytes | str = b"0-0"
+        entries: list[Entry] = []
+        if self._down_until[shard] <= time.monotonic():  # else passed over this round
+            try:
+                after, entries = await self.shards[shard].claim_idle(
+                    consumer, min_idle_ms, count, inner
+                )
+            except REDIS_ERRORS:
+                self._failed(shard)
         inner = after.encode() if isinstance(after, str) else after
         if inner == b"0-0":  # this shard is done: the next one, from its start
             shard += 1

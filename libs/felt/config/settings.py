@@ -756,7 +756,8 @@ FELT_DECISION_SHARDS = Integer(
     help="how many streams the AI decision requests are sharded over, by table",
     doc="how many streams the AI decision requests are sharded over (a table's go to shard "
     "`crc32(table id) % N`, so no one key is hot on a Redis Cluster); the table service and "
-    "the workers must agree, and KEDA's ScaledObject lists one trigger per shard",
+    "the workers must agree (checked at start against `<FELT_AI_STREAM>:shards`: a service "
+    "with another number refuses to start), and KEDA's ScaledObject lists one trigger per shard",
 )
 
 # ---------------------------------------------------------------- the AI workers

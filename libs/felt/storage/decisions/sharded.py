@@ -14,11 +14,16 @@ Workers read every shard through one :class:`ShardedDecisionQueue`, which
 implements the same :class:`~felt.storage.decisions.base.DecisionQueue` port
 over one per-shard queue each (Redis or in-memory). An entry's id names its
 shard (``b"<i>/<stream id>"``), so acknowledging, touching and dead-lettering
-go to the right stream. On a Redis Cluster one ``XREADGROUP`` may only name
-keys of one slot, so a read looks at each shard in turn without blocking and,
-with nothing anywhere, waits on one shard at a time (in rotation) for at most
-``WAIT_SLICE_MS``: a request is picked up within about that long whichever
-shard it is in. With a single shard the read simply blocks on it.
+go to the right stream. On one server a read is one ``XREADGROUP`` naming every
+shard's stream, blocking as a single stream's did. On a Redis Cluster one
+``XREADGROUP`` may only name keys of one slot, so a read looks at each shard in
+turn without blocking and, with nothing anywhere, waits on one shard at a time
+(in rotation, its own) for at most ``WAIT_SLICE_MS``: a request is picked up
+within about that long whichever shard it is in. A shard whose Redis fails (its
+master is down) is skipped with a backoff while the others are read on.
+
+Every service must use the same number of shards: :func:`agree_on_shards`
+records it in Redis at the first start and refuses another.
 """
 
 from __future__ import annotations

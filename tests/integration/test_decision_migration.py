@@ -9,6 +9,7 @@ gone, and a second run changes nothing. Real Redis, a stream named per test.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from typing import cast
@@ -123,3 +124,31 @@ def test_the_felt_command_lists_the_shards_and_migrates(redis_url: str, stream: 
     status, out, err = run_felt("decisions", "migrate", **env)
     assert status == 0, err
     assert "moved 0 unfinished requests and 0 dead letters" in out
+
+
+async def test_requests_published_while_it_runs_are_not_deleted(
+    redis: aioredis.Redis, stream: str
+) -> None:
+    """A table service still publishing to the old stream during the migration: every request
+    ends up in a shard or (published after the delete) in the old stream, none deleted."""
+    old = RedisDecisionQueue(redis, stream, GROUP)
+    for n in range(200):
+        await old.publish(_request(n))
+    published = 200
+
+    async def publish_meanwhile() -> None:  # 100 more, one per turn of the loop
+        nonlocal published
+        for _ in range(100):
+            await old.publish(_request(published))
+            published += 1
+            await asyncio.sleep(0)
+
+    publisher = asyncio.ensure_future(publish_meanwhile())
+    try:
+        done = await migrate_unsharded(redis, stream, SHARDS, GROUP)
+    finally:
+        await publisher
+    in_shards = sum([int(await redis.xlen(shard_stream(stream, i))) for i in range(SHARDS)])
+    left = int(await redis.xlen(stream))
+    assert done.requests == in_shards
+    assert in_shards + left == published

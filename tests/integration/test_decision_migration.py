@@ -27,6 +27,7 @@ from felt.storage.decisions import (
     shard_stream,
 )
 from felt.storage.decisions.migrate import migrate_unsharded
+from felt.storage.decisions.sharded import shards_key
 from poker.v1 import ai_pb2
 from tests.felt_command import run_felt
 
@@ -40,7 +41,7 @@ async def stream(redis_url: str) -> AsyncIterator[str]:
     yield name
     client = aioredis.Redis.from_url(redis_url)
     try:
-        await client.delete(name, dead_letter_stream(name))
+        await client.delete(name, dead_letter_stream(name), shards_key(name))
         for i in range(SHARDS):
             await client.delete(shard_stream(name, i), shard_dead_stream(name, i))
     finally:
@@ -152,3 +153,23 @@ async def test_requests_published_while_it_runs_are_not_deleted(
     left = int(await redis.xlen(stream))
     assert done.requests == in_shards
     assert in_shards + left == published
+
+
+@pytest.mark.parametrize("command", ["table-service", "ai-worker"])
+def test_a_service_with_another_shard_count_refuses_to_start(
+    redis_url: str, stream: str, command: str
+) -> None:
+    """Shards 4-7 of a table service with 8 would never be read by workers with 4: the
+    second count to start is refused (exit 2, naming both), before serving anything."""
+    env = {
+        "REDIS_URL": redis_url,
+        "FELT_AI_STREAM": stream,
+        "FELT_DEV_MODE": "1",
+        "FELT_TABLE_ADDR": "127.0.0.1:0",
+        "FELT_AI_METRICS_PORT": "0",
+    }
+    status, _, err = run_felt("decisions", "migrate", FELT_DECISION_SHARDS="4", **env)
+    assert status == 0, err  # records 4
+    status, _, err = run_felt(command, FELT_DECISION_SHARDS="8", **env)
+    assert status == 2
+    assert f"FELT_DECISION_SHARDS is 8 but {stream} is sharded 4 ways" in err

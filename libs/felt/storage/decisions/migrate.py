@@ -154,9 +154,9 @@ async def _delete_unless_added(redis: Redis, stream: str, through: bytes) -> tup
         await pipe.watch(stream)
         added = cast(_Entries, await pipe.xrange(stream, b"(" + through, "+", count=_PAGE))
         if added:
-            await pipe.unwatch()
+            await pipe.unwatch()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
             return added, added[-1][0]
-        pipe.multi()
+        pipe.multi()  # type: ignore[no-untyped-call]
         pipe.delete(stream)
         try:
             await pipe.execute()

@@ -161,7 +161,11 @@ class AiWorker:
                 cfg.redis_url, socket_timeout=5, health_check_interval=30
             )
             # A count unlike the table services' would leave shards unread: refuse to start.
-            await agree_on_shards(self._redis, cfg.stream, cfg.shards)
+            try:
+                await agree_on_shards(self._redis, cfg.stream, cfg.shards)
+            except BaseException:
+                await self._redis.aclose()
+                raise
             self.queue = redis_sharded_queue(
                 self._redis, cfg.stream, cfg.shards, cfg.group, cfg.dead_stream
             )

@@ -51,4 +51,8 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"felt ai-worker: {exc}", file=sys.stderr, flush=True)
         return 2
-    return asyncio.run(serve(config))
+    try:
+        return asyncio.run(serve(config))
+    except ConfigError as exc:  # refused at start (the shard count disagrees): exit 2
+        print(f"felt ai-worker: {exc}", file=sys.stderr, flush=True)
+        return 2

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import structlog
-from redis.exceptions import RedisError
 
 from felt.service.logging import bound_contextvars
 from felt.service.tracing import Tracing
 from felt.storage.decisions import DecisionQueue, Fields, payload_of, trace_of
+from felt.storage.redis_client import REDIS_ERRORS
 from poker.v1 import ai_pb2
 from services.ai_worker.answer import Answerer
 from services.ai_worker.decide import Decider, PoisonRequest, deadline_of, parse_request
@@ -138,7 +138,7 @@ class RequestHandler:
     async def ack(self, entry_id: bytes) -> None:
         try:
             await self.queue.ack(entry_id)
-        except RedisError as exc:
+        except REDIS_ERRORS as exc:
             # Unacknowledged: it will be claimed and answered again, which is harmless.
             self.metrics.errors.labels(kind="redis").inc()
             log.warning("ai_ack_failed", entry_id=entry_id.decode(), error=str(exc))
@@ -150,7 +150,7 @@ class RequestHandler:
             await self.queue.dead_letter(
                 self.consumer, entry_id, fields, reason, datetime.now(UTC).isoformat()
             )
-        except RedisError as exc:
+        except REDIS_ERRORS as exc:
             self.metrics.errors.labels(kind="redis").inc()
             log.warning("ai_dead_letter_failed", entry_id=entry_id.decode(), error=str(exc))
             return

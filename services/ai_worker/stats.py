@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
-from redis.exceptions import RedisError
 
 from felt.storage.decisions import DecisionQueue
+from felt.storage.redis_client import REDIS_ERRORS
 from services.ai_worker.metrics import Health, WorkerMetrics
 
 log = structlog.get_logger("felt.ai_worker")
@@ -62,7 +62,7 @@ class StatsReporter:
                     last_summary = time.monotonic()
                     await self.prune()
                     self.log_summary("ai_worker_summary")
-            except (RedisError, OSError) as exc:
+            except REDIS_ERRORS as exc:
                 self.metrics.errors.labels(kind="redis").inc()
                 log.warning("ai_stats_failed", error=str(exc))
 

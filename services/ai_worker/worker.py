@@ -59,7 +59,6 @@ from dataclasses import dataclass, field
 
 import structlog
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
 from felt.service.table_router import OwnerCalls, owner_calls
 from felt.storage.decisions import (
@@ -67,9 +66,10 @@ from felt.storage.decisions import (
     Entry,
     Fields,
     GroupMissing,
+    agree_on_shards,
     redis_sharded_queue,
 )
-from felt.storage.redis_client import connect_redis
+from felt.storage.redis_client import REDIS_ERRORS, connect_redis
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.ai_worker.answer import Answerer, OwnerSubmit, SubmitStub
 from services.ai_worker.config import (
@@ -160,6 +160,12 @@ class AiWorker:
             self._redis = await connect_redis(
                 cfg.redis_url, socket_timeout=5, health_check_interval=30
             )
+            # A count unlike the table services' would leave shards unread: refuse to start.
+            try:
+                await agree_on_shards(self._redis, cfg.stream, cfg.shards)
+            except BaseException:
+                await self._redis.aclose()
+                raise
             self.queue = redis_sharded_queue(
                 self._redis, cfg.stream, cfg.shards, cfg.group, cfg.dead_stream
             )
@@ -307,7 +313,7 @@ class AiWorker:
         """Delete this consumer if it holds nothing (DELCONSUMER would drop what it holds)."""
         try:
             await self._queue.leave(self.consumer)
-        except RedisError as exc:
+        except REDIS_ERRORS as exc:
             log.warning("ai_worker_leave_failed", consumer=self.consumer, error=str(exc))
 
     # ------------------------------------------------------------------ reading
@@ -353,10 +359,10 @@ class AiWorker:
                 backoff = 0.1
             except GroupMissing:  # the stream or group was deleted: recreate it
                 log.warning("ai_group_missing", stream=cfg.stream, group=cfg.group)
-                with contextlib.suppress(RedisError):
+                with contextlib.suppress(*REDIS_ERRORS):
                     await self.ensure_group()
                 continue
-            except (RedisError, OSError) as exc:
+            except REDIS_ERRORS as exc:
                 self.metrics.errors.labels(kind="redis").inc()
                 log.warning("ai_read_failed", error=str(exc), retry_in_s=backoff)
                 await self._wait_any(self._stopping, timeout=backoff)
@@ -407,7 +413,7 @@ class AiWorker:
                     trimmed = await self._queue.trim_acknowledged()
                     if trimmed:
                         log.debug("ai_stream_trimmed", entries=trimmed)
-            except (RedisError, OSError) as exc:
+            except REDIS_ERRORS as exc:
                 self.metrics.errors.labels(kind="redis").inc()
                 log.warning("ai_claim_failed", error=str(exc))
 
@@ -493,8 +499,14 @@ async def serve(
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m services.ai_worker`` (configuration from the environment)."""
-    from felt.config.settings import FELT_LOG_LEVEL
+    import sys
+
+    from felt.config.settings import FELT_LOG_LEVEL, ConfigError
     from felt.service.logging import configure_logging
 
     configure_logging(level=FELT_LOG_LEVEL.read())
-    return asyncio.run(serve(WorkerConfig.from_env()))
+    try:
+        return asyncio.run(serve(WorkerConfig.from_env()))
+    except ConfigError as exc:  # a refused start (the shard count, a setting): exit 2
+        print(f"felt ai-worker: {exc}", file=sys.stderr, flush=True)
+        return 2

@@ -42,7 +42,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import structlog
-from redis.exceptions import RedisError
 
 from felt.messages.values import CodecError
 from felt.service.metrics_server import Health
@@ -50,6 +49,7 @@ from felt.storage.archive import HandArchive, HandNumberTaken, PositionMoved, Ta
 from felt.storage.archive.feed import ProjectorFeed
 from felt.storage.archive.projection import TableProjection
 from felt.storage.eventstore import EventsTrimmed
+from felt.storage.redis_client import REDIS_ERRORS
 from felt.storage.registry import TableRegistry
 from services.projector.metrics import ProjectorMetrics
 from services.projector.ownership import owner_of
@@ -104,7 +104,7 @@ class Projector:
                 try:
                     # A lane in flight will want its next write soon: wait less for news.
                     await self._read(min(self.block_ms, 20) if lanes else self.block_ms)
-                except (RedisError, OSError, TimeoutError) as exc:
+                except (*REDIS_ERRORS, TimeoutError) as exc:
                     self.metrics.errors.labels(kind="redis").inc()
                     log.warning("projector_read_failed", error=repr(exc))
                     await self._pause(1.0)
@@ -135,7 +135,7 @@ class Projector:
         logged: the marks are raised again at the next write or adoption)."""
         try:
             hands = await writing
-        except (RedisError, OSError, TimeoutError) as exc:
+        except (*REDIS_ERRORS, TimeoutError) as exc:
             self.metrics.errors.labels(kind="redis").inc()
             log.warning("projector_mark_failed", error=repr(exc))
             return 0

@@ -15,9 +15,9 @@ import contextlib
 import socket
 
 import structlog
-from redis.exceptions import RedisError
 
 from felt.storage.instances import TableInstances
+from felt.storage.redis_client import REDIS_ERRORS
 
 log = structlog.get_logger("felt.table")
 
@@ -70,7 +70,7 @@ class Announcer:
             await asyncio.sleep(self.every_s)
             try:
                 await self._announce()
-            except (RedisError, OSError) as exc:  # Redis away: the next round tries again
+            except REDIS_ERRORS as exc:  # Redis away: the next round tries again
                 log.warning("table_instance_announce_failed", error=str(exc))
 
     async def abandon(self) -> None:
@@ -85,5 +85,5 @@ class Announcer:
         """Stop renewing and withdraw the entry."""
         await self.abandon()
         for directory, address in self.entries:
-            with contextlib.suppress(RedisError, OSError):
+            with contextlib.suppress(*REDIS_ERRORS):
                 await directory.withdraw(self.instance_id, address)

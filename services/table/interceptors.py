@@ -18,12 +18,12 @@ from contextvars import ContextVar
 from typing import Any
 
 from google.protobuf.message import Message
-from redis.exceptions import RedisError
 
 from felt.service import interceptors as kit
 from felt.service.bearer import header
 from felt.service.metrics import RpcMetrics
 from felt.service.refusals import Refused
+from felt.storage.redis_client import REDIS_ERRORS
 from felt.wire import limits
 from felt.wire.clients import TrustedProxies
 from felt.wire.tokens import SEAT_TOKEN_HEADER
@@ -74,7 +74,7 @@ def call_interceptor(service: str, metrics: RpcMetrics | None = None) -> kit.Cal
         logger="felt.table",
         log_fields=_log_fields,
         refusal=_refusal,
-        unavailable=(RedisError, OSError),
+        unavailable=REDIS_ERRORS,
         unavailable_message="the table's storage is unreachable; retry shortly",
         metrics=metrics,
     )

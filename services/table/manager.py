@@ -31,7 +31,6 @@ from datetime import UTC, datetime
 
 import structlog
 from google.protobuf.message import DecodeError
-from redis.exceptions import RedisError
 
 from felt.core.rules.legal import legal_actions
 from felt.core.table.aggregate import TableState
@@ -40,6 +39,7 @@ from felt.messages.values import ai_level_to_proto
 from felt.service.tracing import Tracing
 from felt.storage.decisions import DecisionPublisher
 from felt.storage.eventstore import EventStore, EventsTrimmed, TableLeases
+from felt.storage.redis_client import REDIS_ERRORS
 from felt.storage.registry import QUARANTINE_KEY, TableRegistry
 from felt.wire.convert import (
     legal_to_proto,
@@ -205,7 +205,7 @@ class TableManager:
             raise NotOwner(table_id)
         try:
             await runtime.load()
-        except (RedisError, OSError, asyncio.CancelledError):
+        except (*REDIS_ERRORS, asyncio.CancelledError):
             await self._leases.release_lease(table_id, self.owner)
             raise
         except Exception as exc:  # a stream that cannot be folded: never a crash loop
@@ -262,10 +262,10 @@ class TableManager:
         }
         try:
             await self.registry.quarantine(table_id, record)
-        except (RedisError, OSError) as exc:  # still refused here; others find out themselves
+        except REDIS_ERRORS as exc:  # still refused here; others find out themselves
             log.warning("quarantine_not_recorded", table_id=table_id, error=repr(exc))
         await runtime.stop(grace_s=1.0)
-        with contextlib.suppress(RedisError, OSError):
+        with contextlib.suppress(*REDIS_ERRORS):
             await self._leases.release_lease(table_id, self.owner)
 
     async def quarantined(self) -> dict[str, dict[str, object]]:
@@ -281,7 +281,7 @@ class TableManager:
                 return
             try:
                 await self._maintain_once()
-            except (RedisError, OSError) as exc:
+            except REDIS_ERRORS as exc:
                 # Redis is away (a restart): the leases run out meanwhile, and the first
                 # round after it is back renews them or hands the tables over.
                 log.warning("lease_maintenance_failed", owner=self.owner, error=repr(exc))
@@ -372,7 +372,7 @@ class TableManager:
         """
         try:
             stats = await runtime.opponent_stats(version)
-        except (EventsTrimmed, DecodeError, ValueError, RedisError, OSError) as exc:
+        except (EventsTrimmed, DecodeError, ValueError, *REDIS_ERRORS) as exc:
             log.warning("opponent_model_unavailable", table_id=runtime.table_id, error=repr(exc))
             return []
         return stats_to_proto(stats)

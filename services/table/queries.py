@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import structlog
-from redis.exceptions import RedisError
 
 from felt.core.table.aggregate import TableState
 from felt.core.table.commitment import CardOpening
@@ -35,6 +34,7 @@ from felt.core.table.events import AnyEvent, PlayerLeft, SeatTokenReissued
 from felt.messages.events import EventMeta
 from felt.storage.eventstore import EventsTrimmed
 from felt.storage.eventstore.codec import decode_event
+from felt.storage.redis_client import REDIS_ERRORS
 from felt.wire import limits
 from poker.v1.reason_pb2 import Reason
 from services.table.application import TableApp
@@ -210,7 +210,7 @@ class TableQueries:
                     Code.OUT_OF_RANGE,
                     "those events are archived; watch again with from_sequence 0",
                 ) from None
-            except (RedisError, OSError) as exc:
+            except REDIS_ERRORS as exc:
                 log.warning("watch_storage_unavailable", error=repr(exc))
                 raise Refused(
                     Code.UNAVAILABLE,

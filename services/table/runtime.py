@@ -34,7 +34,6 @@ from typing import Any
 
 import structlog
 from google.protobuf.message import Message
-from redis.exceptions import RedisError
 
 from felt.core.rules.commands import IllegalAction
 from felt.core.rules.config import PUBLIC_ID_BYTES
@@ -59,6 +58,7 @@ from felt.storage.eventstore.codec import (
     encode_stored,
 )
 from felt.storage.idempotency import RequestKey, server_key
+from felt.storage.redis_client import REDIS_ERRORS
 from services.table.opponents import OpponentModel, read_model
 from services.table.rest import RestPolicy
 from services.table.snapshots import SnapshotPolicy, TrimPoints
@@ -466,7 +466,7 @@ class TableRuntime:
         """``load``; a stream that cannot be folded faults the table (storage errors pass)."""
         try:
             await self.load()
-        except (RedisError, OSError):
+        except REDIS_ERRORS:
             raise
         except Exception as exc:
             self._faulted(exc)
@@ -595,7 +595,7 @@ class TableRuntime:
                 with attached(trace):
                     await self.on_ai_turn(self, state, version, deadline)
                 return
-            except (RedisError, OSError) as exc:
+            except REDIS_ERRORS as exc:
                 # Redis is away (restarting, a failover): publish again once it is back, for
                 # as long as the seat is still to act at this version. Without it a table
                 # with no action clock would wait for an AI answer for ever. Publishing

@@ -86,7 +86,12 @@ from felt.config.settings import environment
 from felt.service.metrics_server import Health, MetricsServer
 from felt.service.rpc import run, serve_until_stopped
 from felt.service.tracing import Tracing
-from felt.storage.decisions import AI_STREAM, ai_stream_from_env, redis_sharded_queue
+from felt.storage.decisions import (
+    AI_STREAM,
+    agree_on_shards,
+    ai_stream_from_env,
+    redis_sharded_queue,
+)
 from felt.storage.eventstore import RedisEventStore
 from felt.storage.instances import INTERNAL_INSTANCE_KEY_PREFIX, RedisTableInstances
 from felt.storage.redis_client import connect_redis
@@ -314,20 +319,32 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
     else:
         server = aio_server(*_SERVER_OPTIONS, interceptors=interceptors)
     port = bind(server, config.address)  # first: the instance id may name the port
-    if internal is not None:
-        try:
+    try:
+        if internal is not None:
             internal_port = bind(internal, config.internal_address)
-        except BaseException:
-            await server.stop(None)  # bound, never started: let its port go
-            raise
-    redis = await connect_redis(config.redis_url)
+        redis = await connect_redis(config.redis_url)
+    except BaseException:
+        await server.stop(None)  # bound, never started: let its port go
+        if internal is not None and internal_port is not None:
+            await internal.stop(None)
+        raise
+    try:
+        # Every service must shard alike (else requests go where no worker reads), and every
+        # shard's group must exist before the first request: made at 0, none is lost.
+        await agree_on_shards(redis, config.ai_stream, config.decision_shards)
+        decisions = redis_sharded_queue(redis, config.ai_stream, config.decision_shards)
+        await decisions.ensure_group()
+    except BaseException:
+        await redis.aclose()
+        for each in (server, internal):
+            if each is not None:
+                await each.stop(None)
+        raise
     store = MeteredEventStore(metrics, redis)
     manager = TableManager(
         store,
         RedisTableRegistry(redis),
-        MeteredDecisionQueue(
-            metrics, redis_sharded_queue(redis, config.ai_stream, config.decision_shards)
-        ),
+        MeteredDecisionQueue(metrics, decisions),
         owner=config.instance_id or _instance_id(config.address, port),
         lease_ttl_ms=config.lease_ttl_ms,
         timing=Timing(

@@ -9,6 +9,7 @@ gone, and a second run changes nothing. Real Redis, a stream named per test.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from typing import cast
@@ -26,6 +27,7 @@ from felt.storage.decisions import (
     shard_stream,
 )
 from felt.storage.decisions.migrate import migrate_unsharded
+from felt.storage.decisions.sharded import shards_key
 from poker.v1 import ai_pb2
 from tests.felt_command import run_felt
 
@@ -39,7 +41,7 @@ async def stream(redis_url: str) -> AsyncIterator[str]:
     yield name
     client = aioredis.Redis.from_url(redis_url)
     try:
-        await client.delete(name, dead_letter_stream(name))
+        await client.delete(name, dead_letter_stream(name), shards_key(name))
         for i in range(SHARDS):
             await client.delete(shard_stream(name, i), shard_dead_stream(name, i))
     finally:
@@ -123,3 +125,51 @@ def test_the_felt_command_lists_the_shards_and_migrates(redis_url: str, stream: 
     status, out, err = run_felt("decisions", "migrate", **env)
     assert status == 0, err
     assert "moved 0 unfinished requests and 0 dead letters" in out
+
+
+async def test_requests_published_while_it_runs_are_not_deleted(
+    redis: aioredis.Redis, stream: str
+) -> None:
+    """A table service still publishing to the old stream during the migration: every request
+    ends up in a shard or (published after the delete) in the old stream, none deleted."""
+    old = RedisDecisionQueue(redis, stream, GROUP)
+    for n in range(200):
+        await old.publish(_request(n))
+    published = 200
+
+    async def publish_meanwhile() -> None:  # 100 more, one per turn of the loop
+        nonlocal published
+        for _ in range(100):
+            await old.publish(_request(published))
+            published += 1
+            await asyncio.sleep(0)
+
+    publisher = asyncio.ensure_future(publish_meanwhile())
+    try:
+        done = await migrate_unsharded(redis, stream, SHARDS, GROUP)
+    finally:
+        await publisher
+    in_shards = sum([int(await redis.xlen(shard_stream(stream, i))) for i in range(SHARDS)])
+    left = int(await redis.xlen(stream))
+    assert done.requests == in_shards
+    assert in_shards + left == published
+
+
+@pytest.mark.parametrize("command", ["table-service", "ai-worker"])
+def test_a_service_with_another_shard_count_refuses_to_start(
+    redis_url: str, stream: str, command: str
+) -> None:
+    """Shards 4-7 of a table service with 8 would never be read by workers with 4: the
+    second count to start is refused (exit 2, naming both), before serving anything."""
+    env = {
+        "REDIS_URL": redis_url,
+        "FELT_AI_STREAM": stream,
+        "FELT_DEV_MODE": "1",
+        "FELT_TABLE_ADDR": "127.0.0.1:0",
+        "FELT_AI_METRICS_PORT": "0",
+    }
+    status, _, err = run_felt("decisions", "migrate", FELT_DECISION_SHARDS="4", **env)
+    assert status == 0, err  # records 4
+    status, _, err = run_felt(command, FELT_DECISION_SHARDS="8", **env)
+    assert status == 2
+    assert f"FELT_DECISION_SHARDS is 8 but {stream} is sharded 4 ways" in err

@@ -10,6 +10,7 @@ together with its acknowledgement. Redis runs use a stream named per test.
 from __future__ import annotations
 
 import asyncio
+import socket
 import uuid
 import zlib
 from collections.abc import AsyncIterator
@@ -17,13 +18,18 @@ from typing import cast
 
 import pytest
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from felt.storage.decisions import (
     AI_STREAM,
     DecisionQueue,
+    Entry,
     MemoryDecisionQueue,
     RedisDecisionQueue,
+    ShardCountMismatch,
     ShardedDecisionQueue,
+    agree_on_shards,
     ai_stream_from_env,
     dead_letter_stream,
     payload_of,
@@ -39,7 +45,7 @@ from poker.v1 import ai_pb2
 SHARDS = 3
 
 
-@pytest.fixture(params=["memory", "redis", "sharded-memory", "sharded-cluster"])
+@pytest.fixture(params=["memory", "redis", "sharded-memory", "sharded-redis", "sharded-cluster"])
 async def queue(request: pytest.FixtureRequest) -> AsyncIterator[DecisionQueue]:
     """One stream (in memory, on Redis), and ``SHARDS`` streams by table (in memory, and on a
     Redis Cluster of three masters: what the services run)."""
@@ -59,6 +65,15 @@ async def queue(request: pytest.FixtureRequest) -> AsyncIterator[DecisionQueue]:
             yield RedisDecisionQueue(client, stream, "workers")
         finally:
             await client.delete(stream, dead_letter_stream(stream))
+            await client.aclose()
+        return
+    if request.param == "sharded-redis":  # one server: one XREADGROUP over every shard
+        client = aioredis.Redis.from_url(request.getfixturevalue("redis_url"))
+        try:
+            yield redis_sharded_queue(client, stream, SHARDS, "workers")
+        finally:
+            await client.delete(*shard_streams(stream, SHARDS))
+            await client.delete(*(shard_dead_stream(stream, i) for i in range(SHARDS)))
             await client.aclose()
         return
     cluster = await connect_redis(request.getfixturevalue("redis_cluster_url"))
@@ -82,6 +97,19 @@ async def dead_letters(queue: DecisionQueue) -> list[dict[bytes, bytes]]:
     return [fields for _, fields in entries]
 
 
+async def claim_round(queue: DecisionQueue, consumer: str, idle_ms: int, count: int) -> list[Entry]:
+    """``claim_idle`` from ``0-0`` until the cursor comes back to it: one call may look at
+    part of the pending entries only (a sharded queue: one shard per call)."""
+    cursor: bytes | str = "0-0"
+    taken: list[Entry] = []
+    for _ in range(100):
+        cursor, got = await queue.claim_idle(consumer, idle_ms, count - len(taken), cursor)
+        taken += got
+        if cursor in ("0-0", b"0-0") or len(taken) >= count:
+            return taken
+    raise AssertionError("claim_idle never came back to 0-0")
+
+
 def request(n: int) -> ai_pb2.DecisionRequest:
     return ai_pb2.DecisionRequest(request_id=f"ai:t:{n}", table_id="t", seat=1)
 
@@ -98,18 +126,19 @@ def test_one_stream_name() -> None:
     assert dead_letter_stream("s") == "s:dead"
 
 
-async def test_group_reads_only_what_comes_after_it(queue: DecisionQueue) -> None:
-    await queue.publish(request(0))  # before the group: never delivered
+async def test_group_reads_what_came_before_it_too(queue: DecisionQueue) -> None:
+    # Published before any worker made the group: read, not lost (the group starts at 0).
+    await queue.publish(request(0))
     await queue.ensure_group()
     await queue.ensure_group()  # idempotent
     await queue.publish(request(1))
     await queue.publish(request(2))
     got = await queue.read("a", 10, 50)
-    assert [decoded(e.fields).request_id for e in got] == ["ai:t:1", "ai:t:2"]
-    assert cast("dict[bytes, bytes]", got[0].fields)[b"request_id"] == b"ai:t:1"
+    assert [decoded(e.fields).request_id for e in got] == ["ai:t:0", "ai:t:1", "ai:t:2"]
+    assert cast("dict[bytes, bytes]", got[1].fields)[b"request_id"] == b"ai:t:1"
     assert await queue.read("b", 10, 50) == []  # each entry goes to one consumer
     stats = await queue.stats()
-    assert stats is not None and stats.pending == 2 and stats.lag in (0, None)
+    assert stats is not None and stats.pending == 3 and stats.lag in (0, None)
 
 
 async def test_read_waits_for_a_publish(queue: DecisionQueue) -> None:
@@ -140,11 +169,11 @@ async def test_idle_entries_are_claimed_unless_touched(queue: DecisionQueue) -> 
     for n in range(2):
         await queue.publish(request(n))
     first, second = await queue.read("a", 5, 50)
-    _, claimed = await queue.claim_idle("b", 60_000, 10, "0-0")
+    claimed = await claim_round(queue, "b", 60_000, 10)
     assert claimed == []  # not idle long enough
     await asyncio.sleep(0.15)
     await queue.touch("a", [first.entry_id], 100)  # "a" is still working on the first
-    _, claimed = await queue.claim_idle("b", 100, 10, "0-0")
+    claimed = await claim_round(queue, "b", 100, 10)
     assert [e.entry_id for e in claimed] == [second.entry_id]
     assert decoded(claimed[0].fields).request_id == "ai:t:1"
     assert await queue.delivery_counts("b", [second.entry_id]) == {second.entry_id: 2}
@@ -200,7 +229,7 @@ async def test_trim_acknowledged_never_drops_a_pending_or_unread_request(
     await queue.ack(entries[2].entry_id)
     assert await queue.trim_acknowledged() == 1  # 0 only: 1 is still pending
     # The pending one can still be claimed and read as it was.
-    _, claimed = await queue.claim_idle("b", 0, 5, "0-0")
+    claimed = await claim_round(queue, "b", 0, 5)
     assert [decoded(e.fields).request_id for e in claimed] == ["ai:t:1"]
     await queue.ack(entries[1].entry_id)
     assert await queue.trim_acknowledged() == 2  # 1 and 2: all delivered are done
@@ -270,3 +299,62 @@ async def test_a_read_waits_for_a_publish_on_any_shard(queue: DecisionQueue) -> 
         [entry] = await asyncio.wait_for(reader, 3)
         assert decoded(entry.fields).table_id == table
         await queue.ack(entry.entry_id)
+
+
+# ---------------------------------------------------------------------- one shard's Redis down
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (a master that is down)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_a_shard_whose_redis_is_down_does_not_stop_the_others(redis_url: str) -> None:
+    """Shard 1's client talks to a port nothing listens on (its master is down): the reads,
+    claims, trims and stats of the others go on, and what they gave is not thrown away."""
+    stream = f"test-{uuid.uuid4().hex}:decisions"
+    live = aioredis.Redis.from_url(redis_url)
+    no_retry = Retry(NoBackoff(), 0)  # the refusal at once, not after redis-py's retries
+    dead = aioredis.Redis(host="127.0.0.1", port=free_port(), retry=no_retry)
+    shards: list[DecisionQueue] = [
+        RedisDecisionQueue(dead if i == 1 else live, shard_stream(stream, i), "workers")
+        for i in range(SHARDS)
+    ]
+    queue = ShardedDecisionQueue(shards, stream)  # taking turns, as on a cluster
+    tables = _tables_on_every_shard(SHARDS)
+    try:
+        for i in (0, 2):
+            await shards[i].ensure_group()
+            await queue.publish(ai_pb2.DecisionRequest(request_id=f"ai:{i}", table_id=tables[i]))
+        got = await queue.read("a", 10, 50)
+        assert sorted(decoded(e.fields).table_id for e in got) == [tables[0], tables[2]]
+        assert await queue.trim_acknowledged() == 0
+        stats = await queue.stats()
+        assert stats is not None and stats.pending == 2 and stats.lag is None  # 1 unknown
+        cursor: bytes | str = "0-0"
+        claimed: list[Entry] = []
+        for _ in range(SHARDS):  # the dead shard is passed over, the round completes
+            cursor, taken = await queue.claim_idle("b", 0, 10, cursor)
+            claimed += taken
+        assert cursor == b"0-0"
+        assert sorted(e.entry_id for e in claimed) == sorted(e.entry_id for e in got)
+    finally:
+        await live.delete(*shard_streams(stream, SHARDS))
+        await live.aclose()
+        await dead.aclose()
+
+
+async def test_every_service_must_shard_alike(redis_url: str) -> None:
+    client = aioredis.Redis.from_url(redis_url)
+    stream = f"test-{uuid.uuid4().hex}:decisions"
+    try:
+        await agree_on_shards(client, stream, 4)  # the first to start records its count
+        await agree_on_shards(client, stream, 4)
+        with pytest.raises(ShardCountMismatch, match="FELT_DECISION_SHARDS is 8 but"):
+            await agree_on_shards(client, stream, 8)  # shards 4-7 would never be read
+        assert await client.get(f"{stream}:shards") == b"4"
+    finally:
+        await client.delete(f"{stream}:shards")
+        await client.aclose()

@@ -18,8 +18,9 @@ from redis.asyncio.cluster import ClusterNode
 from redis.exceptions import ResponseError
 
 from felt.storage.eventstore import RedisEventStore, events_key
-from felt.storage.eventstore.cluster_pipeline import redirected
-from felt.storage.redis_client import connect_redis
+from felt.storage.eventstore.cluster_pipeline import ClusterPipelines, redirected
+from felt.storage.eventstore.pipeline import Endpoint, RedisPipeline
+from felt.storage.redis_client import connect_redis, redis_from_url
 
 
 @pytest.fixture
@@ -87,3 +88,41 @@ async def test_a_wrong_slot_map_falls_back_to_redis_py(
         monkeypatch.undo()
         await store.aclose()
         await cluster.delete(events_key(t))
+
+
+async def test_a_store_made_from_a_cluster_url_learns_the_slot_map_first(
+    redis_cluster_url: str,
+) -> None:
+    # Its first append raised SlotNotCoveredError: the client it made knew no slot yet.
+    store = RedisEventStore.from_url(redis_cluster_url)
+    t = f"from-url-{uuid.uuid4().hex}"
+    try:
+        await store.append(t, [b"a"], 0)
+        assert [r.payload for r in await store.read(t)] == [b"a"]
+    finally:
+        await store._redis.delete(events_key(t))
+        await store.aclose()
+
+
+async def test_a_client_that_knows_no_slot_goes_through_redis_py(redis_cluster_url: str) -> None:
+    fresh = redis_from_url(redis_cluster_url)
+    try:
+        pipes = ClusterPipelines(cast(RedisCluster, fresh), [])
+        assert pipes.for_key("any-key") is None  # not SlotNotCoveredError
+    finally:
+        await fresh.aclose()
+
+
+async def test_a_refresh_closes_the_pipes_of_nodes_no_longer_masters(client: Redis) -> None:
+    cluster = cast(RedisCluster, client)
+    pipes = ClusterPipelines(cluster, [])
+    try:
+        live = pipes.for_key("some-key")
+        assert live is not None
+        # A master that failed over: its pipe stays in the map under a name no master has.
+        pipes._pipes["127.0.0.1:1"] = RedisPipeline(Endpoint(host="127.0.0.1", port=1))
+        await pipes.refresh()
+        assert "127.0.0.1:1" not in pipes._pipes
+        assert list(pipes._pipes.values()) == [live]
+    finally:
+        await pipes.aclose()

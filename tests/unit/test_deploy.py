@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import fnmatch
 import ipaddress
+import math
 import re
 import secrets
 import shlex
@@ -633,6 +634,10 @@ def test_k8s_probes_resources_budgets_and_replicas() -> None:
     assert k8s("Deployment", "table-service")["spec"]["replicas"] == 3
 
 
+LAG_PER_REPLICA = 20
+"""Requests not yet read, over all shards, that ask KEDA for one more AI worker."""
+
+
 def test_keda_scales_the_ai_workers_on_the_decision_streams_that_exist() -> None:
     """The ScaledObject is a KEDA resource, not in the Kubernetes API's schemas (the test
     below says so): its fields are checked here against what the workers really read, one
@@ -648,14 +653,18 @@ def test_keda_scales_the_ai_workers_on_the_decision_streams_that_exist() -> None
         for name in ("ai-worker", "table-service")
     }
     assert len(shards) == 1, "the table service and the workers shard alike"
+    count = shards.pop()
     triggers = scaled["spec"]["triggers"]
-    assert [t["metadata"]["stream"] for t in triggers] == shard_streams(AI_STREAM, shards.pop())
+    assert [t["metadata"]["stream"] for t in triggers] == shard_streams(AI_STREAM, count)
+    # Every worker reads every shard: a shard's share of the lag per replica, so that the
+    # lag of all shards together asks for one replica per LAG_PER_REPLICA.
+    per_shard = max(1, math.ceil(LAG_PER_REPLICA / count))
     for trigger in triggers:
         assert trigger["type"] == "redis-streams"
         meta = trigger["metadata"]
         assert meta["consumerGroup"] == DEFAULT_GROUP
         assert meta["addressFromEnv"] in k8s_env(main_container("ai-worker"))
-        assert int(meta["lagCount"]) > 0
+        assert int(meta["lagCount"]) == per_shard, "lagCount is 20 / FELT_DECISION_SHARDS"
     assert 1 <= scaled["spec"]["minReplicaCount"] <= scaled["spec"]["maxReplicaCount"]
 
 

@@ -164,6 +164,9 @@ def test_blank_is_unset_and_values_are_stripped() -> None:
         (S.FELT_GATEWAY_ADDR, "nowhere", "FELT_GATEWAY_ADDR must be host:port"),
         (S.FELT_AI_METRICS_PORT, "65536", "FELT_AI_METRICS_PORT must be a port (0 to 65535)"),
         (S.FELT_LOG_LEVEL, "loud", "FELT_LOG_LEVEL must be one of DEBUG"),
+        # A brace would move the hash tag off the shard: a shard's keys in different slots.
+        (S.FELT_AI_STREAM, "ai:{x}", "FELT_AI_STREAM must not contain { or }"),
+        (S.FELT_AI_DEAD_STREAM, "dead}", "FELT_AI_DEAD_STREAM must not contain { or }"),
     ],
 )
 def test_a_bad_value_is_refused_naming_the_setting(

@@ -176,6 +176,23 @@ class Address(Text):
 
 
 @dataclass(frozen=True, kw_only=True)
+class StreamName(Text):
+    """A Redis key the sharded names are made of (``<name>:{<shard>}``): no ``{`` or ``}``.
+
+    The shard is the hash tag of each key; a brace in the name itself would make Redis
+    Cluster hash on another part of it, so a shard's stream and its dead letters (one
+    ``MULTI``) could land in different slots."""
+
+    def parse(self, raw: str) -> str:
+        if "{" in raw or "}" in raw:
+            raise ConfigError(f"{self.name} must not contain {{ or }} (the shard's hash tag)")
+        return raw
+
+    def accepts(self) -> str:
+        return "text without { }"
+
+
+@dataclass(frozen=True, kw_only=True)
 class Integer(Setting[int]):
     """A whole number within ``[low, high]``."""
 
@@ -722,7 +739,7 @@ FELT_TRIM_RETAIN_S = Integer(
     "them (once archived): how long a finished hand's request ids are still answered as "
     "retries, and how far back a watcher may resume",
 )
-FELT_AI_STREAM = Text(
+FELT_AI_STREAM = StreamName(
     name="FELT_AI_STREAM",
     services=("table", "ai-worker"),
     default="felt:ai:decisions",
@@ -739,7 +756,8 @@ FELT_DECISION_SHARDS = Integer(
     help="how many streams the AI decision requests are sharded over, by table",
     doc="how many streams the AI decision requests are sharded over (a table's go to shard "
     "`crc32(table id) % N`, so no one key is hot on a Redis Cluster); the table service and "
-    "the workers must agree, and KEDA's ScaledObject lists one trigger per shard",
+    "the workers must agree (checked at start against `<FELT_AI_STREAM>:shards`: a service "
+    "with another number refuses to start), and KEDA's ScaledObject lists one trigger per shard",
 )
 
 # ---------------------------------------------------------------- the AI workers
@@ -806,10 +824,12 @@ FELT_AI_GROUP = Text(
     default="ai-workers",
     help="the AI workers' consumer group on the decision stream",
 )
-FELT_AI_DEAD_STREAM = Text(
+FELT_AI_DEAD_STREAM = StreamName(
     name="FELT_AI_DEAD_STREAM",
     services=("ai-worker",),
     help="where requests that failed too often go",
+    doc="the base name of the streams requests that failed too often go to; shard i's is "
+    "`<FELT_AI_DEAD_STREAM>:{i}`",
     default_doc="`<FELT_AI_STREAM>:dead`",
 )
 FELT_AI_CONSUMER = Text(

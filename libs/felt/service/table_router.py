@@ -40,7 +40,6 @@ from typing import Any, Generic, TypeVar
 import grpc
 import structlog
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
 from felt.storage.eventstore import RedisEventStore, TableLeases
 from felt.storage.instances import (
@@ -48,6 +47,7 @@ from felt.storage.instances import (
     RedisTableInstances,
     TableInstances,
 )
+from felt.storage.redis_client import REDIS_ERRORS
 from felt.wire.limits import MAX_REQUEST_BYTES, TABLE_ID
 
 log = structlog.get_logger("felt.router")
@@ -153,7 +153,7 @@ class TableRouter:
             if address is not None:
                 return address
             return self._adopter(table_id, await self._announced())
-        except (RedisError, OSError) as exc:
+        except REDIS_ERRORS as exc:
             log.warning("table_route_unknown", table_id=table_id, error=str(exc))
             return self.default
 

@@ -16,12 +16,21 @@ helper the only constructor is what lets one setting (the URL) switch every serv
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any, cast
 
 from redis.asyncio import Redis, RedisCluster
+from redis.exceptions import RedisClusterException, RedisError
 
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 """URL schemes that mean a Redis Cluster, and the plain scheme of each node's URL."""
+
+REDIS_ERRORS = (RedisError, RedisClusterException, OSError)
+"""What "Redis is unreachable or not serving" raises: catch this tuple wherever an outage
+is handled. redis-py's cluster errors (``RedisClusterException``, ``SlotNotCoveredError``:
+no node known for a slot) derive from ``Exception``, not ``RedisError``, so a handler of
+``RedisError`` alone lets a cluster outage through as if it were a bug."""
 
 
 def is_cluster_url(url: str) -> bool:
@@ -61,11 +70,34 @@ async def ready(redis: Redis) -> None:
         await redis.initialize()
 
 
-async def connect_redis(url: str, **kwargs: Any) -> Redis:
-    """:func:`redis_from_url`, then :func:`ready`: how a service opens its client."""
+CONNECT_PATIENCE_S = 30.0
+"""How long :func:`connect_redis` keeps trying to reach a cluster before giving up."""
+
+
+async def connect_redis(
+    url: str, *, patience_s: float = CONNECT_PATIENCE_S, **kwargs: Any
+) -> Redis:
+    """:func:`redis_from_url`, then :func:`ready`: how a service opens its client.
+
+    A cluster that cannot be reached yet (its nodes starting with the services, a failover)
+    is tried again with a doubling delay for ``patience_s`` before the error is raised, so a
+    service started alongside Redis does not exit at once. One server needs nothing now:
+    its client connects on its first command.
+    """
     client = redis_from_url(url, **kwargs)
-    await ready(client)
-    return client
+    deadline = time.monotonic() + patience_s
+    delay = 0.1
+    while True:
+        try:
+            await ready(client)
+            return client
+        except REDIS_ERRORS:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                await client.aclose()
+                raise
+            await asyncio.sleep(min(delay, left))
+            delay = min(delay * 2, 2.0)
 
 
 def is_cluster(redis: object) -> bool:

@@ -16,6 +16,8 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
 
+from felt.storage.decisions import shard_stream
+from felt.storage.decisions.sharded import shards_key
 from felt.storage.eventstore import events_key
 from felt.storage.instances import (
     INSTANCE_KEY_PREFIX,
@@ -78,7 +80,8 @@ async def test_table_ids_are_strict(table_env: TableEnv) -> None:
             "BAD_TABLE_ID",
         )
     # Not a key written: only the instance's own addresses (public and internal) and the
-    # directories' lists of ids, announced when it started.
+    # directories' lists of ids, announced when it started; and the decision shard count and
+    # the shard's stream (its group is made at start).
     written: list[bytes] = await table_env.redis.keys("*")  # type: ignore[assignment]
     keys = {k.decode() for k in written}
     announced = {
@@ -90,7 +93,8 @@ async def test_table_ids_are_strict(table_env: TableEnv) -> None:
         RedisTableInstances(table_env.redis, p).index
         for p in (INSTANCE_KEY_PREFIX, INTERNAL_INSTANCE_KEY_PREFIX)
     }
-    assert keys <= announced | lists
+    decisions = {shards_key(table_env.ai_stream), shard_stream(table_env.ai_stream, 0)}
+    assert keys <= announced | lists | decisions
 
 
 async def test_a_config_out_of_bounds_creates_nothing(table_env: TableEnv) -> None:

@@ -158,7 +158,7 @@ async def test_a_decision_request_lost_with_redis_is_asked_again_once_it_is_back
     first = dict(queue.entries[0][1])
     queue.entries.clear()  # lost with the AOF's last second
     worker = AiWorker(worker_config(), queue=queue, stub=TableStandIn(manager))
-    await worker.start()  # its group reads what is added from now on
+    await worker.start()  # its group reads the stream from its start (nothing left in it)
     try:
         assert manager.ask_ai_again() == 1
         async with asyncio.timeout(30):

@@ -30,7 +30,9 @@ from felt.storage.decisions.base import (
 from felt.storage.decisions.memory import MemoryDecisionQueue
 from felt.storage.decisions.redis_queue import RedisDecisionQueue
 from felt.storage.decisions.sharded import (
+    ShardCountMismatch,
     ShardedDecisionQueue,
+    agree_on_shards,
     redis_sharded_queue,
     shard_dead_stream,
     shard_of,
@@ -51,7 +53,9 @@ __all__ = [
     "GroupStats",
     "MemoryDecisionQueue",
     "RedisDecisionQueue",
+    "ShardCountMismatch",
     "ShardedDecisionQueue",
+    "agree_on_shards",
     "ai_stream_from_env",
     "dead_letter_stream",
     "envelope",

@@ -83,7 +83,7 @@ class MemoryDecisionQueue:
     async def ensure_group(self) -> None:
         if not self._group_exists:
             self._group_exists = True
-            self._delivered = len(self.entries)  # like ``$``: only entries added from now
+            self._delivered = 0  # like ``0``: entries added before the group are read too
 
     def _touch_consumer(self, consumer: str) -> None:
         self._seen[consumer] = self._clock()

@@ -9,7 +9,9 @@ read. :func:`migrate_unsharded` (``felt decisions migrate``) carries it over:
   acknowledged) are added to their table's shard, whose group is created first (so the
   new workers read them); requests already answered are not;
 * every dead letter is copied to shard 0's dead-letter stream (they are for operators);
-* then both old streams are deleted.
+* then both old streams are deleted: the requests stream only once nothing was added to it
+  since the last look (``WATCH``/``MULTI``/``DEL``), else what was added is copied and it
+  looks again, so a request a table service still publishes is never deleted uncopied.
 
 Run it once with the old table services and workers stopped (a worker still holding a
 request would answer it as well: harmless, an answer for a version that moved on is
@@ -25,10 +27,15 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from redis.asyncio import Redis
-from redis.exceptions import ResponseError
+from redis.exceptions import ResponseError, WatchError
 
 from felt.storage.decisions.base import AI_GROUP, STREAM_MAXLEN, dead_letter_stream, payload_of
-from felt.storage.decisions.sharded import redis_sharded_queue, shard_dead_stream, shard_of
+from felt.storage.decisions.sharded import (
+    agree_on_shards,
+    redis_sharded_queue,
+    shard_dead_stream,
+    shard_of,
+)
 from poker.v1 import ai_pb2
 
 _PAGE = 500
@@ -57,8 +64,10 @@ def _shard_of_entry(fields: dict[bytes, bytes], shards: int) -> int:
     return shard_of(table_id, shards)
 
 
-async def _unfinished(redis: Redis, stream: str, group: str) -> _Entries:
-    """The entries of ``stream`` that ``group`` has not finished (all of them without it)."""
+async def _unfinished(redis: Redis, stream: str, group: str) -> tuple[_Entries, bytes]:
+    """The entries of ``stream`` that ``group`` has not finished (all of them without it),
+    and the id up to which the stream was looked at (every entry up to it is finished or
+    returned)."""
     last = b"-"
     pending: set[bytes] = set()
     try:
@@ -80,8 +89,15 @@ async def _unfinished(redis: Redis, stream: str, group: str) -> _Entries:
     for entry_id in sorted(pending, key=_id_key):
         got = cast(_Entries, await redis.xrange(stream, entry_id, entry_id))
         out.extend(got)  # an entry deleted meanwhile is simply gone
-    out.extend(await _range(redis, stream, last))
-    return out
+    tail = await _range(redis, stream, last)
+    out.extend(tail)
+    if tail:
+        through = tail[-1][0]
+    elif last.startswith(b"("):
+        through = last[1:]
+    else:
+        through = b"0-0"
+    return out, through
 
 
 async def _range(redis: Redis, stream: str, start: bytes | str) -> _Entries:
@@ -105,14 +121,18 @@ async def migrate_unsharded(
     old_dead = dead_stream or dead_letter_stream(stream)
     queue = redis_sharded_queue(redis, stream, shards, group, dead_stream)
     moved = dead = 0
+    await agree_on_shards(redis, stream, shards)
     if await redis.exists(stream):
-        entries = await _unfinished(redis, stream, group)
-        await queue.ensure_group()  # before adding: a new group only reads what comes after
-        for _entry_id, fields in entries:
-            target = queue.shards[_shard_of_entry(fields, shards)].stream
-            await redis.xadd(target, cast(Any, fields), maxlen=STREAM_MAXLEN, approximate=True)
-            moved += 1
-        await redis.delete(stream)
+        entries, through = await _unfinished(redis, stream, group)
+        await queue.ensure_group()
+        while True:
+            for _entry_id, fields in entries:
+                target = queue.shards[_shard_of_entry(fields, shards)].stream
+                await redis.xadd(target, cast(Any, fields), maxlen=STREAM_MAXLEN, approximate=True)
+                moved += 1
+            entries, through = await _delete_unless_added(redis, stream, through)
+            if not entries and not through:
+                break
     if await redis.exists(old_dead):
         target = shard_dead_stream(stream, 0, dead_stream)
         for _entry_id, fields in await _range(redis, old_dead, "-"):
@@ -120,6 +140,29 @@ async def migrate_unsharded(
             dead += 1
         await redis.delete(old_dead)
     return Migrated(moved, dead)
+
+
+async def _delete_unless_added(redis: Redis, stream: str, through: bytes) -> tuple[_Entries, bytes]:
+    """Delete ``stream`` unless entries were added past ``through`` (a table service still
+    publishing): then those entries and the new ``through``, to copy before trying again.
+
+    ``WATCH`` makes the ``DEL`` fail if anything is added between the look and the delete,
+    so no request XADDed while the migration runs is deleted uncopied. Returns ``([], b"")``
+    once deleted.
+    """
+    async with redis.pipeline(transaction=True) as pipe:
+        await pipe.watch(stream)
+        added = cast(_Entries, await pipe.xrange(stream, b"(" + through, "+", count=_PAGE))
+        if added:
+            await pipe.unwatch()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+            return added, added[-1][0]
+        pipe.multi()  # type: ignore[no-untyped-call]
+        pipe.delete(stream)
+        try:
+            await pipe.execute()
+        except WatchError:
+            return [], through  # something came meanwhile: look again
+    return [], b""
 
 
 def _id_key(entry_id: bytes) -> tuple[int, int]:

@@ -50,9 +50,13 @@ class RedisDecisionQueue:
         await self.redis.xadd(self.stream, fields, maxlen=STREAM_MAXLEN, approximate=True)
 
     async def ensure_group(self) -> None:
-        """``XGROUP CREATE ... $ MKSTREAM``; an existing group is fine (BUSYGROUP)."""
+        """``XGROUP CREATE ... 0 MKSTREAM``; an existing group is fine (BUSYGROUP).
+
+        From ``0``, not ``$``: a request published before the group existed (the table
+        service started first) is read, not lost. One read again after a deleted group is
+        harmless: a table answers a request (its version's id) once."""
         try:
-            await self.redis.xgroup_create(self.stream, self.group, id="$", mkstream=True)
+            await self.redis.xgroup_create(self.stream, self.group, id="0", mkstream=True)
         except ResponseError as exc:
             if "BUSYGROUP" not in str(exc):
                 raise

@@ -22,9 +22,10 @@ from typing import Any
 
 from redis.asyncio import Redis, RedisCluster
 from redis.asyncio.connection import Connection
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import ResponseError
 
 from felt.storage.eventstore.pipeline import Endpoint, RedisPipeline
+from felt.storage.redis_client import REDIS_ERRORS
 
 _REDIRECTIONS = ("MOVED ", "ASK ", "TRYAGAIN", "CLUSTERDOWN")
 
@@ -65,7 +66,7 @@ class ClusterPipelines:
             return None
         try:
             node = self._redis.get_node_from_key(key)
-        except RedisError:  # the slot map is not known yet (or not whole)
+        except REDIS_ERRORS:  # the slot map is not known yet (or not whole): SlotNotCoveredError
             return None
         if node is None:
             return None
@@ -80,8 +81,16 @@ class ClusterPipelines:
 
     async def refresh(self) -> None:
         """Read the slot map again (a master was lost: its replica may have taken over)."""
-        with contextlib.suppress(RedisError, OSError):
+        with contextlib.suppress(*REDIS_ERRORS):
             await self._redis.nodes_manager.initialize()
+        await self._close_stale()
+
+    async def _close_stale(self) -> None:
+        """Close the pipes to nodes that are no longer the master of any slot (failed over)."""
+        masters = {node.name for node in self._redis.get_primaries()}
+        stale = [name for name in self._pipes if name not in masters]
+        for name in stale:
+            await self._pipes.pop(name).aclose()
 
     async def aclose(self) -> None:
         pipes, self._pipes = list(self._pipes.values()), {}

@@ -38,6 +38,7 @@ that fails half-way is not rolled back).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, cast
@@ -64,7 +65,7 @@ from felt.storage.eventstore.base import (
 )
 from felt.storage.eventstore.cluster_pipeline import ClusterPipelines, redirected
 from felt.storage.eventstore.pipeline import RedisPipeline
-from felt.storage.redis_client import is_cluster, redis_from_url, socket_timeout_of
+from felt.storage.redis_client import is_cluster, ready, redis_from_url, socket_timeout_of
 
 # KEYS: events, meta, requests. ARGV: expected_version, request_id ('' = none),
 # response blob, snapshot sequence ('0' = none), payload 1, payload 2, ...
@@ -266,6 +267,11 @@ class RedisEventStore:
         # `redis` (``pipeline=False``: through `redis` itself); on a Redis Cluster, the one
         # to the master of the table's slot (``cluster_pipeline``).
         cluster = is_cluster(redis)
+        # A cluster client made here (``from_url``) has not learnt the slot map yet: the
+        # store learns it before its first command (``_initialized``), as ``connect_redis``
+        # does for a service's client. Without it the first append raised SlotNotCoveredError.
+        self._unready = owns_client and cluster
+        self._ready_lock = asyncio.Lock()
         self._pipeline = RedisPipeline.for_client(redis) if pipeline and not cluster else None
         self._nodes = ClusterPipelines.for_client(redis, [APPEND_LUA]) if pipeline else None
         self._append_sha = hashlib.sha1(APPEND_LUA.encode()).hexdigest()
@@ -310,6 +316,7 @@ class RedisEventStore:
             snapshot_at,
             *events,
         ]
+        await self._initialized()
         pipe = self._pipe(table_id)
         reply = None
         if pipe is not None:
@@ -361,6 +368,7 @@ class RedisEventStore:
         """The table's version and up to ``page`` records after ``after``, atomically."""
         version_of = ("HGET", meta_key(table_id), "version")
         entries_of = ("XRANGE", events_key(table_id), f"{after + 1}-0", "+", "COUNT", page)
+        await self._initialized()
         conn = self._pipe(table_id)
         if conn is not None:
             # Replies straight from hiredis: about 4x cheaper than redis-py's stream parsing.
@@ -382,6 +390,15 @@ class RedisEventStore:
             pipe.execute_command(*entries_of)  # parsed by redis-py's XRANGE callback
             raw_version, entries = await pipe.execute()
         return int(raw_version or 0), [record_of(i, fields) for i, fields in entries]
+
+    async def _initialized(self) -> None:
+        """Learn a cluster's slot map once, before the first command (see ``__init__``)."""
+        if not self._unready:
+            return
+        async with self._ready_lock:
+            if self._unready:
+                await ready(self._redis)
+                self._unready = False
 
     def _pipe(self, table_id: str) -> RedisPipeline | None:
         """The pipelined connection for the table's keys (None: go through redis-py)."""

@@ -258,6 +258,7 @@ class Projector:
         self.metrics.errors.labels(kind="table").inc()
         log.error("projector_table_failed", table_id=table_id, error=repr(exc))
         self.failed.add(table_id)
+        self.metrics.failed_tables.set(len(self.failed))
         self._drop(table_id)
 
     # ------------------------------------------------------------------ following

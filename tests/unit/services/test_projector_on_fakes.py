@@ -237,6 +237,7 @@ async def test_a_stream_that_holds_another_event_at_the_cursor_is_refused_at_ado
     await projector.rebalance()
     await projector.step()
     assert _T in projector.failed and _T not in projector.following
+    assert projector.metrics.failed_tables._value.get() == 1  # what the alert watches
     assert archive.hands == before and (await archive.cursor(_T)).position == end
     assert archive.events.get(_T, {}).keys() <= set(range(1, end + 1))
 

@@ -25,7 +25,7 @@ SEVERITIES = {"critical", "warning"}
 def registries() -> list[CollectorRegistry]:
     """One of each service's registries, with the gauges the servers add when they start."""
     table = TableMetrics()
-    table.watch(active=lambda: 0, resting=lambda: 0, watchers=lambda: 0)
+    table.watch(active=lambda: 0, resting=lambda: 0, watchers=lambda: 0, redis_silent=lambda: 0.0)
     gateway = GatewayMetrics()
     gateway.watch(connections=lambda: 0, streams=lambda: 0)
     return [

@@ -381,11 +381,21 @@ class Projector:
         return hands
 
     async def _reread(self, table_ids: Iterable[str]) -> None:
-        """Start the tables again from their stored cursors (what was read but not written)."""
+        """Start the tables again from their stored cursors (what was read but not written).
+
+        A table that cannot be reread now is let go (the next scan adopts it again); one log
+        line says how many, not one per table (during an outage, every table fails)."""
+        failed: list[str] = []
+        error: Exception | None = None
         for table_id in list(table_ids):
             if table_id in self.following:
                 try:
                     await self._adopt(table_id)
                 except Exception as exc:
-                    log.warning("projector_reread_failed", table_id=table_id, error=repr(exc))
-                    self._drop(table_id)
+                    failed.append(table_id)
+                    error = error or exc
+                    self.following.pop(table_id, None)
+        if failed:
+            log.warning(
+                "projector_reread_failed", tables=len(failed), first=failed[0], error=repr(error)
+            )

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 
+import structlog.testing
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from felt.core.rules.config import Variant
@@ -269,3 +270,24 @@ async def test_after_a_read_failure_the_tables_are_checked_again_before_reading_
         projector.request_stop()
         await run
     assert archive.hands == before and (await archive.cursor(_T)).position == end
+
+
+class _AwayFeed(MemoryProjectorFeed):
+    """Redis away: every look at a stream fails."""
+
+    async def entry_at(self, table_id: str, sequence: int) -> tuple[int, bytes | None]:
+        raise RedisConnectionError("Connection refused")
+
+
+async def test_a_reread_that_fails_for_every_table_logs_one_line() -> None:
+    registry, archive, feed = await _every_table_stored()
+    projector = _projector("a", feed, registry, archive)
+    await projector.rebalance()
+    await projector.step()  # every cursor stored: a reread looks at the stream
+    projector.feed = _AwayFeed(feed.store)
+    with structlog.testing.capture_logs() as logs:
+        await projector._reread(list(projector.following))
+    assert projector.following == {}  # the next scan adopts them again
+    lines = [entry for entry in logs if entry["event"] == "projector_reread_failed"]
+    assert [line["tables"] for line in lines] == [len(TABLES)]
+    assert not [entry for entry in logs if entry["event"] == "projector_let_go"]

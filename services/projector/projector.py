@@ -67,7 +67,6 @@ from services.projector.ownership import owner_of
 log = structlog.get_logger("felt.projector")
 
 
-@dataclass
 class StreamDiverged(Exception):
     """The table's stream is not the one its archive cursor was taken from."""
 

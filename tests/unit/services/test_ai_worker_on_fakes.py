@@ -228,3 +228,33 @@ async def test_one_publisher_per_version_while_redis_is_away(
     monkeypatch.setattr(queue, "publish", publish)
     await _first_request(queue)  # the loop's retry, once "Redis" is back
     assert len(queue.entries) == 1
+
+
+async def test_a_retry_stops_once_the_table_was_reloaded(
+    table: tuple[TableManager, MemoryDecisionQueue], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a Redis crash lost a tail, a version number may name another history: a retry
+    of a request built from the state before the reload must not be published under it."""
+    manager, queue = table
+    await _first_request(queue)
+    queue.entries.clear()
+    attempts = 0
+    publish = queue.publish
+
+    async def refused(request: Any, trace: Any = None) -> None:
+        nonlocal attempts
+        attempts += 1
+        raise RedisConnectionError("Connection refused")
+
+    monkeypatch.setattr(queue, "publish", refused)
+    runtime = manager.runtimes[TABLE]
+    assert runtime.ask_again()
+    async with asyncio.timeout(10):
+        while not attempts:
+            await asyncio.sleep(0.01)
+    await runtime.load()  # what a reload after the stream moved under the cache does
+    monkeypatch.setattr(queue, "publish", publish)
+    await asyncio.sleep(runtime.timing.retry_delay.total_seconds() + 0.5)
+    assert queue.entries == []  # the retry saw its state was gone, and stopped
+    assert runtime.ask_again()  # the reloaded state's own request
+    await _first_request(queue)

@@ -27,7 +27,7 @@ from felt.storage.redis_client import REDIS_ERRORS
 from poker.v1 import ai_pb2
 from services.ai_worker.answer import Answerer
 from services.ai_worker.decide import Decider, PoisonRequest, deadline_of, parse_request
-from services.ai_worker.metrics import WorkerMetrics
+from services.ai_worker.metrics import DEAD_LETTER_REASONS, WorkerMetrics
 
 log = structlog.get_logger("felt.ai_worker")
 
@@ -146,6 +146,7 @@ class RequestHandler:
     async def dead_letter(self, entry_id: bytes, fields: Fields, reason: str) -> None:
         """Park a poison request with the reason (atomically with its acknowledgement)."""
         kind = reason.split(":", 1)[0].split(" ", 1)[0]
+        kind = kind if kind in DEAD_LETTER_REASONS else "other"
         try:
             await self.queue.dead_letter(
                 self.consumer, entry_id, fields, reason, datetime.now(UTC).isoformat()

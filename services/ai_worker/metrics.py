@@ -19,7 +19,31 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 
 from felt.service.metrics_server import Health, MetricsServer
 
-__all__ = ["LATENCY_BUCKETS", "Health", "MetricsServer", "WorkerMetrics", "quantile"]
+__all__ = [
+    "DEAD_LETTER_REASONS",
+    "ERROR_KINDS",
+    "LATENCY_BUCKETS",
+    "Health",
+    "MetricsServer",
+    "WorkerMetrics",
+    "quantile",
+]
+
+ERROR_KINDS = ("transient", "bot", "redis", "auth", "invalid", "internal")
+"""Every ``felt_ai_errors{kind}``: each series exists (at 0) from the start, so that its first
+increment is a change ``rate()``/``increase()`` can see (issue #24)."""
+
+DEAD_LETTER_REASONS = (
+    "undecodable",
+    "incomplete",
+    "unconvertible",
+    "unknown",  # an unknown ai_level
+    "delivered",  # delivered too many times
+    "invalid",  # the table called the action invalid
+    "other",
+)
+"""Every ``felt_ai_dead_letters{reason}`` (the first word of the reason), initialised like
+``ERROR_KINDS``."""
 
 # Decisions are a proto decode, a bot and one RPC: milliseconds, with a long tail for
 # "hard" bots and a slow table service.
@@ -109,6 +133,10 @@ class WorkerMetrics:
             "Requests delivered but not yet acknowledged, group-wide.",
             registry=self.registry,
         )
+        for kind in ERROR_KINDS:
+            self.errors.labels(kind=kind)
+        for reason in DEAD_LETTER_REASONS:
+            self.dead_letters.labels(reason=reason)
         info = Gauge("felt_ai_worker_info", "This worker.", ["consumer"], registry=self.registry)
         info.labels(**labels).set(1)
         self._recent: deque[float] = deque(maxlen=recent)

@@ -44,11 +44,12 @@ from services.lobby.ports import (
     BuyIn,
     BuyIns,
     BuyInState,
-    ChipAddState,
     TableRefused,
     Tables,
     TablesUnavailable,
 )
+from services.lobby.ports.buy_ins import BUY_IN_LIVE_STATES
+from services.lobby.ports.chip_adds import CHIP_ADD_LIVE_STATES
 
 log = structlog.get_logger("felt.lobby.recovery")
 T = TypeVar("T")
@@ -106,12 +107,14 @@ class Backoffs:
 
 
 SAGA_KINDS = ("buy_in", "chip_add")
-# Every state of each kind, so the gauge shows a state at 0 before the first saga reaches it.
-SAGA_STATES = {
-    "buy_in": tuple(s.value for s in BuyInState),
-    "chip_add": tuple(s.value for s in ChipAddState),
-}
 """The sagas the recovery passes drive, as the metrics' ``kind`` label and the logs name them."""
+
+SAGA_STATES = {
+    "buy_in": tuple(s.value for s in BUY_IN_LIVE_STATES),
+    "chip_add": tuple(s.value for s in CHIP_ADD_LIVE_STATES),
+}
+"""The states ``felt_lobby_sagas`` counts, each kind's it leaves again (the finished ones
+would be a count of every saga ever): every one shown at 0 before the first saga reaches it."""
 
 
 class RecoveryMetrics:
@@ -264,15 +267,19 @@ class SagaRecovery(Generic[S]):
 
         outcomes = await settled(*(one(s) for s in due))
         self.metrics.stuck.labels(self.kind).set(await self.queue.count_stuck())
-        counts = await self.queue.count_by_state()
-        for state in SAGA_STATES.get(self.kind, ()):
-            self.metrics.sagas.labels(self.kind, state).set(counts.get(state, 0))
         return PassTally(
             outcomes.count(self.committed_name),
             outcomes.count("compensated"),
             outcomes.count("unknown") + outcomes.count("stuck"),
             outcomes.count("stuck"),
         )
+
+    async def count_states(self) -> None:
+        """Set ``felt_lobby_sagas`` of this kind: a loop of its own (the lobby server's), off
+        the passes that ``/healthz`` follows, and rarer."""
+        counts = await self.queue.count_by_state()
+        for state in SAGA_STATES.get(self.kind, ()):
+            self.metrics.sagas.labels(self.kind, state).set(counts.get(state, 0))
 
     async def _attempt(self, saga: S) -> str | None:
         at = self.clock()

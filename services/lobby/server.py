@@ -437,9 +437,23 @@ async def _recover_forever(
         await closing.recover()
         await seating.lobby.forget_old_attempts()
 
+    async def saga_counts() -> None:
+        # felt_lobby_sagas{kind,state}: counted in a loop of its own, off the passes that
+        # /healthz follows, and five times rarer (a gauge, not a trigger).
+        await seating.recovery.count_states()
+        if chips is not None:
+            await chips.recovery.count_states()
+
     await asyncio.gather(
-        _every(every_s, buy_ins), _every(every_s, closes), _every(every_s, chip_adds)
+        _every(every_s, buy_ins),
+        _every(every_s, closes),
+        _every(every_s, chip_adds),
+        _every(every_s * SAGA_COUNTS_EVERY, saga_counts),
     )
+
+
+SAGA_COUNTS_EVERY = 5
+"""``felt_lobby_sagas`` is counted every this many recovery intervals."""
 
 
 async def _every(every_s: float, one_pass: Callable[[], Awaitable[None]]) -> None:

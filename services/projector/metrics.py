@@ -3,6 +3,9 @@
 ``felt_projector_lag_seconds`` is the headline: for each hand archived, the
 time from its ``HandEnded`` being recorded to the transaction holding it
 committing (a histogram, and a gauge of the latest write's worst hand).
+Labelled counters have every label's series from the start (at 0), so that
+the first failure is an increase Prometheus sees; ``felt_projector_failed_tables``
+is what the alert on a failed table watches (a level, not a one-off increment).
 """
 
 from __future__ import annotations
@@ -10,6 +13,9 @@ from __future__ import annotations
 from collections import deque
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+ERROR_KINDS = ("redis", "database", "table")
+"""Every ``felt_projector_errors{kind}``."""
 
 LAG_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
@@ -52,6 +58,14 @@ class ProjectorMetrics:
             "felt_projector_errors",
             "Failures, by kind (redis, database, table: a stream that cannot be projected).",
             ["kind"],
+            registry=self.registry,
+        )
+        for kind in ERROR_KINDS:  # every series from the start: a first failure is a change
+            self.errors.labels(kind=kind)
+        self.failed_tables = Gauge(
+            "felt_projector_failed_tables",
+            "Tables this projector has left alone since it started (a stream it cannot project,"
+            " or one that diverged from the archive).",
             registry=self.registry,
         )
         self.tables = Gauge(

@@ -30,6 +30,14 @@ projector moved a position first (a lease lapsed during a stall), the write
 is refused whole, this projector drops that table and rereads the others.
 A table whose stream cannot be projected (undecodable, trimmed past its
 cursor) is logged and left alone by this process; the others go on.
+
+Two histories are never mixed: every adoption (and so every reread) first
+checks the stream against the stored cursor, which holds a fingerprint of the
+event at its position; a stream that ends before the cursor, or holds another
+event there (a Redis restart lost a tail the table then wrote again), fails
+the table like a hand number taken. After any Redis outage every followed
+table is reread: at once if its lane has no write in flight, else as soon as
+that write is done (never folding the new history onto the one read before).
 """
 
 from __future__ import annotations
@@ -38,8 +46,9 @@ import asyncio
 import contextlib
 import time
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 
 import structlog
 
@@ -47,14 +56,23 @@ from felt.messages.values import CodecError
 from felt.service.metrics_server import Health
 from felt.storage.archive import HandArchive, HandNumberTaken, PositionMoved, TableWrite
 from felt.storage.archive.feed import ProjectorFeed
-from felt.storage.archive.projection import TableProjection
+from felt.storage.archive.projection import TableProjection, fingerprint_of
+from felt.storage.archive.values import Cursor
 from felt.storage.eventstore import EventsTrimmed
-from felt.storage.redis_client import REDIS_ERRORS
+from felt.storage.redis_client import REDIS_OUTAGE_ERRORS
 from felt.storage.registry import TableRegistry
 from services.projector.metrics import ProjectorMetrics
 from services.projector.ownership import owner_of
 
 log = structlog.get_logger("felt.projector")
+
+
+class StreamDiverged(Exception):
+    """The table's stream is not the one its archive cursor was taken from."""
+
+    def __init__(self, table_id: str, why: str) -> None:
+        super().__init__(f"{table_id}: {why}")
+        self.table_id = table_id
 
 
 @dataclass
@@ -81,6 +99,9 @@ class Projector:
     writers: int = 2
     following: dict[str, Following] = field(default_factory=dict)
     failed: set[str] = field(default_factory=set)
+    suspect: set[str] = field(default_factory=set)
+    """Tables to reread from their stored cursors (after a Redis outage) once their lane
+    has no write in flight."""
     health: Health = field(default_factory=lambda: Health(accepting=True))
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -101,17 +122,18 @@ class Projector:
         lanes: dict[int, asyncio.Task[int]] = {}
         try:
             while not self.stopping:
+                # Redis may have restarted without what was read ahead of the archive (a
+                # crash under appendfsync everysec): start again from the stored cursors
+                # (checked against the stream) rather than fold new events onto lost ones.
+                await self._reread_suspects(lambda t: self._lane(t) not in lanes)
                 try:
                     # A lane in flight will want its next write soon: wait less for news.
                     await self._read(min(self.block_ms, 20) if lanes else self.block_ms)
-                except (*REDIS_ERRORS, TimeoutError) as exc:
+                except REDIS_OUTAGE_ERRORS as exc:
                     self.metrics.errors.labels(kind="redis").inc()
                     log.warning("projector_read_failed", error=repr(exc))
+                    self.suspect.update(self.following)
                     await self._pause(1.0)
-                    # Redis may have restarted without what was read ahead of the archive
-                    # (a crash under appendfsync everysec): start again from the stored
-                    # cursors rather than fold the streams' new events onto lost ones.
-                    await self._reread([t for t in self.following if self._lane(t) not in lanes])
                     continue
                 for lane in range(max(1, self.writers)):
                     writing = lanes.get(lane)
@@ -119,6 +141,7 @@ class Projector:
                         if not writing.done():
                             continue  # what it read waits for this lane's next write
                         await self._written(lanes.pop(lane))
+                        await self._reread_suspects(partial(self._in_lane, lane=lane))
                     if self._moved(lane):
                         lanes[lane] = asyncio.create_task(self._write(lane))
         finally:
@@ -135,9 +158,10 @@ class Projector:
         logged: the marks are raised again at the next write or adoption)."""
         try:
             hands = await writing
-        except (*REDIS_ERRORS, TimeoutError) as exc:
+        except REDIS_OUTAGE_ERRORS as exc:
             self.metrics.errors.labels(kind="redis").inc()
             log.warning("projector_mark_failed", error=repr(exc))
+            self.suspect.update(self.following)
             return 0
         if hands >= 0:  # Redis answered and so did PostgreSQL (or had nothing to do)
             self.health.last_redis_ok = time.monotonic()
@@ -192,10 +216,38 @@ class Projector:
         self.metrics.tables.set(len(self.following))
 
     async def _adopt(self, table_id: str) -> None:
+        self.suspect.discard(table_id)
         cursor = await self.archive.cursor(table_id)
+        try:
+            await self._check_stream(table_id, cursor)
+        except StreamDiverged as exc:
+            log.error("projector_stream_diverged", table_id=table_id, error=str(exc))
+            self._fail(table_id, exc)
+            return
         await self.feed.mark_archived(table_id, cursor.position)
         self.following[table_id] = Following(TableProjection(table_id, cursor), cursor.position)
         log.info("projector_following", table_id=table_id, position=cursor.position)
+
+    async def _check_stream(self, table_id: str, cursor: Cursor) -> None:
+        """Raise :class:`StreamDiverged` unless the stream still holds the event the cursor
+        was taken at (an event trimmed since cannot be compared: its length is checked)."""
+        if cursor.position == 0:
+            return
+        last, payload = await self.feed.entry_at(table_id, cursor.position)
+        if last < cursor.position:
+            raise StreamDiverged(
+                table_id, f"the stream ends at {last}, the archive at {cursor.position}"
+            )
+        if payload is not None and cursor.fingerprint not in ("", fingerprint_of(payload)):
+            raise StreamDiverged(
+                table_id, f"another event than the archived one at {cursor.position}"
+            )
+
+    async def _reread_suspects(self, ready: Callable[[str], bool]) -> None:
+        """Reread the suspect tables ``ready`` says have no write in flight."""
+        due = [t for t in self.suspect if ready(t)]
+        self.suspect.difference_update(due)
+        await self._reread(due)
 
     def _drop(self, table_id: str) -> None:
         if self.following.pop(table_id, None) is not None:
@@ -205,6 +257,7 @@ class Projector:
         self.metrics.errors.labels(kind="table").inc()
         log.error("projector_table_failed", table_id=table_id, error=repr(exc))
         self.failed.add(table_id)
+        self.metrics.failed_tables.set(len(self.failed))
         self._drop(table_id)
 
     # ------------------------------------------------------------------ following
@@ -249,6 +302,9 @@ class Projector:
             except EventsTrimmed as trimmed:
                 self._fail(table_id, trimmed)
         log.warning("projector_stream_trimmed", error=str(exc))
+
+    def _in_lane(self, table_id: str, lane: int) -> bool:
+        return self._lane(table_id) == lane
 
     def _lane(self, table_id: str) -> int:
         return zlib.crc32(table_id.encode()) % max(1, self.writers)
@@ -324,11 +380,21 @@ class Projector:
         return hands
 
     async def _reread(self, table_ids: Iterable[str]) -> None:
-        """Start the tables again from their stored cursors (what was read but not written)."""
+        """Start the tables again from their stored cursors (what was read but not written).
+
+        A table that cannot be reread now is let go (the next scan adopts it again); one log
+        line says how many, not one per table (during an outage, every table fails)."""
+        failed: list[str] = []
+        error: Exception | None = None
         for table_id in list(table_ids):
             if table_id in self.following:
                 try:
                     await self._adopt(table_id)
                 except Exception as exc:
-                    log.warning("projector_reread_failed", table_id=table_id, error=repr(exc))
-                    self._drop(table_id)
+                    failed.append(table_id)
+                    error = error or exc
+                    self.following.pop(table_id, None)
+        if failed:
+            log.warning(
+                "projector_reread_failed", tables=len(failed), first=failed[0], error=repr(error)
+            )

@@ -39,7 +39,7 @@ from felt.messages.values import ai_level_to_proto
 from felt.service.tracing import Tracing
 from felt.storage.decisions import DecisionPublisher
 from felt.storage.eventstore import EventStore, EventsTrimmed, TableLeases
-from felt.storage.redis_client import REDIS_ERRORS
+from felt.storage.redis_client import REDIS_OUTAGE_ERRORS
 from felt.storage.registry import QUARANTINE_KEY, TableRegistry
 from felt.wire.convert import (
     legal_to_proto,
@@ -98,6 +98,8 @@ class TableManager:
     _task: asyncio.Task[None] | None = None
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
     _quarantining: set[asyncio.Task[None]] = field(default_factory=set)
+    # time.monotonic() of the last lease round Redis answered (felt_table_redis_silent_seconds).
+    redis_ok_at: float = field(default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
         if self.leases is None:
@@ -279,9 +281,13 @@ class TableManager:
                 await asyncio.wait_for(self._stopping.wait(), self.lease_ttl_ms / 3000)
             if self._stopping.is_set():
                 return
+            # Every round, Redis up or not: an AI seat whose request got no answer for
+            # timing.ai_reask is asked again (a request lost with a Redis crash is found by
+            # its missing answer, whichever connection saw the crash, if any did).
+            self.reask_stalled_ai()
             try:
                 await self._maintain_once()
-            except REDIS_ERRORS as exc:
+            except REDIS_OUTAGE_ERRORS as exc:
                 # Redis is away (a restart): the leases run out meanwhile, and the first
                 # round after it is back renews them or hands the tables over.
                 log.warning("lease_maintenance_failed", owner=self.owner, error=repr(exc))
@@ -290,14 +296,20 @@ class TableManager:
             except Exception:
                 log.exception("lease_maintenance_failed", owner=self.owner)
                 continue
+            self.redis_ok_at = time.monotonic()
             if redis_was_away:
                 redis_was_away = False
-                asked = self.ask_ai_again()
-                log.info("redis_back", owner=self.owner, tables=len(self.runtimes), asked=asked)
+                log.info("redis_back", owner=self.owner, tables=len(self.runtimes))
+
+    def reask_stalled_ai(self, now: float | None = None) -> int:
+        """The AI watchdog over every table here (``TableRuntime.reask_stalled``); how many
+        seats were asked again."""
+        at = time.monotonic() if now is None else now
+        return sum(runtime.reask_stalled(at) for runtime in list(self.runtimes.values()))
 
     def ask_ai_again(self) -> int:
-        """Ask every AI seat to act here once more (``TableRuntime.ask_again``): Redis came
-        back and may have lost a request. How many were asked."""
+        """Ask every AI seat to act here once more (``TableRuntime.ask_again``), but those
+        whose request is being published now. How many were asked."""
         return sum(runtime.ask_again() for runtime in list(self.runtimes.values()))
 
     async def _maintain_once(self) -> None:

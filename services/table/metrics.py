@@ -67,12 +67,20 @@ class TableMetrics(RpcMetrics):
         active: Callable[[], int],
         resting: Callable[[], int],
         watchers: Callable[[], int],
+        redis_silent: Callable[[], float] = lambda: 0.0,
     ) -> None:
-        """Gauges read when scraped: the tables run here, those resting, the watch streams."""
+        """Gauges read when scraped: the tables run here, those resting, the watch streams,
+        and the seconds since Redis last answered a lease round (an alert needs no traffic)."""
         for name, doc, read in (
             ("felt_table_active_tables", "Tables this instance runs (resting ones too).", active),
             ("felt_table_resting_tables", "Tables resting: nobody to play for.", resting),
             ("felt_table_watchers", "Open WatchTable streams.", watchers),
+            (
+                "felt_table_redis_silent_seconds",
+                "Seconds since Redis last answered this instance's lease round (every third"
+                " of FELT_LEASE_TTL_MS while it does).",
+                redis_silent,
+            ),
         ):
             Gauge(name, doc, registry=self.registry).set_function(read)
 

@@ -58,7 +58,7 @@ from felt.storage.eventstore.codec import (
     encode_stored,
 )
 from felt.storage.idempotency import RequestKey, server_key
-from felt.storage.redis_client import REDIS_ERRORS
+from felt.storage.redis_client import REDIS_OUTAGE_ERRORS
 from services.table.opponents import OpponentModel, read_model
 from services.table.rest import RestPolicy
 from services.table.snapshots import SnapshotPolicy, TrimPoints
@@ -76,6 +76,8 @@ from services.table.stream import timestamp as _timestamp  # noqa: F401 - tests 
 log = structlog.get_logger("felt.table")
 # The longest wait between two attempts to publish an AI decision request while Redis is away.
 AI_REQUEST_RETRY_MAX_S = 5.0
+AI_RETRY_LOG_EVERY = 10
+"""``ai_request_retried`` is logged at a seat's first failed attempt, then every tenth."""
 
 Clock = Callable[[], datetime]
 # Builds the answer to a command from the states before and after it, its sequence
@@ -138,6 +140,9 @@ class Timing:
     between_hands: timedelta = timedelta(seconds=2)
     passive_delay: timedelta = timedelta(milliseconds=50)
     retry_delay: timedelta = timedelta(seconds=1)
+    # An AI seat's turn this long without an action: its request is published again
+    # (FELT_TABLE_AI_REASK_MS; ``TableRuntime.reask_stalled``, the manager's watchdog).
+    ai_reask: timedelta = timedelta(seconds=10)
     # When a table with nobody to play for stops dealing (services.table.rest); the default
     # never rests (FELT_TABLE_IDLE_GRACE_S sets it for the table-service process).
     rest: RestPolicy = field(default_factory=RestPolicy)
@@ -195,6 +200,11 @@ class TableRuntime:
     _trims: set[asyncio.Task[None]] = field(default_factory=set)
     _closed: bool = False
     _started: bool = False
+    # Version -> the state whose AI request an ``_ask_ai`` is publishing (or retrying) now:
+    # one at a time (a reload's new state of the same version takes over from a lost one's).
+    _asking: dict[int, TableState] = field(default_factory=dict)
+    # (version, time.monotonic()) the AI seat to act was last asked at (``reask_stalled``).
+    _ai_asked: tuple[int, float] | None = None
 
     # ------------------------------------------------------------------ loading
 
@@ -517,6 +527,7 @@ class TableRuntime:
                     # The model as of this turn, whatever the table does before it is sent.
                     self._asked = (version, self.opponents.stats)
                 # In the trace of whatever gave the AI seat its turn (a call, a timer).
+                self._ai_asked = (version, time.monotonic())
                 self._spawn(self._ask_ai(state, version, deadline, current_context()))
             if deadline is not None:
                 self._after(deadline - self.clock(), version, TimeOut(seat), "timeout")
@@ -540,24 +551,53 @@ class TableRuntime:
             self._after(closing - now, version, CloseTable("closing time"), "close")
 
     def ask_again(self) -> bool:
-        """Publish the decision request of the AI seat to act once more, if one is to act.
+        """Publish the decision request of the AI seat to act once more, if one is to act
+        and no ``_ask_ai`` of this version is publishing it already.
 
-        After Redis came back from a crash that may have lost the request (``appendfsync
-        everysec``: the stream entry was added, acknowledged, then lost with the AOF's last
-        second) while the table's own events survived: nothing else would ask again, and a
-        table without an action clock would wait for ever. The request id is the version's,
-        so a worker that has the first one answers once (the second answer is a duplicate).
+        A request can be lost while the table's own events survive (a Redis crash under
+        ``appendfsync everysec`` lost the stream entry after it was acknowledged): nothing
+        else would ask again, and a table without an action clock would wait for ever. The
+        request id is the version's, so a worker that has the first one answers once (the
+        second answer is a duplicate).
         """
         state = self.state
-        hand = state.hand if state is not None else None
-        if self._closed or state is None or hand is None or hand.ended:
+        if self._closed or state is None or not self._ai_to_act(state):
             return False
-        seat = hand.actor_seat
-        player = state.player(seat) if seat is not None else None
-        if player is None or not player.ai_level or player.away or self.on_ai_turn is None:
+        if self._asking.get(self.version) is state:
             return False
+        self._ai_asked = (self.version, time.monotonic())
         self._spawn(self._ask_ai(state, self.version, self.action_deadline()))
         return True
+
+    def reask_stalled(self, now: float) -> bool:
+        """The watchdog (the manager calls it every lease round, ``now`` a
+        ``time.monotonic()``): ask the AI seat again once its turn has gone
+        ``timing.ai_reask`` without an action, and again every ``ai_reask`` after.
+
+        It needs no sign that Redis restarted (a lost request is found by its missing
+        answer), and never starts a second ``_ask_ai`` beside one still retrying.
+        """
+        state = self.state
+        if self._closed or state is None or not self._ai_to_act(state):
+            return False
+        if self._ai_asked is None or self._ai_asked[0] != self.version:
+            self._ai_asked = (self.version, now)  # a turn this runtime did not ask: from now
+            return False
+        if now - self._ai_asked[1] < self.timing.ai_reask.total_seconds():
+            return False
+        if not self.ask_again():
+            return False
+        self._ai_asked = (self.version, now)
+        log.info("ai_request_reasked", table_id=self.table_id, version=self.version)
+        return True
+
+    def _ai_to_act(self, state: TableState) -> bool:
+        """Whether an AI seat (not away) is to act in ``state``."""
+        hand = state.hand
+        if hand is None or hand.ended or hand.actor_seat is None or self.on_ai_turn is None:
+            return False
+        player = state.player(hand.actor_seat)
+        return player is not None and bool(player.ai_level) and not player.away
 
     async def opponent_stats(self, version: int) -> dict[int, SeatStats]:
         """The opponent model at ``version``: the table's public play up to that event.
@@ -583,6 +623,23 @@ class TableRuntime:
         trace: TraceContext | None = None,
     ) -> None:
         assert self.on_ai_turn is not None
+        if self._asking.get(version) is state:
+            return  # one _ask_ai per version: that one retries until the version moves on
+        self._asking[version] = state
+        try:
+            await self._ask_ai_once(state, version, deadline, trace)
+        finally:
+            if self._asking.get(version) is state:
+                del self._asking[version]
+
+    async def _ask_ai_once(
+        self,
+        state: TableState,
+        version: int,
+        deadline: datetime | None,
+        trace: TraceContext | None,
+    ) -> None:
+        assert self.on_ai_turn is not None
         hand = state.hand
         structlog.contextvars.bind_contextvars(
             table_id=self.table_id,
@@ -590,24 +647,32 @@ class TableRuntime:
             seat=hand.actor_seat if hand is not None else None,
         )
         delay = self.timing.retry_delay.total_seconds()
+        attempt = 0
         while True:
             try:
                 with attached(trace):
                     await self.on_ai_turn(self, state, version, deadline)
                 return
-            except REDIS_ERRORS as exc:
+            except REDIS_OUTAGE_ERRORS as exc:
                 # Redis is away (restarting, a failover): publish again once it is back, for
                 # as long as the seat is still to act at this version. Without it a table
                 # with no action clock would wait for an AI answer for ever. Publishing
                 # twice is harmless: the request id is the version's, answered once.
-                log.warning("ai_request_retried", version=version, error=repr(exc))
+                attempt += 1
+                if attempt == 1 or attempt % AI_RETRY_LOG_EVERY == 0:
+                    log.warning(
+                        "ai_request_retried", version=version, attempt=attempt, error=repr(exc)
+                    )
             except Exception:
                 # The seat's clock still runs: it is timed out if no answer comes.
                 log.exception("ai_request_failed", version=version)
                 return
             await asyncio.sleep(delay)
             delay = min(delay * 2, AI_REQUEST_RETRY_MAX_S)
-            if self._closed or self.version != version:
+            if self._closed or self.version != version or self.state is not state:
+                # The seat acted, or the table was reloaded meanwhile: after a Redis crash
+                # lost a tail, the same version number may name another history, and this
+                # ``state`` is the lost one's (issue #24). The reload asks for itself.
                 return
 
     def _deal_or_close(self, state: TableState | None) -> TableCommand:

@@ -67,6 +67,7 @@ import asyncio
 import gc
 import socket
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -137,6 +138,7 @@ class TableServerConfig:
     secrets: Secrets = field(default_factory=lambda: Secrets(DEV_SECRET))
     between_hands_ms: int = 2000
     lease_ttl_ms: int = 5000
+    ai_reask_ms: int = S.FELT_TABLE_AI_REASK_MS.default
     # FELT_TABLE_IDLE_GRACE_S (services.table.rest). Unset in the environment: 60 s; a config
     # built in code (tests, benchmarks) never rests unless it says so.
     idle_grace_s: int = 0
@@ -191,6 +193,7 @@ class TableServerConfig:
             ),
             between_hands_ms=S.FELT_BETWEEN_HANDS_MS.read(env),
             lease_ttl_ms=S.FELT_LEASE_TTL_MS.read(env),
+            ai_reask_ms=S.FELT_TABLE_AI_REASK_MS.read(env),
             idle_grace_s=S.FELT_TABLE_IDLE_GRACE_S.read(env),
             dev_mode=dev,
             instance_id=S.FELT_INSTANCE_ID.read(env),
@@ -349,6 +352,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         lease_ttl_ms=config.lease_ttl_ms,
         timing=Timing(
             between_hands=timedelta(milliseconds=config.between_hands_ms),
+            ai_reask=timedelta(milliseconds=config.ai_reask_ms),
             rest=RestPolicy.of_seconds(config.idle_grace_s),
         ),
         snapshots=config.snapshots,
@@ -419,6 +423,7 @@ async def _serve_metrics(
         active=lambda: len(manager.runtimes),
         resting=lambda: sum(1 for r in manager.runtimes.values() if r.resting),
         watchers=lambda: watches.streams,
+        redis_silent=lambda: time.monotonic() - manager.redis_ok_at,
     )
     if config.metrics_port is None:
         return None

@@ -1,16 +1,22 @@
 """A redis-server of a test's own, on a free loopback port and a temp dir, to stop and restart.
 
 The shared test Redis must never be killed (other engineers' tests use it), so the tests
-that take Redis away start one of their own: ``redis-server`` (Debian's, else the one
-``felt_dev.devserver`` finds) with append-only persistence in ``dir``, stopped by its pid
-with SIGTERM (a clean shutdown: the AOF is flushed) or SIGKILL (a crash: with
+that take Redis away start one of their own: the ``redis-server`` on the PATH (Debian's
+package; there is no other fallback) with append-only persistence in ``dir``, stopped by its
+pid with SIGTERM (a clean shutdown: the AOF is flushed) or SIGKILL (a crash: with
 ``appendfsync everysec`` up to a second of acknowledged writes can be gone), then started
 again on the same port and directory, where it loads what the AOF kept.
+
+Its port is below the kernel's ephemeral range (``stable_port``): while the server is down,
+no process's outgoing connection can be given that port, as one from the ephemeral range
+could (the services reconnecting to it, for a start). Another test may still pick the same
+port by chance: the first start then tries another one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 import shutil
 import signal
 import socket
@@ -21,12 +27,37 @@ from pathlib import Path
 import redis.asyncio as redis_async_lib
 
 WAIT_S = 20.0
+FIRST_START_TRIES = 5
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def ephemeral_range() -> tuple[int, int]:
+    """The kernel's range of ports for outgoing connections (Linux's default if unknown)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def stable_port() -> int:
+    """A free loopback port below the ephemeral range (see the module docstring)."""
+    low, _ = ephemeral_range()
+    rng = random.SystemRandom()
+    for _ in range(200):
+        port = rng.randrange(max(1024, low - 12_000), low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port below the ephemeral range")
 
 
 def redis_server_binary() -> str:
@@ -42,7 +73,7 @@ class OwnRedis:
 
     dir: Path
     fsync: str = "always"  # appendfsync: always, everysec or no
-    port: int = field(default_factory=free_port)
+    port: int = field(default_factory=stable_port)
     process: asyncio.subprocess.Process | None = None
     starts: int = 0
 
@@ -51,7 +82,16 @@ class OwnRedis:
         return f"redis://127.0.0.1:{self.port}/0"
 
     async def start(self) -> None:
-        """Start the server (loading its AOF, if any) and wait until it answers PING."""
+        """Start the server (loading its AOF, if any) and wait until it answers PING; the first
+        start moves to another port if this one was taken meanwhile."""
+        for _ in range(FIRST_START_TRIES if self.starts == 0 else 1):
+            if await self._start_once():
+                return
+            self.port = stable_port()  # the first start only: nobody knows the port yet
+        raise RuntimeError(f"redis-server did not start; see {self.dir}")
+
+    async def _start_once(self) -> bool:
+        """One start; False if the server exited before it answered (its port taken)."""
         self.dir.mkdir(parents=True, exist_ok=True)
         log = (self.dir / f"redis-{self.starts}.log").open("wb")
         self.starts += 1
@@ -81,10 +121,12 @@ class OwnRedis:
             while True:
                 try:
                     if await client.ping():
-                        return
+                        return True
                 except (OSError, redis_async_lib.RedisError):
                     pass
-                if self.process.returncode is not None or time.monotonic() > deadline:
+                if self.process.returncode is not None:
+                    return False
+                if time.monotonic() > deadline:
                     raise RuntimeError(f"redis-server did not start; see {self.dir}")
                 await asyncio.sleep(0.05)
         finally:

@@ -25,7 +25,7 @@ SEVERITIES = {"critical", "warning"}
 def registries() -> list[CollectorRegistry]:
     """One of each service's registries, with the gauges the servers add when they start."""
     table = TableMetrics()
-    table.watch(active=lambda: 0, resting=lambda: 0, watchers=lambda: 0)
+    table.watch(active=lambda: 0, resting=lambda: 0, watchers=lambda: 0, redis_silent=lambda: 0.0)
     gateway = GatewayMetrics()
     gateway.watch(connections=lambda: 0, streams=lambda: 0)
     return [
@@ -73,7 +73,23 @@ def test_the_alert_rules_are_well_formed_and_name_registered_metrics() -> None:
         "FeltAiDecisionLatencyHigh",
         "FeltAppendConflicts",
         "FeltProjectorLag",
+        "FeltProjectorTableFailed",
+        "FeltAiDeadLetters",
     } <= seen
+
+
+def test_the_series_alerts_count_up_exist_before_their_first_increment() -> None:
+    """rate()/increase() see nothing of a series' first sample: a one-off failure counted on
+    a series created by that failure never fires an alert (issue #24)."""
+    projector = ProjectorMetrics("member").exposition().decode()
+    for kind in ("redis", "database", "table"):
+        assert f'felt_projector_errors_total{{kind="{kind}"}} 0.0' in projector
+    assert "felt_projector_failed_tables 0.0" in projector
+    worker = WorkerMetrics("consumer").exposition().decode()
+    for reason in ("undecodable", "unknown", "delivered", "invalid", "other"):
+        assert f'felt_ai_dead_letters_total{{reason="{reason}"}} 0.0' in worker
+    for kind in ("transient", "bot", "redis", "auth"):
+        assert f'felt_ai_errors_total{{kind="{kind}"}} 0.0' in worker
 
 
 def test_the_dashboard_names_registered_metrics() -> None:

@@ -773,3 +773,11 @@ def test_deploy_passes_the_checkov_security_scan() -> None:
             assert reason.strip(), f"{f['check_id']}: a skip without a reason"
         assert r["summary"]["passed"] > 50 and r["summary"]["parsing_errors"] == 0
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_the_compose_redis_syncs_every_write() -> None:
+    """Under ``appendfsync everysec`` a machine crash loses up to the last second or two, and a
+    lost PlayerLeft pays a leave twice (docs/operations.md, "What a Redis crash costs")."""
+    command = COMPOSE["services"]["redis"]["command"]
+    assert command[command.index("--appendonly") + 1] == "yes"
+    assert command[command.index("--appendfsync") + 1] == "always"

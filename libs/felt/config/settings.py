@@ -604,6 +604,16 @@ FELT_BETWEEN_HANDS_MS = Integer(
     high=3_600_000,
     help="pause between hands",
 )
+FELT_TABLE_AI_REASK_MS = Integer(
+    name="FELT_TABLE_AI_REASK_MS",
+    services=("table",),
+    default=10_000,
+    low=1_000,
+    high=3_600_000,
+    help="an AI seat's turn this long without an action: its decision request is published"
+    " again (a request lost with a Redis crash; a table without an action clock would wait"
+    " for ever), then again every as long; checked every lease round",
+)
 FELT_LEASE_TTL_MS = Integer(
     name="FELT_LEASE_TTL_MS",
     services=("table",),

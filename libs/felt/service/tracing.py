@@ -11,7 +11,13 @@ table service.
 Each process holds one :class:`Tracing`, made from its settings (``from_settings``) or, in
 tests, around an in-memory exporter (``to_exporter``). The provider is the object's own,
 never OpenTelemetry's global one, so several services in one test process keep theirs
-apart; switched off, it adds no interceptor and its spans are OpenTelemetry's no-op ones.
+apart; switched off, it adds no interceptor and its spans are OpenTelemetry's no-op ones,
+and the SDK is never imported (about 50 modules, 100 ms at every process start): only the
+API is, and the SDK when a provider is made.
+
+The gateway is the edge: a public client's ``traceparent``/``tracestate``/``baggage`` are
+dropped before its HTTP span (``asgi``), which so starts every trace anew; a client can
+neither join our traces nor grow the context we hand on.
 """
 
 from __future__ import annotations
@@ -19,21 +25,17 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.context import Context
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import (
-    BatchSpanProcessor,
-    ConsoleSpanExporter,
-    SimpleSpanProcessor,
-    SpanExporter,
-)
 
 from felt.config.settings import FELT_OTLP_ENDPOINT, FELT_TRACING, Env
+
+if TYPE_CHECKING:  # the SDK only when a provider is made (see the module docstring)
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 __all__ = ["TraceContext", "Tracing", "attached", "current_context"]
 
@@ -62,6 +64,8 @@ class Tracing:
         mode = FELT_TRACING.read(env)
         if mode == "off":
             return cls.off()
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+
         exporter: SpanExporter
         if mode == "otlp":
             from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
@@ -69,14 +73,16 @@ class Tracing:
             exporter = OTLPSpanExporter(endpoint=FELT_OTLP_ENDPOINT.read(env), insecure=True)
         else:
             exporter = ConsoleSpanExporter()
-        provider = TracerProvider(resource=Resource.create({"service.name": service}))
+        provider = _provider(service)
         provider.add_span_processor(BatchSpanProcessor(exporter))
         return cls(provider)
 
     @classmethod
     def to_exporter(cls, service: str, exporter: SpanExporter) -> Tracing:
         """Spans of ``service`` to ``exporter`` as each ends (tests: an in-memory one)."""
-        provider = TracerProvider(resource=Resource.create({"service.name": service}))
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+        provider = _provider(service)
         provider.add_span_processor(SimpleSpanProcessor(exporter))
         return cls(provider)
 
@@ -102,12 +108,13 @@ class Tracing:
         return list(aio_client_interceptors(tracer_provider=self.provider))  # type: ignore[no-untyped-call]
 
     def asgi(self, app: Any) -> Any:
-        """``app`` wrapped in OpenTelemetry's ASGI middleware (a span per HTTP request)."""
+        """``app`` wrapped in OpenTelemetry's ASGI middleware (a span per HTTP request), behind
+        one that drops the client's trace headers: every request's span is a new root."""
         if self.provider is None:
             return app
         from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
 
-        return OpenTelemetryMiddleware(app, tracer_provider=self.provider)
+        return _DropTraceHeaders(OpenTelemetryMiddleware(app, tracer_provider=self.provider))
 
     @contextlib.contextmanager
     def span(
@@ -141,6 +148,32 @@ class Tracing:
         """Send what is buffered and stop (at the process's end)."""
         if self.provider is not None:
             self.provider.shutdown()
+
+
+def _provider(service: str) -> TracerProvider:
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+
+    return TracerProvider(resource=Resource.create({"service.name": service}))
+
+
+UNTRUSTED_HEADERS = frozenset({b"traceparent", b"tracestate", b"baggage"})
+"""The trace-context headers a public client may send and the gateway ignores."""
+
+
+class _DropTraceHeaders:
+    """ASGI middleware: the request's scope without :data:`UNTRUSTED_HEADERS`."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") in ("http", "websocket"):
+            headers = [
+                (k, v) for k, v in scope.get("headers", ()) if k.lower() not in UNTRUSTED_HEADERS
+            ]
+            scope = {**scope, "headers": headers}
+        await self.app(scope, receive, send)
 
 
 @contextlib.contextmanager

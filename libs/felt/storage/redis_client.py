@@ -21,7 +21,16 @@ import time
 from typing import Any, cast
 
 from redis.asyncio import Redis, RedisCluster
-from redis.exceptions import RedisClusterException, RedisError
+from redis.exceptions import (
+    BusyLoadingError,
+    ClusterDownError,
+    ReadOnlyError,
+    RedisClusterException,
+    RedisError,
+    TryAgainError,
+)
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 """URL schemes that mean a Redis Cluster, and the plain scheme of each node's URL."""
@@ -31,6 +40,22 @@ REDIS_ERRORS = (RedisError, RedisClusterException, OSError)
 is handled. redis-py's cluster errors (``RedisClusterException``, ``SlotNotCoveredError``:
 no node known for a slot) derive from ``Exception``, not ``RedisError``, so a handler of
 ``RedisError`` alone lets a cluster outage through as if it were a bug."""
+
+REDIS_OUTAGE_ERRORS: tuple[type[Exception], ...] = (
+    RedisConnectionError,  # BusyLoadingError (a restart loading its AOF) is one
+    RedisTimeoutError,
+    BusyLoadingError,
+    ReadOnlyError,  # a replica answering while a failover promotes another
+    ClusterDownError,  # MasterDownError is one
+    TryAgainError,
+    RedisClusterException,
+    OSError,
+    TimeoutError,
+)
+"""What a service may take for "Redis is away for now" and retry (issue #24): connections
+refused, dropped or timed out, a server still loading, a cluster moving. Every other
+``RedisError`` (``WRONGTYPE``, ``OOM``, ``BUSY`` script, a ``DataError``) is a bug or a full
+server, and must reach ``log.exception``, never a quiet retry."""
 
 
 def is_cluster_url(url: str) -> bool:

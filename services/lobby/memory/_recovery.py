@@ -44,6 +44,7 @@ class MemoryRecoveryRows(Generic[S]):
     a check and its write: atomic on one event loop)."""
 
     sagas: dict[str, S]
+    _LIVE_STATES: ClassVar[tuple[enum.StrEnum, ...]]  # what ``count_by_state`` counts
 
     async def get(self, saga_id: str) -> S | None:
         return self.sagas.get(saga_id)
@@ -87,8 +88,10 @@ class MemoryRecoveryRows(Generic[S]):
 
     async def count_by_state(self) -> dict[str, int]:
         counts: dict[str, int] = {}
+        live = {s.value for s in self._LIVE_STATES}
         for saga in self.sagas.values():
-            counts[saga.state.value] = counts.get(saga.state.value, 0) + 1
+            if saga.state.value in live:
+                counts[saga.state.value] = counts.get(saga.state.value, 0) + 1
         return counts
 
     async def requeue(self, saga_id: str) -> S:

@@ -12,6 +12,7 @@ from services.lobby.memory._unit import MemorySagaUnit
 from services.lobby.memory.ledger import MemoryLedger
 from services.lobby.memory.lounges import MemoryLounges
 from services.lobby.ports.buy_ins import (
+    BUY_IN_LIVE_STATES,
     BuyIn,
     BuyInState,
     NewBuyIn,
@@ -28,6 +29,8 @@ class MemoryBuyIns(BuyInTransitions, MemoryRecoveryRows[BuyIn]):
     transition runs with no suspension point between its checks and writes (the ledger's
     methods do not await anything), so it is atomic on one event loop. ``players`` gives a
     saga its player's display name (looked up before, names never change)."""
+
+    _LIVE_STATES = BUY_IN_LIVE_STATES
 
     def __init__(self, ledger: MemoryLedger, lounges: MemoryLounges, players: Players) -> None:
         self.ledger, self.lounges, self.players = ledger, lounges, players

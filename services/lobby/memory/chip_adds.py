@@ -10,6 +10,7 @@ from services.lobby.memory._unit import MemorySagaUnit
 from services.lobby.memory.buy_ins import MemoryBuyIns
 from services.lobby.memory.ledger import MemoryLedger
 from services.lobby.ports.chip_adds import (
+    CHIP_ADD_LIVE_STATES,
     ChipAdd,
     ChipAddState,
     ChipReservation,
@@ -22,6 +23,8 @@ from services.lobby.ports.ledger import RETURNED_STATES, Kind, NoAccount
 class MemoryChipAdds(ChipAddTransitions, MemoryRecoveryRows[ChipAdd]):
     """The saga's rows beside a :class:`MemoryLedger`: each transition runs with no
     suspension point between its checks and writes, so it is atomic on one event loop."""
+
+    _LIVE_STATES = CHIP_ADD_LIVE_STATES
 
     def __init__(self, ledger: MemoryLedger, buy_ins: MemoryBuyIns | None = None) -> None:
         self.ledger = ledger

@@ -19,6 +19,11 @@ class BuyInState(enum.StrEnum):
     LEFT = "left"  # the seat was vacated: its stack came back to the balance, once
 
 
+BUY_IN_LIVE_STATES = (BuyInState.RESERVED, BuyInState.SEATED, BuyInState.LEAVING)
+"""The states a buy-in leaves again: what ``count_by_state`` counts (the partial index
+``buy_ins_lounge_unsettled`` holds exactly these rows; the finished ones grow for ever)."""
+
+
 @dataclass(frozen=True, slots=True)
 class NewBuyIn:
     saga_id: str  # derived from ``request``: also the table's request id and the ledger's keys
@@ -178,8 +183,9 @@ class BuyIns(Protocol):
         ...
 
     async def count_by_state(self) -> dict[str, int]:
-        """How many sagas are in each state (a state with none is absent): the operator's
-        ``felt_lobby_sagas`` gauge, so a pile of RESERVED or LEAVING shows before it hurts."""
+        """How many sagas are in each of :data:`BUY_IN_LIVE_STATES` (a state with none is
+        absent): the operator's ``felt_lobby_sagas`` gauge, so a pile of RESERVED or LEAVING
+        shows before it hurts. The finished states are not counted (every saga ever)."""
         ...
 
     async def requeue(self, saga_id: str) -> BuyIn:

@@ -25,6 +25,11 @@ class ChipAddState(enum.StrEnum):
     COMPENSATED = "compensated"  # the table refused: the chips came back, once
 
 
+CHIP_ADD_LIVE_STATES = (ChipAddState.RESERVED,)
+"""The states a chip add leaves again: what ``count_by_state`` counts (partial index
+``chip_adds_reserved_lounge``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class NewChipAdd:
     saga_id: str  # derived from ``request``: also the table's request id and the ledger's keys

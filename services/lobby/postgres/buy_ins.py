@@ -11,6 +11,7 @@ from services.lobby.domain import ledger as rules
 from services.lobby.domain import sagas
 from services.lobby.domain.transitions import BuyInTransitions
 from services.lobby.ports.buy_ins import (
+    BUY_IN_LIVE_STATES,
     BuyIn,
     BuyInState,
     NewBuyIn,
@@ -48,6 +49,7 @@ class PgBuyIns(BuyInTransitions, RecoveryRows[BuyIn]):
 
     _TABLE = "buy_ins"
     _SELECT = _BUY_IN
+    _LIVE_STATES = BUY_IN_LIVE_STATES
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool

@@ -13,6 +13,7 @@ from felt.storage.idempotency import RequestKey, RequestReused
 from services.lobby.domain import ledger as rules
 from services.lobby.domain.transitions import ChipAddTransitions
 from services.lobby.ports.chip_adds import (
+    CHIP_ADD_LIVE_STATES,
     ChipAdd,
     ChipAddState,
     ChipReservation,
@@ -55,6 +56,7 @@ def _chip_add(row: asyncpg.Record) -> ChipAdd:
 class PgChipAdds(ChipAddTransitions, RecoveryRows[ChipAdd]):
     _TABLE = "chip_adds"
     _SELECT = _CHIP_ADD
+    _LIVE_STATES = CHIP_ADD_LIVE_STATES
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self.pool = pool

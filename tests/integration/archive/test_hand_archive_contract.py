@@ -87,9 +87,12 @@ async def test_every_event_of_the_stream_is_archived_once_in_a_hand_or_the_table
 
 async def test_the_cursor_round_trips(archive: HandArchive) -> None:
     assert await archive.cursor("nowhere") == Cursor()
-    cursor = Cursor(7, ((0, "p1", "Ann", ""), (3, "bot", "Bot", "hard")), "ab" * 16, "t:2")
+    cursor = Cursor(7, ((0, "p1", "Ann", ""), (3, "bot", "Bot", "hard")), "ab" * 16, "t:2", "f7")
     await archive.write([TableWrite("t", 0, cursor)])
     assert await archive.cursor("t") == cursor
+    later = Cursor(9, cursor.players, cursor.last_hand, cursor.last_table_hand, "f9")
+    await archive.write([TableWrite("t", 7, later)])
+    assert await archive.cursor("t") == later
 
 
 async def test_a_stale_position_writes_nothing_at_all(archive: HandArchive) -> None:

@@ -78,6 +78,17 @@ async def test_a_trimmed_gap_is_refused(both: Feed) -> None:
     assert [r.sequence for r in got["a"]] == [5, 6]
 
 
+async def test_the_entry_at_a_sequence_and_the_streams_end(both: Feed) -> None:
+    """What the projector checks its cursor against after a Redis restart."""
+    assert await both.feed.entry_at("a", 3) == (0, None)
+    await _append(both.store, "a", 6)
+    assert await both.feed.entry_at("a", 3) == (6, b"e2")
+    assert await both.feed.entry_at("a", 7) == (6, None)
+    await both.store.trim("a", 4)
+    assert await both.feed.entry_at("a", 3) == (6, None)  # trimmed: only the end is known
+    assert await both.feed.entry_at("a", 5) == (6, b"e4")
+
+
 async def test_the_archived_mark_only_rises(both: Feed) -> None:
     assert await both.feed.archived("a") == 0
     assert await both.feed.mark_archived("a", 7) == 7

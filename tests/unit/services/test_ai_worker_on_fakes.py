@@ -10,12 +10,14 @@ service uses. Hands get played to the end by the bots alone.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
 import grpc
 import pytest
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from felt.core.rules.commands import IllegalAction
 from felt.core.rules.config import Variant
@@ -172,3 +174,87 @@ async def test_a_decision_request_lost_with_redis_is_asked_again_once_it_is_back
         await worker.stop()
     await manager.stop()
     assert manager.ask_ai_again() == 0  # nothing runs here any more
+
+
+async def _first_request(queue: MemoryDecisionQueue) -> dict[bytes, bytes]:
+    async with asyncio.timeout(30):
+        while not queue.entries:
+            await asyncio.sleep(0.01)
+    return dict(queue.entries[0][1])
+
+
+async def test_the_watchdog_asks_a_stalled_ai_seat_again_and_only_a_stalled_one(
+    table: tuple[TableManager, MemoryDecisionQueue],
+) -> None:
+    """A lost request is found by its missing answer (no sign of a Redis restart needed):
+    after ``timing.ai_reask`` without an action the seat is asked again, then every
+    ``ai_reask`` after, never sooner."""
+    manager, queue = table
+    first = await _first_request(queue)
+    queue.entries.clear()  # lost with the AOF's last second
+    now = time.monotonic()
+    assert manager.reask_stalled_ai(now) == 0  # asked a moment ago
+    assert manager.reask_stalled_ai(now + 11) == 1
+    assert (await _first_request(queue))[b"request_id"] == first[b"request_id"]
+    assert manager.reask_stalled_ai(now + 12) == 0  # asked at now + 11
+    assert manager.reask_stalled_ai(now + 22) == 1
+
+
+async def test_one_publisher_per_version_while_redis_is_away(
+    table: tuple[TableManager, MemoryDecisionQueue], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While Redis refuses, one ``_ask_ai`` retries the version's request: neither a manual
+    re-ask nor the watchdog starts a second beside it, and it publishes once Redis is back."""
+    manager, queue = table
+    await _first_request(queue)
+    queue.entries.clear()
+    attempts = 0
+    publish = queue.publish
+
+    async def refused(request: Any, trace: Any = None) -> None:
+        nonlocal attempts
+        attempts += 1
+        raise RedisConnectionError("Connection refused")
+
+    monkeypatch.setattr(queue, "publish", refused)
+    assert manager.ask_ai_again() == 1
+    async with asyncio.timeout(10):
+        while not attempts:
+            await asyncio.sleep(0.01)
+    assert manager.ask_ai_again() == 0
+    assert manager.reask_stalled_ai(time.monotonic() + 60) == 0
+    await asyncio.sleep(0.1)
+    assert attempts == 1  # the one loop, waiting for its next attempt
+    monkeypatch.setattr(queue, "publish", publish)
+    await _first_request(queue)  # the loop's retry, once "Redis" is back
+    assert len(queue.entries) == 1
+
+
+async def test_a_retry_stops_once_the_table_was_reloaded(
+    table: tuple[TableManager, MemoryDecisionQueue], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a Redis crash lost a tail, a version number may name another history: a retry
+    of a request built from the state before the reload must not be published under it."""
+    manager, queue = table
+    await _first_request(queue)
+    queue.entries.clear()
+    attempts = 0
+    publish = queue.publish
+
+    async def refused(request: Any, trace: Any = None) -> None:
+        nonlocal attempts
+        attempts += 1
+        raise RedisConnectionError("Connection refused")
+
+    monkeypatch.setattr(queue, "publish", refused)
+    runtime = manager.runtimes[TABLE]
+    assert runtime.ask_again()
+    async with asyncio.timeout(10):
+        while not attempts:
+            await asyncio.sleep(0.01)
+    await runtime.load()  # what a reload after the stream moved under the cache does
+    monkeypatch.setattr(queue, "publish", publish)
+    await asyncio.sleep(runtime.timing.retry_delay.total_seconds() + 0.5)
+    assert queue.entries == []  # the retry saw its state was gone, and stopped
+    assert runtime.ask_again()  # the reloaded state's own request
+    await _first_request(queue)

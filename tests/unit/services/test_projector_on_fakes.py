@@ -4,7 +4,11 @@ shared between projectors, tables found as they are created, one bad stream harm
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+
+import structlog.testing
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from felt.core.rules.config import Variant
 from felt.storage.archive import ArchivedHand, MemoryHandArchive
@@ -14,7 +18,7 @@ from felt.storage.registry import MemoryTableRegistry
 from services.projector.metrics import ProjectorMetrics
 from services.projector.ownership import owner_of
 from services.projector.projector import Projector
-from tests.unit.archive.streams import archived, play_table, stored
+from tests.unit.archive.streams import START, archived, play_table, stored
 
 TABLES = {
     f"f-{n}": stored(f"f-{n}", play_table(f"f-{n}", variant, hands=6))
@@ -178,3 +182,112 @@ async def test_every_event_up_to_the_archived_mark_is_in_the_archive() -> None:
         }
         kept.update((e.sequence, e.payload) for e in await archive.table_events(t))
         assert kept == {r.sequence: r.payload for r in records}
+
+
+# ------------------------------------------------------------------ two histories (issue #24)
+
+_T = next(iter(TABLES))
+_EVENTS = play_table(_T, Variant.NLHE, hands=6)
+_REPLAYED = stored(_T, _EVENTS, START + timedelta(seconds=1))
+"""The same table played again after a Redis restart lost a tail: the same hands and
+sequences, other events (their times differ)."""
+
+
+class _FlakyFeed(MemoryProjectorFeed):
+    """The memory feed whose next ``read_new`` fails as a dropped connection does, Redis
+    coming back with ``restarted``'s streams."""
+
+    restarted: MemoryEventStore | None = None
+
+    async def read_new(
+        self, after: Mapping[str, int], *, count: int, block_ms: int
+    ) -> dict[str, list[StoredRecord]]:
+        if self.restarted is not None:
+            self.store, self.restarted = self.restarted, None
+            raise RedisConnectionError("Connection closed by server.")
+        return await super().read_new(after, count=count, block_ms=block_ms)
+
+
+async def _first_hand_archived() -> tuple[MemoryTableRegistry, MemoryHandArchive, int]:
+    """The archive after a projector archived the first hand of ``_T`` (the stream holding no
+    more), and the position of its cursor."""
+    records = TABLES[_T]
+    end = archived(_T, records)[0].events[-1].sequence
+    store, registry, archive = MemoryEventStore(), MemoryTableRegistry(), MemoryHandArchive()
+    await registry.add(_T)
+    await _append(store, _T, records[:end])
+    projector = _projector("a", MemoryProjectorFeed(store), registry, archive)
+    await projector.rebalance()
+    assert await projector.step() == 1
+    assert (await archive.cursor(_T)).position == end
+    return registry, archive, end
+
+
+async def _replayed_store(cut: int, upto: int) -> MemoryEventStore:
+    """The stream after a restart cut it after ``cut`` and the table wrote on to ``upto``."""
+    store = MemoryEventStore()
+    await _append(store, _T, TABLES[_T][:cut] + _REPLAYED[cut:upto])
+    return store
+
+
+async def test_a_stream_that_holds_another_event_at_the_cursor_is_refused_at_adoption() -> None:
+    registry, archive, end = await _first_hand_archived()
+    before = dict(archive.hands)
+    feed = MemoryProjectorFeed(await _replayed_store(end - 4, len(_REPLAYED)))
+    projector = _projector("b", feed, registry, archive)
+    await projector.rebalance()
+    await projector.step()
+    assert _T in projector.failed and _T not in projector.following
+    assert projector.metrics.failed_tables._value.get() == 1  # what the alert watches
+    assert archive.hands == before and (await archive.cursor(_T)).position == end
+    assert archive.events.get(_T, {}).keys() <= set(range(1, end + 1))
+
+
+async def test_a_stream_shorter_than_the_archive_is_refused_at_adoption() -> None:
+    registry, archive, end = await _first_hand_archived()
+    feed = MemoryProjectorFeed(await _replayed_store(end - 4, end - 1))
+    projector = _projector("b", feed, registry, archive)
+    await projector.rebalance()
+    assert _T in projector.failed and _T not in projector.following
+
+
+async def test_after_a_read_failure_the_tables_are_checked_again_before_reading_on() -> None:
+    """Redis restarts under a running projector (its read fails) having lost the archived
+    tail, and the table writes it again: the projector fails the table, archives nothing."""
+    registry, archive, end = await _first_hand_archived()
+    before = dict(archive.hands)
+    store = MemoryEventStore()
+    await _append(store, _T, TABLES[_T][:end])
+    feed = _FlakyFeed(store)
+    projector = _projector("b", feed, registry, archive)
+    run = asyncio.create_task(projector.run())
+    try:
+        await _until(lambda: _T in projector.following)
+        # The restart: the stream loses its last 4 events, the table plays on from there.
+        feed.restarted = await _replayed_store(end - 4, len(_REPLAYED))
+        await _until(lambda: _T in projector.failed)
+    finally:
+        projector.request_stop()
+        await run
+    assert archive.hands == before and (await archive.cursor(_T)).position == end
+
+
+class _AwayFeed(MemoryProjectorFeed):
+    """Redis away: every look at a stream fails."""
+
+    async def entry_at(self, table_id: str, sequence: int) -> tuple[int, bytes | None]:
+        raise RedisConnectionError("Connection refused")
+
+
+async def test_a_reread_that_fails_for_every_table_logs_one_line() -> None:
+    registry, archive, feed = await _every_table_stored()
+    projector = _projector("a", feed, registry, archive)
+    await projector.rebalance()
+    await projector.step()  # every cursor stored: a reread looks at the stream
+    projector.feed = _AwayFeed(feed.store)
+    with structlog.testing.capture_logs() as logs:
+        await projector._reread(list(projector.following))
+    assert projector.following == {}  # the next scan adopts them again
+    lines = [entry for entry in logs if entry["event"] == "projector_reread_failed"]
+    assert [line["tables"] for line in lines] == [len(TABLES)]
+    assert not [entry for entry in logs if entry["event"] == "projector_let_go"]

@@ -13,6 +13,10 @@
   round trip): raises ``table:{T}:archived`` (the event store's own
   raise-only script, ``RAISE_ARCHIVED_LUA``) once the hands up to it are
   committed in PostgreSQL.
+- ``entry_at``: the stream's last sequence and the event stored at a
+  sequence, if retained (``XREVRANGE`` + ``XRANGE``, pipelined): the projector
+  checks its stored cursor against it before resuming (after a Redis restart
+  the stream may be shorter than the archive, or hold another history there).
 - ``claim``/``release``: one projector follows a table at a time, by a lease
   ``table:{T}:projector`` (the table's hash slot, like its other keys) that
   the follower renews; another takes it over once it lapses.
@@ -70,6 +74,11 @@ class ProjectorFeed(Protocol):
         Tables with nothing new are left out. Raises :class:`EventsTrimmed` if
         a table's next record is no longer retained.
         """
+        ...
+
+    async def entry_at(self, table_id: str, sequence: int) -> tuple[int, bytes | None]:
+        """The stream's last sequence (0: no stream), and the payload at ``sequence`` (None if
+        not retained: trimmed, or never written)."""
         ...
 
     async def mark_archived(self, table_id: str, sequence: int) -> int:
@@ -182,6 +191,15 @@ class RedisProjectorFeed:
                 return found
             await asyncio.sleep(min(left, CLUSTER_POLL_MS / 1000))
 
+    async def entry_at(self, table_id: str, sequence: int) -> tuple[int, bytes | None]:
+        key = events_key(table_id)
+        async with self._redis.pipeline(transaction=False) as pipe:  # one slot: cluster too
+            pipe.xrevrange(key, "+", "-", count=1)
+            pipe.xrange(key, f"{sequence}-0", f"{sequence}-0")
+            last, at = await pipe.execute()
+        last_sequence = record_of(*last[0]).sequence if last else 0
+        return last_sequence, record_of(*at[0]).payload if at else None
+
     async def mark_archived(self, table_id: str, sequence: int) -> int:
         return int(await self._mark(keys=[archived_key(table_id)], args=[max(0, sequence)]))
 
@@ -246,6 +264,16 @@ class MemoryProjectorFeed:
             if out or self._clock() >= deadline:
                 return out
             await asyncio.sleep(0.005)
+
+    async def entry_at(self, table_id: str, sequence: int) -> tuple[int, bytes | None]:
+        last = await self.store.version(table_id)
+        if sequence < 1 or sequence > last:
+            return last, None
+        try:
+            records = await self.store.read(table_id, sequence - 1, 1)
+        except EventsTrimmed:
+            return last, None
+        return last, records[0].payload if records else None
 
     async def mark_archived(self, table_id: str, sequence: int) -> int:
         mark = self.marks[table_id] = max(self.marks.get(check_table_id(table_id), 0), sequence)

@@ -1,4 +1,4 @@
-"""The hand archive on PostgreSQL (asyncpg): tables of migration ``0007_hand_archive.sql``.
+"""The hand archive on PostgreSQL (asyncpg): tables of migrations 0007, 0009 and 0016.
 
 A write is one transaction: first the cursors, in one statement that moves
 only those still at their expected position (a row another writer holds is
@@ -164,18 +164,19 @@ COLUMNS = {
 _MOVE_CURSORS = """
 WITH w AS (
     SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[],
-                         $6::text[])
-        AS w(table_id, expected, position, players, last_hand, last_table_hand)
+                         $6::text[], $7::text[])
+        AS w(table_id, expected, position, players, last_hand, last_table_hand, fingerprint)
 ), first AS (
-    INSERT INTO archive_cursors (table_id, position, players, last_hand, last_table_hand)
-    SELECT table_id, position, players::jsonb, last_hand, last_table_hand FROM w
+    INSERT INTO archive_cursors
+        (table_id, position, players, last_hand, last_table_hand, fingerprint)
+    SELECT table_id, position, players::jsonb, last_hand, last_table_hand, fingerprint FROM w
     WHERE expected = 0
     ON CONFLICT (table_id) DO NOTHING
     RETURNING table_id
 ), later AS (
     UPDATE archive_cursors AS c
     SET position = w.position, players = w.players::jsonb, last_hand = w.last_hand,
-        last_table_hand = w.last_table_hand, updated_at = now()
+        last_table_hand = w.last_table_hand, fingerprint = w.fingerprint, updated_at = now()
     FROM w
     WHERE w.expected > 0 AND c.table_id = w.table_id AND c.position = w.expected
     RETURNING c.table_id
@@ -199,7 +200,8 @@ class PostgresHandArchive:
 
     async def cursor(self, table_id: str) -> Cursor:
         row = await self.pool.fetchrow(
-            "SELECT position, players, last_hand, last_table_hand FROM archive_cursors"
+            "SELECT position, players, last_hand, last_table_hand, fingerprint"
+            " FROM archive_cursors"
             " WHERE table_id = $1",
             table_id,
         )
@@ -208,7 +210,9 @@ class PostgresHandArchive:
         players = tuple(
             (int(s), str(p), str(n), str(a)) for s, p, n, a in json.loads(row["players"])
         )
-        return Cursor(row["position"], players, row["last_hand"], row["last_table_hand"])
+        return Cursor(
+            row["position"], players, row["last_hand"], row["last_table_hand"], row["fingerprint"]
+        )
 
     async def write(self, writes: Sequence[TableWrite]) -> None:
         check_writes(writes)
@@ -245,6 +249,7 @@ class PostgresHandArchive:
                 [_players_json(w.cursor) for w in writes],
                 [w.cursor.last_hand for w in writes],
                 [w.cursor.last_table_hand for w in writes],
+                [w.cursor.fingerprint for w in writes],
             )
             if len(moved) != len(writes):
                 done = {r["table_id"] for r in moved}

@@ -10,6 +10,9 @@ with their stacks, chips added, snapshots) is a table event, archived too, since
 the stream is trimmed below the cursor. The batch's cursor position is the last
 sequence fed with no hand open, so a hand half read when the projector stops is
 read again from its start.
+The cursor also holds a fingerprint of the event at its position, which the
+projector compares with the stream's before resuming (a Redis that lost a tail
+and was written again holds another event there).
 The players the cursor remembers are those seated at that position, which is
 all the projector needs of the stream before it (the stream may be trimmed
 there once archived).
@@ -17,6 +20,7 @@ there once archived).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -46,6 +50,12 @@ from felt.storage.eventstore.codec import decode_event
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 Players = dict[int, tuple[str, str, str]]
+
+
+def fingerprint_of(payload: bytes) -> str:
+    """A digest of one stored event (its payload holds its time and hand id: two histories
+    that reach the same sequence hold different payloads there)."""
+    return hashlib.blake2b(payload, digest_size=12).hexdigest()
 
 
 @dataclass
@@ -81,6 +91,7 @@ class TableProjection:
         self._safe_players = dict(self._players)
         self._last_hand = cursor.last_hand
         self._last_table_hand = cursor.last_table_hand
+        self._fingerprint = cursor.fingerprint
         self._open: _OpenHand | None = None
         self._hands: list[ArchivedHand] = []
         self._late: list[LateEvent] = []
@@ -136,6 +147,7 @@ class TableProjection:
             self._table_events.append(stored)
         if self._open is None:
             self._position = record.sequence
+            self._fingerprint = fingerprint_of(record.payload)
             self._safe_players = dict(self._players)
 
     def take(self) -> Batch:
@@ -148,7 +160,9 @@ class TableProjection:
 
     def cursor(self) -> Cursor:
         players = tuple((s, *self._safe_players[s]) for s in sorted(self._safe_players))
-        return Cursor(self._position, players, self._last_hand, self._last_table_hand)
+        return Cursor(
+            self._position, players, self._last_hand, self._last_table_hand, self._fingerprint
+        )
 
     def _late_event(self, stored: ArchivedEvent, event: object) -> None:
         seat, shown = -1, tuple[Card, ...]()

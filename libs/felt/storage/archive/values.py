@@ -183,13 +183,17 @@ class Cursor:
     each occupied seat to ``(player_id, display_name, ai_level)``, as seated by
     events the stream may no longer hold; ``last_hand`` is the public id of
     the last hand archived and ``last_table_hand`` its ``<table>:<n>``, so a
-    show recorded after its end joins it.
+    show recorded after its end joins it. ``fingerprint`` is a digest of the
+    event at ``position`` (``projection.fingerprint_of``; "" for a cursor
+    stored before there was one): after a Redis restart the projector checks
+    the stream still holds that very event there, not another history's.
     """
 
     position: int = 0
     players: tuple[tuple[int, str, str, str], ...] = ()
     last_hand: str = ""
     last_table_hand: str = ""
+    fingerprint: str = ""
 
 
 @dataclass(frozen=True, slots=True)

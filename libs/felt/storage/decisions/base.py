@@ -47,6 +47,9 @@ def dead_letter_stream(stream: str) -> str:
 
 # The W3C trace-context headers a request may carry in its entry (``felt.service.tracing``).
 TRACE_FIELDS = ("traceparent", "tracestate")
+TRACE_FIELD_MAX = 512
+"""The longest trace field written or read (W3C's own limit for ``tracestate``): a longer one
+is left out, so no trace context can grow the entries, whoever set it."""
 
 
 def envelope(
@@ -60,7 +63,7 @@ def envelope(
     }
     for name in TRACE_FIELDS:
         value = (trace or {}).get(name)
-        if value:
+        if value and len(value) <= TRACE_FIELD_MAX:
             fields[name] = value
     return fields
 
@@ -75,7 +78,7 @@ def trace_of(fields: Fields) -> dict[str, str]:
     found: dict[str, str] = {}
     for name in TRACE_FIELDS:
         value = fields.get(name.encode())
-        if value is not None and len(value) <= 512:
+        if value is not None and len(value) <= TRACE_FIELD_MAX:
             with contextlib.suppress(UnicodeDecodeError):
                 found[name] = value.decode("ascii")
     return found

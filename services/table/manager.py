@@ -39,7 +39,7 @@ from felt.messages.values import ai_level_to_proto
 from felt.service.tracing import Tracing
 from felt.storage.decisions import DecisionPublisher
 from felt.storage.eventstore import EventStore, EventsTrimmed, TableLeases
-from felt.storage.redis_client import REDIS_OUTAGE_ERRORS
+from felt.storage.redis_client import REDIS_ERRORS, REDIS_OUTAGE_ERRORS
 from felt.storage.registry import QUARANTINE_KEY, TableRegistry
 from felt.wire.convert import (
     legal_to_proto,

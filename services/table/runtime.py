@@ -58,7 +58,7 @@ from felt.storage.eventstore.codec import (
     encode_stored,
 )
 from felt.storage.idempotency import RequestKey, server_key
-from felt.storage.redis_client import REDIS_OUTAGE_ERRORS
+from felt.storage.redis_client import REDIS_ERRORS, REDIS_OUTAGE_ERRORS
 from services.table.opponents import OpponentModel, read_model
 from services.table.rest import RestPolicy
 from services.table.snapshots import SnapshotPolicy, TrimPoints

@@ -98,9 +98,7 @@ async def retry(
 
 
 def same(one: pb.SubmitActionResponse, other: pb.SubmitActionResponse) -> bool:
-    return one.SerializeToString(deterministic=True) == other.SerializeToString(
-        deterministic=True
-    )
+    return one.SerializeToString(deterministic=True) == other.SerializeToString(deterministic=True)
 
 
 async def play(

@@ -6,12 +6,14 @@ action clock are played with one request id per action, then every action is ret
 the cache, from the stream across the hands' snapshots, and from a runtime loaded afresh;
 after a trim that stopped mid-hand (at the archived position) and a reload, a retry is
 answered from the last kept snapshot before it, or refused ``REQUEST_TOO_OLD`` when none
-is kept; an old record with the whole view is its own answer.
+is kept; an old record with the whole view is its own answer. On the same played table: a
+watch feed that lost its state (a failed fold) takes the runtime's again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
@@ -33,6 +35,7 @@ from services.table.auth import Authenticator, Caller, Secrets
 from services.table.manager import TableManager
 from services.table.ratelimit import RateLimiter, RateLimits
 from services.table.runtime import RequestTooOld, TableRuntime, Timing
+from services.table.watch import Item, WatchHub
 
 TABLE = "records-table"
 SECRETS = Secrets(b"s" * 32, "admin-token", "ai-token")
@@ -229,3 +232,45 @@ async def test_an_old_record_with_the_whole_view_is_its_own_answer(
     runtime = app.manager.runtimes[TABLE]
     old = pb.SubmitActionResponse.FromString(answer.SerializeToString())
     assert await restore_action(runtime, answer.view.viewer_seat, old) is old
+
+
+async def test_a_feed_that_lost_its_state_takes_the_runtimes_again(
+    played: tuple[MemoryEventStore, TableApp, list[Caller]],
+) -> None:
+    store, app, callers = played
+    runtime = app.manager.runtimes[TABLE]
+    await play(app, callers, 2)
+    hub = WatchHub(store)
+    items: list[Item] = []
+
+    async def watch() -> None:
+        async for item in hub.events(
+            TABLE,
+            runtime.version,
+            runtime.version,
+            origin=lambda: (runtime.version, runtime.state, runtime.turn_started_at),
+        ):
+            items.append(item)
+
+    task = asyncio.create_task(watch())
+    try:
+        async with asyncio.timeout(5):
+            while TABLE not in hub.feeds:
+                await asyncio.sleep(0.001)
+        feed = hub.feeds[TABLE]
+        assert feed.state is not None  # started where the runtime is
+        feed.state = None  # as a failed fold leaves it
+        answer = await act(app, callers, "after")
+        async with asyncio.timeout(5):
+            while not items or items[-1][0] < answer.sequence:
+                await asyncio.sleep(0.001)
+        folded = [(sequence, after) for sequence, _, _, after in items if after is not None]
+        assert folded, "the feed stayed stateless"
+        assert feed.state is not None
+        for sequence, after in folded:
+            assert after.state == await runtime.state_at(sequence)
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await hub.aclose()

@@ -393,7 +393,8 @@ async def restore_action(
     """A retried action's first answer, from its record (:func:`action_record`): the seat's
     view of the table as it was at the recorded sequence (``TableRuntime.state_at``), with
     the recorded deadline. A record with a whole view (written before records were kept
-    small) is that answer already."""
+    small) is that answer already. Refused ``REQUEST_TOO_OLD`` when that state can no longer
+    be made (``RequestTooOld``: trimmed, or too far from a kept snapshot)."""
     if first.view.HasField("table"):
         return first
     try:

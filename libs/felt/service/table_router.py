@@ -31,6 +31,7 @@ refused by the version-checked append.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
@@ -60,6 +61,9 @@ CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.keepalive_timeout_ms", 10_000),
 )
 
+CLOSE_GRACE_S = 5.0
+"""How long the calls in flight on a channel of an address no longer announced may finish."""
+
 MAX_ROUTES = 100_000
 """Remembered routes at most (table ids may come from clients: keep this bounded)."""
 
@@ -76,6 +80,7 @@ class Channels:
         self.options = options
         self._interceptors = list(interceptors)
         self._channels: dict[str, grpc.aio.Channel] = {}
+        self._closing: set[asyncio.Task[None]] = set()  # channels of addresses gone
 
     def get(self, address: str) -> grpc.aio.Channel:
         channel = self._channels.get(address)
@@ -90,14 +95,20 @@ class Channels:
         for channel in self._channels.values():
             await channel.close(grace=1.0)
         self._channels.clear()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
 
-    async def keep_only(self, addresses: Collection[str]) -> list[str]:
+    def keep_only(self, addresses: Collection[str]) -> list[str]:
         """Close the channels of the addresses not in ``addresses`` (no longer announced):
-        an instance replaced by one at a new address leaves nothing open behind. Returns
-        the addresses closed."""
+        an instance replaced by one at a new address leaves nothing open behind. In the
+        background, each with ``CLOSE_GRACE_S`` for its calls in flight: the call that found
+        them gone does not wait. Returns the addresses closed."""
         gone = [a for a in self._channels if a not in addresses]
+        loop = asyncio.get_running_loop()
         for address in gone:
-            await self._channels.pop(address).close(grace=1.0)
+            closing = loop.create_task(self._channels.pop(address).close(grace=CLOSE_GRACE_S))
+            self._closing.add(closing)
+            closing.add_done_callback(self._closing.discard)
         return gone
 
 
@@ -255,7 +266,7 @@ class OwnerCalls(Generic[Stub]):
         live |= {keep}
         for address in [a for a in self._stubs if a not in live]:
             del self._stubs[address]
-        await self.channels.keep_only(live)
+        self.channels.keep_only(live)
 
     async def owner(self, table_id: str) -> tuple[str, Stub]:
         """The address of ``table_id``'s owner now, and its stub (for a stream: call

@@ -212,7 +212,7 @@ class TableFeed:
                     return  # the last watcher left (and a cancellation got lost)
                 event, meta = decode_event(record.payload)
                 self.position = record.sequence
-                item = (record.sequence, event, meta, self._fold(record.sequence, event, meta))
+                item = (record.sequence, event, meta, self._fold(event, meta))
                 for subscriber in list(self.subscribers):
                     if not subscriber.push(item):
                         self.subscribers.discard(subscriber)
@@ -229,10 +229,11 @@ class TableFeed:
             if not isinstance(exc, Exception):
                 raise
 
-    def _fold(self, sequence: int, event: AnyEvent, meta: EventMeta) -> Folded | None:
-        """The state after ``event`` (as the runtime folds it), or None when not known."""
+    def _fold(self, event: AnyEvent, meta: EventMeta) -> Folded | None:
+        """The state after ``event``, the record at ``position`` (as the runtime folds it),
+        or None when not known."""
         if self.state is None:
-            return self.seed(sequence)
+            return self.seed(self.position)
         try:
             self.state = apply_event(self.state, event)
         except Exception as exc:  # a stale start (another writer): stop folding, never fail

@@ -267,7 +267,7 @@ async def test_a_feed_that_lost_its_state_takes_the_runtimes_again(
         async with asyncio.timeout(5):
             while not items or items[-1][0] < answer.sequence:
                 await asyncio.sleep(0.001)
-        folded = [(sequence, after) for sequence, _, _, after in items if after is not None]
+        folded = [(item[0], item[3]) for item in items if item[3] is not None]
         assert folded, "the feed stayed stateless"
         assert feed.state is not None
         for sequence, after in folded:

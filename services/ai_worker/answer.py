@@ -13,6 +13,8 @@ the table moved (the request id makes the retry harmless).
 
 from __future__ import annotations
 
+import time
+from collections.abc import Awaitable
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -55,10 +57,15 @@ class OwnerSubmit:
     async def SubmitAction(
         self, request: pb.SubmitActionRequest, *, metadata: Any, timeout: float
     ) -> pb.SubmitActionResponse:
-        return await self.calls.call(
-            request.table_id,
-            lambda stub: stub.SubmitAction(request, metadata=metadata, timeout=timeout),
-        )
+        # ``timeout`` bounds both attempts together: a retry at the new owner gets what the
+        # first left of it, so the answer never overruns the decision's deadline.
+        until = time.monotonic() + timeout
+
+        def submit(stub: rpc.TableServiceAsyncStub) -> Awaitable[pb.SubmitActionResponse]:
+            left = max(0.05, until - time.monotonic())
+            return stub.SubmitAction(request, metadata=metadata, timeout=left)
+
+        return await self.calls.call(request.table_id, submit)
 
 
 class Answerer:

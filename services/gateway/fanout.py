@@ -35,7 +35,7 @@ from poker.v1 import table_service_pb2 as pb
 from poker.v1.reason_pb2 import Reason
 from services.gateway.codecs import Raw
 from services.gateway.errors import refused
-from services.gateway.raw_request import Request, table_id_of
+from services.gateway.raw_request import Request, message_of, table_id_of
 
 TOO_SLOW = Reason.WATCH_TOO_SLOW
 
@@ -50,6 +50,12 @@ def sequence_of(raw: Raw) -> int:
     if item.WhichOneof("item") == "snapshot":
         return int(item.snapshot.table.sequence)
     return int(item.event.sequence)
+
+
+def wants_view_changes(request: Request) -> bool:
+    """Whether a watch request asked for ``view_changes`` (its feed must carry them)."""
+    message = message_of(request)
+    return bool(getattr(message, "view_changes", False))
 
 
 class _Watcher:
@@ -71,6 +77,7 @@ class SharedFeed:
 
     table_id: str
     buffer: int
+    view_changes: bool = False  # its items carry ViewChange (a feed per choice, per table)
     position: int | None = None  # the last sequence the feed has had (None: not started)
     watchers: set[_Watcher] = field(default_factory=set)
     task: asyncio.Task[None] | None = None
@@ -103,37 +110,40 @@ class SharedFeed:
 
 
 class SharedWatches:
-    """The gateway's shared feeds, one per watched table."""
+    """The gateway's shared feeds, one per watched table and ``view_changes`` choice (a
+    spectator that asked for them must keep getting them after its catch-up)."""
 
     def __init__(self, relay: Relay, buffer: int = 512) -> None:
         self.relay = relay
         self.buffer = buffer
-        self.feeds: dict[str, SharedFeed] = {}
+        self.feeds: dict[tuple[str, bool], SharedFeed] = {}
 
-    def _feed(self, table_id: str, metadata: Metadata) -> SharedFeed:
-        feed = self.feeds.get(table_id)
+    def _feed(self, table_id: str, view_changes: bool, metadata: Metadata) -> SharedFeed:
+        feed = self.feeds.get((table_id, view_changes))
         if feed is None or feed.task is None or feed.task.done():
-            feed = SharedFeed(table_id, self.buffer)
+            feed = SharedFeed(table_id, self.buffer, view_changes)
             # Counted at the table service as the client who opened it (x-forwarded-for), not
             # as the gateway: one address's cap there must not bound how many tables it shows.
             forwarded = tuple(m for m in metadata if m[0] == "x-forwarded-for")
-            upstream = self.relay(pb.WatchTableRequest(table_id=table_id), forwarded)
+            ask = pb.WatchTableRequest(table_id=table_id, view_changes=view_changes)
+            upstream = self.relay(ask, forwarded)
             feed.task = asyncio.get_running_loop().create_task(feed.run(upstream))
-            self.feeds[table_id] = feed
+            self.feeds[(table_id, view_changes)] = feed
         return feed
 
     def _leave(self, feed: SharedFeed, watcher: _Watcher) -> None:
         feed.watchers.discard(watcher)
         if feed.watchers:
             return
-        if self.feeds.get(feed.table_id) is feed:
-            del self.feeds[feed.table_id]
+        key = (feed.table_id, feed.view_changes)
+        if self.feeds.get(key) is feed:
+            del self.feeds[key]
         if feed.task is not None and not feed.task.done():
             feed.task.cancel()
 
     async def watch(self, request: Request, metadata: Metadata) -> AsyncIterator[Raw]:
         """A spectator's stream: its own call until it reaches the feed, then the feed."""
-        feed = self._feed(table_id_of(request), metadata)
+        feed = self._feed(table_id_of(request), wants_view_changes(request), metadata)
         watcher = _Watcher()
         feed.watchers.add(watcher)
         own = self.relay(request, metadata)

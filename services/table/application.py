@@ -27,7 +27,10 @@ keeps its sequence and deadline, not the view (:func:`action_record`): most
 answers are never asked for again (the AI workers' never read theirs), and a
 retry's view is the table's state at that sequence, folded again from the
 stream's last snapshot before it (:func:`restore_action`), so it is the
-same answer.
+same answer while the stream still holds such a snapshot within
+``runtime.REBUILD_LIMIT`` events before it; an older retry (its events trimmed
+past any snapshot, or too far to fold on the event loop) is refused
+``REQUEST_TOO_OLD``, FAILED_PRECONDITION, and changes nothing.
 The admin's use cases (create a table, seat a player) are in
 ``services.table.admin``; reads (views, the watch stream, hand histories)
 in ``services.table.queries``.
@@ -70,7 +73,13 @@ from services.table.refusals import (
     refusal,
     unavailable,
 )
-from services.table.runtime import CommandSource, LeaseLost, TableQuarantined, TableRuntime
+from services.table.runtime import (
+    CommandSource,
+    LeaseLost,
+    RequestTooOld,
+    TableQuarantined,
+    TableRuntime,
+)
 
 M = TypeVar("M", bound=Message)
 Answer = Callable[[TableState | None, TableState, int, datetime | None], M]
@@ -384,10 +393,14 @@ async def restore_action(
     """A retried action's first answer, from its record (:func:`action_record`): the seat's
     view of the table as it was at the recorded sequence (``TableRuntime.state_at``), with
     the recorded deadline. A record with a whole view (written before records were kept
-    small) is that answer already."""
+    small) is that answer already. Refused ``REQUEST_TOO_OLD`` when that state can no longer
+    be made (``RequestTooOld``: trimmed, or too far from a kept snapshot)."""
     if first.view.HasField("table"):
         return first
-    state = await runtime.state_at(first.sequence)
+    try:
+        state = await runtime.state_at(first.sequence)
+    except RequestTooOld as exc:
+        raise refusal(exc) from None
     hand = first.view.hand
     deadline = hand.action_deadline.ToDatetime(UTC) if hand.HasField("action_deadline") else None
     answer = pb.SubmitActionResponse(sequence=first.sequence)

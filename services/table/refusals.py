@@ -18,7 +18,7 @@ from felt.storage.eventstore import VersionConflict
 from felt.storage.idempotency import RequestKey, RequestReused
 from felt.wire import limits
 from poker.v1.reason_pb2 import Reason
-from services.table.runtime import LeaseLost, TableQuarantined
+from services.table.runtime import LeaseLost, RequestTooOld, TableQuarantined
 
 __all__ = ["Code", "Refused", "invalid"]
 
@@ -62,6 +62,12 @@ def refusal(exc: Exception) -> Refused:
             Code.UNAVAILABLE,
             "this table-service instance is handing the table over; retry shortly",
             Reason.TABLE_ELSEWHERE,
+        )
+    if isinstance(exc, RequestTooOld):
+        return Refused(
+            Code.FAILED_PRECONDITION,
+            "this request is too old to be answered again; read the table and decide afresh",
+            Reason.REQUEST_TOO_OLD,
         )
     if isinstance(exc, limits.LimitError):
         return invalid(exc)

@@ -27,6 +27,7 @@ import contextvars
 import math
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -65,6 +66,7 @@ from services.table.snapshots import SnapshotPolicy, TrimPoints
 from services.table.stream import (
     close_time,
     deadline_of,
+    fold_start,
     hand_ids,
     rebuild,
     starts_turn,
@@ -78,6 +80,15 @@ log = structlog.get_logger("felt.table")
 AI_REQUEST_RETRY_MAX_S = 5.0
 AI_RETRY_LOG_EVERY = 10
 """``ai_request_retried`` is logged at a seat's first failed attempt, then every tenth."""
+# The most events ``state_at`` folds to make a retried request's answer again: a retry is
+# answered on the event loop, and a client resending old request ids must not make each one
+# cost a fold of the whole stream. Older answers are refused (``RequestTooOld``). Snapshots
+# (one per deal by default) keep an answer within a hand of one; only a table without them
+# (FELT_SNAPSHOT_EVERY=0) or a very long hand reaches the limit.
+REBUILD_LIMIT = 1_000
+# How many states ``state_at`` made keeps (by sequence): a client retrying the same request
+# again and again is answered from here after the first fold.
+REBUILT_KEPT = 16
 
 Clock = Callable[[], datetime]
 # Builds the answer to a command from the states before and after it, its sequence
@@ -97,6 +108,18 @@ def utc_now() -> datetime:
 
 class LeaseLost(Exception):
     """This instance's lease on the table may have run out: it must not write."""
+
+
+class RequestTooOld(Exception):
+    """The table's state at a retried request's sequence cannot be made again cheaply.
+
+    Its events were trimmed, no snapshot at or before it is kept, or it lies more than
+    ``REBUILD_LIMIT`` events past the nearest one. The retry is refused; nothing changes.
+    """
+
+    def __init__(self, table_id: str, sequence: int) -> None:
+        super().__init__(f"table {table_id}: the state at event {sequence} is no longer kept")
+        self.table_id, self.sequence = table_id, sequence
 
 
 class TableQuarantined(Exception):
@@ -198,6 +221,8 @@ class TableRuntime:
     _timer: asyncio.Task[None] | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
     _trims: set[asyncio.Task[None]] = field(default_factory=set)
+    # States ``state_at`` folded, by sequence, least recently used first (REBUILT_KEPT).
+    _rebuilt: OrderedDict[int, TableState] = field(default_factory=OrderedDict)
     _closed: bool = False
     _started: bool = False
     # Version -> the state whose AI request an ``_ask_ai`` is publishing (or retrying) now:
@@ -236,25 +261,45 @@ class TableRuntime:
 
     async def state_at(self, sequence: int) -> TableState:
         """The table's state right after the event at ``sequence`` (a retried request's answer
-        is made from it again): the cache's if it is there, else the fold of the stream from
-        the last snapshot this runtime knows at or before it (the whole stream without one).
+        is made from it again): the cache's if it is there, or one made lately, else the
+        fold of the stream from the last snapshot at or before it, reading at most
+        ``REBUILD_LIMIT`` events back. The first kept event of a trimmed stream need not be a
+        snapshot (trims stop at the archived position): the fold starts at the last snapshot
+        (or the table's creation) among the events read.
 
-        Raises what reading the store raises, ``ValueError`` if the stream has no such event.
+        Raises what reading the store raises, ``RequestTooOld`` if no such fold exists (the
+        events were trimmed, no snapshot is near enough, or the stream has no such event).
         """
         if not self.stale and self.version == sequence and self.state is not None:
             return self.state
+        made = self._rebuilt.get(sequence)
+        if made is not None:
+            self._rebuilt.move_to_end(sequence)
+            return made
+        if sequence < 1:
+            raise RequestTooOld(self.table_id, sequence)
         known = bisect.bisect_right(self.snapshots_at, sequence)
         after = self.snapshots_at[known - 1] - 1 if known else 0
+        after = max(after, sequence - REBUILD_LIMIT)
         try:
             records = await self.store.read(self.table_id, after, count=sequence - after)
-        except EventsTrimmed as trimmed:  # below a snapshot this runtime does not know
-            after = trimmed.first_available - 1  # a snapshot: trims stop at one
+        except EventsTrimmed as trimmed:
+            after = trimmed.first_available - 1
             if after >= sequence:
-                raise ValueError(f"table {self.table_id}: event {sequence} was trimmed") from None
-            records = await self.store.read(self.table_id, after, count=sequence - after)
-        rebuilt = rebuild(records)
+                raise RequestTooOld(self.table_id, sequence) from None
+            try:
+                records = await self.store.read(self.table_id, after, count=sequence - after)
+            except EventsTrimmed:  # trimmed again in between
+                raise RequestTooOld(self.table_id, sequence) from None
+        start = fold_start(records)
+        if start is None:
+            raise RequestTooOld(self.table_id, sequence)
+        rebuilt = rebuild(records[start:])
         if rebuilt.state is None or rebuilt.version != sequence:
-            raise ValueError(f"table {self.table_id} has no event {sequence} to answer from")
+            raise RequestTooOld(self.table_id, sequence)
+        self._rebuilt[sequence] = rebuilt.state
+        while len(self._rebuilt) > REBUILT_KEPT:
+            self._rebuilt.popitem(last=False)
         return rebuilt.state
 
     def deck_sequence_before(self, sequence: int) -> int:

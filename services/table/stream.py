@@ -110,6 +110,28 @@ def rebuild(records: Sequence[StoredRecord]) -> Rebuilt:
     return Rebuilt(state, version, last_at, turn_at, decks, hands, seated, snapshot, snapshot_at)
 
 
+# The events a fold can start from: the table's first, or a snapshot of it.
+_FOLD_STARTS = frozenset({"table_created", "table_snapshot_taken"})
+
+
+def fold_start(records: Sequence[StoredRecord]) -> int | None:
+    """Index of the last record a fold can start from (a snapshot, or the table's creation).
+
+    A trimmed stream's first kept event need not be one: the archiver trims only up to what
+    is archived (a leave between hands can be archived alone), in pages. None: no record in
+    ``records`` is one, so no state after them can be folded from them alone. Scans from the
+    end, decoding one record at a time (most readers find a snapshot a hand back).
+    """
+    for index in range(len(records) - 1, -1, -1):
+        try:
+            kind = epb.StoredEvent.FromString(records[index].payload).WhichOneof("event")
+        except DecodeError as exc:
+            raise CodecError(f"not a poker.events.v1.StoredEvent: {exc}") from exc
+        if kind in _FOLD_STARTS:
+            return index
+    return None
+
+
 def _skims(
     records: Sequence[StoredRecord],
     stored: list[epb.StoredEvent],

@@ -198,6 +198,9 @@ class TableFeed:
     turn_at: datetime | None = None
     subscribers: set[_Subscriber] = field(default_factory=set)
     task: asyncio.Task[None] | None = None
+    # Where the table's runtime is: a feed without a state takes the runtime's when it is
+    # exactly at the feed's record (after a failed fold, or a start without one).
+    origin: Origin | None = None
 
     def start(self) -> None:
         self.task = asyncio.get_running_loop().create_task(self._run())
@@ -228,9 +231,10 @@ class TableFeed:
                 raise
 
     def _fold(self, event: AnyEvent, meta: EventMeta) -> Folded | None:
-        """The state after ``event`` (as the runtime folds it), or None when not known."""
+        """The state after ``event``, the record at ``position`` (as the runtime folds it),
+        or None when not known."""
         if self.state is None:
-            return None
+            return self.seed(self.position)
         try:
             self.state = apply_event(self.state, event)
         except Exception as exc:  # a stale start (another writer): stop folding, never fail
@@ -240,6 +244,17 @@ class TableFeed:
         if starts_turn(event):
             self.turn_at = meta.recorded_at
         return Folded(self.state, deadline_of(self.state, self.turn_at))
+
+    def seed(self, sequence: int) -> Folded | None:
+        """The runtime's state, if it is the one after ``sequence`` (the feed folds on from
+        there); None (still stateless) while the runtime is elsewhere."""
+        if self.origin is None:
+            return None
+        version, state, turn_at = self.origin()
+        if state is None or version != sequence:
+            return None
+        self.state, self.turn_at = state, turn_at
+        return Folded(state, deadline_of(state, turn_at))
 
 
 def client_address(peer: str) -> str:
@@ -319,6 +334,8 @@ class WatchHub:
         try:
             while True:
                 feed = self.feeds.get(table_id)
+                if feed is not None and (feed.task is None or feed.task.done()):
+                    feed = None  # ended: a new one replaces it, seeded like any new feed
                 known = origin() if origin is not None and feed is None else None
                 if feed is not None:
                     position = feed.position
@@ -330,7 +347,9 @@ class WatchHub:
                     # Caught up: join the feed (no await between the check and joining,
                     # so no record can fall between the replay and the feed).
                     at = known if known is not None and known[0] == position else None
-                    feed = self._feed(table_id, position, at)
+                    feed = self._feed(table_id, position, at, origin)
+                    if feed.state is None and feed.position == position:
+                        feed.seed(position)  # a stateless feed the runtime can seed now
                     subscriber = _Subscriber(self.limits.buffer, end_call)
                     feed.subscribers.add(subscriber)
                     break
@@ -379,13 +398,16 @@ class WatchHub:
         table_id: str,
         position: int,
         at: tuple[int, TableState | None, datetime | None] | None = None,
+        origin: Origin | None = None,
     ) -> TableFeed:
         feed = self.feeds.get(table_id)
         if feed is None or feed.task is None or feed.task.done():
             state, turn_at = (at[1], at[2]) if at is not None else (None, None)
-            feed = TableFeed(table_id, self.store, position, state, turn_at)
+            feed = TableFeed(table_id, self.store, position, state, turn_at, origin=origin)
             self.feeds[table_id] = feed
             feed.start()
+        elif feed.origin is None:
+            feed.origin = origin
         return feed
 
     def _release(self, feed: TableFeed) -> None:

@@ -1,6 +1,7 @@
 """The shared call interceptor (``felt.service.interceptors.CallInterceptor``) on a real
 gRPC server on loopback: a unary call and a stream end alike for the same error (one
-place maps both), and each is counted once in the RPC metrics with the status it got."""
+place maps both), and each is counted once in the RPC metrics with the status it got; the
+storage's UNAVAILABLE carries its reason, so a router does not take the instance for gone."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from felt.service.interceptors import CallInterceptor
 from felt.service.metrics import RpcMetrics
 from felt.service.refusals import Code, Refused
+from felt.service.table_router import unreachable
 
 SERVICE = "felt.test.Kit"
 
@@ -111,3 +113,16 @@ async def test_a_unary_call_and_a_stream_end_alike_and_are_counted(
             "felt_rpc_requests_total", {"service": SERVICE, "method": method, "code": code}
         )
         assert counted == 1.0
+
+
+async def test_storage_unavailable_says_the_instance_answered(
+    kit: tuple[grpc.aio.Channel, RpcMetrics],
+) -> None:
+    channel, _ = kit
+    unary: grpc.aio.UnaryUnaryMultiCallable[bytes, bytes] = channel.unary_unary(f"/{SERVICE}/Unary")
+    with pytest.raises(grpc.aio.AioRpcError) as caught:
+        await unary(b"down", timeout=10)
+    assert caught.value.code() is grpc.StatusCode.UNAVAILABLE
+    assert not unreachable(caught.value)  # its ErrorInfo: the owner is alive, keep it
+    trailers = dict(caught.value.trailing_metadata() or ())
+    assert b"STORAGE_UNAVAILABLE" in trailers["grpc-status-details-bin"]

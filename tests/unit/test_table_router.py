@@ -10,8 +10,9 @@ from collections.abc import Awaitable, Callable
 import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2  # type: ignore[import-untyped]
+from redis.exceptions import ConnectionError as RedisConnectionError
 
-from felt.service.table_router import OwnerCalls, TableRouter, unreachable
+from felt.service.table_router import Channels, OwnerCalls, TableRouter, unreachable
 from felt.storage.eventstore import MemoryEventStore
 from felt.storage.instances import MemoryTableInstances
 
@@ -171,3 +172,55 @@ async def test_without_a_directory_every_call_goes_to_the_default() -> None:
     fixed: OwnerCalls[Instance] = OwnerCalls.fixed(Instance("only", log))
     call: Callable[[Instance], Awaitable[str]] = answer
     assert await fixed.call("t1", call) == "only"
+
+
+class FailingLeases(MemoryEventStore):
+    """Leases whose store can be cut off (Redis down for the routers)."""
+
+    down = False
+
+    async def lease_owner(self, table_id: str) -> str | None:
+        if self.down:
+            raise RedisConnectionError("Redis is down")
+        return await super().lease_owner(table_id)
+
+
+async def test_no_retry_elsewhere_when_the_route_could_not_be_read() -> None:
+    """Redis unreadable: the route falls back to the default, which says nothing about the
+    owner, so an UNAVAILABLE there is not followed to another instance (it would adopt a
+    table its owner still runs)."""
+    clock = Clock()
+    leases, instances = FailingLeases(clock=clock), MemoryTableInstances(clock)
+    router = TableRouter("default:1", leases, instances, route_ttl_s=1.0, clock=clock)
+    calls, stubs, log = calls_on(router)
+    await instances.announce("inst-a", "a:1", 60_000)
+    await leases.acquire_lease("t1", "inst-a", 60_000)
+    assert await router.address("t1") == "a:1"
+    # a answers that its storage is unreachable, and the routers cannot read Redis either
+    stubs["a:1"].error = refusal(grpc.StatusCode.UNAVAILABLE, "STORAGE_UNAVAILABLE")
+    leases.down = True
+    with pytest.raises(grpc.aio.AioRpcError):
+        await calls.call("t1", answer)
+    assert log == ["a:1"]  # not sent on to the default
+    assert await router.locate("t1") == ("default:1", False)
+    log.clear()
+    stubs["default:1"].error = refusal(grpc.StatusCode.UNAVAILABLE)
+    with pytest.raises(grpc.aio.AioRpcError):
+        await calls.call("t1", answer)
+    assert log == ["default:1"]  # no second try anywhere
+
+
+async def test_channels_of_addresses_no_longer_announced_are_closed() -> None:
+    clock = Clock()
+    _, instances, router = made(clock)
+    calls: OwnerCalls[grpc.aio.Channel] = OwnerCalls(router, lambda channel: channel, Channels())
+    await instances.announce("inst-a", "a:1", 60_000)
+    await instances.announce("inst-b", "b:1", 2_000)
+    picks = {await calls.owner(f"t{n}") for n in range(20)}
+    assert {address for address, _ in picks} == {"a:1", "b:1"}
+    clock.now += 3.0  # b's announcement lapsed (it was replaced, or stopped)
+    address, _ = await calls.owner("t-next")  # the directory is read again
+    assert address == "a:1"
+    assert set(calls._stubs) == {"a:1"}
+    assert set(calls.channels._channels) == {"a:1"}
+    await calls.close()

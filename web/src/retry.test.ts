@@ -2,7 +2,7 @@
 // UNAVAILABLE cannot hold a second buy-in.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { PendingIds, memoryStore, joinKey, definite, streamWait } from "./retry.js";
+import { PendingIds, memoryStore, joinKey, definite, streamWait, sendRetriedOnce, ACTION_RETRY_MS } from "./retry.js";
 
 function ids() {
   let n = 0;
@@ -63,4 +63,38 @@ test("a table stream refused for load waits longer before it is opened again", (
   assert.deepEqual(waits(true), [5000, 10000, 20000, 40000, 60000, 60000, 60000, 60000]);
   assert.equal(streamWait(500, true), 5000); // a refusal after quick retries: at once 5 s
   assert.equal(streamWait(60000, false), 8000); // and back to the usual pace after it
+});
+
+test("an action that met UNAVAILABLE is sent once more, with the same request", async () => {
+  const sent: string[] = [];
+  const waits: number[] = [];
+  const codes = ["unavailable", ""];
+  const request = { requestId: "act-1" };
+  const answer = await sendRetriedOnce(
+    async () => {
+      sent.push(request.requestId);
+      const code = codes.shift();
+      if (code) throw Object.assign(new Error(code), { code });
+      return "answered";
+    },
+    (err) => (err as { code: string }).code,
+    async (ms) => { waits.push(ms); },
+  );
+  assert.equal(answer, "answered");
+  assert.deepEqual(sent, ["act-1", "act-1"]);
+  assert.deepEqual(waits, [ACTION_RETRY_MS]);
+});
+
+test("an action is retried only once, and only after UNAVAILABLE", async () => {
+  for (const [first, tries] of [["unavailable", 2], ["failed_precondition", 1]] as const) {
+    let n = 0;
+    await assert.rejects(
+      sendRetriedOnce(
+        async () => { n += 1; throw Object.assign(new Error(first), { code: first }); },
+        (err) => (err as { code: string }).code,
+        async () => {},
+      ),
+    );
+    assert.equal(n, tries, first);
+  }
 });

@@ -65,3 +65,26 @@ export function streamWait(lastMs: number, exhausted: boolean): number {
   const [first, most] = exhausted ? [5000, 60000] : [500, 8000];
   return Math.min(Math.max(lastMs * 2, first), most);
 }
+
+/** The pause before an action that met UNAVAILABLE is sent once more (the table may be
+ * moving to another instance, which the next call finds). */
+export const ACTION_RETRY_MS = 400;
+
+/** ``send`` (one request, its id fixed inside it), and once more after ``delayMs`` if the
+ * first attempt ended ``unavailable`` (as ``codeOf`` names codes): the same id, so an action
+ * the server did take is answered, not taken twice. Any other failure, or a second
+ * UNAVAILABLE, is thrown. */
+export async function sendRetriedOnce<T>(
+  send: () => Promise<T>,
+  codeOf: (err: unknown) => string,
+  wait: (ms: number) => Promise<unknown>,
+  delayMs = ACTION_RETRY_MS,
+): Promise<T> {
+  try {
+    return await send();
+  } catch (err) {
+    if (codeOf(err) !== "unavailable") throw err;
+    await wait(delayMs);
+    return await send();
+  }
+}

@@ -9,12 +9,12 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { ConnectError, Code } from "@connectrpc/connect";
 import { toJsonString } from "@bufbuild/protobuf";
-import { tableClient, requestId, Reason, refusedFor } from "./api";
+import { tableClient, requestId, Reason, refusedFor, codeOf } from "./api";
 import * as session from "./session";
 import { errorText } from "./errors";
 import { t, chips } from "./i18n";
 import { goWithNotice } from "./route";
-import { streamWait } from "./retry";
+import { sendRetriedOnce, streamWait } from "./retry";
 import { reportIfLost } from "./lost";
 import { actionsKey, outOfChips, resolvePreAction, type PreAction } from "./betting";
 import { botNumber, LEVEL_NAMES } from "./bots";
@@ -372,7 +372,10 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
     if (busy) return;
     setError("");
     setBusy(true);
-    const send = () => client.submitAction({ tableId: lounge, seat, requestId: requestId(), expectedSequence: viewRef.current?.table?.sequence, action });
+    // One request (one id) per action: sent again once after UNAVAILABLE (the table may be
+    // moving to another instance), it is answered, never taken twice.
+    const request = { tableId: lounge, seat, requestId: requestId(), expectedSequence: viewRef.current?.table?.sequence, action };
+    const send = () => sendRetriedOnce(() => client.submitAction(request), codeOf, sleep);
     try {
       await ready();
       const sentWith = token();

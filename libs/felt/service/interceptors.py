@@ -47,6 +47,7 @@ from felt.service.metrics import RpcMetrics
 from felt.service.refusals import Code, Refused, common_refusal
 from felt.service.rpc import Context, fail
 from felt.wire.clients import TrustedProxies, counted_peer
+from poker.v1.reason_pb2 import Reason
 
 Unary = Callable[[Any, Context], Awaitable[Any]]
 Stream = Callable[[Any, Context], AsyncGenerator[Any]]
@@ -188,7 +189,9 @@ class CallInterceptor(MethodInterceptor):
             return refused
         if isinstance(error, self.unavailable):
             self.log.warning("storage_unavailable", error=repr(error))
-            return Refused(Code.UNAVAILABLE, self.unavailable_message)
+            # With its reason (an ErrorInfo): the service answered, so a router keeps it as
+            # the table's owner rather than marking a live instance unreachable.
+            return Refused(Code.UNAVAILABLE, self.unavailable_message, Reason.STORAGE_UNAVAILABLE)
         self.log.exception("request_failed")
         return Refused(Code.INTERNAL, "internal error")
 

@@ -31,9 +31,10 @@ refused by the version-checked append.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -60,6 +61,9 @@ CHANNEL_OPTIONS: tuple[tuple[str, int], ...] = (
     ("grpc.keepalive_timeout_ms", 10_000),
 )
 
+CLOSE_GRACE_S = 5.0
+"""How long the calls in flight on a channel of an address no longer announced may finish."""
+
 MAX_ROUTES = 100_000
 """Remembered routes at most (table ids may come from clients: keep this bounded)."""
 
@@ -76,6 +80,7 @@ class Channels:
         self.options = options
         self._interceptors = list(interceptors)
         self._channels: dict[str, grpc.aio.Channel] = {}
+        self._closing: set[asyncio.Task[None]] = set()  # channels of addresses gone
 
     def get(self, address: str) -> grpc.aio.Channel:
         channel = self._channels.get(address)
@@ -90,6 +95,21 @@ class Channels:
         for channel in self._channels.values():
             await channel.close(grace=1.0)
         self._channels.clear()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
+
+    def keep_only(self, addresses: Collection[str]) -> list[str]:
+        """Close the channels of the addresses not in ``addresses`` (no longer announced):
+        an instance replaced by one at a new address leaves nothing open behind. In the
+        background, each with ``CLOSE_GRACE_S`` for its calls in flight: the call that found
+        them gone does not wait. Returns the addresses closed."""
+        gone = [a for a in self._channels if a not in addresses]
+        loop = asyncio.get_running_loop()
+        for address in gone:
+            closing = loop.create_task(self._channels.pop(address).close(grace=CLOSE_GRACE_S))
+            self._closing.add(closing)
+            closing.add_done_callback(self._closing.discard)
+        return gone
 
 
 def unreachable(error: grpc.aio.AioRpcError) -> bool:
@@ -105,6 +125,7 @@ def unreachable(error: grpc.aio.AioRpcError) -> bool:
 class _Route:
     address: str
     until: float
+    known: bool = True  # False: the default, because the directory could not be read
 
 
 @dataclass
@@ -121,20 +142,33 @@ class TableRouter:
     _suspects: dict[str, float] = field(default_factory=dict)
     _live: tuple[tuple[str, str], ...] = ()  # the directory's (id, address), as last read
     _live_until: float = 0.0
+    reads: int = 0  # how often the directory was read (``OwnerCalls`` prunes after each)
 
     async def address(self, table_id: str) -> str:
         """Where ``table_id``'s calls go now."""
+        address, _ = await self.locate(table_id)
+        return address
+
+    async def locate(self, table_id: str) -> tuple[str, bool]:
+        """Where ``table_id``'s calls go now, and whether that was looked up (False: the
+        default, because Redis could not be read, so nothing says the owner moved)."""
         if not TABLE_ID.fullmatch(table_id):  # the service refuses it; nothing to look up
-            return self.default
+            return self.default, True
         now = self.clock()
         route = self._routes.get(table_id)
         if route is not None and route.until > now:
-            return route.address
-        address = await self._resolve(table_id)
+            return route.address, route.known
+        address, known = await self._resolve(table_id)
         if len(self._routes) >= MAX_ROUTES:
             self._routes.clear()
-        self._routes[table_id] = _Route(address, now + self.route_ttl_s)
-        return address
+        self._routes[table_id] = _Route(address, now + self.route_ttl_s, known)
+        return address, known
+
+    def announced_addresses(self) -> frozenset[str] | None:
+        """The addresses of the directory as last read (None: never read, or no directory)."""
+        if self.instances is None or not self._live_until:
+            return None
+        return frozenset(address for _, address in self._live) | {self.default}
 
     def forget(self, table_id: str, unreachable: str = "") -> None:
         """The route failed (UNAVAILABLE): ask again next time. ``unreachable``: the address
@@ -144,18 +178,18 @@ class TableRouter:
             self._suspects[unreachable] = self.clock() + self.suspect_s
             self._live_until = 0.0
 
-    async def _resolve(self, table_id: str) -> str:
+    async def _resolve(self, table_id: str) -> tuple[str, bool]:
         if self.leases is None or self.instances is None:
-            return self.default
+            return self.default, True
         try:
             owner = await self.leases.lease_owner(table_id)
             address = None if owner is None else await self.instances.address_of(owner)
             if address is not None:
-                return address
-            return self._adopter(table_id, await self._announced())
+                return address, True
+            return self._adopter(table_id, await self._announced()), True
         except REDIS_ERRORS as exc:
             log.warning("table_route_unknown", table_id=table_id, error=str(exc))
-            return self.default
+            return self.default, False
 
     async def _announced(self) -> tuple[tuple[str, str], ...]:
         """The announced instances, (id, address) (read at most once per ``route_ttl_s``)."""
@@ -164,6 +198,7 @@ class TableRouter:
         if self._live_until <= now:
             self._live = tuple(sorted((await self.instances.announced()).items()))
             self._live_until = now + self.route_ttl_s
+            self.reads += 1
         return self._live
 
     def _adopter(self, table_id: str, live: tuple[tuple[str, str], ...]) -> str:
@@ -203,6 +238,7 @@ class OwnerCalls(Generic[Stub]):
         self.channels = channels or Channels()
         self._make_stub = make_stub
         self._stubs: dict[str, Stub] = {}
+        self._pruned = 0  # the router's ``reads`` when the stubs were last pruned
 
     @classmethod
     def fixed(cls, stub: Stub) -> OwnerCalls[Stub]:
@@ -219,10 +255,26 @@ class OwnerCalls(Generic[Stub]):
             self._stubs[address] = stub
         return stub
 
+    async def prune(self, keep: str = "") -> None:
+        """Drop the stubs and close the channels of addresses the directory no longer
+        announces (as the router last read it; ``keep`` too, the address about to be
+        called): instances come and go at new addresses, and would otherwise leave a
+        channel each behind for good."""
+        live = self.router.announced_addresses()
+        if live is None:
+            return
+        live |= {keep}
+        for address in [a for a in self._stubs if a not in live]:
+            del self._stubs[address]
+        self.channels.keep_only(live)
+
     async def owner(self, table_id: str) -> tuple[str, Stub]:
         """The address of ``table_id``'s owner now, and its stub (for a stream: call
         :meth:`failed` if it ends UNAVAILABLE)."""
         address = await self.router.address(table_id)
+        if self.router.reads != self._pruned:
+            self._pruned = self.router.reads
+            await self.prune(keep=address)
         return address, self.stub(address)
 
     async def call(self, table_id: str, call: Callable[[Stub], Awaitable[Answer]]) -> Answer:
@@ -246,8 +298,10 @@ class OwnerCalls(Generic[Stub]):
         if error.code() is not grpc.StatusCode.UNAVAILABLE:
             return None
         self.failed(table_id, address, error)
-        again = await self.router.address(table_id)
-        return again if again != address else None
+        again, known = await self.router.locate(table_id)
+        # Not looked up (Redis unreadable): nothing says the owner moved, and the default
+        # may be any instance, which would adopt a table its owner still runs.
+        return again if known and again != address else None
 
     def failed(self, table_id: str, address: str, error: grpc.aio.AioRpcError) -> None:
         """Forget the route after an UNAVAILABLE (and mark an unreachable address)."""

@@ -282,6 +282,14 @@ class _ReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Reason.ValueTy
     """This table is run by another table-service instance, or is being handed over: retry
     shortly (UNAVAILABLE; callers that route by the table's owner look it up again).
     """
+    REQUEST_TOO_OLD: _Reason.ValueType  # 175
+    """This request is too old to be answered again: read the table and decide afresh
+    (FAILED_PRECONDITION; a retry whose first answer can no longer be made from the stream).
+    """
+    STORAGE_UNAVAILABLE: _Reason.ValueType  # 176
+    """The table's storage is unreachable for a moment: retry shortly (UNAVAILABLE; the
+    instance answered, so a router keeps it as the table's owner).
+    """
 
 class Reason(_Reason, metaclass=_ReasonEnumTypeWrapper):
     """Why a call was refused (ErrorInfo.reason is the value's name)."""
@@ -529,5 +537,13 @@ NO_BIG_BLIND: Reason.ValueType  # 111
 TABLE_ELSEWHERE: Reason.ValueType  # 132
 """This table is run by another table-service instance, or is being handed over: retry
 shortly (UNAVAILABLE; callers that route by the table's owner look it up again).
+"""
+REQUEST_TOO_OLD: Reason.ValueType  # 175
+"""This request is too old to be answered again: read the table and decide afresh
+(FAILED_PRECONDITION; a retry whose first answer can no longer be made from the stream).
+"""
+STORAGE_UNAVAILABLE: Reason.ValueType  # 176
+"""The table's storage is unreachable for a moment: retry shortly (UNAVAILABLE; the
+instance answered, so a router keeps it as the table's owner).
 """
 Global___Reason: _TypeAlias = Reason  # noqa: Y015

@@ -4,7 +4,8 @@ Counted at the table service (its ``WatchHub`` admits every upstream stream):
 many spectators through the gateway are one stream there, each still gets
 every event in order; a late joiner's stream is gap-free; a spectator that
 stops reading is dropped with ``WATCH_TOO_SLOW`` while the others go on; a
-seat's stream is never shared.
+seat's stream is never shared; a spectator that asked for ``view_changes`` keeps them after
+it joins the feed (one feed per choice).
 """
 
 from __future__ import annotations
@@ -134,6 +135,26 @@ async def test_spectators_share_one_upstream_and_get_every_event(stack: Stack) -
     await streams_settle(hub, 0)  # closed with its last spectator
     assert stack.gateway is not None and stack.gateway.gateway.shared is not None
     assert stack.gateway.gateway.shared.feeds == {}
+
+
+async def test_view_changes_go_on_after_the_catch_up(stack: Stack) -> None:
+    table = await watched_table(stack, "fan-changes")
+    hub, stub, token = table.hub, table.stub, table.token
+    async with connect.TableServiceClient(stack.url) as client:
+        changes = Reader(client, pb.WatchTableRequest(table_id="fan-changes", view_changes=True))
+        plain = Reader(client, pb.WatchTableRequest(table_id="fan-changes"))
+        await changes.until(0)
+        await plain.until(0)
+        await streams_settle(hub, 2)  # one feed per choice, the own calls closed
+        last = await add_chips(stub, "fan-changes", token, 6)
+        for reader in (changes, plain):
+            await reader.until(last)
+            gap_free(reader.items)
+        assert all(item.HasField("view_change") for item in changes.items[1:])
+        assert not any(item.HasField("view_change") for item in plain.items[1:])
+        await changes.close()
+        await plain.close()
+    await streams_settle(hub, 0)
 
 
 async def test_a_late_joiners_stream_is_gap_free(stack: Stack) -> None:

@@ -3,30 +3,39 @@ very answer the action got: the seat's view made again from the stream (``restor
 
 On the in-memory ports, as ``test_table_app_on_fakes``: hands of a heads-up table with an
 action clock are played with one request id per action, then every action is retried, from
-the cache, from the stream across the hands' snapshots, and from a runtime loaded afresh.
+the cache, from the stream across the hands' snapshots, and from a runtime loaded afresh;
+after a trim that stopped mid-hand (at the archived position) and a reload, a retry is
+answered from the last kept snapshot before it, or refused ``REQUEST_TOO_OLD`` when none
+is kept; an old record with the whole view is its own answer. On the same played table: a
+watch feed that lost its state (a failed fold) takes the runtime's again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
 
 from felt.core.rules.commands import Act, ActionKind
+from felt.service.refusals import Code, Refused
 from felt.storage.decisions import MemoryDecisionQueue
 from felt.storage.eventstore import MemoryEventStore
 from felt.storage.idempotency import ClientRequest
 from felt.storage.registry import MemoryTableRegistry
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_pb2 as pb
+from poker.v1.reason_pb2 import Reason
+from services.table import runtime as runtime_module
 from services.table.admin import TableAdmin
-from services.table.application import TableApp
+from services.table.application import TableApp, restore_action
 from services.table.auth import Authenticator, Caller, Secrets
 from services.table.manager import TableManager
 from services.table.ratelimit import RateLimiter, RateLimits
-from services.table.runtime import TableRuntime, Timing
+from services.table.runtime import RequestTooOld, TableRuntime, Timing
+from services.table.watch import Item, WatchHub
 
 TABLE = "records-table"
 SECRETS = Secrets(b"s" * 32, "admin-token", "ai-token")
@@ -80,26 +89,47 @@ async def act(app: TableApp, callers: list[Caller], request_id: str) -> pb.Submi
     return await app.submit_action(callers[seat], request(request_id), TABLE, Act(seat, kind), None)
 
 
+async def retry(
+    app: TableApp, callers: list[Caller], request_id: str, answer: pb.SubmitActionResponse
+) -> pb.SubmitActionResponse:
+    """``request_id`` sent again by the seat that sent it (refused on today's table, or a
+    duplicate of the append: either way its first answer)."""
+    seat = answer.view.viewer_seat
+    return await app.submit_action(
+        callers[seat], request(request_id), TABLE, Act(seat, ActionKind.CHECK), None
+    )
+
+
+def same(one: pb.SubmitActionResponse, other: pb.SubmitActionResponse) -> bool:
+    return one.SerializeToString(deterministic=True) == other.SerializeToString(deterministic=True)
+
+
+async def play(
+    app: TableApp, callers: list[Caller], count: int
+) -> dict[str, pb.SubmitActionResponse]:
+    """``count`` actions (several hands: a snapshot at each deal), each retried at once while
+    the cache is still at its sequence (answered from the cache); at least one is."""
+    runtime = app.manager.runtimes[TABLE]
+    answers: dict[str, pb.SubmitActionResponse] = {}
+    from_cache = 0
+    for number in range(count):
+        request_id = f"a{number}"
+        answers[request_id] = answer = await act(app, callers, request_id)
+        assert answer.view.table.sequence == answer.sequence
+        if runtime.version == answer.sequence:  # not if the hand ended and the next was dealt
+            assert same(await retry(app, callers, request_id, answer), answer)
+            from_cache += 1
+    assert from_cache
+    return answers
+
+
 async def test_retries_get_the_first_answer_from_a_record_without_the_view(
     played: tuple[MemoryEventStore, TableApp, list[Caller]],
 ) -> None:
     store, app, callers = played
     runtime = app.manager.runtimes[TABLE]
-    answers: dict[str, pb.SubmitActionResponse] = {}
-    for number in range(40):  # several hands: a snapshot at each deal
-        answers[f"a{number}"] = await act(app, callers, f"a{number}")
+    answers = await play(app, callers, 40)
     assert len(runtime.snapshots_at) >= 3
-    last = answers["a39"]
-    assert last.view.table.sequence == last.sequence
-    # The cache is at the last answer's sequence: its retry is made from the cache.
-    if runtime.version == last.sequence:
-        seat = last.view.viewer_seat
-        retry = await app.submit_action(
-            callers[seat], request("a39"), TABLE, Act(seat, ActionKind.CHECK), None
-        )
-        assert retry.SerializeToString(deterministic=True) == last.SerializeToString(
-            deterministic=True
-        )
     # Each record holds the sequence and the deadline, no view.
     for request_id, answer in answers.items():
         seat = answer.view.viewer_seat
@@ -134,3 +164,116 @@ async def test_retries_get_the_first_answer_from_a_record_without_the_view(
     # Any state the stream has is the one the cache had then.
     fresh = TableRuntime(TABLE, store)
     assert await fresh.state_at(runtime.version) == runtime.state
+
+
+@pytest.mark.parametrize("reload", [False, True])
+async def test_retries_after_a_trim_mid_hand_and_a_reload(
+    played: tuple[MemoryEventStore, TableApp, list[Caller]], reload: bool
+) -> None:
+    """The stream's first kept event is no snapshot (the trim stopped at the archived
+    position, mid-hand); the runtime knows the trimmed snapshots, or, reloaded, only its
+    latest."""
+    store, app, callers = played
+    runtime = app.manager.runtimes[TABLE]
+    answers = await play(app, callers, 60)
+    snapshots = list(runtime.snapshots_at)
+    assert len(snapshots) >= 4
+    archived = snapshots[1] + 3  # inside the hand dealt at snapshots[1]
+    assert archived < snapshots[2] - 1
+    await store.record_archived(TABLE, archived)
+    assert await store.trim_archived(TABLE, snapshots[-1]) == archived
+    if reload:
+        await runtime.load()
+        assert runtime.snapshots_at == [snapshots[-1]]
+    answered = refused = 0
+    for request_id, answer in answers.items():
+        if answer.sequence <= archived:
+            continue  # trimmed with its record: the id is forgotten
+        if answer.sequence < snapshots[2]:
+            # No snapshot kept at or before it: a definite refusal, nothing changed.
+            version = runtime.version
+            with pytest.raises(Refused) as caught:
+                await retry(app, callers, request_id, answer)
+            assert caught.value.code is Code.FAILED_PRECONDITION
+            assert caught.value.reason == Reason.Name(Reason.REQUEST_TOO_OLD)
+            assert runtime.version == version
+            refused += 1
+        else:
+            assert same(await retry(app, callers, request_id, answer), answer), request_id
+            answered += 1
+    assert refused and answered
+
+
+async def test_a_rebuild_is_bounded_and_kept(
+    played: tuple[MemoryEventStore, TableApp, list[Caller]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A runtime that knows no snapshot reads at most ``REBUILD_LIMIT`` events back: farther
+    from the last snapshot, the answer is refused; one made is kept for the next retry."""
+    store, app, callers = played
+    runtime = app.manager.runtimes[TABLE]
+    answers = await play(app, callers, 30)
+    first_hand, second_hand = runtime.snapshots_at[:2]
+    sequence = max(a.sequence for a in answers.values() if a.sequence < second_hand)
+    assert sequence - first_hand >= 3
+    fresh = TableRuntime(TABLE, store)  # loaded nothing: knows no snapshot
+    made = await fresh.state_at(sequence)
+    assert await fresh.state_at(sequence) is made  # kept, not folded again
+    # The events read (at most REBUILD_LIMIT) must reach back to the snapshot itself.
+    monkeypatch.setattr(runtime_module, "REBUILD_LIMIT", sequence - first_hand + 1)
+    assert await TableRuntime(TABLE, store).state_at(sequence) == made  # the snapshot in reach
+    monkeypatch.setattr(runtime_module, "REBUILD_LIMIT", sequence - first_hand)
+    with pytest.raises(RequestTooOld):
+        await TableRuntime(TABLE, store).state_at(sequence)
+
+
+async def test_an_old_record_with_the_whole_view_is_its_own_answer(
+    played: tuple[MemoryEventStore, TableApp, list[Caller]],
+) -> None:
+    """Records written before they were kept small hold the whole answer."""
+    _, app, callers = played
+    answer = (await play(app, callers, 3))["a2"]
+    runtime = app.manager.runtimes[TABLE]
+    old = pb.SubmitActionResponse.FromString(answer.SerializeToString())
+    assert await restore_action(runtime, answer.view.viewer_seat, old) is old
+
+
+async def test_a_feed_that_lost_its_state_takes_the_runtimes_again(
+    played: tuple[MemoryEventStore, TableApp, list[Caller]],
+) -> None:
+    store, app, callers = played
+    runtime = app.manager.runtimes[TABLE]
+    await play(app, callers, 2)
+    hub = WatchHub(store)
+    items: list[Item] = []
+
+    async def watch() -> None:
+        async for item in hub.events(
+            TABLE,
+            runtime.version,
+            runtime.version,
+            origin=lambda: (runtime.version, runtime.state, runtime.turn_started_at),
+        ):
+            items.append(item)
+
+    task = asyncio.create_task(watch())
+    try:
+        async with asyncio.timeout(5):
+            while TABLE not in hub.feeds:
+                await asyncio.sleep(0.001)
+        feed = hub.feeds[TABLE]
+        assert feed.state is not None  # started where the runtime is
+        feed.state = None  # as a failed fold leaves it
+        answer = await act(app, callers, "after")
+        async with asyncio.timeout(5):
+            while not items or items[-1][0] < answer.sequence:
+                await asyncio.sleep(0.001)
+        folded = [(item[0], item[3]) for item in items if item[3] is not None]
+        assert folded, "the feed stayed stateless"
+        assert feed.state is not None
+        for sequence, after in folded:
+            assert after.state == await runtime.state_at(sequence)
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await hub.aclose()

@@ -12,16 +12,20 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from tests.fuzz.machine import Harness
 from tests.fuzz.run import fuzz_settings, run_bounded
 from tests.integration.table.harness import TableEnv
 
 
+@pytest.mark.timeout(300)
 async def test_api_fuzz_short_run(table_env: TableEnv) -> None:
     harness = Harness(table_env, asyncio.get_running_loop())
     try:
-        # Bounded by examples and steps (each example starts a fresh service): well under a
-        # minute on two cores. No shrinking here: a failure prints its whole sequence.
+        # Bounded by examples and steps (each example starts a fresh service): about a minute
+        # on two cores, longer under load (hence its own timeout). No shrinking here: a
+        # failure prints its whole sequence.
         config = fuzz_settings(examples=6, steps=25, shrink=False)
         await asyncio.to_thread(run_bounded, harness, config)
     finally:

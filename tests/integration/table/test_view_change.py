@@ -59,6 +59,8 @@ def _check(watcher: Watcher, expected: dict[int, tpb.TableView], who: str) -> in
         if not item.HasField("event"):
             continue
         sequence = item.event.sequence
+        if sequence > max(expected):
+            continue  # the table went on (the next deal) after the stream was read
         assert item.HasField("view_change"), f"{who}: event {sequence} without its ViewChange"
         want = _as_change(expected[sequence])
         assert item.view_change == want, (

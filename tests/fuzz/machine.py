@@ -51,6 +51,7 @@ from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
+from felt.storage.decisions import shard_stream
 from felt.storage.eventstore import events_key
 from felt.storage.idempotency import (
     ADMIN_PRINCIPAL,
@@ -336,6 +337,7 @@ class Harness:
     sequences: int = 0
     hands: int = 0
     showdowns: int = 0
+    decisions_read: int = 0  # AI decision requests read from the service's stream
     found: dict[str, list[str]] = field(default_factory=dict)  # kind -> details (first few)
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -386,9 +388,11 @@ class Harness:
 
     async def decision_requests(self, after: str) -> list[tuple[str, ai_pb2.DecisionRequest]]:
         redis: redis_async_lib.Redis = self.env.redis
+        # The service publishes to shard 0 of its decision queue (the harness runs one shard).
         entries: list[tuple[bytes, dict[bytes, bytes]]] = await redis.xrange(  # type: ignore[assignment]
-            self.env.ai_stream, min=f"({after}" if after else "-"
+            shard_stream(self.env.ai_stream, 0), min=f"({after}" if after else "-"
         )
+        self.decisions_read += len(entries)
         return [
             (raw_id.decode(), ai_pb2.DecisionRequest.FromString(fields[b"payload"]))
             for raw_id, fields in entries

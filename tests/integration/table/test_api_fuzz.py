@@ -23,12 +23,15 @@ from tests.integration.table.harness import TableEnv
 async def test_api_fuzz_short_run(table_env: TableEnv) -> None:
     harness = Harness(table_env, asyncio.get_running_loop())
     try:
-        # Bounded by examples and steps (each example starts a fresh service): about a minute
-        # on two cores, longer under load (hence its own timeout). No shrinking here: a
-        # failure prints its whole sequence.
-        config = fuzz_settings(examples=6, steps=25, shrink=False)
+        # Bounded by examples and steps (each example starts a fresh service): about fifteen
+        # seconds on two cores, longer under load (hence its own timeout). No shrinking here:
+        # a failure prints its whole sequence.
+        config = fuzz_settings(examples=12, steps=25, shrink=False)
         await asyncio.to_thread(run_bounded, harness, config)
     finally:
         await harness.stop()
-    assert harness.sequences >= 6
+    assert harness.sequences >= 12
     assert harness.calls > 100
+    # The AI seats were played from the requests the service published (each checked for
+    # leaks): a harness reading the wrong stream would skip both quietly.
+    assert harness.decisions_read > 0

@@ -25,6 +25,12 @@ INSTALL_DEPS := pyproject.toml setup.py $(wildcard libs/felt/core/native/*.c lib
 	libs/felt/compiled.py $(COMPILED_SOURCES)
 
 PYTEST_ARGS ?=
+# `make test` runs the suite on this many pytest-xdist workers, a test file per worker at a time
+# (--dist loadfile: a file's module-scoped stacks and fixed ports stay on one worker). Most of
+# the suite waits on processes, sockets and browsers, so two workers halve it even on two cores.
+# Each worker gets a Redis DB of its own (tests/conftest.py); TEST_WORKERS=0 runs in-process.
+TEST_WORKERS ?= 2
+XDIST_ARGS := $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile,)
 # checkov (the security scan of deploy/, tests/unit/test_deploy.py) pins packaging<24, which
 # pytest 9 cannot share: it gets a venv of its own inside $(VENV)/, from PyPI.
 CHECKOV_VENV  := $(VENV)/checkov
@@ -92,7 +98,7 @@ $(RUN_STAMP): $(INSTALL_DEPS)
 	@touch $@
 
 test: install web
-	@rc=0; $(BIN)/pytest $(PYTEST_ARGS) || rc=$$?; \
+	@rc=0; $(BIN)/pytest $(XDIST_ARGS) $(PYTEST_ARGS) || rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests (exit 5): failing" >&2; fi; \
 	exit $$rc
 

@@ -33,7 +33,13 @@ from felt_dev.redis_cluster import EmbeddedRedisCluster
 def _test_redis_db(worker_id: str) -> int:
     base = FELT_TEST_REDIS_DB.read()
     if worker_id.startswith("gw"):  # pytest-xdist: one DB per worker
-        return max(1, base - int(worker_id[2:]))
+        db = base - int(worker_id[2:])
+        if db < 1:  # two workers on one DB would flush each other's data
+            raise pytest.UsageError(
+                f"xdist worker {worker_id} has no Redis DB of its own: FELT_TEST_REDIS_DB="
+                f"{base} leaves DBs 1 to {base} for at most {base} workers"
+            )
+        return db
     return base
 
 

@@ -19,7 +19,9 @@ there.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from typing import TypeVar
 
 import grpc
 
@@ -62,6 +64,7 @@ DEFINITE_REASONS = frozenset({Reason.Name(Reason.TABLE_FULL)})
 ``RESOURCE_EXHAUSTED``, the status the table service's rate limits (``RATE_LIMITED``) and
 size limits also use, which are worth a retry; so that status is told apart by reason."""
 CALL_TIMEOUT_S = 10.0
+Answer = TypeVar("Answer")
 WATCH_TIMEOUT_S = 30.0
 
 
@@ -96,6 +99,16 @@ class GrpcTables:
             return TableRefused(reason, err.details() or err.code().name)
         return TablesUnavailable(f"{err.code().name}: {err.details()}")
 
+    async def _call(
+        self, table_id: str, call: Callable[[rpc.TableServiceAsyncStub], Awaitable[Answer]]
+    ) -> Answer:
+        """``call(stub)`` at the table's owner, its failure mapped to the port's errors
+        (``TableRefused`` when the answer is definite, else ``TablesUnavailable``)."""
+        try:
+            return await self.calls.call(table_id, call)
+        except grpc.aio.AioRpcError as err:
+            raise self._failed(err) from None
+
     async def create(self, table_id: str, name: str, config: bytes, request_id: str) -> None:
         request = pb.CreateTableRequest(
             table_id=table_id,
@@ -103,15 +116,10 @@ class GrpcTables:
             config=epb.TableConfig.FromString(config),
             request_id=request_id,
         )
-        try:
-            await self.calls.call(
-                table_id,
-                lambda stub: stub.CreateTable(
-                    request, metadata=self.metadata, timeout=CALL_TIMEOUT_S
-                ),
-            )
-        except grpc.aio.AioRpcError as err:
-            raise self._failed(err) from None
+        await self._call(
+            table_id,
+            lambda stub: stub.CreateTable(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S),
+        )
 
     async def seat(
         self,
@@ -135,15 +143,10 @@ class GrpcTables:
             request_id=request_id,
             wait_for_big_blind=wait_for_big_blind,
         )
-        try:
-            answer = await self.calls.call(
-                table_id,
-                lambda stub: stub.SeatPlayer(
-                    request, metadata=self.metadata, timeout=CALL_TIMEOUT_S
-                ),
-            )
-        except grpc.aio.AioRpcError as err:
-            raise self._failed(err) from None
+        answer = await self._call(
+            table_id,
+            lambda stub: stub.SeatPlayer(request, metadata=self.metadata, timeout=CALL_TIMEOUT_S),
+        )
         return SeatGrant(answer.seat, answer.seat_token, _expiry(answer), answer.sequence)
 
     async def leave(self, table_id: str, seat: int, seat_token: str, request_id: str) -> Departure:
@@ -151,13 +154,10 @@ class GrpcTables:
         metadata = self.metadata
         if seat_token:
             metadata = (*metadata, (SEAT_TOKEN_HEADER, seat_token))
-        try:
-            answer = await self.calls.call(
-                table_id,
-                lambda stub: stub.LeaveSeat(request, metadata=metadata, timeout=CALL_TIMEOUT_S),
-            )
-        except grpc.aio.AioRpcError as err:
-            raise self._failed(err) from None
+        answer = await self._call(
+            table_id,
+            lambda stub: stub.LeaveSeat(request, metadata=metadata, timeout=CALL_TIMEOUT_S),
+        )
         return Departure(answer.stack, answer.sequence)
 
     async def reissue(self, table_id: str, seat: int, player_id: str, request_id: str) -> SeatGrant:
@@ -166,29 +166,23 @@ class GrpcTables:
         request = pb.ReissueSeatTokenRequest(
             table_id=table_id, seat=seat, player_id=player_id, request_id=request_id
         )
-        try:
-            answer = await self.calls.call(
-                table_id,
-                lambda stub: stub.ReissueSeatToken(
-                    request, metadata=self.metadata, timeout=CALL_TIMEOUT_S
-                ),
-            )
-        except grpc.aio.AioRpcError as err:
-            raise self._failed(err) from None
+        answer = await self._call(
+            table_id,
+            lambda stub: stub.ReissueSeatToken(
+                request, metadata=self.metadata, timeout=CALL_TIMEOUT_S
+            ),
+        )
         return SeatGrant(seat, answer.seat_token, _expiry(answer), answer.sequence)
 
     async def seat_now(self, table_id: str, seat: int) -> SeatNow | None:
-        try:
-            answer = await self.calls.call(
-                table_id,
-                lambda stub: stub.GetTableView(
-                    pb.GetTableViewRequest(table_id=table_id),
-                    metadata=self.metadata,
-                    timeout=CALL_TIMEOUT_S,
-                ),
-            )
-        except grpc.aio.AioRpcError as err:
-            raise self._failed(err) from None
+        answer = await self._call(
+            table_id,
+            lambda stub: stub.GetTableView(
+                pb.GetTableViewRequest(table_id=table_id),
+                metadata=self.metadata,
+                timeout=CALL_TIMEOUT_S,
+            ),
+        )
         view = answer.view
         found = next((s for s in view.table.seats if s.seat == seat and s.player_id), None)
         if found is None:
@@ -220,13 +214,10 @@ class GrpcTables:
             request_id=request_id,
         )
         metadata = (*self.metadata, (SEAT_TOKEN_HEADER, seat_token))
-        try:
-            answer = await self.calls.call(
-                table_id,
-                lambda stub: stub.AddChips(request, metadata=metadata, timeout=CALL_TIMEOUT_S),
-            )
-        except grpc.aio.AioRpcError as err:
-            raise self._failed(err) from None
+        answer = await self._call(
+            table_id,
+            lambda stub: stub.AddChips(request, metadata=metadata, timeout=CALL_TIMEOUT_S),
+        )
         return ChipsAdded(answer.stack, answer.sequence)
 
     async def close(self, table_id: str, request_id: str) -> bool:
@@ -234,47 +225,40 @@ class GrpcTables:
             table_id=table_id, request_id=request_id, reason="closed by its owner"
         )
         try:
-            await self.calls.call(
+            await self._call(
                 table_id,
                 lambda stub: stub.CloseTable(
                     request, metadata=self.metadata, timeout=CALL_TIMEOUT_S
                 ),
             )
-        except grpc.aio.AioRpcError as err:
-            failed = self._failed(err)
-            if isinstance(failed, TableRefused) and failed.means(Reason.TABLE_CLOSED):
+        except TableRefused as refused:
+            if refused.means(Reason.TABLE_CLOSED):
                 return True
-            if isinstance(failed, TableRefused) and failed.means(Reason.HAND_RUNNING):
+            if refused.means(Reason.HAND_RUNNING):
                 return False
-            raise failed from None
+            raise
         return True
 
     async def watch_grant(self, table_id: str) -> WatchGrant:
-        try:
-            answer = await self.calls.call(
-                table_id,
-                lambda stub: stub.IssueWatchGrant(
-                    pb.IssueWatchGrantRequest(table_id=table_id),
-                    metadata=self.metadata,
-                    timeout=CALL_TIMEOUT_S,
-                ),
-            )
-        except grpc.aio.AioRpcError as err:
-            raise self._failed(err) from None
+        answer = await self._call(
+            table_id,
+            lambda stub: stub.IssueWatchGrant(
+                pb.IssueWatchGrantRequest(table_id=table_id),
+                metadata=self.metadata,
+                timeout=CALL_TIMEOUT_S,
+            ),
+        )
         return WatchGrant(answer.watch_grant, answer.expire_time.ToDatetime(tzinfo=UTC))
 
     async def occupants(self, table_id: str) -> Occupants:
-        try:
-            answer = await self.calls.call(
-                table_id,
-                lambda stub: stub.GetTable(
-                    pb.GetTableRequest(table_id=table_id),
-                    metadata=self.metadata,
-                    timeout=CALL_TIMEOUT_S,
-                ),
-            )
-        except grpc.aio.AioRpcError as err:
-            raise self._failed(err) from None
+        answer = await self._call(
+            table_id,
+            lambda stub: stub.GetTable(
+                pb.GetTableRequest(table_id=table_id),
+                metadata=self.metadata,
+                timeout=CALL_TIMEOUT_S,
+            ),
+        )
         table = answer.table
         return Occupants(
             table.sequence,
@@ -291,17 +275,14 @@ class GrpcTables:
         once archived) are read from the archive's events of no hand, then the stream again
         from the archived position; without an archive they are :class:`TablesUnavailable`:
         the stack cannot be known, so nothing is guessed."""
-        try:
-            answer = await self.calls.call(
-                table_id,
-                lambda stub: stub.GetTable(
-                    pb.GetTableRequest(table_id=table_id),
-                    metadata=self.metadata,
-                    timeout=CALL_TIMEOUT_S,
-                ),
-            )
-        except grpc.aio.AioRpcError as err:
-            raise self._failed(err) from None
+        answer = await self._call(
+            table_id,
+            lambda stub: stub.GetTable(
+                pb.GetTableRequest(table_id=table_id),
+                metadata=self.metadata,
+                timeout=CALL_TIMEOUT_S,
+            ),
+        )
         table = answer.table
         if any(s.seat == seat and s.player_id == player_id for s in table.seats):
             return None

@@ -79,6 +79,10 @@ log = structlog.get_logger("felt.table")
 # The longest wait between two attempts to publish an AI decision request while Redis is away.
 AI_REQUEST_RETRY_MAX_S = 5.0
 AI_RETRY_LOG_EVERY = 10
+# The watchdog's pause before asking a stalled AI seat again doubles at each re-ask of the same
+# turn, up to ``2 ** AI_REASK_MAX_DOUBLINGS`` times ``Timing.ai_reask``: a request stuck behind
+# a backlog of the AI workers must not add one more copy to that backlog every 10 s.
+AI_REASK_MAX_DOUBLINGS = 4
 """``ai_request_retried`` is logged at a seat's first failed attempt, then every tenth."""
 # The most events ``state_at`` folds to make a retried request's answer again: a retry is
 # answered on the event loop, and a client resending old request ids must not make each one
@@ -230,6 +234,8 @@ class TableRuntime:
     _asking: dict[int, TableState] = field(default_factory=dict)
     # (version, time.monotonic()) the AI seat to act was last asked at (``reask_stalled``).
     _ai_asked: tuple[int, float] | None = None
+    # (version, how many times the watchdog asked that version's AI seat again).
+    _ai_reasked: tuple[int, int] = (0, 0)
 
     # ------------------------------------------------------------------ loading
 
@@ -617,7 +623,10 @@ class TableRuntime:
     def reask_stalled(self, now: float) -> bool:
         """The watchdog (the manager calls it every lease round, ``now`` a
         ``time.monotonic()``): ask the AI seat again once its turn has gone
-        ``timing.ai_reask`` without an action, and again every ``ai_reask`` after.
+        ``timing.ai_reask`` without an action, then after twice as long each time (up to
+        ``2 ** AI_REASK_MAX_DOUBLINGS`` times ``ai_reask``): a lost request is found soon,
+        and one that is only slow (the workers behind) costs a few duplicates, not one
+        every ``ai_reask`` while the backlog lasts.
 
         It needs no sign that Redis restarted (a lost request is found by its missing
         answer), and never starts a second ``_ask_ai`` beside one still retrying.
@@ -628,11 +637,14 @@ class TableRuntime:
         if self._ai_asked is None or self._ai_asked[0] != self.version:
             self._ai_asked = (self.version, now)  # a turn this runtime did not ask: from now
             return False
-        if now - self._ai_asked[1] < self.timing.ai_reask.total_seconds():
+        reasked = self._ai_reasked[1] if self._ai_reasked[0] == self.version else 0
+        pause = self.timing.ai_reask.total_seconds() * 2 ** min(reasked, AI_REASK_MAX_DOUBLINGS)
+        if now - self._ai_asked[1] < pause:
             return False
         if not self.ask_again():
             return False
         self._ai_asked = (self.version, now)
+        self._ai_reasked = (self.version, reasked + 1)
         log.info("ai_request_reasked", table_id=self.table_id, version=self.version)
         return True
 

@@ -612,7 +612,8 @@ FELT_TABLE_AI_REASK_MS = Integer(
     high=3_600_000,
     help="an AI seat's turn this long without an action: its decision request is published"
     " again (a request lost with a Redis crash; a table without an action clock would wait"
-    " for ever), then again every as long; checked every lease round",
+    " for ever), then after twice as long each time, up to 16 times as long; checked every"
+    " lease round",
 )
 FELT_LEASE_TTL_MS = Integer(
     name="FELT_LEASE_TTL_MS",

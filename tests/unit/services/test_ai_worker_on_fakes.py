@@ -194,8 +194,8 @@ async def test_the_watchdog_asks_a_stalled_ai_seat_again_and_only_a_stalled_one(
     table: tuple[TableManager, MemoryDecisionQueue],
 ) -> None:
     """A lost request is found by its missing answer (no sign of a Redis restart needed):
-    after ``timing.ai_reask`` without an action the seat is asked again, then every
-    ``ai_reask`` after, never sooner."""
+    after ``timing.ai_reask`` (10 s) without an action the seat is asked again, then after
+    twice as long each time (20 s, 40 s, 80 s, then every 160 s), never sooner."""
     manager, queue = table
     first = await _first_request(queue)
     queue.entries.clear()  # lost with the AOF's last second
@@ -204,7 +204,15 @@ async def test_the_watchdog_asks_a_stalled_ai_seat_again_and_only_a_stalled_one(
     assert manager.reask_stalled_ai(now + 11) == 1
     assert (await _first_request(queue))[b"request_id"] == first[b"request_id"]
     assert manager.reask_stalled_ai(now + 12) == 0  # asked at now + 11
-    assert manager.reask_stalled_ai(now + 22) == 1
+    assert manager.reask_stalled_ai(now + 22) == 0  # the pause doubled: 20 s
+    asked_at = now + 11
+    for pause in (20, 40, 80, 160, 160):
+        assert manager.reask_stalled_ai(asked_at + pause - 1) == 0
+        assert manager.reask_stalled_ai(asked_at + pause) == 1
+        asked_at += pause
+        await asyncio.sleep(0.01)  # the re-ask's publisher runs
+    assert len(queue.entries) == 6  # one request per re-ask, each the same version's
+    assert {e[b"request_id"] for _, e in queue.entries} == {first[b"request_id"]}
 
 
 async def test_one_publisher_per_version_while_redis_is_away(

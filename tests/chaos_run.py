@@ -626,6 +626,7 @@ async def run(
     lobby_addr = services["lobby"][0].env["FELT_LOBBY_ADDR"]
     pool = await asyncpg.create_pool(dsn, min_size=1, max_size=4)
     acked: list[Acked] = []
+    tasks: list[asyncio.Task[None]] = []  # the people and the chaos, cancelled if a check fails
     try:
         async with grpc.aio.insecure_channel(lobby_addr) as channel:
             lobby: lrpc.LobbyServiceAsyncStub = lrpc.LobbyServiceStub(channel)
@@ -642,6 +643,7 @@ async def run(
             chaos = asyncio.create_task(
                 _chaos(services, own, launcher, rng, kills_per_kind, redis_restarts, gap_s, figures)
             )
+            tasks += [*crowd, chaos]
             while not (chaos.done() and tap.ended >= hands):
                 assert time.monotonic() - started < limit_s, f"{tap.ended} hands in {limit_s} s"
                 for task in (tapping, *crowd):
@@ -669,6 +671,9 @@ async def run(
                 )
         await check(redis, pool, tap, acked, figures)
     finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         tap.stopping = True
         with suppress(BaseException):
             await tapping

@@ -485,7 +485,9 @@ async def _open_lounges(
 ) -> tuple[tuple[tuple[str, str], ...], list[lpb.Lounge]]:
     """The house player and its lounges, Hold'em and Draw in turn, three AI seats each."""
     guest = await retrying(
-        lambda: lobby.CreateGuest(lb.CreateGuestRequest(display_name="Owner", request_id="owner")),
+        lambda: lobby.CreateGuest(
+            lb.CreateGuestRequest(display_name="Owner", request_id=uuid.uuid4().hex)
+        ),
         figures,
     )
     md = (("authorization", f"Bearer {guest.credentials.access_token}"),)

@@ -72,7 +72,7 @@ from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.lobby.ports.ledger import Audit
 from services.lobby.postgres.ledger import AUDIT_QUERY
-from tests.archive_run import Tap, caught_up, check_hands
+from tests.archive_run import Tap, _left, caught_up, check_hands
 from tests.e2e.own_redis import OwnRedis, stable_port
 from tests.e2e.test_lobby_stack import LOBBY_ENV, TABLE_ENV
 from tests.e2e.test_projector_kill import archive_database
@@ -267,9 +267,10 @@ class Person:
         return got.view
 
     async def act(
-        self, table_id: str, seat: int, token: str, view: tpb.TableView, step: int
+        self, table_id: str, seat: int, token: str, view: tpb.TableView, step: int, leaving: bool
     ) -> None:
-        """One action, sent again with its request id until answered; remembered if OK."""
+        """One action, sent again with its request id until answered; remembered if OK. A
+        seat leaving may be vacated between the view and the action (NOT_FOUND)."""
         request = pb.SubmitActionRequest(
             table_id=table_id,
             seat=seat,
@@ -286,10 +287,14 @@ class Person:
                 self.figures,
             )
         except grpc.aio.AioRpcError as err:  # the table moved on first: not acknowledged
-            assert err.code() in (
-                grpc.StatusCode.ABORTED,
-                grpc.StatusCode.FAILED_PRECONDITION,
-            ), (err.code(), err.details())
+            refusals = [grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION]
+            assert err.code() in refusals + [grpc.StatusCode.NOT_FOUND] * leaving, (
+                err.code(),
+                err.details(),
+                table_id,
+                seat,
+                view.table.sequence,
+            )
             return
         key = client_key(seat_principal(seat, token_hash(token)), request).key
         self.acked.append(Acked(table_id, key, answer.sequence))
@@ -327,7 +332,7 @@ class Person:
                 and hand.street != epb.STREET_COMPLETE
             ):
                 step += 1
-                await self.act(table_id, seat, token, view, step)
+                await self.act(table_id, seat, token, view, step, leaving)
             else:
                 await asyncio.sleep(0.1)
             try:
@@ -376,8 +381,13 @@ async def _chaos(
 
 
 def _stream_chips(table_id: str, records: list[StoredRecord]) -> tuple[int, int]:
-    """Chips seated and chips that left the table by its stream, checked hand by hand."""
-    stacks: dict[int, int] = {}
+    """Chips seated and chips that left the table by its stream, checked hand by hand: each
+    hand starts with the stacks the stream gave its seats and ends with as many chips, and a
+    seat leaves with its stack (a seat that folded may leave mid-hand with what it has behind:
+    the hand's end must then show it with that stack)."""
+    stacks: dict[int, int] = {}  # each seated seat's stack (a dealt-in one's at its hand's start)
+    start: dict[int, int] = {}  # the hand in play's seats and stacks
+    gone: dict[int, int] = {}  # dealt-in seats that left mid-hand, and the stacks they took
     seated = left = 0
     for r in records:
         e = epb.StoredEvent.FromString(r.payload)
@@ -388,14 +398,27 @@ def _stream_chips(table_id: str, records: list[StoredRecord]) -> tuple[int, int]
         elif kind == "chips_added":
             stacks[e.chips_added.seat] += e.chips_added.amount
             seated += e.chips_added.amount
+        elif kind == "hand_started":
+            start = {s.seat: s.stack for s in e.hand_started.setup.seats}
+            assert all(stacks[s] == c for s, c in start.items()), (table_id, e.sequence, stacks)
         elif kind == "hand_ended":
             ended = {s.seat: s.stack for s in e.hand_ended.stacks}
-            before = sum(stacks[s] for s in ended)
-            assert sum(ended.values()) == before, (table_id, e.sequence, ended, stacks)
-            stacks.update(ended)
+            before = sum(start[s] if s in start else stacks[s] for s in ended)
+            assert sum(ended.values()) == before, (table_id, e.sequence, ended, start)
+            for s, c in ended.items():
+                if s in gone:
+                    assert gone.pop(s) == c, (table_id, e.sequence, s, c)
+                else:
+                    stacks[s] = c
+            assert not gone, (table_id, e.sequence, "left mid-hand, not at its end", gone)
+            start = {}
         elif kind == "player_left":
-            stack = stacks.pop(e.player_left.seat)
-            assert e.player_left.stack == stack, (table_id, e.sequence, stack)
+            seat, stack = e.player_left.seat, e.player_left.stack
+            held = stacks.pop(seat)
+            if seat in start:
+                gone[seat] = stack
+            else:
+                assert stack == held, (table_id, e.sequence, stack, held)
             left += stack
     assert not stacks, (table_id, "seats still held at a closed table", stacks)
     assert seated == left, (table_id, seated, left)
@@ -434,7 +457,7 @@ async def check(
     }
     for t, records in tap.records.items():
         assert [r.sequence for r in records] == list(range(1, len(records) + 1)), t
-        kept = await store.read(t)  # what trimming left: the tap's tail, byte for byte
+        kept = await _left(redis, store, t)  # what trimming left: the tap's tail
         if kept:
             first = kept[0].sequence
             assert [(r.sequence, r.payload) for r in kept] == [

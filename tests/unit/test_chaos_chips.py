@@ -29,6 +29,11 @@ def _ended(*stacks: tuple[int, int]) -> epb.StoredEvent:
     )
 
 
+def _started(*stacks: tuple[int, int]) -> epb.StoredEvent:
+    seats = [epb.SeatSetup(seat=s, stack=c) for s, c in stacks]
+    return epb.StoredEvent(hand_started=epb.HandStarted(setup=epb.HandSetup(seats=seats)))
+
+
 def _left(seat: int, stack: int) -> epb.StoredEvent:
     return epb.StoredEvent(player_left=epb.PlayerLeft(seat=seat, stack=stack))
 
@@ -37,11 +42,13 @@ def test_a_table_whose_chips_add_up_passes() -> None:
     records = _stream(
         _seated(0, 1000),
         _seated(1, 1000),
+        _started((0, 1000), (1, 1000)),
         _ended((0, 1200), (1, 800)),
         _seated(2, 500),  # joins between hands, dealt in from the next one
-        _ended((0, 1100), (1, 800), (2, 600)),
-        _left(1, 800),
-        _left(0, 1100),
+        _started((0, 1200), (1, 800), (2, 500)),
+        _left(1, 799),  # folded after its ante: leaves mid-hand with what it has behind
+        _ended((0, 1101), (1, 799), (2, 600)),
+        _left(0, 1101),
         _left(2, 600),
     )
     assert _stream_chips("t", records) == (2500, 2500)
@@ -53,8 +60,15 @@ def test_a_table_whose_chips_add_up_passes() -> None:
         (_seated(0, 1000), _seated(1, 1000), _ended((0, 1201), (1, 800))),  # a chip minted
         (_seated(0, 1000), _ended((0, 1000)), _left(0, 900)),  # left with the wrong stack
         (_seated(0, 1000), _seated(1, 1000), _left(0, 1000)),  # a seat still held at the end
+        (  # left mid-hand with more than the hand's end shows
+            _seated(0, 1000),
+            _seated(1, 1000),
+            _started((0, 1000), (1, 1000)),
+            _left(1, 1000),
+            _ended((0, 1001), (1, 999)),
+        ),
     ],
-    ids=["minted", "wrong-stack", "seat-held"],
+    ids=["minted", "wrong-stack", "seat-held", "left-mid-hand"],
 )
 def test_chips_that_do_not_add_up_fail(events: tuple[epb.StoredEvent, ...]) -> None:
     with pytest.raises(AssertionError):

@@ -170,18 +170,22 @@ class Figures:
         )
 
 
+@dataclass
 class ChaosTap(Tap):
     """The archive run's tap, which also counts hands ended and outlives Redis restarts."""
 
     ended: int = 0
+    # Per table, the records counted: a read cut short by Redis going away has kept some.
+    counted: dict[str, int] = field(default_factory=dict)
 
     async def read_once(self, store: RedisEventStore) -> int:
-        before = {t: len(rs) for t, rs in self.records.items()}
-        moved = await super().read_once(store)
-        for t, rs in self.records.items():
-            for r in rs[before.get(t, 0) :]:
-                self.ended += epb.StoredEvent.FromString(r.payload).HasField("hand_ended")
-        return moved
+        try:
+            return await super().read_once(store)
+        finally:
+            for t, rs in self.records.items():
+                for r in rs[self.counted.get(t, 0) :]:
+                    self.ended += epb.StoredEvent.FromString(r.payload).HasField("hand_ended")
+                self.counted[t] = len(rs)
 
     async def follow_through(self) -> None:
         while not self.stopping:

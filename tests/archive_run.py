@@ -209,7 +209,7 @@ async def run(
         await tapping
         await tap.catch_up()
         table_ids = await RedisTableRegistry(redis).table_ids()
-        await _caught_up(pool, tap)
+        await caught_up(pool, tap)
         await asyncio.sleep(1.0)  # the last marks
         for p in projectors:
             p.process.send_signal(signal.SIGTERM)
@@ -228,7 +228,7 @@ async def run(
     return figures
 
 
-async def _caught_up(pool: asyncpg.Pool, tap: Tap) -> None:
+async def caught_up(pool: asyncpg.Pool, tap: Tap) -> None:
     want = {t: len(archived(t, records)) for t, records in tap.records.items()}
     deadline = time.monotonic() + 120
     while True:
@@ -247,16 +247,12 @@ def _stream_id(entry_id: object) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
-async def check(
-    redis: redis_async_lib.Redis,
-    pool: asyncpg.Pool,
-    tap: Tap,
-    retain: timedelta,
-    figures: Figures,
-) -> None:
-    """The done-when's assertions (the module docstring), filling in ``figures``."""
+async def check_hands(pool: asyncpg.Pool, tap: Tap) -> int:
+    """Every finished hand of the tapped streams is in the archive exactly once (one row per
+    ``(table, number)``, as many as the streams finished), equal to the projection of its
+    stream, its archived events byte for byte the stream's, and folding them again gives the
+    same hand. The hands checked."""
     archive = PostgresHandArchive(pool)
-    store = RedisEventStore(redis)
     total = 0
     for t, records in tap.records.items():
         expected = archived(t, records)
@@ -274,6 +270,20 @@ async def check(
             assert all(by_sequence[e.sequence] == e.payload for e in stored.events)
             assert _refold(t, stored) == hand, (t, hand.table_hand_id, "refold")
         total += len(expected)
+    return total
+
+
+async def check(
+    redis: redis_async_lib.Redis,
+    pool: asyncpg.Pool,
+    tap: Tap,
+    retain: timedelta,
+    figures: Figures,
+) -> None:
+    """The done-when's assertions (the module docstring), filling in ``figures``."""
+    store = RedisEventStore(redis)
+    total = await check_hands(pool, tap)
+    for t, records in tap.records.items():
         left = await _left(redis, store, t)
         _check_stream(t, records, left, await _mark(redis, t), retain)
         await _check_requests(redis, t, left[0].sequence)

@@ -274,6 +274,9 @@ class RunningTableServer:
     metrics: TableMetrics | None = None
     # /metrics, /healthz, /readyz (FELT_TABLE_METRICS_PORT), if served.
     http: MetricsServer | None = None
+    # The watch feeds' own client and store (``feed_connections``).
+    feeds: Redis | None = None
+    feed_store: RedisEventStore | None = None
 
     async def stop(self) -> None:
         """Stop taking calls, finish those in flight, then hand the tables back."""
@@ -284,6 +287,10 @@ class RunningTableServer:
         await asyncio.gather(*(s.stop(self.grace_s) for s in servers))
         if self.watches is not None:
             await self.watches.aclose()
+        if self.feed_store is not None:
+            await self.feed_store.aclose()
+        if self.feeds is not None:
+            await self.feeds.aclose()
         await self.manager.stop()
         if self.announcer is not None:
             await self.announcer.stop()
@@ -293,6 +300,12 @@ class RunningTableServer:
         if self.http is not None:
             await self.http.stop()
         log.info("table_service_stopped", port=self.port)
+
+
+def feed_connections(limits: WatchLimits) -> int:
+    """Connections the watch feeds' Redis client may open: one blocking read per watched
+    table (at most one table per stream) and one per history replay, with a few to spare."""
+    return limits.max_streams + limits.replays + 8
 
 
 async def start_table_server(config: TableServerConfig) -> RunningTableServer:
@@ -326,6 +339,13 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         if internal is not None:
             internal_port = bind(internal, config.internal_address)
         redis = await connect_redis(config.redis_url)
+        # The live feeds' blocking reads (one per watched table) get a client of their own:
+        # sharing one pool (redis-py's default: 100 connections) they took every connection
+        # past 100 watched tables, and lease renewals and appends failed with "Too many
+        # connections", so the instance handed its tables over. Sized to the watch caps.
+        feeds = await connect_redis(
+            config.redis_url, max_connections=feed_connections(config.watch)
+        )
     except BaseException:
         await server.stop(None)  # bound, never started: let its port go
         if internal is not None and internal_port is not None:
@@ -339,6 +359,7 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         await decisions.ensure_group()
     except BaseException:
         await redis.aclose()
+        await feeds.aclose()
         for each in (server, internal):
             if each is not None:
                 await each.stop(None)
@@ -358,7 +379,10 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         snapshots=config.snapshots,
         tracing=config.tracing,
     )
-    service = TableService(manager, config.secrets, config.watch, config.rate, config.proxies)
+    feed_store = RedisEventStore(feeds)
+    service = TableService(
+        manager, config.secrets, config.watch, config.rate, config.proxies, feed_store=feed_store
+    )
     health_servicer = health.aio.HealthServicer()
     servers = [s for s in (server, internal) if s is not None]
     for each in servers:
@@ -409,6 +433,8 @@ async def start_table_server(config: TableServerConfig) -> RunningTableServer:
         internal_port,
         metrics,
         http,
+        feeds,
+        feed_store,
     )
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from felt.service.interceptors import Frame
 from felt.service.rpc import Context, fail
+from felt.storage.eventstore import EventStore
 from felt.storage.idempotency import ClientRequest
 from felt.wire.clients import TrustedProxies
 from felt.wire.convert import (
@@ -58,11 +59,15 @@ class TableService(rpc.TableServiceServicer):
         watch_limits: WatchLimits | None = None,
         rate_limits: RateLimits | None = None,
         proxies: TrustedProxies | None = None,
+        *,
+        feed_store: EventStore | None = None,
     ) -> None:
         self.manager = manager
         # Behind the gateway, the client it names (x-forwarded-for) is whose streams count.
         self.proxies = proxies or TrustedProxies()
-        self.watches = WatchHub(manager.store, watch_limits)
+        # The watch feeds read through ``feed_store`` (a Redis client of their own, see
+        # ``server.feed_connections``), else through the manager's store.
+        self.watches = WatchHub(feed_store or manager.store, watch_limits)
         self.app = TableApp(manager, RateLimiter(rate_limits))
         self.admin = TableAdmin(self.app, secrets)
         self.queries = TableQueries(self.app, self.watches)

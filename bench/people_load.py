@@ -28,10 +28,11 @@ spectators (whose one upstream stream per table the gateway shares).
    and per watched event, action latency p50/p99 (a ``SubmitAction`` through the gateway,
    sent to answered: wall-clock), and the tables per table-service core derived from the
    CPU per action at the pace (``_pacing.tables_per_core``). It stops growing when the table
-   service nears a core, p99 passes ``--max-p99-ms``, or the actions fall short of the pace
-   (the generator's core is saturated; ``_pacing.stop_reason``). ``--flame PATH``: then a
-   py-spy flame graph of the table service for ``--flame-seconds`` (and its collapsed stacks
-   next to it, ``.txt``, of which the top frames are printed).
+   service nears a core, p99 passes ``--max-p99-ms``, or the other core is saturated (the
+   gateway and the generator use 0.9 of it, or turns are taken late;
+   ``_pacing.stop_reason``). ``--flame PATH``: then a py-spy flame graph of the table service
+   for ``--flame-seconds`` (and its collapsed stacks next to it, ``.txt``, of which the top
+   frames are printed).
 2. The same load at ``--split-tables`` tables (default: the last step's count) on two
    table-service instances, both on CPU 0 (the router spreads new tables over the announced
    instances by rendezvous hashing; the gateway finds each table's owner by its lease),
@@ -92,6 +93,7 @@ CALL = tpb.Action(call=tpb.Action.Call())
 FOLD = tpb.Action(fold=tpb.Action.Fold())
 # WatchTableResponse's first field on the wire: 0x12 is field 2 (snapshot), 0x0a field 1.
 SNAPSHOT_TAG = 0x12
+LATE_S = 0.5  # a table's turn taken this late: the generator (or its core) is behind
 MANY = "1000000"  # the watch and connection caps: one client address opens every stream here
 
 
@@ -179,7 +181,7 @@ class Counts:
     errors: int = 0
     dropped: int = 0  # streams that ended and were opened again
     idle_ticks: int = 0  # a table's turn came with no person to act (a deal, the AI's turn)
-    late_ticks: int = 0  # a table acted more than a pace late: the generator is behind
+    late_ticks: int = 0  # turns taken more than LATE_S late: the generator is behind
     opened: int = 0  # streams that got their first item
 
     def snapshot(self) -> Counts:
@@ -298,7 +300,7 @@ class Load:
         while not self.closing:
             await asyncio.sleep(max(0.0, next_at - loop.time()))
             now = loop.time()
-            if now - next_at > self.pace:
+            if now - next_at > LATE_S:
                 self.counts.late_ticks += 1
                 next_at = now
             next_at += self.pace
@@ -520,12 +522,20 @@ class Window:
     def per_event_us(self, seconds: float) -> float:
         return seconds / max(self.counts.watched, 1) * 1e6
 
-    def figures(self) -> StepFigures:
+    @property
+    def front_cpu(self) -> float:
+        """The CPU seconds of the processes on the other core (all but the table service's
+        and Redis's)."""
+        return sum(v for k, v in self.cpu.items() if not k.startswith(("table service", "redis")))
+
+    def figures(self, pace: float) -> StepFigures:
+        turns = self.tables * self.seconds / pace
         return StepFigures(
             self.tables,
-            self.actions_per_s,
             self.service_cpu / self.seconds,
+            self.front_cpu / self.seconds,
             percentile(self.latencies, 99) * 1e3,
+            self.counts.late_ticks / max(turns, 1.0),
         )
 
 
@@ -581,12 +591,16 @@ def print_header() -> None:
     print(
         f"{'tables':>6} {'act/s':>6} {'ev/s':>7} {'TS cores':>8} "
         f"{'TS us/act':>9} {'TS us/ev':>8} {'GW us/act':>9} {'GW us/ev':>8} "
-        f"{'gen us/act':>10} {'p50 ms':>7} {'p99 ms':>7} {'tables/core':>11}"
+        f"{'gen us/act':>10} {'p50 ms':>7} {'p99 ms':>7} {'tables/core':>11} {'(as run)':>8}"
     )
 
 
 def print_window(w: Window, pace: float) -> float:
-    """One line of figures; returns the derived tables per table-service core."""
+    """One line of figures; returns the derived tables per table-service core.
+
+    ``tables/core``: from the CPU per action at exactly one action per pace and table;
+    ``(as run)``: the tables over the cores the service used, at the actions the tables made
+    (fewer than one a pace: a turn between hands finds nobody to act)."""
     per_core = tables_per_core(w.service_cpu / max(w.counts.actions, 1), pace)
     gateway = w.cpu.get("gateway", 0.0)
     print(
@@ -596,7 +610,7 @@ def print_window(w: Window, pace: float) -> float:
         f"{w.per_action_us(gateway):>9.0f} {w.per_event_us(gateway):>8.0f} "
         f"{w.per_action_us(w.cpu['load generator']):>10.0f} "
         f"{percentile(w.latencies, 50) * 1e3:>7.1f} {percentile(w.latencies, 99) * 1e3:>7.1f} "
-        f"{per_core:>11,.0f}"
+        f"{per_core:>11,.0f} {w.tables / max(w.service_cpu / w.seconds, 1e-9):>8,.0f}"
     )
     c = w.counts
     print(
@@ -687,7 +701,7 @@ async def part_growing(args: argparse.Namespace, redis: Redis, url: str) -> list
             window = await measure(load, stack, redis, args.seconds)
             windows.append(window)
             print_window(window, args.pace)
-            reason = stop_reason(window.figures(), args.pace, max_p99_ms=args.max_p99_ms)
+            reason = stop_reason(window.figures(args.pace), max_p99_ms=args.max_p99_ms)
             if reason:
                 print(f"stopped growing: {reason}")
                 break

@@ -53,9 +53,10 @@ def test_tables_per_core_is_the_pace_over_the_cpu_per_action() -> None:
     assert pacing.tables_per_core(0.0, 3.0) == 0.0
 
 
-def test_growing_stops_at_a_saturated_core_a_slow_tail_or_a_missed_pace() -> None:
+def test_growing_stops_at_a_saturated_core_a_slow_tail_or_a_late_generator() -> None:
     step = pacing.StepFigures
-    assert pacing.stop_reason(step(100, 33.0, 0.5, 40.0), 3.0) is None
-    assert "core" in pacing.stop_reason(step(100, 33.0, 0.95, 40.0), 3.0)
-    assert "p99" in pacing.stop_reason(step(100, 33.0, 0.5, 1500.0), 3.0)
-    assert "saturated" in pacing.stop_reason(step(100, 20.0, 0.5, 40.0), 3.0)
+    assert pacing.stop_reason(step(100, 0.5, 0.5, 40.0, 0.0)) is None
+    assert "table service" in pacing.stop_reason(step(100, 0.95, 0.5, 40.0, 0.0))
+    assert "p99" in pacing.stop_reason(step(100, 0.5, 0.5, 1500.0, 0.0))
+    assert "saturated" in pacing.stop_reason(step(100, 0.5, 0.95, 40.0, 0.0))
+    assert "saturated" in pacing.stop_reason(step(100, 0.5, 0.5, 40.0, 0.02))

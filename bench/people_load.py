@@ -417,10 +417,25 @@ class Stack:
     services: list[Child] = field(default_factory=list)
     gateway: Child | None = None
     workers: list[Child] = field(default_factory=list)
+    logs: str = ""  # a folder for the processes' logs (stderr), else dropped
+
+    max_connections: int = 0  # the table service's Redis pool (0: redis-py's default, 100)
+
+    @property
+    def service_redis_url(self) -> str:
+        """Each watched table holds a connection of the table service's pool in a blocking
+        XREAD: past redis-py's default of 100, lease renewals fail (``MaxConnectionsError``)
+        and the instance hands its tables over; ``?max_connections=`` raises the bound."""
+        if not self.max_connections:
+            return self.redis_url
+        return f"{self.redis_url}?max_connections={self.max_connections}"
+
+    def log(self, name: str) -> Path | None:
+        return Path(self.logs) / f"{name}.log" if self.logs else None
 
     async def start(self, instances: int) -> None:
         env = {
-            "REDIS_URL": self.redis_url,
+            "REDIS_URL": self.service_redis_url,
             "FELT_TABLE_ADDR": "127.0.0.1:0",
             "FELT_DEV_MODE": "1",  # the public service credential: a throw-away bench
             "FELT_LOG_FORMAT": "json",  # logs as in production (development mode: console)
@@ -429,7 +444,13 @@ class Stack:
             "FELT_WATCH_MAX_PER_PEER": MANY,  # the gateway is one peer for every stream
         }
         for _ in range(instances):
-            child = await spawn("table service", ["-m", "services.table.server"], env, TABLE_LINE)
+            child = await spawn(
+                "table service",
+                ["-m", "services.table.server"],
+                env,
+                TABLE_LINE,
+                self.log(f"table-service-{len(self.services)}"),
+            )
             pin(child.pid, SERVICE_CPU)
             self.services.append(child)
         gateway = await spawn(
@@ -446,6 +467,7 @@ class Stack:
                 "FELT_GATEWAY_CONNECTIONS_MAX": MANY,
             },
             GATEWAY_LINE,
+            self.log("gateway"),
         )
         pin(gateway.pid, FRONT_CPU)
         self.gateway = gateway
@@ -460,7 +482,13 @@ class Stack:
             "FELT_LOG_LEVEL": "WARNING",
         }
         for n in range(count):
-            worker = await spawn(f"worker-{n}", ["-m", "services.ai_worker"], env, WORKER_LINE)
+            worker = await spawn(
+                f"worker-{n}",
+                ["-m", "services.ai_worker"],
+                env,
+                WORKER_LINE,
+                self.log(f"worker-{n}"),
+            )
             pin(worker.pid, FRONT_CPU)
             self.workers.append(worker)
 
@@ -543,7 +571,7 @@ async def measure(load: Load, stack: Stack, redis: Redis, seconds: float) -> Win
     pids = stack.pids()
     before = {name: cpu_seconds(pid) for name, pid in pids.items()}
     before["load generator"] = own_cpu()
-    before["redis (shared server)"] = await redis_cpu(redis)
+    before["redis"] = await redis_cpu(redis)
     decided = sum(decisions(w.port) for w in stack.workers)
     counts = load.counts.snapshot()
     load.latencies, load.ai_waits = [], []
@@ -552,14 +580,16 @@ async def measure(load: Load, stack: Stack, redis: Redis, seconds: float) -> Win
     elapsed = time.perf_counter() - started
     after = {name: cpu_seconds(pid) for name, pid in pids.items()}
     after["load generator"] = own_cpu()
-    after["redis (shared server)"] = await redis_cpu(redis)
+    after["redis"] = await redis_cpu(redis)
     made = sum(decisions(w.port) for w in stack.workers) - decided
+    latencies, ai_waits = load.latencies, load.ai_waits
+    load.latencies, load.ai_waits = [], []  # the window's own: nothing after it is added
     return Window(
         len(load.tables),
         elapsed,
         load.counts.since(counts),
-        load.latencies,
-        load.ai_waits,
+        latencies,
+        ai_waits,
         {name: after[name] - before[name] for name in after},
         made,
     )
@@ -685,7 +715,7 @@ async def part_growing(args: argparse.Namespace, redis: Redis, url: str) -> list
         f"the load generator on CPU {FRONT_CPU}; one action per table every {args.pace:g} s, "
         f"6 watchers per table; windows of {args.seconds:g} s"
     )
-    stack = Stack(url)
+    stack = Stack(url, logs=args.logs, max_connections=args.redis_max_connections)
     windows: list[Window] = []
     await stack.start(1)
     assert stack.gateway is not None
@@ -721,7 +751,7 @@ async def part_split(
     args: argparse.Namespace, redis: Redis, url: str, tables: int, one: Window | None
 ) -> None:
     print(f"\n2. {tables} tables on two table-service instances (both on CPU {SERVICE_CPU})")
-    stack = Stack(url)
+    stack = Stack(url, logs=args.logs, max_connections=args.redis_max_connections)
     await stack.start(2)
     assert stack.gateway is not None
     load = Load(f"http://127.0.0.1:{stack.gateway.port}", args.pace, args.http_clients)
@@ -765,7 +795,7 @@ async def part_ai(args: argparse.Namespace, redis: Redis, url: str) -> None:
         f"{args.pace:g} s when it is its turn) and an AI seat; one AI worker, then two "
         f"(on CPU {FRONT_CPU})"
     )
-    stack = Stack(url)
+    stack = Stack(url, logs=args.logs, max_connections=args.redis_max_connections)
     await stack.start(1)
     assert stack.gateway is not None
     load = Load(f"http://127.0.0.1:{stack.gateway.port}", args.pace, args.http_clients)
@@ -810,7 +840,8 @@ async def main(args: argparse.Namespace) -> None:
     pin(os.getpid(), FRONT_CPU)
     print(
         f"Redis {url}; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f}; "
-        f"table service on CPU {SERVICE_CPU}, gateway + load generator on CPU {FRONT_CPU}"
+        f"table service on CPU {SERVICE_CPU}, gateway + load generator on CPU {FRONT_CPU}; "
+        f"the table service's Redis pool: {args.redis_max_connections or 'default'}"
     )
     try:
         await redis.flushdb()
@@ -852,6 +883,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--flame", default="", help="a py-spy flame graph of part 1's top step")
     parser.add_argument("--flame-seconds", type=float, default=20.0)
+    parser.add_argument("--logs", default="", help="a folder for the services' logs (stderr)")
+    parser.add_argument(
+        "--redis-max-connections",
+        type=int,
+        default=10_000,
+        help="the table service's Redis pool (0: redis-py's default, 100: about 100 tables)",
+    )
     return parser.parse_args(argv)
 
 

@@ -99,16 +99,20 @@ class Child:
         return int(self.process.returncode or 0)
 
 
-async def spawn(name: str, args: list[str], env: dict[str, str], port_pattern: str) -> Child:
-    """Start ``python ARGS`` in the repository with ``env`` added; wait for its port line."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        *args,
-        cwd=REPO,
-        env={**os.environ, **env},
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
+async def spawn(
+    name: str, args: list[str], env: dict[str, str], port_pattern: str, log: Path | None = None
+) -> Child:
+    """Start ``python ARGS`` in the repository with ``env`` added; wait for its port line.
+    Its log (stderr) is dropped, or appended to ``log``."""
+    with open(log, "ab") if log is not None else contextlib.nullcontext() as sink:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            *args,
+            cwd=REPO,
+            env={**os.environ, **env},
+            stdout=asyncio.subprocess.PIPE,
+            stderr=sink if sink is not None else asyncio.subprocess.DEVNULL,
+        )
     assert process.stdout is not None
     line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
     match = re.search(port_pattern, line)

@@ -419,23 +419,12 @@ class Stack:
     workers: list[Child] = field(default_factory=list)
     logs: str = ""  # a folder for the processes' logs (stderr), else dropped
 
-    max_connections: int = 0  # the table service's Redis pool (0: redis-py's default, 100)
-
-    @property
-    def service_redis_url(self) -> str:
-        """Each watched table holds a connection of the table service's pool in a blocking
-        XREAD: past redis-py's default of 100, lease renewals fail (``MaxConnectionsError``)
-        and the instance hands its tables over; ``?max_connections=`` raises the bound."""
-        if not self.max_connections:
-            return self.redis_url
-        return f"{self.redis_url}?max_connections={self.max_connections}"
-
     def log(self, name: str) -> Path | None:
         return Path(self.logs) / f"{name}.log" if self.logs else None
 
     async def start(self, instances: int) -> None:
         env = {
-            "REDIS_URL": self.service_redis_url,
+            "REDIS_URL": self.redis_url,
             "FELT_TABLE_ADDR": "127.0.0.1:0",
             "FELT_DEV_MODE": "1",  # the public service credential: a throw-away bench
             "FELT_LOG_FORMAT": "json",  # logs as in production (development mode: console)
@@ -715,7 +704,7 @@ async def part_growing(args: argparse.Namespace, redis: Redis, url: str) -> list
         f"the load generator on CPU {FRONT_CPU}; one action per table every {args.pace:g} s, "
         f"6 watchers per table; windows of {args.seconds:g} s"
     )
-    stack = Stack(url, logs=args.logs, max_connections=args.redis_max_connections)
+    stack = Stack(url, logs=args.logs)
     windows: list[Window] = []
     await stack.start(1)
     assert stack.gateway is not None
@@ -751,7 +740,7 @@ async def part_split(
     args: argparse.Namespace, redis: Redis, url: str, tables: int, one: Window | None
 ) -> None:
     print(f"\n2. {tables} tables on two table-service instances (both on CPU {SERVICE_CPU})")
-    stack = Stack(url, logs=args.logs, max_connections=args.redis_max_connections)
+    stack = Stack(url, logs=args.logs)
     await stack.start(2)
     assert stack.gateway is not None
     load = Load(f"http://127.0.0.1:{stack.gateway.port}", args.pace, args.http_clients)
@@ -795,7 +784,7 @@ async def part_ai(args: argparse.Namespace, redis: Redis, url: str) -> None:
         f"{args.pace:g} s when it is its turn) and an AI seat; one AI worker, then two "
         f"(on CPU {FRONT_CPU})"
     )
-    stack = Stack(url, logs=args.logs, max_connections=args.redis_max_connections)
+    stack = Stack(url, logs=args.logs)
     await stack.start(1)
     assert stack.gateway is not None
     load = Load(f"http://127.0.0.1:{stack.gateway.port}", args.pace, args.http_clients)
@@ -840,8 +829,7 @@ async def main(args: argparse.Namespace) -> None:
     pin(os.getpid(), FRONT_CPU)
     print(
         f"Redis {url}; {os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f}; "
-        f"table service on CPU {SERVICE_CPU}, gateway + load generator on CPU {FRONT_CPU}; "
-        f"the table service's Redis pool: {args.redis_max_connections or 'default'}"
+        f"table service on CPU {SERVICE_CPU}, gateway + load generator on CPU {FRONT_CPU}"
     )
     try:
         await redis.flushdb()
@@ -884,12 +872,6 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--flame", default="", help="a py-spy flame graph of part 1's top step")
     parser.add_argument("--flame-seconds", type=float, default=20.0)
     parser.add_argument("--logs", default="", help="a folder for the services' logs (stderr)")
-    parser.add_argument(
-        "--redis-max-connections",
-        type=int,
-        default=10_000,
-        help="the table service's Redis pool (0: redis-py's default, 100: about 100 tables)",
-    )
     return parser.parse_args(argv)
 
 

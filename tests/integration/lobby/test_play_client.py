@@ -258,9 +258,16 @@ def log_of(app: PlayApp) -> list[str]:
     return [str(line.text) for line in app.query_one("#log").lines]  # type: ignore[attr-defined]
 
 
-def assert_choices_fit(app: PlayApp, columns: int) -> None:
+async def assert_choices_fit(app: PlayApp, pilot: Any, columns: int) -> None:
     """Every offered choice is on the screen whole: inside the terminal's width, its label
-    not cut (the action row lays the choices out in a grid rather than one long line)."""
+    not cut (the action row lays the choices out in a grid rather than one long line).
+
+    Buttons mounted a moment ago have no region until the next layout (a loaded machine
+    is slow to run it): wait for one, bounded, before judging."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 5
+    while any(not b.region.width for b in app.query(Button)) and loop.time() < deadline:
+        await pilot.pause(0.05)
     for button in app.query(Button):
         region = button.region
         assert region.right <= columns, (str(button.label), region)
@@ -299,7 +306,7 @@ async def test_l_leaves_cleanly_at_80_columns_and_the_chips_come_back(
             assert loop.time() < deadline, log_of(app)
             await pilot.pause(0.05)
         await pilot.pause(0.2)
-        assert_choices_fit(app, 80)
+        await assert_choices_fit(app, pilot, 80)
         await pilot.press("l")  # mid-hand: leaving after it, the chips back when it ends
         while not any(line.startswith("Left with") for line in log_of(app)):
             assert app.failure is None, app.failure
@@ -461,7 +468,7 @@ async def test_a_busted_seat_adds_chips_and_plays_on(stack: Stack, variant: str)
                 assert app.failure is None, app.failure
                 assert loop.time() < deadline, log_of(app)
                 if app.view is not None and model.choices(app.view):
-                    assert_choices_fit(app, 80)
+                    await assert_choices_fit(app, pilot, 80)
                 await _stay_in(app, pilot)
                 await pilot.pause(0.05)
             await _play_until_busted(app, pilot, deadline)

@@ -7,7 +7,6 @@ checked."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -19,16 +18,6 @@ from tests.e2e.test_serve import Launcher
 
 pytestmark = pytest.mark.timeout(240)
 HANDS = 60
-
-
-@pytest.fixture
-async def own_redis(tmp_path: Path) -> AsyncIterator[OwnRedis]:
-    server = OwnRedis(tmp_path / "redis", fsync="always")
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.close()
 
 
 async def test_a_short_chaos_run_loses_nothing(

@@ -237,16 +237,6 @@ async def _archives_more(dsn: str, table_id: str, than: int) -> int:
 
 
 @pytest.fixture
-async def own_redis(tmp_path: Path) -> AsyncIterator[OwnRedis]:
-    server = OwnRedis(tmp_path / "redis", fsync="always")
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.close()
-
-
-@pytest.fixture
 async def archive_dsn(database_url: str) -> AsyncIterator[str]:
     async with archive_database(database_url, "felt_restarts") as dsn:
         yield dsn

@@ -782,7 +782,12 @@ class TableRuntime:
                 # Only a stale cache gets here (every append reschedules): reread it.
                 self._resync_later(timedelta(0))
             except LeaseLost:
-                pass  # the manager hands the table over
+                # Our lease clock ran out before the manager's renewal landed (a busy event
+                # loop, a Redis blip). If the manager renews it, this table must deal on: try
+                # again later. If it hands the table over, it stops this runtime first, and
+                # a stopped runtime arms nothing.
+                log.info("timer_waits_for_lease", kind=kind, table_id=self.table_id)
+                self._resync_later(self.timing.retry_delay)
             except IllegalAction as exc:
                 log.warning("timer_refused", kind=kind, code=exc.code, reason=exc.message)
             except Exception:  # a timer must never die silently, nor leave the table stuck

@@ -1,0 +1,85 @@
+"""A timer that fires while the runtime's lease clock has run out waits for the lease.
+
+The runtime refuses to write once ``lease_expires`` (its own, conservative view of
+the Redis lease) is past. A busy event loop can run the manager's renewal late, so
+a timer may fire in that window. The timer used to give up silently, and if the
+manager then renewed the lease, nothing armed the table again: it never dealt,
+never rested, never asked its AI seats (a demo table seen stuck in CI).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from datetime import timedelta
+
+from felt.core.rules.config import Variant
+from felt.core.table.aggregate import CreateTable, SeatPlayer
+from felt.core.table.events import TableConfig
+from felt.storage.eventstore import MemoryEventStore
+from felt.storage.idempotency import server_key
+from services.table.runtime import TableRuntime, Timing
+
+FAST = Timing(
+    between_hands=timedelta(milliseconds=20),
+    retry_delay=timedelta(milliseconds=50),
+)
+
+
+async def _eventually(check: Callable[[], bool], what: str, within_s: float = 5.0) -> None:
+    deadline = time.monotonic() + within_s
+    while not check():
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.01)
+
+
+async def _table_between_hands() -> TableRuntime:
+    runtime = TableRuntime("t", MemoryEventStore(), timing=FAST)
+    commands: list[CreateTable | SeatPlayer] = [
+        CreateTable(TableConfig("t", Variant.NLHE, 6, 5, 10)),
+        SeatPlayer(0, "p0", "P0", 1000, "", ""),
+        SeatPlayer(1, "p1", "P1", 1000, "", ""),
+    ]
+    for n, command in enumerate(commands):
+        await runtime.run(command, server_key("test", "t", n))
+    return runtime
+
+
+def test_a_deal_timer_refused_for_the_lease_deals_once_the_lease_is_renewed() -> None:
+    async def main() -> None:
+        runtime = await _table_between_hands()
+        version = runtime.version
+        runtime.lease_expires = 0.0  # the renewal is late
+        runtime.start()
+        try:
+            await asyncio.sleep(0.2)  # the deal timer fired, and retried, all refused
+            assert runtime.version == version
+            assert runtime.state is not None and runtime.state.hand is None
+            runtime.lease_expires = time.monotonic() + 60  # the manager renewed it
+            await _eventually(
+                lambda: runtime.state is not None and runtime.state.hand is not None,
+                "the table to deal once its lease was renewed",
+            )
+        finally:
+            await runtime.stop()
+
+    asyncio.run(main())
+
+
+def test_a_stopped_runtime_retries_nothing() -> None:
+    """The manager hands a table over by stopping its runtime: no timer comes back."""
+
+    async def main() -> None:
+        runtime = await _table_between_hands()
+        version = runtime.version
+        runtime.lease_expires = 0.0
+        runtime.start()
+        await asyncio.sleep(0.1)
+        await runtime.stop()
+        runtime.lease_expires = time.monotonic() + 60
+        await asyncio.sleep(0.3)
+        assert runtime.version == version
+        assert runtime._pending is None and runtime._timer is None
+
+    asyncio.run(main())

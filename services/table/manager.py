@@ -235,6 +235,7 @@ class TableManager:
             snapshots=self.snapshots,
             on_ai_turn=self.ask_ai,
             on_fault=self._faulted,
+            renew_lease=self._renew,
         )
 
     def _faulted(self, runtime: TableRuntime, reason: str) -> None:

@@ -104,6 +104,8 @@ CommandSource = TableCommand | Callable[[TableState | None], TableCommand]
 AiHook = Callable[["TableRuntime", TableState, int, datetime | None], Awaitable[None]]
 # Told when the table's state cannot be driven (the runtime has stopped itself): (runtime, why).
 FaultHook = Callable[["TableRuntime", str], None]
+# Renews the runtime's lease now (the manager's ``_renew``): True if it is still ours.
+LeaseHook = Callable[["TableRuntime"], Awaitable[bool]]
 
 
 def utc_now() -> datetime:
@@ -186,6 +188,8 @@ class TableRuntime:
     snapshots: SnapshotPolicy = field(default_factory=SnapshotPolicy)
     on_ai_turn: AiHook | None = None
     on_fault: FaultHook | None = None
+    # Asked when the lease clock has run out before a write (see ``run``).
+    renew_lease: LeaseHook | None = None
     # Why the table cannot be driven ("" while it can): see TableQuarantined.
     fault: str = ""
     state: TableState | None = None
@@ -345,7 +349,7 @@ class TableRuntime:
                 raise TableQuarantined(self.table_id, self.fault)
             if self.stale:
                 await self._reload()
-            if time.monotonic() >= self.lease_expires:
+            if time.monotonic() >= self.lease_expires and not await self._lease_renewed():
                 raise LeaseLost(self.table_id)
             if authorize is not None:
                 authorize(self.state)
@@ -795,6 +799,17 @@ class TableRuntime:
                 self._resync_later(self.timing.retry_delay)
 
         self._later(delay, fire)
+
+    async def _lease_renewed(self) -> bool:
+        """The lease clock ran out: renew the lease now, if it is still ours.
+
+        The clock is this instance's conservative view of the Redis lease, pushed on by the
+        manager's rounds; a busy event loop runs a round late, and the table then refused
+        every write (people's actions ``UNAVAILABLE``) until the next round, although no
+        other instance could have taken it. Redis decides instead: its renewal is a
+        compare-and-set on the owner, so a lease another instance took stays lost.
+        """
+        return self.renew_lease is not None and await self.renew_lease(self)
 
     async def refresh(self) -> None:
         """Reread the stream if the cache may be behind it (before serving a read)."""

@@ -1,4 +1,4 @@
-"""A timer that fires while the runtime's lease clock has run out waits for the lease.
+"""Past the runtime's lease clock, a write asks Redis and a timer waits for the lease.
 
 The runtime refuses to write once ``lease_expires`` (its own, conservative view of
 the Redis lease) is past. A busy event loop can run the manager's renewal late, so
@@ -14,12 +14,14 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 
+import pytest
+
 from felt.core.rules.config import Variant
-from felt.core.table.aggregate import CreateTable, SeatPlayer
+from felt.core.table.aggregate import CreateTable, LeaveSeat, SeatPlayer
 from felt.core.table.events import TableConfig
 from felt.storage.eventstore import MemoryEventStore
 from felt.storage.idempotency import server_key
-from services.table.runtime import TableRuntime, Timing
+from services.table.runtime import LeaseLost, TableRuntime, Timing
 
 FAST = Timing(
     between_hands=timedelta(milliseconds=20),
@@ -81,5 +83,36 @@ def test_a_stopped_runtime_retries_nothing() -> None:
         await asyncio.sleep(0.3)
         assert runtime.version == version
         assert runtime._pending is None and runtime._timer is None
+
+    asyncio.run(main())
+
+
+def test_a_write_past_the_lease_clock_asks_redis_first() -> None:
+    """The clock is only this instance's cautious view: past it, a write renews the lease and
+    goes through if the lease is still ours, and changes nothing if it is not."""
+
+    async def main() -> None:
+        runtime = await _table_between_hands()
+        asked: list[bool] = []
+        still_ours = True
+
+        async def renew(of: TableRuntime) -> bool:
+            asked.append(still_ours)
+            if still_ours:
+                of.lease_expires = time.monotonic() + 60
+            return still_ours
+
+        runtime.renew_lease = renew
+        runtime.lease_expires = 0.0
+        version = runtime.version
+        await runtime.run(LeaveSeat(1), server_key("test", "t", version))
+        assert asked == [True] and runtime.version > version
+        await runtime.run(LeaveSeat(0), server_key("test", "t", runtime.version))
+        assert asked == [True], "within the renewed lease, no second renewal"
+        still_ours, runtime.lease_expires = False, 0.0
+        version = runtime.version
+        with pytest.raises(LeaseLost):
+            await runtime.run(SeatPlayer(1, "p1", "P1", 1000, "", ""), server_key("t", "t", 9))
+        assert asked == [True, False] and runtime.version == version
 
     asyncio.run(main())

@@ -49,7 +49,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import NoReturn, Self
 
 from felt.config.settings import DATABASE_URL, FELT_PG_BINDIR, FELT_REDIS_SERVER, REDIS_URL
 
@@ -65,6 +65,8 @@ __all__ = [
 
 START_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
+# initdb killed by a signal is tried again this often in all (see ``EmbeddedPostgres.start``).
+INITDB_ATTEMPTS = 2
 
 
 class EmbeddedServerError(RuntimeError):
@@ -311,6 +313,13 @@ class EmbeddedPostgres:
             return entry.pw_uid, entry.pw_gid
         raise EmbeddedServerError("running as root and no 'postgres' or 'nobody' user exists")
 
+    def _initdb_failed(self, bindir: Path, e: OSError | subprocess.SubprocessError) -> NoReturn:
+        detail = getattr(e, "stderr", b"") or b""
+        self._cleanup_dir()
+        raise EmbeddedServerError(
+            f"initdb ({bindir}) failed: {e}\n{detail.decode(errors='replace')}"
+        ) from e
+
     def start(self) -> str:
         if self.proc is not None and self.proc.poll() is None:
             return self.url
@@ -329,35 +338,41 @@ class EmbeddedPostgres:
         log = self.tmpdir / "postgres.log"
         env = {**os.environ, "LC_ALL": "C", "LANG": "C"}
         env.pop("PGDATA", None)
-        try:
-            subprocess.run(
-                [
-                    str(bindir / "initdb"),
-                    "-D",
-                    str(datadir),
-                    "-U",
-                    self.superuser,
-                    "--auth=trust",
-                    "--encoding=UTF8",
-                    "--locale=C",
-                    "--no-sync",
-                ],
-                cwd=self.tmpdir,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                check=True,
-                timeout=120,
-                user=uid,
-                group=gid,
-                extra_groups=[] if run_as else None,
-            )
-        except (OSError, subprocess.SubprocessError) as e:
-            detail = getattr(e, "stderr", b"") or b""
-            self._cleanup_dir()
-            raise EmbeddedServerError(
-                f"initdb ({bindir}) failed: {e}\n{detail.decode(errors='replace')}"
-            ) from e
+        command = [
+            str(bindir / "initdb"),
+            "-D",
+            str(datadir),
+            "-U",
+            self.superuser,
+            "--auth=trust",
+            "--encoding=UTF8",
+            "--locale=C",
+            "--no-sync",
+        ]
+        for attempt in range(INITDB_ATTEMPTS):
+            try:
+                subprocess.run(
+                    command,
+                    cwd=self.tmpdir,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    check=True,
+                    timeout=120,
+                    user=uid,
+                    group=gid,
+                    extra_groups=[] if run_as else None,
+                )
+                break
+            except subprocess.CalledProcessError as e:
+                # Killed by a signal (a SIGSEGV of Debian's initdb was seen once under load on
+                # CI): a fresh directory and one more try; a refusal (exit status) is final.
+                if e.returncode < 0 and attempt + 1 < INITDB_ATTEMPTS:
+                    shutil.rmtree(datadir, ignore_errors=True)
+                    continue
+                self._initdb_failed(bindir, e)
+            except (OSError, subprocess.SubprocessError) as e:
+                self._initdb_failed(bindir, e)
 
         last_error = ""
         for _attempt in range(5):

@@ -6,6 +6,8 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 import redis as redis_sync_lib
@@ -133,3 +135,32 @@ def test_embedded_postgres_lifecycle() -> None:
 
 def test_database_url_fixture(database_url: str) -> None:
     assert database_url.startswith(("postgresql://", "postgres://"))
+
+
+@pytest.mark.skipif(devserver.find_postgres_bindir() is None, reason="no PostgreSQL binaries")
+def test_an_initdb_killed_by_a_signal_is_tried_once_more() -> None:
+    """Debian's initdb once died of SIGSEGV on a loaded CI machine: a crash (not a refusal)
+    gets a fresh directory and a second try."""
+    real = devserver.find_postgres_bindir()
+    assert real is not None
+    # Not pytest's tmp_path: as root the cluster runs as the postgres user, who must reach it.
+    with tempfile.TemporaryDirectory(prefix="felt-initdb-") as tmp:
+        _crash_once_then_start(Path(tmp), real)
+
+
+def _crash_once_then_start(tmp_path: Path, real: Path) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    crashed = tmp_path / "crashed"
+    (bindir / "initdb").write_text(
+        f"#!/bin/sh\nif [ ! -e {crashed} ]; then : > {crashed}; kill -SEGV $$; fi\n"
+        f'exec {real / "initdb"} "$@"\n'
+    )
+    (bindir / "initdb").chmod(0o755)
+    for exe in ("postgres", "pg_isready", "psql"):
+        (bindir / exe).symlink_to(real / exe)
+    tmp_path.chmod(0o777)  # the cluster runs as the postgres user when we are root
+    bindir.chmod(0o755)
+    with EmbeddedPostgres(bindir=bindir) as server:
+        assert crashed.exists() and server.port is not None
+        assert _port_open(server.port)

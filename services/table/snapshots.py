@@ -18,6 +18,7 @@ race each other; a rebuild racing a trim starts again from the newer snapshot.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -70,9 +71,10 @@ class TrimPoints:
         It and the newer ones stay known (the next trim may reach further); the
         older ones are forgotten, being below it.
         """
-        ripe = [i for i, (_, at) in enumerate(self.known) if at <= now - retain]
+        # Oldest first, so the ripe ones are a prefix: found by bisection, not a scan of every
+        # snapshot of the retention window at each deal.
+        ripe = bisect.bisect_right(self.known, now - retain, key=lambda known: known[1])
         if not ripe:
             return 0
-        newest = ripe[-1]
-        self.known = self.known[newest:]
+        self.known = self.known[ripe - 1 :]
         return self.known[0][0]

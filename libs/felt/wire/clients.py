@@ -36,6 +36,7 @@ so that whatever took ``context.peer()`` takes it unchanged.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 import urllib.parse
@@ -103,11 +104,16 @@ def peer_address(peer: str) -> IPAddress | None:
     return _address(rest.rsplit(":", 1)[0].removeprefix("[").removesuffix("]"))
 
 
+@functools.lru_cache(maxsize=4096)
 def counted_peer(peer: str) -> str:
     """Whose count a caller goes to, from gRPC's peer string (``context.peer()``, or behind
     the gateway the client it names: ``TrustedProxies``): its address without the port
     (``ipv4:1.2.3.4:5`` -> ``1.2.3.4``, an IPv4-mapped IPv6 one too), an IPv6 one by its
-    /64 (``counted_address``); other forms (a Unix socket) as they are."""
+    /64 (``counted_address``); other forms (a Unix socket) as they are.
+
+    Cached, bounded (least recently used out): a connection's calls all name the same
+    peer, and parsing it cost a few microseconds of every call; names that keep changing
+    only cycle through the cache."""
     address = peer_address(peer)
     return peer if address is None else counted_address(address)
 

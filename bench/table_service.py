@@ -6,7 +6,11 @@ Not a test: run ``python bench/table_service.py`` (``--help`` for options).
    playing its own heads-up table against ONE table-service process (a
    subprocess, ``python -m services.table.server``), next to a bare grpc.aio
    unary ping server (also a subprocess) with as many clients, measured in the
-   same run in alternating slices so that both see the same background load.
+   same run in alternating slices so that both see the same background load, and a
+   third, the *floor* (``serve_floor``): the real ``SubmitAction`` method with only what
+   any Python implementation pays (its messages, its metadata read, one Redis round trip
+   through the event store's pipeline), so that what the table service costs beyond it
+   is printed as Felt's own code per action.
    Clients act whenever it is their turn, from the previous response's view
    (check if there is nothing to call, else call), so every request is a legal
    action that appends events; between hands (no pause) they poll the table
@@ -41,6 +45,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 import grpc
 from _support import Child, bench_redis_url, spawn
@@ -62,6 +67,8 @@ from felt.core.table.events import TableConfig
 from felt.messages.events import EventMeta
 from felt.storage.eventstore import RedisEventStore
 from felt.storage.eventstore.codec import encode_event
+from felt.storage.eventstore.pipeline import RedisPipeline
+from felt.wire.convert import fill_table_view
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
@@ -72,6 +79,7 @@ from services.table.runtime import TableRuntime
 from services.table.stream import hand_ids
 
 PING_METHOD = "/bench.Ping/Ping"
+FLOOR_SERVICE = "poker.v1.TableService"  # the floor answers the real method's path
 SERVICE = (("authorization", f"Bearer {DEV_SERVICE_TOKEN}"),)
 PORT_LINE = r"listening on port (\d+)"  # both servers' first line of output
 CHECK = tpb.Action(check=tpb.Action.Check())
@@ -108,6 +116,59 @@ def serve_ping() -> None:
         await server.wait_for_termination()
 
     asyncio.run(main())
+
+
+def serve_floor(redis_url: str) -> None:
+    """The platform's floor for one action: what any SubmitAction in Python costs before
+    Felt's own code runs.
+
+    The real ``TableService``'s ``SubmitAction`` method alone: gRPC parses the
+    real request message, the handler reads the call's metadata (the seat token) and makes
+    one Redis round trip through the event store's own pipelined connection, and gRPC
+    serializes a real heads-up ``SubmitActionResponse`` (built once). No interceptors, no
+    rules, no events, no view building: everything the table service does beyond this is
+    code Felt controls.
+    """
+
+    async def main() -> None:
+        pipe = RedisPipeline.for_client(Redis.from_url(redis_url))
+        assert pipe is not None, "a plain TCP Redis"
+        state = first_decision()
+        answer = pb.SubmitActionResponse(sequence=12345)
+        fill_table_view(answer.view, state, 0, 12345, datetime.now(UTC))
+
+        async def submit(
+            request: pb.SubmitActionRequest, context: grpc.aio.ServicerContext[Any, Any]
+        ) -> pb.SubmitActionResponse:
+            dict(context.invocation_metadata() or ())  # the seat token, as auth reads it
+            await pipe.call("PING")
+            return answer
+
+        # Registered as the generated code registers the real servicer's methods.
+        handler = grpc.unary_unary_rpc_method_handler(
+            submit,
+            request_deserializer=pb.SubmitActionRequest.FromString,
+            response_serializer=pb.SubmitActionResponse.SerializeToString,
+        )
+        server = aio_server()
+        server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler(FLOOR_SERVICE, {"SubmitAction": handler}),)
+        )
+        port = bind(server, "127.0.0.1:0")
+        await server.start()
+        print(f"floor listening on port {port}", flush=True)
+        await server.wait_for_termination()
+
+    asyncio.run(main())
+
+
+def first_decision() -> TableState:
+    """A heads-up table at its first decision (the floor's answer is its view)."""
+    state, _ = execute_table(None, CreateTable(TableConfig("bench", Variant.NLHE, 2, 5, 10)))
+    for seat in range(2):
+        state, _ = execute_table(state, SeatPlayer(seat, f"p{seat}", "", 10_000_000, ""))
+    state, _ = execute_table(state, StartNextHand(bytes(32), bytes(16)))
+    return state
 
 
 # ------------------------------------------------------------------ processes
@@ -161,16 +222,16 @@ async def measure(server: Child, clients: int, seconds: float, loop: Loop, stats
 
 
 async def compare(
-    clients: int, seconds: float, slices: int, a: tuple[Child, Loop], b: tuple[Child, Loop]
-) -> tuple[Stats, Stats]:
-    """Measure two servers in alternating slices, so that both see the same background load."""
-    for server, loop in (a, b):  # warm-up
+    clients: int, seconds: float, slices: int, *servers: tuple[Child, Loop]
+) -> list[Stats]:
+    """Measure the servers in turns, slice by slice, so that all see the same background load."""
+    for server, loop in servers:  # warm-up
         await measure(server, clients, 0.5, loop, Stats())
-    first, second = Stats(), Stats()
+    stats = [Stats() for _ in servers]
     for _ in range(slices):
-        await measure(a[0], clients, seconds / slices, a[1], first)
-        await measure(b[0], clients, seconds / slices, b[1], second)
-    return first, second
+        for (server, loop), seen in zip(servers, stats, strict=True):
+            await measure(server, clients, seconds / slices, loop, seen)
+    return stats
 
 
 class PingClients:
@@ -303,6 +364,38 @@ class TableClients:
             await channel.close()
 
 
+class FloorClients:
+    """The tables' clients, sending the same requests with the same seat tokens to the floor
+    server (whose answer is always a turn to act): the same work on the clients' side."""
+
+    def __init__(self, port: int, tables: TableClients) -> None:
+        self.channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in tables.tables]
+        self.stubs = [rpc.TableServiceStub(c) for c in self.channels]
+        self.tables = tables.tables
+        self.request_number = 0
+
+    async def run(self, index: int, stats: Stats, until: float) -> None:
+        stub = self.stubs[index]
+        table = self.tables[index]
+        view: tpb.TableView | None = None
+        while time.perf_counter() < until:
+            self.request_number += 1
+            request = (
+                next_action(table.table_id, view, f"floor:{self.request_number}")
+                if view is not None
+                else pb.SubmitActionRequest(table_id=table.table_id, seat=0, action=CALL)
+            )
+            start = time.perf_counter()
+            response = await stub.SubmitAction(request, metadata=table.tokens[request.seat])
+            stats.latencies.append(time.perf_counter() - start)
+            stats.requests += 1
+            view = response.view
+
+    async def close(self) -> None:
+        for channel in self.channels:
+            await channel.close()
+
+
 # ------------------------------------------------------------------ rebuild
 
 
@@ -411,10 +504,14 @@ async def main(args: argparse.Namespace) -> None:
         },
         PORT_LINE,
     )
-    print(f"table service pid {service.pid}, ping server pid {ping.pid}", flush=True)
+    floor = await spawn("floor server", [__file__, "--floor-server"], {"REDIS_URL": url}, PORT_LINE)
+    print(
+        f"table service pid {service.pid}, ping server pid {ping.pid}, floor pid {floor.pid}",
+        flush=True,
+    )
     pinned = args.pin and (os.cpu_count() or 1) > 1
     if pinned:
-        for child in (ping, service):
+        for child in (ping, service, floor):
             pin(child.pid, SERVER_CPU)
         pin(os.getpid(), CLIENT_CPU)
         print(f"servers pinned to CPU {SERVER_CPU}, the clients to CPU {CLIENT_CPU}")
@@ -425,13 +522,21 @@ async def main(args: argparse.Namespace) -> None:
             pings = PingClients(ping.port, n)
             tables = TableClients(service.port, n, args.seat_rate)
             await tables.create(f"{n}-{int(time.time())}")
-            base, actions = await compare(
-                n, args.seconds, args.slices, (ping, pings.run), (service, tables.run)
+            floors = FloorClients(floor.port, tables)
+            base, actions, least = await compare(
+                n,
+                args.seconds,
+                args.slices,
+                (ping, pings.run),
+                (service, tables.run),
+                (floor, floors.run),
             )
             await pings.close()
             await tables.close()
+            await floors.close()
             print(f"{n:>3} client(s)")
             print("  " + base.line("ping"))
+            print("  " + least.line("floor"))
             print("  " + actions.line("SubmitAction"))
             ratio = actions.rate / base.rate
             cpu = actions.cpu_per_request / base.cpu_per_request if base.requests else 0.0
@@ -440,9 +545,17 @@ async def main(args: argparse.Namespace) -> None:
             limited = f"{actions.limited:,} refused by the rate limit"
             print(f"  ratio SubmitAction/ping {ratio:.2f}x, server CPU per request {cpu:.2f}x")
             print(f"  ({polls}; {limited})")
+            own = actions.cpu_per_request - least.cpu_per_request
+            print(
+                f"  server CPU per request: floor/ping "
+                f"{least.cpu_per_request / base.cpu_per_request:.2f}x, SubmitAction/floor "
+                f"{actions.cpu_per_request / least.cpu_per_request:.2f}x; Felt's own code "
+                f"{own * 1e6:.0f} us per action ({own / actions.cpu_per_request:.0%})"
+            )
     finally:
         await service.stop()
         await ping.stop()
+        await floor.stop()
 
     rate = 0.0
     if args.rebuild:
@@ -494,6 +607,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "--no-rebuild", dest="rebuild", action="store_false", help="skip the rebuild part"
     )
     parser.add_argument("--ping-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
@@ -501,5 +615,7 @@ if __name__ == "__main__":
     options = parse(sys.argv[1:])
     if options.ping_server:
         serve_ping()
+    elif options.floor_server:
+        serve_floor(bench_redis_url("FELT_BENCH_REDIS_DB", "12"))
     else:
         asyncio.run(main(options))

@@ -98,8 +98,13 @@ class TableQueries:
     async def _viewer(
         self, caller: Caller, table_id: str, seat: int | None
     ) -> tuple[TableRuntime, int | None]:
-        """The runtime, and the seat to view as (None: a spectator), its token checked."""
+        """The runtime, and the seat to view as (None: a spectator), its token checked.
+
+        A runtime with no state is a table whose stream is gone (Redis lost it: a restart
+        without persistence, a flush): NOT_FOUND, as for a table never created."""
         runtime = await self.app.runtime(table_id)
+        if runtime.state is None:
+            raise Refused(Code.NOT_FOUND, "no table has this table_id", Reason.NO_TABLE)
         if seat is None:
             caller.check_spectator(table_id, runtime.state)
             return runtime, None

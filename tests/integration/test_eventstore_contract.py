@@ -575,3 +575,22 @@ async def test_many_tables_append_at_once(store: EventStore, new_table: Callable
     for t in tables:
         assert await store.version(t) == 20
         assert [r.payload for r in await store.read(t)] == [f"e{n}".encode() for n in range(20)]
+
+
+async def test_a_pipelined_store_trims_on_its_pipeline(
+    store: EventStore, new_table: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deal's trim takes the pipelined connection, as its append does (through redis-py
+    it cost a deal about 150 us of CPU more): with redis-py's script call broken, it works."""
+    if not isinstance(store, RedisEventStore) or store._pipe(new_table()) is None:
+        pytest.skip("a store without a pipelined connection")
+
+    async def broken(**_: object) -> object:
+        raise AssertionError("the trim went through redis-py")
+
+    monkeypatch.setattr(store, "_trim_archived", broken)
+    t = new_table()
+    await store.append(t, payloads("a", "b"), 0)
+    await store.append(t, payloads("snap"), 2, snapshot_at=3)
+    await store.record_archived(t, 3)
+    assert await store.trim_archived(t, 3) == 2

@@ -44,6 +44,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any, cast
 
 from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
@@ -64,7 +65,7 @@ from felt.storage.eventstore.base import (
     requests_key,
 )
 from felt.storage.eventstore.cluster_pipeline import ClusterPipelines, redirected
-from felt.storage.eventstore.pipeline import RedisPipeline
+from felt.storage.eventstore.pipeline import Arg, RedisPipeline
 from felt.storage.redis_client import is_cluster, ready, redis_from_url, socket_timeout_of
 
 # KEYS: events, meta, requests. ARGV: expected_version, request_id ('' = none),
@@ -273,10 +274,15 @@ class RedisEventStore:
         self._unready = owns_client and cluster
         self._ready_lock = asyncio.Lock()
         self._pipeline = RedisPipeline.for_client(redis) if pipeline and not cluster else None
-        self._nodes = ClusterPipelines.for_client(redis, [APPEND_LUA]) if pipeline else None
+        # The scripts a deal runs (the append, and the trim after its snapshot) take the
+        # pipelined connection too: through redis-py a script call cost a deal ~150 us more.
+        piped = [APPEND_LUA, TRIM_ARCHIVED_LUA]
+        self._nodes = ClusterPipelines.for_client(redis, piped) if pipeline else None
         self._append_sha = hashlib.sha1(APPEND_LUA.encode()).hexdigest()
+        self._trim_archived_sha = hashlib.sha1(TRIM_ARCHIVED_LUA.encode()).hexdigest()
         if self._pipeline is not None:
-            self._pipeline.script(APPEND_LUA)
+            for body in piped:
+                self._pipeline.script(body)
         self._trim = redis.register_script(TRIM_LUA)
         self._trim_archived = redis.register_script(TRIM_ARCHIVED_LUA)
         self._raise_archived = redis.register_script(RAISE_ARCHIVED_LUA)
@@ -316,20 +322,7 @@ class RedisEventStore:
             snapshot_at,
             *events,
         ]
-        await self._initialized()
-        pipe = self._pipe(table_id)
-        reply = None
-        if pipe is not None:
-            try:
-                reply = await pipe.run_script(self._append_sha, keys, args)
-            except ResponseError as exc:  # a slot moved: Redis ran nothing, redis-py follows
-                if not redirected(exc):
-                    raise
-            except RedisConnectionError:
-                await self._lost_node()
-                raise
-        if reply is None:
-            reply = await self._append(keys=keys, args=args)
+        reply = await self._scripted(table_id, self._append_sha, self._append, keys, args)
         status = _bytes(reply[0])
         if status == b"ok":
             return AppendResult(int(reply[1]), int(reply[2]), response)
@@ -399,6 +392,24 @@ class RedisEventStore:
             if self._unready:
                 await ready(self._redis)
                 self._unready = False
+
+    async def _scripted(
+        self, table_id: str, sha: str, script: AsyncScript, keys: list[str], args: list[Arg]
+    ) -> Any:
+        """Run a script on the table's keys: on the pipelined connection when there is one,
+        else (or when a cluster slot moved: Redis ran nothing) through redis-py."""
+        await self._initialized()
+        pipe = self._pipe(table_id)
+        if pipe is not None:
+            try:
+                return await pipe.run_script(sha, keys, args)
+            except ResponseError as exc:  # a slot moved: Redis ran nothing, redis-py follows
+                if not redirected(exc):
+                    raise
+            except RedisConnectionError:
+                await self._lost_node()
+                raise
+        return await script(keys=keys, args=args)
 
     def _pipe(self, table_id: str) -> RedisPipeline | None:
         """The pipelined connection for the table's keys (None: go through redis-py)."""
@@ -476,7 +487,11 @@ class RedisEventStore:
             meta_key(table_id),
             archived_key(table_id),
         ]
-        return int(await self._trim_archived(keys=keys, args=[before_snapshot]))
+        return int(
+            await self._scripted(
+                table_id, self._trim_archived_sha, self._trim_archived, keys, [before_snapshot]
+            )
+        )
 
     async def acquire_lease(self, table_id: str, owner: str, ttl_ms: int) -> bool:
         check_ttl(ttl_ms)

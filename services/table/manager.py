@@ -169,6 +169,14 @@ class TableManager:
         runtime.lease_expires = started + self.lease_ttl_ms / 1000
         return True
 
+    async def _renew_current(self, runtime: TableRuntime) -> bool:
+        """A write's renewal (``TableRuntime.run``, its lease clock out): only for the runtime
+        this instance runs the table with now. The lease names the instance, not the
+        runtime, so once a round has stopped ``runtime`` and adopted the table again under
+        a new one, Redis would renew it for the old one too, and the old one would write
+        behind the new one's cache."""
+        return self.runtimes.get(runtime.table_id) is runtime and await self._renew(runtime)
+
     async def created(self, runtime: TableRuntime) -> None:
         """Record a new table so that any instance can adopt it later."""
         await self.registry.add(runtime.table_id)
@@ -235,7 +243,7 @@ class TableManager:
             snapshots=self.snapshots,
             on_ai_turn=self.ask_ai,
             on_fault=self._faulted,
-            renew_lease=self._renew,
+            renew_lease=self._renew_current,
         )
 
     def _faulted(self, runtime: TableRuntime, reason: str) -> None:

@@ -786,11 +786,16 @@ class TableRuntime:
                 # Only a stale cache gets here (every append reschedules): reread it.
                 self._resync_later(timedelta(0))
             except LeaseLost:
-                # Our lease clock ran out before the manager's renewal landed (a busy event
-                # loop, a Redis blip). If the manager renews it, this table must deal on: try
-                # again later. If it hands the table over, it stops this runtime first, and
-                # a stopped runtime arms nothing.
+                # Our lease clock ran out and Redis did not renew it (another instance holds
+                # it, or the manager is handing it over). If the manager renews it after all,
+                # this table must deal on: try again later. If it hands the table over, it
+                # stops this runtime first, and a stopped runtime arms nothing.
                 log.info("timer_waits_for_lease", kind=kind, table_id=self.table_id)
+                self._resync_later(self.timing.retry_delay)
+            except REDIS_OUTAGE_ERRORS as exc:
+                # Redis is away (its renewal or the append failed): try again, without a
+                # traceback a second for every table for as long as the outage lasts.
+                log.warning("timer_waits_for_redis", kind=kind, error=repr(exc))
                 self._resync_later(self.timing.retry_delay)
             except IllegalAction as exc:
                 log.warning("timer_refused", kind=kind, code=exc.code, reason=exc.message)
@@ -809,7 +814,9 @@ class TableRuntime:
         other instance could have taken it. Redis decides instead: its renewal is a
         compare-and-set on the owner, so a lease another instance took stays lost.
         """
-        return self.renew_lease is not None and await self.renew_lease(self)
+        if self._closed or self.renew_lease is None:
+            return False  # stopped: the manager handed the table over, or is doing so
+        return await self.renew_lease(self)
 
     async def refresh(self) -> None:
         """Reread the stream if the cache may be behind it (before serving a read)."""

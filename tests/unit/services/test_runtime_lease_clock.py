@@ -19,8 +19,11 @@ import pytest
 from felt.core.rules.config import Variant
 from felt.core.table.aggregate import CreateTable, LeaveSeat, SeatPlayer
 from felt.core.table.events import TableConfig
+from felt.storage.decisions import MemoryDecisionQueue
 from felt.storage.eventstore import MemoryEventStore
 from felt.storage.idempotency import server_key
+from felt.storage.registry import MemoryTableRegistry
+from services.table.manager import TableManager
 from services.table.runtime import LeaseLost, TableRuntime, Timing
 
 FAST = Timing(
@@ -114,5 +117,41 @@ def test_a_write_past_the_lease_clock_asks_redis_first() -> None:
         with pytest.raises(LeaseLost):
             await runtime.run(SeatPlayer(1, "p1", "P1", 1000, "", ""), server_key("t", "t", 9))
         assert asked == [True, False] and runtime.version == version
+
+    asyncio.run(main())
+
+
+def test_a_runtime_the_manager_replaced_cannot_renew_its_way_back() -> None:
+    """Found by review: the lease names the instance, not the runtime. A loop stalled past
+    the lease; the manager's round stopped the runtime and adopted the table again under a
+    new one. A call still holding the old runtime must not renew the lease for it and write
+    behind the new one's cache."""
+
+    async def main() -> None:
+        now = [100.0]
+        store = MemoryEventStore(clock=lambda: now[0])
+        manager = TableManager(store, MemoryTableRegistry(), MemoryDecisionQueue())
+        old = await manager.register("t")
+        commands: list[CreateTable | SeatPlayer] = [
+            CreateTable(TableConfig("t", Variant.NLHE, 6, 5, 10)),
+            SeatPlayer(0, "p0", "P0", 1000, "", ""),
+            SeatPlayer(1, "p1", "P1", 1000, "", ""),
+        ]
+        for n, command in enumerate(commands):
+            await old.run(command, server_key("test", "t", n))
+        await manager.created(old)
+        try:
+            now[0] += 3600  # the stall: Redis let the lease lapse
+            old.lease_expires = 0.0
+            await manager._maintain_once()  # stops the old runtime, adopts the table anew
+            new = manager.runtimes["t"]
+            assert new is not old and new.version == old.version
+            length = len(await store.read("t"))
+            with pytest.raises(LeaseLost):
+                await old.run(LeaveSeat(1), server_key("late", "t", old.version))
+            assert len(await store.read("t")) == length
+            assert new.version == length
+        finally:
+            await manager.stop()
 
     asyncio.run(main())

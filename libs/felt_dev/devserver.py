@@ -334,25 +334,26 @@ class EmbeddedPostgres:
         self.tmpdir = Path(tempfile.mkdtemp(prefix="felt-pg-"))
         if run_as:
             os.chown(self.tmpdir, *run_as)
-        datadir = self.tmpdir / "data"
         log = self.tmpdir / "postgres.log"
         env = {**os.environ, "LC_ALL": "C", "LANG": "C"}
         env.pop("PGDATA", None)
-        command = [
-            str(bindir / "initdb"),
-            "-D",
-            str(datadir),
-            "-U",
-            self.superuser,
-            "--auth=trust",
-            "--encoding=UTF8",
-            "--locale=C",
-            "--no-sync",
-        ]
         for attempt in range(INITDB_ATTEMPTS):
+            # A directory of its own each try: a crashed initdb's child may still write in
+            # the last one (a reused one would be refused as not empty).
+            datadir = self.tmpdir / ("data" if attempt == 0 else f"data-{attempt}")
             try:
                 subprocess.run(
-                    command,
+                    [
+                        str(bindir / "initdb"),
+                        "-D",
+                        str(datadir),
+                        "-U",
+                        self.superuser,
+                        "--auth=trust",
+                        "--encoding=UTF8",
+                        "--locale=C",
+                        "--no-sync",
+                    ],
                     cwd=self.tmpdir,
                     env=env,
                     stdin=subprocess.DEVNULL,
@@ -366,9 +367,8 @@ class EmbeddedPostgres:
                 break
             except subprocess.CalledProcessError as e:
                 # Killed by a signal (a SIGSEGV of Debian's initdb was seen once under load on
-                # CI): a fresh directory and one more try; a refusal (exit status) is final.
+                # CI): one more try in a fresh directory; a refusal (exit status) is final.
                 if e.returncode < 0 and attempt + 1 < INITDB_ATTEMPTS:
-                    shutil.rmtree(datadir, ignore_errors=True)
                     continue
                 self._initdb_failed(bindir, e)
             except (OSError, subprocess.SubprocessError) as e:

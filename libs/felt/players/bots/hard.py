@@ -165,6 +165,8 @@ class HardBot:
     Monte Carlo budget per equity estimate. ``floor``: heads-up, play the solved
     floor (``felt.players.bots.floor_play``) unless the opponent's record shows a leak
     at 95%; off, hard exploits from the first hand (what it did before issue #25).
+    ``postflop_floor``: in Hold'em, the floor also plays after the flop
+    (``felt.players.bots.postflop``); off, only preflop.
     """
 
     name = "hard"
@@ -175,6 +177,7 @@ class HardBot:
         samples: int = 1500,
         tuning: HardTuning | None = None,
         floor: bool = True,
+        postflop_floor: bool = True,
     ) -> None:
         if not 0.0 <= bluff_frequency <= 1.0:
             raise ValueError(f"bluff_frequency must be in [0, 1], got {bluff_frequency}")
@@ -184,6 +187,7 @@ class HardBot:
         self.samples = samples
         self.tuning = tuning or HardTuning()
         self.floor = floor
+        self.postflop_floor = postflop_floor
 
     def decide(
         self,
@@ -195,7 +199,7 @@ class HardBot:
     ) -> Decision:
         sit = situation(view, history, legal)
         if self.floor:
-            move = floor_decision(sit, history, legal, rng, table)
+            move = floor_decision(sit, history, legal, rng, table, self.postflop_floor)
             if move is not None:
                 return move
         read = TableRead.of(table, sit, self.bluff_frequency)

@@ -300,3 +300,13 @@ def test_the_floor_plays_the_frequencies_its_leak_gate_compares_against() -> Non
     assert total.folded / total.faced == pytest.approx(pf.FOLD_REFERENCE, abs=0.08)
     acts = total.bets + total.calls + total.checks
     assert total.bets / acts == pytest.approx(pf.AGGRESSION_REFERENCE, abs=0.05)
+
+
+def test_only_a_passive_record_hands_the_postflop_spots_back_to_the_exploits() -> None:
+    view, history, legal = flop_spot((0, 1))
+    sit = situation(view, history, legal)
+    fair_folds = round(100 * pf.FOLD_REFERENCE)
+    passive = SeatStats(hands=200, faced=100, folded=fair_folds, bets=10, calls=90, checks=100)
+    steady = SeatStats(hands=200, faced=100, folded=fair_folds, bets=70, calls=30, checks=30)
+    assert floor_decision(sit, history, legal, random.Random(1), {1: passive}) is None
+    assert floor_decision(sit, history, legal, random.Random(1), {1: steady}) is not None

@@ -100,13 +100,21 @@ def _holdem_leaks(floor: Table, s: SeatStats) -> bool:
 
 
 def _postflop_leaks(s: SeatStats) -> bool:
-    # Folds to later-street bets against the floor's own minimum-defence folds, and
-    # how often it bets against how often the floor does.
+    """Whether the record earns hard's exploits after the flop, at 95%.
+
+    Folds to later-street bets are compared with the floor's own minimum-defence
+    folds both ways (a folder is stolen from, a caller value-bet thinner); its share
+    of bets among its later actions only one way: a player who bets less than the
+    floor does bluffs too little, and hard's range reads fold to it. A player who
+    bets more is left to the floor, whose minimum defence is what holds against
+    steady aggression: the outside loose-aggressive bot of issue #25 beat hard's
+    exploits, not a floor.
+    """
     folded, faced = (s.hu_folded, s.hu_faced) if s.hu_faced else (s.folded, s.faced)
     acts = s.bets + s.calls + s.checks
     return (
         deviates(folded, faced, postflop.FOLD_REFERENCE, TOLERANCE) != 0
-        or deviates(s.bets, acts, postflop.AGGRESSION_REFERENCE, TOLERANCE) != 0
+        or deviates(s.bets, acts, postflop.AGGRESSION_REFERENCE, TOLERANCE) < 0
     )
 
 

@@ -236,7 +236,11 @@ def test_hard_plays_the_postflop_floor_heads_up_until_the_record_shows_a_leak() 
         assert isinstance(move, Act), name
         again = floor_decision(sit, history, legal, random.Random(99), None)
         assert again == move  # deterministic: the postflop floor reads no RNG
-        assert move == HardBot().decide(v, history, legal, random.Random(5), None)
+        assert move == HardBot(postflop_floor=True).decide(
+            v, history, legal, random.Random(5), None
+        )
+        # Off by default: hard's own postflop play decides.
+        assert HardBot().floor and not HardBot().postflop_floor
         if move.kind == ActionKind.BET:
             bets += 1
             assert move.amount == round(pf.SIZES[Street.FLOP] * sit.pot)
@@ -267,7 +271,7 @@ class _Blind:
     name = "hard"
 
     def __init__(self) -> None:
-        self.bot = HardBot()
+        self.bot = HardBot(postflop_floor=True)
 
     def decide(
         self,

@@ -129,6 +129,14 @@ def _combo_classes() -> tuple[int, ...]:
     return tuple(holdem_class(c) for c in combos())
 
 
+def warm_up() -> None:
+    """Build the combo tables once (a few ms), so no live decision pays for them."""
+    combos()
+    _combo_index()
+    _combo_bytes()
+    _combo_classes()
+
+
 # ---------------------------------------------------------------------- ranges
 
 

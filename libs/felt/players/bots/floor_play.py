@@ -127,12 +127,11 @@ def _holdem_postflop(sit: Situation, legal: LegalActions) -> Act | None:
     line = postflop.read_line(sit.actions, ip_seat, sit.street)
     if line is None:
         return None
-    st = postflop.street_start(line.pre, sit.board, line.streets[:-1])
+    st = postflop.node_state(line.pre, sit.board, line.streets[:-1], line.streets[-1])
     if st is None:
         return None
     me = postflop.IP if sit.seat == ip_seat else postflop.OOP
-    ranges = postflop.narrow(st, sit.board, line.streets[-1])
-    mine = ranges[me]
+    mine = st.ranges[me]
     moves = line.streets[-1]
     raises = sum(1 for m in moves if m.kind in "br")
     facing = None

@@ -72,9 +72,9 @@ RUNOUTS = 10
 FOLD_REFERENCE = round(sum(b / (1 + b) for b in SIZES.values()) / len(SIZES), 4)
 # The share of the floor's own later-street actions (bets, calls, checks) that are bets
 # or raises, measured by playing it against itself (``tests/unit/bots/test_postflop.py``
-# checks it; 0.35 over 1,200 hands, seed 77): an opponent far from it, at 95%, plays a
+# checks it; 0.40 over 1,200 hands, seed 77): an opponent far from it, at 95%, plays a
 # game the floor's balance is not for (a player who never bets bluffs nothing it bets).
-AGGRESSION_REFERENCE = 0.35
+AGGRESSION_REFERENCE = 0.4
 
 # A player: 0 out of position (the big blind), 1 in position (the button).
 OOP, IP = 0, 1
@@ -272,6 +272,22 @@ def street_start(
         return None
     ranges = narrow(prev, board[:-1], past[-1])
     return _street(board, ranges)
+
+
+@lru_cache(maxsize=64)
+def node_state(
+    pre: str, board: tuple[Card, ...], past: tuple[tuple[Move, ...], ...], moves: tuple[Move, ...]
+) -> StreetState | None:
+    """The state at a decision: both ranges after ``moves``, equities against those ranges.
+
+    The rules narrow by the street's starting equities; the decision itself reads each
+    hand's equity against the other range as it stands now (a checked range is weaker,
+    so value bets get thinner against it). Cached by public line like ``street_start``.
+    """
+    st = street_start(pre, board, past)
+    if st is None or not moves:
+        return st
+    return _street(board, narrow(st, board, moves))
 
 
 # ---------------------------------------------------------------------- the rules

@@ -2,9 +2,11 @@
 
 Why: the preflop floor (``holdem.json``) is solved, but after the flop hard played its
 own equity-versus-read exploits, which steady aggression pushes around: it folded too
-much to bets and bluffed at a rate unrelated to its bet size. This module is the
-default it plays instead, until the opponent's record shows a leak at 95%
-(``floor_play``). It is the textbook construction, not a solve:
+much to bets and bluffed at a rate unrelated to its bet size. This module is a default
+it can play instead (``HardBot(postflop_floor=True)``), until the opponent's record shows
+a leak at 95% (``floor_play``); it is off by default because it measured worse than
+hard's own postflop play against the development opponent styles (docs/ai.md). It is
+the textbook construction, not a solve:
 
 - **Ranges from the floor.** Both players start the flop with the ranges the preflop
   floor implies for the line played (``"rc"``: the button opened and the big blind
@@ -17,8 +19,10 @@ default it plays instead, until the opponent's record shows a leak at 95%
   combo's equity against the other player's range is computed over ``RUNOUTS``
   seeded completions of the board (exact on the river), with one native evaluation
   of all combos per completion and a sort; card removal between the two ranges is
-  ignored. A hand's *bucket* is its percentile within its own player's range by that
-  equity (1 = the top).
+  ignored; the rules that narrow the ranges read these. A decision reads each hand's
+  equity against the other range as it stands after the street's actions so far
+  (``node_state``: against a check, a weaker range). A hand's *bucket* is its percentile
+  within its own player's range by that equity (1 = the top).
 - **Betting, checked to or first in:** one size a street (``SIZES``: half the pot on
   the flop, three quarters on turn and river; all-in when the stack is about that
   size). Value: the hands whose equity beats ``1 - c / 2``, with ``c = 1 / (1 + b)``
@@ -33,11 +37,12 @@ default it plays instead, until the opponent's record shows a leak at 95%
   (``RAISE_SIZE`` pots after the call); facing a raise, re-raise only for value and
   never bluff; past ``MAX_RAISES`` bets on a street, call or fold.
 
-Cost: per street, ``RUNOUTS`` batched evaluations of about 1,100 combos and a sort,
-cached by public line (``functools.lru_cache``) so the later decisions of a hand reuse
-the earlier streets; a cold river decision evaluates three streets, a few
-milliseconds. Pure Python over the native evaluator, no numpy, deterministic: the
-runouts are seeded by the board, the decision reads no RNG.
+Cost: per street, ``RUNOUTS`` batched evaluations of about 1,100 combos and a sort
+(about 10 ms of CPU on the flop or turn), cached by public line (``functools.lru_cache``)
+so a hand's later decisions reuse its earlier streets; a cold river decision evaluates
+three streets and its decision point, about 25 ms. Pure Python over the native
+evaluator, no numpy, deterministic: the runouts are seeded by the board, the decision
+reads no RNG.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from felt.core.rules.config import Variant
 from felt.core.rules.events import CardsDrawn, Event, Street
 from felt.core.rules.legal import LegalActions
 from felt.core.table.stats import SeatStats, stats_of
+from felt.players.bots import postflop
 from felt.players.bots.base import (
     Decision,
     PublicAction,
@@ -28,6 +29,7 @@ from felt.players.bots.base import (
     check_or_call,
     check_or_fold,
     discard,
+    pot_bet_to,
 )
 from felt.players.bots.drawhand import standard_keep
 from felt.players.bots.floor import (
@@ -51,8 +53,14 @@ def floor_decision(
     legal: LegalActions,
     rng: random.Random,
     table: TableStats | None,
+    postflop: bool = True,
 ) -> Decision | None:
-    """The floor's move, or None where hard's own play (or its exploits) decide."""
+    """The floor's move, or None where hard's own play (or its exploits) decide.
+
+    ``postflop``: in Hold'em, also play the postflop floor (``felt.players.bots.postflop``)
+    after a preflop line the floor knows, unless the opponent's folds to later bets
+    differ from the floor's own at 95%.
+    """
     if sit.dealt != 2 or len(sit.opponents) != 1 or any(a.all_in for a in sit.actions):
         return None
     stats = stats_of(table, sit.opponents[0].seat)
@@ -61,11 +69,13 @@ def floor_decision(
         if floor is None or _draw_leaks(floor, stats):
             return None
         return _draw(floor, sit, history, legal, rng)
-    if sit.street != Street.PREFLOP:
-        return None
     floor = load("holdem")
     if floor is None or _holdem_leaks(floor, stats):
         return None
+    if sit.street != Street.PREFLOP:
+        if not postflop or _postflop_leaks(stats):
+            return None
+        return _holdem_postflop(sit, legal)
     return _holdem(floor, sit, legal, rng)
 
 
@@ -87,6 +97,60 @@ def _holdem_leaks(floor: Table, s: SeatStats) -> bool:
     return _leak(s.late_opened, s.late_open_chances, floor, "open") or _leak(
         s.first_folded, s.first_faced, floor, "fold_to_open"
     )
+
+
+def _postflop_leaks(s: SeatStats) -> bool:
+    """Whether the record earns hard's exploits after the flop, at 95%.
+
+    Folds to later-street bets are compared with the floor's own minimum-defence
+    folds both ways (a folder is stolen from, a caller value-bet thinner); its share
+    of bets among its later actions only one way: a player who bets less than the
+    floor does bluffs too little, and hard's range reads fold to it. A player who
+    bets more is left to the floor, whose minimum defence is what holds against
+    steady aggression: the outside loose-aggressive bot of issue #25 beat hard's
+    exploits, not a floor.
+    """
+    folded, faced = (s.hu_folded, s.hu_faced) if s.hu_faced else (s.folded, s.faced)
+    acts = s.bets + s.calls + s.checks
+    return (
+        deviates(folded, faced, postflop.FOLD_REFERENCE, TOLERANCE) != 0
+        or deviates(s.bets, acts, postflop.AGGRESSION_REFERENCE, TOLERANCE) < 0
+    )
+
+
+def _holdem_postflop(sit: Situation, legal: LegalActions) -> Act | None:
+    """The postflop floor's move (``felt.players.bots.postflop``), or None off its abstraction."""
+    bb = sit.unit
+    if len(sit.order) != 2 or not 60 * bb <= sit.effective_stack + sit.pot // 2 <= 150 * bb:
+        return None
+    ip_seat = sit.order[-1]
+    line = postflop.read_line(sit.actions, ip_seat, sit.street)
+    if line is None:
+        return None
+    st = postflop.node_state(line.pre, sit.board, line.streets[:-1], line.streets[-1])
+    if st is None:
+        return None
+    me = postflop.IP if sit.seat == ip_seat else postflop.OOP
+    mine = st.ranges[me]
+    moves = line.streets[-1]
+    raises = sum(1 for m in moves if m.kind in "br")
+    facing = None
+    if sit.to_call > 0:
+        facing = sit.to_call / max(sit.pot - sit.to_call, 1)
+    size = postflop.SIZES[sit.street]
+    stack = sit.effective_stack
+    all_in_size = stack / max(sit.pot, 1)
+    shove = facing is None and all_in_size <= 1.3 * size
+    if shove:
+        size = all_in_size
+    letter = postflop.decide(st, mine, me, postflop.combo_index(sit.hole), facing, raises, size)
+    if letter in "kcf":
+        return check_or_call(legal) if letter != "f" else check_or_fold(legal)
+    if shove or (facing is not None and sit.effective_stack <= 1.5 * sit.pot):
+        return all_in(legal)
+    if facing is None:
+        return pot_bet_to(sit, legal, size)
+    return pot_bet_to(sit, legal, postflop.RAISE_SIZE)
 
 
 def _line(actions: Sequence[PublicAction]) -> str:

@@ -45,6 +45,7 @@ from felt.core.rules.events import CardsDrawn, Event, Street
 from felt.core.rules.legal import LegalActions
 from felt.core.rules.views import HandView
 from felt.core.table.stats import SeatStats
+from felt.players.bots import postflop
 from felt.players.bots.base import (
     Decision,
     Situation,
@@ -165,6 +166,10 @@ class HardBot:
     Monte Carlo budget per equity estimate. ``floor``: heads-up, play the solved
     floor (``felt.players.bots.floor_play``) unless the opponent's record shows a leak
     at 95%; off, hard exploits from the first hand (what it did before issue #25).
+    ``postflop_floor``: in Hold'em heads-up, the floor also plays after the flop
+    (``felt.players.bots.postflop``). Off by default: against the development half
+    of the opponent styles it measured worse than hard's own postflop play (see
+    docs/ai.md, "Hold'em postflop floor").
     """
 
     name = "hard"
@@ -175,6 +180,7 @@ class HardBot:
         samples: int = 1500,
         tuning: HardTuning | None = None,
         floor: bool = True,
+        postflop_floor: bool = False,
     ) -> None:
         if not 0.0 <= bluff_frequency <= 1.0:
             raise ValueError(f"bluff_frequency must be in [0, 1], got {bluff_frequency}")
@@ -184,6 +190,7 @@ class HardBot:
         self.samples = samples
         self.tuning = tuning or HardTuning()
         self.floor = floor
+        self.postflop_floor = postflop_floor
 
     def decide(
         self,
@@ -195,7 +202,7 @@ class HardBot:
     ) -> Decision:
         sit = situation(view, history, legal)
         if self.floor:
-            move = floor_decision(sit, history, legal, rng, table)
+            move = floor_decision(sit, history, legal, rng, table, self.postflop_floor)
             if move is not None:
                 return move
         read = TableRead.of(table, sit, self.bluff_frequency)
@@ -1151,6 +1158,7 @@ def warm_up() -> None:
         _pair_draw_values(floor)
     for share in (0.06, 0.12, 0.14, 0.16, 0.5, 0.22):
         _preflop_range(share, 0.0)
+    postflop.warm_up()
 
 
 def _size(equity: float) -> float:

@@ -19,7 +19,7 @@ from uuid import uuid4
 
 import pytest
 from argon2 import PasswordHasher
-from textual.widgets import Button
+from textual.widgets import Button, Input
 
 from felt.core.evaluator import evaluate
 from felt.tools.client.play import model
@@ -114,6 +114,22 @@ async def short_token_stack(redis: Any, redis_url: str, lobby_dsn: str) -> Async
         yield running
 
 
+async def type_an_amount(app: PlayApp, pilot: Any, digits: str, limit_s: float = 5.0) -> None:
+    """``$``, then the digits and Enter once the amount box has the focus, as a person sees it
+    open before typing. Focus moves on the app's next turn: keys pressed at once went to the
+    log, and the box, focused after them, then swallowed every later key (the hands never
+    finished on a loaded machine). If the turn passed meanwhile the box never opens: typed
+    nothing."""
+    box = app.query_one("#amount", Input)
+    await pilot.press("dollar_sign")
+    deadline = asyncio.get_running_loop().time() + limit_s
+    while not box.has_focus:
+        if asyncio.get_running_loop().time() > deadline:
+            return
+        await pilot.pause(0.02)
+    await pilot.press(*digits, "enter")
+
+
 async def play_through_the_keys(app: PlayApp, pilot: Any, limit_s: float = 90.0) -> None:
     """Press what a person would: call or check when offered, else the first choice; in
     the draw, mark the first two cards and draw."""
@@ -128,7 +144,7 @@ async def play_through_the_keys(app: PlayApp, pilot: Any, limit_s: float = 90.0)
         elif not typed and view is not None and model.choices(view) and model.bet_legal(view):
             # once, an amount typed below the minimum: sent as the minimum the server allows
             typed = True
-            await pilot.press("dollar_sign", "1", "enter")
+            await type_an_amount(app, pilot, "1")
         elif view is not None and (offered := model.choices(view)):
             keys = [c.key for c in offered]
             await pilot.press("c" if "c" in keys else keys[0])

@@ -9,6 +9,11 @@ rotation, so the bot under test gets every seat's cards in the same spot
 group of hands; the per-deal group results are the independent samples for
 the mean and its standard error.
 
+A full table's field may also be a mix of styles, named by joining them with ``+``
+(``lag+nit+value_station``): the others sit in turn from the bot under test's left,
+cycling through the mix, so over the rotations each style plays from every position
+relative to it. A mix is played at full tables only.
+
 Each rotation is one table that persists for a chunk of deals: its bots are
 built once and given the table's opponent model (``felt.players.bots.opponents``),
 folded from the spectator-redacted events of the table's earlier hands, as
@@ -177,6 +182,24 @@ class Chunk:
     seats: int = 2
 
 
+MIX = "+"  # joins the styles of a mixed field: "lag+nit+value_station"
+
+
+def field_of(second: str) -> tuple[str, ...]:
+    """The styles a pairing's second name seats: one, or a mix (``MIX``-joined)."""
+    return tuple(second.split(MIX))
+
+
+def seat_names(first: str, second: str, hero: int, seats: int) -> dict[int, str]:
+    """Who sits where in rotation ``hero``: ``first`` in seat ``hero``, the field in the
+    other seats from its left, cycling through a mix."""
+    field = field_of(second)
+    names = {hero: first}
+    for k in range(1, seats):
+        names[(hero + k) % seats] = field[(k - 1) % len(field)]
+    return {seat: names[seat] for seat in range(seats)}
+
+
 def play_chunk(chunk: Chunk) -> tuple[Chunk, list[float]]:
     """Each deal played once per seat rotation; returns the first bot's net per deal, in units.
 
@@ -190,7 +213,7 @@ def play_chunk(chunk: Chunk) -> tuple[Chunk, list[float]]:
     match = f"{chunk.first}:{chunk.second}:{chunk.variant.value}:{n}"
     totals = [0] * chunk.count
     for hero in range(n):
-        names = {s: chunk.first if s == hero else chunk.second for s in range(n)}
+        names = seat_names(chunk.first, chunk.second, hero, n)
         bots = {seat: get_bot(name) for seat, name in names.items()}
         model = ModelBuilder()
         for i, deal in enumerate(range(chunk.start, chunk.start + chunk.count)):
@@ -236,6 +259,8 @@ class PairingResult:
     def pairing(self) -> str:
         if self.seats == 2:
             return f"{self.first} vs {self.second}"
+        if MIX in self.second:
+            return f"{self.first} vs mix {self.second}"
         return f"{self.first} vs {self.seats - 1}x {self.second}"
 
     def as_dict(self) -> dict[str, object]:
@@ -305,6 +330,8 @@ def chunks(
             if start >= deals:
                 continue
             for first, second in pairings:
+                if n == 2 and MIX in second:
+                    continue  # a mix needs a full table
                 yield Chunk(variant, first, second, seed, start, min(size, deals - start), n)
 
 

@@ -87,6 +87,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "instead of the full ladder (e.g. development,maniac)",
     )
     parser.add_argument(
+        "--mix",
+        default="",
+        help="comma-separated --bots groups (or +-joined bots) to seat as one mixed field "
+        "around each of --levels at full tables (e.g. development: lag, nit, ... in turn)",
+    )
+    parser.add_argument(
         "--levels",
         default="hard,normal,easy",
         help="the bots that face --opponents (default hard,normal,easy)",
@@ -170,6 +176,28 @@ def _against(
     return tuple((first, opp) for opp in dict.fromkeys(names) for first in firsts)
 
 
+def _mixes(
+    mixes: str, levels: str, groups: dict[str, tuple[str, ...]]
+) -> tuple[tuple[str, str], ...]:
+    """Each level against each mixed field (a group's members, or bots joined by ``+``),
+    checked against the known bots; the field is the pairing's second name, ``+``-joined."""
+    from felt.players.bots import known_bots
+    from felt_dev.ladder import MIX
+
+    known = set(known_bots())
+    firsts = [x.strip() for x in levels.split(",") if x.strip()]
+    fields = []
+    for item in (x.strip() for x in mixes.split(",")):
+        if not item:
+            continue
+        members = groups.get(item, tuple(item.split(MIX)))
+        for name in (*firsts, *members):
+            if name not in known:
+                raise SystemExit(f"unknown bot {name!r}; known: {', '.join(known_bots())}")
+        fields.append(MIX.join(members))
+    return tuple((first, field) for field in fields for first in firsts)
+
+
 def run(args: argparse.Namespace) -> int:
     """Play the ladder described by ``args``, print the table, write outputs; exit status."""
     from felt.core.rules.config import Variant
@@ -187,10 +215,11 @@ def run(args: argparse.Namespace) -> int:
         args.seed = secrets.randbelow(2**62)
     print(f"seed {args.seed}", file=sys.stderr)
     groups = load_bots(args.bots)
-    if args.opponents.strip():
+    if args.opponents.strip() or args.mix.strip():
         if args.pairings.strip():
-            raise SystemExit("--opponents and --pairings choose the pairings: give one")
-        pairings = _against(args.opponents, args.levels, groups)
+            raise SystemExit("--opponents/--mix and --pairings choose the pairings: give one")
+        pairings = _against(args.opponents, args.levels, groups) if args.opponents.strip() else ()
+        pairings += _mixes(args.mix, args.levels, groups)
     else:
         pairings = _pairings(args.pairings)
     formats = ("heads-up", "full") if args.tables == "both" else (args.tables,)

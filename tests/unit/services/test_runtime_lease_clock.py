@@ -39,8 +39,8 @@ async def _eventually(check: Callable[[], bool], what: str, within_s: float = 5.
         await asyncio.sleep(0.01)
 
 
-async def _table_between_hands() -> TableRuntime:
-    runtime = TableRuntime("t", MemoryEventStore(), timing=FAST)
+async def _two_seated(runtime: TableRuntime) -> TableRuntime:
+    """Table "t" created on ``runtime`` with two people seated: between hands."""
     commands: list[CreateTable | SeatPlayer] = [
         CreateTable(TableConfig("t", Variant.NLHE, 6, 5, 10)),
         SeatPlayer(0, "p0", "P0", 1000, "", ""),
@@ -49,6 +49,10 @@ async def _table_between_hands() -> TableRuntime:
     for n, command in enumerate(commands):
         await runtime.run(command, server_key("test", "t", n))
     return runtime
+
+
+async def _table_between_hands() -> TableRuntime:
+    return await _two_seated(TableRuntime("t", MemoryEventStore(), timing=FAST))
 
 
 def test_a_deal_timer_refused_for_the_lease_deals_once_the_lease_is_renewed() -> None:
@@ -131,14 +135,7 @@ def test_a_runtime_the_manager_replaced_cannot_renew_its_way_back() -> None:
         now = [100.0]
         store = MemoryEventStore(clock=lambda: now[0])
         manager = TableManager(store, MemoryTableRegistry(), MemoryDecisionQueue())
-        old = await manager.register("t")
-        commands: list[CreateTable | SeatPlayer] = [
-            CreateTable(TableConfig("t", Variant.NLHE, 6, 5, 10)),
-            SeatPlayer(0, "p0", "P0", 1000, "", ""),
-            SeatPlayer(1, "p1", "P1", 1000, "", ""),
-        ]
-        for n, command in enumerate(commands):
-            await old.run(command, server_key("test", "t", n))
+        old = await _two_seated(await manager.register("t"))
         await manager.created(old)
         try:
             now[0] += 3600  # the stall: Redis let the lease lapse

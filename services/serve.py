@@ -19,12 +19,23 @@ tables are still leased to the previous process. The instance id (host name
 and port, see ``services.table.server``) is the same, so the new process
 takes its own leases back at once; with another id it waits for them to
 expire: the demo set-up retries ``UNAVAILABLE`` for a bounded time.
+
+The demo tables keep playing for as long as the process runs
+(``keep_demo_tables_playing``): a bot that loses its last chip is given the
+demo stack again, and a bot the action clock sat out is sat in again. Without
+it the bots' own play ends every demo table within minutes or hours: once one
+bot holds every chip, nobody is dealt in again, and a visitor finds a table
+that never moves. These chips belong to no lobby (``felt serve`` runs none;
+under ``make run`` the demo tables are not lounges): each refill is a
+``ChipsAdded`` in the table's stream, by the service credential, like every
+chip a table holds.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import secrets
 import sys
@@ -40,6 +51,7 @@ from google.protobuf.duration_pb2 import Duration
 from felt.config.settings import FELT_AI_TOKEN
 from felt.service.rpc import stop_event
 from poker.events.v1 import events_pb2 as epb
+from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.ai_worker.worker import AiWorker, WorkerConfig
@@ -73,6 +85,9 @@ DEMO_TABLES = {
     ),
 }
 DEMO_BOTS = (epb.AI_LEVEL_HARD, epb.AI_LEVEL_NORMAL, epb.AI_LEVEL_EASY)
+DEMO_STACK = 1000
+# How often the demo keeper looks at the demo tables (two GetTable calls a round).
+DEMO_KEEPER_EVERY_S = 2.0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -114,12 +129,23 @@ async def serve_all(workers: int, demo: bool, *, dev: bool = False) -> int:
         await open_demo_tables(
             target, config.secrets.admin_token, patience_s=3 * config.lease_ttl_ms / 1000 + 5
         )
+    keeper = (
+        asyncio.get_running_loop().create_task(
+            keep_demo_tables_playing(target, config.secrets.admin_token, ai_token)
+        )
+        if demo
+        else None
+    )
     print(
         f"Felt is running: table service on {target} (gRPC, reflection on), "
         f"{len(pool)} AI workers. Ctrl-C stops it.",
         flush=True,
     )
     await stop_event().wait()
+    if keeper is not None:
+        keeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await keeper
     for worker in pool:
         worker.request_stop()
     for worker in pool:
@@ -156,14 +182,92 @@ async def open_demo_tables(target: str, admin_token: str, patience_s: float = 20
                 name = epb.AiLevel.Name(level).removeprefix("AI_LEVEL_").lower()
                 request = pb.SeatPlayerRequest(
                     table_id=table_id,
-                    player_id=f"bot-{name}-{table_id}",
+                    player_id=_demo_bot_id(table_id, level),
                     display_name=f"{name.capitalize()} bot",
-                    stack=1000,
+                    stack=DEMO_STACK,
                     ai_level=level,
                     request_id=f"demo-seat-{table_id}-{name}",
                 )
                 await _patiently(partial(stub.SeatPlayer, request, metadata=metadata), patience_s)
             log.info("demo_table_opened", table_id=table_id)
+
+
+def _demo_bot_id(table_id: str, level: epb.AiLevel.ValueType) -> str:
+    name = epb.AiLevel.Name(level).removeprefix("AI_LEVEL_").lower()
+    return f"bot-{name}-{table_id}"
+
+
+async def keep_demo_tables_playing(
+    target: str, admin_token: str, ai_token: str, every_s: float = DEMO_KEEPER_EVERY_S
+) -> None:
+    """Until cancelled: every ``every_s``, ``mend_demo_tables`` (see the module's docstring).
+
+    A round that fails (the table moving to another instance, Redis away) is logged and the
+    next one tries again: the keeper never stops the process, nor the process it.
+    """
+    async with grpc.aio.insecure_channel(target) as channel:
+        stub: rpc.TableServiceAsyncStub = rpc.TableServiceStub(channel)
+        while True:
+            try:
+                await mend_demo_tables(stub, admin_token, ai_token)
+            except grpc.aio.AioRpcError as exc:
+                log.info("demo_keeper_waits", code=exc.code().name, detail=exc.details())
+            except Exception as exc:  # never let the keeper die: the next round tries again
+                log.warning("demo_keeper_failed", error=repr(exc))
+            await asyncio.sleep(every_s)
+
+
+async def mend_demo_tables(stub: rpc.TableServiceAsyncStub, admin_token: str, ai_token: str) -> int:
+    """One round of the demo keeper: each demo bot with no chips gets ``DEMO_STACK`` again
+    (``AddChips``, the service credential's), each one sitting out is sat in again
+    (``SitIn``, the AI workers' credential, as for any AI seat). Returns how many seats
+    it mended.
+
+    Request ids name the table's sequence, so a round repeated on the same state (a retry,
+    two keepers after a takeover) mends a seat once. A person's seat is never touched.
+    """
+    admin = (("authorization", f"Bearer {admin_token}"),)
+    ai = (("authorization", f"Bearer {ai_token}"),)
+    mended = 0
+    for table_id in DEMO_TABLES:
+        try:
+            table = (await stub.GetTable(pb.GetTableRequest(table_id=table_id), timeout=10)).table
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() == grpc.StatusCode.NOT_FOUND:
+                continue
+            raise
+        bots = {_demo_bot_id(table_id, level) for level in DEMO_BOTS}
+        for seat in table.seats:
+            if seat.player_id not in bots:
+                continue
+            key = f"{table_id}-{seat.seat}-{table.sequence}"
+            try:
+                if seat.stack == 0:
+                    add = pb.AddChipsRequest(
+                        table_id=table_id,
+                        seat=seat.seat,
+                        amount=DEMO_STACK,
+                        max_stack=DEMO_STACK,
+                        request_id=f"demo-refill-{key}",
+                    )
+                    await stub.AddChips(add, metadata=admin, timeout=10)
+                    log.info("demo_bot_refilled", table_id=table_id, seat=seat.seat)
+                    mended += 1
+                if seat.status == tpb.SEAT_STATUS_SITTING_OUT:
+                    sit_in = pb.SitInRequest(
+                        table_id=table_id, seat=seat.seat, request_id=f"demo-sit-in-{key}"
+                    )
+                    await stub.SitIn(sit_in, metadata=ai, timeout=10)
+                    log.info("demo_bot_sat_in", table_id=table_id, seat=seat.seat)
+                    mended += 1
+            except grpc.aio.AioRpcError as exc:
+                # The table moved on since GetTable (a hand started, the bot left): next round.
+                if exc.code() not in (
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                    grpc.StatusCode.ABORTED,
+                ):
+                    raise
+    return mended
 
 
 async def _patiently(call: Callable[[], Awaitable[T]], patience_s: float) -> T:

@@ -8,6 +8,7 @@ process exits with status 2 and says why), gRPC reflection off in production.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import time
@@ -28,7 +29,13 @@ from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
 from services.grpc_server import PortInUse, aio_server, bind
-from services.serve import DEMO_BOTS, DEMO_TABLES, open_demo_tables
+from services.serve import (
+    DEMO_BOTS,
+    DEMO_STACK,
+    DEMO_TABLES,
+    mend_demo_tables,
+    open_demo_tables,
+)
 from services.table.auth import DEFAULT_TOKEN_TTL_S, DEV_SERVICE_TOKEN, Secrets
 from services.table.server import (
     DEV_SECRET,
@@ -36,7 +43,7 @@ from services.table.server import (
     TableServerConfig,
     start_table_server,
 )
-from tests.integration.table.harness import SeatKey, TableEnv
+from tests.integration.table.harness import ADMIN_TOKEN, AI_TOKEN, SeatKey, TableEnv
 
 SECRET = b"operations-tests-secret-0123456789abcdef"
 ADMIN = "operations-admin-credential-0123456789"
@@ -345,3 +352,84 @@ async def test_demo_tables_have_an_action_clock_and_open_idempotently(table_env:
         assert all(s.ai_level != epb.AI_LEVEL_UNSPECIFIED for s in taken)
         assert len(taken) == len(DEMO_BOTS)  # seated once, not twice
         assert len(taken) < config.seat_count  # a free seat to join
+
+
+async def test_the_demo_keeper_refills_a_busted_bot_and_sits_in_a_sat_out_one(
+    table_env: TableEnv,
+) -> None:
+    """A demo table whose bots' own play leaves one bot with every chip deals again: the
+    keeper gives the busted bot the demo stack (and sits in a bot the clock sat out), once
+    per state, never touching a person's seat."""
+    server = await table_env.start_server()
+    stub = table_env.stub(server)
+    table_id = "demo-holdem"
+    await table_env.create_table(stub, DEMO_TABLES[table_id], table_id)
+    # Two bots with one big blind each: every hand is all-in at once, and one of them busts.
+    for seat, name in ((0, "hard"), (1, "easy")):
+        await table_env.seat(
+            stub,
+            table_id,
+            seat,
+            stack=10,
+            ai_level=epb.AI_LEVEL_EASY,
+            player_id=f"bot-{name}-{table_id}",
+        )
+    person = await table_env.seat(stub, table_id, 2, stack=10)
+    leave = pb.SitOutRequest(table_id=table_id, seat=2, request_id="person-sits-out")
+    await stub.SitOut(leave, metadata=person.md)
+
+    async def table() -> tpb.Table:
+        return (await stub.GetTable(pb.GetTableRequest(table_id=table_id))).table
+
+    async def busted() -> bool | None:
+        view = await table_env.view(stub, table_id)
+        if view.hand.HasField("to_act") and view.hand.street != epb.STREET_COMPLETE:
+            asked = pb.GetTableViewRequest(table_id=table_id, seat=view.hand.to_act)
+            mine = (await stub.GetTableView(asked, metadata=table_env.ai_md)).view
+            legal = {a.type for a in mine.hand.legal_actions}
+            act = (
+                tpb.Action(call=tpb.Action.Call())
+                if tpb.ACTION_TYPE_CALL in legal
+                else tpb.Action(check=tpb.Action.Check())
+            )
+            request = pb.SubmitActionRequest(
+                table_id=table_id,
+                seat=view.hand.to_act,
+                request_id=f"r{view.table.sequence}",
+                expected_sequence=view.table.sequence,
+                action=act,
+            )
+            with contextlib.suppress(grpc.aio.AioRpcError):  # the table moved on meanwhile
+                await stub.SubmitAction(request, metadata=table_env.ai_md)
+            return None
+        t = await table()
+        if t.sequence != view.table.sequence:  # a hand was dealt in between: look again
+            return None
+        return True if any(s.stack == 0 for s in t.seats[:2]) else None
+
+    await table_env.eventually(busted, "a bot to bust", timeout=30)
+    before = await table()
+    (broke,) = [seat.seat for seat in before.seats[:2] if seat.stack == 0]
+    assert await mend_demo_tables(stub, ADMIN_TOKEN, AI_TOKEN) == 1
+    added = [
+        (e.sequence, e.chips_added.seat, e.chips_added.amount)
+        for e in await table_env.stored(table_id)
+        if e.HasField("chips_added") and e.sequence > before.sequence
+    ]
+    assert added == [(before.sequence + 1, broke, DEMO_STACK)]  # once, to the busted bot only
+    after = await table()
+    assert after.seats[2].stack == 10 and after.seats[2].status == tpb.SEAT_STATUS_SITTING_OUT
+    # The bots deal on.
+    await table_env.eventually(lambda: _dealing(table_env, stub, table_id), "the next hand")
+
+    # A bot the action clock sat out is sat in again; a second round finds nothing to mend.
+    sit_out = pb.SitOutRequest(table_id=table_id, seat=0, request_id="bot-sits-out")
+    await stub.SitOut(sit_out, metadata=table_env.ai_md)
+    assert (await table()).seats[0].status == tpb.SEAT_STATUS_SITTING_OUT
+    assert await mend_demo_tables(stub, ADMIN_TOKEN, AI_TOKEN) >= 1
+    assert (await table()).seats[0].status == tpb.SEAT_STATUS_SITTING_IN
+
+
+async def _dealing(table_env: TableEnv, stub: Any, table_id: str) -> bool | None:
+    view = await table_env.view(stub, table_id)
+    return True if view.hand.HasField("to_act") else None

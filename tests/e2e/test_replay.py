@@ -106,8 +106,16 @@ async def test_felt_replay_shows_archived_and_live_hands_as_each_seat_saw_them(
     launcher: Launcher,  # noqa: F811
     archive_db: str,  # noqa: F811
 ) -> None:
+    # Nobody watches the demo tables here: without FELT_TABLE_IDLE_GRACE_S=0 they would rest
+    # a minute after the start (services.table.rest), and a loaded machine can take that long
+    # to archive and check the hands before the live ones are looked for.
     serve = await launcher.start(
-        "serve", "--dev", "--workers", "2", FELT_TABLE_ADDR=f"127.0.0.1:{TABLE_PORT}"
+        "serve",
+        "--dev",
+        "--workers",
+        "2",
+        FELT_TABLE_ADDR=f"127.0.0.1:{TABLE_PORT}",
+        FELT_TABLE_IDLE_GRACE_S="0",
     )
     assert serve.first_line.startswith(READY), (serve.first_line, serve.log.read_text())
     await _start_projector(launcher, archive_db, "p-replay")

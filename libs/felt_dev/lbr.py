@@ -8,14 +8,23 @@ holding them, from the view it had), and values a call by its equity against tha
 belief and a bet or raise by how often the bot folds to it (asked the same way) plus
 its equity against the hands that continue. After it acts it assumes no further
 betting (check or call down), as the published LBR does. Its winnings are an
-estimate, from below, of the bot's exploitability.
+estimate, from below, of the bot's exploitability. It bets or raises half the pot, the
+pot or all-in (``sizes``). In Hold'em its belief starts with one particle per
+starting-hand class (169, weighted by their deals) and is drawn afresh, weighted by
+every bot action so far, when those actions wear it down (``replenish``): a belief of a
+few lucky particles made it shove into ranges it had not sampled.
 
-Each deal is played twice with the seats swapped (duplicate); a Hold'em pot all-in
-before the river is scored by its expected value over the cards to come (both hands
-known once the hand is over); the result is the mean per hand with a 95% interval,
-in milli big blinds (Hold'em) or milli big bets (Draw) per hand. LBR only reads its own
-cards, the public record and the bot's answers to hypothetical views; it never looks at
-the bot's real cards while it plays.
+Each deal is played twice with the seats swapped (duplicate), on the same decks and
+with the same random streams whichever bot it plays (common random numbers), so two
+bots' results can be compared deal by deal (``paired``). A Hold'em hand is scored with
+the luck of the board taken out (``board_luck``): once the hand is over, both hands are
+known, and each board card's effect on LBR's equity, times the pot it fell into, is
+subtracted. Its mean is zero whatever the players do (a board card is uniform over the
+unseen cards given everything before it), so the estimate stays unbiased; a pot all-in
+before the river is so scored by its expected value over the cards to come. The result
+is the mean per hand with a 95% interval, in milli big blinds (Hold'em) or milli big
+bets (Draw) per hand. LBR only reads its own cards, the public record and the bot's
+answers to hypothetical views; it never looks at the bot's real cards while it plays.
 """
 
 from __future__ import annotations
@@ -23,9 +32,10 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from itertools import combinations
 
-from felt.core.cards import Card
+from felt.core.cards import Card, rank_of, suit_of
 from felt.core.evaluator import evaluate, evaluate_many
 from felt.core.rules.commands import Act, ActionKind, Discard, StartHand
 from felt.core.rules.config import Variant
@@ -64,14 +74,45 @@ class Estimate:
     hands: int
     mean: float
     half_width: float
+    per_deal: tuple[float, ...] = field(default=(), repr=False)
+    # The chips LBR actually won, deal by deal, with no correction (to show what it removes).
+    raw: tuple[float, ...] = field(default=(), repr=False)
 
     def line(self) -> str:
         unit = "mbb/hand" if self.variant == Variant.NLHE else "mBB/hand"
         return (
-            f"{self.bot:>7} {self.variant.value:>6}: {self.mean:+8.0f} {unit} "
+            f"{self.bot:>11} {self.variant.value:>6}: {self.mean:+8.0f} {unit} "
             f"[{self.mean - self.half_width:+.0f}, {self.mean + self.half_width:+.0f}] "
             f"over {self.hands} hands"
         )
+
+    def raw_line(self) -> str:
+        """The same from the chips won alone (no all-in or board-luck correction)."""
+        if len(self.raw) < 2:
+            return ""
+        mean, half = _mean_interval(self.raw)
+        return f"chips alone {mean:+.0f} [{mean - half:+.0f}, {mean + half:+.0f}]"
+
+
+def _mean_interval(xs: Sequence[float]) -> tuple[float, float]:
+    mean = sum(xs) / len(xs)
+    var = sum((x - mean) ** 2 for x in xs) / max(len(xs) - 1, 1)
+    return mean, Z95 * math.sqrt(var / len(xs))
+
+
+def paired(a: Estimate, b: Estimate) -> Estimate:
+    """LBR's winnings against ``a`` minus against ``b``, deal by deal, with a 95% interval.
+
+    Both must have been played on the same deals and seeds (``play`` with the same
+    ``deals`` and ``seed``): the shared cards' luck then largely cancels in each deal's
+    difference, and the interval is that of the mean difference, not of two means.
+    """
+    if a.variant != b.variant or len(a.per_deal) != len(b.per_deal) or not a.per_deal:
+        raise ValueError("paired estimates need the same game and the same deals")
+    diffs = [x - y for x, y in zip(a.per_deal, b.per_deal, strict=True)]
+    raw = tuple(x - y for x, y in zip(a.raw, b.raw, strict=True))
+    mean, half = _mean_interval(diffs)
+    return Estimate(f"{a.bot}-{b.bot}", a.variant, a.hands, mean, half, tuple(diffs), raw)
 
 
 def _hypothetical(
@@ -93,8 +134,19 @@ def _hypothetical(
 class LocalBestResponse:
     """The LBR player for one hand at a time; ``particles`` bounds the belief's size."""
 
-    def __init__(self, bot: Bot, particles: int, rollouts: int, rng: random.Random) -> None:
+    def __init__(
+        self,
+        bot: Bot,
+        particles: int,
+        rollouts: int,
+        rng: random.Random,
+        sizes: Sequence[float] = (1.0,),
+        refill: int = 0,
+    ) -> None:
         self.bot = bot
+        self.sizes = tuple(sizes)
+        self.refill = refill
+        self.spots: list[tuple[HandView, list[Event], LegalActions, Act]] = []
         self.size = particles
         self.rollouts = rollouts
         self.rng = rng
@@ -103,8 +155,12 @@ class LocalBestResponse:
 
     def start(self, mine: Sequence[Card], cards_each: int) -> None:
         deck = [c for c in range(52) if c not in mine]
-        self.belief = [Particle(tuple(self.rng.sample(deck, cards_each))) for _ in range(self.size)]
         self.drawn = False
+        self.spots = []
+        if cards_each == 2 and self.refill > 0:
+            self.belief = _stratified(deck, self.rng)
+            return
+        self.belief = [Particle(tuple(self.rng.sample(deck, cards_each))) for _ in range(self.size)]
 
     def _known(self, view: HandView, me: int) -> set[Card]:
         seen = set(view.board)
@@ -131,6 +187,8 @@ class LocalBestResponse:
         legal = legal_actions(state)  # type: ignore[arg-type]
         assert legal is not None
         redacted = redact_all(history, seat)
+        if isinstance(actual, Act):
+            self.spots.append((view, redacted, legal, actual))
         for i, p in enumerate(self.belief):
             if p.weight <= 0:
                 continue
@@ -147,6 +205,66 @@ class LocalBestResponse:
                 continue
             else:
                 p.weight *= 0.02  # the bot mixes; never rule a hand out on one action
+
+    def _likelihood(self, hand: tuple[Card, ...], seat: int) -> float:
+        """How likely the bot's moves so far were holding ``hand`` (``observe``'s weights)."""
+        weight = 1.0
+        p = Particle(hand)
+        for view, redacted, legal, actual in self.spots:
+            hv, hh = _hypothetical(view, redacted, seat, p)
+            move = self.bot.decide(hv, hh, legal, random.Random(self.rng.getrandbits(32)))
+            if not isinstance(move, Act):
+                return 0.0
+            if not _same(move, actual):
+                weight *= 0.02
+        return weight
+
+    def replenish(self, view: HandView, me: int, bot_seat: int) -> None:
+        """Hold'em: when the belief has worn down to a few hands, draw it afresh.
+
+        Sequential importance sampling loses its particles when the bot's actions rule
+        most of them out (after a re-raise, one or two of 16 may be left), and a best
+        response to one or two guessed hands shoves into the real range. When the
+        effective number of particles (sum of weights squared over the sum of squares)
+        falls below half of the belief's size, ``refill`` fresh hands are drawn from
+        the unseen cards, weighted by the same likelihood of every bot action so far, and
+        the belief becomes ``size`` of the old and new particles drawn by weight (with
+        equal weights after). Both sets are weighted samples of the same posterior, so
+        the belief stays the one LBR assumes, only less noisy. The same resampling cuts
+        the 169-particle stratified start (``_stratified``) down to ``size`` once the
+        bot has acted.
+        """
+        if self.refill <= 0 or self.drawn or not self.spots or not self.belief:
+            return
+        if len(self.belief[0].dealt) != 2:
+            return
+        total = sum(p.weight for p in self.belief)
+        square = sum(p.weight * p.weight for p in self.belief)
+        worn = total <= 0 or total * total / square < self.size / 2
+        if not worn and len(self.belief) <= self.size:
+            return
+        known = self._known(view, me)
+        deck = [c for c in range(52) if c not in known]
+        pool = [p for p in self.belief if p.weight > 0]
+        for _ in range(self.refill if worn else 0):
+            hand = tuple(self.rng.sample(deck, 2))
+            w = self._likelihood(hand, bot_seat)
+            if w > 0:
+                pool.append(Particle(hand, weight=w))
+        mass = sum(p.weight for p in pool)
+        if mass <= 0:
+            return
+        # Systematic resampling: ``size`` draws by weight, duplicates merged.
+        step = mass / self.size
+        u = self.rng.random() * step
+        chosen: dict[tuple[Card, ...], int] = {}
+        acc = 0.0
+        for p in pool:
+            acc += p.weight
+            while u < acc and sum(chosen.values()) < self.size:
+                chosen[p.dealt] = chosen.get(p.dealt, 0) + 1
+                u += step
+        self.belief = [Particle(h, weight=float(n)) for h, n in chosen.items()]
 
     def after_draw(self, view: HandView, me: int) -> None:
         """Give each particle replacement cards for what it threw (Draw)."""
@@ -206,6 +324,7 @@ class LocalBestResponse:
         assert legal is not None
         mine = tuple(c for c in view.seat(me).cards if c is not None)
         self.prune(view, me)
+        self.replenish(view, me, bot_seat)
         if legal.max_discard is not None:
             keep = standard_keep(mine)
             throw = tuple(c for c in mine if c not in keep)[: legal.max_discard]
@@ -232,7 +351,8 @@ class LocalBestResponse:
             return []
         if legal.max_raise_to == legal.min_raise_to:
             return [bet_to(legal, legal.min_raise_to)]
-        out = [pot_bet_to(sit, legal, 1.0), all_in(legal)]  # type: ignore[arg-type]
+        out = [pot_bet_to(sit, legal, f) for f in self.sizes]  # type: ignore[arg-type]
+        out.append(all_in(legal))
         return [b for i, b in enumerate(out) if b not in out[:i]]
 
     def _bet_value(
@@ -298,6 +418,83 @@ def _all_in_value(
     return float(equity * pot - seats[me].committed)
 
 
+def _board_equity(
+    mine: Sequence[Card],
+    theirs: Sequence[Card],
+    board: Sequence[Card],
+    rng: random.Random,
+    runouts: int,
+) -> float:
+    """``mine``'s Hold'em equity against ``theirs`` on ``board``: exact from the flop on
+    (every turn and river enumerated), an unbiased sample of ``runouts`` boards pre-flop."""
+    used = set(mine) | set(theirs) | set(board)
+    free = [c for c in range(52) if c not in used]
+    missing = 5 - len(board)
+    if missing == 0:
+        rests: list[tuple[int, ...]] = [()]
+    elif missing <= 2:
+        rests = list(combinations(free, missing))
+    else:
+        rests = [tuple(rng.sample(free, missing)) for _ in range(runouts)]
+    a = [[*mine, *board, *r] for r in rests]
+    b = [[*theirs, *board, *r] for r in rests]
+    va, vb = evaluate_many(a), evaluate_many(b)
+    return sum(_cmp(x, y) for x, y in zip(va, vb, strict=True)) / len(rests)
+
+
+# The Hold'em chance nodes: board length before the deal -> after it.
+_STREETS = {0: 3, 3: 4, 4: 5}
+
+
+def board_luck(
+    mine: Sequence[Card],
+    theirs: Sequence[Card],
+    board: Sequence[Card],
+    pots: dict[int, int],
+    rng: random.Random,
+    runouts: int = 2000,
+) -> float:
+    """The chips LBR won or lost to the board cards alone, to subtract from its result.
+
+    ``pots[k]`` is the pot when the board went from ``k`` cards to the next street. For
+    each street dealt, the pot times the change of LBR's equity (both hands known) that
+    its cards caused. Given everything before them, the street's cards are uniform over
+    the unseen cards and the equity before them is the mean of the equity after them, so
+    each term, and the sum, has mean zero whatever either player did (the chance part of
+    Burch et al.'s AIVAT with a plain equity value): subtracting it leaves the estimate
+    unbiased and removes the board's share of the variance. A pot all-in before the river
+    is thus scored by its equity; a hand that ends by a fold keeps the luck of the streets
+    before the fold removed.
+    """
+    out = 0.0
+    cache: dict[int, float] = {}
+
+    def eq(n: int) -> float:
+        if n not in cache:
+            cache[n] = _board_equity(mine, theirs, board[:n], rng, runouts)
+        return cache[n]
+
+    for before, after in _STREETS.items():
+        if before in pots and len(board) >= after:
+            out += pots[before] * (eq(after) - eq(before))
+    return out
+
+
+def _stratified(deck: Sequence[Card], rng: random.Random) -> list[Particle]:
+    """A Hold'em belief with one particle per starting-hand class (pair, suited, offsuit
+    by ranks, 169 in all), a random deal of that class from ``deck``, weighted by how
+    many deals of the class ``deck`` holds: a stratified sample of a uniform deal, so
+    the first decisions' fold rates are not left to a few random hands."""
+    classes: dict[tuple[int, int, bool], list[tuple[Card, Card]]] = {}
+    for a, b in combinations(deck, 2):
+        hi, lo = max(rank_of(a), rank_of(b)), min(rank_of(a), rank_of(b))
+        classes.setdefault((hi, lo, suit_of(a) == suit_of(b)), []).append((a, b))
+    return [
+        Particle(rng.choice(deals), weight=float(len(deals)))
+        for _, deals in sorted(classes.items())
+    ]
+
+
 def _same(a: Act, b: Act) -> bool:
     aggressive = (ActionKind.BET, ActionKind.RAISE)
     if a.kind in aggressive and b.kind in aggressive:
@@ -310,20 +507,41 @@ def _cmp(a: int, b: int) -> float:
 
 
 def play(
-    variant: Variant, bot_name: str, deals: int, seed: int, particles: int = 24, rollouts: int = 8
+    variant: Variant,
+    bot_name: str,
+    deals: int,
+    seed: int,
+    particles: int = 24,
+    rollouts: int = 8,
+    sizes: Sequence[float] = (0.5, 1.0),
+    luck: bool = True,
+    refill: int = 72,
 ) -> Estimate:
-    """LBR against ``bot_name`` heads-up over ``deals`` duplicate deals (twice as many hands)."""
+    """LBR against ``bot_name`` heads-up over ``deals`` duplicate deals (twice as many hands).
+
+    ``sizes`` are LBR's bet and raise sizes as fractions of the pot (all-in is always
+    one more); ``refill`` is how many fresh hands a worn Hold'em belief draws (0: the
+    old random belief of ``particles`` hands, never refilled); ``luck`` subtracts the
+    board's luck from Hold'em hands (``board_luck``); without it only all-ins before the
+    river are scored by their expected value. Decks,
+    hand ids and random streams do not depend on the bot, so two runs with the same
+    ``deals`` and ``seed`` can be compared deal by deal (``paired``).
+    """
     key = master_key(seed)
     unit = unit_of(variant)
     per_deal: list[float] = []
+    raw: list[float] = []
     cards_each = 2 if variant == Variant.NLHE else 5
     for deal in range(deals):
         total = 0.0
+        chips = 0.0
         for lbr_seat in (0, 1):
             bot_seat = 1 - lbr_seat
-            label = f"lbr:{bot_name}:{variant.value}:{deal}:{lbr_seat}"
+            label = f"lbr:{variant.value}:{deal}:{lbr_seat}"
             bot = get_bot(bot_name)
-            lbr = LocalBestResponse(bot, particles, rollouts, random.Random(_derive(key, label)))
+            lbr = LocalBestResponse(
+                bot, particles, rollouts, random.Random(_derive(key, label)), sizes, refill
+            )
             bot_rng = random.Random(_derive(key, label + ":bot"))
             setup = hand_setup(
                 variant, hand_id_for(key, label), deck_for(variant, key, deal), deal % 2
@@ -333,6 +551,7 @@ def play(
             start = {s.seat: s.stack for s in setup.seats}
             lbr_started = False
             allin_board: tuple[Card, ...] | None = None
+            pots: dict[int, int] = {}
             while not state.ended:
                 legal = legal_actions(state)
                 assert legal is not None
@@ -353,17 +572,25 @@ def play(
                 history.extend(events)
                 if state.ended and len(state.board) > len(board_before):
                     allin_board = board_before
+                for before in _STREETS:
+                    if len(board_before) <= before < len(state.board):
+                        pots[before] = sum(s.committed for s in state.seats)
                 if any(isinstance(e, CardsDrawn) for e in events):
                     drew = [e for e in history if isinstance(e, CardsDrawn)]
                     if len(drew) == 2:
                         lbr.drawn = True
                         lbr.after_draw(view_for(state, lbr_seat), lbr_seat)
-            if allin_board is not None:
-                total += _all_in_value(state, lbr_seat, allin_board, lbr.rng)
-            else:
-                stacks = {s.seat: s.stack for s in state.seats}
-                total += stacks[lbr_seat] - start[lbr_seat]
+            stacks = {s.seat: s.stack for s in state.seats}
+            net = float(stacks[lbr_seat] - start[lbr_seat])
+            chips += net
+            if variant == Variant.NLHE and luck:
+                holes = {s.seat: s.hole for s in state.seats}
+                luck_rng = random.Random(_derive(key, label + ":luck"))
+                net -= board_luck(holes[lbr_seat], holes[bot_seat], state.board, pots, luck_rng)
+            elif allin_board is not None:
+                net = _all_in_value(state, lbr_seat, allin_board, lbr.rng)
+            total += net
         per_deal.append(total / 2 / unit * 1000.0)
-    mean = sum(per_deal) / len(per_deal)
-    var = sum((x - mean) ** 2 for x in per_deal) / max(len(per_deal) - 1, 1)
-    return Estimate(bot_name, variant, 2 * deals, mean, Z95 * math.sqrt(var / len(per_deal)))
+        raw.append(chips / 2 / unit * 1000.0)
+    mean, half = _mean_interval(per_deal)
+    return Estimate(bot_name, variant, 2 * deals, mean, half, tuple(per_deal), tuple(raw))

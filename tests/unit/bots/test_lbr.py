@@ -3,13 +3,35 @@ wins against a bot that never folds."""
 
 from __future__ import annotations
 
-from felt.core.rules.commands import StartHand
+import random
+import statistics
+from collections.abc import Callable, Sequence
+from itertools import combinations
+
+import pytest
+
+from felt.core.cards import cards, rank_of
+from felt.core.evaluator import evaluate
+from felt.core.rules.commands import Act, ActionKind, StartHand
 from felt.core.rules.config import Variant
 from felt.core.rules.engine import execute
-from felt.core.rules.events import HoleCardsDealt
-from felt.core.rules.views import redact_all, view_for
-from felt_dev.ladder import deck_for, hand_setup, master_key
-from felt_dev.lbr import Particle, _hypothetical, play
+from felt.core.rules.events import Event, HoleCardsDealt
+from felt.core.rules.legal import LegalActions, legal_actions
+from felt.core.rules.state import HandState
+from felt.core.rules.views import HandView, redact_all, view_for
+from felt.players.bots.base import bet_to, check_or_call
+from felt_dev.ladder import Z95, deck_for, hand_setup, master_key
+from felt_dev.lbr import (
+    Estimate,
+    LocalBestResponse,
+    Particle,
+    _cmp,
+    _hypothetical,
+    _stratified,
+    board_luck,
+    paired,
+    play,
+)
 
 
 def test_the_bot_is_asked_with_the_particle_s_cards_never_its_own() -> None:
@@ -30,3 +52,175 @@ def test_lbr_beats_a_calling_station_and_reports_an_interval() -> None:
     assert est.mean - est.half_width > 0  # value bets into a player who never folds
     est = play(Variant.DRAW5, "easy", 4, seed=5, particles=8, rollouts=4)
     assert est.hands == 8 and est.half_width >= 0
+
+
+def test_paired_difference_is_the_mean_of_the_deal_by_deal_differences() -> None:
+    a = Estimate("easy", Variant.NLHE, 8, 0.0, 0.0, (100.0, 300.0, -50.0, 250.0))
+    b = Estimate("hard", Variant.NLHE, 8, 0.0, 0.0, (90.0, 280.0, -80.0, 230.0))
+    diff = paired(a, b)
+    assert diff.bot == "easy-hard" and diff.hands == 8
+    assert diff.per_deal == (10.0, 20.0, 30.0, 20.0)
+    assert diff.mean == pytest.approx(20.0)
+    # The deals' shared luck cancels: the paired interval is far narrower than either's.
+    sd = statistics.stdev(diff.per_deal)
+    assert diff.half_width == pytest.approx(Z95 * sd / 2)
+    with pytest.raises(ValueError):
+        paired(a, Estimate("hard", Variant.NLHE, 6, 0.0, 0.0, (1.0, 2.0, 3.0)))
+
+
+def test_board_luck_has_mean_zero_over_the_cards_to_come() -> None:
+    mine, theirs = cards("AhKh"), cards("QsQd")
+    rng = random.Random(3)
+    flop = cards("2h7hQc")
+    unseen = [c for c in range(52) if c not in {*mine, *theirs, *flop}]
+    # Every turn and river after a flop bet into a pot of 600 and a turn pot of 1800.
+    total = 0.0
+    runs = 0
+    for turn, river in combinations(unseen, 2):
+        for board in ((*flop, turn, river), (*flop, river, turn)):
+            total += board_luck(mine, theirs, board, {3: 600, 4: 1800}, rng)
+            runs += 1
+    assert abs(total / runs) < 1e-9
+    # A pot all-in on the flop: the result less the luck is the pot times the flop equity.
+    board = (*flop, *cards("3c4d"))
+    won = 600 if evaluate([*mine, *board]) > evaluate([*theirs, *board]) else 0
+    luck = board_luck(mine, theirs, board, {3: 600, 4: 600}, rng)
+    flop_equity = sum(
+        _cmp(evaluate([*mine, *flop, t, r]), evaluate([*theirs, *flop, t, r]))
+        for t, r in combinations(unseen, 2)
+    ) / len(list(combinations(unseen, 2)))
+    assert won - luck == pytest.approx(600 * flop_equity)
+
+
+class _FoldsToSmallBets:
+    """Folds to a raise of at most one big blind more, calls anything bigger."""
+
+    name = "folds_small"
+
+    def decide(
+        self,
+        view: HandView,
+        history: Sequence[Event],
+        legal: LegalActions,
+        rng: random.Random,
+        table: object = None,
+    ) -> Act:
+        if legal.call_amount is not None and legal.call_amount <= 100:
+            return Act(legal.seat, ActionKind.FOLD)
+        return check_or_call(legal)
+
+
+class _RaisesPairs:
+    """Raises with a pocket pair, calls or checks with anything else."""
+
+    name = "raises_pairs"
+
+    def decide(
+        self,
+        view: HandView,
+        history: Sequence[Event],
+        legal: LegalActions,
+        rng: random.Random,
+        table: object = None,
+    ) -> Act:
+        hole = [c for c in view.seat(legal.seat).cards if c is not None]
+        if rank_of(hole[0]) == rank_of(hole[1]) and legal.min_raise_to is not None:
+            return bet_to(legal, legal.min_raise_to)
+        return check_or_call(legal)
+
+
+def _first_to_act(fits: Callable[[list[int]], bool]) -> tuple[HandState, list[Event], int]:
+    """The first deal (seeded) where the first to act pre-flop holds ranks that ``fits``."""
+    for deal in range(200):
+        deck = deck_for(Variant.NLHE, master_key(7), deal)
+        state, events = execute(None, StartHand(hand_setup(Variant.NLHE, "h", deck, 0)))
+        legal = legal_actions(state)
+        assert legal is not None
+        hole = view_for(state, legal.seat).seat(legal.seat).cards
+        if fits(sorted(rank_of(c) for c in hole if c is not None)):
+            return state, list(events), legal.seat
+    raise AssertionError("no such hand dealt")
+
+
+def _hole(state: HandState, seat: int) -> tuple[int, ...]:
+    return tuple(c for c in view_for(state, seat).seat(seat).cards if c is not None)
+
+
+def test_a_half_pot_raise_is_legal_and_chosen_when_it_is_the_best() -> None:
+    # A weak unpaired hand first to act, against a bot that folds to a small raise only.
+    state, history, me = _first_to_act(lambda r: r[1] < 7 and r[0] != r[1])
+    legal = legal_actions(state)
+    assert legal is not None and legal.min_raise_to is not None and legal.max_raise_to is not None
+    lbr = LocalBestResponse(_FoldsToSmallBets(), 12, 8, random.Random(1), sizes=(0.5, 1.0))
+    lbr.start(_hole(state, me), 2)
+    move = lbr.decide(state, history, me, 1 - me)
+    # Raising to two big blinds wins the blinds every time; the pot-sized raise gets called.
+    assert isinstance(move, Act) and move.kind == ActionKind.RAISE and move.amount == 200
+    assert legal.min_raise_to <= move.amount <= legal.max_raise_to
+    after, _ = execute(state, move)  # the engine accepts it
+    assert after.pot == 300
+    only_pot = LocalBestResponse(_FoldsToSmallBets(), 12, 8, random.Random(1), sizes=(1.0,))
+    only_pot.start(_hole(state, me), 2)
+    other = only_pot.decide(state, history, me, 1 - me)
+    assert isinstance(other, Act) and other.amount != 200
+
+
+def test_the_stratified_belief_covers_every_starting_hand_class_once() -> None:
+    mine = cards("AsKs")
+    belief = _stratified([c for c in range(52) if c not in mine], random.Random(2))
+    assert len(belief) == 169
+    assert sum(p.weight for p in belief) == 50 * 49 / 2  # every deal counted once
+    assert all(not set(p.dealt) & set(mine) for p in belief)
+
+
+def _pair_share(lbr: LocalBestResponse) -> float:
+    pairs = sum(p.weight for p in lbr.belief if rank_of(p.dealt[0]) == rank_of(p.dealt[1]))
+    return pairs / sum(p.weight for p in lbr.belief)
+
+
+def test_a_worn_belief_is_drawn_afresh_from_hands_that_fit_the_bot_s_actions() -> None:
+    # The bot, first to act, holds a pair and raises; LBR's belief had one pair in twelve.
+    state, history, bot_seat = _first_to_act(lambda r: r[0] == r[1])
+    me = 1 - bot_seat
+    bot = _RaisesPairs()
+    lbr = LocalBestResponse(bot, 12, 8, random.Random(4), refill=80)
+    lbr.start(_hole(state, me), 2)
+    known = set(_hole(state, me)) | set(_hole(state, bot_seat))
+    free = [c for c in range(52) if c not in known]
+    unpaired = [(a, b) for a, b in combinations(free, 2) if rank_of(a) != rank_of(b)]
+    pair = next((a, b) for a, b in combinations(free, 2) if rank_of(a) == rank_of(b))
+    lbr.belief = [Particle(h) for h in unpaired[:11]] + [Particle(pair)]
+    legal = legal_actions(state)
+    assert legal is not None
+    move = bot.decide(
+        view_for(state, bot_seat), redact_all(history, bot_seat), legal, random.Random()
+    )
+    assert move.kind == ActionKind.RAISE
+    lbr.observe(state, history, bot_seat, move)
+    after, _ = execute(state, move)
+    # Worn down to one likely hand: refilled with fresh deals weighted by the raise.
+    lbr.replenish(view_for(after, me), me, bot_seat)
+    assert 0 < len(lbr.belief) <= 12 and all(p.weight > 0 for p in lbr.belief)
+    assert len({p.dealt for p in lbr.belief} - {pair}) >= 2
+    assert _pair_share(lbr) > 0.6
+    assert all(not set(p.dealt) & set(_hole(state, me)) for p in lbr.belief)
+
+
+def test_the_stratified_start_is_cut_to_size_after_the_bot_acts() -> None:
+    state, history, bot_seat = _first_to_act(lambda r: r[0] == r[1])
+    me = 1 - bot_seat
+    bot = _RaisesPairs()
+    lbr = LocalBestResponse(bot, 12, 8, random.Random(5), refill=40)
+    lbr.start(_hole(state, me), 2)
+    assert len(lbr.belief) == 169
+    legal = legal_actions(state)
+    assert legal is not None
+    move = bot.decide(
+        view_for(state, bot_seat), redact_all(history, bot_seat), legal, random.Random()
+    )
+    lbr.observe(state, history, bot_seat, move)
+    after, _ = execute(state, move)
+    lbr.replenish(view_for(after, me), me, bot_seat)
+    assert len(lbr.belief) <= 12
+    # 13 pair classes of 6 deals against 156 others at a fiftieth: pairs hold ~3/4 of it.
+    assert _pair_share(lbr) > 0.5

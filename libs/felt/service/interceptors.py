@@ -217,28 +217,34 @@ class _Guarded:
     async def __aexit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: object
     ) -> bool:
-        code = "OK"
         try:
             if isinstance(error, grpc.aio.AbortError | asyncio.CancelledError | GeneratorExit):
-                code = _ended(self.context, error)
+                self._observe(_ended(self.context, error))
             elif isinstance(error, Exception):
                 refused = self.call._status(error)
-                code = refused.code.name
+                # Counted before the status goes out: ``fail`` (gRPC's ``abort``) sends it and
+                # only then returns here, so a client that has its answer and reads /metrics at
+                # once would not find its call counted yet.
+                self._observe(refused.code.name)
                 await fail(self.context, refused)  # raises: the call ends with this status
                 return True  # pragma: no cover - fail raises
+            else:
+                self._observe("OK")
             return False
         finally:
-            metrics = self.call.metrics
-            if metrics is not None:
-                metrics.observe_rpc(
-                    self.call.service,
-                    self.method,
-                    code,
-                    time.perf_counter() - self.started,
-                    self.request,
-                )
             with contextlib.suppress(ValueError):  # a stream finalized in another context
                 reset_contextvars(**self.tokens)
+
+    def _observe(self, code: str) -> None:
+        metrics = self.call.metrics
+        if metrics is not None:
+            metrics.observe_rpc(
+                self.call.service,
+                self.method,
+                code,
+                time.perf_counter() - self.started,
+                self.request,
+            )
 
 
 _STATUS_NAMES = {status.value[0]: status.name for status in grpc.StatusCode}

@@ -317,6 +317,20 @@ def write_outputs(
     return [csv_path, json_path, md_path, png_path]
 
 
+def bar_label(pairing: str, width: int = 40) -> str:
+    """A chart label: a long mix (``hard vs mix a+b+...``) wrapped after a ``+`` so that
+    it stays within about ``width`` characters a line and does not run into the bars."""
+    lines = [""]
+    for part in pairing.split("+"):
+        piece = part if lines[-1] == "" else "+" + part
+        if lines[-1] and len(lines[-1]) + len(piece) > width:
+            lines[-1] += "+"
+            lines.append(part)
+        else:
+            lines[-1] += piece
+    return "\n".join(lines)
+
+
 def plot(results: Sequence[PairingResult], path: Path) -> None:
     """Horizontal bars with 95% CI error bars, one panel per variant."""
     try:
@@ -331,7 +345,15 @@ def plot(results: Sequence[PairingResult], path: Path) -> None:
     from felt_dev.ladder import table_name
 
     panels = list(dict.fromkeys((r.variant, r.seats) for r in results))
-    tallest = max(sum(1 for r in results if (r.variant, r.seats) == p) for p in panels)
+    # Rows are as tall as a bar, or more where a wrapped label runs to several lines.
+    tallest = max(
+        sum(
+            max(1.0, 0.55 * (bar_label(r.pairing).count("\n") + 1))
+            for r in results
+            if (r.variant, r.seats) == p
+        )
+        for p in panels
+    )
     cols = min(2, len(panels))
     nrows = math.ceil(len(panels) / cols)
     fig, axes = plt.subplots(
@@ -348,12 +370,12 @@ def plot(results: Sequence[PairingResult], path: Path) -> None:
             "#2b8a3e" if r.ci_low > 0 else "#c92a2a" if r.ci_high < 0 else "#868e96" for r in rows
         ]
         ax.barh(ys, values, xerr=errors, color=colors, capsize=3, ecolor="#212529")
-        ax.set_yticks(ys, [r.pairing for r in rows])
+        ax.set_yticks(ys, [bar_label(r.pairing) for r in rows])
         ax.axvline(0, color="#212529", linewidth=0.8)
         unit = rows[0].unit if rows else ""
         hands = rows[0].hands if rows else 0
         table = table_name(seats)
-        ax.set_title(f"{variant} {table}: first bot's result ({unit}, {hands} hands, 95% CI)")
+        ax.set_title(f"{variant} {table}: first bot's result\n({unit}, {hands} hands, 95% CI)")
         ax.set_xlabel(unit)
         ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()

@@ -11,7 +11,7 @@ import pytest
 
 from felt.core.rules.config import Variant
 from felt_dev.ladder import FULL_TABLE, chunks, play_chunk, seat_names
-from felt_dev.ladder_cli import _mixes
+from felt_dev.ladder_cli import _mixes, bar_label
 
 
 def test_a_one_style_field_seats_as_before() -> None:
@@ -64,3 +64,14 @@ def test_the_cli_expands_groups_and_refuses_unknown_bots() -> None:
     assert _mixes("rock+easy", "hard", {}) == (("hard", "rock+easy"),)
     with pytest.raises(SystemExit, match="unknown bot"):
         _mixes("rock+nobody", "hard", {})
+
+
+def test_a_long_mix_label_wraps_after_a_plus_and_keeps_every_name() -> None:
+    pairing = "hard vs mix lag+nit+value_station+check_raiser+tight_aggressive+maniac_plus"
+    label = bar_label(pairing, width=30)
+    lines = label.split("\n")
+    assert len(lines) > 1
+    assert all(len(line) <= 30 for line in lines)
+    assert all(line.endswith("+") for line in lines[:-1])
+    assert label.replace("\n", "") == pairing
+    assert bar_label("hard vs 5x lag") == "hard vs 5x lag"

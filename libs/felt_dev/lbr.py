@@ -711,6 +711,7 @@ def bet_label(fraction: float) -> str:
 
 # The breakdown's dimensions: a hand record's bucket under each.
 SPOTS: dict[str, Callable[[HandRecord], str]] = {
+    "street of LBR's last bet": lambda r: "no bet" if r.street == "none" else r.street,
     "LBR's last bet": lambda r: r.action if r.street == "none" else f"{r.street} {r.action}",
     "LBR's last bet, over the bot's raises": lambda r: (
         r.action

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import combinations
 
@@ -66,6 +66,42 @@ class Particle:
 
 
 @dataclass(frozen=True, slots=True)
+class HandRecord:
+    """One hand of an LBR run, for the breakdown of its winnings by spot (``breakdown``).
+
+    ``net`` is what the hand adds to the estimate (board luck out, thousandths of the
+    unit) and ``chips`` what LBR actually won (same unit); ``street`` and ``action`` are
+    those of LBR's last bet or raise of the hand (``"none"``/``"check/call"`` if it
+    made none), ``facing`` how many bets and raises of the bot's on that street it
+    answered, ``bot_raises`` how many the bot made in the hand; ``end`` is how the
+    hand ended: ``"bot folds"``, ``"LBR folds"`` or ``"showdown"`` (all-ins included).
+    """
+
+    deal: int
+    button: bool
+    street: str
+    action: str
+    end: str
+    net: float
+    chips: float
+    # The bot's bets and raises on the street of LBR's last bet before it (0: LBR bet
+    # first or raised only the blinds), and in the whole hand.
+    facing: int = 0
+    bot_raises: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class BetRecord:
+    """One bet or raise of LBR's: where, its size, whether the bot's answer was a fold,
+    and the fold rate LBR's belief predicted for it."""
+
+    street: str
+    action: str
+    folded: bool
+    predicted: float
+
+
+@dataclass(frozen=True, slots=True)
 class Estimate:
     """LBR's winnings against one bot in one game: per hand, in thousandths of the unit."""
 
@@ -77,6 +113,9 @@ class Estimate:
     per_deal: tuple[float, ...] = field(default=(), repr=False)
     # The chips LBR actually won, deal by deal, with no correction (to show what it removes).
     raw: tuple[float, ...] = field(default=(), repr=False)
+    # Hand by hand and bet by bet, for ``breakdown`` and ``fold_rates``.
+    records: tuple[HandRecord, ...] = field(default=(), repr=False)
+    bets: tuple[BetRecord, ...] = field(default=(), repr=False)
 
     def line(self) -> str:
         unit = "mbb/hand" if self.variant == Variant.NLHE else "mBB/hand"
@@ -152,6 +191,8 @@ class LocalBestResponse:
         self.rng = rng
         self.belief: list[Particle] = []
         self.drawn = False
+        self.choice: tuple[str, float] | None = None
+        self._fold = 0.0
 
     def start(self, mine: Sequence[Card], cards_each: int) -> None:
         deck = [c for c in range(52) if c not in mine]
@@ -322,6 +363,7 @@ class LocalBestResponse:
         view = view_for(state, me)  # type: ignore[arg-type]
         legal = legal_actions(state)  # type: ignore[arg-type]
         assert legal is not None
+        self.choice = None
         mine = tuple(c for c in view.seat(me).cards if c is not None)
         self.prune(view, me)
         self.replenish(view, me, bot_seat)
@@ -340,20 +382,28 @@ class LocalBestResponse:
             options.append((0.0, Act(me, ActionKind.FOLD)))
         else:
             options.append((equity * pot, check_or_call(legal)))
-        for bet in self._bets(sit, legal):
+        spots: dict[Act, tuple[str, float]] = {}
+        for label, bet in self._bets(sit, legal, limit=len(mine) == 5):
             ev = self._bet_value(state, history, bet, bot_seat, pot, mine, view.board)
             if ev is not None:
                 options.append((ev, bet))
-        return max(options, key=lambda o: o[0])[1]
+                spots[bet] = (label, self._fold)
+        choice = max(options, key=lambda o: o[0])[1]
+        # What the breakdown reads: the size LBR chose and the fold rate it expected.
+        self.choice = spots.get(choice)
+        return choice
 
-    def _bets(self, sit: object, legal: LegalActions) -> list[Act]:
+    def _bets(self, sit: object, legal: LegalActions, limit: bool) -> list[tuple[str, Act]]:
+        """LBR's bets or raises, each with its size's name (``bet_label``)."""
         if legal.min_raise_to is None:
             return []
         if legal.max_raise_to == legal.min_raise_to:
-            return [bet_to(legal, legal.min_raise_to)]
-        out = [pot_bet_to(sit, legal, f) for f in self.sizes]  # type: ignore[arg-type]
-        out.append(all_in(legal))
-        return [b for i, b in enumerate(out) if b not in out[:i]]
+            return [("fixed" if limit else "all-in", bet_to(legal, legal.min_raise_to))]
+        shove = all_in(legal)
+        out = [(bet_label(f), pot_bet_to(sit, legal, f)) for f in self.sizes]  # type: ignore[arg-type]
+        out = [("all-in", b) if b == shove else (n, b) for n, b in out]
+        out.append(("all-in", shove))
+        return [(n, b) for i, (n, b) in enumerate(out) if b not in [x for _, x in out[:i]]]
 
     def _bet_value(
         self,
@@ -389,6 +439,7 @@ class LocalBestResponse:
         if total <= 0:
             return None
         fold = fold_w / total
+        self._fold = fold
         equity = self._equity(mine, board, call_ws) if fold < 1 else 0.5
         final = pot + cost + theirs_more
         return fold * pot + (1 - fold) * (equity * final - cost)
@@ -531,6 +582,8 @@ def play(
     unit = unit_of(variant)
     per_deal: list[float] = []
     raw: list[float] = []
+    records: list[HandRecord] = []
+    bets: list[BetRecord] = []
     cards_each = 2 if variant == Variant.NLHE else 5
     for deal in range(deals):
         total = 0.0
@@ -552,6 +605,11 @@ def play(
             lbr_started = False
             allin_board: tuple[Card, ...] | None = None
             pots: dict[int, int] = {}
+            last: tuple[str, str] = ("none", "check/call")
+            pending: tuple[str, str, float] | None = None
+            # The bot's bets and raises, by street, and when LBR last bet.
+            raises: dict[str, int] = {}
+            facing = 0
             while not state.ended:
                 legal = legal_actions(state)
                 assert legal is not None
@@ -561,12 +619,26 @@ def play(
                     )
                     lbr.start(mine, cards_each)
                     lbr_started = True
+                street = _street_of(variant, state.board, history)
                 if legal.seat == lbr_seat:
                     command: Act | Discard = lbr.decide(state, history, lbr_seat, bot_seat)
+                    if isinstance(command, Act) and lbr.choice is not None:
+                        last = (street, lbr.choice[0])
+                        pending = (street, lbr.choice[0], lbr.choice[1])
+                        facing = raises.get(street, 0)
                 else:
                     view = view_for(state, bot_seat)
                     command = bot.decide(view, redact_all(history, bot_seat), legal, bot_rng)
                     lbr.observe(state, history, bot_seat, command)
+                    if isinstance(command, Act) and (
+                        command.kind in _AGGRESSIVE
+                        or (command.kind == ActionKind.ALL_IN and not legal.call_is_all_in)
+                    ):
+                        raises[street] = raises.get(street, 0) + 1
+                    if pending is not None and isinstance(command, Act):
+                        folded = command.kind == ActionKind.FOLD
+                        bets.append(BetRecord(*pending[:2], folded, pending[2]))
+                        pending = None
                 board_before = state.board
                 state, events = execute(state, command)
                 history.extend(events)
@@ -590,7 +662,128 @@ def play(
             elif allin_board is not None:
                 net = _all_in_value(state, lbr_seat, allin_board, lbr.rng)
             total += net
+            end = "showdown"
+            if isinstance(command, Act) and command.kind == ActionKind.FOLD:
+                end = "LBR folds" if command.seat == lbr_seat else "bot folds"
+            scale = 1000.0 / unit
+            records.append(
+                HandRecord(
+                    deal,
+                    lbr_seat == deal % 2,
+                    *last,
+                    end,
+                    net * scale,
+                    float(stacks[lbr_seat] - start[lbr_seat]) * scale,
+                    facing,
+                    sum(raises.values()),
+                )
+            )
         per_deal.append(total / 2 / unit * 1000.0)
         raw.append(chips / 2 / unit * 1000.0)
     mean, half = _mean_interval(per_deal)
-    return Estimate(bot_name, variant, 2 * deals, mean, half, tuple(per_deal), tuple(raw))
+    return Estimate(
+        bot_name,
+        variant,
+        2 * deals,
+        mean,
+        half,
+        tuple(per_deal),
+        tuple(raw),
+        tuple(records),
+        tuple(bets),
+    )
+
+
+_AGGRESSIVE = (ActionKind.BET, ActionKind.RAISE)
+_HOLDEM_STREETS = {0: "preflop", 3: "flop", 4: "turn", 5: "river"}
+
+
+def _street_of(variant: Variant, board: Sequence[Card], history: Sequence[Event]) -> str:
+    if variant == Variant.NLHE:
+        return _HOLDEM_STREETS[len(board)]
+    return "post-draw" if any(isinstance(e, CardsDrawn) for e in history) else "pre-draw"
+
+
+def bet_label(fraction: float) -> str:
+    """The name of a bet of ``fraction`` of the pot: ``half-pot``, ``pot``, ``0.75-pot``."""
+    return {0.5: "half-pot", 1.0: "pot"}.get(fraction, f"{fraction:g}-pot")
+
+
+# The breakdown's dimensions: a hand record's bucket under each.
+SPOTS: dict[str, Callable[[HandRecord], str]] = {
+    "street of LBR's last bet": lambda r: "no bet" if r.street == "none" else r.street,
+    "LBR's last bet": lambda r: r.action if r.street == "none" else f"{r.street} {r.action}",
+    "LBR's last bet, over the bot's raises": lambda r: (
+        r.action
+        if r.street == "none"
+        else f"{r.street} {r.action} " + ("first in" if not r.facing else f"over {r.facing}")
+    ),
+    "bot's bets and raises in the hand": lambda r: "3+" if r.bot_raises >= 3 else str(r.bot_raises),
+    "position": lambda r: "LBR on the button" if r.button else "LBR in the big blind",
+    "end": lambda r: r.end,
+    "last bet, end": lambda r: (
+        f"{r.action}, {r.end}" if r.street == "none" else f"{r.street} {r.action}, {r.end}"
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    """One spot's share of an estimate: ``mean`` is the bucket's hands' winnings summed
+    and divided by all hands (so the buckets of a dimension add up to the estimate), with
+    its 95% interval over deals; ``chips`` the same from the chips alone."""
+
+    label: str
+    hands: int
+    mean: float
+    half_width: float
+    chips: float
+
+
+def breakdown(est: Estimate, spot: Callable[[HandRecord], str]) -> list[Bucket]:
+    """``est``'s winnings split by ``spot`` (one of ``SPOTS``), largest share first.
+
+    Each bucket's share is, deal by deal, the bucket's hands' ``net`` over the deal's two
+    hands, averaged over the deals: the shares of all buckets add up to ``est.mean``."""
+    deals = len(est.per_deal)
+    if not est.records or deals == 0:
+        return []
+    shares: dict[str, list[float]] = {}
+    chips: dict[str, float] = {}
+    count: dict[str, int] = {}
+    for r in est.records:
+        label = spot(r)
+        row = shares.setdefault(label, [0.0] * deals)
+        row[r.deal] += r.net / 2
+        chips[label] = chips.get(label, 0.0) + r.chips / 2 / deals
+        count[label] = count.get(label, 0) + 1
+    out = [
+        Bucket(label, count[label], *_mean_interval(row), chips[label])
+        for label, row in shares.items()
+    ]
+    return sorted(out, key=lambda b: -b.mean)
+
+
+def paired_breakdown(
+    a: Estimate, b: Estimate, spot: Callable[[HandRecord], str]
+) -> dict[str, tuple[float, float]]:
+    """Each bucket's share in ``a`` minus in ``b``, deal by deal (same deals and seed),
+    as (mean, 95% half-width): where the difference of the two estimates comes from."""
+    if len(a.per_deal) != len(b.per_deal) or not a.records or not b.records:
+        raise ValueError("a paired breakdown needs the same deals, played with records")
+    deals = len(a.per_deal)
+    diffs: dict[str, list[float]] = {}
+    for sign, est in ((1.0, a), (-1.0, b)):
+        for r in est.records:
+            diffs.setdefault(spot(r), [0.0] * deals)[r.deal] += sign * r.net / 2
+    return {label: _mean_interval(row) for label, row in diffs.items()}
+
+
+def fold_rates(est: Estimate) -> dict[tuple[str, str], tuple[int, int, float]]:
+    """For each street and size of LBR's bets: how many, how many the bot folded to, and
+    the mean fold rate LBR's belief predicted for them."""
+    out: dict[tuple[str, str], tuple[int, int, float]] = {}
+    for b in est.bets:
+        n, folds, predicted = out.get((b.street, b.action), (0, 0, 0.0))
+        out[(b.street, b.action)] = (n + 1, folds + b.folded, predicted + b.predicted)
+    return {k: (n, f, p / n) for k, (n, f, p) in out.items()}

@@ -6,7 +6,11 @@ in milli big blinds per hand (Hold'em) or milli big bets per hand (Draw) with 95
 intervals, plus the CPU time. Every level is played on the same deals and random
 streams, so it then prints, for each other level, LBR's winnings against it minus
 against hard (or the last level named), deal by deal, with a 95% interval. The bots
-play without a record of LBR (their default play).
+play without a record of LBR (their default play). ``--breakdown`` then prints where the
+winnings arise (``felt_dev.lbr.breakdown``: by the street and size of LBR's last bet or
+raise, the bot's raises it answered, position and how the hand ended, each level's share
+with the board's luck out and, in brackets, the chips; each level minus hard, paired) and
+the bot's fold rate to each of LBR's bet sizes on each street.
 """
 
 from __future__ import annotations
@@ -35,6 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=72,
         help="Hold'em: fresh hands drawn when the belief wears down (0: none, one "
         "random particle set as before)",
+    )
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="also print where LBR's winnings arise (by its last bet's street and size, "
+        "position, how the hand ended; each level minus hard, paired) and the bot's fold "
+        "rate to each of LBR's bet sizes per street",
     )
     parser.add_argument(
         "--luck",
@@ -88,7 +99,68 @@ def run(args: argparse.Namespace) -> int:
             if est is not ref:
                 diff = paired(est, ref)
                 print(f"{diff.line()} (paired); {diff.raw_line()}", flush=True)
+        if args.breakdown:
+            print_breakdown(results, ref)
     return 0
+
+
+def print_breakdown(results: Sequence[Any], ref: Any) -> None:
+    """Tables of ``felt_dev.lbr.breakdown`` and ``fold_rates`` for each estimate, side by side."""
+    from felt_dev.lbr import SPOTS, breakdown, fold_rates, paired_breakdown
+
+    others = [e for e in results if e is not ref]
+    for name, spot in SPOTS.items():
+        tables = {e.bot: {b.label: b for b in breakdown(e, spot)} for e in results}
+        diffs = {e.bot: paired_breakdown(e, ref, spot) for e in others}
+        order = sorted(
+            {label for t in tables.values() for label in t},
+            key=lambda label: (
+                -max(abs(t[label].mean) if label in t else 0 for t in tables.values())
+            ),
+        )
+        head = f"| {name} | " + " | ".join(
+            f"{e.bot}: hands, mbb/hand [95%] (chips)" for e in results
+        )
+        head += "".join(f" | {e.bot} - {ref.bot}, paired" for e in others) + " |"
+        print()
+        print(head)
+        print("|---" * (1 + len(results) + len(others)) + "|")
+        for label in order:
+            cells = []
+            for e in results:
+                b = tables[e.bot].get(label)
+                cells.append(
+                    "0"
+                    if b is None
+                    else f"{b.hands} {b.mean:+.0f} [{b.mean - b.half_width:+.0f}, "
+                    f"{b.mean + b.half_width:+.0f}] ({b.chips:+.0f})"
+                )
+            for e in others:
+                m, h = diffs[e.bot].get(label, (0.0, 0.0))
+                cells.append(f"{m:+.0f} [{m - h:+.0f}, {m + h:+.0f}]")
+            print(f"| {label} | " + " | ".join(cells) + " |")
+    rates = {e.bot: fold_rates(e) for e in results}
+    keys = sorted({k for r in rates.values() for k in r}, key=_street_order)
+    print()
+    print("| LBR bets | " + " | ".join(f"{e.bot}: bets, folds (predicted)" for e in results) + " |")
+    print("|---" * (1 + len(results)) + "|")
+    for key in keys:
+        cells = []
+        for e in results:
+            if key not in rates[e.bot]:
+                cells.append("0")
+                continue
+            n, folds, predicted = rates[e.bot][key]
+            cells.append(f"{n}, {folds / n:.0%} ({predicted:.0%})")
+        print(f"| {key[0]} {key[1]} | " + " | ".join(cells) + " |")
+
+
+_ORDER = ("preflop", "flop", "turn", "river", "pre-draw", "post-draw")
+
+
+def _street_order(key: tuple[str, str]) -> tuple[int, str]:
+    street, size = key
+    return (_ORDER.index(street) if street in _ORDER else len(_ORDER), size)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import statistics
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from itertools import combinations
 
 import pytest
@@ -22,14 +23,20 @@ from felt.core.rules.views import HandView, redact_all, view_for
 from felt.players.bots.base import bet_to, check_or_call
 from felt_dev.ladder import Z95, deck_for, hand_setup, master_key
 from felt_dev.lbr import (
+    SPOTS,
+    BetRecord,
     Estimate,
+    HandRecord,
     LocalBestResponse,
     Particle,
     _cmp,
     _hypothetical,
     _stratified,
     board_luck,
+    breakdown,
+    fold_rates,
     paired,
+    paired_breakdown,
     play,
 )
 
@@ -224,3 +231,60 @@ def test_the_stratified_start_is_cut_to_size_after_the_bot_acts() -> None:
     assert len(lbr.belief) <= 12
     # 13 pair classes of 6 deals against 156 others at a fiftieth: pairs hold ~3/4 of it.
     assert _pair_share(lbr) > 0.5
+
+
+def test_the_breakdown_shares_are_each_spot_s_winnings_over_all_hands() -> None:
+    records = (
+        HandRecord(0, True, "flop", "half-pot", "bot folds", 600.0, 500.0),
+        HandRecord(0, False, "none", "check/call", "showdown", -200.0, -300.0),
+        HandRecord(1, True, "flop", "half-pot", "bot folds", 400.0, 400.0),
+        HandRecord(1, False, "river", "all-in", "showdown", 1000.0, 2000.0),
+    )
+    per_deal = (200.0, 700.0)  # each deal's two hands' net, halved
+    est = Estimate("hard", Variant.NLHE, 4, 450.0, 0.0, per_deal, (100.0, 1200.0), records)
+    spots = {b.label: b for b in breakdown(est, SPOTS["LBR's last bet"])}
+    assert spots["flop half-pot"].hands == 2
+    assert spots["flop half-pot"].mean == pytest.approx(250.0)  # (600 + 400) / 4 hands
+    assert spots["flop half-pot"].chips == pytest.approx(225.0)
+    assert spots["river all-in"].mean == pytest.approx(250.0)
+    assert spots["check/call"].mean == pytest.approx(-50.0)
+    # Deal by deal: the flop half-pot's share is 300 then 200.
+    assert spots["flop half-pot"].half_width == pytest.approx(
+        Z95 * statistics.stdev([300, 200]) / 2**0.5
+    )
+    ends = {b.label: b.mean for b in breakdown(est, SPOTS["end"])}
+    assert ends == pytest.approx({"bot folds": 250.0, "showdown": 200.0})
+    other = replace(est, records=(*records[:3], replace(records[3], net=0.0)))
+    diff = paired_breakdown(est, other, SPOTS["LBR's last bet"])
+    assert diff["river all-in"][0] == pytest.approx(250.0)
+    assert diff["flop half-pot"] == pytest.approx((0.0, 0.0))
+    bets = (
+        BetRecord("flop", "half-pot", True, 0.5),
+        BetRecord("flop", "half-pot", False, 0.7),
+        BetRecord("river", "all-in", True, 1.0),
+    )
+    est = Estimate("hard", Variant.NLHE, 4, 450.0, 0.0, per_deal, (), records, bets)
+    assert fold_rates(est) == {
+        ("flop", "half-pot"): (2, 1, pytest.approx(0.6)),
+        ("river", "all-in"): (1, 1, 1.0),
+    }
+
+
+def test_a_played_breakdown_adds_up_to_the_estimate_in_every_dimension() -> None:
+    a = play(Variant.NLHE, "easy", 6, seed=7, particles=8, rollouts=4, refill=16)
+    b = play(Variant.NLHE, "normal", 6, seed=7, particles=8, rollouts=4, refill=16)
+    chips = sum(a.raw) / len(a.raw)
+    for spot in SPOTS.values():
+        buckets = breakdown(a, spot)
+        assert sum(x.hands for x in buckets) == a.hands == len(a.records)
+        assert sum(x.mean for x in buckets) == pytest.approx(a.mean)
+        assert sum(x.chips for x in buckets) == pytest.approx(chips)
+        shares = paired_breakdown(a, b, spot)
+        assert sum(m for m, _ in shares.values()) == pytest.approx(paired(a, b).mean)
+    # Each hand the bot folded after an LBR bet is that bet's recorded fold, and back.
+    folded = sum(1 for x in a.bets if x.folded)
+    assert folded == sum(1 for r in a.records if r.end == "bot folds" and r.street != "none")
+    assert sum(n for n, _, _ in fold_rates(a).values()) == len(a.bets) > 0
+    assert {r.action for r in a.records} <= {"check/call", "half-pot", "pot", "all-in"}
+    assert sum(r.button for r in a.records) == a.hands // 2
+    assert all(r.facing <= r.bot_raises for r in a.records)

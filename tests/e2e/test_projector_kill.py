@@ -32,12 +32,11 @@ from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from services.lobby.db_cli import MIGRATIONS
-from tests.e2e.test_serve import READY, Launcher, Proc, launcher  # noqa: F401 - the fixture
+from tests.e2e.test_serve import READY, Launcher, Proc, _free_port, launcher  # noqa: F401
 from tests.integration.lobby.conftest import _create, _drop, with_database
 from tests.unit.archive.streams import archived
 
 pytestmark = pytest.mark.timeout(300)
-TABLE_PORT = 52210
 RUN_S = 35.0
 
 
@@ -78,9 +77,7 @@ async def _start_projector(procs: Launcher, dsn: str, member: str) -> Proc:
 SERVICE = (("authorization", f"Bearer {DEV_SERVICE_TOKEN}"),)
 
 
-async def _open_table(
-    table_id: str, variant: epb.Variant.ValueType, port: int = TABLE_PORT
-) -> None:
+async def _open_table(table_id: str, variant: epb.Variant.ValueType, port: int) -> None:
     """A table of three easy bots, as an operator opens one mid-run."""
     config = (
         epb.TableConfig(variant=variant, seat_count=6, small_blind=5, big_blind=10)
@@ -117,12 +114,13 @@ async def test_killed_and_doubled_projectors_archive_every_hand_exactly_once(
     archive_db: str,
 ) -> None:
     rng = random.Random(12)
+    port = _free_port()  # a fixed one in the ephemeral range was taken, now and then
     serve = await launcher.start(
         "serve",
         "--dev",
         "--workers",
         "2",
-        FELT_TABLE_ADDR=f"127.0.0.1:{TABLE_PORT}",
+        FELT_TABLE_ADDR=f"127.0.0.1:{port}",
         FELT_TRIM_RETAIN_S="3600",  # the whole streams stay, to compare the archive with
     )
     assert serve.first_line.startswith(READY), (serve.first_line, serve.log.read_text())
@@ -134,7 +132,7 @@ async def test_killed_and_doubled_projectors_archive_every_hand_exactly_once(
         await asyncio.sleep(rng.uniform(0.3, 2.0))
         if len(opened) < 2 and time.monotonic() - started > 4 * (len(opened) + 1):
             table_id = f"late-{len(opened)}"
-            await _open_table(table_id, [epb.VARIANT_NLHE, epb.VARIANT_DRAW5][len(opened)])
+            await _open_table(table_id, [epb.VARIANT_NLHE, epb.VARIANT_DRAW5][len(opened)], port)
             opened.append(table_id)
         victim = rng.choice(projectors)
         victim.process.send_signal(signal.SIGKILL)
@@ -210,25 +208,26 @@ async def test_the_projector_refuses_a_bad_start_serves_health_and_lets_go_on_si
     assert "felt db migrate" in unmigrated.log.read_text()
 
     await RedisTableRegistry(redis).add("quiet")
+    metrics = _free_port()
     proc = await launcher.start(
-        "projector", "--metrics-port", "52220", DATABASE_URL=archive_db, FELT_PROJECTOR_ID="h"
+        "projector", "--metrics-port", str(metrics), DATABASE_URL=archive_db, FELT_PROJECTOR_ID="h"
     )
     assert proc.first_line.startswith("projector h archiving"), proc.log.read_text()
     deadline = time.monotonic() + 20
     while await redis.get("table:{quiet}:projector") != b"h":
         assert time.monotonic() < deadline
         await asyncio.sleep(0.1)
-    health = await _get("/healthz")
+    health = await _get(metrics, "/healthz")
     assert health.startswith("HTTP/1.1 200") and '"tables": 1' in health
-    assert "felt_projector_lag_seconds" in await _get("/metrics")
+    assert "felt_projector_lag_seconds" in await _get(metrics, "/metrics")
     proc.process.send_signal(signal.SIGTERM)
     assert await proc.process.wait() == 0
     assert await redis.get("table:{quiet}:projector") is None  # released for the others
     assert not await redis.zrange("felt:projectors", 0, -1)
 
 
-async def _get(path: str) -> str:
-    reader, writer = await asyncio.open_connection("127.0.0.1", 52220)
+async def _get(port: int, path: str) -> str:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
     await writer.drain()
     body = (await reader.read()).decode()

@@ -26,13 +26,11 @@ from poker.v1 import history_service_pb2_grpc as hrpc
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
 from tests.e2e.test_projector_kill import _start_projector, archive_db  # noqa: F401 - fixture
-from tests.e2e.test_serve import READY, Launcher, launcher  # noqa: F401 - the fixture
+from tests.e2e.test_serve import READY, Launcher, _free_port, launcher  # noqa: F401
 from tests.felt_command import run_felt
 from tests.unit.test_history import CARD, _secret_cards
 
 pytestmark = pytest.mark.timeout(300)
-TABLE_PORT = 52410
-LOBBY_PORT = 52411
 OPERATOR = "operator-token-of-the-replay-e2e-test-0123456789"
 HANDS = 30  # archived hands to wait for, of both variants
 SAMPLE = 10  # archived hands of each variant replayed as each of their seats
@@ -55,9 +53,9 @@ async def _wait_for_hands(dsn: str) -> list[tuple[str, str, str]]:
         await pool.close()
 
 
-async def _live_hand(table_id: str) -> str:
+async def _live_hand(table_id: str, table_port: int) -> str:
     """The public id of the hand in play (waiting out the pause between hands)."""
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{TABLE_PORT}") as channel:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{table_port}") as channel:
         stub = rpc.TableServiceStub(channel)
         for _ in range(100):
             view = await stub.GetTableView(pb.GetTableViewRequest(table_id=table_id), timeout=10)
@@ -67,9 +65,9 @@ async def _live_hand(table_id: str) -> str:
     raise AssertionError(f"no hand in play at {table_id}")
 
 
-def _check_each_seat(hand: str, table: str) -> int:
+def _check_each_seat(hand: str, table: str, lobby_port: int) -> int:
     """Replay ``hand`` as each of its seats; returns how many seats were checked."""
-    target = f"127.0.0.1:{LOBBY_PORT}"
+    target = f"127.0.0.1:{lobby_port}"
     status, out, err = run_felt("replay", hand, "--target", target, "--table", table, "--operator",
                              "--json", FELT_ADMIN_TOKEN=OPERATOR)  # fmt: skip
     assert status == 0, err
@@ -106,6 +104,8 @@ async def test_felt_replay_shows_archived_and_live_hands_as_each_seat_saw_them(
     launcher: Launcher,  # noqa: F811
     archive_db: str,  # noqa: F811
 ) -> None:
+    # Ports picked now: fixed ones in the ephemeral range were taken, now and then.
+    table_port, lobby_port = _free_port(), _free_port()
     # Nobody watches the demo tables here: without FELT_TABLE_IDLE_GRACE_S=0 they would rest
     # a minute after the start (services.table.rest), and a loaded machine can take that long
     # to archive and check the hands before the live ones are looked for.
@@ -114,7 +114,7 @@ async def test_felt_replay_shows_archived_and_live_hands_as_each_seat_saw_them(
         "--dev",
         "--workers",
         "2",
-        FELT_TABLE_ADDR=f"127.0.0.1:{TABLE_PORT}",
+        FELT_TABLE_ADDR=f"127.0.0.1:{table_port}",
         FELT_TABLE_IDLE_GRACE_S="0",
     )
     assert serve.first_line.startswith(READY), (serve.first_line, serve.log.read_text())
@@ -123,8 +123,8 @@ async def test_felt_replay_shows_archived_and_live_hands_as_each_seat_saw_them(
         "lobby",
         "--dev",
         DATABASE_URL=archive_db,
-        FELT_LOBBY_ADDR=f"127.0.0.1:{LOBBY_PORT}",
-        FELT_TABLE_ADDR=f"127.0.0.1:{TABLE_PORT}",
+        FELT_LOBBY_ADDR=f"127.0.0.1:{lobby_port}",
+        FELT_TABLE_ADDR=f"127.0.0.1:{table_port}",
         FELT_ADMIN_TOKEN=OPERATOR,
     )
     assert "listening" in lobby.first_line, (lobby.first_line, lobby.log.read_text())
@@ -133,13 +133,13 @@ async def test_felt_replay_shows_archived_and_live_hands_as_each_seat_saw_them(
     for variant in ("NLHE", "DRAW5"):
         sample = [h for h in hands if h[2] == variant][-SAMPLE:]
         for hand, table, _ in sample:
-            checked += await asyncio.to_thread(_check_each_seat, hand, table)
+            checked += await asyncio.to_thread(_check_each_seat, hand, table, lobby_port)
             status, out, err = await asyncio.to_thread(
                 run_felt, "verify-hand", "--public-id", hand, "--history-target",
-                f"127.0.0.1:{LOBBY_PORT}",
+                f"127.0.0.1:{lobby_port}",
             )  # fmt: skip
             assert status == 0 and "NOT" not in out, (out, err)
     for table in ("demo-holdem", "demo-draw"):
-        live = await _live_hand(table)
-        checked += await asyncio.to_thread(_check_each_seat, live, table)
+        live = await _live_hand(table, table_port)
+        checked += await asyncio.to_thread(_check_each_seat, live, table, lobby_port)
     assert checked >= 2 * SAMPLE * 2

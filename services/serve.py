@@ -179,7 +179,7 @@ async def open_demo_tables(target: str, admin_token: str, patience_s: float = 20
                     raise
                 continue  # kept from an earlier run (same Redis): its players are there
             for level in DEMO_BOTS:
-                name = epb.AiLevel.Name(level).removeprefix("AI_LEVEL_").lower()
+                name = _level_name(level)
                 request = pb.SeatPlayerRequest(
                     table_id=table_id,
                     player_id=_demo_bot_id(table_id, level),
@@ -192,9 +192,13 @@ async def open_demo_tables(target: str, admin_token: str, patience_s: float = 20
             log.info("demo_table_opened", table_id=table_id)
 
 
+def _level_name(level: epb.AiLevel.ValueType) -> str:
+    return epb.AiLevel.Name(level).removeprefix("AI_LEVEL_").lower()
+
+
 def _demo_bot_id(table_id: str, level: epb.AiLevel.ValueType) -> str:
-    name = epb.AiLevel.Name(level).removeprefix("AI_LEVEL_").lower()
-    return f"bot-{name}-{table_id}"
+    """The player id a demo bot is seated under (the keeper finds its seats by it)."""
+    return f"bot-{_level_name(level)}-{table_id}"
 
 
 async def keep_demo_tables_playing(

@@ -117,7 +117,23 @@ class TableManager:
 
     async def start(self) -> None:
         await self._maintain_once()
+        self._start_rounds()
+
+    def _start_rounds(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._maintain())
+        self._task.add_done_callback(self._rounds_ended)
+
+    def _rounds_ended(self, task: asyncio.Task[None]) -> None:
+        """The lease rounds ended: on ``stop``, as they should; otherwise they start again.
+
+        Without them no lease of this instance is renewed and no table adopted, while every
+        table here goes on answering reads from a cache that can no longer move (each write
+        finds its lease lost): the instance would look alive and play nothing.
+        """
+        if self._stopping.is_set() or task.cancelled():
+            return  # stopped, or the event loop itself is shutting down
+        log.error("lease_rounds_ended", owner=self.owner, error=repr(task.exception()))
+        self._start_rounds()
 
     async def stop(self) -> None:
         """Stop timers and release every lease so another instance can take over at once."""
@@ -293,9 +309,24 @@ class TableManager:
             # Every round, Redis up or not: an AI seat whose request got no answer for
             # timing.ai_reask is asked again (a request lost with a Redis crash is found by
             # its missing answer, whichever connection saw the crash, if any did).
-            self.reask_stalled_ai()
+            try:
+                self.reask_stalled_ai()
+                self.mend_lost_timers()
+            except Exception:
+                # Never the end of the loop: it renews every lease of this instance.
+                log.exception("table_watchdog_failed", owner=self.owner)
+            began = time.monotonic()
             try:
                 await self._maintain_once()
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if self._stopping.is_set() or (task is not None and task.cancelling()):
+                    raise
+                # A callee's own cancellation (a shared future cancelled under it), not a
+                # request to stop: ending the loop here would stop every lease renewal and
+                # adoption of this instance while it goes on serving stale tables.
+                log.error("lease_round_cancelled", owner=self.owner)
+                continue
             except REDIS_OUTAGE_ERRORS as exc:
                 # Redis is away (a restart): the leases run out meanwhile, and the first
                 # round after it is back renews them or hands the tables over.
@@ -306,6 +337,10 @@ class TableManager:
                 log.exception("lease_maintenance_failed", owner=self.owner)
                 continue
             self.redis_ok_at = time.monotonic()
+            took = self.redis_ok_at - began
+            if took * 1000 > self.lease_ttl_ms / 2:
+                # Half the TTL: the leases renewed in this round had little margin left.
+                log.warning("lease_round_slow", owner=self.owner, seconds=round(took, 3))
             if redis_was_away:
                 redis_was_away = False
                 log.info("redis_back", owner=self.owner, tables=len(self.runtimes))
@@ -315,6 +350,11 @@ class TableManager:
         seats were asked again."""
         at = time.monotonic() if now is None else now
         return sum(runtime.reask_stalled(at) for runtime in list(self.runtimes.values()))
+
+    def mend_lost_timers(self) -> int:
+        """The timer watchdog over every table here (``TableRuntime.mend_timer``); how many
+        tables had their timers armed again."""
+        return sum(runtime.mend_timer() for runtime in list(self.runtimes.values()))
 
     def ask_ai_again(self) -> int:
         """Ask every AI seat to act here once more (``TableRuntime.ask_again``), but those

@@ -240,6 +240,8 @@ class TableRuntime:
     _ai_asked: tuple[int, float] | None = None
     # (version, how many times the watchdog asked that version's AI seat again).
     _ai_reasked: tuple[int, int] = (0, 0)
+    # The version a timer's command was refused at (``mend_timer`` leaves it be).
+    _refused_at: int = -1
 
     # ------------------------------------------------------------------ loading
 
@@ -477,13 +479,19 @@ class TableRuntime:
         if self._pending is not None:
             self._pending.cancel()
             self._pending = None
-        tasks = [t for t in (self._timer, *self._tasks) if t is not None]
+        tasks = {t for t in (self._timer, *self._tasks) if t is not None and not t.done()}
         self._timer = None
         for task in tasks:
             task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        # Bounded: a task that does not end when cancelled (a library swallowing the
+        # cancellation inside a call) must not hold the caller, the manager's lease round,
+        # which renews every other table's lease and adopts tables, for ever.
+        done, pending = await asyncio.wait(tasks, timeout=grace_s) if tasks else (set(), set())
+        for task in done:
+            if not task.cancelled():
+                task.exception()  # retrieved: it was cancelled, its error is of no use now
+        if pending:
+            log.warning("table_stop_slow", table_id=self.table_id, tasks=len(pending))
         self._tasks.clear()
 
     async def trimmed(self) -> None:
@@ -652,6 +660,33 @@ class TableRuntime:
         log.info("ai_request_reasked", table_id=self.table_id, version=self.version)
         return True
 
+    def mend_timer(self) -> bool:
+        """The timer watchdog (the manager calls it every lease round): a table that should
+        deal next and has no timer armed or running gets its timers armed again, loudly.
+
+        Every path that leaves a table able to deal arms its deal timer (an append's
+        ``_schedule``, a timer's retry, a resync), so this finds nothing unless one of them
+        is broken; then the table would sit between hands for ever while still answering
+        reads, which no client can tell from a slow table. A command in flight (the lock
+        held) or a cache to reread is left to its own rearm.
+        """
+        state = self.state
+        if (
+            not self.started
+            or self.stale
+            or self.resting
+            or self._lock.locked()
+            or state is None
+            or not state.can_start_hand()
+            or self._refused_at == self.version
+            or self._pending is not None
+            or (self._timer is not None and not self._timer.done())
+        ):
+            return False
+        log.error("table_timer_lost", table_id=self.table_id, version=self.version)
+        self._schedule()
+        return True
+
     def _ai_to_act(self, state: TableState) -> bool:
         """Whether an AI seat (not away) is to act in ``state``."""
         hand = state.hand
@@ -799,6 +834,7 @@ class TableRuntime:
                 self._resync_later(self.timing.retry_delay)
             except IllegalAction as exc:
                 log.warning("timer_refused", kind=kind, code=exc.code, reason=exc.message)
+                self._refused_at = version  # the state refuses it: not a lost timer
             except Exception:  # a timer must never die silently, nor leave the table stuck
                 log.exception("timer_failed", kind=kind)
                 self._resync_later(self.timing.retry_delay)

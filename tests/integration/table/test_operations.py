@@ -364,6 +364,11 @@ async def test_the_demo_keeper_refills_a_busted_bot_and_sits_in_a_sat_out_one(
     stub = table_env.stub(server)
     table_id = "demo-holdem"
     await table_env.create_table(stub, DEMO_TABLES[table_id], table_id)
+    # The person first, sat out before any bot sits down: with the bots seated the table deals
+    # at once, and on a loaded machine a hand dealt in between would deal the person in too.
+    person = await table_env.seat(stub, table_id, 2, stack=10)
+    leave = pb.SitOutRequest(table_id=table_id, seat=2, request_id="person-sits-out")
+    await stub.SitOut(leave, metadata=person.md)
     # Two bots with one big blind each: every hand is all-in at once, and one of them busts.
     for seat, name in ((0, "hard"), (1, "easy")):
         await table_env.seat(
@@ -374,9 +379,6 @@ async def test_the_demo_keeper_refills_a_busted_bot_and_sits_in_a_sat_out_one(
             ai_level=epb.AI_LEVEL_EASY,
             player_id=f"bot-{name}-{table_id}",
         )
-    person = await table_env.seat(stub, table_id, 2, stack=10)
-    leave = pb.SitOutRequest(table_id=table_id, seat=2, request_id="person-sits-out")
-    await stub.SitOut(leave, metadata=person.md)
 
     async def table() -> tpb.Table:
         return (await stub.GetTable(pb.GetTableRequest(table_id=table_id))).table

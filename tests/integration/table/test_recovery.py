@@ -79,7 +79,10 @@ async def test_a_crashed_owner_table_is_taken_over_and_finished(table_env: Table
     request = table_env.submit_request(table_id, keys[actor], CALL, view.table.sequence, rid)
     key = table_env.request_key(keys[actor], request)
     assert len([e for e in stored if e.request_key == key and e.HasField("player_called")]) == 1
-    hand_end = next(e for e in stored if e.HasField("hand_ended"))
+    # The hand the crash cut (the first hand ended after the acknowledged call): all three
+    # seats' chips. An earlier hand may have been dealt to the first two seats alone, before
+    # the third sat down (a loaded machine), and counts only theirs.
+    hand_end = next(e for e in stored if e.HasField("hand_ended") and e.sequence > acted.sequence)
     assert sum(s.stack for s in hand_end.hand_ended.stacks) == 3000
 
 

@@ -63,14 +63,13 @@ from felt.storage.idempotency import KEPT_PREFIX
 from felt.storage.registry import RedisTableRegistry
 from poker.events.v1 import events_pb2 as epb
 from tests.conftest import with_redis_db
+from tests.e2e.own_redis import stable_port
 from tests.e2e.test_projector_kill import _open_table, _start_projector, archive_database
 from tests.e2e.test_serve import READY, Launcher
 from tests.felt_command import run_felt
 from tests.unit.archive.streams import archived
 from tests.unit.test_history import CARD, _secret_cards
 
-TABLE_PORT = 52960
-LOBBY_PORT = 52961
 OPERATOR = "operator-token-of-the-archive-run-0123456789"
 DECISION_SHARDS = FELT_DECISION_SHARDS.default  # what `felt serve` shards the requests over
 LAG_SLACK_S = 10.0  # how far behind a loaded projector may be when a trim runs
@@ -169,12 +168,15 @@ async def run(
 ) -> Figures:
     """The run (see the module docstring); raises AssertionError if a check fails."""
     figures = Figures(redis_start=int((await redis.info("memory"))["used_memory"]))
+    # Below the ephemeral range, picked now: fixed ones in it were, now and then, another
+    # connection's local port ("cannot listen on 127.0.0.1:52960").
+    table_port, lobby_port = stable_port(), stable_port()
     serve = await launcher.start(
         "serve",
         "--dev",
         "--workers",
         "2",
-        FELT_TABLE_ADDR=f"127.0.0.1:{TABLE_PORT}",
+        FELT_TABLE_ADDR=f"127.0.0.1:{table_port}",
         FELT_TRIM_RETAIN_S=str(retain_s),
         FELT_AI_TRIM_INTERVAL_S="1",
     )
@@ -186,14 +188,14 @@ async def run(
         "lobby",
         "--dev",
         DATABASE_URL=dsn,
-        FELT_LOBBY_ADDR=f"127.0.0.1:{LOBBY_PORT}",
-        FELT_TABLE_ADDR=f"127.0.0.1:{TABLE_PORT}",
+        FELT_LOBBY_ADDR=f"127.0.0.1:{lobby_port}",
+        FELT_TABLE_ADDR=f"127.0.0.1:{table_port}",
         FELT_ADMIN_TOKEN=OPERATOR,
     )
     assert "listening" in lobby.first_line, (lobby.first_line, lobby.log.read_text())
     for n in range(tables_per_variant):
-        await _open_table(f"bots-holdem-{n}", epb.VARIANT_NLHE, TABLE_PORT)
-        await _open_table(f"bots-draw-{n}", epb.VARIANT_DRAW5, TABLE_PORT)
+        await _open_table(f"bots-holdem-{n}", epb.VARIANT_NLHE, table_port)
+        await _open_table(f"bots-draw-{n}", epb.VARIANT_DRAW5, table_port)
     pool = await asyncpg.create_pool(dsn, min_size=1, max_size=4)
     started = time.monotonic()
     try:
@@ -216,7 +218,7 @@ async def run(
             assert await p.process.wait() == 0, p.log.read_text()[-3000:]
             assert "Traceback" not in p.log.read_text(), p.log.read_text()[-3000:]
         await check(redis, pool, tap, timedelta(seconds=retain_s), figures)
-        figures.replayed = await check_replays(pool, tap, replays)
+        figures.replayed = await check_replays(pool, tap, replays, lobby_port)
         figures.redis_end = int((await redis.info("memory"))["used_memory"])
         figures.table_keys_end = await _table_bytes(redis, table_ids)
         figures.bytes_appended = sum(len(r.payload) for rs in tap.records.values() for r in rs)
@@ -334,7 +336,7 @@ async def check(
     figures.lag_p99 = lags[min(len(lags) - 1, int(0.99 * len(lags)))]
 
 
-async def check_replays(pool: asyncpg.Pool, tap: Tap, per_variant: int) -> int:
+async def check_replays(pool: asyncpg.Pool, tap: Tap, per_variant: int, lobby_port: int) -> int:
     """``felt replay HAND --seat N`` (text, as a person reads it) of the last ``per_variant``
     archived hands of each variant, every seat: its own cards are there and no card of
     another seat that was never shown (the oracle: the tapped raw events). Seats checked."""
@@ -357,14 +359,16 @@ async def check_replays(pool: asyncpg.Pool, tap: Tap, per_variant: int) -> int:
             seats = {e.seat for e in events if isinstance(e, HoleCardsDealt)}
             for seat in sorted(seats):
                 checked += await asyncio.to_thread(
-                    _check_replay, r["hand_id"], r["table_id"], seat, events
+                    _check_replay, r["hand_id"], r["table_id"], seat, events, lobby_port
                 )
     return checked
 
 
-def _check_replay(hand_id: str, table_id: str, seat: int, events: list[AnyEvent]) -> int:
+def _check_replay(
+    hand_id: str, table_id: str, seat: int, events: list[AnyEvent], lobby_port: int
+) -> int:
     status, out, err = run_felt(
-        "replay", hand_id, "--target", f"127.0.0.1:{LOBBY_PORT}", "--table", table_id,
+        "replay", hand_id, "--target", f"127.0.0.1:{lobby_port}", "--table", table_id,
         "--operator", "--seat", str(seat), FELT_ADMIN_TOKEN=OPERATOR,
     )  # fmt: skip
     assert status == 0, err

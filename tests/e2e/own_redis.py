@@ -31,9 +31,10 @@ FIRST_START_TRIES = 5
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A free loopback port for a service to listen on: ``stable_port``, since a port from
+    the ephemeral range, free when looked at, can be another connection's local port by the
+    time the service binds it."""
+    return stable_port()
 
 
 def ephemeral_range() -> tuple[int, int]:

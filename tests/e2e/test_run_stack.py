@@ -27,15 +27,14 @@ from google.protobuf import json_format
 
 from poker.v1 import table_service_connect as connect
 from poker.v1 import table_service_pb2 as pb
+from tests.e2e.own_redis import stable_port
 
 REPO = Path(__file__).resolve().parents[2]
 WAIT = 120.0  # generous: five Python processes starting on a loaded 2-core machine
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return stable_port()  # below the ephemeral range (tests/e2e/own_redis.py says why)
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -28,6 +27,7 @@ import redis.asyncio as redis_async_lib
 from felt.storage.eventstore import lease_key, meta_key
 from poker.v1 import table_service_pb2 as pb
 from poker.v1 import table_service_pb2_grpc as rpc
+from tests.e2e.own_redis import stable_port
 
 REPO = Path(__file__).resolve().parents[2]
 WAIT = 40.0  # generous: a loaded 2-core machine, and a lease to wait out
@@ -35,9 +35,7 @@ READY = "Felt is running"
 
 
 def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return stable_port()  # below the ephemeral range (tests/e2e/own_redis.py says why)
 
 
 @dataclass

@@ -98,6 +98,8 @@ class TableManager:
     _task: asyncio.Task[None] | None = None
     _stopping: asyncio.Event = field(default_factory=asyncio.Event)
     _quarantining: set[asyncio.Task[None]] = field(default_factory=set)
+    # Runtimes whose lease was lost, being stopped (``_retire``).
+    _retiring: set[asyncio.Task[None]] = field(default_factory=set)
     # time.monotonic() of the last lease round Redis answered (felt_table_redis_silent_seconds).
     redis_ok_at: float = field(default_factory=time.monotonic)
 
@@ -130,8 +132,13 @@ class TableManager:
         table here goes on answering reads from a cache that can no longer move (each write
         finds its lease lost): the instance would look alive and play nothing.
         """
-        if self._stopping.is_set() or task.cancelled():
-            return  # stopped, or the event loop itself is shutting down
+        if self._stopping.is_set():
+            return
+        if task.cancelled():
+            # Not by stop(): the event loop shutting down, or a crash test's. Nothing renews
+            # this instance's leases from here on.
+            log.warning("lease_rounds_cancelled", owner=self.owner)
+            return
         log.error("lease_rounds_ended", owner=self.owner, error=repr(task.exception()))
         self._start_rounds()
 
@@ -141,13 +148,18 @@ class TableManager:
         # cancellation that lands inside a command (redis-py #2028), so cancel
         # only if it does not stop by itself in time.
         self._stopping.set()
-        if self._task is not None:
+        if self._task is not None and self._task.done():
+            if not self._task.cancelled():
+                self._task.exception()  # ended on its own just now: logged by _rounds_ended
+        elif self._task is not None:
             try:
                 await asyncio.wait_for(asyncio.shield(self._task), self.lease_ttl_ms / 1000)
             except (TimeoutError, asyncio.CancelledError):
                 self._task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, TimeoutError):
                     await asyncio.wait_for(self._task, 1.0)
+        if self._retiring:
+            await asyncio.wait(set(self._retiring), timeout=10.0)
         for table_id, runtime in list(self.runtimes.items()):
             await runtime.stop()
             await self._leases.release_lease(table_id, self.owner)
@@ -262,6 +274,12 @@ class TableManager:
             renew_lease=self._renew_current,
         )
 
+    def _retire(self, runtime: TableRuntime) -> None:
+        """Stop a runtime taken out of service, in a task of its own (``stop`` awaits it)."""
+        task = asyncio.get_running_loop().create_task(runtime.stop())
+        self._retiring.add(task)
+        task.add_done_callback(self._retiring.discard)
+
     def _faulted(self, runtime: TableRuntime, reason: str) -> None:
         """A running table's state cannot be driven: quarantine it (in the background)."""
         task = asyncio.get_running_loop().create_task(self._quarantine(runtime, reason))
@@ -365,9 +383,13 @@ class TableManager:
         for table_id, runtime in list(self.runtimes.items()):
             if not await self._renew(runtime):
                 log.warning("lease_lost", table_id=table_id, owner=self.owner)
-                await runtime.stop()
+                # Out of service at once (no read answered from its cache, no write: its
+                # renewal asks for the current runtime), stopped in the background: a stop
+                # waits for a command in flight, and the round must go on renewing the
+                # other tables' leases meanwhile, or a slow one would cost them theirs.
                 if self.runtimes.get(table_id) is runtime:
                     del self.runtimes[table_id]
+                self._retire(runtime)
         if not self.adopt:
             return
         held = await self.registry.quarantined_ids()

@@ -177,6 +177,11 @@ class Timing:
     rest: RestPolicy = field(default_factory=RestPolicy)
 
 
+def _retrieve(task: asyncio.Task[None]) -> None:
+    if not task.cancelled():
+        task.exception()
+
+
 @dataclass
 class TableRuntime:
     """The cached state of one table and the timers that drive it."""
@@ -492,6 +497,8 @@ class TableRuntime:
                 task.exception()  # retrieved: it was cancelled, its error is of no use now
         if pending:
             log.warning("table_stop_slow", table_id=self.table_id, tasks=len(pending))
+            for task in pending:  # whenever they end, their errors are seen (and dropped)
+                task.add_done_callback(_retrieve)
         self._tasks.clear()
 
     async def trimmed(self) -> None:

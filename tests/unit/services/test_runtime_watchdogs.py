@@ -15,8 +15,9 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 
+from felt.core.rules.commands import Act, ActionKind
 from felt.core.rules.config import Variant
-from felt.core.table.aggregate import CreateTable, SeatPlayer
+from felt.core.table.aggregate import CreateTable, PlayHand, SeatPlayer
 from felt.core.table.events import TableConfig
 from felt.storage.decisions import MemoryDecisionQueue
 from felt.storage.eventstore import MemoryEventStore
@@ -138,7 +139,8 @@ def test_stopping_a_runtime_whose_task_ignores_cancellation_is_bounded() -> None
         runtime._spawn(stubborn())
         await asyncio.sleep(0)
         began = time.monotonic()
-        await runtime.stop(grace_s=0.2)
+        async with asyncio.timeout(10):  # a regression fails, not hangs
+            await runtime.stop(grace_s=0.2)
         assert time.monotonic() - began < 2.0
         release.set()
         await manager.stop()
@@ -200,5 +202,74 @@ def test_the_lease_rounds_go_on_after_a_watchdog_fails_and_start_again_if_they_e
         finally:
             await manager.stop()
         assert manager._task is not None and manager._task.done()
+
+    asyncio.run(main())
+
+
+def test_a_table_closed_at_its_hand_limit_is_not_a_lost_timer() -> None:
+    """A table that played its hand limit closes with the hand: no timer, on purpose."""
+
+    async def main() -> None:
+        manager = _manager()
+        runtime = await manager.register("t")
+        config = TableConfig("t", Variant.NLHE, 6, 5, 10, action_timeout_ms=0, hand_limit=1)
+        commands: list[CreateTable | SeatPlayer] = [
+            CreateTable(config),
+            *(SeatPlayer(s, f"p{s}", f"P{s}", 1000, "", "") for s in range(2)),
+        ]
+        for n, command in enumerate(commands):
+            await runtime.run(command, server_key("test", "t", n))
+        await manager.created(runtime)
+        try:
+            await _eventually(
+                lambda: runtime.state is not None and runtime.state.hand is not None,
+                "the one hand to be dealt",
+            )
+            hand = runtime.state.hand if runtime.state is not None else None
+            assert hand is not None and hand.actor_seat is not None
+            fold = PlayHand(Act(hand.actor_seat, ActionKind.FOLD))
+            await runtime.run(fold, server_key("test", "t", runtime.version))
+            assert runtime.state is not None and runtime.state.hands_played == 1
+            assert runtime.state.closed and runtime._pending is None
+            assert manager.mend_lost_timers() == 0
+        finally:
+            await manager.stop()
+
+    asyncio.run(main())
+
+
+def test_a_lost_lease_whose_stop_is_slow_costs_no_other_table_its_lease() -> None:
+    """Found by review: the round stopped a lost table before renewing the next, and a stop
+    waits for a command in flight (up to 5 s), past the other tables' leases."""
+
+    async def main() -> None:
+        store = MemoryEventStore()
+        manager = TableManager(
+            store, MemoryTableRegistry(), MemoryDecisionQueue(), lease_ttl_ms=600, adopt=False
+        )
+        tables = {}
+        for table_id in ("t", "u"):
+            runtime = await manager.register(table_id)
+            await runtime.run(
+                CreateTable(TableConfig(table_id, Variant.NLHE, 6, 5, 10)),
+                server_key("test", table_id, 0),
+            )
+            await manager.created(runtime)
+            tables[table_id] = runtime
+        await manager.start()
+        try:
+            await tables["t"]._lock.acquire()  # a command in flight, for ever
+            await store.release_lease("t", manager.owner)
+            assert await store.acquire_lease("t", "another-instance", 60_000)
+            began = time.monotonic()
+            await _eventually(lambda: "t" not in manager.runtimes, "t's lease to be found lost")
+            for _ in range(10):  # rounds every 0.2 s: u's lease runs out unless renewed
+                await asyncio.sleep(0.2)
+                assert manager.runtimes.get("u") is tables["u"], "u was handed over"
+                assert await store.lease_owner("u") == manager.owner
+            assert time.monotonic() - began < 5
+            tables["t"]._lock.release()
+        finally:
+            await manager.stop()
 
     asyncio.run(main())

@@ -312,9 +312,13 @@ class TableApp:
         table_id: str,
         action: Act | Discard,
         expected: int | None,
+        *,
+        sequence_only: bool = False,
     ) -> pb.SubmitActionResponse:
         """The seat's action; ``expected`` (the client's ``expected_sequence``): None skips the
-        check, otherwise the table must be at it."""
+        check, otherwise the table must be at it. ``sequence_only``: the answer carries the
+        new sequence and no view (the AI workers read nothing else; building the view was
+        about a third of an action's own CPU), and so does a retry's."""
         if expected == 0:
             raise Refused(
                 Code.INVALID_ARGUMENT,
@@ -328,7 +332,8 @@ class TableApp:
             _: TableState | None, state: TableState, seq: int, deadline: datetime | None
         ) -> pb.SubmitActionResponse:
             response = pb.SubmitActionResponse(sequence=seq)
-            fill_table_view(response.view, state, seat, seq, deadline)
+            if not sequence_only:
+                fill_table_view(response.view, state, seat, seq, deadline)
             return response
 
         return await self.seat_call(
@@ -342,7 +347,7 @@ class TableApp:
             expected,
             paced=True,
             record=action_record,
-            restore=lambda runtime, first: restore_action(runtime, seat, first),
+            restore=lambda runtime, first: restore_action(runtime, seat, first, sequence_only),
         )
 
     async def show_cards(
@@ -388,14 +393,16 @@ def action_record(response: pb.SubmitActionResponse) -> bytes:
 
 
 async def restore_action(
-    runtime: TableRuntime, seat: int, first: pb.SubmitActionResponse
+    runtime: TableRuntime, seat: int, first: pb.SubmitActionResponse, sequence_only: bool = False
 ) -> pb.SubmitActionResponse:
     """A retried action's first answer, from its record (:func:`action_record`): the seat's
     view of the table as it was at the recorded sequence (``TableRuntime.state_at``), with
     the recorded deadline. A record with a whole view (written before records were kept
-    small) is that answer already. Refused ``REQUEST_TOO_OLD`` when that state can no longer
-    be made (``RequestTooOld``: trimmed, or too far from a kept snapshot)."""
-    if first.view.HasField("table"):
+    small) is that answer already; so is the record of a ``sequence_only`` request (the
+    retry carries the flag too: it is part of the request's fingerprint). Refused
+    ``REQUEST_TOO_OLD`` when that state can no longer be made (``RequestTooOld``: trimmed,
+    or too far from a kept snapshot)."""
+    if first.view.HasField("table") or sequence_only:
         return first
     try:
         state = await runtime.state_at(first.sequence)

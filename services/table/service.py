@@ -193,6 +193,7 @@ class TableService(rpc.TableServiceServicer):
             request.table_id,
             action,
             request.expected_sequence if request.HasField("expected_sequence") else None,
+            sequence_only=request.sequence_only,
         )
 
     async def ShowCards(

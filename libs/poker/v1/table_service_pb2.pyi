@@ -581,6 +581,7 @@ class SubmitActionRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     EXPECTED_SEQUENCE_FIELD_NUMBER: _builtins.int
     ACTION_FIELD_NUMBER: _builtins.int
+    SEQUENCE_ONLY_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     seat: _builtins.int
     request_id: _builtins.str
@@ -594,6 +595,12 @@ class SubmitActionRequest(_message.Message):
     should always set it. (It was a plain field where 0 meant "no check";
     `optional` keeps the wire format, and an old client's 0 was never sent.)
     """
+    sequence_only: _builtins.bool
+    """Answer with the sequence only, without the view: for callers that need no
+    view back (the AI workers, whose next turn brings its own). Building the
+    seat's view is a large part of an action's cost. A retry must carry the
+    same value (it is part of the request) and gets the same kind of answer.
+    """
     @_builtins.property
     def action(self) -> _table_pb2.Action: ...
     def __init__(
@@ -604,10 +611,11 @@ class SubmitActionRequest(_message.Message):
         request_id: _builtins.str = ...,
         expected_sequence: _builtins.int | None = ...,
         action: _table_pb2.Action | None = ...,
+        sequence_only: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_sequence", b"_expected_sequence", "action", b"action", "expected_sequence", b"expected_sequence"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_sequence", b"_expected_sequence", "action", b"action", "expected_sequence", b"expected_sequence", "request_id", b"request_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_sequence", b"_expected_sequence", "action", b"action", "expected_sequence", b"expected_sequence", "request_id", b"request_id", "seat", b"seat", "sequence_only", b"sequence_only", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__expected_sequence: _TypeAlias = _typing.Literal["expected_sequence"]  # noqa: Y015
     _WhichOneofArgType__expected_sequence: _TypeAlias = _typing.Literal["_expected_sequence", b"_expected_sequence"]  # noqa: Y015
@@ -627,7 +635,9 @@ class SubmitActionResponse(_message.Message):
     """
     @_builtins.property
     def view(self) -> _table_pb2.TableView:
-        """The acting seat's view after the action."""
+        """The acting seat's view after the action (unset when the request asked
+        for the sequence only).
+        """
 
     def __init__(
         self,

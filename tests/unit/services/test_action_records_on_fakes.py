@@ -75,8 +75,8 @@ async def played() -> AsyncIterator[tuple[MemoryEventStore, TableApp, list[Calle
         await manager.stop()
 
 
-async def act(app: TableApp, callers: list[Caller], request_id: str) -> pb.SubmitActionResponse:
-    """The seat to act checks or calls, once the next hand is dealt."""
+async def next_action(app: TableApp) -> Act:
+    """The check or call of the seat to act, once the next hand is dealt."""
     runtime = app.manager.runtimes[TABLE]
     async with asyncio.timeout(5):
         while (hand := runtime.state.hand if runtime.state else None) is None or hand.ended:
@@ -85,8 +85,13 @@ async def act(app: TableApp, callers: list[Caller], request_id: str) -> pb.Submi
     assert seat is not None
     mine = hand.seat_state(seat)
     assert mine is not None
-    kind = ActionKind.CHECK if mine.bet == hand.current_bet else ActionKind.CALL
-    return await app.submit_action(callers[seat], request(request_id), TABLE, Act(seat, kind), None)
+    return Act(seat, ActionKind.CHECK if mine.bet == hand.current_bet else ActionKind.CALL)
+
+
+async def act(app: TableApp, callers: list[Caller], request_id: str) -> pb.SubmitActionResponse:
+    """The seat to act checks or calls, once the next hand is dealt."""
+    action = await next_action(app)
+    return await app.submit_action(callers[action.seat], request(request_id), TABLE, action, None)
 
 
 async def retry(
@@ -277,3 +282,36 @@ async def test_a_feed_that_lost_its_state_takes_the_runtimes_again(
         with contextlib.suppress(asyncio.CancelledError):
             await task
         await hub.aclose()
+
+
+async def test_a_sequence_only_action_is_answered_and_retried_without_a_view(
+    played: tuple[MemoryEventStore, TableApp, list[Caller]],
+) -> None:
+    """``SubmitActionRequest.sequence_only`` (the AI workers'): the answer and its retry, from
+    the cache or from a runtime loaded afresh, are the sequence alone; the request with the
+    flag is another request than the one without it (REQUEST_ID_REUSED)."""
+    _, app, callers = played
+    runtime = app.manager.runtimes[TABLE]
+    action = await next_action(app)
+    flagged = pb.SubmitActionRequest(
+        table_id=TABLE, seat=action.seat, request_id="q", sequence_only=True
+    )
+    client_request = ClientRequest.of(flagged)
+
+    async def submit(req: ClientRequest) -> pb.SubmitActionResponse:
+        return await app.submit_action(
+            callers[action.seat], req, TABLE, action, None, sequence_only=req is client_request
+        )
+
+    answer = await submit(client_request)
+    assert answer == pb.SubmitActionResponse(sequence=runtime.version)
+    assert not answer.HasField("view")
+    assert same(await submit(client_request), answer)
+    await runtime.stop()
+    del app.manager.runtimes[TABLE]
+    await app.manager.get(TABLE)  # loaded afresh from the stream
+    assert same(await submit(client_request), answer)
+    flagged.sequence_only = False  # the same id, other content: not a retry
+    with pytest.raises(Refused) as reused:
+        await submit(ClientRequest.of(flagged))
+    assert reused.value.reason == Reason.Name(Reason.REQUEST_ID_REUSED)

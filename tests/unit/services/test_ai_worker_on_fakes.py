@@ -44,11 +44,13 @@ class TableStandIn:
     def __init__(self, manager: TableManager) -> None:
         self.manager = manager
         self.calls = 0
+        self.with_view = 0  # answers the worker asked a view for (it reads none)
 
     async def SubmitAction(
         self, request: pb.SubmitActionRequest, *, metadata: Any, timeout: float
     ) -> pb.SubmitActionResponse:
         self.calls += 1
+        self.with_view += not request.sequence_only
         runtime = await self.manager.get(request.table_id)
         key = client_key(ai_principal(request.seat), request)
         command = PlayHand(action_from_proto(request.seat, request.action))
@@ -134,6 +136,7 @@ async def test_bots_play_hands_through_the_fake_queue(
     assert worker.outcomes["dead"] == 0
     # Every answer went through the table's runtime.
     assert stand_in.calls >= worker.outcomes["accepted"] >= 2
+    assert stand_in.with_view == 0, "the table built views nobody read"
 
 
 async def test_poison_is_dead_lettered_and_acknowledged() -> None:

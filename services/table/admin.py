@@ -92,6 +92,10 @@ class TableAdmin:
             # that was ahead then may have passed by now (the lobby retries a lost answer).
             earlier = await manager.store.request_result(table_id, key.key)
             if earlier is not None:
+                if existing is not None:
+                    # The first attempt may have failed after its append, before the table
+                    # was registered and started: never to be adopted again, nor run.
+                    await manager.created(existing)
                 return pb.CreateTableResponse.FromString(first_answer(key, earlier.response)).table
             if existing is None:
                 raise Refused(Code.ALREADY_EXISTS, "a table with this table_id already exists")

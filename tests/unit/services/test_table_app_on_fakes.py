@@ -398,3 +398,26 @@ async def test_watch_admission_is_capped_per_client_address(service: Service) ->
     assert isinstance(await anext(third), View)
     await third.aclose()
     await hub.aclose()
+
+
+async def test_a_create_retried_after_its_registration_failed_registers_and_starts_the_table(
+    service: Service,
+) -> None:
+    """Found by review: the first attempt appended the table, then failed to register it (a
+    Redis blip); its retry got the first answer and left the table unregistered (no instance
+    would ever adopt it again) and its runtime unstarted."""
+    add = service.registry.add
+
+    async def failing_add(table_id: str) -> None:
+        raise ConnectionError("Redis went away")
+
+    service.registry.add = failing_add  # type: ignore[method-assign]
+    create = request("create-blip")
+    with pytest.raises(ConnectionError):
+        await service.admins.create_table(service.admin, create, TABLE, "Main", config())
+    assert not await service.registry.exists(TABLE)
+    service.registry.add = add  # type: ignore[method-assign]
+    table = await service.admins.create_table(service.admin, create, TABLE, "Main", config())
+    assert table.sequence == 1
+    assert await service.registry.exists(TABLE)
+    assert service.manager.runtimes[TABLE].started

@@ -422,6 +422,14 @@ class Stack:
     def log(self, name: str) -> Path | None:
         return Path(self.logs) / f"{name}.log" if self.logs else None
 
+    async def _spawn(
+        self, name: str, args: list[str], env: dict[str, str], line: str, cpu: str
+    ) -> Child:
+        """``python ARGS`` started with its log named ``name``, pinned to ``cpu``."""
+        child = await spawn(name, args, env, line, self.log(name))
+        pin(child.pid, cpu)
+        return child
+
     async def start(self, instances: int) -> None:
         env = {
             "REDIS_URL": self.redis_url,
@@ -433,16 +441,10 @@ class Stack:
             "FELT_WATCH_MAX_PER_PEER": MANY,  # the gateway is one peer for every stream
         }
         for _ in range(instances):
-            child = await spawn(
-                "table service",
-                ["-m", "services.table.server"],
-                env,
-                TABLE_LINE,
-                self.log(f"table-service-{len(self.services)}"),
-            )
-            pin(child.pid, SERVICE_CPU)
-            self.services.append(child)
-        gateway = await spawn(
+            name = f"table-service-{len(self.services)}"
+            args = ["-m", "services.table.server"]
+            self.services.append(await self._spawn(name, args, env, TABLE_LINE, SERVICE_CPU))
+        self.gateway = await self._spawn(
             "gateway",
             ["-m", "services.cli", "gateway"],
             {
@@ -456,10 +458,8 @@ class Stack:
                 "FELT_GATEWAY_CONNECTIONS_MAX": MANY,
             },
             GATEWAY_LINE,
-            self.log("gateway"),
+            FRONT_CPU,
         )
-        pin(gateway.pid, FRONT_CPU)
-        self.gateway = gateway
 
     async def start_workers(self, count: int) -> None:
         env = {
@@ -471,15 +471,8 @@ class Stack:
             "FELT_LOG_LEVEL": "WARNING",
         }
         for n in range(count):
-            worker = await spawn(
-                f"worker-{n}",
-                ["-m", "services.ai_worker"],
-                env,
-                WORKER_LINE,
-                self.log(f"worker-{n}"),
-            )
-            pin(worker.pid, FRONT_CPU)
-            self.workers.append(worker)
+            args = ["-m", "services.ai_worker"]
+            self.workers.append(await self._spawn(f"worker-{n}", args, env, WORKER_LINE, FRONT_CPU))
 
     async def stop_workers(self) -> None:
         for worker in self.workers:

@@ -1,0 +1,130 @@
+"""How hard reads bets in Five-Card Draw against aggressive styles (issue #25).
+
+- The Draw floor folds its calls with at most one pair after the draw against a bettor
+  whose shown bets after the draw are weak less often than the floor's own
+  (``weak_bet_later``, computed by the solve and shipped with the table).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from felt.core.evaluator import HandCategory
+from felt.core.rules.commands import Act, ActionKind
+from felt.core.rules.config import Variant
+from felt.core.rules.events import Event, Street
+from felt.core.rules.legal import LegalActions
+from felt.core.rules.views import HandView
+from felt.core.table.stats import SeatStats
+from felt.players.bots import floor_play
+from felt.players.bots.base import situation
+from felt.players.bots.floor import FINAL_TWO_PAIR, draw_final_bucket, load
+from felt.players.bots.hard import HardBot
+from felt_dev.solve import draw
+from felt_dev.solve.export import share_in
+from felt_dev.solve.kuhn import kuhn
+from felt_dev.solve_cli import _draw_bet_later, _draw_references
+from tests.unit.bots.test_hard_fields import Recorder
+from tests.unit.bots.test_hard_reads import play_heads_up
+
+H = HandCategory
+
+# Records the floor plays against (no fold rate measured yet, so ``_draw_leaks`` is off):
+# one whose shown bets after the draw were nearly all two pair or better, one as weak as
+# the floor's own bets, one with too few shown bets to read.
+STRONG_BETTOR = SeatStats(hands=120, showdowns=30, shown=30, shown_bettor=20, shown_bettor_weak=1)
+WEAK_BETTOR = replace(STRONG_BETTOR, shown_bettor_weak=10)
+UNREAD = replace(STRONG_BETTOR, shown_bettor=4, shown_bettor_weak=0)
+
+
+def test_the_solve_records_the_floors_weak_bets_after_the_draw() -> None:
+    table = load("draw")
+    assert table is not None
+    shipped = table.reference("weak_bet_later")
+    assert shipped is not None and 0.2 < shipped < 0.5
+    weights, wins = draw.sample_deals(400, seed=1)
+    solver = draw.build(weights, wins)
+    solver.run(3)
+    refs = _draw_references(solver, weights)
+    assert {"fold_first", "fold_later", "bet_later", "weak_bet_later"} <= set(refs)
+    assert 0.0 < refs["weak_bet_later"] < 1.0
+    # Every bet is in the set of all states, none in the empty one.
+    every = np.ones(draw.DRAW_STATES, dtype=bool)
+    assert share_in(solver, weights, _draw_bet_later, every) == pytest.approx(1.0)
+    assert share_in(solver, weights, _draw_bet_later, ~every) == 0.0
+
+
+def test_share_in_weighs_actions_by_reach() -> None:
+    solver = kuhn()
+    solver.run(400)
+    chance = np.full((3, 3), 1.0 / 6.0) * (1 - np.eye(3))
+
+    def bets(key: str, action: str) -> bool:
+        return action == "b"
+
+    jack = np.array([True, False, False])
+    king = np.array([False, False, True])
+    # At equilibrium the king bets (or check-raises) its value more than the jack bluffs.
+    bluffs, value = share_in(solver, chance, bets, jack), share_in(solver, chance, bets, king)
+    assert bluffs is not None and value is not None
+    assert 0.0 < bluffs < value
+    assert share_in(solver, chance, lambda key, action: False, jack) is None
+
+
+def test_rarely_weak_needs_a_sample_and_a_rate_under_the_floors() -> None:
+    floor = load("draw")
+    assert floor is not None
+    ref = floor.reference("weak_bet_later") or 0.0
+    assert floor_play._bets_too_few_weak(floor, STRONG_BETTOR)
+    assert not floor_play._bets_too_few_weak(floor, WEAK_BETTOR)
+    assert not floor_play._bets_too_few_weak(floor, UNREAD)
+    just_under = int(ref * 20)  # weak share just under the floor's
+    assert floor_play._bets_too_few_weak(
+        floor, replace(STRONG_BETTOR, shown_bettor_weak=just_under)
+    )
+    assert not floor_play._bets_too_few_weak(
+        floor, replace(STRONG_BETTOR, shown_bettor_weak=just_under + 1)
+    )
+
+
+def facing_a_bet_after_the_draw(view: HandView, legal: LegalActions) -> bool:
+    return view.street == Street.SECOND_BET and not legal.can_check
+
+
+def _spots() -> list[tuple[HandView, tuple[Event, ...], LegalActions]]:
+    recorder = Recorder(facing_a_bet_after_the_draw)
+    play_heads_up(Variant.DRAW5, recorder, "maniac", 300, 41)
+    return recorder.points
+
+
+def _kind(d: object) -> ActionKind | None:
+    return d.kind if isinstance(d, Act) else None
+
+
+def test_the_floor_folds_one_pair_calls_to_a_bettor_whose_bets_are_rarely_weak() -> None:
+    spots = _spots()
+    assert len(spots) >= 40
+    weak_calls = tightened = strong_same = strong = 0
+    for i, (view, history, legal) in enumerate(spots):
+        sit = situation(view, history, legal)
+        against = {
+            name: HardBot().decide(view, history, legal, random.Random(i), {1: stats})
+            for name, stats in (("weak", WEAK_BETTOR), ("strong", STRONG_BETTOR))
+        }
+        if draw_final_bucket(sit.hole) < FINAL_TWO_PAIR:
+            # At most a pair: never called against the bettor whose bets are rarely weak.
+            assert _kind(against["strong"]) != ActionKind.CALL
+            if _kind(against["weak"]) == ActionKind.CALL:
+                weak_calls += 1
+                tightened += _kind(against["strong"]) == ActionKind.FOLD
+        else:
+            # Two pair or better: the read changes nothing (same random stream).
+            strong += 1
+            strong_same += against["weak"] == against["strong"]
+    # The floor does call with pairs against a bettor as weak as itself.
+    assert weak_calls >= 5 and tightened == weak_calls
+    assert strong_same == strong

@@ -2,7 +2,9 @@
 
 - The Draw floor folds its calls with at most one pair after the draw against a bettor
   whose shown bets after the draw are weak less often than the floor's own
-  (``weak_bet_later``, computed by the solve and shipped with the table).
+  (``weak_bet_later``, computed by the solve and shipped with the table);
+- a raise after the draw is read as stronger than a bet, even from a player whose bets
+  mean little.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from felt.core.cards import cards
 from felt.core.evaluator import HandCategory
 from felt.core.rules.commands import Act, ActionKind
 from felt.core.rules.config import Variant
@@ -21,9 +24,14 @@ from felt.core.rules.legal import LegalActions
 from felt.core.rules.views import HandView
 from felt.core.table.stats import SeatStats
 from felt.players.bots import floor_play
-from felt.players.bots.base import situation
+from felt.players.bots.base import PublicAction, Situation, situation
 from felt.players.bots.floor import FINAL_TWO_PAIR, draw_final_bucket, load
-from felt.players.bots.hard import HardBot
+from felt.players.bots.hard import (
+    RAISED_CREDIBLE,
+    HardBot,
+    Style,
+)
+from felt.players.equity import DrawOpponent
 from felt_dev.solve import draw
 from felt_dev.solve.export import share_in
 from felt_dev.solve.kuhn import kuhn
@@ -128,3 +136,47 @@ def test_the_floor_folds_one_pair_calls_to_a_bettor_whose_bets_are_rarely_weak()
     # The floor does call with pairs against a bettor as weak as itself.
     assert weak_calls >= 5 and tightened == weak_calls
     assert strong_same == strong
+
+
+def _after_the_draw(raised: bool) -> Situation:
+    """Heads-up after the draw: hero (seat 0) bet, the opponent (seat 1) raised or bet into a
+    check."""
+    spots = _spots()
+    view, history, legal = spots[0]
+    sit = situation(view, history, legal)
+    first = tuple(a for a in sit.actions if a.street != Street.SECOND_BET)
+    if raised:
+        second = (
+            PublicAction(Street.SECOND_BET, 0, "bet", 100, 100),
+            PublicAction(Street.SECOND_BET, 1, "bet", 200, 200),
+        )
+    else:
+        second = (
+            PublicAction(Street.SECOND_BET, 0, "check"),
+            PublicAction(Street.SECOND_BET, 1, "bet", 100, 100),
+        )
+    return replace(sit, actions=first + second, draws={**sit.draws, 1: 3})
+
+
+def _strong_weight(mix: list[tuple[float, DrawOpponent]]) -> float:
+    return sum(w for w, m in mix if m.kept_min >= H.TWO_PAIR)
+
+
+def test_a_raise_after_the_draw_is_read_as_stronger_than_a_bet() -> None:
+    bot = HardBot()
+    # A player whose bets mean little (it bets most of its actions).
+    wild = Style(known=True, aggression=0.85, bluffs=0.6)
+    assert wild.credible < RAISED_CREDIBLE
+    for style in (wild, Style(known=True)):
+        bet = bot._draw_model(_after_the_draw(False), 1, style)
+        raised = bot._draw_model(_after_the_draw(True), 1, style)
+        assert sum(w for w, _ in raised) == pytest.approx(1.0)
+        assert _strong_weight(raised) > _strong_weight(bet) + 0.1
+    # Against the wild bettor's raise a pair of queens has less equity than against its bet.
+    hole = tuple(cards("Qh Qd 7c 4s 2h"))
+    equities = []
+    for raised_ in (False, True):
+        sit = replace(_after_the_draw(raised_), hole=hole)
+        model = bot._draw_model(sit, 1, wild)
+        equities.append(bot._mixture_equity(hole, hole, (), [model], 7))
+    assert equities[1] < equities[0] - 0.1

@@ -627,6 +627,8 @@ class HardBot:
         else:
             paired = (0.85 if bet_first or called_first else 0.6) * style.honest_draws
             mix = [(paired, DrawOpponent(drew, H.PAIR)), (1 - paired, DrawOpponent(drew))]
+        later_bets = [a.seat for a in sit.on(Street.SECOND_BET) if a.kind == "bet"]
+        raised_later = seat in later_bets[1:]
         if any(a.kind == "bet" for a in second):
             floor = H.TWO_PAIR if drew is None or drew >= 2 else H.THREE_OF_A_KIND
             # As strong as its shown bets were: one that never showed a pair after betting
@@ -634,6 +636,8 @@ class HardBot:
             strong = 0.6
             if style.known and sit.dealt == 2:  # heads-up: measured there only
                 strong = _clamp(1.0 - style.bluffs, 0.6, 0.95)
+            if raised_later:
+                strong = max(strong, RAISED_STRONG)
             mix = [(strong, DrawOpponent(0, floor)), *[((1 - strong) * w, m) for w, m in mix]]
         elif any(a.kind == "call" for a in second):
             mix = [(0.4, DrawOpponent(0, H.PAIR)), *[(0.6 * w, m) for w, m in mix]]
@@ -641,6 +645,10 @@ class HardBot:
             # Checked after the draw: often missed; shift weight to the unconstrained model.
             mix = [(0.4, DrawOpponent(drew)), *[(0.6 * w, m) for w, m in mix]]
         c = style.credible
+        if raised_later:
+            # A raise after the draw is made into a bet already showing strength: even
+            # a player whose bets mean little raises there mostly with made hands.
+            c = max(c, RAISED_CREDIBLE)
         if c < 1.0:
             # Bets that mean little: blend toward an unconstrained hand.
             loose = DrawOpponent(drew if drew is not None else 0)
@@ -710,6 +718,12 @@ class HardBot:
             return check_or_call(legal)
         return check_or_fold(legal)
 
+
+# After the draw, a raise (a bet over someone's bet) is two pair or better at least this
+# often, and its strength is believed at least this far even from a player whose bets
+# mean little (``Style.credible``): without them hard paid off raises after the draw.
+RAISED_STRONG = 0.85
+RAISED_CREDIBLE = 0.75
 
 # A first-round raise rate at which a player's checks are read as giving up its strong hands.
 _CAPPING_PFR = 0.15

@@ -4,7 +4,9 @@
   whose shown bets after the draw are weak less often than the floor's own
   (``weak_bet_later``, computed by the solve and shipped with the table);
 - a raise after the draw is read as stronger than a bet, even from a player whose bets
-  mean little.
+  mean little;
+- an open before the draw is read from the opener's own open rate: a loose opener holds
+  hands with nothing, and hard's equity against it is higher.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from felt.players.bots.hard import (
     RAISED_CREDIBLE,
     HardBot,
     Style,
+    _draw_open_rate,
 )
 from felt.players.equity import DrawOpponent
 from felt_dev.solve import draw
@@ -180,3 +183,44 @@ def test_a_raise_after_the_draw_is_read_as_stronger_than_a_bet() -> None:
         model = bot._draw_model(sit, 1, wild)
         equities.append(bot._mixture_equity(hole, hole, (), [model], 7))
     assert equities[1] < equities[0] - 0.1
+
+
+def _facing_an_open(opens: float | None) -> tuple[Situation, Style]:
+    view, history, legal = _spots()[0]
+    sit = situation(view, history, legal)
+    actions = (PublicAction(Street.FIRST_BET, 1, "bet", 50, 50),)
+    sit = replace(sit, street=Street.FIRST_BET, actions=actions, draws={})
+    return sit, Style(known=True, pfr=0.3, opens=(None, opens))
+
+
+def test_an_open_is_read_as_wide_as_the_seat_opens() -> None:
+    bot = HardBot()
+    sit, loose = _facing_an_open(0.8)
+    assert _draw_open_rate(sit, 1, loose) == 0.8
+    # A bet after the seat's own check is a check-raise, not an open.
+    check_raise = replace(
+        sit,
+        actions=(
+            PublicAction(Street.FIRST_BET, 1, "check"),
+            PublicAction(Street.FIRST_BET, 0, "bet", 50, 50),
+            PublicAction(Street.FIRST_BET, 1, "bet", 100, 100),
+        ),
+    )
+    assert _draw_open_rate(check_raise, 1, loose) is None
+
+    def nothing(mix: list[tuple[float, DrawOpponent]]) -> float:
+        return sum(w for w, m in mix if m.kept_min < H.PAIR and m.draws == 3)
+
+    loose_mix = bot._draw_model(sit, 1, loose)
+    tight_sit, tight = _facing_an_open(0.3)
+    tight_mix = bot._draw_model(tight_sit, 1, tight)
+    unknown_sit, unknown = _facing_an_open(None)
+    assert nothing(loose_mix) == pytest.approx(1.0 - 0.5 / 0.8, abs=0.02)
+    assert nothing(tight_mix) == 0.0
+    assert bot._draw_model(unknown_sit, 1, unknown) == tight_mix  # no record: the old read
+    # A small pair has more equity against the loose opener before the draw.
+    hole = tuple(cards("5h 5d Kc 9s 2h"))
+    keep = tuple(cards("5h 5d"))
+    eq_loose = bot._mixture_equity(hole, keep, (), [loose_mix], 5)
+    eq_tight = bot._mixture_equity(hole, keep, (), [tight_mix], 5)
+    assert eq_loose > eq_tight + 0.03

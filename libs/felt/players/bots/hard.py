@@ -612,6 +612,14 @@ class HardBot:
                 floor = 0.5 if reraised else 0.25
                 strong = _strong_bets(style, floor) if sit.dealt == 2 else floor
                 mix = [(strong, DrawOpponent(1, H.TWO_PAIR)), (1 - strong, DrawOpponent(3, H.PAIR))]
+                opened = None if reraised else _draw_open_rate(sit, seat, style)
+                if opened is not None:
+                    # An open from a seat that opens more hands than are dealt a pair:
+                    # the rest of its opens hold nothing (drawing three to high cards).
+                    made = _clamp(_DEALT_MADE / max(opened, 0.05), 0.0, 1.0)
+                    mix = [(made * w, m) for w, m in mix]
+                    if made < 1.0:
+                        mix.append((1.0 - made, DrawOpponent(3)))
             elif called_first:
                 mix = [(0.65, DrawOpponent(3, H.PAIR)), (0.35, DrawOpponent(1))]
             else:  # checked or not acted yet: weaker than a bettor
@@ -779,6 +787,32 @@ def _open_rate(sit: Situation, seat: int, style: Style) -> float | None:
                 return None
             behind = max(sit.dealt, len(sit.order)) - folds - 1
             return style.opens[behind <= 2]
+    return None
+
+
+def _draw_open_rate(sit: Situation, seat: int, style: Style) -> float | None:
+    """Draw: the rate ``seat`` opens from its seat class, if its first-round bet was an open.
+
+    An open is the round's first bet, with only checks and folds before it; late means
+    at most two seats were left to act behind it (``SeatStats.late_open_chances``).
+    The rate is the seat's own record (``Style.opens``), not the textbook's or the
+    floor's: a loose opener opens with hands that hold nothing, and a read of its bet as
+    a pair or better folds too much against it before the draw. None when the bet was
+    not an open or the record has too few chances.
+    """
+    folds = 0
+    for a in sit.on(Street.FIRST_BET):
+        if a.seat == seat:
+            # Its first action: a bet here is an open; after its own check, a bet is a
+            # check-raise (the round ends when everyone checks).
+            if a.kind != "bet":
+                return None
+            behind = max(sit.dealt, len(sit.order)) - folds - 1
+            return style.opens[behind <= 2]
+        if a.kind in ("bet", "call"):
+            return None
+        if a.kind == "fold":
+            folds += 1
     return None
 
 

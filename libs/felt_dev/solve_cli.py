@@ -46,6 +46,33 @@ def _draw_stat(key: str, action: str, facing: bool) -> str | None:
     return "bet_later" if action == "b" else None
 
 
+def _draw_bet_later(key: str, action: str) -> bool:
+    """A bet or raise after the draw (the second round's keys start ``2:``)."""
+    return key.startswith("2:") and action in "br"
+
+
+def _draw_references(solver: Any, weights: Any) -> dict[str, float]:
+    """The Draw floor's reference frequencies (``_draw_stat``), plus ``weak_bet_later``.
+
+    ``weak_bet_later``: the share of the floor's bets and raises after the draw made
+    with at most one pair (final buckets below two pair). Hard compares an opponent's
+    shown bets after the draw with it (``SeatStats.shown_bettor_weak``,
+    ``floor_play._bets_too_few_weak``); computed from the solve so that a new solve
+    keeps the two consistent.
+    """
+    import numpy as np
+
+    from felt.players.bots.floor import DRAW_FINAL, DRAW_STATES, FINAL_TWO_PAIR
+    from felt_dev.solve.export import frequencies, share_in
+
+    refs: dict[str, float] = frequencies(solver, weights, _draw_stat)
+    weak = np.arange(DRAW_STATES) % len(DRAW_FINAL) < FINAL_TWO_PAIR
+    share = share_in(solver, weights, _draw_bet_later, weak)
+    if share is not None:
+        refs["weak_bet_later"] = share
+    return refs
+
+
 def _holdem_stat(key: str, action: str, facing: bool) -> str | None:
     if key == "p:":
         return "open" if action in "ra" else None
@@ -90,7 +117,11 @@ def run(args: argparse.Namespace) -> int:
             "cpu_seconds": round(elapsed, 1),
             "value_mbb": round(value, 1),
             "abstract_exploitability_mbb": round(gap, 1),
-            "reference": frequencies(solver, weights, stat),
+            "reference": (
+                _draw_references(solver, weights)
+                if game == "draw"
+                else frequencies(solver, weights, stat)
+            ),
         }
         text = table_json(solver, meta)
         path = args.out / f"{game}.json"

@@ -74,6 +74,46 @@ def frequencies(solver: Solver, chance: np.ndarray, classify: object) -> dict[st
     return {k: round(hits.get(k, 0.0) / v, 4) for k, v in sorted(seen.items()) if v > 0}
 
 
+def share_in(
+    solver: Solver, chance: np.ndarray, counts: object, states: np.ndarray
+) -> float | None:
+    """Of the actions ``counts(key, action)`` selects, the reach-weighted share taken in ``states``.
+
+    ``states`` is a boolean mask over the acting player's private states (both players
+    share one state space here). E.g. in Draw, of the floor's bets and raises after the
+    draw, the share made with at most one pair: what an opponent's shown bets are
+    compared against (``felt.players.bots.floor_play``). None if nothing is selected.
+    """
+    mask = np.asarray(states, dtype=np.float64)
+    hits = 0.0
+    total = 0.0
+
+    def walk(node: Node, r0: np.ndarray, r1: np.ndarray) -> None:
+        nonlocal hits, total
+        if isinstance(node, Terminal):
+            return
+        if isinstance(node, Reveal):
+            for m0, m1, child in node.children:
+                walk(child, r0 * m0, r1 * m1)
+            return
+        sigma = solver.average(node.key)[node.signal]
+        p = node.player
+        w = r0 * (chance @ r1) if p == 0 else r1 * (chance.T @ r0)
+        for a, name in enumerate(node.actions):
+            if counts(node.key, name):  # type: ignore[operator]
+                taken = w * sigma[:, a]
+                total += float(taken.sum())
+                hits += float((taken * mask).sum())
+        for a, child in enumerate(node.children):
+            if p == 0:
+                walk(child, r0 * sigma[:, a], r1)
+            else:
+                walk(child, r0, r1 * sigma[:, a])
+
+    walk(solver.root, np.ones(solver.sizes[0]), np.ones(solver.sizes[1]))
+    return round(hits / total, 4) if total > 0 else None
+
+
 def _nodes(node: Node) -> list[Decision]:
     if isinstance(node, Terminal):
         return []

@@ -70,6 +70,8 @@ DRAW_FINAL = (
     "flush or better",
 )
 DRAW_STATES = len(DRAW_DEALT) * len(DRAW_FINAL)
+# The first final bucket of two pair: the buckets below it hold at most one pair.
+FINAL_TWO_PAIR = 6
 _TEN = 8  # rank index of a ten (deuce is 0)
 
 

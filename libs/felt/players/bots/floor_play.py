@@ -33,9 +33,11 @@ from felt.players.bots.base import (
 )
 from felt.players.bots.drawhand import standard_keep
 from felt.players.bots.floor import (
+    FINAL_TWO_PAIR,
     Table,
     deviates,
     draw_dealt_bucket,
+    draw_final_bucket,
     draw_state,
     holdem_class,
     load,
@@ -45,6 +47,10 @@ from felt.players.bots.opponents import TableStats
 
 # How far from the floor's own frequency a rate must be, at 95%, to count as a leak.
 TOLERANCE = 0.1
+# Draw: shown bets after the draw needed before their weak share is read (see
+# ``_bets_too_few_weak``). Few: a heads-up table's record shows only about 25 of them in
+# 500 hands, and the read only tightens calls.
+WEAK_SAMPLE = 5
 
 
 def floor_decision(
@@ -68,7 +74,7 @@ def floor_decision(
         floor = load("draw")
         if floor is None or _draw_leaks(floor, stats):
             return None
-        return _draw(floor, sit, history, legal, rng)
+        return _draw(floor, sit, history, legal, rng, _bets_too_few_weak(floor, stats))
     floor = load("holdem")
     if floor is None or _holdem_leaks(floor, stats):
         return None
@@ -91,6 +97,26 @@ def _draw_leaks(floor: Table, s: SeatStats) -> bool:
     return _leak(s.first_folded, s.first_faced, floor, "fold_first") or _leak(
         *later, floor, "fold_later"
     )
+
+
+def _bets_too_few_weak(floor: Table, s: SeatStats) -> bool:
+    """Draw: are the opponent's bets after the draw rarely weak, next to the floor's own?
+
+    Its public record counts the hands it showed down after betting after the draw
+    (``shown_bettor``) and how many held at most one pair (``shown_bettor_weak``); the
+    floor bets ``weak_bet_later`` (about 36%) of its own bets there with at most a
+    pair, and its one-pair calls are priced for that. A bettor whose shown bets are
+    weak less often (a check-raiser that raises its strong hands and few bluffs) is
+    paid off by those calls. A point estimate with a minimum sample, not a 95% gate
+    like ``_draw_leaks``: the read only makes the floor fold more, it never opens a new
+    line to exploit, and at 95% it would wait for hundreds of showdowns (a heads-up
+    table sees about 25 in 500 hands). The comparison leans toward folding: shown bets
+    are the called ones, and a bluff is called less often than a value bet.
+    """
+    ref = floor.reference("weak_bet_later")
+    if ref is None or s.shown_bettor < WEAK_SAMPLE:
+        return False
+    return min(s.shown_bettor_weak, s.shown_bettor) / s.shown_bettor < ref
 
 
 def _holdem_leaks(floor: Table, s: SeatStats) -> bool:
@@ -184,7 +210,13 @@ def _draw(
     history: Sequence[Event],
     legal: LegalActions,
     rng: random.Random,
+    tighten: bool = False,
 ) -> Decision | None:
+    """The Draw floor's move; ``tighten``: after the draw, fold the calls with at most a pair.
+
+    ``tighten`` is ``_bets_too_few_weak``: against a bettor whose bets after the draw
+    are rarely weak, a call with one pair or less is paying off its value bets.
+    """
     if legal.max_discard is not None:
         return discard(legal, sit.hole, standard_keep(sit.hole))
     me = sit.order.index(sit.seat)
@@ -209,7 +241,16 @@ def _draw(
         got = floor.strategy(f"2:{first}:{second}", draw_state(dealt, sit.hole))
     if got is None:
         return None
-    return _limit_move(pick(*got, rng), legal)
+    letter = pick(*got, rng)
+    if (
+        tighten
+        and letter == "c"
+        and sit.street == Street.SECOND_BET
+        and sit.to_call > 0
+        and draw_final_bucket(sit.hole) < FINAL_TWO_PAIR
+    ):
+        letter = "f"
+    return _limit_move(letter, legal)
 
 
 def _holdem(floor: Table, sit: Situation, legal: LegalActions, rng: random.Random) -> Act | None:

@@ -612,6 +612,14 @@ class HardBot:
                 floor = 0.5 if reraised else 0.25
                 strong = _strong_bets(style, floor) if sit.dealt == 2 else floor
                 mix = [(strong, DrawOpponent(1, H.TWO_PAIR)), (1 - strong, DrawOpponent(3, H.PAIR))]
+                opened = None if reraised else _draw_open_rate(sit, seat, style)
+                if opened is not None:
+                    # An open from a seat that opens more hands than are dealt a pair:
+                    # the rest of its opens hold nothing (drawing three to high cards).
+                    made = _clamp(_DEALT_MADE / max(opened, 0.05), 0.0, 1.0)
+                    mix = [(made * w, m) for w, m in mix]
+                    if made < 1.0:
+                        mix.append((1.0 - made, DrawOpponent(3)))
             elif called_first:
                 mix = [(0.65, DrawOpponent(3, H.PAIR)), (0.35, DrawOpponent(1))]
             else:  # checked or not acted yet: weaker than a bettor
@@ -627,6 +635,8 @@ class HardBot:
         else:
             paired = (0.85 if bet_first or called_first else 0.6) * style.honest_draws
             mix = [(paired, DrawOpponent(drew, H.PAIR)), (1 - paired, DrawOpponent(drew))]
+        later_bets = [a.seat for a in sit.on(Street.SECOND_BET) if a.kind == "bet"]
+        raised_later = seat in later_bets[1:]
         if any(a.kind == "bet" for a in second):
             floor = H.TWO_PAIR if drew is None or drew >= 2 else H.THREE_OF_A_KIND
             # As strong as its shown bets were: one that never showed a pair after betting
@@ -634,6 +644,8 @@ class HardBot:
             strong = 0.6
             if style.known and sit.dealt == 2:  # heads-up: measured there only
                 strong = _clamp(1.0 - style.bluffs, 0.6, 0.95)
+            if raised_later:
+                strong = max(strong, RAISED_STRONG)
             mix = [(strong, DrawOpponent(0, floor)), *[((1 - strong) * w, m) for w, m in mix]]
         elif any(a.kind == "call" for a in second):
             mix = [(0.4, DrawOpponent(0, H.PAIR)), *[(0.6 * w, m) for w, m in mix]]
@@ -641,6 +653,10 @@ class HardBot:
             # Checked after the draw: often missed; shift weight to the unconstrained model.
             mix = [(0.4, DrawOpponent(drew)), *[(0.6 * w, m) for w, m in mix]]
         c = style.credible
+        if raised_later:
+            # A raise after the draw is made into a bet already showing strength: even
+            # a player whose bets mean little raises there mostly with made hands.
+            c = max(c, RAISED_CREDIBLE)
         if c < 1.0:
             # Bets that mean little: blend toward an unconstrained hand.
             loose = DrawOpponent(drew if drew is not None else 0)
@@ -711,6 +727,12 @@ class HardBot:
         return check_or_fold(legal)
 
 
+# After the draw, a raise (a bet over someone's bet) is two pair or better at least this
+# often, and its strength is believed at least this far even from a player whose bets
+# mean little (``Style.credible``): without them hard paid off raises after the draw.
+RAISED_STRONG = 0.85
+RAISED_CREDIBLE = 0.75
+
 # A first-round raise rate at which a player's checks are read as giving up its strong hands.
 _CAPPING_PFR = 0.15
 
@@ -765,6 +787,32 @@ def _open_rate(sit: Situation, seat: int, style: Style) -> float | None:
                 return None
             behind = max(sit.dealt, len(sit.order)) - folds - 1
             return style.opens[behind <= 2]
+    return None
+
+
+def _draw_open_rate(sit: Situation, seat: int, style: Style) -> float | None:
+    """Draw: the rate ``seat`` opens from its seat class, if its first-round bet was an open.
+
+    An open is the round's first bet, with only checks and folds before it; late means
+    at most two seats were left to act behind it (``SeatStats.late_open_chances``).
+    The rate is the seat's own record (``Style.opens``), not the textbook's or the
+    floor's: a loose opener opens with hands that hold nothing, and a read of its bet as
+    a pair or better folds too much against it before the draw. None when the bet was
+    not an open or the record has too few chances.
+    """
+    folds = 0
+    for a in sit.on(Street.FIRST_BET):
+        if a.seat == seat:
+            # Its first action: a bet here is an open; after its own check, a bet is a
+            # check-raise (the round ends when everyone checks).
+            if a.kind != "bet":
+                return None
+            behind = max(sit.dealt, len(sit.order)) - folds - 1
+            return style.opens[behind <= 2]
+        if a.kind in ("bet", "call"):
+            return None
+        if a.kind == "fold":
+            folds += 1
     return None
 
 

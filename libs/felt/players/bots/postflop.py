@@ -81,6 +81,10 @@ FOLD_REFERENCE = round(sum(b / (1 + b) for b in SIZES.values()) / len(SIZES), 4)
 # game the floor's balance is not for (a player who never bets bluffs nothing it bets).
 AGGRESSION_REFERENCE = 0.4
 
+# The preflop "line" of a pot the floor has no ranges for (``read_line`` with ``unit``):
+# both players start the flop with every combo.
+ANY_LINE = "*"
+
 # A player: 0 out of position (the big blind), 1 in position (the button).
 OOP, IP = 0, 1
 
@@ -263,10 +267,14 @@ def street_start(
 
     ``past`` holds the moves of the earlier postflop streets (one tuple a street);
     cached by public line, so a hand's later decisions reuse its earlier streets.
+    ``pre`` is ``"rc"``, ``"rrc"`` or ``ANY_LINE`` (every combo for both players).
     """
     if len(past) != len(board) - 3:
         raise ValueError(f"{len(past)} earlier streets for a board of {len(board)} cards")
     if len(board) == 3:
+        if pre == ANY_LINE:
+            uniform = (1.0,) * len(combos())
+            return _street(board, (uniform, uniform))
         table = load("holdem")
         start = None if table is None else preflop_ranges(table, pre)
         if start is None:
@@ -469,8 +477,16 @@ class Line:
     pot: int  # the pot at the start of the current street
 
 
-def read_line(actions: Sequence[PublicAction], ip_seat: int, street: Street) -> Line | None:
-    """The preflop letters and postflop moves (sizes in pots), or None off the abstraction."""
+def read_line(
+    actions: Sequence[PublicAction], ip_seat: int, street: Street, unit: int = 0
+) -> Line | None:
+    """The preflop letters and postflop moves (sizes in pots), or None off the abstraction.
+
+    With ``unit`` (the big blind) a preflop line the floor does not know (a limp, a
+    check, a 4-bet called) is read as ``ANY_LINE`` instead of None, its pot at least
+    two big blinds: hard's heads-up defence (``HardBot._defends``) needs a range in
+    every pot, the postflop floor only in its own lines.
+    """
     pre = ""
     level = 0
     for a in actions:
@@ -481,10 +497,15 @@ def read_line(actions: Sequence[PublicAction], ip_seat: int, street: Street) -> 
             level = a.to
         elif a.kind == "call":
             pre += "c"
+        elif a.kind == "check" and unit:
+            pre += "k"
         else:
             return None
     if pre not in ("rc", "rrc"):
-        return None
+        if not unit:
+            return None
+        pre = ANY_LINE
+        level = max(level, unit)
     pot = 2 * level
     streets: list[tuple[Move, ...]] = []
     for st in (Street.FLOP, Street.TURN, Street.RIVER):

@@ -107,8 +107,7 @@ def range_hands(spot: Spot) -> list[tuple[tuple[int, int], float, float]]:
     """Hard's range here: (hole, weight, percentile) of every combo it holds with weight."""
     found = _floor_range(situation(*spot))
     assert found is not None
-    st, me = found
-    weights = st.ranges[me]
+    st, weights, me = found
     return [
         (combo, w, pf.percentile(st, weights, me, i))
         for i, (combo, w) in enumerate(zip(pf.combos(), weights, strict=True))
@@ -219,7 +218,7 @@ def test_a_limped_pot_has_a_range_too() -> None:
     sit = situation(view_for(state, 1), redact_all(history, 1), legal)
     found = _floor_range(sit)
     assert found is not None
-    st, me = found
-    assert sum(1 for w in st.ranges[me] if w > 0) > 1000  # every combo off the board
+    _, weights, _ = found
+    assert sum(1 for w in weights if w > 0) > 1000  # every combo off the board
     pct = _defence_percentile(sit)
     assert pct is not None and 0.0 <= pct <= 1.0

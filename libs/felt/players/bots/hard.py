@@ -75,6 +75,8 @@ _BOARD_STREETS = ((Street.FLOP, 3), (Street.TURN, 4), (Street.RIVER, 5))
 _ACE_LOW = 0x1000
 # Equity by which a keep must beat the textbook draw to replace it (``HardBot._best_keep``).
 _KEEP_MARGIN = 0.02
+# Completions of the flop and turn boards sampled for the defence's equities (``_floor_range``).
+DEFENCE_RUNOUTS = 4
 # ``_value_heavy``: a record whose shown later-street bets were at most one pair less often
 # than this, at 95% over at least ``VALUE_HEAVY_SHOWN`` showdowns, bets value. A quarter is
 # the bluffs' share of a balanced half-pot betting range (``postflop.bluff_share(0.5)``),
@@ -973,17 +975,20 @@ def _contested(sit: Situation, read: TableRead) -> Situation:
     return replace(sit, opponents=opponents)
 
 
-def _floor_range(sit: Situation) -> tuple[postflop.StreetState, int] | None:
+def _floor_range(sit: Situation) -> tuple[postflop.StreetState, tuple[float, ...], int] | None:
     """Hard's own range at this decision, as the postflop floor's range model has it.
 
     Both players' ranges start the flop from the preflop floor's line (``"rc"``,
     ``"rrc"``; any other line, a limp say, from every combo) and each public action
-    since narrows its player's range by the floor's rules (``postflop.node_state``,
-    cached by public line, so the other hole cards a best response asks about and
-    the hand's later streets reuse it). The state's strengths are each combo's
-    equity against the opponent's range as it stands now, after its bet. Returns
-    the state and hard's player index in it (``postflop.IP`` or ``OOP``), or None
-    when the line cannot be read (a fold or an all-in the model does not know).
+    since narrows its player's range by the floor's rules (``postflop.street_start``
+    and ``postflop.narrow``). The street's strengths are each combo's equity against
+    the opponent's range at the start of the street, over ``DEFENCE_RUNOUTS``
+    completions of the board (exact on the river): the floor's ten cost about 20 ms of
+    CPU a street, and a river decision with no street cached pays for three, over
+    hard's 50 ms budget. Cached by public line (``_own_range``), so the other hole
+    cards a best response asks about and the hand's later streets reuse it. Returns
+    the street's state, hard's weights in it and its player index (``postflop.IP``
+    or ``OOP``), or None when the line cannot be read.
     """
     if len(sit.order) != 2:
         return None
@@ -991,23 +996,39 @@ def _floor_range(sit: Situation) -> tuple[postflop.StreetState, int] | None:
     line = postflop.read_line(sit.actions, ip_seat, sit.street, sit.unit)
     if line is None:
         return None
-    st = postflop.node_state(line.pre, sit.board, line.streets[:-1], line.streets[-1])
+    me = postflop.IP if sit.seat == ip_seat else postflop.OOP
+    found = _own_range(line.pre, sit.board, line.streets[:-1], line.streets[-1], me)
+    if found is None:
+        return None
+    return found[0], found[1], me
+
+
+@lru_cache(maxsize=64)
+def _own_range(
+    pre: str,
+    board: tuple[Card, ...],
+    past: tuple[tuple[postflop.Move, ...], ...],
+    moves: tuple[postflop.Move, ...],
+    me: int,
+) -> tuple[postflop.StreetState, tuple[float, ...]] | None:
+    """The street's state and ``me``'s range after the street's ``moves`` (``_floor_range``)."""
+    st = postflop.street_start(pre, board, past, DEFENCE_RUNOUTS)
     if st is None:
         return None
-    return st, postflop.IP if sit.seat == ip_seat else postflop.OOP
+    return st, postflop.narrow(st, board, moves)[me]
 
 
 def _defence_percentile(sit: Situation) -> float | None:
     """Where hard's hand stands in its own range (``_floor_range``), 0 the bottom, 1 the top.
 
-    By equity against the bettor's range, ties in the floor's fixed shuffle of the
-    board; None when there is no range to stand in.
+    By equity against the bettor's range at the start of the street, ties in the
+    floor's fixed shuffle of the board; None when there is no range to stand in.
     """
     found = _floor_range(sit)
     if found is None:
         return None
-    st, me = found
-    return postflop.percentile(st, st.ranges[me], me, postflop.combo_index(sit.hole))
+    st, weights, me = found
+    return postflop.percentile(st, weights, me, postflop.combo_index(sit.hole))
 
 
 def _value_heavy(stats: SeatStats) -> bool:

@@ -57,7 +57,8 @@ from felt.players.bots.base import (
     situation,
 )
 from felt.players.bots.drawhand import candidate_keeps, standard_keep
-from felt.players.bots.floor_play import floor_decision
+from felt.players.bots.floor import deviates, wilson
+from felt.players.bots.floor_play import TOLERANCE, floor_decision
 from felt.players.bots.holdem import draws, preflop_percentile
 from felt.players.bots.opponents import TableStats, stats_of
 from felt.players.equity import DrawOpponent, Range, draw_equity, holdem_equity, top_percent
@@ -74,6 +75,17 @@ _BOARD_STREETS = ((Street.FLOP, 3), (Street.TURN, 4), (Street.RIVER, 5))
 _ACE_LOW = 0x1000
 # Equity by which a keep must beat the textbook draw to replace it (``HardBot._best_keep``).
 _KEEP_MARGIN = 0.02
+# Completions of the flop and turn boards sampled for the defence's equities (``_floor_range``).
+DEFENCE_RUNOUTS = 4
+# ``_value_heavy``: a record whose shown later-street bets were at most one pair less often
+# than this, at 95% over at least ``VALUE_HEAVY_SHOWN`` showdowns, bets value. A quarter is
+# the bluffs' share of a balanced half-pot betting range (``postflop.bluff_share(0.5)``),
+# the smallest share a minimum-defence range is built against.
+VALUE_HEAVY_WEAK = 0.25
+VALUE_HEAVY_SHOWN = 10
+# ``_value_heavy``: a heads-up player entering fewer pots than this (at 95%) is tight. The
+# preflop floor enters about three in four (the button opens 72%, the big blind defends 89%).
+TIGHT_VPIP = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +181,10 @@ class HardBot:
     ``postflop_floor``: in Hold'em heads-up, the floor also plays after the flop
     (``felt.players.bots.postflop``). Off by default: against the development half
     of the opponent styles it measured worse than hard's own postflop play (see
-    docs/ai.md, "Hold'em postflop floor").
+    docs/ai.md, "Hold'em postflop floor"). Heads-up after the flop hard's own play
+    defends at least the minimum-defence share of its range against a bet unless the
+    bettor's record shows honest bets (``_defends``; docs/ai.md, "Hard's heads-up
+    postflop defence").
     """
 
     name = "hard"
@@ -395,7 +410,40 @@ class HardBot:
             ):
                 return pot_bet_to(sit, legal, 0.8)
             return check_or_call(legal)
+        if self._defends(sit, read):
+            return check_or_call(legal)
         return check_or_fold(legal)
+
+    def _defends(self, sit: Situation, read: TableRead) -> bool:
+        """Heads-up after the flop, facing a bet its equity rule folds: call it anyway?
+
+        Why: hard's read of a bet narrows the bettor's range to its strong hands, so
+        against a player who bets often (and a best response bets exactly where hard
+        gives up) it folded far more than the price allows: 57% to a flop half-pot
+        bet, 94% to a flop shove, which a bet with no equity at all beats (docs/ai.md,
+        "Where LBR wins against hard"). The floor here is minimum defence: against a
+        bet of ``b`` pots, a range that folds more than ``b / (1 + b)`` of itself hands
+        any two cards a profit, so hard continues with every hand whose percentile
+        within its own range as it stands (``_defence_percentile``) is above that
+        share; the bottom of its range still folds. It keeps the folding exploit
+        against a player whose record shows, at 95%, that its bets are value
+        (``TableRead.value_heavy``): paying off honest bets is what cost the
+        postflop floor against the nit and the value station. Only in hands dealt
+        heads-up: at full tables the ranges and prices are another game.
+        """
+        if (
+            sit.dealt != 2
+            or sit.opponent_count != 1
+            or sit.street == Street.PREFLOP
+            or sit.to_call <= 0
+            or read.value_heavy
+        ):
+            return False
+        pct = _defence_percentile(sit)
+        if pct is None:
+            return False
+        size = sit.to_call / max(sit.pot - sit.to_call, 1)
+        return pct > size / (1.0 + size)
 
     def _steals(self, sit: Situation, read: TableRead, rng: random.Random) -> bool:
         """Heads-up after the flop with nothing to call: bet as a steal?
@@ -975,6 +1023,90 @@ def _contested(sit: Situation, read: TableRead) -> Situation:
     return replace(sit, opponents=opponents)
 
 
+def _floor_range(sit: Situation) -> tuple[postflop.StreetState, tuple[float, ...], int] | None:
+    """Hard's own range at this decision, as the postflop floor's range model has it.
+
+    Both players' ranges start the flop from the preflop floor's line (``"rc"``,
+    ``"rrc"``; any other line, a limp say, from every combo) and each public action
+    since narrows its player's range by the floor's rules (``postflop.street_start``
+    and ``postflop.narrow``). The street's strengths are each combo's equity against
+    the opponent's range at the start of the street, over ``DEFENCE_RUNOUTS``
+    completions of the board (exact on the river): the floor's ten cost about 20 ms of
+    CPU a street, and a river decision with no street cached pays for three, over
+    hard's 50 ms budget. Cached by public line (``_own_range``), so the other hole
+    cards a best response asks about and the hand's later streets reuse it. Returns
+    the street's state, hard's weights in it and its player index (``postflop.IP``
+    or ``OOP``), or None when the line cannot be read.
+    """
+    if len(sit.order) != 2:
+        return None
+    ip_seat = sit.order[-1]
+    line = postflop.read_line(sit.actions, ip_seat, sit.street, sit.unit)
+    if line is None:
+        return None
+    me = postflop.IP if sit.seat == ip_seat else postflop.OOP
+    found = _own_range(line.pre, sit.board, line.streets[:-1], line.streets[-1], me)
+    if found is None:
+        return None
+    return found[0], found[1], me
+
+
+@lru_cache(maxsize=64)
+def _own_range(
+    pre: str,
+    board: tuple[Card, ...],
+    past: tuple[tuple[postflop.Move, ...], ...],
+    moves: tuple[postflop.Move, ...],
+    me: int,
+) -> tuple[postflop.StreetState, tuple[float, ...]] | None:
+    """The street's state and ``me``'s range after the street's ``moves`` (``_floor_range``)."""
+    st = postflop.street_start(pre, board, past, DEFENCE_RUNOUTS)
+    if st is None:
+        return None
+    return st, postflop.narrow(st, board, moves)[me]
+
+
+def _defence_percentile(sit: Situation) -> float | None:
+    """Where hard's hand stands in its own range (``_floor_range``), 0 the bottom, 1 the top.
+
+    By equity against the bettor's range at the start of the street, ties in the
+    floor's fixed shuffle of the board; None when there is no range to stand in.
+    """
+    found = _floor_range(sit)
+    if found is None:
+        return None
+    st, weights, me = found
+    return postflop.percentile(st, weights, me, postflop.combo_index(sit.hole))
+
+
+def _value_heavy(stats: SeatStats) -> bool:
+    """Does the record show, at 95%, that this player's bets after the flop are rarely bluffs?
+
+    Any of three public measures, each at 95% (Wilson) over at least 30 observations
+    (showdowns: ``VALUE_HEAVY_SHOWN``):
+
+    - its shown hands after betting a later street were at most one pair less often
+      than a balanced half-pot bettor bluffs (``VALUE_HEAVY_WEAK``);
+    - it bets a smaller share of its later actions than the postflop floor does
+      (``postflop.AGGRESSION_REFERENCE`` less the floor's tolerance, as ``floor_play``
+      reads a passive record): a player who seldom bets leaves its bluffs out;
+    - it enters fewer than ``TIGHT_VPIP`` of its pots: its range after the flop is
+      strong hands, and so are its bets. Showdowns after a bet come slowly (a nit
+      showed ten in 400 heads-up hands, none weak, still short of 95% against a
+      quarter), while every hand shows whether it entered: without this, hard's
+      defence paid off the nit's bets for the first few hundred hands of a table.
+
+    With few hands, none holds, and hard defends.
+    """
+    shown = stats.shown_bettor
+    if shown >= VALUE_HEAVY_SHOWN and wilson(stats.shown_bettor_weak, shown)[1] < VALUE_HEAVY_WEAK:
+        return True
+    acts = stats.bets + stats.calls + stats.checks
+    if deviates(stats.bets, acts, postflop.AGGRESSION_REFERENCE, TOLERANCE) < 0:
+        return True
+    return stats.hands >= 30 and wilson(stats.vpip, stats.hands)[1] < TIGHT_VPIP
+
+
 def _q(x: float, step: float = 0.05) -> float:
     """Round to ``step`` so that ranges and tunings built from rates stay few (and cached)."""
     return round(round(x / step) * step, 4)
@@ -1127,6 +1259,9 @@ class TableRead:
     after the first round alone and ``later_bluff`` the bluff probability
     scaled by it (Draw after the draw: a player who folds most hands to a bet
     before the draw but calls down the ones it kept is not bluffed there).
+    ``value_heavy``: heads-up, the opponent's record shows at 95% that its bets
+    after the flop are rarely bluffs (``_value_heavy``), so hard's minimum defence
+    (``HardBot._defends``) is off and it folds by its equity read.
     """
 
     styles: tuple[tuple[int, Style], ...]
@@ -1142,14 +1277,24 @@ class TableRead:
     hu_check_fold: float = 0.4
     later_fold: float = 0.4
     later_bluff: float = 0.1
+    value_heavy: bool = False
 
     @classmethod
     def of(cls, table: TableStats | None, sit: Situation, bluff_frequency: float) -> TableRead:
         heads_up = len(sit.opponents) == 1 and len(sit.order) == 2
         styles = tuple((o.seat, Style.of(stats_of(table, o.seat), heads_up)) for o in sit.opponents)
         known = [s for _, s in styles if s.known]
+        value_heavy = heads_up and _value_heavy(stats_of(table, sit.opponents[0].seat))
         if not known or len(known) < len(styles):
-            return cls(styles, bluff_frequency, False, 0.0, 0.5, later_bluff=bluff_frequency)
+            return cls(
+                styles,
+                bluff_frequency,
+                False,
+                0.0,
+                0.5,
+                later_bluff=bluff_frequency,
+                value_heavy=value_heavy,
+            )
         fold = min(s.fold for s in known)
         later_fold = min(s.later_fold for s in known)
         stations = fold <= 0.2
@@ -1172,6 +1317,7 @@ class TableRead:
             hu_check_fold=min(_check_fold(s.hu_fold_rate(), s.aggression()) for s in seen),
             later_fold=later_fold,
             later_bluff=_bluff(bluff_frequency, later_fold),
+            value_heavy=value_heavy,
         )
 
     def style(self, seat: int) -> Style:

@@ -81,6 +81,10 @@ FOLD_REFERENCE = round(sum(b / (1 + b) for b in SIZES.values()) / len(SIZES), 4)
 # game the floor's balance is not for (a player who never bets bluffs nothing it bets).
 AGGRESSION_REFERENCE = 0.4
 
+# The preflop "line" of a pot the floor has no ranges for (``read_line`` with ``unit``):
+# both players start the flop with every combo.
+ANY_LINE = "*"
+
 # A player: 0 out of position (the big blind), 1 in position (the button).
 OOP, IP = 0, 1
 
@@ -183,16 +187,18 @@ def _seed(board: Sequence[Card]) -> int:
     return out
 
 
-def _runouts(board: tuple[Card, ...]) -> list[tuple[Card, ...]]:
+def _runouts(board: tuple[Card, ...], runouts: int = RUNOUTS) -> list[tuple[Card, ...]]:
     if len(board) == 5:
         return [board]
     rng = random.Random(_seed(board))
     rest = [c for c in range(52) if c not in board]
-    return [board + tuple(rng.sample(rest, 5 - len(board))) for _ in range(RUNOUTS)]
+    return [board + tuple(rng.sample(rest, 5 - len(board))) for _ in range(runouts)]
 
 
 def strengths(
-    board: tuple[Card, ...], ranges: tuple[Sequence[float], Sequence[float]]
+    board: tuple[Card, ...],
+    ranges: tuple[Sequence[float], Sequence[float]],
+    runouts: int = RUNOUTS,
 ) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """Each combo's equity against the other player's range, for both players.
 
@@ -203,7 +209,7 @@ def strengths(
     count = [0] * n
     cb = _combo_bytes()
     all_combos = combos()
-    for full in _runouts(board):
+    for full in _runouts(board, runouts):
         used = set(full)
         valid = [i for i, (a, b) in enumerate(all_combos) if a not in used and b not in used]
         tail = bytes(full)
@@ -240,10 +246,12 @@ def strengths(
 
 
 def _street(
-    board: tuple[Card, ...], ranges: tuple[tuple[float, ...], tuple[float, ...]]
+    board: tuple[Card, ...],
+    ranges: tuple[tuple[float, ...], tuple[float, ...]],
+    runouts: int = RUNOUTS,
 ) -> StreetState:
     ranges = (_dead(ranges[0], board), _dead(ranges[1], board))
-    s = strengths(board, ranges)
+    s = strengths(board, ranges, runouts)
     shuffle = list(range(len(s[0])))
     random.Random(_seed(board)).shuffle(shuffle)
     order = (_ordered(s[0], shuffle), _ordered(s[1], shuffle))
@@ -257,26 +265,32 @@ def _ordered(strength: Sequence[float], shuffle: Sequence[int]) -> tuple[int, ..
 
 @lru_cache(maxsize=64)
 def street_start(
-    pre: str, board: tuple[Card, ...], past: tuple[tuple[Move, ...], ...]
+    pre: str, board: tuple[Card, ...], past: tuple[tuple[Move, ...], ...], runouts: int = RUNOUTS
 ) -> StreetState | None:
     """Ranges and strengths at the start of the street whose board is ``board``.
 
     ``past`` holds the moves of the earlier postflop streets (one tuple a street);
     cached by public line, so a hand's later decisions reuse its earlier streets.
+    ``pre`` is ``"rc"``, ``"rrc"`` or ``ANY_LINE`` (every combo for both players).
+    ``runouts``: completions of the flop and turn boards sampled for the equities (hard's
+    defence reads fewer than the floor, to stay within its decision-time budget).
     """
     if len(past) != len(board) - 3:
         raise ValueError(f"{len(past)} earlier streets for a board of {len(board)} cards")
     if len(board) == 3:
+        if pre == ANY_LINE:
+            uniform = (1.0,) * len(combos())
+            return _street(board, (uniform, uniform), runouts)
         table = load("holdem")
         start = None if table is None else preflop_ranges(table, pre)
         if start is None:
             return None
-        return _street(board, start)
-    prev = street_start(pre, board[:-1], past[:-1])
+        return _street(board, start, runouts)
+    prev = street_start(pre, board[:-1], past[:-1], runouts)
     if prev is None:
         return None
     ranges = narrow(prev, board[:-1], past[-1])
-    return _street(board, ranges)
+    return _street(board, ranges, runouts)
 
 
 @lru_cache(maxsize=64)
@@ -469,8 +483,16 @@ class Line:
     pot: int  # the pot at the start of the current street
 
 
-def read_line(actions: Sequence[PublicAction], ip_seat: int, street: Street) -> Line | None:
-    """The preflop letters and postflop moves (sizes in pots), or None off the abstraction."""
+def read_line(
+    actions: Sequence[PublicAction], ip_seat: int, street: Street, unit: int = 0
+) -> Line | None:
+    """The preflop letters and postflop moves (sizes in pots), or None off the abstraction.
+
+    With ``unit`` (the big blind) a preflop line the floor does not know (a limp, a
+    check, a 4-bet called) is read as ``ANY_LINE`` instead of None, its pot at least
+    two big blinds: hard's heads-up defence (``HardBot._defends``) needs a range in
+    every pot, the postflop floor only in its own lines.
+    """
     pre = ""
     level = 0
     for a in actions:
@@ -481,10 +503,15 @@ def read_line(actions: Sequence[PublicAction], ip_seat: int, street: Street) -> 
             level = a.to
         elif a.kind == "call":
             pre += "c"
+        elif a.kind == "check" and unit:
+            pre += "k"
         else:
             return None
     if pre not in ("rc", "rrc"):
-        return None
+        if not unit:
+            return None
+        pre = ANY_LINE
+        level = max(level, unit)
     pot = 2 * level
     streets: list[tuple[Move, ...]] = []
     for st in (Street.FLOP, Street.TURN, Street.RIVER):

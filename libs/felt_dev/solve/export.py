@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -33,6 +34,36 @@ def table_json(solver: Solver, meta: dict[str, object]) -> str:
     return json.dumps({"meta": meta, "nodes": nodes}, separators=(",", ":"), sort_keys=True)
 
 
+def _reached(
+    solver: Solver, chance: np.ndarray
+) -> Iterator[tuple[Decision, np.ndarray, np.ndarray]]:
+    """Every decision of the tree with its acting player's reach weights and the averages.
+
+    The weight of each private state is its own reach times the chance-weighted reach of
+    the other player's states; the statistics below are sums over these.
+    """
+
+    def walk(
+        node: Node, r0: np.ndarray, r1: np.ndarray
+    ) -> Iterator[tuple[Decision, np.ndarray, np.ndarray]]:
+        if isinstance(node, Terminal):
+            return
+        if isinstance(node, Reveal):
+            for m0, m1, child in node.children:
+                yield from walk(child, r0 * m0, r1 * m1)
+            return
+        sigma = solver.average(node.key)[node.signal]
+        p = node.player
+        yield node, (r0 * (chance @ r1) if p == 0 else r1 * (chance.T @ r0)), sigma
+        for a, child in enumerate(node.children):
+            if p == 0:
+                yield from walk(child, r0 * sigma[:, a], r1)
+            else:
+                yield from walk(child, r0, r1 * sigma[:, a])
+
+    return walk(solver.root, np.ones(solver.sizes[0]), np.ones(solver.sizes[1]))
+
+
 def frequencies(solver: Solver, chance: np.ndarray, classify: object) -> dict[str, float]:
     """How often the averages fold, bet or call by spot, weighted by how often each is reached.
 
@@ -42,17 +73,7 @@ def frequencies(solver: Solver, chance: np.ndarray, classify: object) -> dict[st
     """
     hits: dict[str, float] = {}
     seen: dict[str, float] = {}
-
-    def walk(node: Node, r0: np.ndarray, r1: np.ndarray) -> None:
-        if isinstance(node, Terminal):
-            return
-        if isinstance(node, Reveal):
-            for m0, m1, child in node.children:
-                walk(child, r0 * m0, r1 * m1)
-            return
-        sigma = solver.average(node.key)[node.signal]
-        p = node.player
-        w = r0 * (chance @ r1) if p == 0 else r1 * (chance.T @ r0)
+    for node, w, sigma in _reached(solver, chance):
         total = float(w.sum())
         facing = "f" in node.actions
         counted: set[str] = set()
@@ -64,13 +85,6 @@ def frequencies(solver: Solver, chance: np.ndarray, classify: object) -> dict[st
             counted.add(stat)
         for stat in counted:  # each decision counts once towards each statistic it feeds
             seen[stat] = seen.get(stat, 0.0) + total
-        for a, child in enumerate(node.children):
-            if p == 0:
-                walk(child, r0 * sigma[:, a], r1)
-            else:
-                walk(child, r0, r1 * sigma[:, a])
-
-    walk(solver.root, np.ones(solver.sizes[0]), np.ones(solver.sizes[1]))
     return {k: round(hits.get(k, 0.0) / v, 4) for k, v in sorted(seen.items()) if v > 0}
 
 
@@ -87,30 +101,12 @@ def share_in(
     mask = np.asarray(states, dtype=np.float64)
     hits = 0.0
     total = 0.0
-
-    def walk(node: Node, r0: np.ndarray, r1: np.ndarray) -> None:
-        nonlocal hits, total
-        if isinstance(node, Terminal):
-            return
-        if isinstance(node, Reveal):
-            for m0, m1, child in node.children:
-                walk(child, r0 * m0, r1 * m1)
-            return
-        sigma = solver.average(node.key)[node.signal]
-        p = node.player
-        w = r0 * (chance @ r1) if p == 0 else r1 * (chance.T @ r0)
+    for node, w, sigma in _reached(solver, chance):
         for a, name in enumerate(node.actions):
             if counts(node.key, name):  # type: ignore[operator]
                 taken = w * sigma[:, a]
                 total += float(taken.sum())
                 hits += float((taken * mask).sum())
-        for a, child in enumerate(node.children):
-            if p == 0:
-                walk(child, r0 * sigma[:, a], r1)
-            else:
-                walk(child, r0, r1 * sigma[:, a])
-
-    walk(solver.root, np.ones(solver.sizes[0]), np.ones(solver.sizes[1]))
     return round(hits / total, 4) if total > 0 else None
 
 

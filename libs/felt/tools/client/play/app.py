@@ -375,9 +375,20 @@ class PlayApp(App[int]):
                 if refused.code != grpc.StatusCode.ABORTED:  # stale: the next event refreshes
                     self.notify(model.refusal_text(refused.reason, refused.code.name))
                 if self.session.seat is not None:
-                    self._show(await self.session.view())
+                    await self._refresh()
             except RuntimeError:  # the seat was left meanwhile
                 return
+
+    async def _refresh(self) -> None:
+        """The seat's view read again after a refused action. A refused read is not the end
+        of play: it runs on a key press, outside the game loop's guard, and the seat may have
+        been emptied meanwhile (its lounge closed and settled it: EMPTY_SEAT), which the
+        seat's stream and its token renewal report in words; raised here it would end the
+        app with a traceback."""
+        try:
+            self._show(await self.session.view())
+        except Refused:
+            return
 
     async def action_toggle_sit(self) -> None:
         if self.session.seat is None:

@@ -361,6 +361,15 @@ class TableEnv:
         request.seat = seat.seat
         return (await stub.GetTableView(request, metadata=seat.md)).view
 
+    async def chips(self, stub: rpc.TableServiceAsyncStub, table_id: str) -> int:
+        """Every chip at the table: behind, and in the pot of a hand in play. After
+        ``play`` the timer may already have dealt the next hand (10 ms between hands), its
+        blinds out of the stacks; one view holds both sides."""
+        view = await self.view(stub, table_id)
+        running = view.hand.hand_id and view.hand.street != epb.STREET_COMPLETE
+        in_pot = sum(s.committed for s in view.hand.seats) if running else 0
+        return sum(s.stack for s in view.table.seats) + in_pot
+
     async def check_rebuild(self, server: RunningTableServer, table_id: str) -> None:
         """The live state (built from the rules' own hand state) is the fold of the stream,
         and so is a rebuild that skims the hands that are over. Stops the table's timers."""

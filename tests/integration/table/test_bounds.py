@@ -295,8 +295,9 @@ async def test_a_stack_at_the_cap_plays_without_overflow(table_env: TableEnv) ->
     keys[1] = await table_env.seat(stub, table_id, 1, stack=1000)
     keys[2] = await table_env.seat(stub, table_id, 2, stack=1000)
     await table_env.play(stub, table_id, keys, _shove, hands=4)
+    # Every chip is behind or in the pot of the next hand, which may be dealt already.
+    assert await table_env.chips(stub, table_id) == cap
     table = (await stub.GetTable(pb.GetTableRequest(table_id=table_id))).table
-    assert sum(s.stack for s in table.seats) == cap
     assert table.hands_played >= 1
 
 

@@ -1261,7 +1261,9 @@ class TableRead:
     before the draw but calls down the ones it kept is not bluffed there).
     ``value_heavy``: heads-up, the opponent's record shows at 95% that its bets
     after the flop are rarely bluffs (``_value_heavy``), so hard's minimum defence
-    (``HardBot._defends``) is off and it folds by its equity read.
+    (``HardBot._defends``) is off and it folds by its equity read. Computed when read,
+    from ``heads_up_record`` (the opponent's record in a heads-up pot, None otherwise):
+    only a heads-up decision facing a bet after the flop asks.
     """
 
     styles: tuple[tuple[int, Style], ...]
@@ -1277,14 +1279,14 @@ class TableRead:
     hu_check_fold: float = 0.4
     later_fold: float = 0.4
     later_bluff: float = 0.1
-    value_heavy: bool = False
+    heads_up_record: SeatStats | None = None
 
     @classmethod
     def of(cls, table: TableStats | None, sit: Situation, bluff_frequency: float) -> TableRead:
         heads_up = len(sit.opponents) == 1 and len(sit.order) == 2
         styles = tuple((o.seat, Style.of(stats_of(table, o.seat), heads_up)) for o in sit.opponents)
         known = [s for _, s in styles if s.known]
-        value_heavy = heads_up and _value_heavy(stats_of(table, sit.opponents[0].seat))
+        record = stats_of(table, sit.opponents[0].seat) if heads_up else None
         if not known or len(known) < len(styles):
             return cls(
                 styles,
@@ -1293,7 +1295,7 @@ class TableRead:
                 0.0,
                 0.5,
                 later_bluff=bluff_frequency,
-                value_heavy=value_heavy,
+                heads_up_record=record,
             )
         fold = min(s.fold for s in known)
         later_fold = min(s.later_fold for s in known)
@@ -1317,8 +1319,13 @@ class TableRead:
             hu_check_fold=min(_check_fold(s.hu_fold_rate(), s.aggression()) for s in seen),
             later_fold=later_fold,
             later_bluff=_bluff(bluff_frequency, later_fold),
-            value_heavy=value_heavy,
+            heads_up_record=record,
         )
+
+    @property
+    def value_heavy(self) -> bool:
+        """Heads-up, does the opponent's record show honest bets at 95% (``_value_heavy``)?"""
+        return self.heads_up_record is not None and _value_heavy(self.heads_up_record)
 
     def style(self, seat: int) -> Style:
         for s, style in self.styles:

@@ -410,7 +410,7 @@ class HardBot:
             ):
                 return pot_bet_to(sit, legal, 0.8)
             return check_or_call(legal)
-        if self._defends(sit, read) or self._pays_against_bluffs(sit, read, implied):
+        if self._defends(sit, read):
             return check_or_call(legal)
         return check_or_fold(legal)
 
@@ -444,42 +444,6 @@ class HardBot:
             return False
         size = sit.to_call / max(sit.pot - sit.to_call, 1)
         return pct > size / (1.0 + size)
-
-    def _pays_against_bluffs(self, sit: Situation, read: TableRead, implied: float) -> bool:
-        """Heads-up after the flop, facing a bet it would fold: does a balanced bettor pay?
-
-        Why: hard reads a bet as the bettor's strongest ``bet_keep`` share with a fifth of
-        the weight of the rest (``bet_rest``), whatever its size, so about a fifth of a
-        bettor's range is weak hands. A bettor balanced for its size bluffs more the more
-        it bets: ``postflop.bluff_share(b)`` of a bet of ``b`` pots (a quarter at half the
-        pot, a third at the pot, nearly half of a flop shove of 16 pots), since that is
-        what leaves a caller indifferent. Reading a big bet as value by default let a best
-        response shove any hand with some equity into hard's narrow calling range (it
-        folded 89% to a flop shove, docs/ai.md, "Where LBR wins against hard"). So, when
-        its equity rule and minimum defence (``_defends``) would fold, hard reads the bet
-        again with the rest of the bettor's range weighted up to that share
-        (``_balanced_range``) and calls when its equity against that range pays the
-        price by the usual margin. Not against a record that shows honest bets at 95%
-        (``TableRead.value_heavy``), and only in hands dealt heads-up, as ``_defends``.
-        """
-        if (
-            sit.dealt != 2
-            or sit.opponent_count != 1
-            or sit.street == Street.PREFLOP
-            or sit.to_call <= 0
-            or read.value_heavy
-        ):
-            return False
-        size = sit.to_call / max(sit.pot - sit.to_call, 1)
-        seat = sit.opponents[0].seat
-        balanced = self._balanced_range(sit, seat, read.style(seat), postflop.bluff_share(size))
-        if balanced is None:
-            return False
-        # Seeded by the cards, not the decision's RNG, so the rest of the hand's random
-        # choices are those it made before this read.
-        seed = _card_seed(sit.hole, sit.board)
-        equity = holdem_equity(sit.hole, sit.board, (), [balanced], self.samples, seed).equity
-        return equity + implied >= sit.pot_odds + self.tuning.call_margin
 
     def _steals(self, sit: Situation, read: TableRead, rng: random.Random) -> bool:
         """Heads-up after the flop with nothing to call: bet as a steal?
@@ -523,30 +487,65 @@ class HardBot:
         player who raises every hand has a raising range of every hand, one
         who never folds keeps its whole range when it calls.
         """
-        pre, steps = _range_line(sit, seat, heads_up, style)
-        return _narrowed(pre, steps, style.tuned(self.tuning))
-
-    def _balanced_range(
-        self, sit: Situation, seat: int, style: Style, bluffs: float
-    ) -> Range | None:
-        """``_range`` with the seat's bet on this street read as at least ``bluffs`` weak hands.
-
-        The hands below the bet read's kept share get the weight that makes them that
-        share of the range (``_rest_weight``) instead of ``bet_rest``
-        (``_pays_against_bluffs``). None when the seat's last move on this street was
-        not a bet or raise, or its read already holds that share.
-        """
-        pre, steps = _range_line(sit, seat, True, style)
-        if not steps or len(steps[-1][0]) != len(sit.board) or steps[-1][1] not in ("bet", "cbet"):
-            return None
-        t = style.tuned(self.tuning)
-        board, how = steps[-1]
-        keep, rest = (t.bet_keep, t.bet_rest) if how == "bet" else (t.cbet_keep, t.cbet_rest)
-        wanted = _rest_weight(keep, bluffs)
-        if wanted <= rest:
-            return None
-        weighted = replace(t, bet_rest=wanted, cbet_rest=wanted)
-        return _narrow(_narrowed(pre, steps[:-1], t), board, how, weighted)
+        acts = sit.on(Street.PREFLOP)
+        mine = [a for a in acts if a.seat == seat]
+        raise_levels = [
+            i + 1 for i, a in enumerate(a for a in acts if a.kind == "bet") if a.seat == seat
+        ]
+        big = any(a.all_in for a in mine if a.kind == "bet")
+        if raise_levels:
+            level = raise_levels[-1]
+            pct = {1: 0.5 if heads_up else 0.22, 2: 0.14}.get(level, 0.06)
+            opened = _open_rate(sit, seat, style) if level == 1 else None
+            if opened is not None:
+                # An open raise: as wide as this seat opens from where it sat.
+                pct = max(0.04, opened)
+            elif style.known:
+                pfr = style.pfr
+                pct = max(pct * 0.5, min(1.0, pfr * (0.5 + 0.5 * pfr) ** (level - 1)))
+            if style.known and style.vpip >= LOOSE_VPIP:
+                # A loose player is not selective: it raises (and shoves) from everything it plays.
+                pct = max(pct, style.vpip)
+            elif big:
+                pct = min(pct, max(0.12, style.pfr * 0.5 if style.known else 0.0))
+            pre = (_share(pct), 0.0)
+        elif any(a.kind == "call" for a in mine):
+            faced = sum(1 for a in acts if a.kind == "bet" and a.seat != seat)
+            loose = style.vpip / 0.45 if style.known else 1.0
+            if faced == 0:
+                pre = (_share(0.85 * max(loose, 0.6)), 0.12)
+            elif faced == 1:
+                pre = (_share(0.45 * loose), 0.05)
+            else:
+                pre = (_share(0.16 * loose), 0.03)
+        else:
+            pre = (1.0, 0.10)
+        steps: list[tuple[tuple[Card, ...], str]] = []
+        for street, count in _BOARD_STREETS:
+            if len(sit.board) < count:
+                break
+            acts_here = sit.on(street)
+            moves = [a.kind for a in acts_here if a.seat == seat]
+            first_bet = next((a for a in acts_here if a.kind == "bet"), None)
+            cbet = (
+                street == Street.FLOP
+                and first_bet is not None
+                and first_bet.seat == seat
+                and sit.last_aggressor(Street.PREFLOP) == seat
+                and moves.count("bet") == 1
+            )
+            if cbet:
+                how = "cbet"  # continuation bets come from a wide range
+            elif "bet" in moves:
+                how = "bet"
+            elif "call" in moves:
+                how = "call"
+            elif "check" in moves:
+                how = "check"
+            else:
+                continue
+            steps.append((tuple(sit.board[:count]), how))
+        return _narrowed(pre, tuple(steps), style.tuned(self.tuning))
 
     # ------------------------------------------------------------------ draw
 
@@ -823,75 +822,6 @@ def _all_fold(sit: Situation, read: TableRead) -> float:
         checked = any(a.kind == "check" and a.seat == o.seat for a in sit.on(sit.street))
         p *= _check_fold(style.fold, style.pfr) if checked else style.fold
     return p
-
-
-def _range_line(
-    sit: Situation, seat: int, heads_up: bool, style: Style
-) -> tuple[tuple[float, float], tuple[tuple[tuple[Card, ...], str], ...]]:
-    """The seat's preflop range (share, weight of the rest) and its later actions by board.
-
-    What ``HardBot._range`` narrows (``_narrowed``): the preflop read from the seat's
-    action and style, then one ``(board, how)`` step a street it acted on.
-    """
-    acts = sit.on(Street.PREFLOP)
-    mine = [a for a in acts if a.seat == seat]
-    raise_levels = [
-        i + 1 for i, a in enumerate(a for a in acts if a.kind == "bet") if a.seat == seat
-    ]
-    big = any(a.all_in for a in mine if a.kind == "bet")
-    if raise_levels:
-        level = raise_levels[-1]
-        pct = {1: 0.5 if heads_up else 0.22, 2: 0.14}.get(level, 0.06)
-        opened = _open_rate(sit, seat, style) if level == 1 else None
-        if opened is not None:
-            # An open raise: as wide as this seat opens from where it sat.
-            pct = max(0.04, opened)
-        elif style.known:
-            pfr = style.pfr
-            pct = max(pct * 0.5, min(1.0, pfr * (0.5 + 0.5 * pfr) ** (level - 1)))
-        if style.known and style.vpip >= LOOSE_VPIP:
-            # A loose player is not selective: it raises (and shoves) from everything it plays.
-            pct = max(pct, style.vpip)
-        elif big:
-            pct = min(pct, max(0.12, style.pfr * 0.5 if style.known else 0.0))
-        pre = (_share(pct), 0.0)
-    elif any(a.kind == "call" for a in mine):
-        faced = sum(1 for a in acts if a.kind == "bet" and a.seat != seat)
-        loose = style.vpip / 0.45 if style.known else 1.0
-        if faced == 0:
-            pre = (_share(0.85 * max(loose, 0.6)), 0.12)
-        elif faced == 1:
-            pre = (_share(0.45 * loose), 0.05)
-        else:
-            pre = (_share(0.16 * loose), 0.03)
-    else:
-        pre = (1.0, 0.10)
-    steps: list[tuple[tuple[Card, ...], str]] = []
-    for street, count in _BOARD_STREETS:
-        if len(sit.board) < count:
-            break
-        acts_here = sit.on(street)
-        moves = [a.kind for a in acts_here if a.seat == seat]
-        first_bet = next((a for a in acts_here if a.kind == "bet"), None)
-        cbet = (
-            street == Street.FLOP
-            and first_bet is not None
-            and first_bet.seat == seat
-            and sit.last_aggressor(Street.PREFLOP) == seat
-            and moves.count("bet") == 1
-        )
-        if cbet:
-            how = "cbet"  # continuation bets come from a wide range
-        elif "bet" in moves:
-            how = "bet"
-        elif "call" in moves:
-            how = "call"
-        elif "check" in moves:
-            how = "check"
-        else:
-            continue
-        steps.append((tuple(sit.board[:count]), how))
-    return pre, tuple(steps)
 
 
 def _open_rate(sit: Situation, seat: int, style: Style) -> float | None:
@@ -1185,28 +1115,6 @@ def _value_heavy(stats: SeatStats) -> bool:
     return stats.hands >= 30 and wilson(stats.vpip, stats.hands)[1] < TIGHT_VPIP
 
 
-def _rest_weight(keep: float, share: float) -> float:
-    """The weight of the hands below a bet's kept share that makes them ``share`` of the range.
-
-    A bet read keeps the top ``keep`` of the range's weight and multiplies the rest by
-    the returned weight ``r``; the rest is then ``r (1 - keep) / (keep + r (1 - keep))``
-    of the range. On a 0.01 grid, at most 1 (the whole range, unnarrowed).
-    """
-    if share <= 0.0 or keep >= 1.0:
-        return 0.0
-    if share >= 1.0:
-        return 1.0
-    return min(1.0, _q(share * keep / ((1.0 - share) * (1.0 - keep)), 0.01))
-
-
-def _card_seed(hole: Sequence[Card], board: Sequence[Card]) -> int:
-    """A sampling seed from the cards alone (the same spot, the same estimate)."""
-    out = 0
-    for c in (*hole, *board):
-        out = out * 53 + c + 1
-    return out & 0xFFFFFFFF
-
-
 def _q(x: float, step: float = 0.05) -> float:
     """Round to ``step`` so that ranges and tunings built from rates stay few (and cached)."""
     return round(round(x / step) * step, 4)
@@ -1368,9 +1276,8 @@ class TableRead:
     before the draw but calls down the ones it kept is not bluffed there).
     ``value_heavy``: heads-up, the opponent's record shows at 95% that its bets
     after the flop are rarely bluffs (``_value_heavy``), so hard's minimum defence
-    (``HardBot._defends``) and balanced read of big bets (``_pays_against_bluffs``)
-    are off and it folds by its equity read. Computed when read, from
-    ``heads_up_record`` (the opponent's record in a heads-up pot, None otherwise):
+    (``HardBot._defends``) is off and it folds by its equity read. Computed when read,
+    from ``heads_up_record`` (the opponent's record in a heads-up pot, None otherwise):
     only a heads-up decision facing a bet after the flop asks.
     """
 

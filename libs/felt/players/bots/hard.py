@@ -48,7 +48,6 @@ from felt.core.table.stats import SeatStats
 from felt.players.bots import postflop
 from felt.players.bots.base import (
     Decision,
-    PublicAction,
     Situation,
     all_in,
     bet_to,
@@ -487,14 +486,6 @@ class HardBot:
         check narrows come from the seat's observed style (``Style``): a
         player who raises every hand has a raising range of every hand, one
         who never folds keeps its whole range when it calls.
-
-        Heads-up, a raise after the flop (a bet made over a bet on the same street)
-        narrows twice by the bet rule: it is a bet made with the hands that would
-        continue after a bet. Read once, hard called a best response's shove over its
-        own flop bet with most of the hands it bet and lost about 46 big blinds a
-        call (docs/ai.md, "A raise over hard's bet"). The style still scales both
-        narrowings, so an aggressive player's raises stay wide, and minimum defence
-        (``_defends``) still keeps hard from folding more than the price allows.
         """
         acts = sit.on(Street.PREFLOP)
         mine = [a for a in acts if a.seat == seat]
@@ -554,9 +545,6 @@ class HardBot:
             else:
                 continue
             steps.append((tuple(sit.board[:count]), how))
-            if heads_up and how == "bet" and _raised(acts_here, seat):
-                # A raise is a bet into a bet: read as the bets that continue after one.
-                steps.append((tuple(sit.board[:count]), how))
         return _narrowed(pre, tuple(steps), style.tuned(self.tuning))
 
     # ------------------------------------------------------------------ draw
@@ -834,18 +822,6 @@ def _all_fold(sit: Situation, read: TableRead) -> float:
         checked = any(a.kind == "check" and a.seat == o.seat for a in sit.on(sit.street))
         p *= _check_fold(style.fold, style.pfr) if checked else style.fold
     return p
-
-
-def _raised(acts: Sequence[PublicAction], seat: int) -> bool:
-    """Did ``seat`` make a bet over another player's bet among ``acts`` (one street)?"""
-    bet_before = False
-    for a in acts:
-        if a.kind == "bet":
-            if a.seat == seat and bet_before:
-                return True
-            if a.seat != seat:
-                bet_before = True
-    return False
 
 
 def _open_rate(sit: Situation, seat: int, style: Style) -> float | None:

@@ -6,7 +6,8 @@
 - a raise after the draw is read as stronger than a bet, even from a player whose bets
   mean little;
 - an open before the draw is read from the opener's own open rate: a loose opener holds
-  hands with nothing, and hard's equity against it is higher.
+  hands with nothing, and hard's equity against it is higher; not before the seat had
+  ``DRAW_OPEN_SAMPLE`` chances to open.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from felt.players.bots import floor_play
 from felt.players.bots.base import PublicAction, Situation, situation
 from felt.players.bots.floor import FINAL_TWO_PAIR, draw_final_bucket, load
 from felt.players.bots.hard import (
+    DRAW_OPEN_SAMPLE,
     RAISED_CREDIBLE,
     HardBot,
     Style,
@@ -190,7 +192,7 @@ def _facing_an_open(opens: float | None) -> tuple[Situation, Style]:
     sit = situation(view, history, legal)
     actions = (PublicAction(Street.FIRST_BET, 1, "bet", 50, 50),)
     sit = replace(sit, street=Street.FIRST_BET, actions=actions, draws={})
-    return sit, Style(known=True, pfr=0.3, opens=(None, opens))
+    return sit, Style(known=True, pfr=0.3, opens=(None, opens), draw_opens=(None, opens))
 
 
 def test_an_open_is_read_as_wide_as_the_seat_opens() -> None:
@@ -224,3 +226,32 @@ def test_an_open_is_read_as_wide_as_the_seat_opens() -> None:
     eq_loose = bot._mixture_equity(hole, keep, (), [loose_mix], 5)
     eq_tight = bot._mixture_equity(hole, keep, (), [tight_mix], 5)
     assert eq_loose > eq_tight + 0.03
+
+
+def test_the_open_read_needs_a_minimum_sample() -> None:
+    """A short run of opens is not read as a loose opener; the same rate over enough chances is."""
+    sit, _ = _facing_an_open(None)
+
+    def opened_every_time(chances: int) -> Style:
+        stats = SeatStats(
+            hands=2 * chances, open_chances=chances, opened=chances,
+            late_open_chances=chances, late_opened=chances,
+        )  # fmt: skip
+        return Style.of(stats, heads_up=True)
+
+    short = opened_every_time(DRAW_OPEN_SAMPLE - 1)
+    # Hold'em's open read takes the rate already; Draw's does not, and reads the open as before.
+    assert short.opens[1] is not None and short.opens[1] > 0.5
+    assert short.draw_opens == (None, None)
+    assert _draw_open_rate(sit, 1, short) is None
+
+    def nothing(style: Style) -> float:
+        mix = HardBot()._draw_model(sit, 1, style)
+        return sum(w for w, m in mix if m.kept_min < H.PAIR and m.draws == 3)
+
+    assert nothing(short) == 0.0
+    enough = opened_every_time(DRAW_OPEN_SAMPLE)
+    rate = _draw_open_rate(sit, 1, enough)
+    assert rate is not None and rate == enough.opens[1]
+    assert rate > 0.5
+    assert nothing(enough) > 0.0

@@ -189,6 +189,18 @@ def test_the_value_heavy_read_needs_evidence_at_95_percent() -> None:
     assert not TableRead.of(None, sit, 0.1).value_heavy
 
 
+def test_the_honest_read_is_made_when_asked() -> None:
+    """``value_heavy`` is read from the heads-up record when a decision asks for it (only
+    ``_defends`` does), not built with every read; no record is kept at a full table."""
+    sit = situation(*flop_bet(1.0))
+    read = TableRead.of({0: HONEST}, sit, 0.1)
+    assert read.heads_up_record is HONEST and read.value_heavy
+    assert TableRead.of(None, sit, 0.1).heads_up_record == SeatStats()
+    full = replace(sit, order=(0, 1, 2))
+    assert TableRead.of({0: HONEST}, full, 0.1).heads_up_record is None
+    assert not TableRead.of({0: HONEST}, full, 0.1).value_heavy
+
+
 def test_no_defence_in_hands_dealt_to_a_full_table() -> None:
     spot = flop_bet(1.0)
     cut = threshold(situation(*spot))

@@ -780,6 +780,13 @@ class HardBot:
 # mean little (``Style.credible``): without them hard paid off raises after the draw.
 RAISED_STRONG = 0.85
 RAISED_CREDIBLE = 0.75
+# ``_draw_open_rate``: chances to open from a seat class before Draw reads the seat's own
+# open rate. The read changes hard's model only above half (the share of deals holding a
+# pair), where it credits the opener with hands holding nothing. With Hold'em's 5 chances a
+# short run of opens (5 of 5, a chance in 32 for a seat opening half its hands) reads 0.67
+# heads-up after the shrink toward the prior, a quarter of its opens as nothing; at 20 the raw
+# rate's standard error is at most 0.11 and two thirds of the shrunk rate is the record.
+DRAW_OPEN_SAMPLE = 20
 
 # A first-round raise rate at which a player's checks are read as giving up its strong hands.
 _CAPPING_PFR = 0.15
@@ -843,10 +850,11 @@ def _draw_open_rate(sit: Situation, seat: int, style: Style) -> float | None:
 
     An open is the round's first bet, with only checks and folds before it; late means
     at most two seats were left to act behind it (``SeatStats.late_open_chances``).
-    The rate is the seat's own record (``Style.opens``), not the textbook's or the
+    The rate is the seat's own record (``Style.draw_opens``), not the textbook's or the
     floor's: a loose opener opens with hands that hold nothing, and a read of its bet as
     a pair or better folds too much against it before the draw. None when the bet was
-    not an open or the record has too few chances.
+    not an open or the record has fewer than ``DRAW_OPEN_SAMPLE`` chances from that seat
+    class (then the textbook read stands).
     """
     folds = 0
     for a in sit.on(Street.FIRST_BET):
@@ -856,7 +864,7 @@ def _draw_open_rate(sit: Situation, seat: int, style: Style) -> float | None:
             if a.kind != "bet":
                 return None
             behind = max(sit.dealt, len(sit.order)) - folds - 1
-            return style.opens[behind <= 2]
+            return style.draw_opens[behind <= 2]
         if a.kind in ("bet", "call"):
             return None
         if a.kind == "fold":
@@ -1121,14 +1129,15 @@ def _clamp(x: float, low: float, high: float) -> float:
     return max(low, min(high, x))
 
 
-def _opens(stats: SeatStats, late: bool, heads_up: bool) -> float | None:
-    """Its first-in raise rate from early or late seats, or None with fewer than 5 chances.
+def _opens(stats: SeatStats, late: bool, heads_up: bool, sample: int = 5) -> float | None:
+    """Its first-in raise rate from early or late seats, or None with fewer than ``sample``
+    chances there (5 for Hold'em's open read; Draw's reads more, ``DRAW_OPEN_SAMPLE``).
 
     The prior is a sound player's: half the hands on the button heads-up, a
     third from the button and small blind, a sixth earlier.
     """
     chances = stats.late_open_chances if late else stats.open_chances - stats.late_open_chances
-    if chances < 5:
+    if chances < sample:
         return None
     prior = 0.5 if heads_up else (0.33 if late else 0.17)
     return _q(stats.open_rate(late, prior), 0.02)
@@ -1155,6 +1164,8 @@ class Style:
     later_fold: float = 0.4
     # How often it raises first in from (early, late) seats; None until it had chances.
     opens: tuple[float | None, float | None] = (None, None)
+    # The same, None until it had ``DRAW_OPEN_SAMPLE`` chances there (``_draw_open_rate``).
+    draw_opens: tuple[float | None, float | None] = (None, None)
 
     @classmethod
     def of(cls, stats: SeatStats, heads_up: bool) -> Style:
@@ -1178,6 +1189,10 @@ class Style:
             pat=_q(stats.pat_rate()),
             later_fold=_q(stats.fold_rate()),
             opens=(_opens(stats, False, heads_up), _opens(stats, True, heads_up)),
+            draw_opens=(
+                _opens(stats, False, heads_up, DRAW_OPEN_SAMPLE),
+                _opens(stats, True, heads_up, DRAW_OPEN_SAMPLE),
+            ),
         )
 
     @property
@@ -1261,7 +1276,9 @@ class TableRead:
     before the draw but calls down the ones it kept is not bluffed there).
     ``value_heavy``: heads-up, the opponent's record shows at 95% that its bets
     after the flop are rarely bluffs (``_value_heavy``), so hard's minimum defence
-    (``HardBot._defends``) is off and it folds by its equity read.
+    (``HardBot._defends``) is off and it folds by its equity read. Computed when read,
+    from ``heads_up_record`` (the opponent's record in a heads-up pot, None otherwise):
+    only a heads-up decision facing a bet after the flop asks.
     """
 
     styles: tuple[tuple[int, Style], ...]
@@ -1277,14 +1294,14 @@ class TableRead:
     hu_check_fold: float = 0.4
     later_fold: float = 0.4
     later_bluff: float = 0.1
-    value_heavy: bool = False
+    heads_up_record: SeatStats | None = None
 
     @classmethod
     def of(cls, table: TableStats | None, sit: Situation, bluff_frequency: float) -> TableRead:
         heads_up = len(sit.opponents) == 1 and len(sit.order) == 2
         styles = tuple((o.seat, Style.of(stats_of(table, o.seat), heads_up)) for o in sit.opponents)
         known = [s for _, s in styles if s.known]
-        value_heavy = heads_up and _value_heavy(stats_of(table, sit.opponents[0].seat))
+        record = stats_of(table, sit.opponents[0].seat) if heads_up else None
         if not known or len(known) < len(styles):
             return cls(
                 styles,
@@ -1293,7 +1310,7 @@ class TableRead:
                 0.0,
                 0.5,
                 later_bluff=bluff_frequency,
-                value_heavy=value_heavy,
+                heads_up_record=record,
             )
         fold = min(s.fold for s in known)
         later_fold = min(s.later_fold for s in known)
@@ -1317,8 +1334,13 @@ class TableRead:
             hu_check_fold=min(_check_fold(s.hu_fold_rate(), s.aggression()) for s in seen),
             later_fold=later_fold,
             later_bluff=_bluff(bluff_frequency, later_fold),
-            value_heavy=value_heavy,
+            heads_up_record=record,
         )
+
+    @property
+    def value_heavy(self) -> bool:
+        """Heads-up, does the opponent's record show honest bets at 95% (``_value_heavy``)?"""
+        return self.heads_up_record is not None and _value_heavy(self.heads_up_record)
 
     def style(self, seat: int) -> Style:
         for s, style in self.styles:

@@ -51,6 +51,11 @@ TOLERANCE = 0.1
 # ``_bets_too_few_weak``). Few: a heads-up table's record shows only about 25 of them in
 # 500 hands, and the read only tightens calls.
 WEAK_SAMPLE = 5
+# Draw: bets faced after the draw needed before the opponent's fold rate there is read
+# to choose between mixed actions (``_folds_too_few_later``).
+LATER_SAMPLE = 10
+# The first final bucket holding a pair: the buckets below it hold nothing.
+FINAL_PAIR = 2
 
 
 def floor_decision(
@@ -74,7 +79,15 @@ def floor_decision(
         floor = load("draw")
         if floor is None or _draw_leaks(floor, stats):
             return None
-        return _draw(floor, sit, history, legal, rng, _bets_too_few_weak(floor, stats))
+        return _draw(
+            floor,
+            sit,
+            history,
+            legal,
+            rng,
+            _bets_too_few_weak(floor, stats),
+            _folds_too_few_later(floor, stats),
+        )
     floor = load("holdem")
     if floor is None or _holdem_leaks(floor, stats):
         return None
@@ -117,6 +130,33 @@ def _bets_too_few_weak(floor: Table, s: SeatStats) -> bool:
     if ref is None or s.shown_bettor < WEAK_SAMPLE:
         return False
     return min(s.shown_bettor_weak, s.shown_bettor) / s.shown_bettor < ref
+
+
+def _folds_too_few_later(floor: Table, s: SeatStats) -> bool:
+    """Draw: does the opponent fold to bets after the draw less often than the floor does?
+
+    The floor's bluffs after the draw (bets with no pair) are priced for its own folds
+    there (``fold_later``, about 55%); against a player who calls more they lose, and
+    behind its check they also run into the hands it checked to raise. When this holds,
+    ``_draw`` checks behind a check with no pair where the floor mixes the check in
+    (``_mixed``). Like ``_bets_too_few_weak`` a point estimate with a minimum sample, not
+    a 95% gate (a ladder table's 250 heads-up hands show about 50 such bets, too few
+    for 95% against the floor's own rate): it only picks one of two actions the
+    floor itself plays with that hand, which an opponent playing the floor's game leaves
+    equally good, so a wrong read costs little, and it never bets where the floor would
+    not.
+    """
+    ref = floor.reference("fold_later")
+    folded, faced = (s.hu_folded, s.hu_faced) if s.hu_faced else (s.folded, s.faced)
+    if ref is None or faced < LATER_SAMPLE:
+        return False
+    return folded / faced < ref
+
+
+def _mixed(actions: str, probs: Sequence[float], letter: str) -> bool:
+    """Whether the floor ever plays ``letter`` here (in its support: probability above 0)."""
+    i = actions.find(letter)
+    return i >= 0 and probs[i] > 0
 
 
 def _holdem_leaks(floor: Table, s: SeatStats) -> bool:
@@ -211,16 +251,23 @@ def _draw(
     legal: LegalActions,
     rng: random.Random,
     tighten: bool = False,
+    no_bluffs: bool = False,
 ) -> Decision | None:
-    """The Draw floor's move; ``tighten``: after the draw, fold the calls with at most a pair.
+    """The Draw floor's move; ``tighten``: after the draw, fold the calls with at most a pair;
+    ``no_bluffs``: after the draw, check behind a check with no pair where the floor mixes.
 
     ``tighten`` is ``_bets_too_few_weak``: against a bettor whose bets after the draw
     are rarely weak, a call with one pair or less is paying off its value bets.
+    ``no_bluffs`` is ``_folds_too_few_later``: against a seat that calls bets after the
+    draw more than the floor does, a bluff behind its check loses. Only behind a check:
+    leading with nothing was measured to pay against the check-raiser (it folds its
+    missed draws to a bet), so those bets stay the floor's.
     """
     if legal.max_discard is not None:
         return discard(legal, sit.hole, standard_keep(sit.hole))
     me = sit.order.index(sit.seat)
     first = _line(sit.on(Street.FIRST_BET))
+    second = ""
     if sit.street == Street.FIRST_BET:
         if len(first) % 2 != me:
             return None
@@ -250,6 +297,16 @@ def _draw(
         and draw_final_bucket(sit.hole) < FINAL_TWO_PAIR
     ):
         letter = "f"
+    if (
+        no_bluffs
+        and letter == "b"
+        and sit.street == Street.SECOND_BET
+        and sit.to_call == 0
+        and second == "k"
+        and draw_final_bucket(sit.hole) < FINAL_PAIR
+        and _mixed(*got, "k")
+    ):
+        letter = "k"
     return _limit_move(letter, legal)
 
 

@@ -1,9 +1,11 @@
-"""The Draw floor's bluffs after the draw against a seat that calls them (issue #25).
+"""The Draw floor after the draw against a seat that calls more or bets less (issue #25).
 
 Against an opponent whose record shows it folds to bets after the draw less often than
 the floor itself (``fold_later``), the floor checks behind that opponent's check with no
 pair where its own strategy mixes the check in (``floor_play._folds_too_few_later``);
-everything else it plays as before.
+against one that bets after the draw less often than the floor (``bet_later``), it folds
+its calls with at most a pair where its strategy mixes the fold in
+(``floor_play._bets_less_later``). Everything else it plays as before.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from felt.core.rules.views import HandView
 from felt.core.table.stats import SeatStats
 from felt.players.bots import floor_play
 from felt.players.bots.base import situation
-from felt.players.bots.floor import draw_final_bucket, load
+from felt.players.bots.floor import FINAL_TWO_PAIR, draw_final_bucket, load
 from felt.players.bots.hard import HardBot
+from tests.unit.bots.test_draw_bets_after_the_draw import _spots as facing_spots
 from tests.unit.bots.test_hard_fields import Recorder
 from tests.unit.bots.test_hard_reads import play_heads_up
 
@@ -94,3 +97,61 @@ def test_no_pair_checks_behind_a_callers_check_and_nothing_else_changes() -> Non
     # checks those hands against one that calls.
     assert bluffs["folder"] >= 10
     assert bluffs["caller"] <= bluffs["folder"] // 4
+
+
+# Records with no bets faced and no shown bets (only the bet-rate read can apply): a seat
+# that bet 4 of 40 spots after the draw where it could check, one that bet 12 of 40, and one
+# with too few such spots.
+RARE_BETTOR = SeatStats(hands=100, bets=4, checks=36)
+FLOOR_BETTOR = replace(RARE_BETTOR, bets=12, checks=28)
+FEW_SPOTS = replace(RARE_BETTOR, bets=1, checks=18)
+
+
+def test_bets_less_needs_a_sample_and_a_bet_rate_under_the_floors() -> None:
+    floor = load("draw")
+    assert floor is not None
+    ref = floor.reference("bet_later")
+    assert ref is not None and 0.1 < ref < 0.5
+    assert floor_play._bets_less_later(floor, RARE_BETTOR)
+    assert not floor_play._bets_less_later(floor, FLOOR_BETTOR)
+    assert not floor_play._bets_less_later(floor, FEW_SPOTS)
+    under = int(ref * 40)  # a bet rate just under the floor's
+    at = replace(RARE_BETTOR, bets=under, checks=40 - under)
+    assert floor_play._bets_less_later(floor, at)
+    assert not floor_play._bets_less_later(floor, replace(at, bets=under + 1, checks=39 - under))
+
+
+def test_one_pair_calls_fold_against_a_seat_that_bets_less_than_the_floor() -> None:
+    spots = facing_spots()
+    assert len(spots) >= 40
+    calls = {"rare": 0, "floor": 0}
+    strong = strong_same = 0
+    for i, (view, history, legal) in enumerate(spots):
+        sit = situation(view, history, legal)
+        against = {
+            name: HardBot().decide(view, history, legal, random.Random(i), {1: stats})
+            for name, stats in (("rare", RARE_BETTOR), ("floor", FLOOR_BETTOR))
+        }
+        if draw_final_bucket(sit.hole) < FINAL_TWO_PAIR:
+            for name, d in against.items():
+                calls[name] += _calls(d)
+            # The read only turns calls into folds, never the other way.
+            assert not _calls(against["rare"]) or _calls(against["floor"])
+            assert _folds(against["rare"]) or against["rare"] == against["floor"]
+        else:
+            # Two pair or better: the read changes nothing (same random stream).
+            strong += 1
+            strong_same += against["rare"] == against["floor"]
+    assert strong_same == strong
+    # The floor calls with a pair against a seat betting as often as it does, and mostly
+    # folds those hands against one that bets less.
+    assert calls["floor"] >= 5
+    assert calls["rare"] <= calls["floor"] // 4
+
+
+def _calls(d: object) -> bool:
+    return isinstance(d, Act) and d.kind == ActionKind.CALL
+
+
+def _folds(d: object) -> bool:
+    return isinstance(d, Act) and d.kind == ActionKind.FOLD

@@ -54,6 +54,9 @@ WEAK_SAMPLE = 5
 # Draw: bets faced after the draw needed before the opponent's fold rate there is read
 # to choose between mixed actions (``_folds_too_few_later``).
 LATER_SAMPLE = 10
+# Draw: the opponent's checks and bets after the draw needed before its bet rate there is
+# read (``_bets_less_later``).
+BETS_SAMPLE = 20
 # The first final bucket holding a pair: the buckets below it hold nothing.
 FINAL_PAIR = 2
 
@@ -87,6 +90,7 @@ def floor_decision(
             rng,
             _bets_too_few_weak(floor, stats),
             _folds_too_few_later(floor, stats),
+            _bets_less_later(floor, stats),
         )
     floor = load("holdem")
     if floor is None or _holdem_leaks(floor, stats):
@@ -151,6 +155,27 @@ def _folds_too_few_later(floor: Table, s: SeatStats) -> bool:
     if ref is None or faced < LATER_SAMPLE:
         return False
     return folded / faced < ref
+
+
+def _bets_less_later(floor: Table, s: SeatStats) -> bool:
+    """Draw: does the opponent bet after the draw less often than the floor does?
+
+    The floor bets ``bet_later`` (about 26%) of its spots after the draw where it may
+    check, and its one-pair calls are priced for a bettor that bets that often, bluffs
+    included. A seat that bets less has dropped hands from its bets, and the hands a
+    player stops betting first are its weak ones: its bets hold fewer bluffs, and a
+    call with at most a pair pays them off. When this holds ``_draw`` folds those calls
+    where the floor mixes the fold in (``_mixed``). The record counts raises among its
+    bets and only checks beside them (``bets / (bets + checks)``), so a raiser reads as
+    betting more: the read leans toward leaving the floor's calls alone. A point estimate
+    with a minimum sample (``BETS_SAMPLE``), like ``_bets_too_few_weak``, and for the
+    same reason: it only picks one of two actions the floor plays with that hand.
+    """
+    ref = floor.reference("bet_later")
+    n = s.bets + s.checks
+    if ref is None or n < BETS_SAMPLE:
+        return False
+    return s.bets / n < ref
 
 
 def _mixed(actions: str, probs: Sequence[float], letter: str) -> bool:
@@ -252,14 +277,18 @@ def _draw(
     rng: random.Random,
     tighten: bool = False,
     no_bluffs: bool = False,
+    passive: bool = False,
 ) -> Decision | None:
     """The Draw floor's move; ``tighten``: after the draw, fold the calls with at most a pair;
-    ``no_bluffs``: after the draw, check behind a check with no pair where the floor mixes.
+    ``passive``: the same where the floor mixes the fold in; ``no_bluffs``: after the draw,
+    check behind a check with no pair where the floor mixes the check in.
 
     ``tighten`` is ``_bets_too_few_weak``: against a bettor whose bets after the draw
     are rarely weak, a call with one pair or less is paying off its value bets.
-    ``no_bluffs`` is ``_folds_too_few_later``: against a seat that calls bets after the
-    draw more than the floor does, a bluff behind its check loses. Only behind a check:
+    ``passive`` is ``_bets_less_later``: a seat betting less often than the floor after
+    the draw bluffs less, so those calls pay off its value bets too. ``no_bluffs`` is
+    ``_folds_too_few_later``: against a seat that calls bets after the draw more than
+    the floor does, a bluff behind its check loses. Only behind a check:
     leading with nothing was measured to pay against the check-raiser (it folds its
     missed draws to a bet), so those bets stay the floor's.
     """
@@ -295,6 +324,15 @@ def _draw(
         and sit.street == Street.SECOND_BET
         and sit.to_call > 0
         and draw_final_bucket(sit.hole) < FINAL_TWO_PAIR
+    ):
+        letter = "f"
+    if (
+        passive
+        and letter == "c"
+        and sit.street == Street.SECOND_BET
+        and sit.to_call > 0
+        and draw_final_bucket(sit.hole) < FINAL_TWO_PAIR
+        and _mixed(*got, "f")
     ):
         letter = "f"
     if (

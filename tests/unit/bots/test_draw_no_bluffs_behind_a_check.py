@@ -5,7 +5,9 @@ the floor itself (``fold_later``), the floor checks behind that opponent's check
 pair where its own strategy mixes the check in (``floor_play._folds_too_few_later``);
 against one that bets after the draw less often than the floor (``bet_later``), it folds
 its calls with at most a pair where its strategy mixes the fold in
-(``floor_play._bets_less_later``). Everything else it plays as before.
+(``floor_play._bets_less_later``); against one that opens far more hands than the floor
+(``open``, at 95%), it raises that seat's lead before the draw in position with every hand
+without a pair (``floor_play._opens_wide``). Everything else it plays as before.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from felt.core.rules.views import HandView
 from felt.core.table.stats import SeatStats
 from felt.players.bots import floor_play
 from felt.players.bots.base import situation
-from felt.players.bots.floor import FINAL_TWO_PAIR, draw_final_bucket, load
+from felt.players.bots.floor import FINAL_TWO_PAIR, draw_dealt_bucket, draw_final_bucket, load
 from felt.players.bots.hard import HardBot
+from felt_dev.solve_cli import _draw_stat
 from tests.unit.bots.test_draw_bets_after_the_draw import _spots as facing_spots
 from tests.unit.bots.test_hard_fields import Recorder
 from tests.unit.bots.test_hard_reads import play_heads_up
@@ -155,3 +158,61 @@ def _calls(d: object) -> bool:
 
 def _folds(d: object) -> bool:
     return isinstance(d, Act) and d.kind == ActionKind.FOLD
+
+
+# Records with nothing but first-in spots: a seat that opened 60 of 80, one that opened 24
+# of 80 (about the floor's rate), one with too few spots (the 95% test needs 30).
+WIDE_OPENER = SeatStats(hands=80, open_chances=80, opened=60)
+FLOOR_OPENER = replace(WIDE_OPENER, opened=24)
+NEW_OPENER = replace(WIDE_OPENER, hands=20, open_chances=20, opened=20)
+
+
+def test_the_solve_records_the_floors_open_rate() -> None:
+    floor = load("draw")
+    assert floor is not None
+    ref = floor.reference("open")
+    assert ref is not None and 0.15 < ref < 0.5
+    assert _draw_stat("1:", "b", False) == "open"
+    assert _draw_stat("1:k", "b", False) == "open"
+    assert _draw_stat("1:k", "k", False) is None
+    assert _draw_stat("1:b", "r", True) is None
+    assert _draw_stat("2:kc:", "b", False) == "bet_later"
+
+
+def test_opens_wide_is_read_at_95_percent_above_the_floors_rate() -> None:
+    floor = load("draw")
+    assert floor is not None
+    assert floor_play._opens_wide(floor, WIDE_OPENER)
+    assert not floor_play._opens_wide(floor, FLOOR_OPENER)
+    assert not floor_play._opens_wide(floor, NEW_OPENER)
+    assert not floor_play._opens_wide(floor, replace(WIDE_OPENER, opened=2))  # only too wide
+
+
+def facing_a_bet_before_the_draw(view: HandView, legal: LegalActions) -> bool:
+    return view.street == Street.FIRST_BET and not legal.can_check
+
+
+def test_no_pair_raises_the_lead_of_a_seat_that_opens_far_too_wide() -> None:
+    recorder = Recorder(facing_a_bet_before_the_draw)
+    play_heads_up(Variant.DRAW5, recorder, "maniac", 300, 43)
+    raised = {"wide": 0, "floor": 0}
+    lead = other = 0
+    for i, (view, history, legal) in enumerate(recorder.points):
+        sit = situation(view, history, legal)
+        against = {
+            name: HardBot().decide(view, history, legal, random.Random(i), {1: stats})
+            for name, stats in (("wide", WIDE_OPENER), ("floor", FLOOR_OPENER))
+        }
+        led = [a.kind for a in sit.on(Street.FIRST_BET)] == ["bet"]
+        if led and draw_dealt_bucket(sit.hole) < floor_play.DEALT_PAIR:
+            lead += 1
+            for name, d in against.items():
+                raised[name] += _bets(d)
+            assert _bets(against["wide"])  # every hand without a pair raises the lead
+        else:
+            # A pair or better, a bet behind hard's own check, a re-raise: unchanged.
+            other += 1
+            assert against["wide"] == against["floor"]
+    assert lead >= 30 and other >= 30
+    # Against an opener at the floor's own rate the floor folds or calls most of them.
+    assert raised["floor"] <= lead // 4

@@ -59,6 +59,9 @@ LATER_SAMPLE = 10
 BETS_SAMPLE = 20
 # The first final bucket holding a pair: the buckets below it hold nothing.
 FINAL_PAIR = 2
+# The first dealt bucket holding a pair (``floor.DRAW_DEALT``): below it, nothing or a
+# four-card draw.
+DEALT_PAIR = 3
 
 
 def floor_decision(
@@ -91,6 +94,7 @@ def floor_decision(
             _bets_too_few_weak(floor, stats),
             _folds_too_few_later(floor, stats),
             _bets_less_later(floor, stats),
+            _opens_wide(floor, stats),
         )
     floor = load("holdem")
     if floor is None or _holdem_leaks(floor, stats):
@@ -176,6 +180,21 @@ def _bets_less_later(floor: Table, s: SeatStats) -> bool:
     if ref is None or n < BETS_SAMPLE:
         return False
     return s.bets / n < ref
+
+
+def _opens_wide(floor: Table, s: SeatStats) -> bool:
+    """Draw: does the opponent open (bet first in before the draw) more than the floor does,
+    by more than ``TOLERANCE`` at 95%?
+
+    The floor opens ``open`` (about 30%) of its first-in spots, first to act or after a
+    check; in Draw the record counts both (``opened`` / ``open_chances``). A seat opening
+    far more than that opens many hands with nothing (half of all deals hold no pair), and
+    the floor's folds and calls facing its open are priced for the floor's own opening
+    range. Then ``_draw`` raises its lead in position with every hand without a pair: a
+    deviation from the floor, so gated at 95% like ``_draw_leaks``.
+    """
+    ref = floor.reference("open")
+    return ref is not None and deviates(s.opened, s.open_chances, ref, TOLERANCE) > 0
 
 
 def _mixed(actions: str, probs: Sequence[float], letter: str) -> bool:
@@ -278,10 +297,12 @@ def _draw(
     tighten: bool = False,
     no_bluffs: bool = False,
     passive: bool = False,
+    wide: bool = False,
 ) -> Decision | None:
     """The Draw floor's move; ``tighten``: after the draw, fold the calls with at most a pair;
     ``passive``: the same where the floor mixes the fold in; ``no_bluffs``: after the draw,
-    check behind a check with no pair where the floor mixes the check in.
+    check behind a check with no pair where the floor mixes the check in; ``wide``: before
+    the draw, in position, raise a lead with every hand without a pair.
 
     ``tighten`` is ``_bets_too_few_weak``: against a bettor whose bets after the draw
     are rarely weak, a call with one pair or less is paying off its value bets.
@@ -290,7 +311,11 @@ def _draw(
     ``_folds_too_few_later``: against a seat that calls bets after the draw more than
     the floor does, a bluff behind its check loses. Only behind a check:
     leading with nothing was measured to pay against the check-raiser (it folds its
-    missed draws to a bet), so those bets stay the floor's.
+    missed draws to a bet), so those bets stay the floor's. ``wide`` is ``_opens_wide``:
+    against a seat opening far more hands than the floor, the floor's folds and calls of
+    its hands with nothing or a draw give up pots that the opener's many weak opens would
+    lose to a raise. Only facing a lead, in position: also raising its bet behind hard's
+    own check measured worse against the loose-aggressive style.
     """
     if legal.max_discard is not None:
         return discard(legal, sit.hole, standard_keep(sit.hole))
@@ -345,6 +370,13 @@ def _draw(
         and _mixed(*got, "k")
     ):
         letter = "k"
+    if (
+        wide
+        and sit.street == Street.FIRST_BET
+        and first == "b"
+        and draw_dealt_bucket(sit.hole) < DEALT_PAIR
+    ):
+        letter = "b"  # in position, facing the lead of a seat that opens far too wide
     return _limit_move(letter, legal)
 
 

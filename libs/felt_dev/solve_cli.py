@@ -42,7 +42,9 @@ def _draw_stat(key: str, action: str, facing: bool) -> str | None:
     if facing:
         return ("fold_first" if first else "fold_later") if action == "f" else None
     if first:
-        return None
+        # First in (nobody bet yet: the first to act, or the second after a check), the
+        # record's ``opened`` / ``open_chances`` in Draw.
+        return "open" if key in ("1:", "1:k") and action == "b" else None
     return "bet_later" if action == "b" else None
 
 

@@ -51,6 +51,17 @@ TOLERANCE = 0.1
 # ``_bets_too_few_weak``). Few: a heads-up table's record shows only about 25 of them in
 # 500 hands, and the read only tightens calls.
 WEAK_SAMPLE = 5
+# Draw: bets faced after the draw needed before the opponent's fold rate there is read
+# to choose between mixed actions (``_folds_too_few_later``).
+LATER_SAMPLE = 10
+# Draw: the opponent's checks and bets after the draw needed before its bet rate there is
+# read (``_bets_less_later``).
+BETS_SAMPLE = 20
+# The first final bucket holding a pair: the buckets below it hold nothing.
+FINAL_PAIR = 2
+# The first dealt bucket holding a pair (``floor.DRAW_DEALT``): below it, nothing or a
+# four-card draw.
+DEALT_PAIR = 3
 
 
 def floor_decision(
@@ -74,7 +85,17 @@ def floor_decision(
         floor = load("draw")
         if floor is None or _draw_leaks(floor, stats):
             return None
-        return _draw(floor, sit, history, legal, rng, _bets_too_few_weak(floor, stats))
+        return _draw(
+            floor,
+            sit,
+            history,
+            legal,
+            rng,
+            _bets_too_few_weak(floor, stats),
+            _folds_too_few_later(floor, stats),
+            _bets_less_later(floor, stats),
+            _opens_wide(floor, stats),
+        )
     floor = load("holdem")
     if floor is None or _holdem_leaks(floor, stats):
         return None
@@ -117,6 +138,69 @@ def _bets_too_few_weak(floor: Table, s: SeatStats) -> bool:
     if ref is None or s.shown_bettor < WEAK_SAMPLE:
         return False
     return min(s.shown_bettor_weak, s.shown_bettor) / s.shown_bettor < ref
+
+
+def _folds_too_few_later(floor: Table, s: SeatStats) -> bool:
+    """Draw: does the opponent fold to bets after the draw less often than the floor does?
+
+    The floor's bluffs after the draw (bets with no pair) are priced for its own folds
+    there (``fold_later``, about 55%); against a player who calls more they lose, and
+    behind its check they also run into the hands it checked to raise. When this holds,
+    ``_draw`` checks behind a check with no pair where the floor mixes the check in
+    (``_mixed``). Like ``_bets_too_few_weak`` a point estimate with a minimum sample, not
+    a 95% gate (a ladder table's 250 heads-up hands show about 50 such bets, too few
+    for 95% against the floor's own rate): it only picks one of two actions the
+    floor itself plays with that hand, which an opponent playing the floor's game leaves
+    equally good, so a wrong read costs little, and it never bets where the floor would
+    not.
+    """
+    ref = floor.reference("fold_later")
+    folded, faced = (s.hu_folded, s.hu_faced) if s.hu_faced else (s.folded, s.faced)
+    if ref is None or faced < LATER_SAMPLE:
+        return False
+    return folded / faced < ref
+
+
+def _bets_less_later(floor: Table, s: SeatStats) -> bool:
+    """Draw: does the opponent bet after the draw less often than the floor does?
+
+    The floor bets ``bet_later`` (about 26%) of its spots after the draw where it may
+    check, and its one-pair calls are priced for a bettor that bets that often, bluffs
+    included. A seat that bets less has dropped hands from its bets, and the hands a
+    player stops betting first are its weak ones: its bets hold fewer bluffs, and a
+    call with at most a pair pays them off. When this holds ``_draw`` folds those calls
+    where the floor mixes the fold in (``_mixed``). The record counts raises among its
+    bets and only checks beside them (``bets / (bets + checks)``), so a raiser reads as
+    betting more: the read leans toward leaving the floor's calls alone. A point estimate
+    with a minimum sample (``BETS_SAMPLE``), like ``_bets_too_few_weak``, and for the
+    same reason: it only picks one of two actions the floor plays with that hand.
+    """
+    ref = floor.reference("bet_later")
+    n = s.bets + s.checks
+    if ref is None or n < BETS_SAMPLE:
+        return False
+    return s.bets / n < ref
+
+
+def _opens_wide(floor: Table, s: SeatStats) -> bool:
+    """Draw: does the opponent open (bet first in before the draw) more than the floor does,
+    by more than ``TOLERANCE`` at 95%?
+
+    The floor opens ``open`` (about 30%) of its first-in spots, first to act or after a
+    check; in Draw the record counts both (``opened`` / ``open_chances``). A seat opening
+    far more than that opens many hands with nothing (half of all deals hold no pair), and
+    the floor's folds and calls facing its open are priced for the floor's own opening
+    range. Then ``_draw`` raises its lead in position with every hand without a pair: a
+    deviation from the floor, so gated at 95% like ``_draw_leaks``.
+    """
+    ref = floor.reference("open")
+    return ref is not None and deviates(s.opened, s.open_chances, ref, TOLERANCE) > 0
+
+
+def _mixed(actions: str, probs: Sequence[float], letter: str) -> bool:
+    """Whether the floor ever plays ``letter`` here (in its support: probability above 0)."""
+    i = actions.find(letter)
+    return i >= 0 and probs[i] > 0
 
 
 def _holdem_leaks(floor: Table, s: SeatStats) -> bool:
@@ -211,16 +295,33 @@ def _draw(
     legal: LegalActions,
     rng: random.Random,
     tighten: bool = False,
+    no_bluffs: bool = False,
+    passive: bool = False,
+    wide: bool = False,
 ) -> Decision | None:
-    """The Draw floor's move; ``tighten``: after the draw, fold the calls with at most a pair.
+    """The Draw floor's move; ``tighten``: after the draw, fold the calls with at most a pair;
+    ``passive``: the same where the floor mixes the fold in; ``no_bluffs``: after the draw,
+    check behind a check with no pair where the floor mixes the check in; ``wide``: before
+    the draw, in position, raise a lead with every hand without a pair.
 
     ``tighten`` is ``_bets_too_few_weak``: against a bettor whose bets after the draw
     are rarely weak, a call with one pair or less is paying off its value bets.
+    ``passive`` is ``_bets_less_later``: a seat betting less often than the floor after
+    the draw bluffs less, so those calls pay off its value bets too. ``no_bluffs`` is
+    ``_folds_too_few_later``: against a seat that calls bets after the draw more than
+    the floor does, a bluff behind its check loses. Only behind a check:
+    leading with nothing was measured to pay against the check-raiser (it folds its
+    missed draws to a bet), so those bets stay the floor's. ``wide`` is ``_opens_wide``:
+    against a seat opening far more hands than the floor, the floor's folds and calls of
+    its hands with nothing or a draw give up pots that the opener's many weak opens would
+    lose to a raise. Only facing a lead, in position: also raising its bet behind hard's
+    own check measured worse against the loose-aggressive style.
     """
     if legal.max_discard is not None:
         return discard(legal, sit.hole, standard_keep(sit.hole))
     me = sit.order.index(sit.seat)
     first = _line(sit.on(Street.FIRST_BET))
+    second = ""
     if sit.street == Street.FIRST_BET:
         if len(first) % 2 != me:
             return None
@@ -250,6 +351,32 @@ def _draw(
         and draw_final_bucket(sit.hole) < FINAL_TWO_PAIR
     ):
         letter = "f"
+    if (
+        passive
+        and letter == "c"
+        and sit.street == Street.SECOND_BET
+        and sit.to_call > 0
+        and draw_final_bucket(sit.hole) < FINAL_TWO_PAIR
+        and _mixed(*got, "f")
+    ):
+        letter = "f"
+    if (
+        no_bluffs
+        and letter == "b"
+        and sit.street == Street.SECOND_BET
+        and sit.to_call == 0
+        and second == "k"
+        and draw_final_bucket(sit.hole) < FINAL_PAIR
+        and _mixed(*got, "k")
+    ):
+        letter = "k"
+    if (
+        wide
+        and sit.street == Street.FIRST_BET
+        and first == "b"
+        and draw_dealt_bucket(sit.hole) < DEALT_PAIR
+    ):
+        letter = "b"  # in position, facing the lead of a seat that opens far too wide
     return _limit_move(letter, legal)
 
 

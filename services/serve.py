@@ -40,7 +40,7 @@ import dataclasses
 import secrets
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from typing import TypeVar
 
@@ -101,6 +101,30 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
+def worker_config(
+    table: TableServerConfig, target: str, ai_token: str, env: Mapping[str, str] | None = None
+) -> WorkerConfig:
+    """The in-process AI workers' settings: the ``FELT_AI_*`` environment an ``felt
+    ai-worker`` reads (trim interval, claim idle time, concurrency, ...), with what this
+    process decides itself: its table service, Redis, stream and shards, the shared AI
+    token, no metrics server of their own (the table service's serves), and a consumer name
+    each (``FELT_AI_CONSUMER`` names one process's single worker; here there may be several).
+
+    Built by hand before, ``felt serve`` ignored every ``FELT_AI_*`` setting: the archive
+    run's once-a-second trims (``FELT_AI_TRIM_INTERVAL_S=1``) ran every 10 s, the default.
+    """
+    return dataclasses.replace(
+        WorkerConfig.from_env(env),
+        redis_url=table.redis_url,
+        table_target=target,
+        ai_token=ai_token,
+        metrics_port=None,
+        stream=table.ai_stream,
+        shards=table.decision_shards,
+        consumer="",
+    )
+
+
 async def serve_all(workers: int, demo: bool, *, dev: bool = False) -> int:
     """Run until SIGTERM/SIGINT; then drain the workers and stop the table service."""
     # The AI token only has to be shared inside this process unless one is given.
@@ -109,19 +133,7 @@ async def serve_all(workers: int, demo: bool, *, dev: bool = False) -> int:
     config.secrets = dataclasses.replace(config.secrets, ai_token=ai_token)
     table = await start_table_server(config)
     target = f"127.0.0.1:{table.port}"
-    pool = [
-        AiWorker(
-            WorkerConfig(
-                redis_url=config.redis_url,
-                table_target=target,
-                ai_token=ai_token,
-                metrics_port=None,
-                stream=config.ai_stream,
-                shards=config.decision_shards,
-            )
-        )
-        for _ in range(max(0, workers))
-    ]
+    pool = [AiWorker(worker_config(config, target, ai_token)) for _ in range(max(0, workers))]
     for worker in pool:
         await worker.start()
     if demo:

@@ -619,7 +619,14 @@ class HardBot:
         seed: int,
         scale: float = 1.0,
     ) -> float:
-        """Equity against each opponent's model mixture (multiway: the likeliest component)."""
+        """Equity against the opponents' model mixtures.
+
+        Heads-up every component is played; multiway the heaviest joint components
+        (one component per opponent, ``_joint_components``), each with its weight's
+        share of the budget. Multiway hard used to play each opponent's likeliest
+        component alone: a re-raiser read as half two pair, half a pair became two pair
+        or better for certain, and hard folded two pair getting seven to one.
+        """
         budget = max(200, int(self.samples * scale))
         if len(models) == 1:
             total = 0.0
@@ -631,10 +638,13 @@ class HardBot:
                     n = min(n, 300)
                 total += weight * draw_equity(hole, keep, dead, [model], n, seed).equity
             return total
-        likeliest = [max(m, key=lambda wm: wm[0])[1] for m in models]
-        if any(m.draws == 0 and m.kept_min >= H.THREE_OF_A_KIND for m in likeliest):
-            budget = min(budget, 300)  # rejection-sampled pat hands: see above
-        return draw_equity(hole, keep, dead, likeliest, budget, seed).equity
+        total = 0.0
+        for weight, combo in _joint_components(models, _MULTIWAY_COMBOS):
+            n = max(_MULTIWAY_MIN_SAMPLES, int(budget * weight))
+            if any(m.draws == 0 and m.kept_min >= H.THREE_OF_A_KIND for m in combo):
+                n = min(n, 300)  # rejection-sampled pat hands: see above
+            total += weight * draw_equity(hole, keep, dead, combo, n, seed).equity
+        return total
 
     def _draw_model(
         self, sit: Situation, seat: int, style: Style
@@ -773,6 +783,32 @@ class HardBot:
         if equity >= sit.pot_odds + margin:
             return check_or_call(legal)
         return check_or_fold(legal)
+
+
+# Multiway mixture equity (``HardBot._mixture_equity``): at most this many joint
+# components (one model component per opponent), the heaviest, each sampled at least
+# this many times.
+_MULTIWAY_COMBOS = 12
+_MULTIWAY_MIN_SAMPLES = 60
+
+
+def _joint_components(
+    models: Sequence[Sequence[tuple[float, DrawOpponent]]], limit: int
+) -> list[tuple[float, list[DrawOpponent]]]:
+    """The ``limit`` heaviest joint components of independent per-opponent mixtures.
+
+    A joint component picks one component of each opponent's mixture; its weight is
+    the product of theirs. Built opponent by opponent keeping the ``limit`` heaviest
+    partial products (a beam: exact while the product has at most ``limit`` members),
+    then renormalised to sum to 1 over the components kept.
+    """
+    beam: list[tuple[float, list[DrawOpponent]]] = [(1.0, [])]
+    for mix in models:
+        grown = [(w * v, [*combo, m]) for w, combo in beam for v, m in mix if v > 0.0]
+        grown.sort(key=lambda wc: -wc[0])
+        beam = grown[:limit]
+    mass = sum(w for w, _ in beam)
+    return [(w / mass, combo) for w, combo in beam]
 
 
 # After the draw, a raise (a bet over someone's bet) is two pair or better at least this

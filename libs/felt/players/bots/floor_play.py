@@ -344,22 +344,13 @@ def _draw(
         return None
     letter = pick(*got, rng)
     if (
-        tighten
-        and letter == "c"
+        letter == "c"
         and sit.street == Street.SECOND_BET
         and sit.to_call > 0
         and draw_final_bucket(sit.hole) < FINAL_TWO_PAIR
+        and (tighten or (passive and _mixed(*got, "f")))
     ):
-        letter = "f"
-    if (
-        passive
-        and letter == "c"
-        and sit.street == Street.SECOND_BET
-        and sit.to_call > 0
-        and draw_final_bucket(sit.hole) < FINAL_TWO_PAIR
-        and _mixed(*got, "f")
-    ):
-        letter = "f"
+        letter = "f"  # passive: only where the floor mixes the fold in
     if (
         no_bluffs
         and letter == "b"

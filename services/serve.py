@@ -131,9 +131,13 @@ async def serve_all(workers: int, demo: bool, *, dev: bool = False) -> int:
     ai_token = FELT_AI_TOKEN.read() or secrets.token_urlsafe(24)
     config = TableServerConfig.from_env(dev=dev)
     config.secrets = dataclasses.replace(config.secrets, ai_token=ai_token)
+    # Read (and check) the workers' settings before anything starts: a bad FELT_AI_* value
+    # stops `felt serve` before it listens, not after, and every worker gets the same ones.
+    settings = worker_config(config, "", ai_token)
     table = await start_table_server(config)
     target = f"127.0.0.1:{table.port}"
-    pool = [AiWorker(worker_config(config, target, ai_token)) for _ in range(max(0, workers))]
+    settings = dataclasses.replace(settings, table_target=target)
+    pool = [AiWorker(settings) for _ in range(max(0, workers))]
     for worker in pool:
         await worker.start()
     if demo:

@@ -70,8 +70,13 @@ DRAW_FINAL = (
     "flush or better",
 )
 DRAW_STATES = len(DRAW_DEALT) * len(DRAW_FINAL)
+# Buckets read by name, so that a change to the tuples above cannot silently move them.
+# The first dealt bucket holding a pair: below it, nothing or a four-card draw.
+DEALT_PAIR = DRAW_DEALT.index("pair 2-6")
+# The first final bucket holding a pair: the buckets below it hold nothing.
+FINAL_PAIR = DRAW_FINAL.index("pair 2-6")
 # The first final bucket of two pair: the buckets below it hold at most one pair.
-FINAL_TWO_PAIR = 6
+FINAL_TWO_PAIR = DRAW_FINAL.index("two pair, nines up or less")
 _TEN = 8  # rank index of a ten (deuce is 0)
 
 

@@ -33,6 +33,8 @@ from felt.players.bots.base import (
 )
 from felt.players.bots.drawhand import standard_keep
 from felt.players.bots.floor import (
+    DEALT_PAIR,
+    FINAL_PAIR,
     FINAL_TWO_PAIR,
     Table,
     deviates,
@@ -57,11 +59,6 @@ LATER_SAMPLE = 10
 # Draw: the opponent's checks and bets after the draw needed before its bet rate there is
 # read (``_bets_less_later``).
 BETS_SAMPLE = 20
-# The first final bucket holding a pair: the buckets below it hold nothing.
-FINAL_PAIR = 2
-# The first dealt bucket holding a pair (``floor.DRAW_DEALT``): below it, nothing or a
-# four-card draw.
-DEALT_PAIR = 3
 
 
 def floor_decision(

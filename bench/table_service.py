@@ -10,7 +10,11 @@ Not a test: run ``python bench/table_service.py`` (``--help`` for options).
    third, the *floor* (``serve_floor``): the real ``SubmitAction`` method with only what
    any Python implementation pays (its messages, its metadata read, one Redis round trip
    through the event store's pipeline), so that what the table service costs beyond it
-   is printed as Felt's own code per action.
+   is printed as Felt's own code per action. ``--floor-work-us N`` makes the floor's
+   handler also spend N us of the CPU in plain Python (half before its Redis round trip,
+   half after, as a use case works around its append): with N near what the use case
+   costs in process (``bench/table_use_case.py``), it shows what that much Python costs
+   inside a gRPC call, the wake-ups it causes included, with nothing of Felt's in it.
    Clients act whenever it is their turn, from the previous response's view
    (check if there is nothing to call, else call), so every request is a legal
    action that appends events; between hands (no pause) they poll the table
@@ -118,7 +122,14 @@ def serve_ping() -> None:
     asyncio.run(main())
 
 
-def serve_floor(redis_url: str) -> None:
+def burn(ns: int) -> None:
+    """Spend ``ns`` of this thread's CPU time in plain Python (the floor's stand-in work)."""
+    end = time.thread_time_ns() + ns
+    while time.thread_time_ns() < end:
+        pass
+
+
+def serve_floor(redis_url: str, work_us: float = 0.0) -> None:
     """The platform's floor for one action: what any SubmitAction in Python costs before
     Felt's own code runs.
 
@@ -136,12 +147,17 @@ def serve_floor(redis_url: str) -> None:
         state = first_decision()
         answer = pb.SubmitActionResponse(sequence=12345)
         fill_table_view(answer.view, state, 0, 12345, datetime.now(UTC))
+        half = int(work_us * 1000 / 2)
 
         async def submit(
             request: pb.SubmitActionRequest, context: grpc.aio.ServicerContext[Any, Any]
         ) -> pb.SubmitActionResponse:
             dict(context.invocation_metadata() or ())  # the seat token, as auth reads it
+            if half:
+                burn(half)
             await pipe.call("PING")
+            if half:
+                burn(half)
             return answer
 
         # Registered as the generated code registers the real servicer's methods.
@@ -504,7 +520,14 @@ async def main(args: argparse.Namespace) -> None:
         },
         PORT_LINE,
     )
-    floor = await spawn("floor server", [__file__, "--floor-server"], {"REDIS_URL": url}, PORT_LINE)
+    floor = await spawn(
+        "floor server",
+        [__file__, "--floor-server", "--floor-work-us", f"{args.floor_work_us:g}"],
+        {"REDIS_URL": url},
+        PORT_LINE,
+    )
+    if args.floor_work_us:
+        print(f"the floor's handler spends {args.floor_work_us:g} us of plain Python a call")
     print(
         f"table service pid {service.pid}, ping server pid {ping.pid}, floor pid {floor.pid}",
         flush=True,
@@ -608,6 +631,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--ping-server", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--floor-server", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--floor-work-us",
+        type=float,
+        default=0.0,
+        help="CPU time the floor's handler spends in plain Python a call (default 0)",
+    )
     return parser.parse_args(argv)
 
 
@@ -616,6 +645,6 @@ if __name__ == "__main__":
     if options.ping_server:
         serve_ping()
     elif options.floor_server:
-        serve_floor(bench_redis_url("FELT_BENCH_REDIS_DB", "12"))
+        serve_floor(bench_redis_url("FELT_BENCH_REDIS_DB", "12"), options.floor_work_us)
     else:
         asyncio.run(main(options))

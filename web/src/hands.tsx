@@ -109,7 +109,11 @@ export function HandsScreen() {
 }
 
 /** The player's latest archived hands at one table (the first page of its hands, filtered):
- * reloaded when `ended` (the count of hands seen to end) changes, after the projector's lag. */
+ * loaded when the table opens, then once each time `ended` (the count of hands seen to end)
+ * changes, after the projector's lag: one request a hand, for what only the archive holds. */
+// How long after a hand's end its archived record is looked for (the projector's lag).
+const ARCHIVE_LAG_MS = 2000;
+
 export function RecentHands({ lounge, ended }: { lounge: string; ended: number }) {
   const [hands, setHands] = useState<PlayerHand[]>([]);
   useEffect(() => {
@@ -122,9 +126,9 @@ export function RecentHands({ lounge, ended }: { lounge: string; ended: number }
         /* the list stays as it was; the game goes on */
       }
     };
-    // A hand that just ended is archived a moment later: look now, and again shortly.
-    load();
-    const timer = ended ? setTimeout(load, 2000) : undefined;
+    // A hand that just ended is archived a moment later: look then, not now.
+    const timer = ended ? setTimeout(load, ARCHIVE_LAG_MS) : undefined;
+    if (!ended) load();
     return () => {
       live = false;
       clearTimeout(timer);

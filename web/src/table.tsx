@@ -105,6 +105,9 @@ export function TableScreen({ lounge }: { lounge: string }) {
 }
 
 const RENEW_RETRY_MS = 5000;
+// How long an action's events may take to arrive through the stream before the client asks
+// the server's view (the stream is then lagging or reconnecting).
+const STREAM_LATE_MS = 1500;
 
 /** The table's refusal of a seat token past its expiry (renewing it is the remedy). */
 function seatTokenExpired(err: unknown): boolean {
@@ -222,6 +225,32 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
     return found?.displayName ? seatName(found) : t("table.seatN", { n: s + 1 });
   };
 
+  // An action's answer carries its sequence only (`sequenceOnly`): its events reach the view
+  // through the stream like everyone else's, and the buttons wait until they have.
+  const awaited = useRef<{ sequence: bigint; done: () => void } | null>(null);
+  const reached = (v: TableView) => {
+    const w = awaited.current;
+    if (w && v.table && v.table.sequence >= w.sequence) {
+      awaited.current = null;
+      w.done();
+    }
+  };
+  const caughtUp = (sequence: bigint) =>
+    new Promise<void>((resolve) => {
+      if ((viewRef.current?.table?.sequence ?? 0n) >= sequence) return resolve();
+      awaited.current = { sequence, done: resolve };
+      // The stream brings the action's events within milliseconds; if it lags (reconnecting),
+      // the server's view is asked once, and the buttons never wait forever.
+      setTimeout(() => {
+        if (awaited.current?.done === resolve) refresh();
+      }, STREAM_LATE_MS);
+      setTimeout(() => {
+        if (awaited.current?.done !== resolve) return;
+        awaited.current = null;
+        resolve();
+      }, 3 * STREAM_LATE_MS);
+    });
+
   const accept = (v: TableView | undefined, how: string) => {
     if (!v?.table) return;
     if (viewRef.current?.table && viewRef.current.table.sequence > v.table.sequence) return;
@@ -229,6 +258,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
     viewRef.current = v;
     setView(v);
     recordView(v, how);
+    reached(v);
   };
 
   // The next event, folded into the view; a view from the server when it cannot be (a gap, or
@@ -243,6 +273,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
     viewRef.current = next.view;
     setView(next.view);
     recordView(next.view, "fold");
+    reached(next.view);
   };
 
   const refresh = () => {
@@ -374,13 +405,16 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
     setBusy(true);
     // One request (one id) per action: sent again once after UNAVAILABLE (the table may be
     // moving to another instance), it is answered, never taken twice.
-    const request = { tableId: lounge, seat, requestId: requestId(), expectedSequence: viewRef.current?.table?.sequence, action };
+    // The answer is the sequence alone: the stream brings the action's events (folded like
+    // any other), so the answer carries nothing the client would not get anyway.
+    const request = { tableId: lounge, seat, requestId: requestId(), expectedSequence: viewRef.current?.table?.sequence, sequenceOnly: true, action };
     const send = () => sendRetriedOnce(() => client.submitAction(request), codeOf, sleep);
     try {
       await ready();
       const sentWith = token();
+      let sequence: bigint;
       try {
-        accept((await send()).view, "action");
+        sequence = (await send()).sequence;
       } catch (err) {
         // Sent with a token a renewal replaced meanwhile, or with one that expired before
         // its renewal (refused, nothing done): again, with the fresh one.
@@ -388,8 +422,9 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
         const stale = seatTokenExpired(err) || ConnectError.from(err).code === Code.PermissionDenied;
         if (!stale) throw err;
         if (token() === sentWith && !(seatTokenExpired(err) && (await renew()))) throw err;
-        accept((await send()).view, "action");
+        sequence = (await send()).sequence;
       }
+      await caughtUp(sequence);
     } catch (err) {
       setError(errorText(err));
       refresh();

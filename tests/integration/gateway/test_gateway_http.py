@@ -317,9 +317,9 @@ async def test_a_tables_calls_reach_the_instance_that_owns_it(stack: Stack) -> N
 async def test_a_binary_request_is_routed_from_its_bytes_and_a_malformed_one_refused(
     stack: Stack,
 ) -> None:
-    # Issue #23: a binary request is not decoded; its table_id is read from its bytes (to reach
-    # the owner, here not the default target) and the bytes forwarded as they came, unknown
-    # fields and all. Bytes protobuf would refuse are refused as its decoder refused them.
+    # Issue #23: a binary request is not re-encoded: parsed once by upb to check it and read
+    # its table_id (to reach the owner, here not the default target), and the bytes forwarded
+    # as they came, unknown fields and all. Bytes protobuf would refuse are refused as its decoder refused them.
     await stack.add_table_service("a")
     second = await stack.add_table_service("b")
     await stack.start_gateway()

@@ -103,6 +103,7 @@ class TableQueries:
         A runtime with no state is a table whose stream is gone (Redis lost it: a restart
         without persistence, a flush): NOT_FOUND, as for a table never created."""
         runtime = await self.app.runtime(table_id)
+        await runtime.settled()  # not behind an event the caller's stream already brought
         if runtime.state is None:
             raise Refused(Code.NOT_FOUND, "no table has this table_id", Reason.NO_TABLE)
         if seat is None:

@@ -276,6 +276,19 @@ class TableRuntime:
             snapshot=rebuilt.snapshot,
         )
 
+    async def settled(self) -> None:
+        """Wait for the command in flight, if any, to be applied to the cached state.
+
+        A watch stream tails the table's stream in Redis, so it can deliver an event while the
+        command that appended it still waits for its append's answer, before the cache holds
+        it; a read answered then would be behind what the reader was just streamed (``felt
+        play`` reads the view at each event, and showed a turn before the person's). Reads
+        wait for it: at most one command's append, and nothing when no command runs.
+        """
+        if self._lock.locked():
+            async with self._lock:
+                pass
+
     async def state_at(self, sequence: int) -> TableState:
         """The table's state right after the event at ``sequence`` (a retried request's answer
         is made from it again): the cache's if it is there, or one made lately, else the

@@ -49,7 +49,7 @@ import structlog
 from google.protobuf.duration_pb2 import Duration
 
 from felt.config.settings import FELT_AI_TOKEN
-from felt.service.rpc import stop_event
+from felt.service.rpc import stop_event, until_stopped
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
@@ -126,7 +126,13 @@ def worker_config(
 
 
 async def serve_all(workers: int, demo: bool, *, dev: bool = False) -> int:
-    """Run until SIGTERM/SIGINT; then drain the workers and stop the table service."""
+    """Run until SIGTERM/SIGINT; then drain the workers and stop the table service.
+
+    The signals are handled from before the table service starts: it answers calls (and
+    holds its tables' leases) while the AI workers start and the demo tables open, so a
+    signal then (Ctrl-C as ``make run`` starts) gives up the opening and stops what started
+    as any stop does. Left to Python's default, SIGTERM ended the process at once there,
+    nothing stopped and no ``table_service_stopped`` logged."""
     # The AI token only has to be shared inside this process unless one is given.
     ai_token = FELT_AI_TOKEN.read() or secrets.token_urlsafe(24)
     config = TableServerConfig.from_env(dev=dev)
@@ -134,39 +140,40 @@ async def serve_all(workers: int, demo: bool, *, dev: bool = False) -> int:
     # Read (and check) the workers' settings before anything starts: a bad FELT_AI_* value
     # stops `felt serve` before it listens, not after, and every worker gets the same ones.
     settings = worker_config(config, "", ai_token)
+    stop = stop_event()
     table = await start_table_server(config)
     target = f"127.0.0.1:{table.port}"
     settings = dataclasses.replace(settings, table_target=target)
     pool = [AiWorker(settings) for _ in range(max(0, workers))]
-    for worker in pool:
-        await worker.start()
-    if demo:
+    keeper: asyncio.Task[None] | None = None
+    try:
+        for worker in pool:
+            await worker.start()
         # The previous owner's leases (if it crashed under another id) expire within a TTL.
-        await open_demo_tables(
-            target, config.secrets.admin_token, patience_s=3 * config.lease_ttl_ms / 1000 + 5
-        )
-    keeper = (
-        asyncio.get_running_loop().create_task(
-            keep_demo_tables_playing(target, config.secrets.admin_token, ai_token)
-        )
-        if demo
-        else None
-    )
-    print(
-        f"Felt is running: table service on {target} (gRPC, reflection on), "
-        f"{len(pool)} AI workers. Ctrl-C stops it.",
-        flush=True,
-    )
-    await stop_event().wait()
-    if keeper is not None:
-        keeper.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await keeper
-    for worker in pool:
-        worker.request_stop()
-    for worker in pool:
-        await worker.stop()
-    await table.stop()
+        patience_s = 3 * config.lease_ttl_ms / 1000 + 5
+        if not demo or await until_stopped(
+            stop, open_demo_tables(target, config.secrets.admin_token, patience_s=patience_s)
+        ):
+            if demo:
+                keeper = asyncio.get_running_loop().create_task(
+                    keep_demo_tables_playing(target, config.secrets.admin_token, ai_token)
+                )
+            print(
+                f"Felt is running: table service on {target} (gRPC, reflection on), "
+                f"{len(pool)} AI workers. Ctrl-C stops it.",
+                flush=True,
+            )
+            await stop.wait()
+    finally:
+        if keeper is not None:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
+        for worker in pool:
+            worker.request_stop()
+        for worker in pool:
+            await worker.stop()
+        await table.stop()
     return 0
 
 

@@ -479,8 +479,11 @@ async def serve(
     from felt.service.rpc import on_stop_signal
 
     worker = AiWorker(config)
-    await worker.start()
+    # Handled from before the start: a signal while it starts stops it once it is up,
+    # drained and logged (``ai_worker_stopped``) like any stop, not at once by Python's
+    # default for SIGTERM.
     on_stop_signal(worker.request_stop)
+    await worker.start()
     if not config.ai_token:
         log.warning("ai_token_missing", hint="set FELT_AI_TOKEN to the table service's AI token")
     print(

@@ -133,12 +133,14 @@ def _no_signals() -> Iterator[None]:
 
 async def serve(config: GatewayConfig, sock: socket.socket) -> None:
     gateway = Gateway.create(config)
-    await gateway.connect()
     server = uvicorn.Server(_uvicorn_config(gateway, config))
     # Our own signal handlers: uvicorn's re-raise the signal once it has stopped, which would
     # end the process before the channels are closed (and with the signal's status, not 0).
+    # Installed before anything connects: a signal while it starts stops it as any stop does
+    # (uvicorn starts and ends at once), logged, not at once by Python's default for SIGTERM.
     server.capture_signals = _no_signals  # type: ignore[method-assign]
     on_stop_signal(lambda: setattr(server, "should_exit", True))
+    await gateway.connect()
     loop = asyncio.get_running_loop()
     host, port = sock.getsockname()[:2]
     announce = loop.create_task(_announce(server, host, port))

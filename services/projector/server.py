@@ -22,7 +22,7 @@ import asyncpg
 import structlog
 
 from felt.service.metrics_server import MetricsServer
-from felt.service.rpc import on_stop_signal
+from felt.service.rpc import on_stop_signal, stop_event, until_stopped
 from felt.storage.archive.feed import RedisProjectorFeed
 from felt.storage.archive.postgres import PostgresHandArchive
 from felt.storage.redis_client import connect_redis
@@ -46,13 +46,20 @@ async def _schema_ready(pool: asyncpg.Pool, wait_s: float) -> None:
 
 
 async def serve(config: ProjectorConfig) -> int:
-    """Run until SIGTERM/SIGINT; 0 when stopped."""
+    """Run until SIGTERM/SIGINT; 0 when stopped.
+
+    The signals are handled from the start: a signal while it connects stops it once
+    connected, and one while it waits for the archive's tables ends the wait; either way it
+    logs ``projector_stopped``, not ended at once by Python's default for SIGTERM."""
+    stop = stop_event()
     pool = await asyncpg.create_pool(config.database_url, min_size=1, max_size=config.pool_size)
     redis = await connect_redis(config.redis_url)
     http: MetricsServer | None = None
     try:
-        await _schema_ready(pool, 60.0 if config.dev_mode else 0.0)
         member = config.member
+        if not await until_stopped(stop, _schema_ready(pool, 60.0 if config.dev_mode else 0.0)):
+            log.info("projector_stopped", member=member)
+            return 0
         metrics = ProjectorMetrics(member)
         projector = Projector(
             member,
@@ -75,7 +82,9 @@ async def serve(config: ProjectorConfig) -> int:
             port = await http.start(config.metrics_host, config.metrics_port)
         else:
             port = None
-        on_stop_signal(projector.request_stop)
+        on_stop_signal(projector.request_stop)  # in place of stop.set
+        if stop.is_set():
+            projector.request_stop()
         projector.health.last_redis_ok = time.monotonic()
         log.info("projector_started", member=member, metrics_port=port)
         print(f"projector {member} archiving (metrics port {port})", flush=True)

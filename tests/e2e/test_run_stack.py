@@ -64,6 +64,24 @@ async def _healthy(http: httpx.AsyncClient, process: asyncio.subprocess.Process)
     raise AssertionError("the gateway did not report both services healthy")
 
 
+# What each process of the Procfile prints once it is up (after its signal handlers).
+UP_LINES = (
+    "Felt is running",
+    "lobby listening on port",
+    "ai worker ",
+    "gateway listening on",
+    "archiving (metrics port",  # the projector
+)
+
+
+async def _all_up(log: Path, process: asyncio.subprocess.Process) -> None:
+    deadline = time.monotonic() + WAIT
+    while missing := [line for line in UP_LINES if line not in log.read_text()]:
+        assert process.returncode is None, "the stack stopped while starting"
+        assert time.monotonic() < deadline, (missing, log.read_text())
+        await asyncio.sleep(0.2)
+
+
 async def _lobby(
     http: httpx.AsyncClient, method: str, body: dict[str, object], token: str = ""
 ) -> dict[str, Any]:
@@ -147,6 +165,10 @@ async def test_the_stack_serves_a_browser_and_stops_on_ctrl_c(
                         break
         assert got[0].WhichOneof("item") == "snapshot"
         assert got[1].event.sequence == got[0].snapshot.table.sequence + 1  # the bots play
+        # Ctrl-C once every process has said it is up: the gateway's health speaks for the
+        # table service and the lobby only, and a process still importing when the signal
+        # comes has no handler for it yet (it ends without a word, with nothing to stop).
+        await _all_up(log, process)
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGINT)  # Ctrl-C: honcho stops every process

@@ -2,15 +2,19 @@
 
 The interceptors and the serve loop run in every integration test of the table service,
 the lobby and the gateway; these are the pure parts both services rely on: reading
-credentials from metadata, the auth-attempt throttle, and what a refusal becomes.
+credentials from metadata, the auth-attempt throttle, what a refusal becomes, and a
+start-up step given up when the stop signal comes first (``until_stopped``).
 """
 
 from __future__ import annotations
+
+import asyncio
 
 import pytest
 
 from felt.service.bearer import bearer, counted, header
 from felt.service.refusals import Code, Refused, common_refusal, error_info
+from felt.service.rpc import until_stopped
 from felt.storage.idempotency import RequestReused
 from felt.wire import limits
 from felt.wire.attempts import AttemptLimits, FailedAttempts
@@ -71,3 +75,29 @@ def test_what_every_service_makes_of_a_refusal_a_limit_and_a_reused_id() -> None
     assert relayed.reason == "SEAT_TAKEN"
     info = error_info(own.reason)
     assert (info.reason, info.domain) == ("NO_TABLE", "felt.poker")
+
+
+async def test_a_start_up_step_is_given_up_when_the_stop_comes_first() -> None:
+    """``until_stopped``: the step's end (True), or the stop's (False: the step cancelled and
+    awaited, not left running); a step's error is raised."""
+    stop = asyncio.Event()
+    assert await until_stopped(stop, asyncio.sleep(0)) is True
+    ended: list[str] = []
+
+    async def opens_for_ever() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            ended.append("cancelled")
+
+    asyncio.get_running_loop().call_later(0.01, stop.set)
+    assert await until_stopped(stop, opens_for_ever()) is False
+    assert ended == ["cancelled"]
+    assert await until_stopped(stop, opens_for_ever()) is False  # stopped already: not run
+    assert ended == ["cancelled"]
+
+    async def fails() -> None:
+        raise ValueError("refused")
+
+    with pytest.raises(ValueError, match="refused"):
+        await until_stopped(asyncio.Event(), fails())

@@ -10,6 +10,7 @@ that ``felt table-service`` and ``felt lobby`` shared as copies.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
@@ -59,6 +60,28 @@ def stop_event() -> asyncio.Event:
     return stop
 
 
+async def until_stopped(stop: asyncio.Event, work: Coroutine[Any, Any, None]) -> bool:
+    """Run ``work`` unless ``stop`` is set first: True when it finished, False when ``stop``
+    came first (``work`` is then cancelled and awaited). Its errors are raised."""
+    if stop.is_set():
+        work.close()  # never started
+        return False
+    task = asyncio.ensure_future(work)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait((task, stopped), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        if not task.done():
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    if task.cancelled():
+        return False
+    task.result()  # raises what ended it
+    return True
+
+
 async def serve_until_stopped(
     start: Awaitable[Running],
     name: str,
@@ -69,11 +92,14 @@ async def serve_until_stopped(
     """Start the server, serve until SIGTERM or SIGINT, then stop it gracefully.
 
     ``started`` runs once the server is up; then ``<name> listening on port N`` is printed
-    (what scripts and tests wait for) and ``ready`` set."""
+    (what scripts and tests wait for) and ``ready`` set. The signals are handled from before
+    the start: the server answers calls (and the table service holds leases) before ``start``
+    returns, so a signal meanwhile stops it gracefully once it is up, rather than ending the
+    process at once with nothing stopped or logged (Python's default for SIGTERM)."""
+    stop = stop_event()
     running = await start
     if started is not None:
         started()
-    stop = stop_event()
     print(f"{name} listening on port {running.port}", flush=True)
     if ready is not None:
         ready.set()

@@ -2,9 +2,10 @@
 
 Textual (a maintained TUI framework) draws the widgets, handles keys and
 mouse, and tests headlessly through its pilot. The app holds no game logic:
-it shows the seat's ``TableView`` (refreshed after each event of the seat's
-watch stream), lists the choices :mod:`felt.tools.client.play.model` builds from the
-server's legal actions, and sends the one picked.
+it shows the seat's ``TableView`` (read after each event of the seat's
+watch stream, and again until it holds that event), lists the choices
+:mod:`felt.tools.client.play.model` builds from the server's legal actions, and
+sends the one picked.
 
 Keys: the letter or digit shown on each choice (f fold, c check/call, 1-4 bet
 and raise sizes, a all-in); ``$`` types an amount; in the draw, 1-5 mark cards
@@ -49,6 +50,10 @@ from . import model
 from .session import PlaySession, Refused, now, renew_in
 
 RENEW_RETRY_S = 5.0
+# A view read behind the event it was read for is read again: first after this, then twice
+# as long each time, for at most VIEW_CATCH_UP_S (see PlayApp._view_with).
+VIEW_RETRY_S = 0.02
+VIEW_CATCH_UP_S = 10.0
 SETTLE_POLL_S = 1.0
 SETTLE_LIMIT_S = 300.0  # a hand in play ends well within this (the action clock bounds it)
 
@@ -185,7 +190,7 @@ class PlayApp(App[int]):
                 return
             before = self.view
             facing_bet = before is not None and before.hand.current_bet > 0
-            self._show(await self.session.view())
+            self._show(await self._view_with(event.sequence))
             line = model.describe_event(event, self.names, facing_bet)
             if line:
                 log.write(line)
@@ -197,6 +202,24 @@ class PlayApp(App[int]):
                 await self._leave()
                 self.exit(self.final_balance)
                 return
+
+    async def _view_with(self, sequence: int) -> tpb.TableView:
+        """The seat's view once it holds the event at ``sequence``.
+
+        The table service streams an event as soon as it is in the table's stream, and may
+        answer a view from its own copy of the table before that copy has the event (CI: the
+        AI's fold that gave the person the turn, streamed, and a view without it). Shown, that
+        view offered no choices, and nothing else came to redraw it: the table waits for this
+        seat. So a view behind the event is read again until it has it (paced, bounded; past
+        the bound the next event reads it again)."""
+        view = await self.session.view()
+        loop = asyncio.get_running_loop()
+        give_up, pause = loop.time() + VIEW_CATCH_UP_S, VIEW_RETRY_S
+        while view.table.sequence < sequence and loop.time() < give_up:
+            await asyncio.sleep(pause)
+            pause = min(2 * pause, 0.5)
+            view = await self.session.view()
+        return view
 
     @work(exclusive=True, group="token", exit_on_error=False)
     async def keep_token(self) -> None:

@@ -60,7 +60,7 @@ from _support import Child, bench_redis_url, cpu_seconds, spawn
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError
 from redis.asyncio import Redis
-from table_service import SERVICE, Stats, TableClients, next_action
+from table_service import POLL_FIRST_S, POLL_MAX_S, SERVICE, Stats, TableClients, next_action
 
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_service_connect as connect
@@ -110,9 +110,12 @@ class ConnectTables:
         self.request_number = 0
 
     async def run(self, index: int, stats: Stats, until: float) -> None:
+        """As the direct clients (``table_service.TableClients.run``) play: polls between hands
+        backing off from 2 to 32 ms, a refusal by the seat's rate limit counted and waited out."""
         client = self.clients[index]
         table = self.tables.tables[index]
         headers = {seat: dict(meta) for seat, meta in table.tokens.items()}
+        wait = POLL_FIRST_S
         while time.perf_counter() < until:
             view = table.view
             if view is None or not view.hand.HasField("to_act"):
@@ -120,14 +123,20 @@ class ConnectTables:
                 got = await client.get_table_view(pb.GetTableViewRequest(table_id=table.table_id))
                 table.view = view = got.view
                 if not view.hand.HasField("to_act"):
-                    await asyncio.sleep(0.002)
+                    await asyncio.sleep(wait)
+                    wait = min(2 * wait, POLL_MAX_S)
                 continue
+            wait = POLL_FIRST_S
             self.request_number += 1
             request = next_action(table.table_id, view, f"{table.table_id}:gw{self.request_number}")
             start = time.perf_counter()
             try:
                 response = await client.submit_action(request, headers=headers[request.seat])
             except ConnectError as err:
+                if err.code is Code.RESOURCE_EXHAUSTED:
+                    stats.limited += 1  # the seat's rate limit: wait for a token, act again
+                    await asyncio.sleep(self.tables.refill_s)
+                    continue
                 if err.code is not Code.ABORTED:
                     raise
                 table.view = None
@@ -136,7 +145,7 @@ class ConnectTables:
             stats.requests += 1
             table.view = response.view
             if not response.view.hand.HasField("to_act"):
-                await asyncio.sleep(0.002)
+                await asyncio.sleep(POLL_FIRST_S)
 
     async def close(self) -> None:
         for client in self.clients:
@@ -177,9 +186,15 @@ async def slice_of(clients: int, seconds: float, run: Caller, stats: Stats, cpu:
 
 
 async def submit_action(
-    service: Child, gateway: Child, clients: int, seconds: float, slices: int, binary: bool
+    service: Child,
+    gateway: Child,
+    clients: int,
+    seconds: float,
+    slices: int,
+    binary: bool,
+    seat_rate: float,
 ) -> float:
-    direct = TableClients(service.port, clients)
+    direct = TableClients(service.port, clients, seat_rate)
     await direct.create(f"gw{int(time.time())}")
     via = ConnectTables(f"http://127.0.0.1:{gateway.port}", direct, binary)
     pids = {"table service": service.pid, "gateway": gateway.pid, "clients": os.getpid()}
@@ -204,6 +219,11 @@ async def submit_action(
         + _line("via gateway", connect_stats)
         + "   "
         + cpu_via.per_request(connect_stats.requests)
+    )
+    print(
+        f"  refused by the seat rate limit (waited out): direct {grpc_stats.limited:,}, "
+        f"via gateway {connect_stats.limited:,}; polls between hands: direct "
+        f"{grpc_stats.polls:,}, via gateway {connect_stats.polls:,}"
     )
     ratio = connect_stats.rate / grpc_stats.rate
     kind = "binary" if binary else "JSON"
@@ -650,8 +670,9 @@ async def main(args: argparse.Namespace) -> None:
         "FELT_BETWEEN_HANDS_MS": "0",
         "FELT_DEV_MODE": "1",  # the development secret, admin calls open: a throw-away bench
         "FELT_LOG_FORMAT": "json",  # logs as in production (development mode: console)
-        "FELT_SEAT_RATE_PER_S": "10000",
-        "FELT_SEAT_RATE_BURST": "100000",
+        # the clients act as fast as they can, far past a person's rate limit
+        "FELT_SEAT_RATE_PER_S": f"{args.seat_rate:g}",
+        "FELT_SEAT_RATE_BURST": str(args.seat_burst),
         "FELT_WATCH_MAX_STREAMS": str(args.watchers + 200),
         "FELT_WATCH_MAX_PER_PEER": str(args.watchers + 200),
         "FELT_WATCH_SEAT_RESERVE": "100",
@@ -668,6 +689,10 @@ async def main(args: argparse.Namespace) -> None:
         },
         PORT_LINE,
     )
+    print(
+        f"the table service's per-seat rate limit is on: {args.seat_rate:g} changes/s, "
+        f"burst {args.seat_burst:,} (--seat-rate, --seat-burst)"
+    )
     pin(service.pid, TABLE_CPU)
     pin(gateway.pid, GATEWAY_CPU)
     pin(os.getpid(), CLIENT_CPU)
@@ -679,7 +704,13 @@ async def main(args: argparse.Namespace) -> None:
                 f"{'binary' if args.binary else 'JSON'}) vs straight to the table service (gRPC)"
             )
             ratio = await submit_action(
-                service, gateway, args.clients, args.seconds, args.slices, args.binary
+                service,
+                gateway,
+                args.clients,
+                args.seconds,
+                args.slices,
+                args.binary,
+                args.seat_rate,
             )
         # The gateway has a core of its own (issue #23); the watchers' clients, which decode
         # every message, share the table service's (it sends the gateway one stream).
@@ -713,6 +744,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--slices", type=int, default=5, help="alternating slices")
     parser.add_argument(
         "--clients", type=int, default=16, help="SubmitAction clients (0: skip that part)"
+    )
+    parser.add_argument(
+        "--seat-rate", type=float, default=10_000, help="the per-seat rate limit, changes/s"
+    )
+    parser.add_argument(
+        "--seat-burst", type=int, default=100_000, help="the per-seat rate limit's burst"
     )
     parser.add_argument("--watchers", type=int, default=1000, help="WatchTable streams")
     parser.add_argument("--events", type=int, default=100, help="events the watchers must get")

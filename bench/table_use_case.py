@@ -58,7 +58,9 @@ async def next_action(app: TableApp) -> Act:
     """The check or call of the seat to act, once the next hand is dealt."""
     runtime = app.manager.runtimes[TABLE]
     while (hand := runtime.state.hand if runtime.state else None) is None or hand.ended:
-        await asyncio.sleep(0)
+        # Idle, not spinning: on Redis the deal waits for its append's answer, and a spin
+        # (``sleep(0)``) would count that wait as this process's CPU.
+        await asyncio.sleep(0.0002)
     seat = hand.actor_seat
     mine = hand.seat_state(seat) if seat is not None else None
     assert seat is not None and mine is not None

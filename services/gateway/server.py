@@ -20,6 +20,7 @@ from typing import Any, cast
 import structlog
 import uvicorn
 
+from felt.service.garbage import collect_less_often
 from felt.service.metrics_server import Health, MetricsServer
 from felt.service.rpc import on_stop_signal
 from services.gateway.app import Gateway
@@ -158,6 +159,7 @@ async def serve(config: GatewayConfig, sock: socket.socket) -> None:
 async def _announce(server: uvicorn.Server, host: str, port: int) -> None:
     while not server.started:
         await asyncio.sleep(0.02)
+    collect_less_often()  # a thousand open streams are many objects for a full collection
     shown = f"[{host}]" if ":" in host else host
     log.info("gateway_started", port=port)
     print(f"gateway listening on http://{shown}:{port}", flush=True)

@@ -64,7 +64,6 @@ one is RESOURCE_EXHAUSTED before it is parsed.
 from __future__ import annotations
 
 import asyncio
-import gc
 import socket
 import sys
 import time
@@ -84,6 +83,7 @@ from redis.asyncio import Redis
 
 from felt.config import settings as S
 from felt.config.settings import environment
+from felt.service.garbage import collect_less_often
 from felt.service.metrics_server import Health, MetricsServer
 from felt.service.rpc import run, serve_until_stopped
 from felt.service.tracing import Tracing
@@ -470,21 +470,10 @@ async def serve(config: TableServerConfig, ready: asyncio.Event | None = None) -
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
     try:
         await serve_until_stopped(
-            start_table_server(config), "table service", started=_tune_gc, ready=ready
+            start_table_server(config), "table service", started=collect_less_often, ready=ready
         )
     finally:
         config.tracing.shutdown()  # what the exporter still buffers
-
-
-def _tune_gc() -> None:
-    """Collect garbage less often: a request makes many short-lived objects but few cycles.
-
-    What start-up created is frozen out of the collector's sight; young
-    objects are collected every 20,000 allocations instead of 700.
-    """
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(20_000, 20, 20)
 
 
 def run_service(*, dev: bool = False) -> int:

@@ -319,7 +319,8 @@ async def test_a_binary_request_is_routed_from_its_bytes_and_a_malformed_one_ref
 ) -> None:
     # Issue #23: a binary request is not re-encoded: parsed once by upb to check it and read
     # its table_id (to reach the owner, here not the default target), and the bytes forwarded
-    # as they came, unknown fields and all. Bytes protobuf would refuse are refused as its decoder refused them.
+    # as they came, unknown fields and all. Bytes protobuf would refuse are refused as its
+    # decoder refused them.
     await stack.add_table_service("a")
     second = await stack.add_table_service("b")
     await stack.start_gateway()

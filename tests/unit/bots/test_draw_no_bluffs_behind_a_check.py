@@ -23,7 +23,14 @@ from felt.core.rules.views import HandView
 from felt.core.table.stats import SeatStats
 from felt.players.bots import floor_play
 from felt.players.bots.base import situation
-from felt.players.bots.floor import FINAL_TWO_PAIR, draw_dealt_bucket, draw_final_bucket, load
+from felt.players.bots.floor import (
+    DEALT_PAIR,
+    FINAL_PAIR,
+    FINAL_TWO_PAIR,
+    draw_dealt_bucket,
+    draw_final_bucket,
+    load,
+)
 from felt.players.bots.hard import HardBot
 from felt_dev.solve_cli import _draw_stat
 from tests.unit.bots.test_draw_bets_after_the_draw import _spots as facing_spots
@@ -85,7 +92,7 @@ def test_no_pair_checks_behind_a_callers_check_and_nothing_else_changes() -> Non
             for name, stats in (("caller", CALLER), ("folder", FOLDER))
         }
         checked = any(a.kind == "check" for a in sit.on(Street.SECOND_BET))
-        if checked and draw_final_bucket(sit.hole) < floor_play.FINAL_PAIR:
+        if checked and draw_final_bucket(sit.hole) < FINAL_PAIR:
             behind += 1
             for name, d in against.items():
                 bluffs[name] += _bets(d)
@@ -204,7 +211,7 @@ def test_no_pair_raises_the_lead_of_a_seat_that_opens_far_too_wide() -> None:
             for name, stats in (("wide", WIDE_OPENER), ("floor", FLOOR_OPENER))
         }
         led = [a.kind for a in sit.on(Street.FIRST_BET)] == ["bet"]
-        if led and draw_dealt_bucket(sit.hole) < floor_play.DEALT_PAIR:
+        if led and draw_dealt_bucket(sit.hole) < DEALT_PAIR:
             lead += 1
             for name, d in against.items():
                 raised[name] += _bets(d)

@@ -22,6 +22,7 @@ from felt.storage.eventstore.base import AppendResult
 from felt.storage.idempotency import server_key
 from felt.storage.registry import MemoryTableRegistry
 from services.table.manager import TableManager
+from services.table.runtime import TableRuntime
 
 
 class _HeldStore(MemoryEventStore):
@@ -53,13 +54,19 @@ class _HeldStore(MemoryEventStore):
         return result
 
 
-async def test_a_read_waits_for_the_append_the_stream_already_holds() -> None:
-    store = _HeldStore()
+async def _created(store: _HeldStore) -> tuple[TableManager, TableRuntime]:
+    """Table "t" created on ``store``, no one seated."""
     manager = TableManager(store, MemoryTableRegistry(), MemoryDecisionQueue(), adopt=False)
     runtime = await manager.register("t")
     await runtime.run(
         CreateTable(TableConfig("t", Variant.NLHE, 6, 5, 10)), server_key("t", "t", 0)
     )
+    return manager, runtime
+
+
+async def test_a_read_waits_for_the_append_the_stream_already_holds() -> None:
+    store = _HeldStore()
+    manager, runtime = await _created(store)
     store.hold = True
     seating = asyncio.create_task(
         runtime.run(SeatPlayer(0, "p0", "P0", 1000, "", ""), server_key("t", "t", 1))
@@ -79,11 +86,6 @@ async def test_a_read_waits_for_the_append_the_stream_already_holds() -> None:
 
 
 async def test_a_read_with_no_command_in_flight_does_not_wait() -> None:
-    store = _HeldStore()
-    manager = TableManager(store, MemoryTableRegistry(), MemoryDecisionQueue(), adopt=False)
-    runtime = await manager.register("t")
-    await runtime.run(
-        CreateTable(TableConfig("t", Variant.NLHE, 6, 5, 10)), server_key("t", "t", 0)
-    )
+    manager, runtime = await _created(_HeldStore())
     await asyncio.wait_for(runtime.settled(), 0.5)
     await manager.stop()

@@ -104,6 +104,8 @@ class TableQueries:
         without persistence, a flush): NOT_FOUND, as for a table never created."""
         runtime = await self.app.runtime(table_id)
         await runtime.settled()  # not behind an event the caller's stream already brought
+        if runtime.stale:  # the append it waited for failed, maybe after the store took it
+            runtime = await self.app.runtime(table_id)  # reread
         if runtime.state is None:
             raise Refused(Code.NOT_FOUND, "no table has this table_id", Reason.NO_TABLE)
         if seat is None:

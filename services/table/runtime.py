@@ -93,6 +93,9 @@ REBUILD_LIMIT = 1_000
 # How many states ``state_at`` made keeps (by sequence): a client retrying the same request
 # again and again is answered from here after the first fold.
 REBUILT_KEPT = 16
+# How long a read waits for an append in flight (``TableRuntime.settled``) before it answers
+# from the cache anyway: an append takes milliseconds; a stalled Redis must not hang reads.
+SETTLE_S = 2.0
 
 Clock = Callable[[], datetime]
 # Builds the answer to a command from the states before and after it, its sequence
@@ -182,6 +185,12 @@ def _retrieve(task: asyncio.Task[None]) -> None:
         task.exception()
 
 
+def _set(event: asyncio.Event) -> asyncio.Event:
+    """``event``, set."""
+    event.set()
+    return event
+
+
 @dataclass
 class TableRuntime:
     """The cached state of one table and the timers that drive it."""
@@ -229,6 +238,9 @@ class TableRuntime:
     # The runtime chose not to deal the next hand: nobody to play for (``_arm``).
     resting: bool = False
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # Clear while a command's append is in flight (its events may be in the stream already,
+    # not yet in the cache): what reads wait for (``settled``).
+    _appended: asyncio.Event = field(default_factory=lambda: _set(asyncio.Event()))
     # The table's one timer: armed, a handle on the loop (``_later``); fired, the task it runs.
     _pending: asyncio.TimerHandle | None = None
     _timer: asyncio.Task[None] | None = None
@@ -277,17 +289,22 @@ class TableRuntime:
         )
 
     async def settled(self) -> None:
-        """Wait for the command in flight, if any, to be applied to the cached state.
+        """Wait for the append in flight, if any, to be applied to the cached state.
 
         A watch stream tails the table's stream in Redis, so it can deliver an event while the
         command that appended it still waits for its append's answer, before the cache holds
         it; a read answered then would be behind what the reader was just streamed (``felt
         play`` reads the view at each event, and showed a turn before the person's). Reads
-        wait for it: at most one command's append, and nothing when no command runs.
+        wait for that one append, not in the lock's queue behind every command waiting (a
+        reader woken by its end goes on even if the next command's append has begun), and at
+        most ``SETTLE_S``: a stalled store leaves the read to answer from the cache. An append
+        that failed leaves the cache ``stale``; the caller rereads it (``refresh``).
         """
-        if self._lock.locked():
-            async with self._lock:
-                pass
+        if self._appended.is_set():
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(SETTLE_S):
+                await self._appended.wait()
 
     async def state_at(self, sequence: int) -> TableState:
         """The table's state right after the event at ``sequence`` (a retried request's answer
@@ -411,6 +428,7 @@ class TableRuntime:
                 blob = b""
             else:
                 blob = record(response) if record is not None else response.SerializeToString()
+            self._appended.clear()
             try:
                 result: AppendResult = await self.store.append(
                     self.table_id,
@@ -426,6 +444,10 @@ class TableRuntime:
                 self.stale = True
                 self._resync_later(timedelta(0))
                 raise
+            finally:
+                # The readers waiting in ``settled`` run only after this task's next await:
+                # by then the cache below holds the append (or is marked stale).
+                self._appended.set()
             if result.duplicate:
                 if result.last_sequence > self.version:
                     # The request was appended by another writer (another instance's timer

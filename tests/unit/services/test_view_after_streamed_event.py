@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+import pytest
+
 from felt.core.rules.config import Variant
 from felt.core.table.aggregate import CreateTable, SeatPlayer
 from felt.core.table.events import TableConfig
@@ -21,6 +23,7 @@ from felt.storage.eventstore import MemoryEventStore
 from felt.storage.eventstore.base import AppendResult
 from felt.storage.idempotency import server_key
 from felt.storage.registry import MemoryTableRegistry
+from services.table import runtime as runtime_module
 from services.table.manager import TableManager
 from services.table.runtime import TableRuntime
 
@@ -32,6 +35,7 @@ class _HeldStore(MemoryEventStore):
     def __init__(self) -> None:
         super().__init__()
         self.hold = False
+        self.fail = False  # the held append then fails: an outcome its caller cannot know
         self.stored = asyncio.Event()
         self.release = asyncio.Event()
 
@@ -51,6 +55,8 @@ class _HeldStore(MemoryEventStore):
         if self.hold:
             self.stored.set()
             await self.release.wait()
+            if self.fail:
+                raise ConnectionError("the answer was lost")
         return result
 
 
@@ -88,4 +94,43 @@ async def test_a_read_waits_for_the_append_the_stream_already_holds() -> None:
 async def test_a_read_with_no_command_in_flight_does_not_wait() -> None:
     manager, runtime = await _created(_HeldStore())
     await asyncio.wait_for(runtime.settled(), 0.5)
+    await manager.stop()
+
+
+async def test_a_read_after_a_failed_append_rereads_the_stream() -> None:
+    store = _HeldStore()
+    manager, runtime = await _created(store)
+    store.hold = store.fail = True
+    seating = asyncio.create_task(
+        runtime.run(SeatPlayer(0, "p0", "P0", 1000, "", ""), server_key("t", "t", 1))
+    )
+    await store.stored.wait()
+    in_store = (await store.read_tail("t"))[-1].sequence
+    read = asyncio.create_task(runtime.settled())
+    store.release.set()
+    await read
+    # The append failed after the store took it: the cache is behind and says so, and a
+    # read rereads it (``Queries._viewer``: ``refresh`` when ``stale``).
+    assert runtime.stale and runtime.version < in_store
+    store.hold = False
+    await runtime.refresh()
+    assert runtime.version == in_store
+    assert isinstance(seating.exception(), ConnectionError)
+    await manager.stop()
+
+
+async def test_a_stalled_append_holds_a_read_only_for_a_while(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(runtime_module, "SETTLE_S", 0.05)
+    store = _HeldStore()
+    manager, runtime = await _created(store)
+    store.hold = True
+    seating = asyncio.create_task(
+        runtime.run(SeatPlayer(0, "p0", "P0", 1000, "", ""), server_key("t", "t", 1))
+    )
+    await store.stored.wait()
+    await asyncio.wait_for(runtime.settled(), 1.0)  # answers from the cache, not hung
+    store.release.set()
+    await seating
     await manager.stop()

@@ -49,7 +49,7 @@ import structlog
 from google.protobuf.duration_pb2 import Duration
 
 from felt.config.settings import FELT_AI_TOKEN
-from felt.service.rpc import stop_event, until_stopped
+from felt.service.rpc import started_unless_stopped, stop_event, until_stopped
 from poker.events.v1 import events_pb2 as epb
 from poker.v1 import table_pb2 as tpb
 from poker.v1 import table_service_pb2 as pb
@@ -141,17 +141,23 @@ async def serve_all(workers: int, demo: bool, *, dev: bool = False) -> int:
     # stops `felt serve` before it listens, not after, and every worker gets the same ones.
     settings = worker_config(config, "", ai_token)
     stop = stop_event()
-    table = await start_table_server(config)
+    table = await started_unless_stopped(stop, start_table_server(config), "table service")
+    if table is None:
+        return 0
     target = f"127.0.0.1:{table.port}"
     settings = dataclasses.replace(settings, table_target=target)
     pool = [AiWorker(settings) for _ in range(max(0, workers))]
     keeper: asyncio.Task[None] | None = None
     try:
         for worker in pool:
-            await worker.start()
+            await started_unless_stopped(stop, worker.start(), "ai worker")
+            if stop.is_set():
+                break
         # The previous owner's leases (if it crashed under another id) expire within a TTL.
         patience_s = 3 * config.lease_ttl_ms / 1000 + 5
-        if not demo or await until_stopped(
+        if stop.is_set():
+            pass  # stopped while the workers started
+        elif not demo or await until_stopped(
             stop, open_demo_tables(target, config.secrets.admin_token, patience_s=patience_s)
         ):
             if demo:

@@ -476,14 +476,24 @@ async def serve(
     ready: Callable[[AiWorker], Awaitable[None] | None] | None = None,
 ) -> int:
     """Run one worker until SIGTERM/SIGINT, then drain and return the exit code (0)."""
-    from felt.service.rpc import on_stop_signal
+    from felt.service.rpc import on_stop_signal, started_unless_stopped
 
     worker = AiWorker(config)
+    stop = asyncio.Event()
+
+    def stopping() -> None:
+        stop.set()
+        worker.request_stop()
+
     # Handled from before the start: a signal while it starts stops it once it is up,
     # drained and logged (``ai_worker_stopped``) like any stop, not at once by Python's
-    # default for SIGTERM.
-    on_stop_signal(worker.request_stop)
-    await worker.start()
+    # default for SIGTERM; a start still stuck a few seconds after it is cancelled.
+    on_stop_signal(stopping)
+    await started_unless_stopped(stop, worker.start(), "ai worker")
+    if stop.is_set():
+        await worker.stop()
+        config.tracing.shutdown()
+        return 0
     if not config.ai_token:
         log.warning("ai_token_missing", hint="set FELT_AI_TOKEN to the table service's AI token")
     print(

@@ -14,7 +14,7 @@ import pytest
 
 from felt.service.bearer import bearer, counted, header
 from felt.service.refusals import Code, Refused, common_refusal, error_info
-from felt.service.rpc import until_stopped
+from felt.service.rpc import started_unless_stopped, until_stopped
 from felt.storage.idempotency import RequestReused
 from felt.wire import limits
 from felt.wire.attempts import AttemptLimits, FailedAttempts
@@ -101,3 +101,36 @@ async def test_a_start_up_step_is_given_up_when_the_stop_comes_first() -> None:
 
     with pytest.raises(ValueError, match="refused"):
         await until_stopped(asyncio.Event(), fails())
+
+
+async def test_a_start_stopped_meanwhile_finishes_within_its_grace_or_is_cancelled() -> None:
+    """``started_unless_stopped``: a start that ends within the grace after the stop is let
+    end (its value returned: the caller then stops it gracefully); one still running after it
+    is cancelled and awaited (None); with no stop, the start's value; its errors raised."""
+    stop = asyncio.Event()
+    assert await started_unless_stopped(stop, asyncio.sleep(0, "up"), "svc") == "up"
+
+    async def slow_start(seconds: float) -> str:
+        await asyncio.sleep(seconds)
+        return "up"
+
+    loop = asyncio.get_running_loop()
+    loop.call_later(0.01, stop.set)
+    assert await started_unless_stopped(stop, slow_start(0.05), "svc", grace_s=5) == "up"
+    ended: list[str] = []
+
+    async def stuck() -> str:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            ended.append("cancelled")
+        return "never"
+
+    assert await started_unless_stopped(stop, stuck(), "svc", grace_s=0.02) is None
+    assert ended == ["cancelled"]
+
+    async def refused() -> str:
+        raise ValueError("port in use")
+
+    with pytest.raises(ValueError, match="port in use"):
+        await started_unless_stopped(asyncio.Event(), refused(), "svc")

@@ -14,7 +14,7 @@ import contextlib
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import grpc
 import structlog
@@ -82,6 +82,43 @@ async def until_stopped(stop: asyncio.Event, work: Coroutine[Any, Any, None]) ->
     return True
 
 
+T = TypeVar("T")
+# How long a start interrupted by a stop signal may go on: one about to finish is let finish
+# and then stopped gracefully; one stuck (an unreachable Redis or table service) is cancelled.
+START_GRACE_S = 5.0
+
+
+async def started_unless_stopped(
+    stop: asyncio.Event, start: Awaitable[T], name: str, grace_s: float = START_GRACE_S
+) -> T | None:
+    """What ``start`` returns, or None when ``stop`` was set while it ran and it did not
+    finish within ``grace_s`` after: then it is cancelled (what it had opened goes with the
+    process; leases lapse by their TTL) and ``<name>_stopped_while_starting`` is logged.
+
+    The signals are handled from before the start (``stop_event``), so a stop while a
+    service starts is neither lost nor Python's default (SIGTERM ending the process at once,
+    with nothing stopped or logged); and a start that hangs does not make Ctrl-C wait for it.
+    """
+    task = asyncio.ensure_future(start)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait((task, stopped), return_when=asyncio.FIRST_COMPLETED)
+        if not task.done():
+            await asyncio.wait((task,), timeout=grace_s)
+    finally:
+        stopped.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    if task.cancelled():
+        structlog.get_logger("felt.service").info(
+            f"{name.replace(' ', '_')}_stopped_while_starting"
+        )
+        return None
+    return task.result()
+
+
 async def serve_until_stopped(
     start: Awaitable[Running],
     name: str,
@@ -95,9 +132,13 @@ async def serve_until_stopped(
     (what scripts and tests wait for) and ``ready`` set. The signals are handled from before
     the start: the server answers calls (and the table service holds leases) before ``start``
     returns, so a signal meanwhile stops it gracefully once it is up, rather than ending the
-    process at once with nothing stopped or logged (Python's default for SIGTERM)."""
+    process at once with nothing stopped or logged (Python's default for SIGTERM); a start
+    still running ``START_GRACE_S`` after the signal is cancelled
+    (``started_unless_stopped``)."""
     stop = stop_event()
-    running = await start
+    running = await started_unless_stopped(stop, start, name)
+    if running is None:
+        return
     if started is not None:
         started()
     print(f"{name} listening on port {running.port}", flush=True)

@@ -2,7 +2,7 @@
 // newest first, paged) with the player's statistics over all of them; each hand opens in the
 // replay (GetHandHistory, as the player's seat saw it). Only finished hands the projector has
 // archived are listed, so a hand shows up a moment after it ends.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import * as session from "./session";
 import { errorText } from "./errors";
 import { t, chips, language, type Key } from "./i18n";
@@ -116,24 +116,40 @@ const ARCHIVE_LAG_MS = 2000;
 
 export function RecentHands({ lounge, ended }: { lounge: string; ended: number }) {
   const [hands, setHands] = useState<PlayerHand[]>([]);
+  const live = useRef(true);
+  const pending = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const load = async () => {
+    try {
+      const res = await session.history().listPlayerHands({ pageSize: 50 });
+      if (live.current) setHands(res.hands.filter((h) => h.tableId === lounge));
+    } catch {
+      /* the list stays as it was; the game goes on */
+    }
+  };
   useEffect(() => {
-    let live = true;
-    const load = async () => {
-      try {
-        const res = await session.history().listPlayerHands({ pageSize: 50 });
-        if (live) setHands(res.hands.filter((h) => h.tableId === lounge));
-      } catch {
-        /* the list stays as it was; the game goes on */
-      }
-    };
-    // A hand that just ended is archived a moment later: look then, not now.
-    const timer = ended ? setTimeout(load, ARCHIVE_LAG_MS) : undefined;
-    if (!ended) load();
+    live.current = true;
+    load();
     return () => {
-      live = false;
-      clearTimeout(timer);
+      live.current = false;
+      clearTimeout(pending.current);
+      pending.current = undefined;
     };
-  }, [lounge, ended]);
+  }, [lounge]);
+  const latest = useRef(ended);
+  latest.current = ended;
+  useEffect(() => {
+    // A hand that just ended is archived a moment later: look then, not now. A later end
+    // does not cancel the look; one that came while it waited gets a look of its own after.
+    if (!ended || pending.current !== undefined) return;
+    const wait = (seen: number) => {
+      pending.current = setTimeout(() => {
+        pending.current = undefined;
+        load();
+        if (latest.current !== seen && live.current) wait(latest.current);
+      }, ARCHIVE_LAG_MS);
+    };
+    wait(ended);
+  }, [ended]);
   return (
     <section class="panel replays" aria-labelledby="replays-title">
       <h2 id="replays-title">{t("table.pastHands")}</h2>

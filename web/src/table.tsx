@@ -238,6 +238,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
   const caughtUp = (sequence: bigint) =>
     new Promise<void>((resolve) => {
       if ((viewRef.current?.table?.sequence ?? 0n) >= sequence) return resolve();
+      awaited.current?.done(); // one action waits at a time; an earlier wait ends here
       awaited.current = { sequence, done: resolve };
       // The stream brings the action's events within milliseconds; if it lags (reconnecting),
       // the server's view is asked once, and the buttons never wait forever.
@@ -247,6 +248,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
       setTimeout(() => {
         if (awaited.current?.done !== resolve) return;
         awaited.current = null;
+        refresh(); // the view may still be behind: ask again as the buttons come back
         resolve();
       }, 3 * STREAM_LATE_MS);
     });

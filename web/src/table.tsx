@@ -228,6 +228,9 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
   // An action's answer carries its sequence only (`sequenceOnly`): its events reach the view
   // through the stream like everyone else's, and the buttons wait until they have.
   const awaited = useRef<{ sequence: bigint; done: () => void } | null>(null);
+  // Gone from the page (the lobby, a fatal refusal): a pending wait asks the server nothing.
+  const mounted = useRef(true);
+  useEffect(() => () => void (mounted.current = false), []);
   const reached = (v: TableView) => {
     const w = awaited.current;
     if (w && v.table && v.table.sequence >= w.sequence) {
@@ -243,12 +246,12 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
       // The stream brings the action's events within milliseconds; if it lags (reconnecting),
       // the server's view is asked once, and the buttons never wait forever.
       setTimeout(() => {
-        if (awaited.current?.done === resolve) refresh();
+        if (awaited.current?.done === resolve && mounted.current) refresh();
       }, STREAM_LATE_MS);
       setTimeout(() => {
         if (awaited.current?.done !== resolve) return;
         awaited.current = null;
-        refresh(); // the view may still be behind: ask again as the buttons come back
+        if (mounted.current) refresh(); // the view may still be behind: ask again
         resolve();
       }, 3 * STREAM_LATE_MS);
     });

@@ -155,10 +155,11 @@ async def serve_all(workers: int, demo: bool, *, dev: bool = False) -> int:
                 break
         # The previous owner's leases (if it crashed under another id) expire within a TTL.
         patience_s = 3 * config.lease_ttl_ms / 1000 + 5
-        if stop.is_set():
-            pass  # stopped while the workers started
-        elif not demo or await until_stopped(
-            stop, open_demo_tables(target, config.secrets.admin_token, patience_s=patience_s)
+        if not stop.is_set() and (
+            not demo
+            or await until_stopped(
+                stop, open_demo_tables(target, config.secrets.admin_token, patience_s=patience_s)
+            )
         ):
             if demo:
                 keeper = asyncio.get_running_loop().create_task(

@@ -60,29 +60,42 @@ def stop_event() -> asyncio.Event:
     return stop
 
 
+T = TypeVar("T")
+
+
+async def _unless_stopped(
+    stop: asyncio.Event, work: Awaitable[T], grace_s: float
+) -> asyncio.Future[T] | None:
+    """``work`` run to its end, or until ``stop`` is set and ``grace_s`` more have passed:
+    the finished future (its result or error to read), or None when it was cancelled."""
+    task = asyncio.ensure_future(work)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait((task, stopped), return_when=asyncio.FIRST_COMPLETED)
+        if not task.done() and grace_s > 0:
+            await asyncio.wait((task,), timeout=grace_s)
+    finally:
+        stopped.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    return None if task.cancelled() else task
+
+
 async def until_stopped(stop: asyncio.Event, work: Coroutine[Any, Any, None]) -> bool:
     """Run ``work`` unless ``stop`` is set first: True when it finished, False when ``stop``
     came first (``work`` is then cancelled and awaited). Its errors are raised."""
     if stop.is_set():
         work.close()  # never started
         return False
-    task = asyncio.ensure_future(work)
-    stopped = asyncio.ensure_future(stop.wait())
-    try:
-        await asyncio.wait((task, stopped), return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stopped.cancel()
-        if not task.done():
-            task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-    if task.cancelled():
+    done = await _unless_stopped(stop, work, 0.0)
+    if done is None:
         return False
-    task.result()  # raises what ended it
+    done.result()  # raises what ended it
     return True
 
 
-T = TypeVar("T")
 # How long a start interrupted by a stop signal may go on: one about to finish is let finish
 # and then stopped gracefully; one stuck (an unreachable Redis or table service) is cancelled.
 START_GRACE_S = 5.0
@@ -99,24 +112,12 @@ async def started_unless_stopped(
     service starts is neither lost nor Python's default (SIGTERM ending the process at once,
     with nothing stopped or logged); and a start that hangs does not make Ctrl-C wait for it.
     """
-    task = asyncio.ensure_future(start)
-    stopped = asyncio.ensure_future(stop.wait())
-    try:
-        await asyncio.wait((task, stopped), return_when=asyncio.FIRST_COMPLETED)
-        if not task.done():
-            await asyncio.wait((task,), timeout=grace_s)
-    finally:
-        stopped.cancel()
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-    if task.cancelled():
-        structlog.get_logger("felt.service").info(
-            f"{name.replace(' ', '_')}_stopped_while_starting"
-        )
+    done = await _unless_stopped(stop, start, grace_s)
+    if done is None:
+        event = f"{name.replace(' ', '_')}_stopped_while_starting"
+        structlog.get_logger("felt.service").info(event)
         return None
-    return task.result()
+    return done.result()
 
 
 async def serve_until_stopped(

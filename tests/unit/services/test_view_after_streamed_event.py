@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -70,14 +71,21 @@ async def _created(store: _HeldStore) -> tuple[TableManager, TableRuntime]:
     return manager, runtime
 
 
-async def test_a_read_waits_for_the_append_the_stream_already_holds() -> None:
-    store = _HeldStore()
-    manager, runtime = await _created(store)
-    store.hold = True
+async def _seating_held(store: _HeldStore, runtime: TableRuntime) -> asyncio.Task[Any]:
+    """A player seated at "t" while ``store`` holds the append: the task, once the store has
+    the event and the runtime's cache does not."""
     seating = asyncio.create_task(
         runtime.run(SeatPlayer(0, "p0", "P0", 1000, "", ""), server_key("t", "t", 1))
     )
     await store.stored.wait()
+    return seating
+
+
+async def test_a_read_waits_for_the_append_the_stream_already_holds() -> None:
+    store = _HeldStore()
+    manager, runtime = await _created(store)
+    store.hold = True
+    seating = await _seating_held(store, runtime)
     in_store = (await store.read_tail("t"))[-1].sequence
     assert runtime.version < in_store  # the stream could deliver what the cache lacks
 
@@ -101,10 +109,7 @@ async def test_a_read_after_a_failed_append_rereads_the_stream() -> None:
     store = _HeldStore()
     manager, runtime = await _created(store)
     store.hold = store.fail = True
-    seating = asyncio.create_task(
-        runtime.run(SeatPlayer(0, "p0", "P0", 1000, "", ""), server_key("t", "t", 1))
-    )
-    await store.stored.wait()
+    seating = await _seating_held(store, runtime)
     in_store = (await store.read_tail("t"))[-1].sequence
     read = asyncio.create_task(runtime.settled())
     store.release.set()
@@ -126,10 +131,7 @@ async def test_a_stalled_append_holds_a_read_only_for_a_while(
     store = _HeldStore()
     manager, runtime = await _created(store)
     store.hold = True
-    seating = asyncio.create_task(
-        runtime.run(SeatPlayer(0, "p0", "P0", 1000, "", ""), server_key("t", "t", 1))
-    )
-    await store.stored.wait()
+    seating = await _seating_held(store, runtime)
     await asyncio.wait_for(runtime.settled(), 1.0)  # answers from the cache, not hung
     store.release.set()
     await seating

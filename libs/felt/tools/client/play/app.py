@@ -53,6 +53,7 @@ RENEW_RETRY_S = 5.0
 # A view read behind the event it was read for is read again: first after this, then twice
 # as long each time, for at most VIEW_CATCH_UP_S (see PlayApp._view_with).
 VIEW_RETRY_S = 0.02
+VIEW_RETRY_MAX_S = 0.5
 VIEW_CATCH_UP_S = 10.0
 SETTLE_POLL_S = 1.0
 SETTLE_LIMIT_S = 300.0  # a hand in play ends well within this (the action clock bounds it)
@@ -217,7 +218,7 @@ class PlayApp(App[int]):
         give_up, pause = loop.time() + VIEW_CATCH_UP_S, VIEW_RETRY_S
         while view.table.sequence < sequence and loop.time() < give_up:
             await asyncio.sleep(pause)
-            pause = min(2 * pause, 0.5)
+            pause = min(2 * pause, VIEW_RETRY_MAX_S)
             view = await self.session.view()
         return view
 

@@ -47,8 +47,11 @@ async def test_w_sits_back_in_at_the_big_blind(stack: Stack) -> None:
                 ended = view.hand.street == epb.STREET_COMPLETE
                 if seat.status == tpb.SEAT_STATUS_SITTING_OUT and (not dealt or ended):
                     break
-                if offered := [c.key for c in model.choices(view)]:
-                    await pilot.press("c" if "c" in offered else "f")
+                if offered := model.choices(view):
+                    # Check, else fold: "c" also calls, and calling every bet down once lost
+                    # the whole stack (CI), leaving a busted seat that never posts a blind.
+                    checks = any(c.key == "c" and c.label == "Check" for c in offered)
+                    await pilot.press("c" if checks else "f")
             await pilot.pause(0.05)
         before = len(log_of(app))
         await pilot.press("w")

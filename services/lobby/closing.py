@@ -24,11 +24,12 @@ periodically):
    the saga's row lock lets one of them credit it, once.
    Each AI seat, once vacated (its ``PlayerLeft``, after the sequence a pass saw it
    held, ``Closes.ai_seen_seated``), is settled to the house the same way
-   (``Closes.settle_ai``: its stack back as a ``house_return`` movement, once). An AI
-   seat that went broke sits out at 0 (the house does not refill it) and is settled
-   with nothing.
-4. **closed** — once the table is closed, no saga of the lounge (buy-in or chip add)
-   holds chips off the balances and no AI seat holds the house's chips, CLOSED.
+   (``Closes.settle_ai``: its stack back as a ``house_return`` movement, once). A refill
+   of a busted AI seat still on its way (``services.lobby.refills``, FUNDED) is driven
+   first: onto the seat, whose stack then comes back with it, or, the seat gone, back
+   to the house.
+4. **closed** — once the table is closed, no saga of the lounge (buy-in, chip add or AI
+   refill) holds chips off the balances and no AI seat holds the house's chips, CLOSED.
 
 Until a seat is settled its chips count as on the table (they are), so balances +
 chips on tables + the house == chips granted at every moment. A lounge whose table closes by
@@ -58,6 +59,7 @@ from services.lobby.ports import (
     Tables,
     TablesUnavailable,
 )
+from services.lobby.refills import RefillApp
 from services.lobby.refusals import Code, Refused
 from services.lobby.seating import SeatingApp
 
@@ -72,8 +74,14 @@ def close_request_id(lounge_id: str) -> str:
 
 
 class ClosingApp:
-    def __init__(self, seating: SeatingApp, closes: Closes, chips: ChipsApp | None = None) -> None:
-        self.seating, self.closes, self.chips = seating, closes, chips
+    def __init__(
+        self,
+        seating: SeatingApp,
+        closes: Closes,
+        chips: ChipsApp | None = None,
+        refills: RefillApp | None = None,
+    ) -> None:
+        self.seating, self.closes, self.chips, self.refills = seating, closes, chips, refills
         self.lounges: LoungeApp = seating.lounges
         self.tables: Tables = seating.tables
         self.lobby = seating.lobby
@@ -182,6 +190,8 @@ class ClosingApp:
                 continue
             await self.closes.settle(saga.saga_id, stack, self.lobby.clock())
             log.info("seat_sent_home", saga_id=saga.saga_id, lounge_id=lid, chips=stack)
+        if self.refills is not None:  # the house's chips on their way to a busted AI seat
+            pending += await self.refills.settle(lid)
         pending += await self._settle_ai(lid)
         if pending or not table_closed:
             return lounge

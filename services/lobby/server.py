@@ -115,6 +115,7 @@ from services.lobby.postgres import (
 from services.lobby.postgres.pool import create_pool
 from services.lobby.postgres.skeletons import backfill_skeletons
 from services.lobby.recovery import RecoveryPolicy
+from services.lobby.refills import RefillApp
 from services.lobby.seating import SeatingApp
 from services.lobby.service import LobbyService
 from services.lobby.tables import GrpcTables
@@ -352,7 +353,8 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     added, refunded = await chips.recover()  # chip adds a crash left half-done
     if added or refunded:
         log.info("chip_adds_recovered", added=added, compensated=refunded)
-    closing = ClosingApp(seating, PgCloses(pool), chips)
+    refills = RefillApp(app, PgLounges(pool), tables)
+    closing = ClosingApp(seating, PgCloses(pool), chips, refills)
     closed, ended = await closing.recover()  # closes a crash left half-done
     if closed or ended:
         log.info("closes_recovered", closed=closed, ended=ended)
@@ -387,7 +389,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         log.info("lobby_metrics_serving", port=metrics_port)
     log.info("lobby_started", port=port)
     recovery = asyncio.create_task(
-        _recover_forever(seating, closing, config.recover_every_s, passes, chips)
+        _recover_forever(seating, closing, config.recover_every_s, passes, chips, refills)
     )
     return RunningLobbyServer(
         server,
@@ -414,13 +416,15 @@ async def _recover_forever(
     every_s: float,
     passes: Health,
     chips: ChipsApp | None = None,
+    refills: RefillApp | None = None,
 ) -> None:
     """The saga recovery passes, periodically, in loops of their own so that none can hold
     another up (a close whose table hangs keeps no buy-in waiting): buy-ins an unreachable
     table service left RESERVED (fairly, with backoff: ``services.lobby.recovery``) and
     leaves whose seat is vacated only when its hand ends; chip adds left RESERVED; lounges
     left CREATING, closing lounges (and those whose table ended by itself), with the
-    throttle's counts whose window has passed forgotten. An error is logged and the next
+    throttle's counts whose window has passed forgotten; busted AI seats refilled from the
+    house (``services.lobby.refills``). An error is logged and the next
     pass tries again (the sagas' state is in the database); ``passes`` (``/healthz``) is
     live while the buy-ins' passes complete."""
 
@@ -437,6 +441,10 @@ async def _recover_forever(
         await closing.recover()
         await seating.lobby.forget_old_attempts()
 
+    async def ai_refills() -> None:
+        if refills is not None:  # a loop of its own: reads every lounge's table in turn
+            await refills.recover()
+
     async def saga_counts() -> None:
         # felt_lobby_sagas{kind,state}: counted in a loop of its own, off the passes that
         # /healthz follows, and five times rarer (a gauge, not a trigger).
@@ -448,6 +456,7 @@ async def _recover_forever(
         _every(every_s, buy_ins),
         _every(every_s, closes),
         _every(every_s, chip_adds),
+        _every(every_s, ai_refills),
         _every(every_s * SAGA_COUNTS_EVERY, saga_counts),
     )
 

@@ -213,7 +213,9 @@ class GrpcTables:
             max_stack=max_stack,
             request_id=request_id,
         )
-        metadata = (*self.metadata, (SEAT_TOKEN_HEADER, seat_token))
+        metadata = self.metadata
+        if seat_token:  # else the service's own call, for whoever sits there
+            metadata = (*metadata, (SEAT_TOKEN_HEADER, seat_token))
         answer = await self._call(
             table_id,
             lambda stub: stub.AddChips(request, metadata=metadata, timeout=CALL_TIMEOUT_S),
@@ -264,6 +266,7 @@ class GrpcTables:
             table.sequence,
             table.state == tpb.TABLE_STATE_CLOSED,
             tuple((s.seat, s.player_id) for s in table.seats if s.player_id),
+            tuple((s.seat, s.stack) for s in table.seats if s.player_id),
         )
 
     async def vacated(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -12,17 +13,22 @@ from services.lobby.domain import house
 from services.lobby.domain import ledger as rules
 from services.lobby.ports.ledger import (
     Account,
+    AiRefill,
     Audit,
     HouseKind,
     HouseMovement,
     Kind,
     Movement,
     NoAccount,
+    RefillState,
     Totals,
     Winner,
     house_return_key,
     house_seat_key,
+    refill_key,
+    refill_return_key,
 )
+from services.lobby.ports.lounges import LoungeState
 
 if TYPE_CHECKING:
     from services.lobby.memory.lounges import MemoryLounges
@@ -47,6 +53,7 @@ class MemoryLedger:
         self._house_rows: list[HouseMovement] = []
         self._house_keys: dict[str, tuple[bytes, HouseMovement]] = {}
         self.lounges: MemoryLounges | None = None
+        self._refills: dict[tuple[str, int, int], AiRefill] = {}
 
     def _first(self, request: RequestKey) -> Movement | None:
         first = self._keys.get(request.key)
@@ -189,6 +196,56 @@ class MemoryLedger:
         delta = house.funding(amount)
         key = house_seat_key(lounge_id, seat, amount)
         return self.house_write(HouseKind.HOUSE_SEAT, delta, lounge_id, seat, key, at)
+
+    async def fund_ai_refill(
+        self, lounge_id: str, seat: int, amount: int, at: datetime
+    ) -> AiRefill | None:
+        delta = house.funding(amount)
+        lounge = None if self.lounges is None else self.lounges._lounges.get(lounge_id)
+        if (
+            lounge is None
+            or lounge.state is not LoungeState.OPEN
+            or not any(s.seat == seat and s.ai_level for s in lounge.seats)
+        ):
+            return None
+        mine = [r for r in self._refills.values() if (r.lounge_id, r.seat) == (lounge_id, seat)]
+        for r in mine:
+            if r.state is RefillState.FUNDED:
+                return r
+        n = max((r.n for r in mine), default=0) + 1
+        key = refill_key(lounge_id, seat, n, amount)
+        self.house_write(HouseKind.HOUSE_SEAT, delta, lounge_id, seat, key, at)
+        refill = AiRefill(lounge_id, seat, n, amount, RefillState.FUNDED, at)
+        self._refills[(lounge_id, seat, n)] = refill
+        return refill
+
+    async def ai_refill_added(self, lounge_id: str, seat: int, n: int) -> AiRefill:
+        refill = self._refills[(lounge_id, seat, n)]
+        if refill.state is RefillState.RETURNED:
+            raise ValueError(f"refill {n} of seat {seat} was returned to the house")
+        refill = replace(refill, state=RefillState.ADDED)
+        self._refills[(lounge_id, seat, n)] = refill
+        return refill
+
+    async def return_ai_refill(self, lounge_id: str, seat: int, n: int, at: datetime) -> AiRefill:
+        refill = self._refills[(lounge_id, seat, n)]
+        if refill.state is RefillState.ADDED:
+            raise ValueError(f"refill {n} of seat {seat} is on the seat")
+        if refill.state is RefillState.RETURNED:
+            return refill
+        key = refill_return_key(lounge_id, seat, n, refill.amount)
+        self.house_write(HouseKind.HOUSE_RETURN, refill.amount, lounge_id, seat, key, at)
+        refill = replace(refill, state=RefillState.RETURNED)
+        self._refills[(lounge_id, seat, n)] = refill
+        return refill
+
+    async def funded_ai_refills(self, lounge_id: str | None, limit: int) -> list[AiRefill]:
+        found = [
+            r
+            for r in self._refills.values()
+            if r.state is RefillState.FUNDED and lounge_id in (None, r.lounge_id)
+        ]
+        return sorted(found, key=lambda r: (r.created_at, r.lounge_id, r.seat))[:limit]
 
     async def refund_ai_seats(self, lounge_id: str, at: datetime) -> int:
         returned = {

@@ -182,7 +182,7 @@ class MemoryTables:
         answer = self._answers.get(key)
         if answer is None:
             table, player = self._occupied(table_id, seat)
-            if self._answers.get(f"token/{seat_token}") != (table_id, seat):
+            if seat_token and self._answers.get(f"token/{seat_token}") != (table_id, seat):
                 raise TableRefused.of(Reason.BAD_SEAT_TOKEN, "not this seat's token")
             if seat in table.dealt_in:
                 raise TableRefused.of(Reason.HAND_RUNNING, "chips can be added between hands only")
@@ -240,6 +240,7 @@ class MemoryTables:
             table.sequence,
             table.closed,
             tuple((n, s.player_id) for n, s in sorted(table.seats.items())),
+            tuple((n, s.stack) for n, s in sorted(table.seats.items())),
         )
         self._answer()
         return found

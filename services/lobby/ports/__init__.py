@@ -40,6 +40,7 @@ from services.lobby.ports.chip_adds import (
 from services.lobby.ports.closes import Closes, closed_key, ends_by_itself
 from services.lobby.ports.ledger import (
     Account,
+    AiRefill,
     Audit,
     HouseKind,
     HouseMovement,
@@ -48,11 +49,15 @@ from services.lobby.ports.ledger import (
     Ledger,
     Movement,
     NoAccount,
+    RefillState,
     TopUpRefused,
     Totals,
     Winner,
     house_return_key,
     house_seat_key,
+    refill_key,
+    refill_request_id,
+    refill_return_key,
 )
 from services.lobby.ports.lounges import (
     Lounge,
@@ -80,6 +85,7 @@ from services.lobby.ports.throttle import Throttle
 
 __all__ = [
     "Account",
+    "AiRefill",
     "AlreadyRegistered",
     "Audit",
     "BuyIn",
@@ -113,6 +119,7 @@ __all__ = [
     "Occupants",
     "Player",
     "Players",
+    "RefillState",
     "Reservation",
     "Rotation",
     "SeatGrant",
@@ -137,6 +144,9 @@ __all__ = [
     "ends_by_itself",
     "house_return_key",
     "house_seat_key",
+    "refill_key",
+    "refill_request_id",
+    "refill_return_key",
     "refund_key",
     "reserve_key",
 ]

@@ -110,10 +110,10 @@ class Winner:
     won: int
 
 
-def _house_key(kind: str, lounge_id: str, seat: int, amount: int) -> RequestKey:
-    """A house movement's key: once per lounge seat, sealed with its amount (the same seat
-    moved with another amount is ``RequestReused``, a bug, not a retry)."""
-    key = server_key(kind, f"{lounge_id}/{seat}", 0).key
+def _house_key(kind: str, lounge_id: str, seat: int, amount: int, n: int = 0) -> RequestKey:
+    """A house movement's key: once per lounge seat (and refill ``n``), sealed with its amount
+    (the same seat moved with another amount is ``RequestReused``, a bug, not a retry)."""
+    key = server_key(kind, f"{lounge_id}/{seat}", n).key
     sealed = hashlib.sha256(f"{key}:{amount}".encode()).digest()[:FINGERPRINT_BYTES]
     return RequestKey(key, sealed)
 
@@ -126,6 +126,44 @@ def house_seat_key(lounge_id: str, seat: int, amount: int) -> RequestKey:
 def house_return_key(lounge_id: str, seat: int, amount: int) -> RequestKey:
     """The ledger key of an AI seat's ``amount`` back to the house: once per lounge seat."""
     return _house_key("house-return", lounge_id, seat, amount)
+
+
+def refill_key(lounge_id: str, seat: int, n: int, amount: int) -> RequestKey:
+    """The ledger key of a busted AI seat's ``n``-th refill (n >= 1) from the house: the seat's
+    first funding is n = 0 (:func:`house_seat_key`)."""
+    return _house_key("house-seat", lounge_id, seat, amount, n)
+
+
+def refill_return_key(lounge_id: str, seat: int, n: int, amount: int) -> RequestKey:
+    """The ledger key of the ``n``-th refill's chips back to the house when the table refused
+    it (the seat was not busted any more, or was gone)."""
+    return _house_key("house-refill-return", lounge_id, seat, amount, n)
+
+
+def refill_request_id(lounge_id: str, seat: int, n: int) -> str:
+    """The table service's request id for the ``n``-th refill's ``AddChips`` (every retry)."""
+    return f"lounge/{lounge_id}/ai/{seat}/refill/{n}"
+
+
+class RefillState(enum.StrEnum):
+    """A refill saga's state: FUNDED (the house paid, the table not answered yet), then ADDED
+    (on the seat) or RETURNED (refused by the table, the chips back to the house)."""
+
+    FUNDED = "funded"
+    ADDED = "added"
+    RETURNED = "returned"
+
+
+@dataclass(frozen=True, slots=True)
+class AiRefill:
+    """A busted AI seat's ``n``-th refill of ``amount`` chips from the house."""
+
+    lounge_id: str
+    seat: int
+    n: int
+    amount: int
+    state: RefillState
+    created_at: datetime
 
 
 class NoAccount(Exception):
@@ -214,6 +252,30 @@ class Ledger(Protocol):
         """Every AI seat of the lounge funded and not returned gets its funding back whole
         (``house_return`` rows, :func:`house_return_key`): a lounge that failed to be
         created. How many chips came back (0 on a retry)."""
+        ...
+
+    async def fund_ai_refill(
+        self, lounge_id: str, seat: int, amount: int, at: datetime
+    ) -> AiRefill | None:
+        """A busted AI seat's next refill: ``amount`` (> 0) from the house (a ``house_seat``
+        row, :func:`refill_key`) and the saga FUNDED, in one transaction; the seat's refill
+        still FUNDED instead, if there is one (one at a time per seat). None, with nothing
+        written, unless the lounge is OPEN and ``seat`` is one of its AI seats."""
+        ...
+
+    async def ai_refill_added(self, lounge_id: str, seat: int, n: int) -> AiRefill:
+        """The table put the refill on the seat: FUNDED to ADDED (ADDED stays); KeyError if
+        there is no such refill, ValueError if it was RETURNED."""
+        ...
+
+    async def return_ai_refill(self, lounge_id: str, seat: int, n: int, at: datetime) -> AiRefill:
+        """The table refused the refill: its chips back to the house (a ``house_return`` row,
+        :func:`refill_return_key`) and FUNDED to RETURNED, in one transaction (RETURNED
+        stays); KeyError if there is no such refill, ValueError if it was ADDED."""
+        ...
+
+    async def funded_ai_refills(self, lounge_id: str | None, limit: int) -> list[AiRefill]:
+        """Refills still FUNDED (of one lounge, or of all), oldest first, at most ``limit``."""
         ...
 
     async def house(self) -> int:

@@ -116,6 +116,11 @@ class Lounges(Protocol):
         only: the recovery pass walks them a page at a time."""
         ...
 
+    async def with_ai(self, after: int, limit: int) -> list[Lounge]:
+        """OPEN lounges (public or private) with at least one AI seat, by ``listing_id`` after
+        ``after``, at most ``limit``: the refill pass walks them a page at a time."""
+        ...
+
     async def mark_failed(self, lounge_id: str, failure: str) -> Lounge:
         """CREATING to FAILED with why, its seats cleared: it no longer counts against its
         owner's lounges (any other state stays); KeyError if there is no such lounge. The

@@ -26,6 +26,7 @@ class Occupants:
     sequence: int
     closed: bool
     seats: tuple[tuple[int, str], ...]  # (seat, player id) of each taken seat
+    stacks: tuple[tuple[int, int], ...] = ()  # (seat, chips behind it) of each taken seat
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,9 +135,10 @@ class Tables(Protocol):
         max_stack: int,
         request_id: str,
     ) -> ChipsAdded:
-        """``AddChips`` as the seat (its token): between its hands only (``TableRefused``
-        HAND_RUNNING), the stack after at most ``max_stack`` (ABOVE_MAX_STACK). A retry with
-        the same token and request id gets the first answer."""
+        """``AddChips`` as the seat (its token; "": the service's own call for whoever sits
+        there, an AI seat's refill): between its hands only (``TableRefused`` HAND_RUNNING),
+        the stack after at most ``max_stack`` (ABOVE_MAX_STACK). A retry with the same token
+        and request id gets the first answer."""
         ...
 
     async def close(self, table_id: str, request_id: str) -> bool:

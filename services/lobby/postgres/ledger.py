@@ -13,18 +13,23 @@ from services.lobby.domain import ledger as rules
 from services.lobby.ports.ledger import (
     RETURNED_STATES,
     Account,
+    AiRefill,
     Audit,
     HouseKind,
     HouseMovement,
     Kind,
     Movement,
+    RefillState,
     Totals,
     Winner,
     house_return_key,
     house_seat_key,
+    refill_key,
+    refill_return_key,
 )
 from services.lobby.postgres._tx import (
     MOVEMENT,
+    Conn,
     first_movement,
     lock_account,
     movement,
@@ -191,6 +196,106 @@ class PgLedger:
                 )
             return sum(int(r["amount"]) for r in rows)
 
+    async def fund_ai_refill(
+        self, lounge_id: str, seat: int, amount: int, at: datetime
+    ) -> AiRefill | None:
+        delta = house.funding(amount)
+        async with self.pool.acquire() as conn, conn.transaction():
+            # The AI seat's row locked first: one refill of a seat at a time, and none once its
+            # lounge is past OPEN (a close's settlement locks no seat row but reads the state).
+            held = await conn.fetchval(
+                "SELECT l.state FROM lounge_seats s JOIN lounges l USING (lounge_id) "
+                "WHERE s.lounge_id = $1 AND s.seat = $2 AND s.ai_level > 0 FOR UPDATE OF s",
+                lounge_id,
+                seat,
+            )
+            if held != "open":
+                return None
+            row = await conn.fetchrow(
+                f"SELECT {_REFILL} FROM ai_refills WHERE lounge_id = $1 AND seat = $2 "
+                "AND state = 'funded'",
+                lounge_id,
+                seat,
+            )
+            if row is not None:
+                return _refill(row)
+            n = await conn.fetchval(
+                "SELECT coalesce(max(n), 0) + 1 FROM ai_refills WHERE lounge_id = $1 AND seat = $2",
+                lounge_id,
+                seat,
+            )
+            await write_house(
+                conn,
+                HouseKind.HOUSE_SEAT,
+                delta,
+                lounge_id,
+                seat,
+                refill_key(lounge_id, seat, n, amount),
+                at,
+            )
+            row = await conn.fetchrow(
+                "INSERT INTO ai_refills (lounge_id, seat, n, amount, state, created_at) "
+                f"VALUES ($1, $2, $3, $4, 'funded', $5) RETURNING {_REFILL}",
+                lounge_id,
+                seat,
+                n,
+                amount,
+                at,
+            )
+            assert row is not None
+            return _refill(row)
+
+    async def ai_refill_added(self, lounge_id: str, seat: int, n: int) -> AiRefill:
+        async with self.pool.acquire() as conn, conn.transaction():
+            refill = await _locked_refill(conn, lounge_id, seat, n)
+            if refill.state is RefillState.RETURNED:
+                raise ValueError(f"refill {n} of seat {seat} was returned to the house")
+            row = await conn.fetchrow(
+                f"UPDATE ai_refills SET state = 'added' WHERE lounge_id = $1 AND seat = $2 "
+                f"AND n = $3 RETURNING {_REFILL}",
+                lounge_id,
+                seat,
+                n,
+            )
+            assert row is not None
+            return _refill(row)
+
+    async def return_ai_refill(self, lounge_id: str, seat: int, n: int, at: datetime) -> AiRefill:
+        async with self.pool.acquire() as conn, conn.transaction():
+            refill = await _locked_refill(conn, lounge_id, seat, n)
+            if refill.state is RefillState.ADDED:
+                raise ValueError(f"refill {n} of seat {seat} is on the seat")
+            if refill.state is RefillState.RETURNED:
+                return refill
+            await write_house(
+                conn,
+                HouseKind.HOUSE_RETURN,
+                refill.amount,
+                lounge_id,
+                seat,
+                refill_return_key(lounge_id, seat, n, refill.amount),
+                at,
+            )
+            row = await conn.fetchrow(
+                f"UPDATE ai_refills SET state = 'returned' WHERE lounge_id = $1 AND seat = $2 "
+                f"AND n = $3 RETURNING {_REFILL}",
+                lounge_id,
+                seat,
+                n,
+            )
+            assert row is not None
+            return _refill(row)
+
+    async def funded_ai_refills(self, lounge_id: str | None, limit: int) -> list[AiRefill]:
+        rows = await self.pool.fetch(
+            f"SELECT {_REFILL} FROM ai_refills WHERE state = 'funded' "
+            "AND ($1::text IS NULL OR lounge_id = $1) ORDER BY created_at, lounge_id, seat "
+            "LIMIT $2",
+            lounge_id,
+            limit,
+        )
+        return [_refill(r) for r in rows]
+
     async def house(self) -> int:
         return int(await self.pool.fetchval("SELECT coalesce(sum(balance), 0) FROM house_account"))
 
@@ -224,3 +329,30 @@ class PgLedger:
             limit,
         )
         return [Winner(r["player_id"], int(r["won"])) for r in rows]
+
+
+_REFILL = "lounge_id, seat, n, amount, state, created_at"
+
+
+def _refill(row: asyncpg.Record) -> AiRefill:
+    return AiRefill(
+        row["lounge_id"],
+        row["seat"],
+        row["n"],
+        int(row["amount"]),
+        RefillState(row["state"]),
+        row["created_at"],
+    )
+
+
+async def _locked_refill(conn: Conn, lounge_id: str, seat: int, n: int) -> AiRefill:
+    row = await conn.fetchrow(
+        f"SELECT {_REFILL} FROM ai_refills WHERE lounge_id = $1 AND seat = $2 AND n = $3 "
+        "FOR UPDATE",
+        lounge_id,
+        seat,
+        n,
+    )
+    if row is None:
+        raise KeyError(f"no refill {n} of seat {seat} at lounge {lounge_id}")
+    return _refill(row)

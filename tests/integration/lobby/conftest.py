@@ -42,6 +42,7 @@ from services.lobby.postgres import (
 
 T = TypeVar("T")
 LOBBY_TABLES = (
+    "ai_refills",
     "house_ledger",
     "house_account",
     "leave_requests",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from services.lobby.ports import LoungeSeat, LoungeState, NewLounge, NewPlayer, 
 from services.lobby.ports.ledger import (
     Audit,
     HouseKind,
+    RefillState,
     Winner,
     house_return_key,
     house_seat_key,
@@ -192,6 +194,67 @@ async def test_an_ai_that_went_broke_settles_with_nothing(stores: Stores) -> Non
     # player's seat there brings them home (here none did: the audit shows them at tables).
     assert audit.created == audit.balances + audit.on_tables + audit.house
     assert audit.on_tables == 1_000 and audit.overpaid == 0
+
+
+async def test_a_busted_ai_seat_is_refilled_one_refill_at_a_time(stores: Stores) -> None:
+    """``fund_ai_refill``: the house pays a refill with its saga FUNDED; asked again while it
+    is FUNDED, the same refill; once ADDED or RETURNED, the next one (n + 1). The audit
+    counts a FUNDED refill's chips at the lounge (on their way to its seat)."""
+    await setup(stores, ai=2)
+    await stores.ledger.fund_ai_seat("l-0", 5, 1_000, T0)
+    await stores.ledger.fund_ai_seat("l-0", 4, 1_000, T0)
+    assert await stores.ledger.fund_ai_refill("l-0", 5, 1_000, T0) is None  # CREATING
+    await stores.lounges.mark_open("l-0")
+    assert await stores.ledger.fund_ai_refill("l-0", 0, 1_000, T0) is None  # no AI seat
+    assert await stores.ledger.fund_ai_refill("l-9", 5, 1_000, T0) is None  # no lounge
+    first = await stores.ledger.fund_ai_refill("l-0", 5, 1_000, T0)
+    assert first is not None
+    assert (first.lounge_id, first.seat, first.n, first.amount, first.state) == (
+        "l-0",
+        5,
+        1,
+        1_000,
+        RefillState.FUNDED,
+    )
+    assert await stores.ledger.fund_ai_refill("l-0", 5, 1_000, T0 + timedelta(seconds=1)) == first
+    other = await stores.ledger.fund_ai_refill("l-0", 4, 1_000, T0 + timedelta(seconds=2))
+    assert other is not None and (other.seat, other.n) == (4, 1)
+    assert await stores.ledger.house() == -4_000
+    assert (await audited(stores)).on_tables == 4_000
+    assert await stores.ledger.funded_ai_refills(None, 10) == [first, other]
+    assert await stores.ledger.funded_ai_refills("l-0", 1) == [first]
+    assert await stores.ledger.funded_ai_refills("l-9", 10) == []
+    added = await stores.ledger.ai_refill_added("l-0", 5, 1)
+    assert added == replace(first, state=RefillState.ADDED)
+    assert await stores.ledger.ai_refill_added("l-0", 5, 1) == added  # a second lobby's
+    with pytest.raises(ValueError):
+        await stores.ledger.return_ai_refill("l-0", 5, 1, T0)  # on the seat: never back
+    returned = await stores.ledger.return_ai_refill("l-0", 4, 1, T0)
+    assert returned.state is RefillState.RETURNED
+    assert await stores.ledger.return_ai_refill("l-0", 4, 1, T0) == returned  # once
+    with pytest.raises(ValueError):
+        await stores.ledger.ai_refill_added("l-0", 4, 1)
+    with pytest.raises(KeyError):
+        await stores.ledger.ai_refill_added("l-0", 4, 2)
+    assert await stores.ledger.house() == -3_000  # seat 4's refill came back
+    assert await stores.ledger.funded_ai_refills(None, 10) == []
+    second = await stores.ledger.fund_ai_refill("l-0", 5, 1_000, T0 + timedelta(seconds=3))
+    assert second is not None and (second.n, second.state) == (2, RefillState.FUNDED)
+    assert (await audited(stores)).on_tables == 4_000
+    await stores.closes.mark_closing("l-0")
+    assert await stores.ledger.fund_ai_refill("l-0", 4, 1_000, T0) is None  # past OPEN
+
+
+async def test_concurrent_refills_of_one_seat_move_the_chips_once(stores: Stores) -> None:
+    await setup(stores)
+    await stores.ledger.fund_ai_seat("l-0", 5, 1_000, T0)
+    await stores.lounges.mark_open("l-0")
+    refills = await asyncio.gather(
+        *(stores.ledger.fund_ai_refill("l-0", 5, 1_000, T0) for _ in range(8))
+    )
+    assert {r.n if r else None for r in refills} == {1}
+    assert await stores.ledger.house() == -2_000
+    await audited(stores)
 
 
 async def test_an_unfunded_ai_seat_settles_without_crediting_the_house(stores: Stores) -> None:

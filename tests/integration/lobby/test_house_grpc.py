@@ -65,6 +65,7 @@ async def stack(lobby_dsn: str, redis: Any, redis_url: str) -> AsyncIterator[Sta
             address="127.0.0.1:0",
             secrets=Secrets(b"house-tests-table-secret-0123456789", ADMIN, AI_TOKEN),
             ai_stream=stream,
+            between_hands_ms=100,  # hands follow each other quickly: busts come sooner
         )
     )
     target = f"127.0.0.1:{table.port}"
@@ -218,6 +219,75 @@ async def test_a_guest_plays_an_ai_lounge_and_the_house_accounts_for_it(
         assert f"{won:>+16,}" in winners and "Alice" in winners
     else:
         assert "none" in winners
+
+
+async def test_a_busted_ai_seat_is_refilled_by_the_house_and_play_goes_on(stack: Stack) -> None:
+    """RULES.md: a busted AI seat adds chips from the house between hands. The AI workers are
+    down, so the AI's clock runs out at each of its turns and it folds (or checks); Alice
+    moves all in whenever she acts (adding chips if she busts first), until the AI is broke:
+    then the table deals no hand (nobody to play her). The lobby's refill pass funds the AI's
+    stack from the house and adds it at the table, once; hands go on; the audit holds
+    throughout, and the close brings the house's chips home."""
+    await stack.worker.stop()
+    stub = stack.stub
+    alice = await guest(stub, "Alice")
+    config = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=2, small_blind=5, big_blind=10)
+    config.action_clock.FromMilliseconds(100)
+    config.max_consecutive_timeouts = 0  # the AI seat is never sat out for its timeouts
+    create = pb.CreateLoungeRequest(
+        name="Refilled",
+        config=config,
+        min_buy_in=200,
+        max_buy_in=200,  # 20 big blinds: the AI's stack too
+        ai_seats=[lpb.AiSeat(seat=1, level=epb.AI_LEVEL_EASY)],
+        request_id=rid(),
+    )
+    lid = (await stub.CreateLounge(create, metadata=auth(alice))).lounge.lounge_id
+    join = pb.JoinLoungeRequest(lounge_id=lid, seat=0, buy_in=200, request_id=rid())
+    joined = await stub.JoinLounge(join, metadata=auth(alice))
+    refills = stack.lobby.closing.refills
+    assert refills is not None
+    deadline = time.monotonic() + 2 * WAIT_S
+    while True:
+        assert time.monotonic() < deadline, "the AI did not bust"
+        await play(stack, lid, 0, joined.seat_token, hands=10_000)  # until a seat is broke
+        table = (await stack.tables.GetTable(tpb.GetTableRequest(table_id=lid))).table
+        stacks = {s.seat: s.stack for s in table.seats if s.player_id}
+        if stacks[1] == 0:
+            break
+        # Alice lost an all-in of the AI's last chips (posted as a blind): she adds chips.
+        add = pb.AddSeatChipsRequest(lounge_id=lid, request_id=rid())
+        await stub.AddSeatChips(add, metadata=auth(alice))
+    busted = await audit_of(stack.dsn)
+    assert busted.holds and busted.house == -200, busted
+    assert await refills.recover() == 1
+    assert await refills.recover() == 0  # the seat holds chips again: once
+    table = (await stack.tables.GetTable(tpb.GetTableRequest(table_id=lid))).table
+    assert next(s.stack for s in table.seats if s.seat == 1) == 200
+    refilled = await audit_of(stack.dsn)
+    assert refilled.holds and refilled.house == -400, refilled
+    played = table.hands_played
+    while table.hands_played <= played:  # the table deals again: play goes on
+        assert time.monotonic() < deadline, "no hand after the refill"
+        await asyncio.sleep(0.05)
+        table = (await stack.tables.GetTable(tpb.GetTableRequest(table_id=lid))).table
+
+    await stub.LeaveLounge(
+        pb.LeaveLoungeRequest(lounge_id=lid, request_id=rid()), metadata=auth(alice)
+    )
+    close = pb.CloseLoungeRequest(lounge_id=lid, request_id=rid())
+    state = (await stub.CloseLounge(close, metadata=auth(alice))).lounge.state
+    while state != lpb.LOUNGE_STATE_CLOSED:
+        assert time.monotonic() < deadline, "the lounge did not close"
+        await asyncio.sleep(0.1)
+        await stack.lobby.seating.recover_leaves()
+        await stack.lobby.closing.recover()
+        got = await stub.GetLounge(pb.GetLoungeRequest(lounge_id=lid), metadata=auth(alice))
+        state = got.lounge.state
+    won = await balance(stub, alice) - 10_000
+    audit = await audit_of(stack.dsn)
+    assert audit.holds and audit.on_tables == 0, audit
+    assert audit.house == -won  # both of the AI's stacks, net, are the house's result
 
 
 async def test_a_lounge_the_table_service_refuses_fails_and_frees_its_slot(

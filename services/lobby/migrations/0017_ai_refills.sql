@@ -1,0 +1,19 @@
+-- A busted AI seat is refilled from the house between hands (RULES.md, "Chips at the table
+-- and sitting out"): each refill is a saga of two steps, the house's chips first (a
+-- 'house_seat' row, key s/house-seat/<lounge_id>/<seat>/<n>, n = 1, 2, ... per seat; the
+-- seat's first funding is n = 0), then AddChips at the table with request id
+-- lounge/<lounge_id>/ai/<seat>/refill/<n>. 'funded' until the table answers: 'added' (on the
+-- seat), or 'returned' (the table refused it, the seat was not busted any more or is gone:
+-- the chips back to the house, a 'house_return' row, key s/house-refill-return/...). At most
+-- one refill per seat is 'funded' at a time; the recovery pass drives the 'funded' ones.
+CREATE TABLE ai_refills (
+    lounge_id  text NOT NULL,  -- no foreign key: the ledger's rows outlive the lounge's
+    seat       smallint NOT NULL CHECK (seat >= 0),
+    n          integer NOT NULL CHECK (n >= 1),
+    amount     bigint NOT NULL CHECK (amount > 0),
+    state      text NOT NULL CHECK (state IN ('funded', 'added', 'returned')),
+    created_at timestamptz NOT NULL,
+    PRIMARY KEY (lounge_id, seat, n)
+);
+CREATE UNIQUE INDEX ai_refills_one_funded ON ai_refills (lounge_id, seat) WHERE state = 'funded';
+CREATE INDEX ai_refills_funded ON ai_refills (created_at) WHERE state = 'funded';

@@ -1,0 +1,203 @@
+"""A busted AI seat refilled from the house (``services.lobby.refills``) on the in-memory
+ports: once per bust, with the house paying and the audit holding at every step; a table
+that does not answer, or answers and loses the answer, refills the seat once; a refill the
+table refuses for now waits for the seat's next bust, one refused for good goes back to the
+house; a closing lounge is CLOSED only once no refill of its is on its way."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from poker.events.v1 import events_pb2 as epb
+from services.lobby.closing import ClosingApp
+from services.lobby.lounges import AiSeat
+from services.lobby.ports import ChipsAdded, Lounge, LoungeState, RefillState, TablesUnavailable
+from services.lobby.refills import RefillApp
+
+from .test_buy_ins_on_fakes import World
+from .test_lobby_app_on_fakes import req
+from .test_lounges_on_fakes import nlhe
+
+STACK = 1_000  # the lounges' AI stack: 100 big blinds at 5/10
+
+
+async def ai_lounge(world: World, n: int = 1) -> Lounge:
+    """An OPEN lounge with AI seats 0 and 1 (easy), each funded with STACK by the house."""
+    owner = await world.player(n)
+    ai = [AiSeat(0, epb.AI_LEVEL_EASY), AiSeat(1, epb.AI_LEVEL_EASY)]
+    lounge = await world.lounge_app.create(owner, req(f"ai-{n}"), "Bots", nlhe(), 0, 0, ai, False)
+    assert lounge.state is LoungeState.OPEN
+    return lounge
+
+
+def bust(world: World, lounge: Lounge, loser: int, winner: int) -> None:
+    """The hand's result at the fake table: ``loser``'s whole stack went to ``winner``."""
+    seats = world.tables.tables[lounge.lounge_id].seats
+    lost = seats[loser].stack
+    seats[winner] = replace(seats[winner], stack=seats[winner].stack + lost)
+    seats[loser] = replace(seats[loser], stack=0)
+    world.tables.tables[lounge.lounge_id].sequence += 1
+
+
+async def unanswered(*_: object) -> ChipsAdded:
+    raise TablesUnavailable("the table service is unreachable")
+
+
+def stacks(world: World, lounge: Lounge) -> dict[int, int]:
+    return {n: s.stack for n, s in world.tables.tables[lounge.lounge_id].seats.items()}
+
+
+async def audited(world: World) -> None:
+    """The chips audit with the house: created == balances + at tables + house, and the
+    chips at the tables are exactly the AI seats' stacks (no person sits here)."""
+    audit = await world.ledger.audit()
+    assert audit.holds, audit
+    on_tables = sum(sum(stacks(world, x).values()) for x in world.lounges._lounges.values())
+    assert audit.on_tables == on_tables, (audit, on_tables)
+
+
+async def test_a_busted_ai_seat_gets_its_stack_from_the_house_once_per_bust() -> None:
+    world = World()
+    lounge = await ai_lounge(world)
+    refills = RefillApp(world.lobby.app, world.lounges, world.tables)
+    assert await refills.recover() == 0  # nobody busted: nothing moves
+    assert await world.ledger.house() == -2 * STACK
+    bust(world, lounge, loser=0, winner=1)
+    await audited(world)
+    assert await refills.recover() == 1
+    assert stacks(world, lounge) == {0: STACK, 1: 2 * STACK}
+    assert await world.ledger.house() == -3 * STACK  # the house paid for the refill
+    await audited(world)
+    assert await refills.recover() == 0  # the seat holds chips again: no second refill
+    assert await world.ledger.funded_ai_refills(None, 10) == []
+    bust(world, lounge, loser=1, winner=0)  # the other seat, then the first again
+    assert await refills.recover() == 1
+    bust(world, lounge, loser=0, winner=1)
+    assert await refills.recover() == 1
+    assert await world.ledger.house() == -5 * STACK
+    await audited(world)
+    refilled = sorted((r.seat, r.n, r.state) for r in world.ledger._refills.values() if r.lounge_id)
+    assert refilled == [(0, 1, RefillState.ADDED), (0, 2, RefillState.ADDED),
+                        (1, 1, RefillState.ADDED)]  # fmt: skip
+
+
+async def test_a_persons_seat_and_a_lounge_not_open_are_never_refilled() -> None:
+    world = World()
+    lounge = await ai_lounge(world)
+    person = await world.player(2)
+    joined = await world.app.join(person, req("j"), lounge.lounge_id, 3, 500, "")
+    seats = world.tables.tables[lounge.lounge_id].seats
+    seats[3] = replace(seats[3], stack=0)  # the person busted: chips are theirs to add
+    seats[0] = replace(seats[0], stack=seats[0].stack + 500)
+    refills = RefillApp(world.lobby.app, world.lounges, world.tables)
+    assert await refills.recover() == 0
+    assert joined.buy_in.seat == 3 and stacks(world, lounge)[3] == 0
+    assert (
+        await world.ledger.fund_ai_refill(lounge.lounge_id, 3, STACK, world.lobby.clock()) is None
+    )
+    await world.closes.mark_closing(lounge.lounge_id)
+    bust(world, lounge, loser=1, winner=0)
+    assert await refills.recover() == 0  # CLOSING: the close settles what is there
+    assert (
+        await world.ledger.fund_ai_refill(lounge.lounge_id, 1, STACK, world.lobby.clock()) is None
+    )
+
+
+async def test_an_unanswered_or_lost_answer_refills_the_seat_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = World()
+    lounge = await ai_lounge(world)
+    refills = RefillApp(world.lobby.app, world.lounges, world.tables)
+    bust(world, lounge, loser=0, winner=1)
+    monkeypatch.setattr(world.tables, "add_chips", unanswered)  # the house pays, then silence
+    assert await refills.recover() == 0
+    monkeypatch.undo()
+    (waiting,) = await world.ledger.funded_ai_refills(None, 10)
+    assert (waiting.seat, waiting.n, waiting.amount) == (0, 1, STACK)
+    await audited_with_funded(world, STACK)
+    world.tables.unavailable = world.tables.lost_answers = True  # added; the answer lost
+    assert await refills.recover() == 0
+    assert stacks(world, lounge)[0] == STACK
+    world.tables.unavailable = world.tables.lost_answers = False
+    assert await refills.recover() == 1  # the same request: the table's first answer
+    assert stacks(world, lounge) == {0: STACK, 1: 2 * STACK}  # added once
+    assert await world.ledger.funded_ai_refills(None, 10) == []
+    assert await world.ledger.house() == -3 * STACK
+    await audited(world)
+
+
+async def audited_with_funded(world: World, funded: int) -> None:
+    """The audit while ``funded`` chips of the house's are on their way to a seat."""
+    audit = await world.ledger.audit()
+    assert audit.holds, audit
+    on_tables = sum(sum(stacks(world, x).values()) for x in world.lounges._lounges.values())
+    assert audit.on_tables == on_tables + funded
+
+
+async def test_a_refill_refused_for_now_waits_for_the_next_bust() -> None:
+    world = World()
+    lounge = await ai_lounge(world)
+    refills = RefillApp(world.lobby.app, world.lounges, world.tables)
+    bust(world, lounge, loser=0, winner=1)
+    # Another lobby's pass funded it, and its AddChips landed; this one's look was older.
+    other = await world.ledger.fund_ai_refill(lounge.lounge_id, 0, STACK, world.lobby.clock())
+    assert other is not None
+    seats = world.tables.tables[lounge.lounge_id].seats
+    seats[0] = replace(seats[0], stack=STACK)  # refilled by a request of its own...
+    seats[1] = replace(seats[1], stack=seats[1].stack - STACK)  # (the chips' story aside)
+    assert await refills.drive(other) is RefillState.FUNDED  # ABOVE_MAX_STACK: it waits
+    assert stacks(world, lounge)[0] == STACK
+    bust(world, lounge, loser=0, winner=1)
+    assert await refills.recover() == 1  # the next bust takes the waiting refill
+    assert [(r.n, r.state) for r in world.ledger._refills.values()] == [(1, RefillState.ADDED)]
+    assert stacks(world, lounge)[0] == STACK
+
+
+async def test_a_closing_lounge_waits_for_its_refill_and_the_house_gets_it_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    world = World()
+    lounge = await ai_lounge(world)
+    lid = lounge.lounge_id
+    refills = RefillApp(world.lobby.app, world.lounges, world.tables)
+    closing = ClosingApp(world.app, world.closes, refills=refills)
+    bust(world, lounge, loser=0, winner=1)
+    monkeypatch.setattr(world.tables, "add_chips", unanswered)
+    await refills.recover()  # FUNDED: the house paid, the table did not answer
+    monkeypatch.undo()
+    world.tables.tables[lid].dealt_in = {1}  # seat 1 plays a hand (busted seat 0 sits out)
+    await world.closes.mark_closing(lid)
+    closing_now = await closing.drive(await world.lounges.get(lid) or lounge)
+    # The refill went onto seat 0 (at 0, still seated), which left at once with it; seat 1
+    # leaves when its hand ends, and the lounge waits for it.
+    assert closing_now.state is LoungeState.CLOSING
+    assert await world.ledger.funded_ai_refills(lid, 10) == []
+    world.tables.end_hand(lid)
+    closed = await closing.drive(await world.lounges.get(lid) or lounge)
+    assert closed.state is LoungeState.CLOSED
+    assert await world.ledger.house() == 0  # every chip the house paid came back
+    audit = await world.ledger.audit()
+    assert audit.holds and audit.on_tables == 0, audit
+
+
+async def test_a_refill_whose_seat_is_gone_goes_back_to_the_house() -> None:
+    world = World()
+    lounge = await ai_lounge(world)
+    lid = lounge.lounge_id
+    refills = RefillApp(world.lobby.app, world.lounges, world.tables)
+    closing = ClosingApp(world.app, world.closes, refills=refills)
+    bust(world, lounge, loser=0, winner=1)
+    funded = await world.ledger.fund_ai_refill(lid, 0, STACK, world.lobby.clock())
+    assert funded is not None  # ...and the lobby stopped before it asked the table
+    await world.closes.mark_closing(lid)
+    await world.tables.leave(lid, 0, "", f"close/{lid}/0/1")  # the close sent seat 0 away
+    assert await refills.drive(funded) is RefillState.RETURNED  # SEAT_EMPTY: for good
+    assert await refills.drive(funded) is RefillState.RETURNED  # a second lobby's drive
+    closed = await closing.drive(await world.lounges.get(lid) or lounge)
+    assert closed.state is LoungeState.CLOSED
+    assert await world.ledger.house() == 0
+    audit = await world.ledger.audit()
+    assert audit.holds and audit.on_tables == 0, audit

@@ -159,6 +159,24 @@ async def play(stack: Stack, lid: str, seat: int, token: str, hands: int) -> Non
     raise AssertionError(f"timed out after {WAIT_S} s playing {hands} hands at {lid}")
 
 
+async def leave_and_close(stack: Stack, owner: Any, lid: str) -> None:
+    """The owner leaves its seat and closes the lounge; the recovery passes run until it is
+    CLOSED (the hand in play ends, then every seat home)."""
+    stub = stack.stub
+    leave = pb.LeaveLoungeRequest(lounge_id=lid, request_id=rid())
+    await stub.LeaveLounge(leave, metadata=auth(owner))
+    close = pb.CloseLoungeRequest(lounge_id=lid, request_id=rid())
+    state = (await stub.CloseLounge(close, metadata=auth(owner))).lounge.state
+    deadline = time.monotonic() + WAIT_S
+    while state != lpb.LOUNGE_STATE_CLOSED:
+        assert time.monotonic() < deadline, "the lounge did not close"
+        await asyncio.sleep(0.1)
+        await stack.lobby.seating.recover_leaves()
+        await stack.lobby.closing.recover()
+        got = await stub.GetLounge(pb.GetLoungeRequest(lounge_id=lid), metadata=auth(owner))
+        state = got.lounge.state
+
+
 async def test_a_guest_plays_an_ai_lounge_and_the_house_accounts_for_it(
     stack: Stack, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -187,18 +205,7 @@ async def test_a_guest_plays_an_ai_lounge_and_the_house_accounts_for_it(
     assert (await audit_of(stack.dsn)).on_tables == 2_000
     await play(stack, lid, 0, joined.seat_token, hands=3)
 
-    leave = pb.LeaveLoungeRequest(lounge_id=lid, request_id=rid())
-    await stub.LeaveLounge(leave, metadata=auth(alice))
-    close = pb.CloseLoungeRequest(lounge_id=lid, request_id=rid())
-    state = (await stub.CloseLounge(close, metadata=auth(alice))).lounge.state
-    deadline = time.monotonic() + WAIT_S
-    while state != lpb.LOUNGE_STATE_CLOSED:  # the hand in play ends, then every seat home
-        assert time.monotonic() < deadline, "the lounge did not close"
-        await asyncio.sleep(0.1)
-        await stack.lobby.seating.recover_leaves()
-        await stack.lobby.closing.recover()
-        got = await stub.GetLounge(pb.GetLoungeRequest(lounge_id=lid), metadata=auth(alice))
-        state = got.lounge.state
+    await leave_and_close(stack, alice, lid)
 
     won = await balance(stub, alice) - 10_000  # what Alice won (or lost) from the house
     audit = await audit_of(stack.dsn)
@@ -272,18 +279,7 @@ async def test_a_busted_ai_seat_is_refilled_by_the_house_and_play_goes_on(stack:
         await asyncio.sleep(0.05)
         table = (await stack.tables.GetTable(tpb.GetTableRequest(table_id=lid))).table
 
-    await stub.LeaveLounge(
-        pb.LeaveLoungeRequest(lounge_id=lid, request_id=rid()), metadata=auth(alice)
-    )
-    close = pb.CloseLoungeRequest(lounge_id=lid, request_id=rid())
-    state = (await stub.CloseLounge(close, metadata=auth(alice))).lounge.state
-    while state != lpb.LOUNGE_STATE_CLOSED:
-        assert time.monotonic() < deadline, "the lounge did not close"
-        await asyncio.sleep(0.1)
-        await stack.lobby.seating.recover_leaves()
-        await stack.lobby.closing.recover()
-        got = await stub.GetLounge(pb.GetLoungeRequest(lounge_id=lid), metadata=auth(alice))
-        state = got.lounge.state
+    await leave_and_close(stack, alice, lid)
     won = await balance(stub, alice) - 10_000
     audit = await audit_of(stack.dsn)
     assert audit.holds and audit.on_tables == 0, audit

@@ -156,15 +156,20 @@ async def test_a_refill_refused_for_now_waits_for_the_next_bust() -> None:
     assert stacks(world, lounge)[0] == STACK
 
 
+async def closing_world() -> tuple[World, Lounge, RefillApp, ClosingApp]:
+    """A lounge whose AI seat 0 just busted, with a refill pass and a close that drives it."""
+    world = World()
+    lounge = await ai_lounge(world)
+    refills = RefillApp(world.lobby.app, world.lounges, world.tables)
+    bust(world, lounge, loser=0, winner=1)
+    return world, lounge, refills, ClosingApp(world.app, world.closes, refills=refills)
+
+
 async def test_a_closing_lounge_waits_for_its_refill_and_the_house_gets_it_back(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    world = World()
-    lounge = await ai_lounge(world)
+    world, lounge, refills, closing = await closing_world()
     lid = lounge.lounge_id
-    refills = RefillApp(world.lobby.app, world.lounges, world.tables)
-    closing = ClosingApp(world.app, world.closes, refills=refills)
-    bust(world, lounge, loser=0, winner=1)
     monkeypatch.setattr(world.tables, "add_chips", unanswered)
     await refills.recover()  # FUNDED: the house paid, the table did not answer
     monkeypatch.undo()
@@ -184,12 +189,8 @@ async def test_a_closing_lounge_waits_for_its_refill_and_the_house_gets_it_back(
 
 
 async def test_a_refill_whose_seat_is_gone_goes_back_to_the_house() -> None:
-    world = World()
-    lounge = await ai_lounge(world)
+    world, lounge, refills, closing = await closing_world()
     lid = lounge.lounge_id
-    refills = RefillApp(world.lobby.app, world.lounges, world.tables)
-    closing = ClosingApp(world.app, world.closes, refills=refills)
-    bust(world, lounge, loser=0, winner=1)
     funded = await world.ledger.fund_ai_refill(lid, 0, STACK, world.lobby.clock())
     assert funded is not None  # ...and the lobby stopped before it asked the table
     await world.closes.mark_closing(lid)

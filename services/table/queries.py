@@ -98,26 +98,31 @@ class TableQueries:
     async def _viewer(
         self, caller: Caller, table_id: str, seat: int | None
     ) -> tuple[TableRuntime, int | None]:
-        """The runtime, and the seat to view as (None: a spectator), its token checked.
-
-        A runtime with no state is a table whose stream is gone (Redis lost it: a restart
-        without persistence, a flush): NOT_FOUND, as for a table never created."""
-        runtime = await self.app.runtime(table_id)
-        await runtime.settled()  # not behind an event the caller's stream already brought
-        if runtime.stale:  # the append it waited for failed, maybe after the store took it
-            runtime = await self.app.runtime(table_id)  # reread
-        if runtime.state is None:
-            raise Refused(Code.NOT_FOUND, "no table has this table_id", Reason.NO_TABLE)
+        """The runtime (:meth:`_settled`), and the seat to view as (None: a spectator), its
+        token checked."""
+        runtime = await self._settled(table_id)
         if seat is None:
             caller.check_spectator(table_id, runtime.state)
             return runtime, None
         check_occupant(runtime.state, caller.for_seat(table_id, seat))
         return runtime, seat
 
-    async def table(self, caller: Caller, table_id: str) -> TableAt:
+    async def _settled(self, table_id: str) -> TableRuntime:
+        """The table's runtime once the append in flight, if any, is in its state: a read is
+        never behind an event the caller's stream already brought (the stream tails Redis).
+        A runtime with no state is a table whose stream is gone (Redis lost it: a restart
+        without persistence, a flush): NOT_FOUND, as for a table never created."""
         runtime = await self.app.runtime(table_id)
+        await runtime.settled()
+        if runtime.stale:  # the append it waited for failed, maybe after the store took it
+            runtime = await self.app.runtime(table_id)  # reread
         if runtime.state is None:
             raise Refused(Code.NOT_FOUND, "no table has this table_id", Reason.NO_TABLE)
+        return runtime
+
+    async def table(self, caller: Caller, table_id: str) -> TableAt:
+        runtime = await self._settled(table_id)
+        assert runtime.state is not None
         caller.check_spectator(table_id, runtime.state)
         return TableAt(runtime.state, runtime.version)
 

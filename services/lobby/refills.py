@@ -9,8 +9,9 @@ each refill as it paid for the seat's first stack, so every chip stays a ledger 
 A refill is a saga of two steps, driven by :meth:`RefillApp.recover` (periodically; the
 lobby has no other way to hear that a seat busted than to look):
 
-1. **funded** — the lounge's table is read (``GetTable``); an AI seat of an OPEN lounge that
-   still holds its AI player at 0 chips gets its lounge stack from the house
+1. **funded** — the lounge's table is read (``GetTableView`` as the service); an AI seat of an
+   OPEN lounge that still holds its AI player at 0 chips, out of the hand in play (all in, it
+   shows 0 behind until the hand ends), gets its lounge stack from the house
    (``Ledger.fund_ai_refill``: a ``house_seat`` movement and the saga FUNDED, in one
    transaction; the seat's refill still FUNDED instead, if any: one at a time per seat).
 2. **added** — ``AddChips`` as the service, for whoever sits at the seat, with the refill's
@@ -89,15 +90,20 @@ class RefillApp:
         return added
 
     async def refill(self, lounge: Lounge) -> int:
-        """Each of ``lounge``'s AI seats that its table shows at 0 chips, still held by its AI
-        player, funded and refilled; how many were added."""
-        seen = await self.tables.occupants(lounge.lounge_id)
-        if seen.closed:
-            return 0
-        sitting, stacks = dict(seen.seats), dict(seen.stacks)
+        """Each of ``lounge``'s AI seats that its table shows at 0 chips and out of the hand in
+        play (a seat all in shows 0 behind until the hand ends), still held by its AI player,
+        funded and refilled; how many were added."""
+        seats = await self.tables.seats_now(lounge.lounge_id)
         added = 0
         for ai in lounge.seats:
-            if not ai.ai_level or sitting.get(ai.seat) != ai.player_id or stacks.get(ai.seat):
+            now = seats.get(ai.seat)
+            if (
+                not ai.ai_level
+                or now is None
+                or now.player_id != ai.player_id
+                or now.stack
+                or now.in_hand
+            ):
                 continue
             refill = await self.lobby.ledger.fund_ai_refill(
                 lounge.lounge_id, ai.seat, ai.stack, self.lobby.clock()

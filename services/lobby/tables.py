@@ -175,6 +175,9 @@ class GrpcTables:
         return SeatGrant(seat, answer.seat_token, _expiry(answer), answer.sequence)
 
     async def seat_now(self, table_id: str, seat: int) -> SeatNow | None:
+        return (await self.seats_now(table_id)).get(seat)
+
+    async def seats_now(self, table_id: str) -> dict[int, SeatNow]:
         answer = await self._call(
             table_id,
             lambda stub: stub.GetTableView(
@@ -184,18 +187,17 @@ class GrpcTables:
             ),
         )
         view = answer.view
-        found = next((s for s in view.table.seats if s.seat == seat and s.player_id), None)
-        if found is None:
-            return None
         # A view also shows the hand just ended (its street COMPLETE): not in play.
         hand = view.hand
-        in_hand = (
-            view.HasField("hand")
-            and bool(hand.hand_id)
-            and hand.street != epb.STREET_COMPLETE
-            and any(h.seat == seat for h in hand.seats)
+        in_play = (
+            view.HasField("hand") and bool(hand.hand_id) and hand.street != epb.STREET_COMPLETE
         )
-        return SeatNow(found.player_id, found.stack, in_hand)
+        dealt = {h.seat for h in hand.seats} if in_play else set()
+        return {
+            s.seat: SeatNow(s.player_id, s.stack, s.seat in dealt)
+            for s in view.table.seats
+            if s.player_id
+        }
 
     async def add_chips(
         self,
@@ -266,7 +268,6 @@ class GrpcTables:
             table.sequence,
             table.state == tpb.TABLE_STATE_CLOSED,
             tuple((s.seat, s.player_id) for s in table.seats if s.player_id),
-            tuple((s.seat, s.stack) for s in table.seats if s.player_id),
         )
 
     async def vacated(

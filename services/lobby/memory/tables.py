@@ -158,15 +158,17 @@ class MemoryTables:
         return answer
 
     async def seat_now(self, table_id: str, seat: int) -> SeatNow | None:
+        return (await self.seats_now(table_id)).get(seat)
+
+    async def seats_now(self, table_id: str) -> dict[int, SeatNow]:
         self._gate()
         table = self.tables.get(table_id)
         if table is None:
             raise TableRefused.of(Reason.NO_TABLE, f"no table {table_id}")
-        player = table.seats.get(seat)
         self._answer()
-        if player is None:
-            return None
-        return SeatNow(player.player_id, player.stack, seat in table.dealt_in)
+        return {
+            n: SeatNow(p.player_id, p.stack, n in table.dealt_in) for n, p in table.seats.items()
+        }
 
     async def add_chips(
         self,
@@ -240,7 +242,6 @@ class MemoryTables:
             table.sequence,
             table.closed,
             tuple((n, s.player_id) for n, s in sorted(table.seats.items())),
-            tuple((n, s.stack) for n, s in sorted(table.seats.items())),
         )
         self._answer()
         return found

@@ -26,7 +26,6 @@ class Occupants:
     sequence: int
     closed: bool
     seats: tuple[tuple[int, str], ...]  # (seat, player id) of each taken seat
-    stacks: tuple[tuple[int, int], ...] = ()  # (seat, chips behind it) of each taken seat
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +123,10 @@ class Tables(Protocol):
     async def seat_now(self, table_id: str, seat: int) -> SeatNow | None:
         """``GetTableView`` as a spectator: the seat's occupant (None: empty), stack and
         whether it is dealt in to a hand in play."""
+        ...
+
+    async def seats_now(self, table_id: str) -> dict[int, SeatNow]:
+        """:meth:`seat_now` of every taken seat, from one ``GetTableView``."""
         ...
 
     async def add_chips(

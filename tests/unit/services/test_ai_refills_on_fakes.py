@@ -83,6 +83,21 @@ async def test_a_busted_ai_seat_gets_its_stack_from_the_house_once_per_bust() ->
                         (1, 1, RefillState.ADDED)]  # fmt: skip
 
 
+async def test_a_seat_all_in_in_the_hand_in_play_is_not_busted() -> None:
+    """All in, a seat shows 0 chips behind until the hand ends: no refill for it then."""
+    world = World()
+    lounge = await ai_lounge(world)
+    refills = RefillApp(world.lobby.app, world.lounges, world.tables)
+    world.tables.deal(lounge.lounge_id)
+    bust(world, lounge, loser=0, winner=1)  # (its chips in the pot, as far as a view shows)
+    assert await refills.recover() == 0
+    assert await world.ledger.funded_ai_refills(None, 10) == []
+    assert await world.ledger.house() == -2 * STACK
+    world.tables.end_hand(lounge.lounge_id)  # it lost: busted now
+    assert await refills.recover() == 1
+    assert stacks(world, lounge)[0] == STACK
+
+
 async def test_a_persons_seat_and_a_lounge_not_open_are_never_refilled() -> None:
     world = World()
     lounge = await ai_lounge(world)

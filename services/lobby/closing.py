@@ -26,8 +26,8 @@ periodically):
    held, ``Closes.ai_seen_seated``), is settled to the house the same way
    (``Closes.settle_ai``: its stack back as a ``house_return`` movement, once). A refill
    of a busted AI seat still on its way (``services.lobby.refills``, FUNDED) is driven
-   first: onto the seat, whose stack then comes back with it, or, the seat gone, back
-   to the house.
+   before that: onto a seat still there at 0 (its stack then comes back with it), or, the
+   seat gone (the close asked it to leave just before), back to the house.
 4. **closed** — once the table is closed, no saga of the lounge (buy-in, chip add or AI
    refill) holds chips off the balances and no AI seat holds the house's chips, CLOSED.
 

@@ -7,7 +7,8 @@ net result at lounges with AI seats since midnight UTC has reached
 ``LobbySettings.house_daily_win_limit`` may join no lounge with AI seats until
 the next UTC day. Nothing is taken back and a seat already held plays on, so
 one account's exposure of the house per day is bounded by the limit plus the
-AI stacks at the lounges it sits at (each at most the lounge's ``max_buy_in``).
+AI stacks at the lounges it sits at (each at most the lounge's ``max_buy_in``) and their
+refills (``LobbySettings.ai_refills_per_day`` a seat per day at most).
 Lounges of people only are never limited: their chips come from the players.
 """
 

@@ -6,28 +6,29 @@ whose AI seats all bust but one is left to its people (or, with nobody else seat
 hand at all; a player who chose to wait for the big blind waits for ever). The house pays for
 each refill as it paid for the seat's first stack, so every chip stays a ledger entry.
 
-A refill is a saga of two steps, driven by :meth:`RefillApp.recover` (periodically; the
-lobby has no other way to hear that a seat busted than to look):
+A refill is a saga of two steps. The busted seats' pass (``services.lobby.busted``) reads each
+OPEN lounge's table periodically (the lobby hears of a bust from nobody) and hands each AI
+seat it shows at 0 chips, out of the hand in play, to :meth:`RefillApp.refill`:
 
-1. **funded** — the lounge's table is read (``GetTableView`` as the service); an AI seat of an
-   OPEN lounge that still holds its AI player at 0 chips, out of the hand in play (all in, it
-   shows 0 behind until the hand ends), gets its lounge stack from the house
-   (``Ledger.fund_ai_refill``: a ``house_seat`` movement and the saga FUNDED, in one
-   transaction; the seat's refill still FUNDED instead, if any: one at a time per seat).
+1. **funded** — the lounge's AI stack from the house (``Ledger.fund_ai_refill``: a
+   ``house_seat`` movement and the saga FUNDED, in one transaction, the lounge's row shared
+   so that a close cannot begin meanwhile), or the seat's refill still FUNDED, if any (one at
+   a time per seat), or nothing when the seat had ``LobbySettings.ai_refills_per_day`` refills
+   since midnight UTC already (the house's bound at a lounge).
 2. **added** — ``AddChips`` as the service, for whoever sits at the seat, with the refill's
    own request id (``lounge/<lounge>/ai/<seat>/refill/<n>``, the same on every retry) and
-   ``max_stack`` equal to the amount, so the table adds the chips only to a seat that is at
-   0 when they arrive. The table's answer, kept for the table's life, makes every retry
-   answer alike: added, it is ADDED (``Ledger.ai_refill_added``).
+   ``max_stack`` equal to the amount, so the table adds the chips only to a seat at 0. The
+   table keeps the answer of an add for the table's life (``KEPT_CALLS``): a retry after it
+   was added is answered alike, whichever lobby sends it. ADDED (``Ledger.ai_refill_added``).
 
-A refusal because the seat is not at 0 (refilled by another pass, whose answer this one
-did not hear) or is in a hand leaves the refill FUNDED: the house's chips wait for the
-seat's next bust, which takes this refill again rather than a new one. Only a refusal for
-good (the table closed or gone, the seat empty: the lounge is closing) sends the chips
-back to the house (``Ledger.return_ai_refill``: a ``house_return`` movement and RETURNED).
-The table never answers the same request both ways, so two lobbies driving one refill
-agree. A table that does not answer leaves the refill FUNDED for the next pass, and a
-closing lounge (``services.lobby.closing``) is not CLOSED while one of its refills is.
+The table does not record a refusal, so a refusal *for now* (the seat not at 0: another pass
+refilled it, or the answer was lost after the chips landed) leaves the refill FUNDED: the
+seat's next bust takes it again (its retry then adds, or gets the first answer back) rather
+than a new one. A refusal *for good* (the table closed or gone, the seat empty) can never turn
+into an add, so the chips go back to the house (``Ledger.return_ai_refill``: a
+``house_return`` movement and RETURNED). A table that does not answer leaves the refill FUNDED
+for the seat's next look. A closing lounge (``services.lobby.closing``) drives its FUNDED
+refills (:meth:`RefillApp.settle`) and is not CLOSED while one is left.
 """
 
 from __future__ import annotations
@@ -36,22 +37,22 @@ import structlog
 
 from poker.v1.reason_pb2 import Reason
 from services.lobby.application import LobbyApp
+from services.lobby.house import day_start
 from services.lobby.ports import (
     AiRefill,
     Lounge,
-    Lounges,
     RefillState,
+    SeatNow,
     TableRefused,
     Tables,
     TablesUnavailable,
     refill_request_id,
 )
-from services.lobby.recovery import Backoffs
 
 log = structlog.get_logger("felt.lobby.refills")
 
-RECOVER_BATCH = 100
-"""Lounges read (and FUNDED refills driven) per pass, at most."""
+SETTLE_BATCH = 100
+"""FUNDED refills of a closing lounge driven per pass, at most (it has one per AI seat at most)."""
 
 GONE_FOR_GOOD = frozenset(
     Reason.Name(r)
@@ -62,38 +63,13 @@ back to the house. Any other refusal (the seat not at 0, in a hand) leaves it FU
 
 
 class RefillApp:
-    def __init__(self, lobby: LobbyApp, lounges: Lounges, tables: Tables) -> None:
-        self.lobby, self.lounges, self.tables = lobby, lounges, tables
-        self._after = 0  # where the walk of OPEN lounges with AI seats is
-        self._waits = Backoffs()  # lounges whose table did not answer wait longer each time
+    def __init__(self, lobby: LobbyApp, tables: Tables) -> None:
+        self.lobby, self.tables = lobby, tables
 
-    async def recover(self) -> int:
-        """One pass: the FUNDED refills driven on (a batch), then a page of OPEN lounges with
-        AI seats read and their busted AI seats refilled; how many refills were added."""
-        added = 0
-        for refill in await self.lobby.ledger.funded_ai_refills(None, RECOVER_BATCH):
-            added += await self.drive(refill) is RefillState.ADDED
-        page = await self.lounges.with_ai(self._after, RECOVER_BATCH)
-        self._after = page[-1].listing_id if len(page) == RECOVER_BATCH else 0
-        now = self.lobby.clock()
-        for lounge in page:
-            if not self._waits.due(lounge.lounge_id, now):
-                continue
-            try:
-                added += await self.refill(lounge)
-                self._waits.succeeded(lounge.lounge_id)
-            except TablesUnavailable as exc:
-                self._waits.failed(lounge.lounge_id, now)
-                log.warning("refill_not_checked", lounge_id=lounge.lounge_id, error=str(exc))
-            except TableRefused as exc:  # no table (any more): the close pass's business
-                log.info("refill_not_checked", lounge_id=lounge.lounge_id, reason=exc.reason)
-        return added
-
-    async def refill(self, lounge: Lounge) -> int:
-        """Each of ``lounge``'s AI seats that its table shows at 0 chips and out of the hand in
-        play (a seat all in shows 0 behind until the hand ends), still held by its AI player,
-        funded and refilled; how many were added."""
-        seats = await self.tables.seats_now(lounge.lounge_id)
+    async def refill(self, lounge: Lounge, seats: dict[int, SeatNow]) -> int:
+        """Each of ``lounge``'s AI seats that its table shows (``seats``) at 0 chips and out of
+        the hand in play (a seat all in shows 0 behind until the hand ends), still held by its
+        AI player, funded and refilled; how many were added."""
         added = 0
         for ai in lounge.seats:
             now = seats.get(ai.seat)
@@ -105,8 +81,14 @@ class RefillApp:
                 or now.in_hand
             ):
                 continue
+            now_at = self.lobby.clock()
             refill = await self.lobby.ledger.fund_ai_refill(
-                lounge.lounge_id, ai.seat, ai.stack, self.lobby.clock()
+                lounge.lounge_id,
+                ai.seat,
+                ai.stack,
+                now_at,
+                day_start(now_at),
+                self.lobby.settings.ai_refills_per_day,
             )
             if refill is not None:
                 added += await self.drive(refill) is RefillState.ADDED
@@ -138,6 +120,6 @@ class RefillApp:
         """A closing lounge's FUNDED refills driven (each ADDED, or RETURNED once its seat is
         gone); how many are still FUNDED (the close waits for them)."""
         pending = 0
-        for refill in await self.lobby.ledger.funded_ai_refills(lounge_id, RECOVER_BATCH):
+        for refill in await self.lobby.ledger.funded_ai_refills(lounge_id, SETTLE_BATCH):
             pending += await self.drive(refill) is RefillState.FUNDED
         return pending

@@ -93,6 +93,7 @@ from poker.v1 import (
 from services.grpc_server import PortInUse, aio_server, bind
 from services.lobby.application import LobbyApp, LobbySecrets, LobbySettings
 from services.lobby.auth import Authenticator
+from services.lobby.busted import BustedSeats
 from services.lobby.chips import ChipsApp
 from services.lobby.closing import ClosingApp
 from services.lobby.db_cli import MIGRATIONS
@@ -133,6 +134,11 @@ DEV_SECRETS = LobbySecrets(
 )
 MIN_SECRET_BYTES = 32
 _SERVER_OPTIONS = (("grpc.max_receive_message_length", MAX_REQUEST_BYTES),)
+
+
+def _seconds_or_never(seconds: int) -> timedelta | None:
+    """A setting in seconds where 0 means never."""
+    return timedelta(seconds=seconds) if seconds > 0 else None
 
 
 def _utcnow() -> datetime:
@@ -192,6 +198,8 @@ class LobbyServerConfig:
             top_up_cooldown=timedelta(seconds=S.FELT_LOBBY_TOP_UP_COOLDOWN_S.read(env)),
             max_lounges_per_owner=S.FELT_LOBBY_MAX_LOUNGES.read(env),
             house_daily_win_limit=S.FELT_LOBBY_HOUSE_DAILY_WIN_LIMIT.read(env),
+            busted_seat_grace=_seconds_or_never(S.FELT_LOBBY_BUSTED_SEAT_GRACE_S.read(env)),
+            ai_refills_per_day=S.FELT_LOBBY_AI_REFILLS_PER_DAY.read(env),
             sign_up_max_per_client=S.FELT_LOBBY_MAX_SIGN_UPS.read(env),
             sign_up_window=timedelta(seconds=S.FELT_LOBBY_SIGN_UP_WINDOW_S.read(env)),
         )
@@ -266,6 +274,7 @@ class RunningLobbyServer:
     streams: RedisEventStore | None = None
     metrics: MetricsServer | None = None
     chips: ChipsApp | None = None
+    busted: BustedSeats | None = None  # the busted seats' pass (its loop runs it too)
 
     async def stop(self) -> None:
         await self.health.enter_graceful_shutdown()
@@ -353,7 +362,8 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     added, refunded = await chips.recover()  # chip adds a crash left half-done
     if added or refunded:
         log.info("chip_adds_recovered", added=added, compensated=refunded)
-    refills = RefillApp(app, PgLounges(pool), tables)
+    refills = RefillApp(app, tables)
+    busted = BustedSeats(seating, PgLounges(pool), refills)
     closing = ClosingApp(seating, PgCloses(pool), chips, refills)
     closed, ended = await closing.recover()  # closes a crash left half-done
     if closed or ended:
@@ -389,7 +399,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         log.info("lobby_metrics_serving", port=metrics_port)
     log.info("lobby_started", port=port)
     recovery = asyncio.create_task(
-        _recover_forever(seating, closing, config.recover_every_s, passes, chips, refills)
+        _recover_forever(seating, closing, config.recover_every_s, passes, chips, busted)
     )
     return RunningLobbyServer(
         server,
@@ -407,6 +417,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         streams,
         http,
         chips,
+        busted,
     )
 
 
@@ -416,17 +427,17 @@ async def _recover_forever(
     every_s: float,
     passes: Health,
     chips: ChipsApp | None = None,
-    refills: RefillApp | None = None,
+    busted: BustedSeats | None = None,
 ) -> None:
     """The saga recovery passes, periodically, in loops of their own so that none can hold
     another up (a close whose table hangs keeps no buy-in waiting): buy-ins an unreachable
     table service left RESERVED (fairly, with backoff: ``services.lobby.recovery``) and
     leaves whose seat is vacated only when its hand ends; chip adds left RESERVED; lounges
     left CREATING, closing lounges (and those whose table ended by itself), with the
-    throttle's counts whose window has passed forgotten; busted AI seats refilled from the
-    house (``services.lobby.refills``). An error is logged and the next
-    pass tries again (the sagas' state is in the database); ``passes`` (``/healthz``) is
-    live while the buy-ins' passes complete."""
+    throttle's counts whose window has passed forgotten; busted seats (``services.lobby
+    .busted``): an AI seat refilled from the house, a person's freed after the grace. An
+    error is logged and the next pass tries again (the sagas' state is in the database);
+    ``passes`` (``/healthz``) is live while the buy-ins' passes complete."""
 
     async def buy_ins() -> None:
         await seating.recover()
@@ -441,9 +452,9 @@ async def _recover_forever(
         await closing.recover()
         await seating.lobby.forget_old_attempts()
 
-    async def ai_refills() -> None:
-        if refills is not None:  # a loop of its own: reads every lounge's table in turn
-            await refills.recover()
+    async def busted_seats() -> None:
+        if busted is not None:  # a loop of its own: reads every lounge's table in turn
+            await busted.recover()
 
     async def saga_counts() -> None:
         # felt_lobby_sagas{kind,state}: counted in a loop of its own, off the passes that
@@ -456,7 +467,7 @@ async def _recover_forever(
         _every(every_s, buy_ins),
         _every(every_s, closes),
         _every(every_s, chip_adds),
-        _every(every_s, ai_refills),
+        _every(every_s, busted_seats),
         _every(every_s * SAGA_COUNTS_EVERY, saga_counts),
     )
 

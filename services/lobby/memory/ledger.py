@@ -198,7 +198,7 @@ class MemoryLedger:
         return self.house_write(HouseKind.HOUSE_SEAT, delta, lounge_id, seat, key, at)
 
     async def fund_ai_refill(
-        self, lounge_id: str, seat: int, amount: int, at: datetime
+        self, lounge_id: str, seat: int, amount: int, at: datetime, since: datetime, most: int
     ) -> AiRefill | None:
         delta = house.funding(amount)
         lounge = None if self.lounges is None else self.lounges._lounges.get(lounge_id)
@@ -212,6 +212,8 @@ class MemoryLedger:
         for r in mine:
             if r.state is RefillState.FUNDED:
                 return r
+        if sum(r.state is RefillState.ADDED and r.created_at >= since for r in mine) >= most:
+            return None
         n = max((r.n for r in mine), default=0) + 1
         key = refill_key(lounge_id, seat, n, amount)
         self.house_write(HouseKind.HOUSE_SEAT, delta, lounge_id, seat, key, at)

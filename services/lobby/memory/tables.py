@@ -183,6 +183,11 @@ class MemoryTables:
         key = f"add/{seat_token}/{request_id}"  # the table scopes ids to the seat's token
         answer = self._answers.get(key)
         if answer is None:
+            if not seat_token and not self.tables.get(table_id, FakeTable("", b"", {})).seats.get(
+                seat
+            ):  # the service's call for whoever sits there, and nobody does
+                self._occupied(table_id, seat)  # NO_TABLE first, as the table checks it first
+                raise TableRefused.of(Reason.EMPTY_SEAT, "nobody sits at the seat asked for")
             table, player = self._occupied(table_id, seat)
             if seat_token and self._answers.get(f"token/{seat_token}") != (table_id, seat):
                 raise TableRefused.of(Reason.BAD_SEAT_TOKEN, "not this seat's token")
@@ -190,6 +195,8 @@ class MemoryTables:
                 raise TableRefused.of(Reason.HAND_RUNNING, "chips can be added between hands only")
             if max_stack and player.stack + amount > max_stack:
                 raise TableRefused.of(Reason.ABOVE_MAX_STACK, f"at most {max_stack:,} chips a seat")
+            if table.closed:
+                raise TableRefused.of(Reason.TABLE_CLOSED, "the table is closed")
             table.seats[seat] = replace(player, stack=player.stack + amount)
             table.sequence += 1
             answer = ChipsAdded(player.stack + amount, table.sequence)

@@ -2,10 +2,11 @@
 -- and sitting out"): each refill is a saga of two steps, the house's chips first (a
 -- 'house_seat' row, key s/house-seat/<lounge_id>/<seat>/<n>, n = 1, 2, ... per seat; the
 -- seat's first funding is n = 0), then AddChips at the table with request id
--- lounge/<lounge_id>/ai/<seat>/refill/<n>. 'funded' until the table answers: 'added' (on the
--- seat), or 'returned' (the table refused it, the seat was not busted any more or is gone:
--- the chips back to the house, a 'house_return' row, key s/house-refill-return/...). At most
--- one refill per seat is 'funded' at a time; the recovery pass drives the 'funded' ones.
+-- lounge/<lounge_id>/ai/<seat>/refill/<n>. 'funded' until the table adds it ('added', on the
+-- seat) or refuses it for good ('returned': the table closed or the seat gone, the chips back
+-- to the house, a 'house_return' row, key s/house-refill-return/...). A refusal for now (the
+-- seat not at 0) leaves it 'funded' for the seat's next bust. At most one refill per seat is
+-- 'funded' at a time; a closing lounge drives its own.
 CREATE TABLE ai_refills (
     lounge_id  text NOT NULL,  -- no foreign key: the ledger's rows outlive the lounge's
     seat       smallint NOT NULL CHECK (seat >= 0),

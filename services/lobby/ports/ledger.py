@@ -136,7 +136,7 @@ def refill_key(lounge_id: str, seat: int, n: int, amount: int) -> RequestKey:
 
 def refill_return_key(lounge_id: str, seat: int, n: int, amount: int) -> RequestKey:
     """The ledger key of the ``n``-th refill's chips back to the house when the table refused
-    it (the seat was not busted any more, or was gone)."""
+    it for good (its seat gone, the table closed)."""
     return _house_key("house-refill-return", lounge_id, seat, amount, n)
 
 
@@ -255,12 +255,13 @@ class Ledger(Protocol):
         ...
 
     async def fund_ai_refill(
-        self, lounge_id: str, seat: int, amount: int, at: datetime
+        self, lounge_id: str, seat: int, amount: int, at: datetime, since: datetime, most: int
     ) -> AiRefill | None:
         """A busted AI seat's next refill: ``amount`` (> 0) from the house (a ``house_seat``
         row, :func:`refill_key`) and the saga FUNDED, in one transaction; the seat's refill
         still FUNDED instead, if there is one (one at a time per seat). None, with nothing
-        written, unless the lounge is OPEN and ``seat`` is one of its AI seats."""
+        written, unless the lounge is OPEN, ``seat`` is one of its AI seats and fewer than
+        ``most`` of its refills created since ``since`` were ADDED (the house's bound)."""
         ...
 
     async def ai_refill_added(self, lounge_id: str, seat: int, n: int) -> AiRefill:

@@ -197,15 +197,17 @@ class PgLedger:
             return sum(int(r["amount"]) for r in rows)
 
     async def fund_ai_refill(
-        self, lounge_id: str, seat: int, amount: int, at: datetime
+        self, lounge_id: str, seat: int, amount: int, at: datetime, since: datetime, most: int
     ) -> AiRefill | None:
         delta = house.funding(amount)
         async with self.pool.acquire() as conn, conn.transaction():
-            # The AI seat's row locked first: one refill of a seat at a time, and none once its
-            # lounge is past OPEN (a close's settlement locks no seat row but reads the state).
+            # The AI seat's row locked first (one refill of a seat at a time; a close's
+            # settle_ai takes it first too), its lounge's row shared: the lounge cannot turn
+            # CLOSING until this refill is committed, so a close always sees it FUNDED.
             held = await conn.fetchval(
                 "SELECT l.state FROM lounge_seats s JOIN lounges l USING (lounge_id) "
-                "WHERE s.lounge_id = $1 AND s.seat = $2 AND s.ai_level > 0 FOR UPDATE OF s",
+                "WHERE s.lounge_id = $1 AND s.seat = $2 AND s.ai_level > 0 "
+                "FOR UPDATE OF s FOR SHARE OF l",
                 lounge_id,
                 seat,
             )
@@ -219,6 +221,15 @@ class PgLedger:
             )
             if row is not None:
                 return _refill(row)
+            done = await conn.fetchval(
+                "SELECT count(*) FROM ai_refills WHERE lounge_id = $1 AND seat = $2 "
+                "AND created_at >= $3 AND state = 'added'",
+                lounge_id,
+                seat,
+                since,
+            )
+            if done >= most:
+                return None
             n = await conn.fetchval(
                 "SELECT coalesce(max(n), 0) + 1 FROM ai_refills WHERE lounge_id = $1 AND seat = $2",
                 lounge_id,

@@ -203,11 +203,11 @@ async def test_a_busted_ai_seat_is_refilled_one_refill_at_a_time(stores: Stores)
     await setup(stores, ai=2)
     await stores.ledger.fund_ai_seat("l-0", 5, 1_000, T0)
     await stores.ledger.fund_ai_seat("l-0", 4, 1_000, T0)
-    assert await stores.ledger.fund_ai_refill("l-0", 5, 1_000, T0) is None  # CREATING
+    assert await stores.ledger.fund_ai_refill("l-0", 5, 1_000, T0, T0, 10) is None  # CREATING
     await stores.lounges.mark_open("l-0")
-    assert await stores.ledger.fund_ai_refill("l-0", 0, 1_000, T0) is None  # no AI seat
-    assert await stores.ledger.fund_ai_refill("l-9", 5, 1_000, T0) is None  # no lounge
-    first = await stores.ledger.fund_ai_refill("l-0", 5, 1_000, T0)
+    assert await stores.ledger.fund_ai_refill("l-0", 0, 1_000, T0, T0, 10) is None  # no AI seat
+    assert await stores.ledger.fund_ai_refill("l-9", 5, 1_000, T0, T0, 10) is None  # no lounge
+    first = await stores.ledger.fund_ai_refill("l-0", 5, 1_000, T0, T0, 10)
     assert first is not None
     assert (first.lounge_id, first.seat, first.n, first.amount, first.state) == (
         "l-0",
@@ -216,8 +216,11 @@ async def test_a_busted_ai_seat_is_refilled_one_refill_at_a_time(stores: Stores)
         1_000,
         RefillState.FUNDED,
     )
-    assert await stores.ledger.fund_ai_refill("l-0", 5, 1_000, T0 + timedelta(seconds=1)) == first
-    other = await stores.ledger.fund_ai_refill("l-0", 4, 1_000, T0 + timedelta(seconds=2))
+    assert (
+        await stores.ledger.fund_ai_refill("l-0", 5, 1_000, T0 + timedelta(seconds=1), T0, 10)
+        == first
+    )
+    other = await stores.ledger.fund_ai_refill("l-0", 4, 1_000, T0 + timedelta(seconds=2), T0, 10)
     assert other is not None and (other.seat, other.n) == (4, 1)
     assert await stores.ledger.house() == -4_000
     assert (await audited(stores)).on_tables == 4_000
@@ -238,11 +241,34 @@ async def test_a_busted_ai_seat_is_refilled_one_refill_at_a_time(stores: Stores)
         await stores.ledger.ai_refill_added("l-0", 4, 2)
     assert await stores.ledger.house() == -3_000  # seat 4's refill came back
     assert await stores.ledger.funded_ai_refills(None, 10) == []
-    second = await stores.ledger.fund_ai_refill("l-0", 5, 1_000, T0 + timedelta(seconds=3))
+    second = await stores.ledger.fund_ai_refill("l-0", 5, 1_000, T0 + timedelta(seconds=3), T0, 10)
     assert second is not None and (second.n, second.state) == (2, RefillState.FUNDED)
     assert (await audited(stores)).on_tables == 4_000
     await stores.closes.mark_closing("l-0")
-    assert await stores.ledger.fund_ai_refill("l-0", 4, 1_000, T0) is None  # past OPEN
+    assert await stores.ledger.fund_ai_refill("l-0", 4, 1_000, T0, T0, 10) is None  # past OPEN
+
+
+async def test_refills_of_a_seat_are_bounded_per_day(stores: Stores) -> None:
+    """At most ``most`` refills of a seat ADDED since ``since``: the house's bound (a RETURNED
+    one does not count; a new day, ``since`` later, allows more)."""
+    await setup(stores)
+    await stores.ledger.fund_ai_seat("l-0", 5, 1_000, T0)
+    await stores.lounges.mark_open("l-0")
+    day = T0 + timedelta(hours=1)
+    first = await stores.ledger.fund_ai_refill("l-0", 5, 1_000, day, day, 2)
+    assert first is not None
+    await stores.ledger.return_ai_refill("l-0", 5, first.n, day)
+    for n in (2, 3):
+        refill = await stores.ledger.fund_ai_refill("l-0", 5, 1_000, day, day, 2)
+        assert refill is not None and refill.n == n
+        await stores.ledger.ai_refill_added("l-0", 5, n)
+    assert await stores.ledger.fund_ai_refill("l-0", 5, 1_000, day, day, 2) is None
+    assert await stores.ledger.fund_ai_refill("l-0", 5, 1_000, day, day, 0) is None
+    tomorrow = day + timedelta(days=1)
+    later = await stores.ledger.fund_ai_refill("l-0", 5, 1_000, tomorrow, tomorrow, 2)
+    assert later is not None and later.n == 4
+    assert await stores.ledger.house() == -4_000  # the seat, two refills on it, one waiting
+    await audited(stores)
 
 
 async def test_concurrent_refills_of_one_seat_move_the_chips_once(stores: Stores) -> None:
@@ -250,7 +276,7 @@ async def test_concurrent_refills_of_one_seat_move_the_chips_once(stores: Stores
     await stores.ledger.fund_ai_seat("l-0", 5, 1_000, T0)
     await stores.lounges.mark_open("l-0")
     refills = await asyncio.gather(
-        *(stores.ledger.fund_ai_refill("l-0", 5, 1_000, T0) for _ in range(8))
+        *(stores.ledger.fund_ai_refill("l-0", 5, 1_000, T0, T0, 10) for _ in range(8))
     )
     assert {r.n if r else None for r in refills} == {1}
     assert await stores.ledger.house() == -2_000

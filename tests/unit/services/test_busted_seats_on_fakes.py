@@ -1,19 +1,32 @@
-"""A busted AI seat refilled from the house (``services.lobby.refills``) on the in-memory
-ports: once per bust, with the house paying and the audit holding at every step; a table
-that does not answer, or answers and loses the answer, refills the seat once; a refill the
-table refuses for now waits for the seat's next bust, one refused for good goes back to the
-house; a closing lounge is CLOSED only once no refill of its is on its way."""
+"""Busted seats (``services.lobby.busted``) on the in-memory ports.
+
+An AI seat is refilled from the house (``services.lobby.refills``): once per bust, with the
+house paying and the audit holding at every step; a table that does not answer, or answers
+and loses the answer, refills the seat once; a refill the table refuses for now waits for the
+seat's next bust, one refused for good goes back to the house; a closing lounge is CLOSED only
+once no refill of its is on its way. A person's seat busted for the grace is freed."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
+from typing import Any
 
 import pytest
 
 from poker.events.v1 import events_pb2 as epb
+from services.lobby.busted import BustedSeats
 from services.lobby.closing import ClosingApp
 from services.lobby.lounges import AiSeat
-from services.lobby.ports import ChipsAdded, Lounge, LoungeState, RefillState, TablesUnavailable
+from services.lobby.ports import (
+    AiRefill,
+    BuyInState,
+    ChipsAdded,
+    Lounge,
+    LoungeState,
+    RefillState,
+    TablesUnavailable,
+)
 from services.lobby.refills import RefillApp
 
 from .test_buy_ins_on_fakes import World
@@ -41,6 +54,25 @@ def bust(world: World, lounge: Lounge, loser: int, winner: int) -> None:
     world.tables.tables[lounge.lounge_id].sequence += 1
 
 
+async def fund(world: World, lounge_id: str, seat: int) -> AiRefill | None:
+    """``Ledger.fund_ai_refill`` of ``seat``'s STACK now (as another lobby's pass would)."""
+    now = world.lobby.clock()
+    return await world.ledger.fund_ai_refill(lounge_id, seat, STACK, now, now, 10)
+
+
+def passes(world: World) -> tuple[RefillApp, BustedSeats]:
+    """The refill saga and the busted seats' pass that reads the tables and drives it."""
+    refills = RefillApp(world.lobby.app, world.tables)
+    return refills, BustedSeats(world.app, world.lounges, refills)
+
+
+async def added(keeper: BustedSeats) -> int:
+    """One pass of ``keeper``: how many refills it added (no person busts here)."""
+    refilled, freed = await keeper.recover()
+    assert freed == 0
+    return refilled
+
+
 async def unanswered(*_: object) -> ChipsAdded:
     raise TablesUnavailable("the table service is unreachable")
 
@@ -61,21 +93,21 @@ async def audited(world: World) -> None:
 async def test_a_busted_ai_seat_gets_its_stack_from_the_house_once_per_bust() -> None:
     world = World()
     lounge = await ai_lounge(world)
-    refills = RefillApp(world.lobby.app, world.lounges, world.tables)
-    assert await refills.recover() == 0  # nobody busted: nothing moves
+    _, keeper = passes(world)
+    assert await added(keeper) == 0  # nobody busted: nothing moves
     assert await world.ledger.house() == -2 * STACK
     bust(world, lounge, loser=0, winner=1)
     await audited(world)
-    assert await refills.recover() == 1
+    assert await added(keeper) == 1
     assert stacks(world, lounge) == {0: STACK, 1: 2 * STACK}
     assert await world.ledger.house() == -3 * STACK  # the house paid for the refill
     await audited(world)
-    assert await refills.recover() == 0  # the seat holds chips again: no second refill
+    assert await added(keeper) == 0  # the seat holds chips again: no second refill
     assert await world.ledger.funded_ai_refills(None, 10) == []
     bust(world, lounge, loser=1, winner=0)  # the other seat, then the first again
-    assert await refills.recover() == 1
+    assert await added(keeper) == 1
     bust(world, lounge, loser=0, winner=1)
-    assert await refills.recover() == 1
+    assert await added(keeper) == 1
     assert await world.ledger.house() == -5 * STACK
     await audited(world)
     refilled = sorted((r.seat, r.n, r.state) for r in world.ledger._refills.values() if r.lounge_id)
@@ -87,14 +119,14 @@ async def test_a_seat_all_in_in_the_hand_in_play_is_not_busted() -> None:
     """All in, a seat shows 0 chips behind until the hand ends: no refill for it then."""
     world = World()
     lounge = await ai_lounge(world)
-    refills = RefillApp(world.lobby.app, world.lounges, world.tables)
+    _, keeper = passes(world)
     world.tables.deal(lounge.lounge_id)
     bust(world, lounge, loser=0, winner=1)  # (its chips in the pot, as far as a view shows)
-    assert await refills.recover() == 0
+    assert await added(keeper) == 0
     assert await world.ledger.funded_ai_refills(None, 10) == []
     assert await world.ledger.house() == -2 * STACK
     world.tables.end_hand(lounge.lounge_id)  # it lost: busted now
-    assert await refills.recover() == 1
+    assert await added(keeper) == 1
     assert stacks(world, lounge)[0] == STACK
 
 
@@ -106,18 +138,14 @@ async def test_a_persons_seat_and_a_lounge_not_open_are_never_refilled() -> None
     seats = world.tables.tables[lounge.lounge_id].seats
     seats[3] = replace(seats[3], stack=0)  # the person busted: chips are theirs to add
     seats[0] = replace(seats[0], stack=seats[0].stack + 500)
-    refills = RefillApp(world.lobby.app, world.lounges, world.tables)
-    assert await refills.recover() == 0
+    _, keeper = passes(world)
+    assert await added(keeper) == 0
     assert joined.buy_in.seat == 3 and stacks(world, lounge)[3] == 0
-    assert (
-        await world.ledger.fund_ai_refill(lounge.lounge_id, 3, STACK, world.lobby.clock()) is None
-    )
+    assert await fund(world, lounge.lounge_id, 3) is None
     await world.closes.mark_closing(lounge.lounge_id)
     bust(world, lounge, loser=1, winner=0)
-    assert await refills.recover() == 0  # CLOSING: the close settles what is there
-    assert (
-        await world.ledger.fund_ai_refill(lounge.lounge_id, 1, STACK, world.lobby.clock()) is None
-    )
+    assert await added(keeper) == 0  # CLOSING: the close settles what is there
+    assert await fund(world, lounge.lounge_id, 1) is None
 
 
 async def test_an_unanswered_or_lost_answer_refills_the_seat_once(
@@ -125,22 +153,39 @@ async def test_an_unanswered_or_lost_answer_refills_the_seat_once(
 ) -> None:
     world = World()
     lounge = await ai_lounge(world)
-    refills = RefillApp(world.lobby.app, world.lounges, world.tables)
+    _, keeper = passes(world)
     bust(world, lounge, loser=0, winner=1)
     monkeypatch.setattr(world.tables, "add_chips", unanswered)  # the house pays, then silence
-    assert await refills.recover() == 0
+    assert await added(keeper) == 0
     monkeypatch.undo()
     (waiting,) = await world.ledger.funded_ai_refills(None, 10)
     assert (waiting.seat, waiting.n, waiting.amount) == (0, 1, STACK)
     await audited_with_funded(world, STACK)
-    world.tables.unavailable = world.tables.lost_answers = True  # added; the answer lost
-    assert await refills.recover() == 0
+    assert await added(keeper) == 1  # the seat still at 0: the same refill, now answered
+    assert stacks(world, lounge) == {0: STACK, 1: 2 * STACK}
+    await audited(world)
+
+    bust(world, lounge, loser=0, winner=1)
+    add_chips = world.tables.add_chips
+
+    async def lost(*args: Any) -> ChipsAdded:
+        await add_chips(*args)
+        raise TablesUnavailable("the answer was lost")
+
+    monkeypatch.setattr(world.tables, "add_chips", lost)  # added at the table; answer lost
+    assert await added(keeper) == 0
+    monkeypatch.undo()
+    assert stacks(world, lounge)[0] == STACK  # the chips are on the seat...
+    assert [r.n for r in await world.ledger.funded_ai_refills(None, 10)] == [2]  # ...unheard
+    await audited(world)  # the chips the house paid are the chips on the seat
+    assert await added(keeper) == 0  # not busted: nothing to do
+    bust(world, lounge, loser=0, winner=1)  # busted again: refill 2's retry hears its answer
+    assert await added(keeper) == 1
+    assert stacks(world, lounge)[0] == 0  # (a first answer adds nothing again)
+    assert await added(keeper) == 1  # refill 3
     assert stacks(world, lounge)[0] == STACK
-    world.tables.unavailable = world.tables.lost_answers = False
-    assert await refills.recover() == 1  # the same request: the table's first answer
-    assert stacks(world, lounge) == {0: STACK, 1: 2 * STACK}  # added once
     assert await world.ledger.funded_ai_refills(None, 10) == []
-    assert await world.ledger.house() == -3 * STACK
+    assert await world.ledger.house() == -5 * STACK  # two seats and three refills, once each
     await audited(world)
 
 
@@ -155,10 +200,10 @@ async def audited_with_funded(world: World, funded: int) -> None:
 async def test_a_refill_refused_for_now_waits_for_the_next_bust() -> None:
     world = World()
     lounge = await ai_lounge(world)
-    refills = RefillApp(world.lobby.app, world.lounges, world.tables)
+    refills, keeper = passes(world)
     bust(world, lounge, loser=0, winner=1)
     # Another lobby's pass funded it, and its AddChips landed; this one's look was older.
-    other = await world.ledger.fund_ai_refill(lounge.lounge_id, 0, STACK, world.lobby.clock())
+    other = await fund(world, lounge.lounge_id, 0)
     assert other is not None
     seats = world.tables.tables[lounge.lounge_id].seats
     seats[0] = replace(seats[0], stack=STACK)  # refilled by a request of its own...
@@ -166,35 +211,35 @@ async def test_a_refill_refused_for_now_waits_for_the_next_bust() -> None:
     assert await refills.drive(other) is RefillState.FUNDED  # ABOVE_MAX_STACK: it waits
     assert stacks(world, lounge)[0] == STACK
     bust(world, lounge, loser=0, winner=1)
-    assert await refills.recover() == 1  # the next bust takes the waiting refill
+    assert await added(keeper) == 1  # the next bust takes the waiting refill
     assert [(r.n, r.state) for r in world.ledger._refills.values()] == [(1, RefillState.ADDED)]
     assert stacks(world, lounge)[0] == STACK
 
 
-async def closing_world() -> tuple[World, Lounge, RefillApp, ClosingApp]:
+async def closing_world() -> tuple[World, Lounge, RefillApp, BustedSeats, ClosingApp]:
     """A lounge whose AI seat 0 just busted, with a refill pass and a close that drives it."""
     world = World()
     lounge = await ai_lounge(world)
-    refills = RefillApp(world.lobby.app, world.lounges, world.tables)
+    refills, keeper = passes(world)
     bust(world, lounge, loser=0, winner=1)
-    return world, lounge, refills, ClosingApp(world.app, world.closes, refills=refills)
+    return world, lounge, refills, keeper, ClosingApp(world.app, world.closes, refills=refills)
 
 
 async def test_a_closing_lounge_waits_for_its_refill_and_the_house_gets_it_back(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    world, lounge, refills, closing = await closing_world()
+    world, lounge, _, keeper, closing = await closing_world()
     lid = lounge.lounge_id
     monkeypatch.setattr(world.tables, "add_chips", unanswered)
-    await refills.recover()  # FUNDED: the house paid, the table did not answer
+    await added(keeper)  # FUNDED: the house paid, the table did not answer
     monkeypatch.undo()
     world.tables.tables[lid].dealt_in = {1}  # seat 1 plays a hand (busted seat 0 sits out)
     await world.closes.mark_closing(lid)
     closing_now = await closing.drive(await world.lounges.get(lid) or lounge)
-    # The refill went onto seat 0 (at 0, still seated), which left at once with it; seat 1
-    # leaves when its hand ends, and the lounge waits for it.
+    # The close sent the seats away first: seat 0 (out of the hand) left at once with 0, so
+    # its refill came back to the house; seat 1 leaves when its hand ends, and the close waits.
     assert closing_now.state is LoungeState.CLOSING
-    assert await world.ledger.funded_ai_refills(lid, 10) == []
+    assert [r.state for r in world.ledger._refills.values()] == [RefillState.RETURNED]
     world.tables.end_hand(lid)
     closed = await closing.drive(await world.lounges.get(lid) or lounge)
     assert closed.state is LoungeState.CLOSED
@@ -204,16 +249,80 @@ async def test_a_closing_lounge_waits_for_its_refill_and_the_house_gets_it_back(
 
 
 async def test_a_refill_whose_seat_is_gone_goes_back_to_the_house() -> None:
-    world, lounge, refills, closing = await closing_world()
+    world, lounge, refills, _, closing = await closing_world()
     lid = lounge.lounge_id
-    funded = await world.ledger.fund_ai_refill(lid, 0, STACK, world.lobby.clock())
+    funded = await fund(world, lid, 0)
     assert funded is not None  # ...and the lobby stopped before it asked the table
     await world.closes.mark_closing(lid)
     await world.tables.leave(lid, 0, "", f"close/{lid}/0/1")  # the close sent seat 0 away
-    assert await refills.drive(funded) is RefillState.RETURNED  # SEAT_EMPTY: for good
+    assert await refills.drive(funded) is RefillState.RETURNED  # EMPTY_SEAT: for good
     assert await refills.drive(funded) is RefillState.RETURNED  # a second lobby's drive
     closed = await closing.drive(await world.lounges.get(lid) or lounge)
     assert closed.state is LoungeState.CLOSED
     assert await world.ledger.house() == 0
     audit = await world.ledger.audit()
     assert audit.holds and audit.on_tables == 0, audit
+
+
+async def busted_person(world: World) -> tuple[Lounge, str]:
+    """A lounge of two AI seats where a person (seat 3, 500 chips) just lost them all to seat
+    0; the person's buy-in saga id."""
+    lounge = await ai_lounge(world)
+    person = await world.player(2)
+    joined = await world.app.join(person, req("j"), lounge.lounge_id, 3, 500, "")
+    bust(world, lounge, loser=3, winner=0)
+    return lounge, joined.buy_in.saga_id
+
+
+async def test_a_busted_persons_seat_is_freed_after_the_grace() -> None:
+    """RULES.md: a player left with no chips sits out until chips are added; after a grace
+    (5 minutes by default) the seat is freed and the player leaves the table with nothing."""
+    world = World()
+    lounge, saga_id = await busted_person(world)
+    _, keeper = passes(world)
+    assert await keeper.recover() == (0, 0)  # seen busted now: the grace starts
+    world.lobby.clock.now += timedelta(minutes=4, seconds=59)
+    assert await keeper.recover() == (0, 0)
+    world.lobby.clock.now += timedelta(seconds=1)
+    assert await keeper.recover() == (0, 1)
+    saga = world.store.sagas[saga_id]
+    assert (saga.state, saga.left_stack) == (BuyInState.LEFT, 0)
+    assert 3 not in world.tables.tables[lounge.lounge_id].seats
+    seen = await world.lounges.get(lounge.lounge_id)
+    assert seen is not None and [s.seat for s in seen.seats] == [0, 1]
+    assert await keeper.recover() == (0, 0)  # once
+    await audited(world)  # the person's 500 are the AI's now: at the table, the house's
+
+
+async def test_chips_added_or_a_hand_in_play_restart_the_grace() -> None:
+    world = World()
+    lounge, saga_id = await busted_person(world)
+    _, keeper = passes(world)
+    await keeper.recover()
+    world.lobby.clock.now += timedelta(minutes=4)
+    seats = world.tables.tables[lounge.lounge_id].seats
+    seats[3] = replace(seats[3], stack=10)  # (its story aside: chips behind it again)
+    await keeper.recover()  # not busted: forgotten
+    seats[3] = replace(seats[3], stack=0)
+    world.lobby.clock.now += timedelta(minutes=4)
+    assert await keeper.recover() == (0, 0)  # busted again: a new grace
+    world.tables.deal(lounge.lounge_id)  # (dealt in, all in: 0 behind until the hand ends)
+    world.lobby.clock.now += timedelta(minutes=4)
+    assert await keeper.recover() == (0, 0)
+    world.tables.end_hand(lounge.lounge_id)
+    assert await keeper.recover() == (0, 0)  # busted after that hand: a new grace
+    world.lobby.clock.now += timedelta(minutes=5)
+    assert await keeper.recover() == (0, 1)
+    assert world.store.sagas[saga_id].state is BuyInState.LEFT
+
+
+async def test_no_grace_set_never_frees_a_seat() -> None:
+    world = World()
+    world.lobby.app.settings = replace(world.lobby.app.settings, busted_seat_grace=None)
+    lounge, saga_id = await busted_person(world)
+    _, keeper = passes(world)
+    for _ in range(3):
+        assert await keeper.recover() == (0, 0)
+        world.lobby.clock.now += timedelta(days=2)
+    assert world.store.sagas[saga_id].state is BuyInState.SEATED
+    assert 3 in world.tables.tables[lounge.lounge_id].seats

@@ -5,16 +5,22 @@ just as that finishes, and redis-py writes every command through it (``socket_ti
 a task cancelled while it sends a command can go on as if nothing happened. The instance
 announcements renewed in such a loop, and ``Announcer.abandon`` waited for the cancelled
 loop to end: the service's stop hung for ever (the API fuzzer's "restart the service" step,
-once in CI). These stand in for the lost cancellation with a call that swallows it.
+once in CI). Closing the watch feeds waited alike for a feed whose blocking read lost its
+cancellation (on an idle table no record ever comes to end it). These stand in for the lost
+cancellation with a call that swallows it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator
 
+from felt.storage.eventstore import MemoryEventStore, StoredRecord
 from felt.storage.instances import MemoryTableInstances
 from services.table.announce import Announcer
+from services.table.watch import WatchClosed, WatchHub
 
 
 class _LosesOneCancellation(MemoryTableInstances):
@@ -72,5 +78,50 @@ def test_cancelling_a_stop_of_the_announcements_is_not_swallowed() -> None:
         async with asyncio.timeout(10):
             await asyncio.wait({stop})
         assert stop.cancelled()
+
+    asyncio.run(main())
+
+
+class _ReadLosesOneCancellation(MemoryEventStore):
+    """A store whose blocking read of an idle table swallows the first cancellation."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reading = asyncio.Event()
+        self.lost = 0
+
+    async def subscribe(
+        self, table_id: str, from_sequence: int = 0, *, block_ms: int = 5000
+    ) -> AsyncIterator[StoredRecord]:
+        while True:  # nothing comes: the table is idle
+            self.reading.set()
+            try:
+                await asyncio.sleep(block_ms / 1000)
+            except asyncio.CancelledError:
+                if self.lost:
+                    raise
+                self.lost += 1  # lost, as inside redis-py on Python 3.11
+            if False:  # pragma: no cover - an async generator that yields nothing
+                yield
+
+
+def test_closing_the_watch_feeds_is_bounded_when_a_cancellation_is_lost() -> None:
+    async def main() -> None:
+        store = _ReadLosesOneCancellation()
+        hub = WatchHub(store)
+        watch = hub.events("t1", 0, 0)
+        first = asyncio.ensure_future(anext(watch))  # joins the table's feed, waits
+        await asyncio.wait_for(store.reading.wait(), 5.0)
+        began = time.monotonic()
+        async with asyncio.timeout(10):  # a regression fails, not hangs
+            await hub.aclose()
+        assert time.monotonic() - began < 5.0
+        assert store.lost == 1
+        with contextlib.suppress(WatchClosed):
+            await asyncio.wait_for(first, 5.0)
+        feed_tasks = [t for t in asyncio.all_tasks() if "TableFeed" in repr(t)]
+        for task in feed_tasks:
+            task.cancel()  # the second cancellation ends it (the service closes its client)
+        await asyncio.wait(feed_tasks, timeout=5.0)
 
     asyncio.run(main())

@@ -21,6 +21,9 @@ from felt.storage.redis_client import REDIS_ERRORS
 
 log = structlog.get_logger("felt.table")
 
+# How long stopping waits for a renewal round in flight (its Redis commands) to end.
+ABANDON_WAIT_S = 2.0
+
 _ANY_HOST = ("", "0.0.0.0", "::", "[::]")
 
 
@@ -55,31 +58,47 @@ class Announcer:
         self.ttl_ms = 3 * lease_ttl_ms
         self.every_s = lease_ttl_ms / 3000
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     async def _announce(self) -> None:
         for directory, address in self.entries:
             await directory.announce(self.instance_id, address, self.ttl_ms)
 
     async def start(self) -> None:
+        self._stopping = False
         await self._announce()
         self._task = asyncio.get_running_loop().create_task(self._renew())
         log.info("table_instance_announced", instance=self.instance_id, address=self.address)
 
     async def _renew(self) -> None:
-        while True:
+        while not self._stopping:
             await asyncio.sleep(self.every_s)
+            if self._stopping:
+                return
             try:
                 await self._announce()
             except REDIS_ERRORS as exc:  # Redis away: the next round tries again
                 log.warning("table_instance_announce_failed", error=str(exc))
 
     async def abandon(self) -> None:
-        """Stop renewing, leaving the entry to lapse (what a crash does; tests)."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        """Stop renewing, leaving the entry to lapse (what a crash does; tests).
+
+        The renewals end at their next check of ``_stopping`` even when the cancellation is
+        lost: one that lands while redis-py writes a command is (Python 3.11's
+        ``asyncio.wait_for``, which redis-py writes through, returns the write's result
+        instead), and the loop went on for ever, the service's stop with it. The wait is
+        bounded all the same (a command is bounded by the socket timeout), and the caller's
+        own cancellation is not swallowed.
+        """
+        task, self._task = self._task, None
+        if task is None:
+            return
+        self._stopping = True
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=ABANDON_WAIT_S)
+        if not done:
+            log.warning("table_instance_announce_slow_stop", instance=self.instance_id)
+        task.add_done_callback(_retrieve)  # its error, if any, is of no use now
 
     async def stop(self) -> None:
         """Stop renewing and withdraw the entry."""
@@ -87,3 +106,8 @@ class Announcer:
         for directory, address in self.entries:
             with contextlib.suppress(*REDIS_ERRORS):
                 await directory.withdraw(self.instance_id, address)
+
+
+def _retrieve(task: asyncio.Task[None]) -> None:
+    if not task.cancelled():
+        task.exception()

@@ -56,6 +56,9 @@ from services.table.stream import deadline_of, starts_turn
 
 log = structlog.get_logger("felt.table")
 
+# How long stopping waits for the feeds' tasks to end (``WatchHub.aclose``).
+CLOSE_WAIT_S = 2.0
+
 
 @dataclass(frozen=True, slots=True)
 class WatchLimits:
@@ -420,15 +423,34 @@ class WatchHub:
             feed.task.cancel()
 
     async def aclose(self) -> None:
-        """Stop every feed (the service is stopping)."""
+        """Stop every feed (the service is stopping).
+
+        Bounded, and the caller's own cancellation is not swallowed: a feed's cancellation
+        can be lost inside its blocking read (redis-py on Python 3.11, see
+        ``services.table.announce``), and the feed then reads on until a record comes, which
+        an idle table never sends. The service closes the feeds' Redis client next, which
+        ends such a read.
+        """
+        tasks: set[asyncio.Task[None]] = set()
         for feed in list(self.feeds.values()):
             for subscriber in feed.subscribers:
                 subscriber.fail(WatchClosed("the table service is stopping; watch again"))
             feed.subscribers.clear()
             self._release(feed)
             if feed.task is not None:
-                with contextlib.suppress(BaseException):
-                    await feed.task
+                tasks.add(feed.task)
+        if not tasks:
+            return
+        _, pending = await asyncio.wait(tasks, timeout=CLOSE_WAIT_S)
+        if pending:
+            log.warning("watch_feeds_slow_stop", feeds=len(pending))
+        for task in tasks:  # whenever they end, their errors are seen (and dropped)
+            task.add_done_callback(_retrieve)
+
+
+def _retrieve(task: asyncio.Task[None]) -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 def limits_from_env(env: Mapping[str, str] | None = None) -> WatchLimits:

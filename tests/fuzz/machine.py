@@ -82,6 +82,7 @@ LIVENESS_S = 10.0  # how long a due deal may take before the table counts as sta
 INT64_MAX = 2**63 - 1
 MAX_TABLES = 3
 STEP_TIMEOUT = 120.0  # a whole step (several bounded calls and waits)
+CANCEL_WAIT = 10.0  # how long a hung step, cancelled, may take to end before the next one
 MAX_MESSAGE = 2000  # an error message longer than this echoes the caller's input back
 MAX_SEATS = 12
 
@@ -305,6 +306,26 @@ def config_proto(spec: dict[str, Any]) -> epb.TableConfig:
 # ----------------------------------------------------------------- the harness
 
 
+def awaiting(task: asyncio.Task[Any]) -> str:
+    """Where ``task`` waits: the chain of coroutines it awaits, down to a future or a task."""
+    parts: list[str] = []
+    awaited: Any = task.get_coro()
+    while awaited is not None and len(parts) < 30:
+        frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "ag_frame", None)
+        if frame is None:
+            # The future the task waits on (a task awaited shows what it runs and waits for).
+            parts.append(repr(getattr(task, "_fut_waiter", None) or awaited)[:400])
+            break
+        path = frame.f_code.co_filename.split("/site-packages/")[-1]
+        for root in ("/services/", "/libs/", "/tests/"):
+            if root in path:
+                path = root[1:] + path.split(root, 1)[1]
+                break
+        parts.append(f"{frame.f_code.co_name} ({path}:{frame.f_lineno})")
+        awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "ag_await", None)
+    return " -> ".join(parts)
+
+
 class StepHung(Exception):
     """A step (a few calls, each with its own deadline) did not finish: something is stuck."""
 
@@ -339,19 +360,47 @@ class Harness:
     showdowns: int = 0
     decisions_read: int = 0  # AI decision requests read from the service's stream
     found: dict[str, list[str]] = field(default_factory=dict)  # kind -> details (first few)
+    step_task: asyncio.Task[Any] | None = None  # the step running on the loop
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` on the service's loop and wait for it (from the machine's thread).
 
         Every call and wait inside has its own bound; a step that still takes longer than
-        ``STEP_TIMEOUT`` is cancelled and raises ``StepHung``.
+        ``STEP_TIMEOUT`` raises ``StepHung``, saying where it waits. It is cancelled and
+        awaited first (at most ``CANCEL_WAIT``): a step that went on after its cancellation
+        (a callee swallowing it) once started a second service beside the next example's.
         """
-        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        future = asyncio.run_coroutine_threadsafe(self._tracked(coro), self.loop)
         try:
             return future.result(timeout=STEP_TIMEOUT)
         except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise StepHung(f"a step did not finish in {STEP_TIMEOUT} s") from None
+            pass
+        try:
+            where = asyncio.run_coroutine_threadsafe(self._stop_step(), self.loop).result(
+                timeout=CANCEL_WAIT + 5.0
+            )
+        except concurrent.futures.TimeoutError:
+            where = "nowhere: the event loop itself is blocked"
+        raise StepHung(f"a step did not finish in {STEP_TIMEOUT} s; it waited in {where}")
+
+    async def _tracked(self, coro: Coroutine[Any, Any, T]) -> T:
+        self.step_task = asyncio.current_task()
+        try:
+            return await coro
+        finally:
+            self.step_task = None
+
+    async def _stop_step(self) -> str:
+        """Where the hung step waits; then it is cancelled and awaited (bounded)."""
+        task = self.step_task
+        if task is None:
+            return "nothing (it ended just now)"
+        where = awaiting(task)
+        task.cancel()
+        await asyncio.wait({task}, timeout=CANCEL_WAIT)
+        if not task.done():
+            where += f" (and it did not end in {CANCEL_WAIT} s when cancelled)"
+        return where
 
     async def reset(self) -> None:
         """A fresh service on an empty DB, for one example."""

@@ -109,9 +109,6 @@ class LobbySettings:
     # won are never taken back, so the house's exposure to one account per day is this plus
     # the AI stacks at the lounges it sits at.
     house_daily_win_limit: int = 100_000
-    # How long a person's seat may sit busted (no chips, none added) before the lobby frees it
-    # (RULES.md: "after a grace ... the seat is freed"); None: never.
-    busted_seat_grace: timedelta | None = timedelta(minutes=5)
     # Refills from the house one busted AI seat may get per UTC day: the house's exposure at
     # one lounge per day is its AI stacks times one plus this.
     ai_refills_per_day: int = 10

@@ -136,11 +136,6 @@ MIN_SECRET_BYTES = 32
 _SERVER_OPTIONS = (("grpc.max_receive_message_length", MAX_REQUEST_BYTES),)
 
 
-def _seconds_or_never(seconds: int) -> timedelta | None:
-    """A setting in seconds where 0 means never."""
-    return timedelta(seconds=seconds) if seconds > 0 else None
-
-
 def _utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -198,7 +193,6 @@ class LobbyServerConfig:
             top_up_cooldown=timedelta(seconds=S.FELT_LOBBY_TOP_UP_COOLDOWN_S.read(env)),
             max_lounges_per_owner=S.FELT_LOBBY_MAX_LOUNGES.read(env),
             house_daily_win_limit=S.FELT_LOBBY_HOUSE_DAILY_WIN_LIMIT.read(env),
-            busted_seat_grace=_seconds_or_never(S.FELT_LOBBY_BUSTED_SEAT_GRACE_S.read(env)),
             ai_refills_per_day=S.FELT_LOBBY_AI_REFILLS_PER_DAY.read(env),
             sign_up_max_per_client=S.FELT_LOBBY_MAX_SIGN_UPS.read(env),
             sign_up_window=timedelta(seconds=S.FELT_LOBBY_SIGN_UP_WINDOW_S.read(env)),
@@ -434,10 +428,10 @@ async def _recover_forever(
     table service left RESERVED (fairly, with backoff: ``services.lobby.recovery``) and
     leaves whose seat is vacated only when its hand ends; chip adds left RESERVED; lounges
     left CREATING, closing lounges (and those whose table ended by itself), with the
-    throttle's counts whose window has passed forgotten; busted seats (``services.lobby
-    .busted``): an AI seat refilled from the house, a person's freed after the grace. An
-    error is logged and the next pass tries again (the sagas' state is in the database);
-    ``passes`` (``/healthz``) is live while the buy-ins' passes complete."""
+    throttle's counts whose window has passed forgotten; busted AI seats refilled from the
+    house (``services.lobby.busted``). An error is logged and the next pass tries again (the
+    sagas' state is in the database); ``passes`` (``/healthz``) is live while the buy-ins'
+    passes complete."""
 
     async def buy_ins() -> None:
         await seating.recover()

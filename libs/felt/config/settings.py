@@ -1132,17 +1132,6 @@ FELT_LOBBY_AI_REFILLS_PER_DAY = Integer(
     doc="refills from the house one busted AI seat may get in a UTC day (0: none): bounds "
     'the house\'s exposure at a lounge (see "The house account and the chips audit")',
 )
-FELT_LOBBY_BUSTED_SEAT_GRACE_S = Integer(
-    name="FELT_LOBBY_BUSTED_SEAT_GRACE_S",
-    services=("lobby",),
-    default=300,
-    low=0,
-    high=86_400,
-    help="seconds a person's seat may sit busted (no chips, none added) before it is freed "
-    "(0: never)",
-    doc="seconds a person's seat may sit with no chips (none added) before the lobby frees it "
-    'and the player leaves the table with nothing (RULES.md; 0: never; see "Busted seats")',
-)
 FELT_LOBBY_MAX_SIGN_UPS = Integer(
     name="FELT_LOBBY_MAX_SIGN_UPS",
     services=("lobby",),

@@ -26,7 +26,15 @@ from services.lobby.ports.ledger import (
     house_return_key,
     house_seat_key,
 )
-from services.lobby.postgres import PgCloses, PgLedger
+from services.lobby.postgres import (
+    PgBuyIns,
+    PgCloses,
+    PgLedger,
+    PgLounges,
+    PgPlayers,
+    PgSessions,
+    PgThrottle,
+)
 
 from .conftest import Stores
 from .test_buy_ins_contract import T0, buy_in, key
@@ -348,3 +356,38 @@ async def test_the_migration_funds_the_ai_seats_of_lounges_not_closed(
         ]
     finally:
         await pool.close()
+
+
+async def test_a_refill_being_funded_holds_off_the_close(lobby_pool: asyncpg.Pool) -> None:
+    """PostgreSQL: a funding shares its lounge's row, so the lounge cannot turn CLOSING until
+    the refill is committed; the close then sees it FUNDED (and waits for it). Without the
+    shared lock, a close that began meanwhile could settle the seat and end CLOSED with the
+    refill's chips off every book (found by review, with a delayed funding)."""
+    ledger, lounges, closes = PgLedger(lobby_pool), PgLounges(lobby_pool), PgCloses(lobby_pool)
+    stores = Stores(
+        "postgres",
+        PgPlayers(lobby_pool),
+        PgSessions(lobby_pool),
+        PgThrottle(lobby_pool),
+        ledger,
+        lounges,
+        PgBuyIns(lobby_pool),
+        closes,
+    )
+    await setup(stores)
+    await ledger.fund_ai_seat("l-0", 5, 1_000, T0)
+    await lounges.mark_open("l-0")
+    async with lobby_pool.acquire() as holder, holder.transaction():
+        # Another house movement in flight holds the house's row: the funding waits on it
+        # while it holds the seat's row and shares the lounge's.
+        await holder.execute("SELECT balance FROM house_account FOR UPDATE")
+        funding = asyncio.create_task(ledger.fund_ai_refill("l-0", 5, 1_000, T0, T0, 10))
+        await asyncio.sleep(0.3)
+        closing = asyncio.create_task(closes.mark_closing("l-0"))
+        await asyncio.sleep(0.3)
+        assert not funding.done() and not closing.done()  # the close waits for the funding
+    refill = await funding
+    assert refill is not None and refill.state is RefillState.FUNDED
+    assert (await closing).state is LoungeState.CLOSING
+    assert await ledger.funded_ai_refills("l-0", 10) == [refill]  # the close sees it
+    await audited(stores)

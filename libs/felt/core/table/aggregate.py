@@ -536,7 +536,8 @@ def _time_out(state: TableState, seat: int) -> tuple[list[AnyEvent], HandState]:
     player = state.player(seat)
     if (
         player is not None
-        and not player.sitting_out
+        and not player.ai_level  # an AI's clock runs out only while its workers are away:
+        and not player.sitting_out  # sat out, nothing would sit it back in (it plays on)
         and state.config.max_timeouts
         and player.timeouts + 1 >= state.config.max_timeouts
     ):

@@ -16,6 +16,7 @@ import socket
 
 import structlog
 
+from felt.service.tasks import ended_within
 from felt.storage.instances import TableInstances
 from felt.storage.redis_client import REDIS_ERRORS
 
@@ -95,10 +96,8 @@ class Announcer:
             return
         self._stopping = True
         task.cancel()
-        done, _ = await asyncio.wait({task}, timeout=ABANDON_WAIT_S)
-        if not done:
+        if await ended_within([task], ABANDON_WAIT_S):
             log.warning("table_instance_announce_slow_stop", instance=self.instance_id)
-        task.add_done_callback(_retrieve)  # its error, if any, is of no use now
 
     async def stop(self) -> None:
         """Stop renewing and withdraw the entry."""
@@ -106,8 +105,3 @@ class Announcer:
         for directory, address in self.entries:
             with contextlib.suppress(*REDIS_ERRORS):
                 await directory.withdraw(self.instance_id, address)
-
-
-def _retrieve(task: asyncio.Task[None]) -> None:
-    if not task.cancelled():
-        task.exception()

@@ -53,6 +53,7 @@ from felt.core.table.events import (
     AnyEvent,
 )
 from felt.core.table.stats import SeatStats
+from felt.service.tasks import drop_outcome
 from felt.service.tracing import TraceContext, attached, current_context
 from felt.storage.eventstore import AppendResult, EventStore, EventsTrimmed, VersionConflict
 from felt.storage.eventstore.codec import (
@@ -178,11 +179,6 @@ class Timing:
     # When a table with nobody to play for stops dealing (services.table.rest); the default
     # never rests (FELT_TABLE_IDLE_GRACE_S sets it for the table-service process).
     rest: RestPolicy = field(default_factory=RestPolicy)
-
-
-def _retrieve(task: asyncio.Task[None]) -> None:
-    if not task.cancelled():
-        task.exception()
 
 
 def _set(event: asyncio.Event) -> asyncio.Event:
@@ -533,7 +529,7 @@ class TableRuntime:
         if pending:
             log.warning("table_stop_slow", table_id=self.table_id, tasks=len(pending))
             for task in pending:  # whenever they end, their errors are seen (and dropped)
-                task.add_done_callback(_retrieve)
+                task.add_done_callback(drop_outcome)
         self._tasks.clear()
 
     async def trimmed(self) -> None:

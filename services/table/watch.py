@@ -47,6 +47,7 @@ from felt.config.settings import environment
 from felt.core.table.aggregate import TableState, apply_event
 from felt.core.table.events import AnyEvent
 from felt.messages.events import EventMeta
+from felt.service.tasks import ended_within
 from felt.storage.eventstore import EventStore, EventsTrimmed
 from felt.storage.eventstore.codec import decode_event
 from felt.wire.clients import counted_peer
@@ -439,18 +440,9 @@ class WatchHub:
             self._release(feed)
             if feed.task is not None:
                 tasks.add(feed.task)
-        if not tasks:
-            return
-        _, pending = await asyncio.wait(tasks, timeout=CLOSE_WAIT_S)
+        pending = await ended_within(tasks, CLOSE_WAIT_S)
         if pending:
-            log.warning("watch_feeds_slow_stop", feeds=len(pending))
-        for task in tasks:  # whenever they end, their errors are seen (and dropped)
-            task.add_done_callback(_retrieve)
-
-
-def _retrieve(task: asyncio.Task[None]) -> None:
-    if not task.cancelled():
-        task.exception()
+            log.warning("watch_feeds_slow_stop", feeds=pending)
 
 
 def limits_from_env(env: Mapping[str, str] | None = None) -> WatchLimits:

@@ -20,35 +20,32 @@ import structlog
 from services.lobby.ports import Lounges, TableRefused, TablesUnavailable
 from services.lobby.recovery import Backoffs
 from services.lobby.refills import RefillApp
-from services.lobby.seating import SeatingApp
 
 log = structlog.get_logger("felt.lobby.busted")
 
 LOUNGES_PER_PASS = 100
-"""OPEN lounges whose table one pass reads, at most (the walk goes on from there next pass)."""
+"""OPEN lounges with AI seats whose table one pass reads, at most (the walk goes on from there
+next pass)."""
 
 
 class BustedSeats:
-    def __init__(self, seating: SeatingApp, lounges: Lounges, refills: RefillApp) -> None:
+    def __init__(self, lounges: Lounges, refills: RefillApp) -> None:
         self.lounges, self.refills = lounges, refills
-        self.lobby, self.tables = seating.lobby, seating.tables
-        self._after = 0  # where the walk of OPEN lounges is
+        self._after = 0  # where the walk of OPEN lounges with AI seats is
         self._waits = Backoffs()  # lounges whose table did not answer wait longer each time
 
     async def recover(self) -> int:
-        """One pass: a page of OPEN lounges walked, the busted AI seats of those with AI seats
+        """One pass: a page of OPEN lounges with AI seats read, their busted AI seats
         refilled; how many refills were added."""
         added = 0
-        page = await self.lounges.open_after(self._after, LOUNGES_PER_PASS)
+        page = await self.lounges.with_ai(self._after, LOUNGES_PER_PASS)
         self._after = page[-1].listing_id if len(page) == LOUNGES_PER_PASS else 0
-        now = self.lobby.clock()
+        now = self.refills.lobby.clock()
         for lounge in page:
-            if not any(s.ai_level for s in lounge.seats) or not self._waits.due(
-                lounge.lounge_id, now
-            ):
+            if not self._waits.due(lounge.lounge_id, now):
                 continue
             try:
-                seats = await self.tables.seats_now(lounge.lounge_id)
+                seats = await self.refills.tables.seats_now(lounge.lounge_id)
                 added += await self.refills.refill(lounge, seats)
                 self._waits.succeeded(lounge.lounge_id)
             except TablesUnavailable as exc:

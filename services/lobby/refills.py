@@ -72,22 +72,22 @@ class RefillApp:
         AI player, funded and refilled; how many were added."""
         added = 0
         for ai in lounge.seats:
-            now = seats.get(ai.seat)
+            seen = seats.get(ai.seat)
             if (
                 not ai.ai_level
-                or now is None
-                or now.player_id != ai.player_id
-                or now.stack
-                or now.in_hand
+                or seen is None
+                or seen.player_id != ai.player_id
+                or seen.stack
+                or seen.in_hand
             ):
                 continue
-            now_at = self.lobby.clock()
+            now = self.lobby.clock()
             refill = await self.lobby.ledger.fund_ai_refill(
                 lounge.lounge_id,
                 ai.seat,
                 ai.stack,
-                now_at,
-                day_start(now_at),
+                now,
+                day_start(now),
                 self.lobby.settings.ai_refills_per_day,
             )
             if refill is not None:

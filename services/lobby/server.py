@@ -357,7 +357,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     if added or refunded:
         log.info("chip_adds_recovered", added=added, compensated=refunded)
     refills = RefillApp(app, tables)
-    busted = BustedSeats(seating, PgLounges(pool), refills)
+    busted = BustedSeats(PgLounges(pool), refills)
     closing = ClosingApp(seating, PgCloses(pool), chips, refills)
     closed, ended = await closing.recover()  # closes a crash left half-done
     if closed or ended:

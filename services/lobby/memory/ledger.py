@@ -241,13 +241,13 @@ class MemoryLedger:
         self._refills[(lounge_id, seat, n)] = refill
         return refill
 
-    async def funded_ai_refills(self, lounge_id: str | None, limit: int) -> list[AiRefill]:
+    async def funded_ai_refills(self, lounge_id: str, limit: int) -> list[AiRefill]:
         found = [
             r
             for r in self._refills.values()
-            if r.state is RefillState.FUNDED and lounge_id in (None, r.lounge_id)
+            if r.state is RefillState.FUNDED and r.lounge_id == lounge_id
         ]
-        return sorted(found, key=lambda r: (r.created_at, r.lounge_id, r.seat))[:limit]
+        return sorted(found, key=lambda r: (r.created_at, r.seat))[:limit]
 
     async def refund_ai_seats(self, lounge_id: str, at: datetime) -> int:
         returned = {

@@ -111,11 +111,13 @@ class MemoryLounges:
         ]
         return sorted(found, key=lambda x: (x.created_at, x.lounge_id))[:limit]
 
-    async def open_after(self, after: int, limit: int) -> list[Lounge]:
+    async def with_ai(self, after: int, limit: int) -> list[Lounge]:
         found = [
             x
             for x in self._lounges.values()
-            if x.state is LoungeState.OPEN and x.listing_id > after
+            if x.state is LoungeState.OPEN
+            and x.listing_id > after
+            and any(s.ai_level for s in x.seats)
         ]
         return sorted(found, key=lambda x: x.listing_id)[:limit]
 

@@ -183,10 +183,10 @@ class MemoryTables:
         key = f"add/{seat_token}/{request_id}"  # the table scopes ids to the seat's token
         answer = self._answers.get(key)
         if answer is None:
-            if not seat_token and not self.tables.get(table_id, FakeTable("", b"", {})).seats.get(
-                seat
-            ):  # the service's call for whoever sits there, and nobody does
-                self._occupied(table_id, seat)  # NO_TABLE first, as the table checks it first
+            found = self.tables.get(table_id)
+            if not seat_token and found is not None and seat not in found.seats:
+                # The service's call for whoever sits there, and nobody does (the table's
+                # auth refuses it so, before its rules would: EMPTY_SEAT, not SEAT_EMPTY).
                 raise TableRefused.of(Reason.EMPTY_SEAT, "nobody sits at the seat asked for")
             table, player = self._occupied(table_id, seat)
             if seat_token and self._answers.get(f"token/{seat_token}") != (table_id, seat):

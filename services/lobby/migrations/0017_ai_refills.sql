@@ -17,4 +17,3 @@ CREATE TABLE ai_refills (
     PRIMARY KEY (lounge_id, seat, n)
 );
 CREATE UNIQUE INDEX ai_refills_one_funded ON ai_refills (lounge_id, seat) WHERE state = 'funded';
-CREATE INDEX ai_refills_funded ON ai_refills (created_at) WHERE state = 'funded';

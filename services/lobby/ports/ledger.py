@@ -275,8 +275,8 @@ class Ledger(Protocol):
         stays); KeyError if there is no such refill, ValueError if it was ADDED."""
         ...
 
-    async def funded_ai_refills(self, lounge_id: str | None, limit: int) -> list[AiRefill]:
-        """Refills still FUNDED (of one lounge, or of all), oldest first, at most ``limit``."""
+    async def funded_ai_refills(self, lounge_id: str, limit: int) -> list[AiRefill]:
+        """The lounge's refills still FUNDED, oldest first, at most ``limit``."""
         ...
 
     async def house(self) -> int:

@@ -116,9 +116,9 @@ class Lounges(Protocol):
         only: the recovery pass walks them a page at a time."""
         ...
 
-    async def open_after(self, after: int, limit: int) -> list[Lounge]:
-        """OPEN lounges (public or private), by ``listing_id`` after ``after``, at most
-        ``limit``: the busted seats' pass walks them a page at a time."""
+    async def with_ai(self, after: int, limit: int) -> list[Lounge]:
+        """OPEN lounges (public or private) with an AI seat, by ``listing_id`` after
+        ``after``, at most ``limit``: the busted seats' pass walks them a page at a time."""
         ...
 
     async def mark_failed(self, lounge_id: str, failure: str) -> Lounge:

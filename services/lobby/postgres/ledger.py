@@ -297,11 +297,10 @@ class PgLedger:
             assert row is not None
             return _refill(row)
 
-    async def funded_ai_refills(self, lounge_id: str | None, limit: int) -> list[AiRefill]:
+    async def funded_ai_refills(self, lounge_id: str, limit: int) -> list[AiRefill]:
         rows = await self.pool.fetch(
-            f"SELECT {_REFILL} FROM ai_refills WHERE state = 'funded' "
-            "AND ($1::text IS NULL OR lounge_id = $1) ORDER BY created_at, lounge_id, seat "
-            "LIMIT $2",
+            f"SELECT {_REFILL} FROM ai_refills WHERE lounge_id = $1 AND state = 'funded' "
+            "ORDER BY created_at, seat LIMIT $2",
             lounge_id,
             limit,
         )

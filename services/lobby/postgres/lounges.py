@@ -190,10 +190,11 @@ class PgLounges:
         )
         return await self._lounges(self.pool, list(rows))
 
-    async def open_after(self, after: int, limit: int) -> list[Lounge]:
+    async def with_ai(self, after: int, limit: int) -> list[Lounge]:
         rows = await self.pool.fetch(
-            f"SELECT {_LOUNGE} FROM lounges WHERE state = 'open' AND listing_id > $1 "
-            "ORDER BY listing_id LIMIT $2",
+            f"SELECT {_LOUNGE} FROM lounges l WHERE state = 'open' AND listing_id > $1 "
+            "AND EXISTS (SELECT 1 FROM lounge_seats s WHERE s.lounge_id = l.lounge_id "
+            "AND s.ai_level > 0) ORDER BY listing_id LIMIT $2",
             after,
             limit,
         )

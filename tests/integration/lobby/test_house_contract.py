@@ -232,7 +232,7 @@ async def test_a_busted_ai_seat_is_refilled_one_refill_at_a_time(stores: Stores)
     assert other is not None and (other.seat, other.n) == (4, 1)
     assert await stores.ledger.house() == -4_000
     assert (await audited(stores)).on_tables == 4_000
-    assert await stores.ledger.funded_ai_refills(None, 10) == [first, other]
+    assert await stores.ledger.funded_ai_refills("l-0", 10) == [first, other]
     assert await stores.ledger.funded_ai_refills("l-0", 1) == [first]
     assert await stores.ledger.funded_ai_refills("l-9", 10) == []
     added = await stores.ledger.ai_refill_added("l-0", 5, 1)
@@ -248,7 +248,7 @@ async def test_a_busted_ai_seat_is_refilled_one_refill_at_a_time(stores: Stores)
     with pytest.raises(KeyError):
         await stores.ledger.ai_refill_added("l-0", 4, 2)
     assert await stores.ledger.house() == -3_000  # seat 4's refill came back
-    assert await stores.ledger.funded_ai_refills(None, 10) == []
+    assert await stores.ledger.funded_ai_refills("l-0", 10) == []
     second = await stores.ledger.fund_ai_refill("l-0", 5, 1_000, T0 + timedelta(seconds=3), T0, 10)
     assert second is not None and (second.n, second.state) == (2, RefillState.FUNDED)
     assert (await audited(stores)).on_tables == 4_000

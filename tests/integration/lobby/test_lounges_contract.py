@@ -197,17 +197,18 @@ async def test_creating_lounges_are_walked_page_by_page(stores: Any) -> None:
     assert await stores.lounges.creating(2, (second[-1].created_at, second[-1].lounge_id)) == []
 
 
-async def test_open_lounges_are_walked_page_by_page(stores: Any) -> None:
-    """``open_after``: the busted seats' walk, OPEN lounges only, private ones too, by
-    ``listing_id``."""
+async def test_open_lounges_with_ai_seats_are_walked_page_by_page(stores: Any) -> None:
+    """``with_ai``: the busted seats' walk, OPEN lounges with an AI seat only, private ones
+    too, by ``listing_id``."""
     await owner(stores)
     await opened(stores, new_lounge(1, ai=2))
-    await stores.lounges.create(new_lounge(2, ai=1))  # CREATING
-    await opened(stores, new_lounge(3, invite="code-3"))  # private, people only
-    await opened(stores, new_lounge(4, ai=3))
-    first = await stores.lounges.open_after(0, 2)
-    assert [x.lounge_id for x in first] == ["l-1", "l-3"]
+    await opened(stores, new_lounge(2))  # people only
+    await stores.lounges.create(new_lounge(3, ai=1))  # CREATING
+    await opened(stores, new_lounge(4, ai=1, invite="code-4"))  # private
+    await opened(stores, new_lounge(5, ai=3))
+    first = await stores.lounges.with_ai(0, 2)
+    assert [x.lounge_id for x in first] == ["l-1", "l-4"]
     assert [s.seat for s in first[0].seats] == [0, 1]
-    rest = await stores.lounges.open_after(first[-1].listing_id, 2)
-    assert [x.lounge_id for x in rest] == ["l-4"]
-    assert await stores.lounges.open_after(rest[-1].listing_id, 2) == []
+    rest = await stores.lounges.with_ai(first[-1].listing_id, 2)
+    assert [x.lounge_id for x in rest] == ["l-5"]
+    assert await stores.lounges.with_ai(rest[-1].listing_id, 2) == []

@@ -61,7 +61,7 @@ async def fund(world: World, lounge_id: str, seat: int) -> AiRefill | None:
 def passes(world: World) -> tuple[RefillApp, BustedSeats]:
     """The refill saga and the busted seats' pass that reads the tables and drives it."""
     refills = RefillApp(world.lobby.app, world.tables)
-    return refills, BustedSeats(world.app, world.lounges, refills)
+    return refills, BustedSeats(world.lounges, refills)
 
 
 async def added(keeper: BustedSeats) -> int:
@@ -99,7 +99,7 @@ async def test_a_busted_ai_seat_gets_its_stack_from_the_house_once_per_bust() ->
     assert await world.ledger.house() == -3 * STACK  # the house paid for the refill
     await audited(world)
     assert await added(keeper) == 0  # the seat holds chips again: no second refill
-    assert await world.ledger.funded_ai_refills(None, 10) == []
+    assert await world.ledger.funded_ai_refills(lounge.lounge_id, 10) == []
     bust(world, lounge, loser=1, winner=0)  # the other seat, then the first again
     assert await added(keeper) == 1
     bust(world, lounge, loser=0, winner=1)
@@ -119,7 +119,7 @@ async def test_a_seat_all_in_in_the_hand_in_play_is_not_busted() -> None:
     world.tables.deal(lounge.lounge_id)
     bust(world, lounge, loser=0, winner=1)  # (its chips in the pot, as far as a view shows)
     assert await added(keeper) == 0
-    assert await world.ledger.funded_ai_refills(None, 10) == []
+    assert await world.ledger.funded_ai_refills(lounge.lounge_id, 10) == []
     assert await world.ledger.house() == -2 * STACK
     world.tables.end_hand(lounge.lounge_id)  # it lost: busted now
     assert await added(keeper) == 1
@@ -154,7 +154,7 @@ async def test_an_unanswered_or_lost_answer_refills_the_seat_once(
     monkeypatch.setattr(world.tables, "add_chips", unanswered)  # the house pays, then silence
     assert await added(keeper) == 0
     monkeypatch.undo()
-    (waiting,) = await world.ledger.funded_ai_refills(None, 10)
+    (waiting,) = await world.ledger.funded_ai_refills(lounge.lounge_id, 10)
     assert (waiting.seat, waiting.n, waiting.amount) == (0, 1, STACK)
     await audited_with_funded(world, STACK)
     assert await added(keeper) == 1  # the seat still at 0: the same refill, now answered
@@ -172,7 +172,9 @@ async def test_an_unanswered_or_lost_answer_refills_the_seat_once(
     assert await added(keeper) == 0
     monkeypatch.undo()
     assert stacks(world, lounge)[0] == STACK  # the chips are on the seat...
-    assert [r.n for r in await world.ledger.funded_ai_refills(None, 10)] == [2]  # ...unheard
+    assert [r.n for r in await world.ledger.funded_ai_refills(lounge.lounge_id, 10)] == [
+        2
+    ]  # ...unheard
     await audited(world)  # the chips the house paid are the chips on the seat
     assert await added(keeper) == 0  # not busted: nothing to do
     bust(world, lounge, loser=0, winner=1)  # busted again: refill 2's retry hears its answer
@@ -180,7 +182,7 @@ async def test_an_unanswered_or_lost_answer_refills_the_seat_once(
     assert stacks(world, lounge)[0] == 0  # (a first answer adds nothing again)
     assert await added(keeper) == 1  # refill 3
     assert stacks(world, lounge)[0] == STACK
-    assert await world.ledger.funded_ai_refills(None, 10) == []
+    assert await world.ledger.funded_ai_refills(lounge.lounge_id, 10) == []
     assert await world.ledger.house() == -5 * STACK  # two seats and three refills, once each
     await audited(world)
 

@@ -156,15 +156,20 @@ async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
         return
     pool = await empty_pool(request.getfixturevalue("lobby_dsn"))
     try:
-        yield Stores(
-            "postgres",
-            PgPlayers(pool),
-            PgSessions(pool),
-            PgThrottle(pool),
-            PgLedger(pool),
-            PgLounges(pool),
-            PgBuyIns(pool),
-            PgCloses(pool),
-        )
+        yield pg_stores(pool)
     finally:
         await pool.close()
+
+
+def pg_stores(pool: asyncpg.Pool) -> Stores:
+    """Every port on PostgreSQL, on ``pool``."""
+    return Stores(
+        "postgres",
+        PgPlayers(pool),
+        PgSessions(pool),
+        PgThrottle(pool),
+        PgLedger(pool),
+        PgLounges(pool),
+        PgBuyIns(pool),
+        PgCloses(pool),
+    )

@@ -26,17 +26,9 @@ from services.lobby.ports.ledger import (
     house_return_key,
     house_seat_key,
 )
-from services.lobby.postgres import (
-    PgBuyIns,
-    PgCloses,
-    PgLedger,
-    PgLounges,
-    PgPlayers,
-    PgSessions,
-    PgThrottle,
-)
+from services.lobby.postgres import PgCloses, PgLedger
 
-from .conftest import Stores
+from .conftest import Stores, pg_stores
 from .test_buy_ins_contract import T0, buy_in, key
 
 
@@ -363,17 +355,8 @@ async def test_a_refill_being_funded_holds_off_the_close(lobby_pool: asyncpg.Poo
     the refill is committed; the close then sees it FUNDED (and waits for it). Without the
     shared lock, a close that began meanwhile could settle the seat and end CLOSED with the
     refill's chips off every book (found by review, with a delayed funding)."""
-    ledger, lounges, closes = PgLedger(lobby_pool), PgLounges(lobby_pool), PgCloses(lobby_pool)
-    stores = Stores(
-        "postgres",
-        PgPlayers(lobby_pool),
-        PgSessions(lobby_pool),
-        PgThrottle(lobby_pool),
-        ledger,
-        lounges,
-        PgBuyIns(lobby_pool),
-        closes,
-    )
+    stores = pg_stores(lobby_pool)
+    ledger, lounges, closes = stores.ledger, stores.lounges, stores.closes
     await setup(stores)
     await ledger.fund_ai_seat("l-0", 5, 1_000, T0)
     await lounges.mark_open("l-0")

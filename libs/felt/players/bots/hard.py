@@ -10,7 +10,10 @@ a check trims the very top). Hero's equity against those ranges comes from
 ``felt.players.equity.holdem_equity``. It calls when equity beats the pot odds by a
 margin, raises and value-bets when equity is high with a size that grows with
 equity (all-in at low stack-to-pot ratio), semi-bluffs strong draws and bluffs
-with weak hands at a controlled, configurable frequency.
+with weak hands at a controlled, configurable frequency. In a hand dealt
+heads-up it checks part of its strong hands on the flop and turn (``_traps``),
+so that its checks are not all weak, and defends its range against bets
+(``_defends``).
 
 Draw: opponents are modelled by ``felt.players.equity.DrawOpponent`` from how many
 cards they drew and whether they bet (drew three after betting: a pair;
@@ -125,6 +128,9 @@ class HardTuning:
     check: ``TableRead.check_fold``) beats the bet's share of the pot by
     ``draw_steal_margin``; against opponents folding at most
     ``draw_station_fold`` of the time to a bet, bets and raises are thinner.
+    Hold'em in a hand dealt heads-up, on the flop and turn, a hand with at least
+    ``trap_equity`` that would bet checks instead ``trap_share`` of the time out of
+    position and ``trap_share_ip`` in position (``HardBot._traps``).
     Hold'em heads-up after the flop, a steal needs a fold rate a third (a
     half-pot bet's break-even) plus ``steal_margin``, and bets ``steal_size``
     of the pot (``steal_size_river`` on the river): more than half, because a
@@ -167,6 +173,9 @@ class HardTuning:
     steal_size: float = 0.8
     steal_size_river: float = 0.75
     draw_station_fold: float = 0.3
+    trap_share: float = 0.5
+    trap_share_ip: float = 0.3
+    trap_equity: float = 0.75
 
 
 class HardBot:
@@ -184,7 +193,8 @@ class HardBot:
     docs/ai.md, "Hold'em postflop floor"). Heads-up after the flop hard's own play
     defends at least the minimum-defence share of its range against a bet unless the
     bettor's record shows honest bets (``_defends``; docs/ai.md, "Hard's heads-up
-    postflop defence").
+    postflop defence"), and checks part of its strong hands (``_traps``; docs/ai.md,
+    "Hard's checking range").
     """
 
     name = "hard"
@@ -376,6 +386,8 @@ class HardBot:
                 # margin that grows with how often they fold (folds leave the better hands).
                 threshold = min(threshold, fair + t.loose_value_edge + 0.3 * read.fold)
             if equity >= threshold:
+                if self._traps(sit, read, equity, rng):
+                    return check_or_call(legal)
                 if equity >= 0.85 and sit.spr <= 3:
                     return all_in(legal)
                 if read.loose and sit.opponent_count > 1:
@@ -444,6 +456,36 @@ class HardBot:
             return False
         size = sit.to_call / max(sit.pot - sit.to_call, 1)
         return pct > size / (1.0 + size)
+
+    def _traps(self, sit: Situation, read: TableRead, equity: float, rng: random.Random) -> bool:
+        """Heads-up on the flop or turn, a strong hand it would bet: check it instead?
+
+        Why: hard bet every hand its equity rule rated a value bet, so a hand dealt
+        heads-up that checked the flop or turn held no strong hand, and a best response
+        shoved into the check with anything: hard folded 89% to a flop shove and LBR's
+        flop and turn shoves were most of what it won (docs/ai.md, "Shoves after the
+        defence"; measured in "Hard's checking range"). Out of position a checked strong
+        hand (``trap_share``) answers a bet by the equity rule: it check-raises or calls
+        a smaller bet and calls a shove, so a bet into the check is no longer free money.
+        In position (``trap_share_ip``, when checked to) the check ends the street; it
+        puts strong hands in the range hard carries into the next street. Not on the
+        river (no later street to win the chips back on) and not against a record that
+        shows honest or passive bets at 95% (``TableRead.value_heavy``): a player who
+        seldom bets when checked to would just be given free cards. Before that record
+        shows (its first 30 or so hands), a passive player is trapped against too.
+        """
+        t = self.tuning
+        share = t.trap_share if not sit.in_position else t.trap_share_ip
+        if (
+            share <= 0.0
+            or sit.dealt != 2
+            or sit.opponent_count != 1
+            or sit.street not in (Street.FLOP, Street.TURN)
+            or equity < t.trap_equity
+            or read.value_heavy
+        ):
+            return False
+        return rng.random() < share
 
     def _steals(self, sit: Situation, read: TableRead, rng: random.Random) -> bool:
         """Heads-up after the flop with nothing to call: bet as a steal?
@@ -1314,7 +1356,8 @@ class TableRead:
     after the flop are rarely bluffs (``_value_heavy``), so hard's minimum defence
     (``HardBot._defends``) is off and it folds by its equity read. Computed when read,
     from ``heads_up_record`` (the opponent's record in a heads-up pot, None otherwise):
-    only a heads-up decision facing a bet after the flop asks.
+    only heads-up decisions after the flop ask, facing a bet (``_defends``) or about to
+    value-bet (``_traps``).
     """
 
     styles: tuple[tuple[int, Style], ...]

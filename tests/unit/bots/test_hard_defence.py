@@ -46,8 +46,8 @@ PASSIVE = SeatStats(
     hands=200, vpip=120, pfr=40, faced=60, folded=24, bets=20, calls=90, checks=90,
     showdowns=50, shown=40, shown_bettor=8, shown_bettor_weak=1,
 )  # fmt: skip
-# Bets often and shows one pair or less after a third of its bets.
-BLUFFER = replace(HONEST, bets=100, calls=40, checks=40, shown_bettor_weak=14)
+# Enters four pots in five, bets often and shows one pair or less after a third of its bets.
+BLUFFER = replace(HONEST, vpip=160, bets=100, calls=40, checks=40, shown_bettor_weak=14)
 # Enters a quarter of its pots; no showdowns yet, bets as often as the bluffer.
 TIGHT = replace(BLUFFER, vpip=50, shown_bettor=0, shown_bettor_weak=0)
 
@@ -177,6 +177,9 @@ def test_the_value_heavy_read_needs_evidence_at_95_percent() -> None:
     assert _value_heavy(PASSIVE)
     assert _value_heavy(TIGHT)
     assert not _value_heavy(BLUFFER)
+    # Entering 60% of its pots is tighter than the range the defence assumes (the floor
+    # enters about 75%): the reference tight-aggressive bot does, and its bets were paid off.
+    assert _value_heavy(replace(BLUFFER, vpip=120))
     assert not _value_heavy(SeatStats())
     # A few honest showdowns, a few passive or tight hands are not evidence yet: hard defends.
     few = SeatStats(

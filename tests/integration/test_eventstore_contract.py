@@ -324,6 +324,41 @@ async def test_closing_a_subscription(store: EventStore, new_table: Callable[[],
     assert seqs(await store.read(t)) == [1]
 
 
+async def test_a_subscription_ends_when_its_cancellation_is_lost_in_a_read(
+    store: EventStore, new_table: Callable[[], str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """redis-py awaits a reply through ``asyncio.wait_for``, which on Python 3.11 returns the
+    reply when a cancellation lands as the read ends, losing the cancellation: a cancelled
+    subscription to an idle stream then blocked for ever (once in CI). This read loses it."""
+    if not isinstance(store, RedisEventStore):
+        pytest.skip("only a Redis read can lose a cancellation")
+    reading = asyncio.Event()
+    lost: list[bool] = []
+
+    async def xread(*args: object, **kwargs: object) -> None:
+        """A blocking read of an idle stream that swallows the first cancellation."""
+        reading.set()
+        try:
+            await asyncio.sleep(0.05)
+        except asyncio.CancelledError:
+            if lost:
+                raise
+            lost.append(True)
+        return None
+
+    monkeypatch.setattr(store._redis, "xread", xread)
+    t = new_table()
+    task = asyncio.create_task(collect(store, t, 0, 1))
+    await asyncio.wait_for(reading.wait(), 5.0)
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=10)  # a regression fails, not hangs
+    if not done:
+        task.cancel()  # the second cancellation is not swallowed
+        await asyncio.wait({task})
+    assert lost == [True]
+    assert done and task.cancelled()
+
+
 # ------------------------------------------------------------ trimming
 
 

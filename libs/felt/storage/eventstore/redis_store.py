@@ -441,11 +441,19 @@ class RedisEventStore:
                 after = record.sequence
             if len(page) < _PIPELINED_PAGE:
                 break
+        task = asyncio.current_task()
         while True:
             reply = cast(
                 "list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None",
                 await self._redis.xread({key: f"{after}-0"}, count=_PAGE, block=block_ms),
             )
+            if task is not None and task.cancelling():
+                # redis-py awaits each reply through ``asyncio.wait_for``, which on Python
+                # 3.11 returns the reply when a cancellation lands just as the read ends:
+                # the cancellation is lost, and on an idle stream this loop would block
+                # for ever (a cancelled subscription hung a CI run). The task still counts
+                # the request; honour it here.
+                raise asyncio.CancelledError
             for _stream, entries in reply or ():
                 batch = [record_of(entry_id, fields) for entry_id, fields in entries]
                 _check_contiguous(after, batch)

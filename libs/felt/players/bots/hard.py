@@ -90,7 +90,7 @@ VALUE_HEAVY_SHOWN = 10
 # the range the defence's percentile assumes. The preflop floor enters about three in four
 # (the button opens 72%, the big blind defends 89%); 0.7 leaves it a tolerance. At 0.5 the
 # defence paid off the reference tight-aggressive bot (`tag`, entering 60 to 70%) and cost
-# about 30 bb/100 against it heads-up (docs/ai.md, "Hard's checking range").
+# about 30 bb/100 against it heads-up (docs/ai.md, "The defence against tight players").
 TIGHT_VPIP = 0.7
 
 

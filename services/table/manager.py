@@ -39,7 +39,7 @@ from felt.messages.values import ai_level_to_proto
 from felt.service.tracing import Tracing
 from felt.storage.decisions import DecisionPublisher
 from felt.storage.eventstore import EventStore, EventsTrimmed, TableLeases
-from felt.storage.redis_client import REDIS_ERRORS, REDIS_OUTAGE_ERRORS
+from felt.storage.redis_client import REDIS_ERRORS, REDIS_OUTAGE_ERRORS, cancel_requested
 from felt.storage.registry import QUARANTINE_KEY, TableRegistry
 from felt.wire.convert import (
     legal_to_proto,
@@ -337,8 +337,7 @@ class TableManager:
             try:
                 await self._maintain_once()
             except asyncio.CancelledError:
-                task = asyncio.current_task()
-                if self._stopping.is_set() or (task is not None and task.cancelling()):
+                if self._stopping.is_set() or cancel_requested():
                     raise
                 # A callee's own cancellation (a shared future cancelled under it), not a
                 # request to stop: ending the loop here would stop every lease renewal and

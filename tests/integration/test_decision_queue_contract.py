@@ -41,6 +41,7 @@ from felt.storage.decisions import (
 )
 from felt.storage.redis_client import connect_redis
 from poker.v1 import ai_pb2
+from tests.integration.lost_cancellation import LosesOneCancellation
 
 SHARDS = 3
 
@@ -299,6 +300,33 @@ async def test_a_read_waits_for_a_publish_on_any_shard(queue: DecisionQueue) -> 
         [entry] = await asyncio.wait_for(reader, 3)
         assert decoded(entry.fields).table_id == table
         await queue.ack(entry.entry_id)
+
+
+async def test_a_read_loop_ends_when_its_cancellation_is_lost_in_a_read(
+    queue: DecisionQueue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """redis-py awaits a reply through ``asyncio.wait_for``, which on Python 3.11 returns the
+    reply when a cancellation lands as the read ends, losing the cancellation: a worker's read
+    loop on an idle stream then read on for ever, and its stop waited for it. This read loses
+    it; the queue's read must raise ``CancelledError`` all the same (one stream, every shard's
+    streams in one read, and the cluster's reads of one shard at a time)."""
+    if isinstance(queue, RedisDecisionQueue):
+        client: object = queue.redis
+    elif isinstance(queue, ShardedDecisionQueue) and isinstance(
+        queue.shards[0], RedisDecisionQueue
+    ):
+        client = queue.shards[0].redis  # the same client for every shard (and ``together``)
+    else:
+        pytest.skip("only a Redis read can lose a cancellation")
+    await queue.ensure_group()
+    read = LosesOneCancellation()
+    monkeypatch.setattr(client, "xreadgroup", read.read)
+
+    async def read_loop() -> None:  # what a worker does until it is stopped
+        while True:
+            await queue.read("a", 1, 100)
+
+    await read.assert_cancel_ends(read_loop())
 
 
 # ---------------------------------------------------------------------- one shard's Redis down

@@ -29,6 +29,7 @@ from felt.storage.eventstore import (
 )
 from felt.storage.eventstore.base import TRIM_PAGE
 from felt.storage.redis_client import connect_redis
+from tests.integration.lost_cancellation import LosesOneCancellation
 
 WAIT = 5.0  # seconds any single wait in these tests may take
 
@@ -332,31 +333,9 @@ async def test_a_subscription_ends_when_its_cancellation_is_lost_in_a_read(
     subscription to an idle stream then blocked for ever (once in CI). This read loses it."""
     if not isinstance(store, RedisEventStore):
         pytest.skip("only a Redis read can lose a cancellation")
-    reading = asyncio.Event()
-    lost: list[bool] = []
-
-    async def xread(*args: object, **kwargs: object) -> None:
-        """A blocking read of an idle stream that swallows the first cancellation."""
-        reading.set()
-        try:
-            await asyncio.sleep(0.05)
-        except asyncio.CancelledError:
-            if lost:
-                raise
-            lost.append(True)
-        return None
-
-    monkeypatch.setattr(store._redis, "xread", xread)
-    t = new_table()
-    task = asyncio.create_task(collect(store, t, 0, 1))
-    await asyncio.wait_for(reading.wait(), 5.0)
-    task.cancel()
-    done, _ = await asyncio.wait({task}, timeout=10)  # a regression fails, not hangs
-    if not done:
-        task.cancel()  # the second cancellation is not swallowed
-        await asyncio.wait({task})
-    assert lost == [True]
-    assert done and task.cancelled()
+    read = LosesOneCancellation()
+    monkeypatch.setattr(store._redis, "xread", read.read)
+    await read.assert_cancel_ends(collect(store, new_table(), 0, 1))
 
 
 # ------------------------------------------------------------ trimming

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+
+import pytest
 from redis.asyncio import Redis, RedisCluster
 from redis.exceptions import RedisClusterException, SlotNotCoveredError
 
 from felt.storage.redis_client import (
     REDIS_ERRORS,
+    cancel_requested,
     is_cluster,
     is_cluster_url,
     node_url,
+    raise_if_cancelling,
     redis_from_url,
 )
 from services.table.interceptors import call_interceptor
@@ -41,3 +47,28 @@ def test_an_outage_of_a_cluster_is_caught_like_one_of_a_server() -> None:
         assert isinstance(error, REDIS_ERRORS)
     table = call_interceptor("poker.v1.TableService")
     assert isinstance(SlotNotCoveredError("no node"), table.unavailable)
+
+
+def test_a_pending_cancel_request_is_honoured_after_a_read_that_lost_it() -> None:
+    """What a loop calls after a blocking read whose cancellation redis-py (Python 3.11's
+    ``wait_for``) may have swallowed: the task still counts the request."""
+    seen: list[bool] = []
+
+    async def read_that_loses_it() -> None:
+        with contextlib.suppress(asyncio.CancelledError):  # lost, as inside redis-py
+            await asyncio.sleep(10)
+        seen.append(cancel_requested())
+        raise_if_cancelling()
+        seen.append(False)  # not reached
+
+    async def main() -> None:
+        raise_if_cancelling()  # a task not asked to cancel goes on
+        assert not cancel_requested()
+        task = asyncio.create_task(read_that_loses_it())
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert seen == [True]
+
+    asyncio.run(main())

@@ -58,6 +58,33 @@ refused, dropped or timed out, a server still loading, a cluster moving. Every o
 server, and must reach ``log.exception``, never a quiet retry."""
 
 
+def cancel_requested() -> bool:
+    """Whether the current task has been asked to cancel (``task.cancelling()``: requests
+    not withdrawn by ``uncancel``), whether or not a ``CancelledError`` reached it.
+
+    See :func:`raise_if_cancelling`; for a handler of ``CancelledError`` that must tell the
+    task's own cancellation (re-raise it) from a callee's (carry on).
+    """
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def raise_if_cancelling() -> None:
+    """Raise ``asyncio.CancelledError`` if the current task has been asked to cancel.
+
+    Call it after every blocking Redis read (``XREAD``/``XREADGROUP`` with ``BLOCK``) in a
+    loop. redis-py awaits each reply through ``asyncio.wait_for``, which on Python 3.11
+    returns the reply when a cancellation lands just as the read ends: the cancellation is
+    lost (the read returns normally), though the task still counts the request
+    (``task.cancelling()``). A loop that then blocks again on an idle stream runs for
+    ever, and whoever awaits the cancelled task hangs (a cancelled subscription hung a CI
+    run). Here the request is honoured instead. Call it from a coroutine: it asks the running
+    loop for the current task (with no running loop, ``asyncio`` raises ``RuntimeError``).
+    """
+    if cancel_requested():
+        raise asyncio.CancelledError
+
+
 def is_cluster_url(url: str) -> bool:
     """Whether ``url`` names a Redis Cluster (``redis+cluster://``, ``rediss+cluster://``)."""
     scheme, sep, _ = url.partition("://")

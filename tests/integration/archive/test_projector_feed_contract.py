@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 import pytest
@@ -15,6 +15,7 @@ import pytest
 from felt.storage.archive.feed import MemoryProjectorFeed, ProjectorFeed, RedisProjectorFeed
 from felt.storage.eventstore import EventStore, EventsTrimmed, MemoryEventStore, RedisEventStore
 from felt.storage.redis_client import connect_redis
+from tests.integration.lost_cancellation import LosesOneCancellation
 
 
 @dataclass
@@ -127,3 +128,49 @@ async def test_live_members_are_those_whose_heartbeat_has_not_expired(both: Feed
     assert await both.feed.join("p1", 10_000) == ["p1"]
     await both.feed.leave("p1")
     assert await both.feed.join("p3", 10_000) == ["p3"]
+
+
+class _PollsLosingOneCancellation:
+    """A cluster's pipelined polls (``read_new`` on a cluster), each an idle stream's, whose
+    round trip swallows the first cancellation (``lost``) as ``xread`` does below."""
+
+    def __init__(self, round_trip: Callable[[], Awaitable[None]]) -> None:
+        self._round_trip = round_trip
+        self._reads = 0
+
+    async def __aenter__(self) -> _PollsLosingOneCancellation:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    def xread(self, *args: object, **kwargs: object) -> None:
+        self._reads += 1
+
+    async def execute(self) -> list[None]:
+        await self._round_trip()
+        return [None] * self._reads
+
+
+async def test_a_read_loop_ends_when_its_cancellation_is_lost_in_a_read(
+    both: Feed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """redis-py awaits a reply through ``asyncio.wait_for``, which on Python 3.11 returns the
+    reply when a cancellation lands as the read ends, losing the cancellation: the projector's
+    reads of idle tables then went on for ever, and whoever awaited it hung. This read (the
+    blocking ``XREAD``; on a cluster, the pipelined polls) loses it; ``read_new`` must raise
+    ``CancelledError`` all the same."""
+    if not isinstance(both.feed, RedisProjectorFeed):
+        pytest.skip("only a Redis read can lose a cancellation")
+    read = LosesOneCancellation()
+    client = both.feed._redis
+    monkeypatch.setattr(client, "xread", read.read)
+    monkeypatch.setattr(
+        client, "pipeline", lambda *a, **k: _PollsLosingOneCancellation(read.round_trip)
+    )
+
+    async def read_loop() -> None:  # what the projector does until it is stopped
+        while True:
+            await both.feed.read_new({"a": 0, "b": 0}, count=10, block_ms=100)
+
+    await read.assert_cancel_ends(read_loop())

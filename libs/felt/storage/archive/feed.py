@@ -49,7 +49,7 @@ from felt.storage.eventstore.redis_store import (
     RELEASE_LUA,
     record_of,
 )
-from felt.storage.redis_client import is_cluster
+from felt.storage.redis_client import is_cluster, raise_if_cancelling
 
 MEMBERS_KEY = "felt:projectors"
 CLUSTER_POLL_MS = 50
@@ -162,6 +162,9 @@ class RedisProjectorFeed:
                 "_XReadReply",
                 await self._redis.xread(streams, count=count, block=block_ms or None),
             )
+        # A cancellation lost in the read (redis-py on Python 3.11) is honoured here: the
+        # projector would read again, and block again on idle tables.
+        raise_if_cancelling()
         out: dict[str, list[StoredRecord]] = {}
         for stream, entries in reply or ():
             table_id = names[_text(stream)]
@@ -185,6 +188,7 @@ class RedisProjectorFeed:
                 for key, position in streams.items():
                     pipe.xread({key: position}, count=count)
                 replies = cast("list[_XReadReply]", await pipe.execute())
+            raise_if_cancelling()  # lost in the round trip: the polls must not go on
             found = [stream for reply in replies for stream in reply or ()]
             left = deadline - time.monotonic()
             if found or left <= 0:

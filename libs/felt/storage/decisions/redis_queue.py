@@ -19,6 +19,7 @@ from felt.storage.decisions.base import (
     dead_letter_stream,
     envelope,
 )
+from felt.storage.redis_client import raise_if_cancelling
 from poker.v1 import ai_pb2
 
 # XREADGROUP's reply (without decode_responses): [[stream, [(id, fields), ...]], ...] or None.
@@ -70,6 +71,10 @@ class RedisDecisionQueue:
             if "NOGROUP" in str(exc):
                 raise GroupMissing(f"{self.stream} / {self.group}") from None
             raise
+        # A cancellation lost in the read (redis-py on Python 3.11) ends the caller's read
+        # loop here, rather than letting it block again (the entries read stay pending for
+        # this consumer: claimed again like those of a worker that crashed).
+        raise_if_cancelling()
         return [Entry(eid, fields) for _stream, entries in reply or () for eid, fields in entries]
 
     async def claim_idle(

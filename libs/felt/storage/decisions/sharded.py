@@ -48,7 +48,7 @@ from felt.storage.decisions.base import (
     dead_letter_stream,
 )
 from felt.storage.decisions.redis_queue import RedisDecisionQueue
-from felt.storage.redis_client import REDIS_ERRORS, is_cluster
+from felt.storage.redis_client import REDIS_ERRORS, is_cluster, raise_if_cancelling
 from poker.v1 import ai_pb2
 
 WAIT_SLICE_MS = 25
@@ -174,6 +174,9 @@ class ShardedDecisionQueue:
         deadline = time.monotonic() + max(0, block_ms) / 1000
         while True:
             found = await self._sweep(consumer, count)
+            # Each shard's read honours a cancellation it lost (redis-py on Python 3.11), if
+            # the shard is a Redis queue; checked here too, whatever the shards are.
+            raise_if_cancelling()
             left_ms = int((deadline - time.monotonic()) * 1000)
             if found or left_ms <= 0:
                 return found
@@ -183,6 +186,7 @@ class ShardedDecisionQueue:
                 await asyncio.sleep(wait / 1000)
                 continue
             found = self._tag(shard, await self._shard_read(shard, consumer, count, wait))
+            raise_if_cancelling()
             if found:
                 return found
 
@@ -223,6 +227,8 @@ class ShardedDecisionQueue:
             if "NOGROUP" in str(exc):
                 raise GroupMissing(f"{self.stream}:{{*}} / {self.group}") from None
             raise
+        # A cancellation lost in the read (redis-py on Python 3.11): see raise_if_cancelling.
+        raise_if_cancelling()
         found: list[Entry] = []
         full = False
         for key, entries in reply or ():

@@ -66,7 +66,13 @@ from felt.storage.eventstore.base import (
 )
 from felt.storage.eventstore.cluster_pipeline import ClusterPipelines, redirected
 from felt.storage.eventstore.pipeline import Arg, RedisPipeline
-from felt.storage.redis_client import is_cluster, ready, redis_from_url, socket_timeout_of
+from felt.storage.redis_client import (
+    is_cluster,
+    raise_if_cancelling,
+    ready,
+    redis_from_url,
+    socket_timeout_of,
+)
 
 # KEYS: events, meta, requests. ARGV: expected_version, request_id ('' = none),
 # response blob, snapshot sequence ('0' = none), payload 1, payload 2, ...
@@ -441,19 +447,14 @@ class RedisEventStore:
                 after = record.sequence
             if len(page) < _PIPELINED_PAGE:
                 break
-        task = asyncio.current_task()
         while True:
             reply = cast(
                 "list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None",
                 await self._redis.xread({key: f"{after}-0"}, count=_PAGE, block=block_ms),
             )
-            if task is not None and task.cancelling():
-                # redis-py awaits each reply through ``asyncio.wait_for``, which on Python
-                # 3.11 returns the reply when a cancellation lands just as the read ends:
-                # the cancellation is lost, and on an idle stream this loop would block
-                # for ever (a cancelled subscription hung a CI run). The task still counts
-                # the request; honour it here.
-                raise asyncio.CancelledError
+            # A cancellation lost in the read (redis-py on Python 3.11) is honoured here: on
+            # an idle stream this loop would block for ever (it hung a CI run).
+            raise_if_cancelling()
             for _stream, entries in reply or ():
                 batch = [record_of(entry_id, fields) for entry_id, fields in entries]
                 _check_contiguous(after, batch)

@@ -14,6 +14,15 @@ never fitted to (docs/ai.md).
 This package is development tooling: it imports ``felt``; ``felt`` never imports it.
 ``felt ladder --bots felt_styles`` registers :data:`BOTS` and :data:`GROUPS` so the
 ladder can name the styles (``--opponents development``).
+
+Two more **development** styles, ``reader`` and ``prober`` (group
+``development_more``), were added on 2026-12-04 (stop 40) by another engineer who
+likewise never read the hard, normal or easy bots, the solver, docs/ai.md or the
+held-out styles: ``reader`` reads each opponent's ranges from its observed opening,
+VPIP and PFR rates and plays its equity against them; ``prober`` prices bets,
+bluffs, steals and calls by each opponent's observed fold, bet and bluff rates. They
+may be played against hard like the rest of the development half; they are not in
+:data:`DEVELOPMENT` (documented commands name that group), nor in :data:`STYLES`.
 """
 
 from __future__ import annotations
@@ -27,6 +36,8 @@ from felt_styles.lag import LooseAggressive
 from felt_styles.maniac import Maniac
 from felt_styles.nit import Nit
 from felt_styles.overbettor import Overbettor
+from felt_styles.prober import Prober
+from felt_styles.reader import Reader
 from felt_styles.station import ValueStation
 from felt_styles.style import Style
 from felt_styles.tight_aggressive import TightAggressive
@@ -40,6 +51,8 @@ _CLASSES: tuple[type[Style], ...] = (
     Maniac,
     Overbettor,
     Adapter,
+    Reader,
+    Prober,
 )
 
 # Every style by name: what the ladder's pairings and `--opponents` name.
@@ -50,12 +63,16 @@ DEVELOPMENT: tuple[str, ...] = ("lag", "nit", "value_station", "check_raiser")
 # Untouched until the final judging run: never tune hard against these.
 HELD_OUT: tuple[str, ...] = ("tight_aggressive", "maniac_plus", "overbettor", "adapter")
 STYLES: tuple[str, ...] = (*DEVELOPMENT, *HELD_OUT)
+# More development styles (2026-12-04), kept out of DEVELOPMENT so its commands stay as
+# documented: name them with `--opponents development_more`.
+DEVELOPMENT_MORE: tuple[str, ...] = ("reader", "prober")
 
 # Names the ladder's `--opponents` expands.
 GROUPS: Mapping[str, tuple[str, ...]] = {
     "development": DEVELOPMENT,
     "held_out": HELD_OUT,
     "styles": STYLES,
+    "development_more": DEVELOPMENT_MORE,
 }
 
 
@@ -63,7 +80,8 @@ def get_style(name: str) -> Style:
     """A fresh style by name; ``ValueError`` names the choices."""
     cls = BOTS.get(name)
     if cls is None:
-        raise ValueError(f"unknown style {name!r}; choose one of {', '.join(STYLES)}")
+        names = ", ".join((*STYLES, *DEVELOPMENT_MORE))
+        raise ValueError(f"unknown style {name!r}; choose one of {names}")
     bot = cls()
     assert isinstance(bot, Style)
     return bot
@@ -72,6 +90,7 @@ def get_style(name: str) -> Style:
 __all__ = [
     "BOTS",
     "DEVELOPMENT",
+    "DEVELOPMENT_MORE",
     "GROUPS",
     "HELD_OUT",
     "STYLES",
@@ -81,6 +100,8 @@ __all__ = [
     "Maniac",
     "Nit",
     "Overbettor",
+    "Prober",
+    "Reader",
     "Style",
     "TightAggressive",
     "ValueStation",

@@ -30,8 +30,9 @@ A retry is the same request: the table answers a leave it made with its first an
 ``LeaveSeat`` answers), so a pass whose answer was lost, or a lobby that crashed between the
 two steps, finishes it on a later pass: the saga still SEATED, its recorded bust's grace
 passed, and the table showing its seat no longer its player's, the pass sends that same
-conditional leave again (:meth:`BustedSeats._free`). Two passes at once (two lobby processes)
-send the same request and free once.
+conditional leave again (:meth:`BustedSeats.finish`); so does the close of a lounge that began
+meanwhile, for such a buy-in, before it settles the seats. Two passes at once (two lobby
+processes) send the same request and free once.
 """
 
 from __future__ import annotations
@@ -106,25 +107,37 @@ class BustedSeats:
         for held in lounge.seats:
             if held.ai_level:
                 continue
+            seen = seats.get(held.seat)
+            holds = seen is not None and seen.player_id == held.player_id
+            if seen is not None and holds and (seen.stack or seen.in_hand or not seen.busted_hand):
+                continue  # chips behind, or in the hand in play: not busted (nothing to read)
             saga = await self.buy_ins.seated_saga(held.player_id, lounge.lounge_id)
             if saga is None or saga.seat != held.seat:
                 continue  # joining, leaving or left: not this pass's
-            seen = seats.get(held.seat)
             now = self.refills.lobby.clock()
-            if seen is not None and seen.player_id == saga.player_id:
-                if seen.stack or seen.in_hand or not seen.busted_hand:
-                    continue  # chips behind, or in the hand in play: not busted
+            if seen is not None and holds:
                 since = await self.buy_ins.busted_seen(saga.saga_id, seen.busted_hand, now)
                 if now - since >= grace:
                     freed += await self._free(saga, seen.busted_hand, since, now)
                 continue
             # The lobby holds the seat but the table shows it another's or empty: perhaps this
-            # pass's leave went through and its answer (or the commit after it) was lost. The
-            # same request again is answered from the table's record if so, and refused else.
+            # pass's leave went through and its answer (or the commit after it) was lost.
             noted = await self.buy_ins.busted_noted(saga.saga_id)
             if noted is not None and now - noted[1] >= grace:
-                freed += await self._free(saga, noted[0], noted[1], now)
+                freed += await self.finish(saga)
         return freed
+
+    async def finish(self, saga: BuyIn) -> bool:
+        """A SEATED buy-in whose seat the table no longer shows held by its player: if the lobby
+        recorded a bust of it, the conditional leave of that bust is sent again (the same
+        request: answered from the table's record if it went through, when the buy-in is then
+        LEFT with 0; refused, changing nothing, if it did not). Whether it is LEFT now. The
+        close of a lounge (``services.lobby.closing``) asks too: this pass walks OPEN lounges
+        only."""
+        noted = await self.buy_ins.busted_noted(saga.saga_id)
+        if noted is None:
+            return False
+        return bool(await self._free(saga, noted[0], noted[1], self.refills.lobby.clock()))
 
     async def _free(self, saga: BuyIn, busted_hand: int, since: datetime, now: datetime) -> int:
         """The conditional leave of ``saga``'s seat busted since ``busted_hand``, then the saga

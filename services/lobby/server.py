@@ -359,7 +359,7 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
         log.info("chip_adds_recovered", added=added, compensated=refunded)
     refills = RefillApp(app, tables)
     busted = BustedSeats(PgLounges(pool), refills, PgBuyIns(pool))
-    closing = ClosingApp(seating, PgCloses(pool), chips, refills)
+    closing = ClosingApp(seating, PgCloses(pool), chips, refills, busted)
     closed, ended = await closing.recover()  # closes a crash left half-done
     if closed or ended:
         log.info("closes_recovered", closed=closed, ended=ended)

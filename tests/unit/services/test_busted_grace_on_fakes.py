@@ -20,6 +20,7 @@ from felt.wire import limits
 from services.lobby.auth import Caller
 from services.lobby.busted import BustedSeats, busted_leave_request_id
 from services.lobby.chips import ChipsApp
+from services.lobby.closing import ClosingApp
 from services.lobby.memory import MemoryChipAdds
 from services.lobby.ports import (
     DEFAULT_BUSTED_GRACE_S,
@@ -27,6 +28,7 @@ from services.lobby.ports import (
     BuyInState,
     Departure,
     Lounge,
+    LoungeState,
     TablesUnavailable,
 )
 from services.lobby.refills import RefillApp
@@ -264,6 +266,33 @@ async def test_a_crash_between_the_tables_leave_and_the_lobbys_commit_is_finishe
     assert (await saga(world, loser.saga_id)).state is BuyInState.LEFT
     assert await restarted.recover() == 0
     await world.check()
+
+
+async def test_a_close_finishes_a_busted_seat_a_crash_left_half_done() -> None:
+    """The lobby died between the table's leave of a busted seat and its own commit, and the
+    owner closed the lounge meanwhile (the busted seats' pass walks OPEN lounges only): the
+    close sends that leave again, closes the buy-in with 0, and the lounge is CLOSED."""
+    world = World()
+    lounge, _, loser, _ = await table_of_two(world)
+    lid = lounge.lounge_id
+    keeper = keeper_of(world)
+    hand_busts(world, lounge, loser=1, winner=0)
+    assert await keeper.recover() == 0
+    later(world, GRACE)
+    world.crash_at("before_busted_freed")
+    with pytest.raises(Crash):
+        await keeper.recover()
+    await world.closes.mark_closing(lid)
+    without = ClosingApp(world.app, world.closes)  # a close that knows nothing of busts
+    assert (await without.drive(await world.lounges.get(lid) or lounge)).state is (
+        LoungeState.CLOSING  # the buy-in SEATED, its seat gone: it waits
+    )
+    closing = ClosingApp(world.app, world.closes, busted=keeper_of(world))
+    closed = await closing.drive(await world.lounges.get(lid) or lounge)
+    assert closed.state is LoungeState.CLOSED
+    freed = await saga(world, loser.saga_id)
+    assert (freed.state, freed.left_stack) == (BuyInState.LEFT, 0)
+    await world.check(settled=True)
 
 
 async def test_a_grace_of_0_never_frees_and_the_setting_is_checked() -> None:

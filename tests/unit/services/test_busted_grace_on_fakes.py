@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from felt.service.refusals import Code, Refused
 from felt.wire import limits
 from services.lobby.auth import Caller
 from services.lobby.busted import BustedSeats, busted_leave_request_id
@@ -182,6 +183,40 @@ async def test_a_rebuy_that_lands_first_wins(monkeypatch: pytest.MonkeyPatch) ->
     assert (await saga(world, loser.saga_id)).state is BuyInState.SEATED
     later(world, 10 * GRACE)
     assert await keeper.recover() == 0  # it has chips: it stays
+    await conserved(world)
+
+
+async def test_a_rebuy_that_lands_after_the_leave_gets_its_chips_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The other way round: AddSeatChips passed its checks (the seat busted, the player's) and
+    took the chips from the balance; the pass's leave lands before its AddChips. The table
+    refuses the add (the seat is gone), the chips come back, and the seat stays freed."""
+    world = World()
+    lounge, _, loser, player = await table_of_two(world)
+    lid = lounge.lounge_id
+    keeper = keeper_of(world)
+    chips = ChipsApp(world.lounge_app, world.buy_ins, MemoryChipAdds(world.ledger, world.store),
+                     world.tables)  # fmt: skip
+    hand_busts(world, lounge, loser=1, winner=0)
+    assert await keeper.recover() == 0
+    later(world, GRACE)
+    balance = (await world.ledger.account(loser.player_id)).balance  # type: ignore[union-attr]
+    add_chips = world.tables.add_chips
+    freed: list[int] = []
+
+    async def leave_first(*args: Any) -> Any:
+        freed.append(await keeper.recover())
+        return await add_chips(*args)
+
+    monkeypatch.setattr(world.tables, "add_chips", leave_first)
+    with pytest.raises(Refused) as refused:
+        await chips.add(player, req("rebuy"), lid, BUY_IN)
+    monkeypatch.undo()
+    assert refused.value.code is Code.FAILED_PRECONDITION  # "your chips are back"
+    assert freed == [1] and 1 not in world.tables.tables[lid].seats
+    assert (await world.ledger.account(loser.player_id)).balance == balance  # type: ignore[union-attr]
+    assert (await saga(world, loser.saga_id)).state is BuyInState.LEFT
     await conserved(world)
 
 

@@ -31,7 +31,9 @@ A retry is the same request: the table answers a leave it made with its first an
 two steps, finishes it on a later pass: the saga still SEATED, its recorded bust's grace
 passed, and the table showing its seat no longer its player's, the pass sends that same
 conditional leave again (:meth:`BustedSeats.finish`); so does the close of a lounge that began
-meanwhile, for such a buy-in, before it settles the seats. Two passes at once (two lobby
+meanwhile, for such a buy-in, before it settles the seats, and so does the player's own leave
+asked meanwhile (LEAVING, which this pass does not look at: ``SeatingApp.drive_leave``, once
+the table refused the player's leave, the seat's token being void). Two passes at once (two lobby
 processes) send the same request and free once.
 """
 

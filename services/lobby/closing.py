@@ -185,9 +185,10 @@ class ClosingApp:
             assert saga.seat is not None
             if saga.leave_sequence is None:
                 # A busted seat the table freed (the busted seats' pass's leave) and the lobby
-                # did not record yet: that leave again, answered from the table's record.
+                # did not record yet (its player may have asked to leave since: LEAVING, that
+                # leave refused): that leave again, answered from the table's record.
                 busted = self.busted
-                if busted and saga.state is BuyInState.SEATED and await busted.finish(saga):
+                if busted and await busted.finish(saga):
                     continue
                 log.warning("close_seat_not_seen", saga_id=saga.saga_id, lounge_id=lid)
                 pending += 1

@@ -352,3 +352,61 @@ async def test_a_grace_of_0_never_frees_and_the_setting_is_checked() -> None:
         owner, req("an-hour"), "An hour", nlhe(), 0, 0, [], False, busted_grace_s=3_600
     )
     assert made.busted_grace_s == 3_600
+
+
+async def test_a_leave_asked_after_a_lost_answer_finishes_the_busted_leave(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The table freed the seat, its answer was lost (the lounge backs off), and the player,
+    told their seat was freed, asks to leave: the buy-in is LEAVING now, which the busted
+    seats' pass does not finish, and the table refuses the player's own leave (the token is
+    void). The leave sends the pass's conditional leave again, gets the table's first answer,
+    and closes the buy-in with 0: not LEAVING for ever, the lounge seat held, a close
+    waiting on it."""
+    world = World()
+    lounge, _, _, player = await table_of_two(world)
+    lid = lounge.lounge_id
+    keeper = keeper_of(world)
+    hand_busts(world, lounge, loser=1, winner=0)
+    assert await keeper.recover() == 0
+    later(world, GRACE)
+    leave = world.tables.leave
+
+    async def lost(*args: Any, **kwargs: Any) -> Departure:
+        await leave(*args, **kwargs)
+        raise TablesUnavailable("the answer was lost")
+
+    monkeypatch.setattr(world.tables, "leave", lost)
+    assert await keeper.recover() == 0
+    monkeypatch.undo()
+    assert 1 not in world.tables.tables[lid].seats
+    left = await world.app.leave(player, req("leave"), lid)
+    assert (left.buy_in.state, left.buy_in.left_stack) == (BuyInState.LEFT, 0)
+    assert [s.seat for s in (await world.lounges.get(lid) or lounge).seats] == [0]
+    assert await keeper.recover() == 0
+    await conserved(world)
+
+
+async def test_a_close_finishes_a_busted_leave_whose_player_asked_to_leave_meanwhile() -> None:
+    world = World()
+    lounge, _, loser, _ = await table_of_two(world)
+    lid = lounge.lounge_id
+    keeper = keeper_of(world)
+    hand_busts(world, lounge, loser=1, winner=0)
+    assert await keeper.recover() == 0
+    later(world, GRACE)
+    world.crash_at("before_busted_freed")
+    with pytest.raises(Crash):
+        await keeper.recover()
+    # The player asked to leave meanwhile, and the lobby died before it sent the table
+    # anything: LEAVING, no leave sequence, the seat gone at the table.
+    key = req("leave").key(f"leave/{loser.player_id}")
+    await world.buy_ins.leaving(loser.player_id, lid, key, world.lobby.clock())
+    assert (await saga(world, loser.saga_id)).state is BuyInState.LEAVING
+    await world.closes.mark_closing(lid)
+    closing = ClosingApp(world.app, world.closes, busted=keeper_of(world))
+    closed = await closing.drive(await world.lounges.get(lid) or lounge)
+    assert closed.state is LoungeState.CLOSED
+    freed = await saga(world, loser.saga_id)
+    assert (freed.state, freed.left_stack) == (BuyInState.LEFT, 0)
+    await world.check(settled=True)

@@ -9,6 +9,8 @@ changing nothing, unless the seat is still busted since that very hand.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from felt.core.rules.commands import Act, ActionKind, IllegalAction
@@ -150,4 +152,18 @@ def test_the_conditional_leave_is_refused_while_the_seat_is_dealt_in() -> None:
     assert state.hand_running
     with pytest.raises(IllegalAction) as caught:
         decide_table(state, LeaveSeat(shover, 1))
+    assert caught.value.code == "NOT_BUSTED"
+    # The guard itself, not only the marker (0 mid-hand) and the table's stack (the one the
+    # hand started with, until it ends): a seat dealt in is refused even at 0 with its marker
+    # naming the hand (no stream gets there; the check must not rely on that).
+    marked = replace(
+        state,
+        players=tuple(
+            replace(p, stack=0, busted_hand=1) if p.seat == shover else p for p in state.players
+        ),
+    )
+    player = marked.player(shover)
+    assert player is not None and player.stack == 0 and marked.dealt_in(shover)
+    with pytest.raises(IllegalAction) as caught:
+        decide_table(marked, LeaveSeat(shover, 1))
     assert caught.value.code == "NOT_BUSTED"

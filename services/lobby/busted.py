@@ -159,6 +159,19 @@ class BustedSeats:
             # buy-in's any more: the table changed nothing, nor does the lobby.
             log.info("busted_seat_kept", lounge_id=lid, saga_id=saga.saga_id, reason=exc.reason)
             return 0
+        if departure.stack:
+            # Not a conditional leave's answer (that frees a seat at 0 only): a table service
+            # older than LeaveSeatRequest.busted_hand (a rolling update) took it for a plain
+            # leave. Never recorded as a leave with nothing: its chips stay counted as on the
+            # table, for an operator to settle by the table's PlayerLeft.
+            log.error(
+                "busted_leave_not_conditional",
+                lounge_id=lid,
+                saga_id=saga.saga_id,
+                chips=departure.stack,
+                sequence=departure.sequence,
+            )
+            return 0
         after = await self.buy_ins.busted_freed(saga.saga_id, now)
         if after.state is not BuyInState.LEFT:  # pragma: no cover - HELD just now, under lock
             log.warning("busted_seat_not_closed", saga_id=saga.saga_id, state=after.state.value)

@@ -420,7 +420,7 @@ class SeatingApp:
             return None
         assert saga.seat is not None and saga.seat_token is not None  # it was SEATED
         try:
-            await self.tables.leave(
+            departure = await self.tables.leave(
                 saga.lounge_id,
                 saga.seat,
                 saga.seat_token,
@@ -428,6 +428,9 @@ class SeatingApp:
                 busted_hand=noted[0],
             )
         except TableRefused:
+            return None
+        if departure.stack:  # not a conditional leave's answer (BustedSeats._free says why)
+            log.error("busted_leave_not_conditional", saga_id=saga.saga_id, chips=departure.stack)
             return None
         log.info("busted_seat_freed", saga_id=saga.saga_id, busted_hand=noted[0], by="leave")
         return await self.buy_ins.busted_freed(saga.saga_id, self.lobby.clock())

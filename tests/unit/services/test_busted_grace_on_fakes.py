@@ -410,3 +410,33 @@ async def test_a_close_finishes_a_busted_leave_whose_player_asked_to_leave_meanw
     freed = await saga(world, loser.saga_id)
     assert (freed.state, freed.left_stack) == (BuyInState.LEFT, 0)
     await world.check(settled=True)
+
+
+async def test_a_leave_answered_with_chips_is_never_recorded_as_a_busted_seats(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A table service older than ``busted_hand`` (a rolling update) ignores it: the pass's
+    leave is a plain one, and after a rebuy that landed first it takes the seat's chips
+    with it. The lobby must not close the buy-in with 0 then (the chips would be gone from
+    the ledger): it stays SEATED, its chips counted as on the table, for an operator."""
+    world = World()
+    lounge, _, loser, player = await table_of_two(world)
+    lid = lounge.lounge_id
+    keeper = keeper_of(world)
+    chips = ChipsApp(world.lounge_app, world.buy_ins, MemoryChipAdds(world.ledger, world.store),
+                     world.tables)  # fmt: skip
+    hand_busts(world, lounge, loser=1, winner=0)
+    assert await keeper.recover() == 0
+    later(world, GRACE)
+    leave = world.tables.leave
+
+    async def old_table(*args: Any, **kwargs: Any) -> Departure:
+        await chips.add(player, req("rebuy"), lid, BUY_IN)  # the rebuy lands first
+        return await leave(*args)  # busted_hand not understood: a plain leave
+
+    monkeypatch.setattr(world.tables, "leave", old_table)
+    assert await keeper.recover() == 0
+    monkeypatch.undo()
+    assert world.tables.tables[lid].left[-1][3] == BUY_IN  # the table let it go with its chips
+    kept = await saga(world, loser.saga_id)
+    assert kept.state is BuyInState.SEATED and kept.left_stack is None

@@ -112,6 +112,9 @@ class LobbySettings:
     # Refills from the house one busted AI seat may get per UTC day: the house's exposure at
     # one lounge per day is its AI stacks times one plus this.
     ai_refills_per_day: int = 10
+    # A new lounge's grace for a busted person's seat when its CreateLounge does not set one
+    # (RULES.md: "after a grace the lounge sets (default 5 minutes) the seat is freed").
+    busted_grace_s: int = 300
 
 
 @dataclass(frozen=True, slots=True)

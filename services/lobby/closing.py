@@ -21,7 +21,9 @@ periodically):
    key ``table-closed/<saga>``, the saga LEFT). A seat whose player had asked to leave
    (its saga LEAVING, perhaps with a leave the table refused) is settled the same way;
    if the leave's own pass gets there first, it is its cash-out instead. Either way
-   the saga's row lock lets one of them credit it, once.
+   the saga's row lock lets one of them credit it, once. A seat the busted seats' pass
+   freed (a person busted past the lounge's grace, ``services.lobby.busted``) whose buy-in a
+   crash left SEATED is finished by that pass's own leave again (``BustedSeats.finish``).
    Each AI seat, once vacated (its ``PlayerLeft``, after the sequence a pass saw it
    held, ``Closes.ai_seen_seated``), is settled to the house the same way
    (``Closes.settle_ai``: its stack back as a ``house_return`` movement, once). A refill
@@ -48,6 +50,7 @@ from felt.wire import limits
 from poker.events.v1 import events_pb2 as epb
 from poker.v1.reason_pb2 import Reason
 from services.lobby.auth import Caller
+from services.lobby.busted import BustedSeats
 from services.lobby.chips import ChipsApp
 from services.lobby.lounges import LoungeApp
 from services.lobby.ports import (
@@ -80,8 +83,10 @@ class ClosingApp:
         closes: Closes,
         chips: ChipsApp | None = None,
         refills: RefillApp | None = None,
+        busted: BustedSeats | None = None,
     ) -> None:
         self.seating, self.closes, self.chips, self.refills = seating, closes, chips, refills
+        self.busted = busted  # finishes a busted seat's leave a crash left half-done
         self.lounges: LoungeApp = seating.lounges
         self.tables: Tables = seating.tables
         self.lobby = seating.lobby
@@ -179,6 +184,12 @@ class ClosingApp:
                 continue
             assert saga.seat is not None
             if saga.leave_sequence is None:
+                # A busted seat the table freed (the busted seats' pass's leave) and the lobby
+                # did not record yet (its player may have asked to leave since: LEAVING, that
+                # leave refused): that leave again, answered from the table's record.
+                busted = self.busted
+                if busted and await busted.finish(saga):
+                    continue
                 log.warning("close_seat_not_seen", saga_id=saga.saga_id, lounge_id=lid)
                 pending += 1
                 continue

@@ -45,6 +45,8 @@ from services.lobby.application import LobbyApp
 from services.lobby.auth import Caller
 from services.lobby.paging import page_match, page_token
 from services.lobby.ports import (
+    BUSTED_GRACE_RANGE_S,
+    DEFAULT_BUSTED_GRACE_S,
     Lounge,
     LoungeFilter,
     Lounges,
@@ -137,6 +139,20 @@ def buy_in_range(stake: int, low: int, high: int) -> tuple[int, int]:
     return low, high
 
 
+def busted_grace(asked: int | None, default: int = DEFAULT_BUSTED_GRACE_S) -> int:
+    """A new lounge's grace for a busted seat, in seconds: unset, the lobby's ``default``
+    (``FELT_LOBBY_BUSTED_GRACE_S``); 0, never freed; else within ``BUSTED_GRACE_RANGE_S``."""
+    if asked is None:
+        return default
+    low, high = BUSTED_GRACE_RANGE_S
+    if asked != 0 and not low <= asked <= high:
+        raise _bad(
+            Reason.BAD_CONFIG,
+            f"busted_grace_s is 0 (a busted seat is never freed) or {low} to {high} seconds",
+        )
+    return asked
+
+
 def place_ai(seat_count: int, wanted: list[AiSeat], lounge_id: str, stack: int) -> list[LoungeSeat]:
     """Seat numbers for the AI players: the asked ones, then the lowest free; one seat at least
     is left for a player."""
@@ -189,11 +205,15 @@ class LoungeApp:
         max_buy_in: int,
         ai_seats: list[AiSeat],
         private: bool,
+        *,
+        busted_grace_s: int | None = None,
     ) -> Lounge:
         """Create a lounge and its table, and seat its AI players (a retry with the same
-        request id finds the same lounge and finishes what is left)."""
+        request id finds the same lounge and finishes what is left). ``busted_grace_s``: how
+        long a person's seat may stay without chips before it is freed (None: the default)."""
         claim = await self.lobby.signed_in(caller)
         limits.check_request_id(request.request_id)
+        grace = busted_grace(busted_grace_s, self.lobby.settings.busted_grace_s)
         key = request.key(f"lounge/{claim.player_id}")
         lounge_id = "l-" + hashlib.sha256(key.key.encode()).hexdigest()[:20]
         name = limits.clean_table_name(name)
@@ -222,6 +242,7 @@ class LoungeApp:
             tuple(seats),
             key,
             at,
+            grace,
         )
         most = self.lobby.settings.max_lounges_per_owner
         try:

@@ -59,6 +59,7 @@ from felt.wire import limits
 from poker.events.v1 import events_pb2 as epb
 from poker.v1.reason_pb2 import Reason
 from services.lobby.auth import Caller
+from services.lobby.busted import busted_leave_request_id
 from services.lobby.house import house_limit_refusal
 from services.lobby.lounges import LoungeApp
 from services.lobby.ports import (
@@ -385,6 +386,9 @@ class SeatingApp:
                     saga.lounge_id, saga.seat, saga.seat_token, leave_request_id(saga.saga_id)
                 )
             except TableRefused as exc:
+                freed = await self._busted_freed(saga)
+                if freed is not None:
+                    return freed
                 # The seat is not this token's any more (the table closed it, say): where its
                 # chips went is the closing's business; the saga stays LEAVING, its chips
                 # counted as on the table, and is logged for it.
@@ -403,6 +407,33 @@ class SeatingApp:
         if stack is None:
             return saga  # dealt in: vacated when the hand ends (the recovery pass looks again)
         return await self.buy_ins.left(saga.saga_id, stack, self.lobby.clock())
+
+    async def _busted_freed(self, saga: BuyIn) -> BuyIn | None:
+        """A LEAVING saga whose own leave the table refused: if the busted seats' pass
+        (``services.lobby.busted``) recorded a bust of it, that pass's conditional leave may
+        have freed the seat with its answer lost, or the lobby died before recording it, and
+        the player asked to leave meanwhile (the busted seats' pass finishes SEATED sagas
+        only). Its request again (``busted/<saga>/<hand>``): answered from the table's record
+        if it went through, then LEFT with 0 chips; else refused, nothing changed (None)."""
+        noted = await self.buy_ins.busted_noted(saga.saga_id)
+        if noted is None:
+            return None
+        assert saga.seat is not None and saga.seat_token is not None  # it was SEATED
+        try:
+            departure = await self.tables.leave(
+                saga.lounge_id,
+                saga.seat,
+                saga.seat_token,
+                busted_leave_request_id(saga.saga_id, noted[0]),
+                busted_hand=noted[0],
+            )
+        except TableRefused:
+            return None
+        if departure.stack:  # not a conditional leave's answer (BustedSeats._free says why)
+            log.error("busted_leave_not_conditional", saga_id=saga.saga_id, chips=departure.stack)
+            return None
+        log.info("busted_seat_freed", saga_id=saga.saga_id, busted_hand=noted[0], by="leave")
+        return await self.buy_ins.busted_freed(saga.saga_id, self.lobby.clock())
 
     async def recover(self) -> tuple[int, int]:
         """One recovery pass (on start, and periodically): leaves driven on

@@ -194,6 +194,7 @@ class LobbyServerConfig:
             max_lounges_per_owner=S.FELT_LOBBY_MAX_LOUNGES.read(env),
             house_daily_win_limit=S.FELT_LOBBY_HOUSE_DAILY_WIN_LIMIT.read(env),
             ai_refills_per_day=S.FELT_LOBBY_AI_REFILLS_PER_DAY.read(env),
+            busted_grace_s=S.FELT_LOBBY_BUSTED_GRACE_S.read(env),
             sign_up_max_per_client=S.FELT_LOBBY_MAX_SIGN_UPS.read(env),
             sign_up_window=timedelta(seconds=S.FELT_LOBBY_SIGN_UP_WINDOW_S.read(env)),
         )
@@ -357,8 +358,8 @@ async def start_lobby_server(config: LobbyServerConfig) -> RunningLobbyServer:
     if added or refunded:
         log.info("chip_adds_recovered", added=added, compensated=refunded)
     refills = RefillApp(app, tables)
-    busted = BustedSeats(PgLounges(pool), refills)
-    closing = ClosingApp(seating, PgCloses(pool), chips, refills)
+    busted = BustedSeats(PgLounges(pool), refills, PgBuyIns(pool))
+    closing = ClosingApp(seating, PgCloses(pool), chips, refills, busted)
     closed, ended = await closing.recover()  # closes a crash left half-done
     if closed or ended:
         log.info("closes_recovered", closed=closed, ended=ended)

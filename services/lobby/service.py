@@ -120,6 +120,7 @@ def lounge_message(lounge: Lounge, caller: Caller) -> lpb.Lounge:
         open=lounge.state is LoungeState.OPEN,
         create_time=_time(lounge.created_at),
         state=_LOUNGE_STATES[lounge.state],
+        busted_grace_s=lounge.busted_grace_s,
     )
 
 
@@ -244,6 +245,7 @@ class LobbyService(rpc.LobbyServiceServicer):
             request.max_buy_in,
             [AiSeat(a.seat if a.HasField("seat") else None, a.level) for a in request.ai_seats],
             request.private,
+            busted_grace_s=(request.busted_grace_s if request.HasField("busted_grace_s") else None),
         )
         return pb.CreateLoungeResponse(lounge=lounge_message(lounge, caller))
 

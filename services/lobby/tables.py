@@ -149,8 +149,18 @@ class GrpcTables:
         )
         return SeatGrant(answer.seat, answer.seat_token, _expiry(answer), answer.sequence)
 
-    async def leave(self, table_id: str, seat: int, seat_token: str, request_id: str) -> Departure:
-        request = pb.LeaveSeatRequest(table_id=table_id, seat=seat, request_id=request_id)
+    async def leave(
+        self,
+        table_id: str,
+        seat: int,
+        seat_token: str,
+        request_id: str,
+        *,
+        busted_hand: int | None = None,
+    ) -> Departure:
+        request = pb.LeaveSeatRequest(
+            table_id=table_id, seat=seat, request_id=request_id, busted_hand=busted_hand
+        )
         metadata = self.metadata
         if seat_token:
             metadata = (*metadata, (SEAT_TOKEN_HEADER, seat_token))
@@ -194,7 +204,7 @@ class GrpcTables:
         )
         dealt = {h.seat for h in hand.seats} if in_play else set()
         return {
-            s.seat: SeatNow(s.player_id, s.stack, s.seat in dealt)
+            s.seat: SeatNow(s.player_id, s.stack, s.seat in dealt, s.busted_hand)
             for s in view.table.seats
             if s.player_id
         }

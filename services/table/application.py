@@ -205,10 +205,24 @@ class TableApp:
     # ------------------------------------------------------------------ a seat's calls
 
     async def leave_seat(
-        self, caller: Caller, request: ClientRequest, table_id: str, seat: int
+        self,
+        caller: Caller,
+        request: ClientRequest,
+        table_id: str,
+        seat: int,
+        *,
+        busted_hand: int | None = None,
     ) -> pb.LeaveSeatResponse:
         """Leave (internal: the lobby's, as the seat): gone now with its stack, or (dealt in)
-        after the hand, its chips behind."""
+        after the hand, its chips behind. With ``busted_hand`` the lobby's conditional leave
+        of a seat busted longer than its lounge's grace: refused ``NOT_BUSTED``, changing
+        nothing, unless the seat is still busted since that hand (``LeaveSeat``)."""
+        if busted_hand is not None and busted_hand <= 0:
+            raise Refused(
+                Code.INVALID_ARGUMENT,
+                "busted_hand names the hand a seat went busted in: it must be positive",
+                Reason.BAD_AMOUNT,
+            )
 
         def answer(
             before: TableState | None, state: TableState, seq: int, _: datetime | None
@@ -221,7 +235,7 @@ class TableApp:
             request,
             table_id,
             seat,
-            LeaveSeat(seat),
+            LeaveSeat(seat, busted_hand or 0),
             answer,
             pb.LeaveSeatResponse,
             internal=True,

@@ -134,7 +134,11 @@ class TableService(rpc.TableServiceServicer):
         self, request: pb.LeaveSeatRequest, context: Context
     ) -> pb.LeaveSeatResponse:
         return await self.app.leave_seat(
-            current_caller(), ClientRequest.of(request), request.table_id, request.seat
+            current_caller(),
+            ClientRequest.of(request),
+            request.table_id,
+            request.seat,
+            busted_hand=request.busted_hand if request.HasField("busted_hand") else None,
         )
 
     async def ReissueSeatToken(

@@ -110,6 +110,7 @@ TABLE_EVENTS: list[AnyEvent] = [
     ),
     te.SeatTokenReissued(seat=2, player_id="p-1", token_hash="cd" * 32),
     te.PlayerLeft(seat=2, stack=480),
+    te.PlayerLeft(3, 0, busted=True),
     *(te.PlayerSatOut(seat=2, reason=r) for r in ("requested", "timeouts", "leaving", "busted")),
     te.PlayerSatIn(seat=2),
     te.PlayerWaitingForBigBlind(seat=2),
@@ -126,7 +127,7 @@ TABLE_EVENTS: list[AnyEvent] = [
         players=(
             Player(0, "p-0", "Ann", 480, "ab" * 32),
             Player(2, "bot", "Robo", 7, "", "hard", True, False, 1, "timeouts"),
-            Player(4, "p-4", "Bea", 0, "cd" * 32, "", True, True, 0, "leaving"),
+            Player(4, "p-4", "Bea", 0, "cd" * 32, "", True, True, 0, "leaving", busted_hand=40),
             Player(5, "p-5", "Cy", 9, "ef" * 32, "easy", True, False, 0, "requested"),
         ),
         hands_played=41,

@@ -145,6 +145,24 @@ test("seats come, sit out, sit in, wait for the big blind, add chips and leave",
   assert.deepEqual([ann.status, ann.displayName, ann.stack], [1, "", 0n]);
 });
 
+test("a seat a hand leaves with no chips is busted since that hand; chips added or leaving clear it", () => {
+  let f = run(table(1n), [
+    ["handStarted", { setup }],
+    ["handEnded", { stacks: [{ seat: 0, stack: 0n }, { seat: 1, stack: 2000n }] }],
+  ]);
+  assert.deepEqual(f.view.table?.seats.map((s) => s.bustedHand ?? 0), [1, 0, 0], "hand 1 (t:1) left seat 0 at 0");
+  assert.equal(f.view.table?.handsPlayed, 1);
+  f = run(f, [["chipsAdded", { seat: 0, amount: 500n }]]);
+  assert.equal(f.view.table?.seats[0].bustedHand, 0, "chips added: no longer busted");
+  f = run(f, [
+    ["handStarted", { setup: { ...setup, handId: "t:2" } }],
+    ["handEnded", { stacks: [{ seat: 0, stack: 0n }, { seat: 1, stack: 2500n }] }],
+  ]);
+  assert.deepEqual(f.view.table?.seats.map((s) => s.bustedHand ?? 0), [2, 0, 0], "a later bust names the later hand");
+  f = run(f, [["playerLeft", { seat: 0, stack: 0n, busted: true }]]);
+  assert.deepEqual([f.view.table?.seats[0].status, f.view.table?.seats[0].bustedHand], [1, 0]);
+});
+
 test("a timed-out seat's passive action keeps its count of time-outs; its own action clears it", () => {
   let f = run(table(1n), [["handStarted", { setup }], ["actionTimedOut", { seat: 1 }]]);
   assert.equal(f.timingOut, 1);

@@ -61,6 +61,7 @@ function newSeat(init: Partial<Seat> & { seat: number }): Seat {
     aiLevel: 0 as Seat["aiLevel"],
     consecutiveTimeouts: 0,
     waitingForBigBlind: false,
+    bustedHand: 0,
     ...init,
   };
 }
@@ -125,7 +126,7 @@ function applyEvent(view: TableView, e: StoredEvent, timingOut: number | undefin
     }
     case "chipsAdded": {
       const s = tableSeat(view, ev.value.seat);
-      if (s) s.stack += ev.value.amount;
+      if (s) Object.assign(s, { stack: s.stack + ev.value.amount, bustedHand: 0 });
       break;
     }
     case "actionTimedOut": {
@@ -223,11 +224,13 @@ function applyEvent(view: TableView, e: StoredEvent, timingOut: number | undefin
       break;
     case "handEnded": {
       if (hand) hand.street = COMPLETE;
+      // A seat the hand left with no chips is busted since this hand (Seat.busted_hand).
+      const number = table.handsPlayed + 1;
       for (const f of ev.value.stacks) {
         const t = tableSeat(view, f.seat);
-        if (t) t.stack = f.stack;
+        if (t) Object.assign(t, { stack: f.stack, bustedHand: f.stack === 0n ? number : 0 });
       }
-      table.handsPlayed += 1;
+      table.handsPlayed = number;
       break;
     }
     // tableCreated, seatTokenReissued, deckCommitted, cardsMucked, tableClosed and

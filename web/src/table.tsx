@@ -299,8 +299,27 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
     })();
   };
 
+  // The lounge freed this seat after its grace without chips (RULES.md; PlayerLeft.busted):
+  // not the player's own leave. Say so, with the lounge's grace, and go to the lobby (the
+  // seat's stream ends at its PlayerLeft: nothing else will come).
+  const freed = useRef(false);
+  const bustedOut = async () => {
+    if (freed.current) return;
+    freed.current = true;
+    session.forgetSeat(lounge);
+    let grace = 300;
+    try {
+      grace = (await session.lobby().getLounge({ loungeId: lounge })).lounge?.bustedGraceS || grace;
+    } catch (err) {
+      if (reportIfLost(err)) return; // the session is gone too: the sign-in screen
+      /* else the default grace */
+    }
+    goWithNotice({ name: "lobby" }, t("table.bustedNotice", { minutes: Math.max(1, Math.round(grace / 60)) }));
+  };
+
   const onEvent = (e: StoredEvent) => {
     const ev = e.event;
+    if (ev.case === "playerLeft" && ev.value.seat === seat && ev.value.busted) void bustedOut();
     if (ev.case === "handStarted") setAwards([]);
     if (ev.case === "potAwarded") {
       const hand = ev.value.hand;
@@ -371,8 +390,9 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
               advance(e, item.viewChange);
             }
           }
+          if (freed.current) return; // the seat was freed: the notice says so
         } catch (err) {
-          if (abort.signal.aborted) return;
+          if (abort.signal.aborted || freed.current) return;
           await ready();
           if (token() !== streamToken) return; // renewed meanwhile: the effect of the new token watches on
           const code = ConnectError.from(err).code;

@@ -1132,6 +1132,19 @@ FELT_LOBBY_AI_REFILLS_PER_DAY = Integer(
     doc="refills from the house one busted AI seat may get in a UTC day (0: none): bounds "
     'the house\'s exposure at a lounge (see "The house account and the chips audit")',
 )
+FELT_LOBBY_BUSTED_GRACE_S = Integer(
+    name="FELT_LOBBY_BUSTED_GRACE_S",
+    services=("lobby",),
+    default=300,
+    low=60,
+    high=86_400,
+    help="seconds a person's seat may stay without chips before it is freed, for a lounge "
+    "whose CreateLounge does not say",
+    doc="seconds a person's seat may stay without chips before the lobby frees it and the "
+    "player leaves the table (RULES.md), for a new lounge whose `CreateLounge` does not set "
+    "`busted_grace_s` (a lounge may set 0, never, or 60 to 86400); stored with the lounge "
+    '(see "Busted seats")',
+)
 FELT_LOBBY_MAX_SIGN_UPS = Integer(
     name="FELT_LOBBY_MAX_SIGN_UPS",
     services=("lobby",),

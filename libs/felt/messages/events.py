@@ -325,11 +325,11 @@ def _read_seat_token_reissued(m: pb.SeatTokenReissued) -> te.SeatTokenReissued:
 
 def _player_left(stored: pb.StoredEvent, e: te.PlayerLeft) -> None:
     m = stored.player_left
-    m.seat, m.stack = e.seat, e.stack
+    m.seat, m.stack, m.busted = e.seat, e.stack, e.busted
 
 
 def _read_player_left(m: pb.PlayerLeft) -> te.PlayerLeft:
-    return te.PlayerLeft(seat=m.seat, stack=m.stack)
+    return te.PlayerLeft(seat=m.seat, stack=m.stack, busted=m.busted)
 
 
 def _player_sat_out(stored: pb.StoredEvent, e: te.PlayerSatOut) -> None:
@@ -417,6 +417,7 @@ def _table_snapshot_taken(stored: pb.StoredEvent, e: te.TableSnapshotTaken) -> N
             ),
             seated_sequence=seated_at.get(p.seat, 0),
             waiting_for_big_blind=p.waiting_for_big_blind,
+            busted_hand=p.busted_hand,
         )
     m.hands_played = e.hands_played
     if e.positions is not None:
@@ -451,6 +452,7 @@ def _read_table_snapshot_taken(m: pb.TableSnapshotTaken) -> te.TableSnapshotTake
                 else ""
             ),
             waiting_for_big_blind=s.waiting_for_big_blind,
+            busted_hand=s.busted_hand,
         )
         for s in m.seats
     )

@@ -30,8 +30,8 @@ event the reason it always meant::
 
     UPCASTERS["player_sat_out"] = (sit_out_reason_of_old_event,)
 
-No stream Felt has written needs one yet, so the table is empty, and
-:func:`upcast` costs one truth test per event until it is not.
+Felt's own streams need one: :func:`busted_hand_of_old_snapshot` (a
+snapshot written before ``SnapshotSeat.busted_hand`` existed).
 """
 
 from __future__ import annotations
@@ -45,7 +45,23 @@ __all__ = ["UPCASTERS", "Upcaster", "upcast"]
 Upcaster = Callable[[pb.StoredEvent], None]
 """Rewrites one old-shaped ``StoredEvent`` in place into today's shape, keeping its meaning."""
 
-UPCASTERS: dict[str, tuple[Upcaster, ...]] = {}
+
+def busted_hand_of_old_snapshot(stored: pb.StoredEvent) -> None:
+    """A snapshot written before ``SnapshotSeat.busted_hand`` existed left it unset (0) for a
+    seat at 0 chips. Such a seat went busted at the end of one of the hands already played
+    (a seat is seated, and chips are added, only with a positive amount): the snapshot's own
+    ``hands_played``, the latest it can have been, stands for that hand, so the grace for a
+    busted seat counts from no earlier than the bust (and never frees a seat that has chips).
+    A current snapshot has a positive ``busted_hand`` for every seat at 0: unchanged."""
+    m = stored.table_snapshot_taken
+    for seat in m.seats:
+        if seat.stack == 0 and seat.busted_hand == 0:
+            seat.busted_hand = m.hands_played
+
+
+UPCASTERS: dict[str, tuple[Upcaster, ...]] = {
+    "table_snapshot_taken": (busted_hand_of_old_snapshot,),
+}
 """Upcasters by ``StoredEvent`` oneof field name (``"player_sat_out"``), oldest shape first."""
 
 

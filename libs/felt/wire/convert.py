@@ -200,6 +200,7 @@ def _fill_table(msg: tpb.Table, state: TableState, sequence: int) -> None:
             ai_level=ai_level_to_proto(p.ai_level),
             consecutive_timeouts=p.timeouts,
             waiting_for_big_blind=p.waiting_for_big_blind,
+            busted_hand=p.busted_hand,
         )
     msg.hands_played = state.hands_played
 

@@ -264,6 +264,7 @@ class Lounge(_message.Message):
     OPEN_FIELD_NUMBER: _builtins.int
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
+    BUSTED_GRACE_S_FIELD_NUMBER: _builtins.int
     lounge_id: _builtins.str
     name: _builtins.str
     owner_id: _builtins.str
@@ -280,6 +281,10 @@ class Lounge(_message.Message):
     once it closes (`state` says which).
     """
     state: Global___LoungeState.ValueType
+    busted_grace_s: _builtins.int
+    """A person's seat left with no chips is freed after this many seconds
+    without chips (the player leaves the table, RULES.md); 0: never.
+    """
     @_builtins.property
     def config(self) -> _events_pb2.TableConfig:
         """The table's settings; `max_hands` or `close_time` is its limit, if any."""
@@ -307,10 +312,11 @@ class Lounge(_message.Message):
         open: _builtins.bool = ...,
         create_time: _timestamp_pb2.Timestamp | None = ...,
         state: Global___LoungeState.ValueType = ...,
+        busted_grace_s: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "create_time", b"create_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["config", b"config", "create_time", b"create_time", "free_seats", b"free_seats", "invite_code", b"invite_code", "lounge_id", b"lounge_id", "max_buy_in", b"max_buy_in", "min_buy_in", b"min_buy_in", "name", b"name", "open", b"open", "owner_id", b"owner_id", "private", b"private", "seats", b"seats", "stake", b"stake", "state", b"state"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["busted_grace_s", b"busted_grace_s", "config", b"config", "create_time", b"create_time", "free_seats", b"free_seats", "invite_code", b"invite_code", "lounge_id", b"lounge_id", "max_buy_in", b"max_buy_in", "min_buy_in", b"min_buy_in", "name", b"name", "open", b"open", "owner_id", b"owner_id", "private", b"private", "seats", b"seats", "stake", b"stake", "state", b"state"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

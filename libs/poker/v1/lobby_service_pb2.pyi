@@ -592,6 +592,7 @@ class CreateLoungeRequest(_message.Message):
     AI_SEATS_FIELD_NUMBER: _builtins.int
     PRIVATE_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    BUSTED_GRACE_S_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """1-64 characters."""
     min_buy_in: _builtins.int
@@ -600,6 +601,11 @@ class CreateLoungeRequest(_message.Message):
     private: _builtins.bool
     """Private: not listed; joined with the invite code the response shows."""
     request_id: _builtins.str
+    busted_grace_s: _builtins.int
+    """Seconds a person's seat may stay without chips before it is freed
+    (RULES.md: the player leaves the table): unset 300; 0 never; else 60 to
+    86400 (INVALID_ARGUMENT otherwise).
+    """
     @_builtins.property
     def config(self) -> _events_pb2.TableConfig: ...
     @_builtins.property
@@ -618,12 +624,15 @@ class CreateLoungeRequest(_message.Message):
         ai_seats: _abc.Iterable[_lobby_pb2.AiSeat] | None = ...,
         private: _builtins.bool = ...,
         request_id: _builtins.str = ...,
+        busted_grace_s: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["config", b"config"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_busted_grace_s", b"_busted_grace_s", "busted_grace_s", b"busted_grace_s", "config", b"config"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ai_seats", b"ai_seats", "config", b"config", "max_buy_in", b"max_buy_in", "min_buy_in", b"min_buy_in", "name", b"name", "private", b"private", "request_id", b"request_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_busted_grace_s", b"_busted_grace_s", "ai_seats", b"ai_seats", "busted_grace_s", b"busted_grace_s", "config", b"config", "max_buy_in", b"max_buy_in", "min_buy_in", b"min_buy_in", "name", b"name", "private", b"private", "request_id", b"request_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__busted_grace_s: _TypeAlias = _typing.Literal["busted_grace_s"]  # noqa: Y015
+    _WhichOneofArgType__busted_grace_s: _TypeAlias = _typing.Literal["_busted_grace_s", b"_busted_grace_s"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__busted_grace_s) -> _WhichOneofReturnType__busted_grace_s | None: ...
 
 Global___CreateLoungeRequest: _TypeAlias = CreateLoungeRequest  # noqa: Y015
 

@@ -290,6 +290,10 @@ class _ReasonEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Reason.ValueTy
     """The table's storage is unreachable for a moment: retry shortly (UNAVAILABLE; the
     instance answered, so a router keeps it as the table's owner).
     """
+    NOT_BUSTED: _Reason.ValueType  # 177
+    """That seat has chips again, or busted again since (FAILED_PRECONDITION; the table's
+    conditional LeaveSeat, the lobby's, for a seat busted longer than its lounge's grace).
+    """
 
 class Reason(_Reason, metaclass=_ReasonEnumTypeWrapper):
     """Why a call was refused (ErrorInfo.reason is the value's name)."""
@@ -545,5 +549,9 @@ REQUEST_TOO_OLD: Reason.ValueType  # 175
 STORAGE_UNAVAILABLE: Reason.ValueType  # 176
 """The table's storage is unreachable for a moment: retry shortly (UNAVAILABLE; the
 instance answered, so a router keeps it as the table's owner).
+"""
+NOT_BUSTED: Reason.ValueType  # 177
+"""That seat has chips again, or busted again since (FAILED_PRECONDITION; the table's
+conditional LeaveSeat, the lobby's, for a seat busted longer than its lounge's grace).
 """
 Global___Reason: _TypeAlias = Reason  # noqa: Y015

@@ -26,51 +26,51 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from poker.events.v1 import events_pb2 as poker_dot_events_dot_v1_dot_events__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14poker/v1/table.proto\x12\x08poker.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cpoker/events/v1/events.proto\"\xf2\x01\n\x05Table\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12,\n\x06\x63onfig\x18\x03 \x01(\x0b\x32\x1c.poker.events.v1.TableConfig\x12#\n\x05state\x18\x04 \x01(\x0e\x32\x14.poker.v1.TableState\x12\x10\n\x08sequence\x18\x05 \x01(\x04\x12\x1d\n\x05seats\x18\x06 \x03(\x0b\x32\x0e.poker.v1.Seat\x12\x14\n\x0chands_played\x18\x07 \x01(\x05\x12/\n\x0b\x63reate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xdb\x01\n\x04Seat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12$\n\x06status\x18\x02 \x01(\x0e\x32\x14.poker.v1.SeatStatus\x12\x11\n\tplayer_id\x18\x03 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\x12\r\n\x05stack\x18\x05 \x01(\x03\x12*\n\x08\x61i_level\x18\x06 \x01(\x0e\x32\x18.poker.events.v1.AiLevel\x12\x1c\n\x14\x63onsecutive_timeouts\x18\x07 \x01(\x05\x12\x1d\n\x15waiting_for_big_blind\x18\x08 \x01(\x08\"w\n\tTableView\x12\x1e\n\x05table\x18\x01 \x01(\x0b\x32\x0f.poker.v1.Table\x12\x18\n\x0bviewer_seat\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12 \n\x04hand\x18\x03 \x01(\x0b\x32\x12.poker.v1.HandViewB\x0e\n\x0c_viewer_seat\"\x90\x03\n\x08HandView\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12)\n\x07variant\x18\x02 \x01(\x0e\x32\x18.poker.events.v1.Variant\x12\x0e\n\x06\x62utton\x18\x03 \x01(\x05\x12\'\n\x06street\x18\x04 \x01(\x0e\x32\x17.poker.events.v1.Street\x12$\n\x05\x62oard\x18\x05 \x03(\x0b\x32\x15.poker.events.v1.Card\x12\x1b\n\x04pots\x18\x06 \x03(\x0b\x32\r.poker.v1.Pot\x12!\n\x05seats\x18\x07 \x03(\x0b\x32\x12.poker.v1.HandSeat\x12\x13\n\x06to_act\x18\x08 \x01(\x05H\x00\x88\x01\x01\x12\x33\n\x0f\x61\x63tion_deadline\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0b\x63urrent_bet\x18\n \x01(\x03\x12,\n\rlegal_actions\x18\x0b \x03(\x0b\x32\x15.poker.v1.LegalAction\x12\x11\n\tpublic_id\x18\x0c \x01(\tB\t\n\x07_to_act\"\xa2\x01\n\x08HandSeat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\r\n\x05stack\x18\x02 \x01(\x03\x12\x0b\n\x03\x62\x65t\x18\x03 \x01(\x03\x12\x11\n\tcommitted\x18\x04 \x01(\x03\x12\x0e\n\x06\x66olded\x18\x05 \x01(\x08\x12\x0e\n\x06\x61ll_in\x18\x06 \x01(\x08\x12$\n\x05\x63\x61rds\x18\x07 \x03(\x0b\x32\x15.poker.events.v1.Card\x12\x13\n\x0b\x64rawn_count\x18\x08 \x01(\x05\"\'\n\x03Pot\x12\x0e\n\x06\x61mount\x18\x01 \x01(\x03\x12\x10\n\x08\x65ligible\x18\x02 \x03(\x05\"w\n\x0bLegalAction\x12\"\n\x04type\x18\x01 \x01(\x0e\x32\x14.poker.v1.ActionType\x12\x0e\n\x06\x61mount\x18\x02 \x01(\x03\x12\x0e\n\x06min_to\x18\x03 \x01(\x03\x12\x0e\n\x06max_to\x18\x04 \x01(\x03\x12\x14\n\x0cmax_discards\x18\x05 \x01(\x05\"\xa6\x03\n\x06\x41\x63tion\x12%\n\x04\x66old\x18\x01 \x01(\x0b\x32\x15.poker.v1.Action.FoldH\x00\x12\'\n\x05\x63heck\x18\x02 \x01(\x0b\x32\x16.poker.v1.Action.CheckH\x00\x12%\n\x04\x63\x61ll\x18\x03 \x01(\x0b\x32\x15.poker.v1.Action.CallH\x00\x12(\n\x06\x62\x65t_to\x18\x04 \x01(\x0b\x32\x16.poker.v1.Action.BetToH\x00\x12,\n\x08raise_to\x18\x05 \x01(\x0b\x32\x18.poker.v1.Action.RaiseToH\x00\x12(\n\x06\x61ll_in\x18\x06 \x01(\x0b\x32\x16.poker.v1.Action.AllInH\x00\x12+\n\x07\x64iscard\x18\x07 \x01(\x0b\x32\x18.poker.v1.Action.DiscardH\x00\x1a\x06\n\x04\x46old\x1a\x07\n\x05\x43heck\x1a\x06\n\x04\x43\x61ll\x1a\x17\n\x05\x42\x65tTo\x12\x0e\n\x06\x61mount\x18\x01 \x01(\x03\x1a\x19\n\x07RaiseTo\x12\x0e\n\x06\x61mount\x18\x01 \x01(\x03\x1a\x07\n\x05\x41llIn\x1a\x18\n\x07\x44iscard\x12\r\n\x05\x63\x61rds\x18\x01 \x03(\rB\x06\n\x04kind\"]\n\tCardProof\x12\x10\n\x08position\x18\x01 \x01(\x05\x12\x0c\n\x04\x63\x61rd\x18\x02 \x01(\r\x12\x0c\n\x04salt\x18\x03 \x01(\t\x12\"\n\x05steps\x18\x04 \x03(\x0b\x32\x13.poker.v1.ProofStep\"6\n\tProofStep\x12\x0f\n\x07sibling\x18\x01 \x01(\t\x12\x18\n\x10sibling_is_right\x18\x02 \x01(\x08*y\n\nSeatStatus\x12\x1b\n\x17SEAT_STATUS_UNSPECIFIED\x10\x00\x12\x15\n\x11SEAT_STATUS_EMPTY\x10\x01\x12\x1a\n\x16SEAT_STATUS_SITTING_IN\x10\x02\x12\x1b\n\x17SEAT_STATUS_SITTING_OUT\x10\x03*s\n\nTableState\x12\x1b\n\x17TABLE_STATE_UNSPECIFIED\x10\x00\x12\x17\n\x13TABLE_STATE_WAITING\x10\x01\x12\x17\n\x13TABLE_STATE_PLAYING\x10\x02\x12\x16\n\x12TABLE_STATE_CLOSED\x10\x03*\xc9\x01\n\nActionType\x12\x1b\n\x17\x41\x43TION_TYPE_UNSPECIFIED\x10\x00\x12\x14\n\x10\x41\x43TION_TYPE_FOLD\x10\x01\x12\x15\n\x11\x41\x43TION_TYPE_CHECK\x10\x02\x12\x14\n\x10\x41\x43TION_TYPE_CALL\x10\x03\x12\x13\n\x0f\x41\x43TION_TYPE_BET\x10\x04\x12\x15\n\x11\x41\x43TION_TYPE_RAISE\x10\x05\x12\x16\n\x12\x41\x43TION_TYPE_ALL_IN\x10\x06\x12\x17\n\x13\x41\x43TION_TYPE_DISCARD\x10\x07\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14poker/v1/table.proto\x12\x08poker.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cpoker/events/v1/events.proto\"\xf2\x01\n\x05Table\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12,\n\x06\x63onfig\x18\x03 \x01(\x0b\x32\x1c.poker.events.v1.TableConfig\x12#\n\x05state\x18\x04 \x01(\x0e\x32\x14.poker.v1.TableState\x12\x10\n\x08sequence\x18\x05 \x01(\x04\x12\x1d\n\x05seats\x18\x06 \x03(\x0b\x32\x0e.poker.v1.Seat\x12\x14\n\x0chands_played\x18\x07 \x01(\x05\x12/\n\x0b\x63reate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xf0\x01\n\x04Seat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12$\n\x06status\x18\x02 \x01(\x0e\x32\x14.poker.v1.SeatStatus\x12\x11\n\tplayer_id\x18\x03 \x01(\t\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\x12\r\n\x05stack\x18\x05 \x01(\x03\x12*\n\x08\x61i_level\x18\x06 \x01(\x0e\x32\x18.poker.events.v1.AiLevel\x12\x1c\n\x14\x63onsecutive_timeouts\x18\x07 \x01(\x05\x12\x1d\n\x15waiting_for_big_blind\x18\x08 \x01(\x08\x12\x13\n\x0b\x62usted_hand\x18\t \x01(\x05\"w\n\tTableView\x12\x1e\n\x05table\x18\x01 \x01(\x0b\x32\x0f.poker.v1.Table\x12\x18\n\x0bviewer_seat\x18\x02 \x01(\x05H\x00\x88\x01\x01\x12 \n\x04hand\x18\x03 \x01(\x0b\x32\x12.poker.v1.HandViewB\x0e\n\x0c_viewer_seat\"\x90\x03\n\x08HandView\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12)\n\x07variant\x18\x02 \x01(\x0e\x32\x18.poker.events.v1.Variant\x12\x0e\n\x06\x62utton\x18\x03 \x01(\x05\x12\'\n\x06street\x18\x04 \x01(\x0e\x32\x17.poker.events.v1.Street\x12$\n\x05\x62oard\x18\x05 \x03(\x0b\x32\x15.poker.events.v1.Card\x12\x1b\n\x04pots\x18\x06 \x03(\x0b\x32\r.poker.v1.Pot\x12!\n\x05seats\x18\x07 \x03(\x0b\x32\x12.poker.v1.HandSeat\x12\x13\n\x06to_act\x18\x08 \x01(\x05H\x00\x88\x01\x01\x12\x33\n\x0f\x61\x63tion_deadline\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0b\x63urrent_bet\x18\n \x01(\x03\x12,\n\rlegal_actions\x18\x0b \x03(\x0b\x32\x15.poker.v1.LegalAction\x12\x11\n\tpublic_id\x18\x0c \x01(\tB\t\n\x07_to_act\"\xa2\x01\n\x08HandSeat\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\r\n\x05stack\x18\x02 \x01(\x03\x12\x0b\n\x03\x62\x65t\x18\x03 \x01(\x03\x12\x11\n\tcommitted\x18\x04 \x01(\x03\x12\x0e\n\x06\x66olded\x18\x05 \x01(\x08\x12\x0e\n\x06\x61ll_in\x18\x06 \x01(\x08\x12$\n\x05\x63\x61rds\x18\x07 \x03(\x0b\x32\x15.poker.events.v1.Card\x12\x13\n\x0b\x64rawn_count\x18\x08 \x01(\x05\"\'\n\x03Pot\x12\x0e\n\x06\x61mount\x18\x01 \x01(\x03\x12\x10\n\x08\x65ligible\x18\x02 \x03(\x05\"w\n\x0bLegalAction\x12\"\n\x04type\x18\x01 \x01(\x0e\x32\x14.poker.v1.ActionType\x12\x0e\n\x06\x61mount\x18\x02 \x01(\x03\x12\x0e\n\x06min_to\x18\x03 \x01(\x03\x12\x0e\n\x06max_to\x18\x04 \x01(\x03\x12\x14\n\x0cmax_discards\x18\x05 \x01(\x05\"\xa6\x03\n\x06\x41\x63tion\x12%\n\x04\x66old\x18\x01 \x01(\x0b\x32\x15.poker.v1.Action.FoldH\x00\x12\'\n\x05\x63heck\x18\x02 \x01(\x0b\x32\x16.poker.v1.Action.CheckH\x00\x12%\n\x04\x63\x61ll\x18\x03 \x01(\x0b\x32\x15.poker.v1.Action.CallH\x00\x12(\n\x06\x62\x65t_to\x18\x04 \x01(\x0b\x32\x16.poker.v1.Action.BetToH\x00\x12,\n\x08raise_to\x18\x05 \x01(\x0b\x32\x18.poker.v1.Action.RaiseToH\x00\x12(\n\x06\x61ll_in\x18\x06 \x01(\x0b\x32\x16.poker.v1.Action.AllInH\x00\x12+\n\x07\x64iscard\x18\x07 \x01(\x0b\x32\x18.poker.v1.Action.DiscardH\x00\x1a\x06\n\x04\x46old\x1a\x07\n\x05\x43heck\x1a\x06\n\x04\x43\x61ll\x1a\x17\n\x05\x42\x65tTo\x12\x0e\n\x06\x61mount\x18\x01 \x01(\x03\x1a\x19\n\x07RaiseTo\x12\x0e\n\x06\x61mount\x18\x01 \x01(\x03\x1a\x07\n\x05\x41llIn\x1a\x18\n\x07\x44iscard\x12\r\n\x05\x63\x61rds\x18\x01 \x03(\rB\x06\n\x04kind\"]\n\tCardProof\x12\x10\n\x08position\x18\x01 \x01(\x05\x12\x0c\n\x04\x63\x61rd\x18\x02 \x01(\r\x12\x0c\n\x04salt\x18\x03 \x01(\t\x12\"\n\x05steps\x18\x04 \x03(\x0b\x32\x13.poker.v1.ProofStep\"6\n\tProofStep\x12\x0f\n\x07sibling\x18\x01 \x01(\t\x12\x18\n\x10sibling_is_right\x18\x02 \x01(\x08*y\n\nSeatStatus\x12\x1b\n\x17SEAT_STATUS_UNSPECIFIED\x10\x00\x12\x15\n\x11SEAT_STATUS_EMPTY\x10\x01\x12\x1a\n\x16SEAT_STATUS_SITTING_IN\x10\x02\x12\x1b\n\x17SEAT_STATUS_SITTING_OUT\x10\x03*s\n\nTableState\x12\x1b\n\x17TABLE_STATE_UNSPECIFIED\x10\x00\x12\x17\n\x13TABLE_STATE_WAITING\x10\x01\x12\x17\n\x13TABLE_STATE_PLAYING\x10\x02\x12\x16\n\x12TABLE_STATE_CLOSED\x10\x03*\xc9\x01\n\nActionType\x12\x1b\n\x17\x41\x43TION_TYPE_UNSPECIFIED\x10\x00\x12\x14\n\x10\x41\x43TION_TYPE_FOLD\x10\x01\x12\x15\n\x11\x41\x43TION_TYPE_CHECK\x10\x02\x12\x14\n\x10\x41\x43TION_TYPE_CALL\x10\x03\x12\x13\n\x0f\x41\x43TION_TYPE_BET\x10\x04\x12\x15\n\x11\x41\x43TION_TYPE_RAISE\x10\x05\x12\x16\n\x12\x41\x43TION_TYPE_ALL_IN\x10\x06\x12\x17\n\x13\x41\x43TION_TYPE_DISCARD\x10\x07\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'poker.v1.table_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_SEATSTATUS']._serialized_start=1991
-  _globals['_SEATSTATUS']._serialized_end=2112
-  _globals['_TABLESTATE']._serialized_start=2114
-  _globals['_TABLESTATE']._serialized_end=2229
-  _globals['_ACTIONTYPE']._serialized_start=2232
-  _globals['_ACTIONTYPE']._serialized_end=2433
+  _globals['_SEATSTATUS']._serialized_start=2012
+  _globals['_SEATSTATUS']._serialized_end=2133
+  _globals['_TABLESTATE']._serialized_start=2135
+  _globals['_TABLESTATE']._serialized_end=2250
+  _globals['_ACTIONTYPE']._serialized_start=2253
+  _globals['_ACTIONTYPE']._serialized_end=2454
   _globals['_TABLE']._serialized_start=98
   _globals['_TABLE']._serialized_end=340
   _globals['_SEAT']._serialized_start=343
-  _globals['_SEAT']._serialized_end=562
-  _globals['_TABLEVIEW']._serialized_start=564
-  _globals['_TABLEVIEW']._serialized_end=683
-  _globals['_HANDVIEW']._serialized_start=686
-  _globals['_HANDVIEW']._serialized_end=1086
-  _globals['_HANDSEAT']._serialized_start=1089
-  _globals['_HANDSEAT']._serialized_end=1251
-  _globals['_POT']._serialized_start=1253
-  _globals['_POT']._serialized_end=1292
-  _globals['_LEGALACTION']._serialized_start=1294
-  _globals['_LEGALACTION']._serialized_end=1413
-  _globals['_ACTION']._serialized_start=1416
-  _globals['_ACTION']._serialized_end=1838
-  _globals['_ACTION_FOLD']._serialized_start=1720
-  _globals['_ACTION_FOLD']._serialized_end=1726
-  _globals['_ACTION_CHECK']._serialized_start=1728
-  _globals['_ACTION_CHECK']._serialized_end=1735
-  _globals['_ACTION_CALL']._serialized_start=1737
-  _globals['_ACTION_CALL']._serialized_end=1743
-  _globals['_ACTION_BETTO']._serialized_start=1745
-  _globals['_ACTION_BETTO']._serialized_end=1768
-  _globals['_ACTION_RAISETO']._serialized_start=1770
-  _globals['_ACTION_RAISETO']._serialized_end=1795
-  _globals['_ACTION_ALLIN']._serialized_start=1797
-  _globals['_ACTION_ALLIN']._serialized_end=1804
-  _globals['_ACTION_DISCARD']._serialized_start=1806
-  _globals['_ACTION_DISCARD']._serialized_end=1830
-  _globals['_CARDPROOF']._serialized_start=1840
-  _globals['_CARDPROOF']._serialized_end=1933
-  _globals['_PROOFSTEP']._serialized_start=1935
-  _globals['_PROOFSTEP']._serialized_end=1989
+  _globals['_SEAT']._serialized_end=583
+  _globals['_TABLEVIEW']._serialized_start=585
+  _globals['_TABLEVIEW']._serialized_end=704
+  _globals['_HANDVIEW']._serialized_start=707
+  _globals['_HANDVIEW']._serialized_end=1107
+  _globals['_HANDSEAT']._serialized_start=1110
+  _globals['_HANDSEAT']._serialized_end=1272
+  _globals['_POT']._serialized_start=1274
+  _globals['_POT']._serialized_end=1313
+  _globals['_LEGALACTION']._serialized_start=1315
+  _globals['_LEGALACTION']._serialized_end=1434
+  _globals['_ACTION']._serialized_start=1437
+  _globals['_ACTION']._serialized_end=1859
+  _globals['_ACTION_FOLD']._serialized_start=1741
+  _globals['_ACTION_FOLD']._serialized_end=1747
+  _globals['_ACTION_CHECK']._serialized_start=1749
+  _globals['_ACTION_CHECK']._serialized_end=1756
+  _globals['_ACTION_CALL']._serialized_start=1758
+  _globals['_ACTION_CALL']._serialized_end=1764
+  _globals['_ACTION_BETTO']._serialized_start=1766
+  _globals['_ACTION_BETTO']._serialized_end=1789
+  _globals['_ACTION_RAISETO']._serialized_start=1791
+  _globals['_ACTION_RAISETO']._serialized_end=1816
+  _globals['_ACTION_ALLIN']._serialized_start=1818
+  _globals['_ACTION_ALLIN']._serialized_end=1825
+  _globals['_ACTION_DISCARD']._serialized_start=1827
+  _globals['_ACTION_DISCARD']._serialized_end=1851
+  _globals['_CARDPROOF']._serialized_start=1861
+  _globals['_CARDPROOF']._serialized_end=1954
+  _globals['_PROOFSTEP']._serialized_start=1956
+  _globals['_PROOFSTEP']._serialized_end=2010
 # @@protoc_insertion_point(module_scope)

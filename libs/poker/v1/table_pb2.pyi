@@ -169,6 +169,7 @@ class Seat(_message.Message):
     AI_LEVEL_FIELD_NUMBER: _builtins.int
     CONSECUTIVE_TIMEOUTS_FIELD_NUMBER: _builtins.int
     WAITING_FOR_BIG_BLIND_FIELD_NUMBER: _builtins.int
+    BUSTED_HAND_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     status: Global___SeatStatus.ValueType
     player_id: _builtins.str
@@ -182,6 +183,12 @@ class Seat(_message.Message):
     """Waiting for the big blind: not dealt in until the big blind reaches this seat
     (SitInRequest.wait_for_big_blind).
     """
+    busted_hand: _builtins.int
+    """Busted: the number of the hand (`<n>` of its hand_id "<table_id>:<n>") whose end left
+    this occupant with no chips; 0 while it has chips (or was dealt in with some). Chips
+    added reset it; busting again sets the later hand's. What the lobby's grace for a
+    busted seat is counted from (LeaveSeatRequest.busted_hand).
+    """
     def __init__(
         self,
         *,
@@ -193,10 +200,11 @@ class Seat(_message.Message):
         ai_level: _events_pb2.AiLevel.ValueType = ...,
         consecutive_timeouts: _builtins.int = ...,
         waiting_for_big_blind: _builtins.bool = ...,
+        busted_hand: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ai_level", b"ai_level", "consecutive_timeouts", b"consecutive_timeouts", "display_name", b"display_name", "player_id", b"player_id", "seat", b"seat", "stack", b"stack", "status", b"status", "waiting_for_big_blind", b"waiting_for_big_blind"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ai_level", b"ai_level", "busted_hand", b"busted_hand", "consecutive_timeouts", b"consecutive_timeouts", "display_name", b"display_name", "player_id", b"player_id", "seat", b"seat", "stack", b"stack", "status", b"status", "waiting_for_big_blind", b"waiting_for_big_blind"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

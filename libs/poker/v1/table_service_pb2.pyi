@@ -273,21 +273,33 @@ class LeaveSeatRequest(_message.Message):
     TABLE_ID_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
+    BUSTED_HAND_FIELD_NUMBER: _builtins.int
     table_id: _builtins.str
     seat: _builtins.int
     request_id: _builtins.str
+    busted_hand: _builtins.int
+    """Set: a conditional leave (the lobby's, freeing a seat busted for longer than
+    its lounge's grace): refused with FAILED_PRECONDITION NOT_BUSTED, changing
+    nothing, unless the seat has no chips, is out of the hand in play and is
+    still busted since this hand (Seat.busted_hand). With the seat's token in
+    `x-felt-seat-token` it also names the very seating it frees. The event is
+    PlayerLeft with `busted` set and a stack of 0. Must be positive.
+    """
     def __init__(
         self,
         *,
         table_id: _builtins.str = ...,
         seat: _builtins.int = ...,
         request_id: _builtins.str = ...,
+        busted_hand: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_busted_hand", b"_busted_hand", "busted_hand", b"busted_hand"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["request_id", b"request_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_busted_hand", b"_busted_hand", "busted_hand", b"busted_hand", "request_id", b"request_id", "seat", b"seat", "table_id", b"table_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__busted_hand: _TypeAlias = _typing.Literal["busted_hand"]  # noqa: Y015
+    _WhichOneofArgType__busted_hand: _TypeAlias = _typing.Literal["_busted_hand", b"_busted_hand"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__busted_hand) -> _WhichOneofReturnType__busted_hand | None: ...
 
 Global___LeaveSeatRequest: _TypeAlias = LeaveSeatRequest  # noqa: Y015
 

@@ -19,8 +19,8 @@ from services.lobby.ports.tables import SeatGrant
 
 
 class BuyInTransitions:
-    """``BuyIns.compensate``, ``token_reissued``, ``leave_called``, ``left`` and
-    ``vacated``."""
+    """``BuyIns.compensate``, ``token_reissued``, ``leave_called``, ``left``,
+    ``busted_freed`` and ``vacated``."""
 
     def _unit(self) -> AbstractAsyncContextManager[SagaUnit[BuyIn]]:
         raise NotImplementedError
@@ -41,6 +41,10 @@ class BuyInTransitions:
         return await self.vacated(
             saga_id, (BuyInState.LEAVING,), Kind.CASH_OUT, cash_out_key(saga_id), stack, at
         )
+
+    async def busted_freed(self, saga_id: str, at: datetime) -> BuyIn:
+        # A leave with nothing to cash out: the seat held 0 chips when the table freed it.
+        return await self.vacated(saga_id, sagas.HELD, Kind.CASH_OUT, cash_out_key(saga_id), 0, at)
 
     async def vacated(
         self,

@@ -38,6 +38,7 @@ class MemoryBuyIns(BuyInTransitions, MemoryRecoveryRows[BuyIn]):
         self.sagas: dict[str, BuyIn] = {}
         self._requests: dict[str, tuple[bytes, str]] = {}
         self._leaves: dict[str, tuple[bytes, str]] = {}
+        self.busted: dict[str, tuple[int, datetime]] = {}  # saga: (busted_hand, first seen)
         ledger.at_tables = self.at_tables  # a top-up counts them, as PgLedger reads buy_ins
         ledger.unsettled_lounges = self.unsettled_lounges  # as PgLedger.house_won reads them
 
@@ -123,6 +124,15 @@ class MemoryBuyIns(BuyInTransitions, MemoryRecoveryRows[BuyIn]):
             and s.state is BuyInState.SEATED
         ]
         return min(found, key=lambda s: s.created_at) if found else None
+
+    async def busted_seen(self, saga_id: str, busted_hand: int, at: datetime) -> datetime:
+        seen = self.busted.get(saga_id)
+        if seen is None or seen[0] != busted_hand:
+            seen = self.busted[saga_id] = (busted_hand, at)
+        return seen[1]
+
+    async def busted_noted(self, saga_id: str) -> tuple[int, datetime] | None:
+        return self.busted.get(saga_id)
 
     async def reserved_saga(self, player_id: str, lounge_id: str) -> BuyIn | None:
         found = [

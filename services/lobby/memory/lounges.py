@@ -67,6 +67,7 @@ class MemoryLounges:
             LoungeState.CREATING,
             new.at,
             tuple(sorted(new.ai_seats, key=lambda s: s.seat)),
+            busted_grace_s=new.busted_grace_s,
         )
         self._lounges[lounge.lounge_id] = lounge
         self._requests[new.request.key] = (new.request.fingerprint, lounge.lounge_id)
@@ -111,13 +112,11 @@ class MemoryLounges:
         ]
         return sorted(found, key=lambda x: (x.created_at, x.lounge_id))[:limit]
 
-    async def with_ai(self, after: int, limit: int) -> list[Lounge]:
+    async def occupied(self, after: int, limit: int) -> list[Lounge]:
         found = [
             x
             for x in self._lounges.values()
-            if x.state is LoungeState.OPEN
-            and x.listing_id > after
-            and any(s.ai_level for s in x.seats)
+            if x.state is LoungeState.OPEN and x.listing_id > after and x.seats
         ]
         return sorted(found, key=lambda x: x.listing_id)[:limit]
 

@@ -34,6 +34,8 @@ class FakeTable:
     seated_by: dict[int, str] = field(default_factory=dict)  # seat: its SeatPlayer's request id
     vacated_by: list[str] = field(default_factory=list)  # of each ``left``: its seating's id
     waiting: set[int] = field(default_factory=set)  # seats seated waiting for the big blind
+    hands: int = 0  # hands ended (the table's count: hand n's id is "<table>:<n>")
+    busted: dict[int, int] = field(default_factory=dict)  # seat: the hand that left it at 0
 
 
 class MemoryTables:
@@ -112,7 +114,15 @@ class MemoryTables:
         assert isinstance(answer, SeatGrant)
         return answer
 
-    async def leave(self, table_id: str, seat: int, seat_token: str, request_id: str) -> Departure:
+    async def leave(
+        self,
+        table_id: str,
+        seat: int,
+        seat_token: str,
+        request_id: str,
+        *,
+        busted_hand: int | None = None,
+    ) -> Departure:
         self._gate()
         key = f"leave/{request_id}"
         answer = self._answers.get(key)
@@ -120,6 +130,10 @@ class MemoryTables:
             table, player = self._occupied(table_id, seat)
             if seat_token and self._answers.get(f"token/{seat_token}") != (table_id, seat):
                 raise TableRefused.of(Reason.BAD_SEAT_TOKEN, "not this seat's token")
+            if busted_hand is not None and (
+                player.stack or seat in table.dealt_in or table.busted.get(seat) != busted_hand
+            ):
+                raise TableRefused.of(Reason.NOT_BUSTED, f"seat {seat} is not busted since then")
             if seat in table.leaving:
                 raise TableRefused.of(
                     Reason.ALREADY_LEAVING, f"seat {seat} leaves when this hand ends"
@@ -167,7 +181,8 @@ class MemoryTables:
             raise TableRefused.of(Reason.NO_TABLE, f"no table {table_id}")
         self._answer()
         return {
-            n: SeatNow(p.player_id, p.stack, n in table.dealt_in) for n, p in table.seats.items()
+            n: SeatNow(p.player_id, p.stack, n in table.dealt_in, table.busted.get(n, 0))
+            for n, p in table.seats.items()
         }
 
     async def add_chips(
@@ -198,6 +213,7 @@ class MemoryTables:
             if table.closed:
                 raise TableRefused.of(Reason.TABLE_CLOSED, "the table is closed")
             table.seats[seat] = replace(player, stack=player.stack + amount)
+            table.busted.pop(seat, None)  # chips again: no longer busted
             table.sequence += 1
             answer = ChipsAdded(player.stack + amount, table.sequence)
             self._answers[key] = answer
@@ -266,6 +282,7 @@ class MemoryTables:
         for key in [k for k, v in self._answers.items() if v == (table_id, seat)]:
             del self._answers[key]
         player = table.seats.pop(seat)
+        table.busted.pop(seat, None)
         table.left.append((table.sequence, seat, player.player_id, player.stack, request_id))
         table.vacated_by.append(table.seated_by.pop(seat, ""))
 
@@ -302,8 +319,13 @@ class MemoryTables:
         table.seats[to_seat] = replace(b, stack=b.stack + amount)
 
     def end_hand(self, table_id: str) -> None:
-        """The hand ends: the seats that asked to leave during it are vacated (PlayerLeft)."""
+        """The hand ends: each seat dealt in and left at 0 is busted since this hand; the
+        seats that asked to leave during it are vacated (PlayerLeft)."""
         table = self.tables[table_id]
+        table.hands += 1
+        for seat in table.dealt_in:
+            if seat in table.seats and not table.seats[seat].stack:
+                table.busted[seat] = table.hands
         table.dealt_in = set()
         for seat, request_id in sorted(table.leaving.items()):
             table.sequence += 1

@@ -60,6 +60,8 @@ from services.lobby.ports.ledger import (
     refill_return_key,
 )
 from services.lobby.ports.lounges import (
+    BUSTED_GRACE_RANGE_S,
+    DEFAULT_BUSTED_GRACE_S,
     Lounge,
     LoungeFilter,
     Lounges,
@@ -84,6 +86,8 @@ from services.lobby.ports.tables import (
 from services.lobby.ports.throttle import Throttle
 
 __all__ = [
+    "BUSTED_GRACE_RANGE_S",
+    "DEFAULT_BUSTED_GRACE_S",
     "Account",
     "AiRefill",
     "AlreadyRegistered",

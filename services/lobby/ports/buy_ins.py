@@ -137,6 +137,25 @@ class BuyIns(Protocol):
         """The player's SEATED saga at the lounge (its seat now), or None."""
         ...
 
+    async def busted_seen(self, saga_id: str, busted_hand: int, at: datetime) -> datetime:
+        """When the busted seats' pass first saw the saga's seat busted since ``busted_hand``
+        (the table's ``Seat.busted_hand``): recorded as ``at`` if this is the first sighting
+        of that bust (none before, or one since another hand: the seat had chips added and
+        lost them again, so its grace starts anew). One record per saga; concurrent passes
+        agree on the first."""
+        ...
+
+    async def busted_noted(self, saga_id: str) -> tuple[int, datetime] | None:
+        """The saga's recorded bust (``busted_hand``, first seen at), if any."""
+        ...
+
+    async def busted_freed(self, saga_id: str, at: datetime) -> BuyIn:
+        """The table freed the saga's busted seat (its conditional ``LeaveSeat`` answered,
+        ``PlayerLeft`` with 0 chips): SEATED or LEAVING to LEFT with a stack of 0 (no
+        cash-out: nothing is left), the lounge's seat freed, in one transaction; from any
+        other state nothing changes."""
+        ...
+
     async def reserved_saga(self, player_id: str, lounge_id: str) -> BuyIn | None:
         """The player's oldest RESERVED saga at the lounge (a buy-in under way), or None."""
         ...

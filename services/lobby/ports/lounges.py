@@ -36,6 +36,14 @@ class TooManyLounges(Exception):
         self.most = most
 
 
+DEFAULT_BUSTED_GRACE_S = 300
+"""A person's seat left with no chips is freed after this long without chips (RULES.md), unless
+the lounge says otherwise (``CreateLoungeRequest.busted_grace_s``)."""
+BUSTED_GRACE_RANGE_S = (60, 86_400)
+"""A lounge's grace for a busted seat, when it is not 0 (never freed): at least a minute, at most
+a day (the column's CHECK, migration ``0018_busted_grace.sql``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class NewLounge:
     lounge_id: str  # the table service's table_id too
@@ -51,6 +59,7 @@ class NewLounge:
     ai_seats: tuple[LoungeSeat, ...]
     request: RequestKey
     at: datetime
+    busted_grace_s: int = DEFAULT_BUSTED_GRACE_S  # 0: a busted person's seat is never freed
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +79,7 @@ class Lounge:
     created_at: datetime
     seats: tuple[LoungeSeat, ...]  # by seat number
     failure: str | None = None  # FAILED: why (the table service's refusal)
+    busted_grace_s: int = DEFAULT_BUSTED_GRACE_S  # 0: a busted person's seat is never freed
 
     @property
     def private(self) -> bool:
@@ -116,9 +126,10 @@ class Lounges(Protocol):
         only: the recovery pass walks them a page at a time."""
         ...
 
-    async def with_ai(self, after: int, limit: int) -> list[Lounge]:
-        """OPEN lounges (public or private) with an AI seat, by ``listing_id`` after
-        ``after``, at most ``limit``: the busted seats' pass walks them a page at a time."""
+    async def occupied(self, after: int, limit: int) -> list[Lounge]:
+        """OPEN lounges (public or private) with a seat taken (an AI's or a person's), by
+        ``listing_id`` after ``after``, at most ``limit``: the busted seats' pass walks them a
+        page at a time."""
         ...
 
     async def mark_failed(self, lounge_id: str, failure: str) -> Lounge:

@@ -54,6 +54,7 @@ class SeatNow:
     player_id: str
     stack: int
     in_hand: bool
+    busted_hand: int = 0  # the hand whose end left it with no chips (Seat.busted_hand); 0: none
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,9 +110,20 @@ class Tables(Protocol):
         the big blind (Hold'em; else ``TableRefused`` NO_BIG_BLIND)."""
         ...
 
-    async def leave(self, table_id: str, seat: int, seat_token: str, request_id: str) -> Departure:
+    async def leave(
+        self,
+        table_id: str,
+        seat: int,
+        seat_token: str,
+        request_id: str,
+        *,
+        busted_hand: int | None = None,
+    ) -> Departure:
         """``LeaveSeat`` as the seat (its token; "": for whoever sits there, as closing a table
-        does): the seat is vacated now, or, dealt in, when the hand in play ends."""
+        does): the seat is vacated now, or, dealt in, when the hand in play ends. With
+        ``busted_hand`` the conditional leave of a busted seat: ``TableRefused`` NOT_BUSTED,
+        nothing changed, unless the seat (this token's) is still at 0 chips, out of the hand
+        in play and busted since that hand; then vacated at once with 0."""
         ...
 
     async def reissue(self, table_id: str, seat: int, player_id: str, request_id: str) -> SeatGrant:

@@ -156,6 +156,35 @@ class PgBuyIns(BuyInTransitions, RecoveryRows[BuyIn]):
         )
         return None if row is None else _buy_in(row)
 
+    async def busted_seen(self, saga_id: str, busted_hand: int, at: datetime) -> datetime:
+        # One statement: a new bust (no row, or one of another hand) is recorded as seen now;
+        # the same bust keeps its first sighting (the DO UPDATE's WHERE skips it, and the row
+        # is read back). Concurrent passes serialise on the row's key.
+        seen = await self.pool.fetchval(
+            "WITH up AS (INSERT INTO busted_seats (saga_id, busted_hand, seen_at) "
+            "VALUES ($1, $2, $3) ON CONFLICT (saga_id) DO UPDATE SET busted_hand = "
+            "EXCLUDED.busted_hand, seen_at = EXCLUDED.seen_at "
+            "WHERE busted_seats.busted_hand <> EXCLUDED.busted_hand RETURNING seen_at) "
+            "SELECT seen_at FROM up UNION ALL "
+            "SELECT seen_at FROM busted_seats WHERE saga_id = $1 AND busted_hand = $2 "
+            "LIMIT 1",
+            saga_id,
+            busted_hand,
+            at,
+        )
+        if seen is None:  # a concurrent pass inserted it after this statement's snapshot
+            seen = await self.pool.fetchval(
+                "SELECT seen_at FROM busted_seats WHERE saga_id = $1", saga_id
+            )
+        assert isinstance(seen, datetime)
+        return seen
+
+    async def busted_noted(self, saga_id: str) -> tuple[int, datetime] | None:
+        row = await self.pool.fetchrow(
+            "SELECT busted_hand, seen_at FROM busted_seats WHERE saga_id = $1", saga_id
+        )
+        return None if row is None else (row["busted_hand"], row["seen_at"])
+
     async def reserved_saga(self, player_id: str, lounge_id: str) -> BuyIn | None:
         row = await self.pool.fetchrow(
             f"SELECT {_BUY_IN} FROM buy_ins WHERE player_id = $1 AND lounge_id = $2 "

@@ -20,7 +20,7 @@ from services.lobby.postgres._tx import Conn
 
 _LOUNGE = (
     "lounge_id, listing_id, owner_id, name, variant, config, stake, seat_count, min_buy_in, "
-    "max_buy_in, invite_code, state, created_at, failure"
+    "max_buy_in, invite_code, state, created_at, failure, busted_grace_s"
 )
 
 
@@ -41,6 +41,7 @@ def _lounge(r: asyncpg.Record, seats: list[LoungeSeat]) -> Lounge:
         r["created_at"],
         tuple(seats),
         r["failure"],
+        r["busted_grace_s"],
     )
 
 
@@ -90,8 +91,9 @@ class PgLounges:
             row = await conn.fetchrow(
                 "INSERT INTO lounges (lounge_id, owner_id, name, variant, config, stake, "
                 "seat_count, seats_taken, min_buy_in, max_buy_in, private, invite_code, state, "
-                "request_key, fingerprint, created_at, ends_by_itself) VALUES ($1, $2, $3, $4, "
-                "$5, $6, $7, $8, $9, $10, $11, $12, 'creating', $13, $14, $15, $16) "
+                "request_key, fingerprint, created_at, ends_by_itself, busted_grace_s) VALUES ($1, "
+                "$2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 'creating', $13, $14, $15, $16, "
+                "$17) "
                 f"ON CONFLICT (request_key) DO NOTHING RETURNING {_LOUNGE}",
                 new.lounge_id,
                 new.owner_id,
@@ -109,6 +111,7 @@ class PgLounges:
                 new.request.fingerprint,
                 new.at,
                 ends_by_itself(new.config),
+                new.busted_grace_s,
             )
             if row is None:  # a retry: the first lounge of this request
                 first = await conn.fetchrow(
@@ -190,11 +193,11 @@ class PgLounges:
         )
         return await self._lounges(self.pool, list(rows))
 
-    async def with_ai(self, after: int, limit: int) -> list[Lounge]:
+    async def occupied(self, after: int, limit: int) -> list[Lounge]:
         rows = await self.pool.fetch(
             f"SELECT {_LOUNGE} FROM lounges l WHERE state = 'open' AND listing_id > $1 "
-            "AND EXISTS (SELECT 1 FROM lounge_seats s WHERE s.lounge_id = l.lounge_id "
-            "AND s.ai_level > 0) ORDER BY listing_id LIMIT $2",
+            "AND EXISTS (SELECT 1 FROM lounge_seats s WHERE s.lounge_id = l.lounge_id) "
+            "ORDER BY listing_id LIMIT $2",
             after,
             limit,
         )

@@ -351,6 +351,45 @@ async def test_a_busted_seat_leaves_with_nothing_to_cash_out(stores: Stores) -> 
     assert await conserved(stores) == 300  # its chips are other seats' now
 
 
+async def test_a_busted_seats_sighting_is_kept_until_another_bust(stores: Stores) -> None:
+    """``busted_seen``: the first sighting of a bust is kept (its grace counts from there);
+    a bust since another hand (chips added and lost again) is a new sighting."""
+    await setup(stores)
+    await seated(stores)
+    assert await stores.buy_ins.busted_noted("b-1") is None
+    t1, t2, t3 = (T0 + timedelta(seconds=s) for s in (10, 20, 30))
+    assert await stores.buy_ins.busted_seen("b-1", 3, t1) == t1
+    assert await stores.buy_ins.busted_seen("b-1", 3, t2) == t1  # the same bust: first kept
+    assert await stores.buy_ins.busted_noted("b-1") == (3, t1)
+    assert await stores.buy_ins.busted_seen("b-1", 5, t3) == t3  # busted again since hand 5
+    assert await stores.buy_ins.busted_seen("b-1", 5, T0 + timedelta(seconds=40)) == t3
+    assert await stores.buy_ins.busted_noted("b-1") == (5, t3)
+    seen = await asyncio.gather(
+        *(stores.buy_ins.busted_seen("b-1", 9, T0 + timedelta(seconds=50 + i)) for i in range(8))
+    )
+    assert len(set(seen)) == 1  # concurrent passes agree on the first sighting
+
+
+async def test_a_busted_seat_freed_closes_its_buy_in_with_nothing_once(stores: Stores) -> None:
+    """``busted_freed``: SEATED (or LEAVING) to LEFT with 0, the lounge seat freed, no
+    cash-out; again, or from another state, nothing changes."""
+    await setup(stores)
+    await seated(stores)
+    freed = await stores.buy_ins.busted_freed("b-1", T0)
+    assert (freed.state, freed.left_stack) == (BuyInState.LEFT, 0)
+    assert await stores.buy_ins.busted_freed("b-1", T0) == freed
+    lounge = await stores.lounges.get("l-0")
+    assert lounge is not None and lounge.seats == ()
+    assert (await stores.ledger.account("p1")).balance == 700  # type: ignore[union-attr]
+    assert len(await stores.ledger.entries("p1", None, 10)) == 2  # the grant, the buy-in
+    assert await conserved(stores) == 300  # its chips are other seats' now
+    await stores.buy_ins.reserve(buy_in(2))  # RESERVED: not a seat the table could free
+    assert (await stores.buy_ins.busted_freed("b-2", T0)).state is BuyInState.RESERVED
+    await stores.buy_ins.seated("b-2", SeatGrant(2, "secret-2", None))
+    await stores.buy_ins.leaving("p1", "l-0", key("leave/2"), T0)  # the player's own leave
+    assert (await stores.buy_ins.busted_freed("b-2", T0)).state is BuyInState.LEFT
+
+
 async def test_left_from_any_other_state_changes_nothing(stores: Stores) -> None:
     await setup(stores)
     await seated(stores)

@@ -11,6 +11,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import asyncpg
@@ -29,6 +30,7 @@ from poker.v1 import table_service_pb2_grpc as trpc
 from services import cli
 from services.ai_worker.config import WorkerConfig
 from services.ai_worker.worker import AiWorker
+from services.lobby.busted import busted_leave_request_id
 from services.lobby.postgres import PgLedger
 from services.lobby.server import LobbyServerConfig, RunningLobbyServer, start_lobby_server
 from services.lobby.tokens import Passwords
@@ -330,3 +332,98 @@ async def test_a_lounge_the_table_service_refuses_fails_and_frees_its_slot(
         grpc.StatusCode.RESOURCE_EXHAUSTED,
         "TOO_MANY_LOUNGES",
     )
+
+
+async def test_a_busted_person_is_freed_after_the_lounges_grace(stack: Stack) -> None:
+    """RULES.md: a player left with no chips after a hand is not dealt in until chips are
+    added; after the lounge's grace the seat is freed and the player leaves the table. Two
+    guests shove into each other until one is broke; the table records the hand that left the
+    seat at 0 (``Seat.busted_hand``); the lobby's busted seats' pass frees it only once the
+    grace has passed since it first saw that bust (its clock moved on here), with the table's
+    conditional leave; the buy-in is closed with 0 chips, the seat is free, and the audit
+    holds; a second pass does nothing."""
+    await stack.worker.stop()
+    stub = stack.stub
+    alice, bob = await guest(stub, "Alice"), await guest(stub, "Bob")
+    config = epb.TableConfig(variant=epb.VARIANT_NLHE, seat_count=2, small_blind=5, big_blind=10)
+    create = pb.CreateLoungeRequest(
+        name="Grace",
+        config=config,
+        min_buy_in=200,
+        max_buy_in=200,
+        request_id=rid(),
+        busted_grace_s=60,
+    )
+    lounge = (await stub.CreateLounge(create, metadata=auth(alice))).lounge
+    lid = lounge.lounge_id
+    assert lounge.busted_grace_s == 60
+    tokens = {}
+    for seat, who in ((0, alice), (1, bob)):
+        join = pb.JoinLoungeRequest(lounge_id=lid, seat=seat, buy_in=200, request_id=rid())
+        tokens[seat] = (await stub.JoinLounge(join, metadata=auth(who))).seat_token
+    await asyncio.gather(*(play(stack, lid, s, tokens[s], hands=10_000) for s in (0, 1)))
+    view = (
+        await stack.tables.GetTableView(
+            tpb.GetTableViewRequest(table_id=lid), metadata=(("authorization", f"Bearer {ADMIN}"),)
+        )
+    ).view
+    (loser,) = [s for s in view.table.seats if s.player_id and s.stack == 0]
+    assert loser.busted_hand == view.table.hands_played > 0
+    assert all(s.busted_hand == 0 for s in view.table.seats if s.stack)
+    quitter = alice if loser.seat == 0 else bob
+    service = (("authorization", f"Bearer {ADMIN}"), ("x-felt-seat-token", tokens[loser.seat]))
+    stale = tpb.LeaveSeatRequest(
+        table_id=lid, seat=loser.seat, request_id=rid(), busted_hand=loser.busted_hand + 1
+    )  # another bust than the table's: refused, nothing changes
+    assert await refused(stack.tables.LeaveSeat(stale, metadata=service)) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "NOT_BUSTED",
+    )
+    busted = stack.lobby.busted
+    assert busted is not None
+    lobby = busted.refills.lobby
+    real = lobby.clock
+    start = real()
+    try:
+        lobby.clock = lambda: start
+        assert await busted.recover() == 0  # seen busted: the grace starts
+        lobby.clock = lambda: start + timedelta(seconds=59)
+        assert await busted.recover() == 0  # not yet
+        table = (await stack.tables.GetTable(tpb.GetTableRequest(table_id=lid))).table
+        assert any(s.seat == loser.seat and s.player_id for s in table.seats)
+        lobby.clock = lambda: start + timedelta(seconds=61)
+        before = (await stack.tables.GetTable(tpb.GetTableRequest(table_id=lid))).table.sequence
+        assert await busted.recover() == 1
+        assert await busted.recover() == 0  # done once
+    finally:
+        lobby.clock = real
+    table = (await stack.tables.GetTable(tpb.GetTableRequest(table_id=lid))).table
+    assert not any(s.seat == loser.seat and s.player_id for s in table.seats)
+    assert table.sequence == before + 1  # one event: the seat's PlayerLeft
+    # The same conditional leave again (a lost answer's retry) gets the table's first answer.
+    pool = await asyncpg.create_pool(stack.dsn, min_size=1, max_size=1)
+    try:
+        saga_id = await pool.fetchval(
+            "SELECT saga_id FROM busted_seats JOIN buy_ins USING (saga_id) WHERE lounge_id = $1",
+            lid,
+        )
+    finally:
+        await pool.close()
+    again = tpb.LeaveSeatRequest(
+        table_id=lid,
+        seat=loser.seat,
+        request_id=busted_leave_request_id(saga_id, loser.busted_hand),
+        busted_hand=loser.busted_hand,
+    )
+    answer = await stack.tables.LeaveSeat(again, metadata=service)
+    assert (answer.stack, answer.sequence) == (0, before + 1)
+    got = await stub.GetLounge(pb.GetLoungeRequest(lounge_id=lid), metadata=auth(alice))
+    assert [s.seat for s in got.lounge.seats] == [1 - loser.seat]
+    leave = pb.LeaveLoungeRequest(lounge_id=lid, request_id=rid())
+    assert await refused(stub.LeaveLounge(leave, metadata=auth(quitter))) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "NOT_SEATED",
+    )
+    audit = await audit_of(stack.dsn)
+    assert audit.holds and audit.on_tables == 400, audit  # both buy-ins: the winner's stack
+    assert await balance(stub, quitter) == 10_000 - 200  # nothing came back: nothing was left

@@ -4,6 +4,7 @@ opening, listing with filters and keyset pages; and the listing index on 10,000 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -11,7 +12,15 @@ import asyncpg
 import pytest
 
 from felt.storage.idempotency import RequestKey, RequestReused
-from services.lobby.ports import LoungeFilter, LoungeSeat, LoungeState, NewLounge, NewPlayer
+from services.lobby.ports import (
+    LoungeFilter,
+    LoungeSeat,
+    LoungeState,
+    NewBuyIn,
+    NewLounge,
+    NewPlayer,
+    SeatGrant,
+)
 from services.lobby.postgres import PgLounges
 
 from .conftest import empty_pool
@@ -197,18 +206,35 @@ async def test_creating_lounges_are_walked_page_by_page(stores: Any) -> None:
     assert await stores.lounges.creating(2, (second[-1].created_at, second[-1].lounge_id)) == []
 
 
-async def test_open_lounges_with_ai_seats_are_walked_page_by_page(stores: Any) -> None:
-    """``with_ai``: the busted seats' walk, OPEN lounges with an AI seat only, private ones
-    too, by ``listing_id``."""
+async def test_open_lounges_with_a_seat_taken_are_walked_page_by_page(stores: Any) -> None:
+    """``occupied``: the busted seats' walk, OPEN lounges with a seat taken only (an AI's or
+    a person's), private ones too, by ``listing_id``."""
     await owner(stores)
     await opened(stores, new_lounge(1, ai=2))
-    await opened(stores, new_lounge(2))  # people only
+    await opened(stores, new_lounge(2))  # nobody seated
     await stores.lounges.create(new_lounge(3, ai=1))  # CREATING
     await opened(stores, new_lounge(4, ai=1, invite="code-4"))  # private
     await opened(stores, new_lounge(5, ai=3))
-    first = await stores.lounges.with_ai(0, 2)
+    await opened(stores, new_lounge(6))  # a person sits here
+    await stores.ledger.open("owner", 1_000, key("grant"), T0)
+    reserved = NewBuyIn("b-6", "owner", "l-6", None, 200, key("join/6"), T0)
+    await stores.buy_ins.reserve(reserved)
+    await stores.buy_ins.seated("b-6", SeatGrant(3, "secret", None))
+    first = await stores.lounges.occupied(0, 2)
     assert [x.lounge_id for x in first] == ["l-1", "l-4"]
     assert [s.seat for s in first[0].seats] == [0, 1]
-    rest = await stores.lounges.with_ai(first[-1].listing_id, 2)
-    assert [x.lounge_id for x in rest] == ["l-5"]
-    assert await stores.lounges.with_ai(rest[-1].listing_id, 2) == []
+    rest = await stores.lounges.occupied(first[-1].listing_id, 2)
+    assert [x.lounge_id for x in rest] == ["l-5", "l-6"]
+    assert [(s.seat, s.player_id, s.ai_level) for s in rest[1].seats] == [(3, "owner", 0)]
+    assert await stores.lounges.occupied(rest[-1].listing_id, 2) == []
+
+
+async def test_a_lounges_grace_for_a_busted_seat_is_stored(stores: Any) -> None:
+    await owner(stores)
+    assert (await stores.lounges.create(new_lounge(1))).busted_grace_s == 300  # the default
+    never = replace(new_lounge(2), busted_grace_s=0)
+    assert (await stores.lounges.create(never)).busted_grace_s == 0
+    hour = replace(new_lounge(3), busted_grace_s=3_600)
+    await stores.lounges.create(hour)
+    found = await stores.lounges.get("l-3")
+    assert found is not None and found.busted_grace_s == 3_600

@@ -4,7 +4,8 @@ An AI seat is refilled from the house (``services.lobby.refills``): once per bus
 house paying and the audit holding at every step; a table that does not answer, or answers
 and loses the answer, refills the seat once; a refill the table refuses for now waits for the
 seat's next bust, one refused for good goes back to the house; a closing lounge is CLOSED only
-once no refill of its is on its way. A person's busted seat is left alone (it adds chips)."""
+once no refill of its is on its way. A person's busted seat is never refilled (it adds chips,
+or is freed after the lounge's grace: ``test_busted_grace_on_fakes.py``)."""
 
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ async def fund(world: World, lounge_id: str, seat: int) -> AiRefill | None:
 def passes(world: World) -> tuple[RefillApp, BustedSeats]:
     """The refill saga and the busted seats' pass that reads the tables and drives it."""
     refills = RefillApp(world.lobby.app, world.tables)
-    return refills, BustedSeats(world.lounges, refills)
+    return refills, BustedSeats(world.lounges, refills, world.buy_ins)
 
 
 async def added(keeper: BustedSeats) -> int:

@@ -100,6 +100,16 @@ class CrashingBuyIns:
     async def reserved_saga(self, player_id: str, lounge_id: str) -> BuyIn | None:
         return await self.inner.reserved_saga(player_id, lounge_id)
 
+    async def busted_seen(self, saga_id: str, busted_hand: int, at: datetime) -> datetime:
+        return await self.inner.busted_seen(saga_id, busted_hand, at)
+
+    async def busted_noted(self, saga_id: str) -> tuple[int, datetime] | None:
+        return await self.inner.busted_noted(saga_id)
+
+    async def busted_freed(self, saga_id: str, at: datetime) -> BuyIn:
+        self._fire("before_busted_freed")
+        return await self.inner.busted_freed(saga_id, at)
+
     async def token_reissued(self, saga_id: str, grant: SeatGrant) -> BuyIn:
         self._fire("before_token_reissued")
         return await self.inner.token_reissued(saga_id, grant)

@@ -215,7 +215,13 @@ class ReissueSeatToken(Record):
 
 @dataclass(frozen=True, slots=True)
 class LeaveSeat(Record):
+    """Free ``seat``. With ``busted_hand`` (positive) a conditional leave: only a seat with no
+    chips, out of the hand in play and busted since exactly that hand
+    (``Player.busted_hand``) is freed; anything else is refused ``NOT_BUSTED``, so a stale
+    decision (chips added since, or lost again in a later hand) changes nothing."""
+
     seat: int
+    busted_hand: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,6 +375,8 @@ def _decide(
     if state is None:
         raise _refuse("NO_TABLE", "the table does not exist")
     if isinstance(command, LeaveSeat):  # allowed at a closed table too: players take their chips
+        if command.busted_hand:
+            return _leave_busted(state, command.seat, command.busted_hand), None
         return _leave(state, command.seat), None
     if isinstance(command, ReissueSeatToken):
         player = _seated(state, command.seat)
@@ -466,6 +474,21 @@ def _leave(state: TableState, seat: int) -> list[AnyEvent]:
         if x is not None:
             stack = x.stack
     return [PlayerLeft(seat, stack)]
+
+
+def _leave_busted(state: TableState, seat: int, busted_hand: int) -> list[AnyEvent]:
+    """The conditional leave of a seat busted since ``busted_hand`` (RULES.md: after a grace
+    a busted player leaves the table); refused, changing nothing, unless it still is."""
+    player = _seated(state, seat)
+    if busted_hand < 0:
+        raise _refuse("BAD_AMOUNT", "busted_hand names a hand: it must be positive")
+    if player.stack or state.dealt_in(seat) or player.busted_hand != busted_hand:
+        raise _refuse(
+            "NOT_BUSTED",
+            f"seat {seat} is not busted since hand {busted_hand}: it has chips again, "
+            "is in the hand in play, or busted again since",
+        )
+    return [PlayerLeft(seat, 0, True)]
 
 
 def _start_hand(
@@ -645,7 +668,7 @@ def apply_event(state: TableState | None, event: AnyEvent) -> TableState:
     if isinstance(event, ChipsAdded):
         p = state.player(event.seat)
         assert p is not None
-        return _update(state, event.seat, stack=p.stack + event.amount)
+        return _update(state, event.seat, stack=p.stack + event.amount, busted_hand=0)
     if isinstance(event, ActionTimedOut):
         p = state.player(event.seat)
         assert p is not None
@@ -670,6 +693,7 @@ def _update(
     sit_out_reason: str | None = None,
     token_hash: str | None = None,
     waiting_for_big_blind: bool | None = None,
+    busted_hand: int | None = None,
 ) -> TableState:
     """``state`` with the given fields of ``seat``'s player changed (None: unchanged).
 
@@ -690,6 +714,7 @@ def _update(
             p.timeouts if timeouts is None else timeouts,
             p.sit_out_reason if sit_out_reason is None else sit_out_reason,
             p.waiting_for_big_blind if waiting_for_big_blind is None else waiting_for_big_blind,
+            p.busted_hand if busted_hand is None else busted_hand,
         )
 
     players = tuple(changed(p) if p.seat == seat else p for p in state.players)
@@ -819,8 +844,14 @@ def _hand_ended(
     state: TableState, new: TableState, stacks: tuple[tuple[int, int], ...]
 ) -> TableState:
     final = dict(stacks)
-    players = tuple(replace(p, stack=final[p.seat]) if p.seat in final else p for p in new.players)
-    return _short_handed(replace(new, players=players, hands_played=state.hands_played + 1))
+    number = state.hands_played + 1  # this hand's: its id is "<table_id>:<number>"
+    players = tuple(
+        replace(p, stack=final[p.seat], busted_hand=0 if final[p.seat] else number)
+        if p.seat in final
+        else p
+        for p in new.players
+    )
+    return _short_handed(replace(new, players=players, hands_played=number))
 
 
 def _short_handed(state: TableState) -> TableState:

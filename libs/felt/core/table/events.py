@@ -91,10 +91,15 @@ class SeatTokenReissued(Record):
 
 @dataclass(frozen=True, slots=True)
 class PlayerLeft(Record):
-    """The player gave up ``seat`` and took ``stack`` chips with them."""
+    """The player gave up ``seat`` and took ``stack`` chips with them.
+
+    ``busted``: the seat was freed by the conditional leave of a seat busted longer than its
+    lounge's grace (``LeaveSeat.busted_hand``), not by its player; ``stack`` is then 0.
+    """
 
     seat: int
     stack: int
+    busted: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,10 @@ class Player(Record):
     sit_out_reason: str = ""
     # Waiting for the big blind: not dealt in until the big blind would reach the seat.
     waiting_for_big_blind: bool = False
+    # Busted: the number of the hand (``<table_id>:<n>``) whose end left the seat with no
+    # chips; 0 while it has chips. Chips added reset it, a later bust sets the later hand's:
+    # what the lobby's grace for a busted seat counts from (and names when it frees the seat).
+    busted_hand: int = 0
 
     def __init__(
         self,
@@ -41,6 +45,7 @@ class Player(Record):
         timeouts: int = 0,
         sit_out_reason: str = "",
         waiting_for_big_blind: bool = False,
+        busted_hand: int = 0,
     ) -> None:
         object.__setattr__(self, "seat", seat)
         object.__setattr__(self, "player_id", player_id)
@@ -53,6 +58,7 @@ class Player(Record):
         object.__setattr__(self, "timeouts", timeouts)
         object.__setattr__(self, "sit_out_reason", sit_out_reason)
         object.__setattr__(self, "waiting_for_big_blind", waiting_for_big_blind)
+        object.__setattr__(self, "busted_hand", busted_hand)
 
     @property
     def away(self) -> bool:

@@ -944,17 +944,24 @@ class PlayerLeft(_message.Message):
 
     SEAT_FIELD_NUMBER: _builtins.int
     STACK_FIELD_NUMBER: _builtins.int
+    BUSTED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     stack: _builtins.int
+    busted: _builtins.bool
+    """The seat was freed because it had no chips for longer than its lounge's
+    grace (LeaveSeatRequest.busted_hand: the lobby's conditional leave), not
+    by its player's own leave; `stack` is then 0. False in every older event.
+    """
     def __init__(
         self,
         *,
         seat: _builtins.int = ...,
         stack: _builtins.int = ...,
+        busted: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat", "stack", b"stack"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["busted", b"busted", "seat", b"seat", "stack", b"stack"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1215,6 +1222,7 @@ class SnapshotSeat(_message.Message):
     SIT_OUT_REASON_FIELD_NUMBER: _builtins.int
     SEATED_SEQUENCE_FIELD_NUMBER: _builtins.int
     WAITING_FOR_BIG_BLIND_FIELD_NUMBER: _builtins.int
+    BUSTED_HAND_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     player_id: _builtins.str
     display_name: _builtins.str
@@ -1233,6 +1241,11 @@ class SnapshotSeat(_message.Message):
     """Sequence of this occupant's PlayerSeated (what it may see starts after it)."""
     waiting_for_big_blind: _builtins.bool
     """Waiting for the big blind (PlayerWaitingForBigBlind): not dealt in until it reaches the seat."""
+    busted_hand: _builtins.int
+    """Busted: the number of the hand (HandSetup.hand_id "<table_id>:<n>") whose end left
+    this occupant with no chips, 0 while it has chips. Chips added reset it; a later bust
+    sets the later hand's. Absent (0) in snapshots written before the field existed.
+    """
     def __init__(
         self,
         *,
@@ -1248,10 +1261,11 @@ class SnapshotSeat(_message.Message):
         sit_out_reason: Global___SitOutReason.ValueType = ...,
         seated_sequence: _builtins.int = ...,
         waiting_for_big_blind: _builtins.bool = ...,
+        busted_hand: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ai_level", b"ai_level", "display_name", b"display_name", "leaving", b"leaving", "player_id", b"player_id", "seat", b"seat", "seated_sequence", b"seated_sequence", "sit_out_reason", b"sit_out_reason", "sitting_out", b"sitting_out", "stack", b"stack", "timeouts", b"timeouts", "token_hash", b"token_hash", "waiting_for_big_blind", b"waiting_for_big_blind"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ai_level", b"ai_level", "busted_hand", b"busted_hand", "display_name", b"display_name", "leaving", b"leaving", "player_id", b"player_id", "seat", b"seat", "seated_sequence", b"seated_sequence", "sit_out_reason", b"sit_out_reason", "sitting_out", b"sitting_out", "stack", b"stack", "timeouts", b"timeouts", "token_hash", b"token_hash", "waiting_for_big_blind", b"waiting_for_big_blind"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

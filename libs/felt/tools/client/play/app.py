@@ -189,6 +189,8 @@ class PlayApp(App[int]):
                 self.hands_seen += 1
             if self.session.seat is None:  # left meanwhile: its token is not used again
                 return
+            if self._freed(event, log):
+                return
             before = self.view
             facing_bet = before is not None and before.hand.current_bet > 0
             self._show(await self._view_with(event.sequence))
@@ -203,6 +205,22 @@ class PlayApp(App[int]):
                 await self._leave()
                 self.exit(self.final_balance)
                 return
+
+    def _freed(self, event: epb.StoredEvent, log: RichLog) -> bool:
+        """Whether ``event`` is this seat's ``PlayerLeft`` by the lounge's grace for a busted
+        seat: then the seat is gone (its token void, the stream ends), and the player is told
+        so in words, not by a refused call."""
+        here = self.session.seat
+        left = event.player_left
+        if event.WhichOneof("event") != "player_left" or here is None:
+            return False
+        if left.seat != here.seat or not left.busted:
+            return False
+        self.session.seat_freed()
+        self.workers.cancel_group(self, "token")
+        log.write(model.freed_notice(self.lounge.busted_grace_s))
+        self._show_choices(tpb.TableView())
+        return True
 
     async def _view_with(self, sequence: int) -> tpb.TableView:
         """The seat's view once it holds the event at ``sequence``.

@@ -241,6 +241,14 @@ def seat_lines(view: tpb.TableView) -> list[str]:
     return lines
 
 
+def freed_notice(grace_s: int) -> str:
+    """What the player reads when the lounge freed their seat after its grace without chips
+    (RULES.md: the player leaves the table)."""
+    minutes = round(grace_s / 60)
+    after = f"after {minutes} minute{'' if minutes == 1 else 's'}" if minutes else "after a while"
+    return f"Your seat was freed {after} without chips: you have left the table. q quits."
+
+
 def busted(view: tpb.TableView) -> bool:
     """The viewing seat has no chips left and no part in a hand in play: only adding chips
     (or leaving) takes it on."""
@@ -359,6 +367,8 @@ def describe_event(
     if kind == "player_seated":
         return f"{body.display_name} sits down at seat {body.seat}"
     if kind == "player_left":
+        if body.busted:
+            return f"{who(body.seat)} leaves: no chips for longer than the lounge allows"
         return f"{who(body.seat)} leaves with {body.stack}"
     if kind == "player_sat_out":
         return f"{who(body.seat)} sits out"

@@ -331,6 +331,11 @@ class PlaySession:
         self.seat = None
         return left
 
+    def seat_freed(self) -> None:
+        """The table freed the seat by itself (out of chips for longer than the lounge's grace:
+        ``PlayerLeft.busted``): its token is void and there is nothing left to leave."""
+        self.seat = None
+
     async def leave_again(self) -> lobby_api.LeaveLoungeResponse:
         """The last leave's request again (same request id): its saga as it stands now."""
         if self._leaving is None:

@@ -44,11 +44,17 @@ from felt.players.bots.floor import (
     holdem_class,
     load,
     pick,
+    wilson,
 )
 from felt.players.bots.opponents import TableStats
 
 # How far from the floor's own frequency a rate must be, at 95%, to count as a leak.
 TOLERANCE = 0.1
+# Draw: shown hands a leak in what the opponent shows needs at least (``_shows_weak_bets``,
+# ``_shows_odd_draws``), and the share of its shown draws that do not fit them above which
+# (at 95%) it plays its dealt hand whatever it is.
+LEAK_SHOWN = 15
+ODD_DRAWS_LEAK = 0.5
 # Draw: shown bets after the draw needed before their weak share is read (see
 # ``_bets_too_few_weak``). Few: a heads-up table's record shows only about 25 of them in
 # 500 hands, and the read only tightens calls.
@@ -112,9 +118,44 @@ def _draw_leaks(floor: Table, s: SeatStats) -> bool:
     # Folds after the first round in pots down to two players when the record has them
     # (a full table's multiway folds are another decision), else all of them.
     later = (s.hu_folded, s.hu_faced) if s.hu_faced else (s.folded, s.faced)
-    return _leak(s.first_folded, s.first_faced, floor, "fold_first") or _leak(
-        *later, floor, "fold_later"
+    return (
+        _leak(s.first_folded, s.first_faced, floor, "fold_first")
+        or _leak(*later, floor, "fold_later")
+        or _shows_weak_bets(floor, s)
+        or _shows_odd_draws(s)
     )
+
+
+def _shows_weak_bets(floor: Table, s: SeatStats) -> bool:
+    """Draw: are the opponent's shown bets after the draw weak far more often than the
+    floor's own (``weak_bet_later``, about 36%), by more than ``TOLERANCE`` at 95%?
+
+    A player betting at most a pair that often bets with anything (the random player's
+    shown bets are over 90% weak): the floor's folds to its bets are priced for honest
+    ones, and hard's own play, which reads bets by the record (``Style.credible_draw``),
+    calls them down. At least ``LEAK_SHOWN`` shown bets: folds come by the dozen a table,
+    shown bets by the few, and a 95% gate on fifteen shown bets already needs twelve weak.
+    """
+    ref = floor.reference("weak_bet_later")
+    return ref is not None and (
+        deviates(s.shown_bettor_weak, s.shown_bettor, ref, TOLERANCE, LEAK_SHOWN) > 0
+    )
+
+
+def _shows_odd_draws(s: SeatStats) -> bool:
+    """Draw: do most of the opponent's shown hands not fit its draw, at 95%?
+
+    ``shown_drawn_odd`` counts shown hands that stood pat with less than a straight or drew
+    two or three to less than a pair. A player for whom that is the rule, not a bluff now
+    and then (a calling station that never draws: 249 of 250), plays its dealt hand
+    whatever it is, and hard's own play models it so (``Style.stands_pat``); the floor
+    treats its pat as a made hand and folds to it. More than ``ODD_DRAWS_LEAK`` of its
+    shown draws, at 95%, over at least ``LEAK_SHOWN`` of them.
+    """
+    if s.shown_drawn < LEAK_SHOWN:
+        return False
+    low, _ = wilson(min(s.shown_drawn_odd, s.shown_drawn), s.shown_drawn)
+    return low > ODD_DRAWS_LEAK
 
 
 def _bets_too_few_weak(floor: Table, s: SeatStats) -> bool:

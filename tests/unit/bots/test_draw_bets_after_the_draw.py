@@ -31,6 +31,7 @@ from felt.players.bots.base import PublicAction, Situation, situation
 from felt.players.bots.floor import FINAL_TWO_PAIR, draw_final_bucket, load
 from felt.players.bots.hard import (
     DRAW_OPEN_SAMPLE,
+    RAISED_BLUFFS,
     RAISED_CREDIBLE,
     HardBot,
     Style,
@@ -169,8 +170,9 @@ def _strong_weight(mix: list[tuple[float, DrawOpponent]]) -> float:
 
 def test_a_raise_after_the_draw_is_read_as_stronger_than_a_bet() -> None:
     bot = HardBot()
-    # A player whose bets mean little (it bets most of its actions).
-    wild = Style(known=True, aggression=0.85, bluffs=0.6)
+    # A player whose bets mean little (it bets most of its actions), its shown bets mostly
+    # honest yet (under RAISED_BLUFFS weak).
+    wild = Style(known=True, aggression=0.85, bluffs=0.45)
     assert wild.credible < RAISED_CREDIBLE
     for style in (wild, Style(known=True)):
         bet = bot._draw_model(_after_the_draw(False), 1, style)
@@ -185,6 +187,22 @@ def test_a_raise_after_the_draw_is_read_as_stronger_than_a_bet() -> None:
         model = bot._draw_model(sit, 1, wild)
         equities.append(bot._mixture_equity(hole, hole, (), [model], 7))
     assert equities[1] < equities[0] - 0.1
+
+
+def test_a_raise_from_a_seat_showing_mostly_weak_bets_is_read_as_its_bet() -> None:
+    """A seat whose shown bets held at most a pair most of the time (a maniac: 0.75) raises
+    with whatever it holds: its raise after the draw reads as its bet. The read cost hard
+    most of its win against four maniacs 5-handed (docs/ai.md)."""
+    bot = HardBot()
+    maniac = Style(known=True, aggression=0.9, bluffs=0.75)
+    bet = bot._draw_model(_after_the_draw(False), 1, maniac)
+    raised = bot._draw_model(_after_the_draw(True), 1, maniac)
+    assert raised == bet
+    # At the edge: just under RAISED_BLUFFS the raise reads stronger again.
+    edge = replace(maniac, bluffs=RAISED_BLUFFS - 0.05)
+    assert _strong_weight(bot._draw_model(_after_the_draw(True), 1, edge)) > _strong_weight(
+        bot._draw_model(_after_the_draw(False), 1, edge)
+    )
 
 
 def _facing_an_open(opens: float | None) -> tuple[Situation, Style]:

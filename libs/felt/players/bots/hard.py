@@ -739,7 +739,9 @@ class HardBot:
             paired = (0.85 if bet_first or called_first else 0.6) * style.honest_draws
             mix = [(paired, DrawOpponent(drew, H.PAIR)), (1 - paired, DrawOpponent(drew))]
         later_bets = [a.seat for a in sit.on(Street.SECOND_BET) if a.kind == "bet"]
-        raised_later = seat in later_bets[1:]
+        # A raise after the draw reads as strong, unless the seat's shown bets were mostly
+        # weak (a maniac's or a random player's): those raise with whatever they hold.
+        raised_later = seat in later_bets[1:] and style.bluffs < RAISED_BLUFFS
         if any(a.kind == "bet" for a in second):
             floor = H.TWO_PAIR if drew is None or drew >= 2 else H.THREE_OF_A_KIND
             # As strong as its shown bets were: one that never showed a pair after betting
@@ -861,6 +863,10 @@ def _joint_components(
 # mean little (``Style.credible``): without them hard paid off raises after the draw.
 RAISED_STRONG = 0.85
 RAISED_CREDIBLE = 0.75
+# ... except from a seat whose shown bets held at most a pair this often (``Style.bluffs``):
+# the raise read cost hard most of its win against four maniacs 5-handed (docs/ai.md,
+# "Draw 5-handed against raisers of anything").
+RAISED_BLUFFS = 0.5
 # ``_draw_open_rate``: chances to open from a seat class before Draw reads the seat's own
 # open rate. The read changes hard's model only above half (the share of deals holding a
 # pair), where it credits the opener with hands holding nothing. With Hold'em's 5 chances a

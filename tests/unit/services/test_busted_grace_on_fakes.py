@@ -72,6 +72,13 @@ def keeper_of(world: World) -> BustedSeats:
     return BustedSeats(world.lounges, RefillApp(world.lobby.app, world.tables), world.buy_ins)
 
 
+def chips_of(world: World) -> ChipsApp:
+    """The players' AddSeatChips (a rebuy) on the world's fakes."""
+    return ChipsApp(
+        world.lounge_app, world.buy_ins, MemoryChipAdds(world.ledger, world.store), world.tables
+    )
+
+
 async def conserved(world: World) -> None:
     """Every chip a ledger entry, chip adds included: balances + at tables == created, and
     the chips at the tables are exactly the seats' stacks (a freed seat had none)."""
@@ -138,8 +145,7 @@ async def test_chips_added_keep_the_seat_and_a_later_bust_starts_the_grace_anew(
     lounge, _, loser, player = await table_of_two(world)
     lid = lounge.lounge_id
     keeper = keeper_of(world)
-    chips = ChipsApp(world.lounge_app, world.buy_ins, MemoryChipAdds(world.ledger, world.store),
-                     world.tables)  # fmt: skip
+    chips = chips_of(world)
     hand_busts(world, lounge, loser=1, winner=0)
     assert await keeper.recover() == 0  # busted since hand 1, seen now
     later(world, GRACE - timedelta(seconds=10))
@@ -165,8 +171,7 @@ async def test_a_rebuy_that_lands_first_wins(monkeypatch: pytest.MonkeyPatch) ->
     lounge, _, loser, player = await table_of_two(world)
     lid = lounge.lounge_id
     keeper = keeper_of(world)
-    chips = ChipsApp(world.lounge_app, world.buy_ins, MemoryChipAdds(world.ledger, world.store),
-                     world.tables)  # fmt: skip
+    chips = chips_of(world)
     hand_busts(world, lounge, loser=1, winner=0)
     assert await keeper.recover() == 0
     later(world, GRACE)
@@ -196,8 +201,7 @@ async def test_a_rebuy_that_lands_after_the_leave_gets_its_chips_back(
     lounge, _, loser, player = await table_of_two(world)
     lid = lounge.lounge_id
     keeper = keeper_of(world)
-    chips = ChipsApp(world.lounge_app, world.buy_ins, MemoryChipAdds(world.ledger, world.store),
-                     world.tables)  # fmt: skip
+    chips = chips_of(world)
     hand_busts(world, lounge, loser=1, winner=0)
     assert await keeper.recover() == 0
     later(world, GRACE)
@@ -423,8 +427,7 @@ async def test_a_leave_answered_with_chips_is_never_recorded_as_a_busted_seats(
     lounge, _, loser, player = await table_of_two(world)
     lid = lounge.lounge_id
     keeper = keeper_of(world)
-    chips = ChipsApp(world.lounge_app, world.buy_ins, MemoryChipAdds(world.ledger, world.store),
-                     world.tables)  # fmt: skip
+    chips = chips_of(world)
     hand_busts(world, lounge, loser=1, winner=0)
     assert await keeper.recover() == 0
     later(world, GRACE)

@@ -44,7 +44,6 @@ from felt.players.bots.floor import (
     holdem_class,
     load,
     pick,
-    wilson,
 )
 from felt.players.bots.opponents import TableStats
 
@@ -152,10 +151,8 @@ def _shows_odd_draws(s: SeatStats) -> bool:
     treats its pat as a made hand and folds to it. More than ``ODD_DRAWS_LEAK`` of its
     shown draws, at 95%, over at least ``LEAK_SHOWN`` of them.
     """
-    if s.shown_drawn < LEAK_SHOWN:
-        return False
-    low, _ = wilson(min(s.shown_drawn_odd, s.shown_drawn), s.shown_drawn)
-    return low > ODD_DRAWS_LEAK
+    odd = min(s.shown_drawn_odd, s.shown_drawn)
+    return deviates(odd, s.shown_drawn, ODD_DRAWS_LEAK, 0.0, LEAK_SHOWN) > 0
 
 
 def _bets_too_few_weak(floor: Table, s: SeatStats) -> bool:

@@ -283,3 +283,44 @@ def test_a_steal_prices_out_the_pairs_that_call_half_the_pot() -> None:
     assert sizes[False] and sizes[True]
     assert all(abs(s - 0.8) <= 0.02 for s in sizes[False])
     assert all(abs(s - 0.75) <= 0.02 for s in sizes[True])
+
+
+# 6-max records with the same folds to a first-round raise (80%), one re-raising 12% of the
+# raises it faces (`pfr - opened` = 18 of 150 faced; the `prober` shows 8-11%), one never.
+FOLDS_AND_RERAISES = SeatStats(
+    hands=200, vpip=50, pfr=43, opened=25, open_chances=60, first_faced=150,
+    first_folded=120, faced=60, folded=25, bets=30, calls=30, checks=30,
+)  # fmt: skip
+FOLDS_ONLY = replace(FOLDS_AND_RERAISES, pfr=25)
+
+
+def first_in_opens(table: dict[int, SeatStats]) -> int:
+    """How many of the 1,326 starting hands hard raises first in under the gun at 6-max."""
+    setup = hand_setup(Variant.NLHE, "h-o", deck_for(Variant.NLHE, master_key(7), 0, 6), 0, 6)
+    state, history = execute(None, StartHand(setup))
+    legal = legal_actions(state)
+    assert legal is not None and legal.seat == 3
+    view = view_for(state, legal.seat)
+    redacted = redact_all(list(history), legal.seat)
+    bot = HardBot()
+    opens = 0
+    for a in range(52):
+        for b in range(a):
+            seats = tuple(
+                replace(s, cards=(a, b)) if s.seat == legal.seat else s for s in view.seats
+            )
+            d = bot.decide(replace(view, seats=seats), redacted, legal, random.Random(0), table)
+            opens += getattr(d, "kind", None) in (ActionKind.BET, ActionKind.RAISE)
+    return opens
+
+
+def test_a_field_that_re_raises_widens_no_opens_however_often_it_folds() -> None:
+    utg = 3  # the button is seat 0, the blinds 1 and 2
+    reraisers = first_in_opens(table_of(FOLDS_AND_RERAISES, utg))
+    folders = first_in_opens(table_of(FOLDS_ONLY, utg))
+    unknown = first_in_opens({})
+    # Folding 80% alone widens the opens by about 30 points; each re-raise above a tight
+    # player's 5% undoes four folds, which leaves at most a few points of the widening.
+    assert folders >= unknown + 0.25 * 1326
+    assert unknown <= reraisers <= unknown + 0.06 * 1326
+    assert FOLDS_AND_RERAISES.reraise_rate() > 0.1 > 0.05 > FOLDS_ONLY.reraise_rate()

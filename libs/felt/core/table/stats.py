@@ -98,6 +98,19 @@ class SeatStats:
         """How often it folds to a first-round raise."""
         return self.rate(self.first_folded, self.first_faced, prior, weight)
 
+    def reraise_rate(self, prior: float = 0.05, weight: float = 10) -> float:
+        """How often it raises in the first round without being first in, per raise faced.
+
+        The first-round raises that were not opens (``pfr - opened``: re-raises, and the
+        few raises over limps) over the raises it faced (``first_faced``), capped at 1
+        (a request's counts are hostile until checked). What a raise first in risks from
+        the players behind: a player who re-raises one raise in ten takes the pot from a
+        wide opener far more often than one who re-raises one in fifty, though both fold
+        to most raises.
+        """
+        hits = min(max(0, self.pfr - self.opened), self.first_faced)
+        return self.rate(hits, self.first_faced, prior, weight)
+
     def aggression(self, prior: float = 0.3, weight: float = 15) -> float:
         """Share of its later-round actions (other than folds) that are bets or raises."""
         return self.rate(self.bets, self.bets + self.calls + self.checks, prior, weight)

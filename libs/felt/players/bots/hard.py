@@ -73,6 +73,18 @@ LOOSE_VPIP = 0.6
 # A field whose players enter this share of pots on average calls too much (``TableRead``).
 LOOSE_FIELD = 0.5
 WILD_PFR = 0.5
+# ``TableRead.steal_fold``: a raise first in that meets a re-raise loses what it put in (3
+# big blinds at a full table) where one that meets folds wins the blinds (1.5), so the
+# re-raises behind count against the folds. Tight players re-raise 1-3% of the raises they
+# face (`nit`, `tag`, `rock`: their value), and the widening's 0.55 was set against such
+# fields, so only a rate above ``RERAISE_BASE`` counts, ``RERAISE_COST`` folds for each
+# re-raise. Read from folds alone, a field that folds 80% of raises and re-raises 10% (the
+# `prober`) widened hard's opens by 30 points in every seat, and its opens met a re-raise
+# 37% of the time (docs/ai.md, "6-max Hold'em against re-raisers"). Measured: a base of
+# 5% kept the gain against the re-raisers and lost the least against the rocks (the
+# prior, the base too, shrinks a few early re-raises from a tight seat toward it).
+RERAISE_BASE = 0.05
+RERAISE_COST = 4.0
 _CATEGORY_SHIFT = _native.CATEGORY_SHIFT
 _BOARD_STREETS = ((Street.FLOP, 3), (Street.TURN, 4), (Street.RIVER, 5))
 _ACE_LOW = 0x1000
@@ -1346,7 +1358,8 @@ class TableRead:
     all must fold), so nothing against players who never fold and up to 2.5x
     against players who fold too much. ``stations`` is True when every live
     opponent folds rarely (value-bet thinner, bigger by ``value_boost``).
-    ``steal_fold`` is how often the opponents fold to a first-round raise.
+    ``steal_fold`` is how often the opponents fold to a first-round raise, net of
+    the re-raises beyond a tight player's that take the pot back (``_steal_fold``).
     ``loose`` is True when the live opponents enter half the pots or more (a field that
     calls: cheap entries pay through implied odds, thin value bets get paid),
     ``wild`` when one of them raises most hands (every entry will end all-in),
@@ -1404,7 +1417,7 @@ class TableRead:
         later_fold = min(s.later_fold for s in known)
         stations = fold <= 0.2
         seen = [stats_of(table, seat) for seat, _ in styles]
-        steal = sum(s.steal_fold_rate() for s in seen) / len(seen)
+        steal = sum(_steal_fold(s) for s in seen) / len(seen)
         return cls(
             styles,
             bluff=_bluff(bluff_frequency, fold),
@@ -1435,6 +1448,14 @@ class TableRead:
             if s == seat:
                 return style
         return Style()
+
+
+def _steal_fold(stats: SeatStats) -> float:
+    """How often a seat folds to a first-round raise, less ``RERAISE_COST`` times its
+    re-raise rate above ``RERAISE_BASE`` (``SeatStats.reraise_rate``): what a raise first
+    in earns from it."""
+    extra = max(0.0, stats.reraise_rate(RERAISE_BASE) - RERAISE_BASE)
+    return stats.steal_fold_rate() - RERAISE_COST * extra
 
 
 def _bluff(frequency: float, fold: float) -> float:

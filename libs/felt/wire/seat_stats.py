@@ -23,6 +23,7 @@ _WITHIN = {
     "pfr": "hands",
     "first_faced": "hands",
     "first_folded": "first_faced",
+    "reraised": "first_faced",
     "folded": "faced",
     "hu_faced": "faced",
     "hu_folded": "hu_faced",

@@ -138,6 +138,7 @@ class SeatStats(_message.Message):
     OPENED_FIELD_NUMBER: _builtins.int
     LATE_OPEN_CHANCES_FIELD_NUMBER: _builtins.int
     LATE_OPENED_FIELD_NUMBER: _builtins.int
+    RERAISED_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     hands: _builtins.int
     """Hands dealt in."""
@@ -184,6 +185,11 @@ class SeatStats(_message.Message):
     opened: _builtins.int
     late_open_chances: _builtins.int
     late_opened: _builtins.int
+    reraised: _builtins.int
+    """First-round decisions facing a raise that re-raised (added later: zero in
+    older requests, read as "no re-raise seen", so an older table service's
+    requests get the read of folds alone).
+    """
     def __init__(
         self,
         *,
@@ -212,10 +218,11 @@ class SeatStats(_message.Message):
         opened: _builtins.int = ...,
         late_open_chances: _builtins.int = ...,
         late_opened: _builtins.int = ...,
+        reraised: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bets", b"bets", "calls", b"calls", "checks", b"checks", "faced", b"faced", "first_faced", b"first_faced", "first_folded", b"first_folded", "folded", b"folded", "hands", b"hands", "hu_faced", b"hu_faced", "hu_folded", b"hu_folded", "late_open_chances", b"late_open_chances", "late_opened", b"late_opened", "open_chances", b"open_chances", "opened", b"opened", "pat", b"pat", "pfr", b"pfr", "saw_later", b"saw_later", "seat", b"seat", "showdowns", b"showdowns", "shown", b"shown", "shown_bettor", b"shown_bettor", "shown_bettor_weak", b"shown_bettor_weak", "shown_drawn", b"shown_drawn", "shown_drawn_odd", b"shown_drawn_odd", "vpip", b"vpip"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bets", b"bets", "calls", b"calls", "checks", b"checks", "faced", b"faced", "first_faced", b"first_faced", "first_folded", b"first_folded", "folded", b"folded", "hands", b"hands", "hu_faced", b"hu_faced", "hu_folded", b"hu_folded", "late_open_chances", b"late_open_chances", "late_opened", b"late_opened", "open_chances", b"open_chances", "opened", b"opened", "pat", b"pat", "pfr", b"pfr", "reraised", b"reraised", "saw_later", b"saw_later", "seat", b"seat", "showdowns", b"showdowns", "shown", b"shown", "shown_bettor", b"shown_bettor", "shown_bettor_weak", b"shown_bettor_weak", "shown_drawn", b"shown_drawn", "shown_drawn_odd", b"shown_drawn_odd", "vpip", b"vpip"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

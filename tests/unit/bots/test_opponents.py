@@ -200,3 +200,24 @@ def test_a_request_claiming_more_pat_hands_than_draws_reads_as_always_pat() -> N
     assert 0.0 <= Style.of(hostile[1], heads_up=True).pat <= 1.0
     many = stats_from_proto([ai_pb2.SeatStats(seat=1, hands=80, pat=80, saw_later=20)])
     assert many[1].pat_rate() <= 1.0
+
+
+def test_re_raises_are_counted_apart_from_raises_over_limps() -> None:
+    """``reraised`` counts first-round raises made facing a raise, nothing else.
+
+    Beside limpers (`loose_passive`) the tight player raises often without being first
+    in: over the limps. Those raises are in its PFR but are not re-raises, so its
+    re-raise rate stays low, which a rate read as ``pfr - opened`` got wrong.
+    """
+    names = ["tag", "loose_passive", "tag", "loose_passive", "tag", "loose_passive"]
+    stats = build_stats(e for h in play(Variant.NLHE, names, 300) for e in h)
+    tight = sum((stats[s] for s in (0, 2, 4)), SeatStats())
+    assert tight.reraised <= tight.first_faced
+    assert (tight.pfr - tight.opened) / tight.first_faced > 0.3  # mostly raises over limps
+    assert tight.reraise_rate() < 0.1
+    assert stats_from_proto(stats_to_proto(stats)) == stats
+    # An older request has no re-raise count: the rate is the prior's pull toward none seen.
+    old = stats_from_proto([ai_pb2.SeatStats(seat=1, hands=50, first_faced=40, pfr=20)])
+    assert old[1].reraised == 0 and old[1].reraise_rate() < 0.07
+    hostile = stats_from_proto([ai_pb2.SeatStats(seat=1, hands=9, first_faced=5, reraised=50)])
+    assert hostile[1].reraised == 5 and hostile[1].reraise_rate() <= 1.0

@@ -24,8 +24,9 @@ class SeatStats:
     - ``hands``: hands dealt in; ``vpip``: hands it called or bet in the
       first round (blinds and antes are not voluntary); ``pfr``: hands it bet
       or raised in the first round.
-    - ``first_faced``/``first_folded``: hands it faced a raise (a bet above the
-      blinds) in the first round / folded to it: how much it gives up to steals.
+    - ``first_faced``/``first_folded``/``reraised``: first-round decisions facing a
+      raise (a bet above the blinds) / folds / re-raises among them: how much it
+      gives up to steals, and how often it takes the pot back from a raiser.
     - ``bets``/``calls``/``checks``: later-round actions (bets count raises),
       for aggression; ``faced``/``folded``: later-round decisions facing a bet
       / folds among them; ``hu_faced``/``hu_folded``: of those, the ones in a
@@ -73,6 +74,7 @@ class SeatStats:
     pat: int = 0
     shown_drawn: int = 0
     shown_drawn_odd: int = 0
+    reraised: int = 0
 
     def __add__(self, other: SeatStats) -> SeatStats:
         return SeatStats(
@@ -98,18 +100,16 @@ class SeatStats:
         """How often it folds to a first-round raise."""
         return self.rate(self.first_folded, self.first_faced, prior, weight)
 
-    def reraise_rate(self, prior: float = 0.05, weight: float = 10) -> float:
-        """How often it raises in the first round without being first in, per raise faced.
+    def reraise_rate(self, prior: float = 0.07, weight: float = 10) -> float:
+        """How often it re-raises a first-round raise it faces (``reraised`` over
+        ``first_faced``, capped at 1: a request's counts are hostile until checked).
 
-        The first-round raises that were not opens (``pfr - opened``: re-raises, and the
-        few raises over limps) over the raises it faced (``first_faced``), capped at 1
-        (a request's counts are hostile until checked). What a raise first in risks from
-        the players behind: a player who re-raises one raise in ten takes the pot from a
-        wide opener far more often than one who re-raises one in fifty, though both fold
-        to most raises.
+        What a raise first in risks from the players behind: a player who re-raises one
+        raise in ten takes the pot from a wide opener far more often than one who
+        re-raises one in fifty, though both fold to most raises. Raises over limps are
+        not re-raises and do not count (nobody raised before them).
         """
-        hits = min(max(0, self.pfr - self.opened), self.first_faced)
-        return self.rate(hits, self.first_faced, prior, weight)
+        return self.rate(min(self.reraised, self.first_faced), self.first_faced, prior, weight)
 
     def aggression(self, prior: float = 0.3, weight: float = 15) -> float:
         """Share of its later-round actions (other than folds) that are bets or raises."""

@@ -73,18 +73,18 @@ LOOSE_VPIP = 0.6
 # A field whose players enter this share of pots on average calls too much (``TableRead``).
 LOOSE_FIELD = 0.5
 WILD_PFR = 0.5
-# ``TableRead.steal_fold``: a raise first in that meets a re-raise loses what it put in (3
-# big blinds at a full table) where one that meets folds wins the blinds (1.5), so the
-# re-raises behind count against the folds. Tight players re-raise 1-3% of the raises they
-# face (`nit`, `tag`, `rock`: their value), and the widening's 0.55 was set against such
-# fields, so only a rate above ``RERAISE_BASE`` counts, ``RERAISE_COST`` folds for each
-# re-raise. Read from folds alone, a field that folds 80% of raises and re-raises 10% (the
-# `prober`) widened hard's opens by 30 points in every seat, and its opens met a re-raise
-# 37% of the time (docs/ai.md, "6-max Hold'em against re-raisers"). Measured: a base of
-# 5% kept the gain against the re-raisers and lost the least against the rocks (the
-# prior, the base too, shrinks a few early re-raises from a tight seat toward it).
-RERAISE_BASE = 0.05
-RERAISE_COST = 4.0
+# ``TableRead.steal_fold``: a raise first in that meets a re-raise loses what it put in, so
+# the re-raises behind count against the folds (``SeatStats.reraise_rate``: re-raises per
+# first-round raise faced). Read from folds alone, a field that folds 80% of raises and
+# re-raises 11% (the `prober`) widened hard's opens by 30 points in every seat, and its
+# opens met a re-raise 37% of the time (docs/ai.md, "6-max Hold'em against re-raisers").
+# Players whose re-raises are their value re-raise up to about 7% (`nit`, `tag`, `rock`
+# 1-3%, `reader` 4-7%), and the widening's 0.55 was set against such fields (widening
+# against `reader` too pays), so only a rate above ``RERAISE_BASE`` counts, ``RERAISE_COST``
+# folds for each point. Both were measured, not derived: 5% and 4 cost 5-11 bb/100
+# against `reader`; 7% and 6 keep most of the gain against `prober` without that cost.
+RERAISE_BASE = 0.07
+RERAISE_COST = 6.0
 _CATEGORY_SHIFT = _native.CATEGORY_SHIFT
 _BOARD_STREETS = ((Street.FLOP, 3), (Street.TURN, 4), (Street.RIVER, 5))
 _ACE_LOW = 0x1000
@@ -1453,9 +1453,10 @@ class TableRead:
 def _steal_fold(stats: SeatStats) -> float:
     """How often a seat folds to a first-round raise, less ``RERAISE_COST`` times its
     re-raise rate above ``RERAISE_BASE`` (``SeatStats.reraise_rate``): what a raise first
-    in earns from it."""
+    in earns from it, at least 0 (one seat that re-raises everything ends the widening
+    without outweighing the rest of the field in the mean)."""
     extra = max(0.0, stats.reraise_rate(RERAISE_BASE) - RERAISE_BASE)
-    return stats.steal_fold_rate() - RERAISE_COST * extra
+    return max(0.0, stats.steal_fold_rate() - RERAISE_COST * extra)
 
 
 def _bluff(frequency: float, fold: float) -> float:

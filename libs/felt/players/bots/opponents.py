@@ -161,6 +161,8 @@ class ModelBuilder:
                 h.add(seat, "first_faced")
                 if isinstance(e, PlayerFolded):
                     h.add(seat, "first_folded")
+                elif isinstance(e, BetPlaced):
+                    h.add(seat, "reraised")
             if isinstance(e, PlayerCalled | BetPlaced):
                 h.add(seat, "vpip")
             if isinstance(e, BetPlaced):

@@ -22,7 +22,7 @@ from felt.players.bots.floor import load
 from tests.unit.bots.test_hard_fields import Recorder
 from tests.unit.bots.test_hard_reads import play_heads_up
 
-# A record with no fold read yet (fewer than 30 bets faced): the fold leaks stay quiet.
+# A short record folding about as often as the floor (half): the fold leaks stay quiet.
 QUIET = SeatStats(hands=60, first_faced=20, first_folded=10, faced=20, folded=11)
 # Fifteen shown bets after the draw, all weak (the random player shows over 90%).
 BLUFFER = replace(QUIET, shown=20, shown_bettor=15, shown_bettor_weak=15)
@@ -86,3 +86,16 @@ def test_against_such_a_record_hard_plays_its_own_game() -> None:
         for leaky in (BLUFFER, PAT_ANYTHING):
             assert floor_play.floor_decision(sit, history, legal, rng, {seat: leaky}) is None
     assert played > 50
+
+
+def test_a_player_who_almost_never_folds_is_read_after_fifteen_bets() -> None:
+    """1 fold in 23 first-round bets is a leak at 95% (the floor folds half): the gate
+    needs 15 decisions, not the 30 that left the floor playing half a ladder table
+    against `loose_passive`. Near the floor's rate a short record still reads nothing."""
+    floor = load("draw")
+    assert floor is not None
+    assert floor_play.DRAW_LEAK_LEAST == 15
+    caller = SeatStats(hands=60, first_faced=23, first_folded=1, faced=10, folded=5)
+    assert floor_play._draw_leaks(floor, caller)
+    assert not floor_play._draw_leaks(floor, replace(caller, first_faced=14, first_folded=0))
+    assert not floor_play._draw_leaks(floor, replace(caller, first_folded=9))

@@ -54,6 +54,12 @@ TOLERANCE = 0.1
 # (at 95%) it plays its dealt hand whatever it is.
 LEAK_SHOWN = 15
 ODD_DRAWS_LEAK = 0.5
+# Draw: decisions a fold-rate leak needs at least (``_draw_leaks``; ``deviates`` asks 30 by
+# default). The 95% bound already asks for more when the deviation is smaller; at 30 the
+# floor kept playing against a player folding 1 of 23 first-round bets (the floor folds
+# half), about half of each 250-hand ladder table, which cost 5.5 BB/100 against
+# `loose_passive` heads-up (docs/ai.md, "The Draw floor's fold gates").
+DRAW_LEAK_LEAST = 15
 # Draw: shown bets after the draw needed before their weak share is read (see
 # ``_bets_too_few_weak``). Few: a heads-up table's record shows only about 25 of them in
 # 500 hands, and the read only tightens calls.
@@ -108,9 +114,9 @@ def floor_decision(
     return _holdem(floor, sit, legal, rng)
 
 
-def _leak(k: int, n: int, floor: Table, name: str) -> bool:
+def _leak(k: int, n: int, floor: Table, name: str, least: int = 30) -> bool:
     ref = floor.reference(name)
-    return ref is not None and deviates(k, n, ref, TOLERANCE) != 0
+    return ref is not None and deviates(k, n, ref, TOLERANCE, least) != 0
 
 
 def _draw_leaks(floor: Table, s: SeatStats) -> bool:
@@ -118,8 +124,8 @@ def _draw_leaks(floor: Table, s: SeatStats) -> bool:
     # (a full table's multiway folds are another decision), else all of them.
     later = (s.hu_folded, s.hu_faced) if s.hu_faced else (s.folded, s.faced)
     return (
-        _leak(s.first_folded, s.first_faced, floor, "fold_first")
-        or _leak(*later, floor, "fold_later")
+        _leak(s.first_folded, s.first_faced, floor, "fold_first", DRAW_LEAK_LEAST)
+        or _leak(*later, floor, "fold_later", DRAW_LEAK_LEAST)
         or _shows_weak_bets(floor, s)
         or _shows_odd_draws(s)
     )

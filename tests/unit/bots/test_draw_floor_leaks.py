@@ -94,8 +94,17 @@ def test_a_player_who_almost_never_folds_is_read_after_fifteen_bets() -> None:
     against `loose_passive`. Near the floor's rate a short record still reads nothing."""
     floor = load("draw")
     assert floor is not None
-    assert floor_play.DRAW_LEAK_LEAST == 15
     caller = SeatStats(hands=60, first_faced=23, first_folded=1, faced=10, folded=5)
     assert floor_play._draw_leaks(floor, caller)
     assert not floor_play._draw_leaks(floor, replace(caller, first_faced=14, first_folded=0))
     assert not floor_play._draw_leaks(floor, replace(caller, first_folded=9))
+    # Folds after the draw: the same 15 (in pots down to two players, as dealt heads-up).
+    never_folds = SeatStats(hands=60, faced=15, hu_faced=15)
+    assert floor_play._draw_leaks(floor, never_folds)
+    assert not floor_play._draw_leaks(floor, replace(never_folds, faced=14, hu_faced=14))
+    # Hold'em's gates keep their 30.
+    holdem = load("holdem")
+    assert holdem is not None
+    assert not floor_play._holdem_leaks(
+        holdem, SeatStats(hands=60, first_faced=20, first_folded=20)
+    )

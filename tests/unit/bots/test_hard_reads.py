@@ -286,7 +286,7 @@ def test_a_steal_prices_out_the_pairs_that_call_half_the_pot() -> None:
 
 
 # 6-max records with the same folds to a first-round raise (80%), one re-raising 12% of the
-# raises it faces (18 of 150; the `prober` shows 10-13%), one never.
+# raises it faces (18 of 150; the `prober` shows 9-13%), one never.
 FOLDS_AND_RERAISES = SeatStats(
     hands=200, vpip=50, pfr=43, reraised=18, opened=25, open_chances=60, first_faced=150,
     first_folded=120, faced=60, folded=25, bets=30, calls=30, checks=30,

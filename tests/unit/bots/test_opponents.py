@@ -221,3 +221,12 @@ def test_re_raises_are_counted_apart_from_raises_over_limps() -> None:
     assert old[1].reraised == 0 and old[1].reraise_rate() < 0.07
     hostile = stats_from_proto([ai_pb2.SeatStats(seat=1, hands=9, first_faced=5, reraised=50)])
     assert hostile[1].reraised == 5 and hostile[1].reraise_rate() <= 1.0
+
+
+@pytest.mark.parametrize("variant", [Variant.NLHE, Variant.DRAW5])
+def test_re_raises_are_counted(variant: Variant) -> None:
+    """Players who raise whatever they face re-raise: the count sees it, in both games."""
+    stats = build_stats(e for h in play(variant, ["maniac", "maniac", "maniac"], 40) for e in h)
+    total = sum(stats.values(), SeatStats())
+    assert 0 < total.reraised <= total.first_faced
+    assert total.reraise_rate() > 0.3

@@ -57,9 +57,11 @@ ODD_DRAWS_LEAK = 0.5
 # Draw: decisions a fold-rate leak needs at least (``_draw_leaks``; ``deviates`` asks 30 by
 # default). The 95% bound already asks for more when the deviation is smaller; at 30 the
 # floor kept playing against a player folding 1 of 23 first-round bets (the floor folds
-# half), about half of each 250-hand ladder table, which cost 5.5 BB/100 against
-# `loose_passive` heads-up (docs/ai.md, "The Draw floor's fold gates").
+# half), about half of each 250-hand ladder table: 15 won back 2.7 of the 5.4 BB/100 the
+# floor cost against `loose_passive` heads-up (docs/ai.md, "The Draw floor's fold gates").
 DRAW_LEAK_LEAST = 15
+# Every other gate's minimum (``deviates``'s default).
+LEAK_LEAST = 30
 # Draw: shown bets after the draw needed before their weak share is read (see
 # ``_bets_too_few_weak``). Few: a heads-up table's record shows only about 25 of them in
 # 500 hands, and the read only tightens calls.
@@ -114,7 +116,7 @@ def floor_decision(
     return _holdem(floor, sit, legal, rng)
 
 
-def _leak(k: int, n: int, floor: Table, name: str, least: int = 30) -> bool:
+def _leak(k: int, n: int, floor: Table, name: str, least: int = LEAK_LEAST) -> bool:
     ref = floor.reference(name)
     return ref is not None and deviates(k, n, ref, TOLERANCE, least) != 0
 

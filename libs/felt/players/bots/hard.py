@@ -76,7 +76,7 @@ WILD_PFR = 0.5
 # ``TableRead.steal_fold``: a raise first in that meets a re-raise loses what it put in, so
 # the re-raises behind count against the folds (``SeatStats.reraise_rate``: re-raises per
 # first-round raise faced). Read from folds alone, a field that folds 80% of raises and
-# re-raises 11% (the `prober`) widened hard's opens by 30 points in every seat, and its
+# re-raises 9-13% (the `prober`) widened hard's opens by 30 points in every seat, and its
 # opens met a re-raise 37% of the time (docs/ai.md, "6-max Hold'em against re-raisers").
 # Players whose re-raises are their value re-raise up to about 7% (`nit`, `tag`, `rock`
 # 1-3%, `reader` 4-7%), and the widening's 0.55 was set against such fields (widening
@@ -1359,7 +1359,7 @@ class TableRead:
     against players who fold too much. ``stations`` is True when every live
     opponent folds rarely (value-bet thinner, bigger by ``value_boost``).
     ``steal_fold`` is how often the opponents fold to a first-round raise, net of
-    the re-raises beyond a tight player's that take the pot back (``_steal_fold``).
+    the re-raises above a value re-raiser's 7% that take the pot back (``_steal_fold``).
     ``loose`` is True when the live opponents enter half the pots or more (a field that
     calls: cheap entries pay through implied odds, thin value bets get paid),
     ``wild`` when one of them raises most hands (every entry will end all-in),

@@ -18,7 +18,7 @@ from felt.core.rules.config import Variant
 from felt.core.table.stats import SeatStats
 from felt.players.bots import floor_play
 from felt.players.bots.base import situation
-from felt.players.bots.floor import load
+from felt.players.bots.floor import Table, load
 from tests.unit.bots.test_hard_fields import Recorder
 from tests.unit.bots.test_hard_reads import play_heads_up
 
@@ -30,16 +30,20 @@ BLUFFER = replace(QUIET, shown=20, shown_bettor=15, shown_bettor_weak=15)
 PAT_ANYTHING = replace(QUIET, shown=20, shown_drawn=20, shown_drawn_odd=20)
 
 
-def test_quiet_records_leave_the_floor_on() -> None:
+def draw_floor() -> Table:
     floor = load("draw")
     assert floor is not None
+    return floor
+
+
+def test_quiet_records_leave_the_floor_on() -> None:
+    floor = draw_floor()
     assert not floor_play._draw_leaks(floor, QUIET)
     assert not floor_play._draw_leaks(floor, SeatStats())
 
 
 def test_shown_bets_weak_far_more_than_the_floors_are_a_leak() -> None:
-    floor = load("draw")
-    assert floor is not None
+    floor = draw_floor()
     ref = floor.reference("weak_bet_later")
     assert ref is not None and 0.2 < ref < 0.5
     assert floor_play._draw_leaks(floor, BLUFFER)
@@ -55,8 +59,7 @@ def test_shown_bets_weak_far_more_than_the_floors_are_a_leak() -> None:
 
 
 def test_shown_hands_that_mostly_do_not_fit_the_draw_are_a_leak() -> None:
-    floor = load("draw")
-    assert floor is not None
+    floor = draw_floor()
     assert floor_play._draw_leaks(floor, PAT_ANYTHING)
     few = replace(PAT_ANYTHING, shown_drawn=floor_play.LEAK_SHOWN - 1)
     assert not floor_play._draw_leaks(floor, replace(few, shown_drawn_odd=few.shown_drawn))
@@ -92,8 +95,7 @@ def test_a_player_who_almost_never_folds_is_read_after_fifteen_bets() -> None:
     """1 fold in 23 first-round bets is a leak at 95% (the floor folds half): the gate
     needs 15 decisions, not the 30 that left the floor playing half a ladder table
     against `loose_passive`. Near the floor's rate a short record still reads nothing."""
-    floor = load("draw")
-    assert floor is not None
+    floor = draw_floor()
     caller = SeatStats(hands=60, first_faced=23, first_folded=1, faced=10, folded=5)
     assert floor_play._draw_leaks(floor, caller)
     assert not floor_play._draw_leaks(floor, replace(caller, first_faced=14, first_folded=0))

@@ -187,6 +187,22 @@ def opener_record(seat: int, rate: float) -> dict[int, SeatStats]:
     }
 
 
+def reader_against_openers(
+    spot: tuple[HandView, list[Event], LegalActions, int],
+) -> list[ActionKind]:
+    """The reader's action in ``spot`` against an opener seen to open 15% and then 70%."""
+    view, history, legal, opener = spot
+    reader = get_style("reader")
+    kinds = []
+    for rate in (0.15, 0.70):
+        decision = reader.decide(
+            view, history, legal, random.Random(1), opener_record(opener, rate)
+        )
+        assert isinstance(decision, Act)
+        kinds.append(decision.kind)
+    return kinds
+
+
 @pytest.mark.parametrize(
     ("hole", "tight", "wide"),
     [
@@ -201,29 +217,12 @@ def test_the_reader_defends_its_blind_by_the_openers_record(
 ) -> None:
     """The big blind facing the button's open: an open raise is as wide as the opener's
     observed opening rate, so a 70% opener is 3-bet and defended against far more."""
-    view, history, legal, opener = facing_an_open(Variant.NLHE, 6, hole, 3)
-    reader = get_style("reader")
-    plays = []
-    for rate in (0.15, 0.70):
-        decision = reader.decide(
-            view, history, legal, random.Random(1), opener_record(opener, rate)
-        )
-        assert isinstance(decision, Act)
-        plays.append(decision.kind)
-    assert plays == [tight, wide]
+    assert reader_against_openers(facing_an_open(Variant.NLHE, 6, hole, 3)) == [tight, wide]
 
 
 def test_the_reader_calls_a_wide_draw_opener_with_less() -> None:
-    view, history, legal, opener = facing_an_open(Variant.DRAW5, 5, "5s5d9cKh2c", 2)
-    reader = get_style("reader")
-    kinds = []
-    for rate in (0.15, 0.70):
-        decision = reader.decide(
-            view, history, legal, random.Random(1), opener_record(opener, rate)
-        )
-        assert isinstance(decision, Act)
-        kinds.append(decision.kind)
-    assert kinds == [ActionKind.FOLD, ActionKind.CALL]
+    spot = facing_an_open(Variant.DRAW5, 5, "5s5d9cKh2c", 2)
+    assert reader_against_openers(spot) == [ActionKind.FOLD, ActionKind.CALL]
 
 
 @pytest.mark.parametrize("variant", list(Variant))

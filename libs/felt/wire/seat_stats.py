@@ -4,7 +4,9 @@ The table service builds the model (``felt.players.bots.opponents.ModelBuilder``
 sends it in each ``DecisionRequest``; a worker reads it back here. Input is
 checked like any other: seats outside the table range are dropped, and every
 count that is a subset of another (folds among decisions faced, and so on) is
-capped by it, so a malformed request cannot push a rate outside [0, 1].
+capped by it, so a malformed request cannot push a rate outside [0, 1]. Counts of
+decisions (``first_faced``, ``faced``) are not subsets of ``hands``: a player can face
+several raises in one hand, so they are left as sent.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ MAX_SEAT = 8  # tables seat at most 9 (Hold'em)
 _WITHIN = {
     "vpip": "hands",
     "pfr": "hands",
-    "first_faced": "hands",
     "first_folded": "first_faced",
     "reraised": "first_faced",
     "folded": "faced",

@@ -147,7 +147,9 @@ class SeatStats(_message.Message):
     pfr: _builtins.int
     """Hands it bet or raised in the first round."""
     first_faced: _builtins.int
-    """Hands it faced a first-round raise / folded to it."""
+    """First-round decisions facing a raise (several in a hand when re-raised) / folds
+    among them.
+    """
     first_folded: _builtins.int
     bets: _builtins.int
     """Later-round bets (and raises), calls and checks."""

@@ -230,3 +230,7 @@ def test_re_raises_are_counted(variant: Variant) -> None:
     total = sum(stats.values(), SeatStats())
     assert 0 < total.reraised <= total.first_faced
     assert total.reraise_rate() > 0.3
+    # Re-raised players face several raises a hand: the count is of decisions, above
+    # the hands, and the wire carries it as it is (a cap at the hands trimmed it).
+    assert total.first_faced > total.hands
+    assert stats_from_proto(stats_to_proto(stats)) == stats

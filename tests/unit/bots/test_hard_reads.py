@@ -4,7 +4,9 @@ Two reads of the table's public record (``felt.players.bots.opponents``):
 
 - facing a big bet at a loose table, the seats still to act continue only as
   often as their record says they do not fold, so aces call a random
-  player's shove instead of fearing five callers;
+  player's shove instead of fearing five callers; at a tight table the same
+  holds before the flop for a seat out of the blinds, so the button plays
+  ace-king against an open instead of fearing both blinds;
 - after the draw, a value bet is paid only by the hands that call: against
   players who fold their busted hands and call with a pair, hard bets fewer
   marginal hands than against calling stations, and never one it would not
@@ -69,16 +71,21 @@ def test_only_the_expected_callers_contest_a_shove_at_a_loose_table() -> None:
     sit = situation(view, history, legal)
     loose = TableRead.of(table_of(LOOSE_FOLDER, legal.seat), sit, 0.1)
     assert loose.loose
-    contested = _contested(sit, loose)
+    contested = _contested(sit, loose, in_blind=False)
     # The shover is in; of the four still to act, folding half the time, about two call.
     assert sit.opponent_count == 5
     assert contested.opponent_count == 3
+    assert _contested(sit, loose, in_blind=True) == contested
     shover = next(a.seat for a in sit.actions if a.kind == "bet")
     assert shover in {o.seat for o in contested.opponents}
-    # A tight field's callers hold strong hands: it is not thinned, nor is an unknown one.
+    # A tight field folds 70% here: before the flop, out of the blinds, one of the four
+    # behind is expected to go on. An unknown field is not thinned.
     tight = TableRead.of(table_of(TIGHT, legal.seat), sit, 0.1)
-    assert _contested(sit, tight) == sit
-    assert _contested(sit, TableRead.of(None, sit, 0.1)) == sit
+    assert _contested(sit, tight, in_blind=False).opponent_count == 2
+    assert _contested(sit, TableRead.of(None, sit, 0.1), in_blind=False) == sit
+    # From a blind (calls out of position) a tight field's callers hold strong hands,
+    # which their count would not capture: every seat still counts.
+    assert _contested(sit, tight, in_blind=True) == sit
 
 
 def test_aces_call_a_shove_at_a_loose_table_that_folds_half_the_time() -> None:
@@ -86,6 +93,42 @@ def test_aces_call_a_shove_at_a_loose_table_that_folds_half_the_time() -> None:
     stats = table_of(LOOSE_FOLDER, legal.seat)
     d = HardBot(samples=1500).decide(view, history, legal, random.Random(2), stats)
     assert getattr(d, "kind", None) in (ActionKind.CALL, ActionKind.RAISE)
+
+
+def six_max_open_spot(hole: tuple[int, int]) -> tuple[HandView, list[Event], LegalActions]:
+    """6-max Hold'em: under the gun opens to three big blinds, the next two fold, and the
+    button (hero) holds ``hole`` with both blinds still to act."""
+    setup = hand_setup(Variant.NLHE, "h-o", deck_for(Variant.NLHE, master_key(5), 0, 6), 0, 6)
+    state, events = execute(None, StartHand(setup))
+    history = list(events)
+    moves = [(ActionKind.RAISE, 300), (ActionKind.FOLD, 0), (ActionKind.FOLD, 0)]
+    for kind, to in moves:
+        legal = legal_actions(state)
+        assert legal is not None
+        state, events = execute(state, Act(legal.seat, kind, to))
+        history.extend(events)
+    legal = legal_actions(state)
+    assert legal is not None and legal.seat == setup.button
+    view = view_for(state, legal.seat)
+    seats = tuple(replace(s, cards=hole) if s.seat == legal.seat else s for s in view.seats)
+    return replace(view, seats=seats), redact_all(history, legal.seat), legal
+
+
+def test_the_button_plays_strong_hands_against_a_tight_open() -> None:
+    """Tight blinds behind mostly fold: hard prices a call against the opener alone.
+
+    Counting both blinds as random hands that call made every open a three-way pot, and
+    hard folded ace-king and tens on the button to a tight player's open (stop 42).
+    """
+    for hole, moves in (
+        ((51, 46), {ActionKind.CALL, ActionKind.RAISE}),  # A♠ K♥
+        ((35, 34), {ActionKind.CALL, ActionKind.RAISE}),  # T♠ T♥
+        ((51, 50), {ActionKind.RAISE}),  # A♠ A♥
+    ):
+        view, history, legal = six_max_open_spot(hole)
+        stats = table_of(TIGHT, legal.seat)
+        d = HardBot(samples=1500).decide(view, history, legal, random.Random(3), stats)
+        assert getattr(d, "kind", None) in moves, hole
 
 
 def play_heads_up(variant: Variant, hero: Bot, opponent: str, deals: int, seed: int) -> None:

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from felt.core.evaluator import HandCategory, category_of, evaluate
 from felt.core.rules.commands import Act, ActionKind, StartHand
-from felt.core.rules.config import Variant
+from felt.core.rules.config import HandSetup, SeatSetup, Variant
 from felt.core.rules.engine import execute
 from felt.core.rules.events import Event, Street
 from felt.core.rules.legal import LegalActions, legal_actions
@@ -118,17 +118,62 @@ def test_the_button_plays_strong_hands_against_a_tight_open() -> None:
     """Tight blinds behind mostly fold: hard prices a call against the opener alone.
 
     Counting both blinds as random hands that call made every open a three-way pot, and
-    hard folded ace-king and tens on the button to a tight player's open (stop 42).
+    hard folded ace-king and tens on the button to a tight player's open in every one of
+    these twelve seeds (stop 42). Ace-king sits near the line, so it is asked of most
+    seeds, not all: Monte Carlo noise moves it.
     """
-    for hole, moves in (
-        ((51, 46), {ActionKind.CALL, ActionKind.RAISE}),  # A♠ K♥
-        ((35, 34), {ActionKind.CALL, ActionKind.RAISE}),  # T♠ T♥
-        ((51, 50), {ActionKind.RAISE}),  # A♠ A♥
-    ):
+
+    def moves(hole: tuple[int, int]) -> list[ActionKind | None]:
         view, history, legal = six_max_open_spot(hole)
         stats = table_of(TIGHT, legal.seat)
-        d = HardBot(samples=1500).decide(view, history, legal, random.Random(3), stats)
-        assert getattr(d, "kind", None) in moves, hole
+        bot = HardBot(samples=1500)
+        return [
+            getattr(bot.decide(view, history, legal, random.Random(i), stats), "kind", None)
+            for i in range(12)
+        ]
+
+    going_on = {ActionKind.CALL, ActionKind.RAISE}
+    assert sum(m in going_on for m in moves((51, 46))) >= 7  # A♠ K♥
+    assert all(m in going_on for m in moves((35, 34)))  # T♠ T♥
+    assert all(m == ActionKind.RAISE for m in moves((51, 50)))  # A♠ A♥
+
+
+def test_blinds_are_read_from_the_posts_not_the_seat_order() -> None:
+    """A newcomer dealt in between the button and the blinds posts nothing: it is not a blind.
+
+    At a live table the first two seats dealt are not always the blinds (a newcomer
+    posting nothing, a dead small blind), so ``Situation.blinds`` comes from the
+    ``BlindPosted`` events, and hard thins a tight field behind the newcomer's call of an
+    open as for any seat out of the blinds, and not behind the small blind's.
+    """
+    key = master_key(5)
+    seats = (
+        SeatSetup(1, 10_000, "p1"),  # the newcomer: dealt first, no blind
+        SeatSetup(2, 10_000, "p2", blind=50),
+        SeatSetup(3, 10_000, "p3", blind=100),
+        SeatSetup(4, 10_000, "p4"),
+        SeatSetup(5, 10_000, "p5"),
+        SeatSetup(0, 10_000, "p0"),
+    )
+    setup = HandSetup("h-n", Variant.NLHE, 0, seats, deck_for(Variant.NLHE, key, 0, 6), min_bet=100)
+    state, events = execute(None, StartHand(setup))
+    history = list(events)
+    for kind, to in ((ActionKind.RAISE, 300), (ActionKind.FOLD, 0), (ActionKind.FOLD, 0)):
+        legal = legal_actions(state)
+        assert legal is not None
+        state, events = execute(state, Act(legal.seat, kind, to))
+        history.extend(events)
+    read = {s: TIGHT for s in range(6)}
+    for seat in (1, 2):
+        legal = legal_actions(state)
+        assert legal is not None and legal.seat == seat
+        sit = situation(view_for(state, seat), redact_all(history, seat), legal)
+        assert sit.blinds == frozenset({2, 3})
+        tight = TableRead.of(read, sit, 0.1)
+        thinned = _contested(sit, tight, in_blind=sit.seat in sit.blinds)
+        assert (thinned.opponent_count < sit.opponent_count) == (seat == 1)
+        state, events = execute(state, Act(seat, ActionKind.FOLD))
+        history.extend(events)
 
 
 def play_heads_up(variant: Variant, hero: Bot, opponent: str, deals: int, seed: int) -> None:

@@ -20,6 +20,7 @@ from felt.core.rules.commands import Act, ActionKind, Discard
 from felt.core.rules.config import Variant
 from felt.core.rules.events import (
     BetPlaced,
+    BlindPosted,
     CardsDrawn,
     Event,
     PlayerCalled,
@@ -87,7 +88,10 @@ class Situation:
     from the left of the button), so the last of them has position.
     ``draws`` maps a seat to how many cards it drew (Draw, once it drew).
     ``dealt`` is how many seats were dealt in (2: the hand was heads-up from
-    the start, not just down to two players).
+    the start, not just down to two players). ``blinds`` are the seats that posted a
+    blind this hand, read from the public events rather than from seat order: at a
+    live table a dead small blind, or a newcomer posting between the button and the
+    blinds, moves who the first two dealt are.
     """
 
     seat: int
@@ -105,6 +109,7 @@ class Situation:
     actions: tuple[PublicAction, ...]
     draws: dict[int, int] = field(default_factory=dict)
     dealt: int = 0
+    blinds: frozenset[int] = frozenset()
 
     @property
     def in_position(self) -> bool:
@@ -163,13 +168,17 @@ def first_street(variant: Variant) -> Street:
 
 def public_actions(
     variant: Variant, history: Sequence[Event]
-) -> tuple[list[PublicAction], dict[int, int]]:
-    """Betting actions and draw counts from a redacted history (public facts only)."""
+) -> tuple[list[PublicAction], dict[int, int], frozenset[int]]:
+    """Betting actions, draw counts and the seats that posted a blind, from a redacted
+    history (public facts only)."""
     street = first_street(variant)
     out: list[PublicAction] = []
     draws: dict[int, int] = {}
+    blinds: set[int] = set()
     for e in history:
-        if isinstance(e, StreetStarted):
+        if isinstance(e, BlindPosted):
+            blinds.add(e.seat)
+        elif isinstance(e, StreetStarted):
             street = e.street
         elif isinstance(e, BetPlaced):
             out.append(PublicAction(street, e.seat, "bet", e.to, e.amount, e.all_in))
@@ -181,7 +190,7 @@ def public_actions(
             out.append(PublicAction(street, e.seat, "fold"))
         elif isinstance(e, CardsDrawn):
             draws[e.seat] = len(e.drawn)
-    return out, draws
+    return out, draws, frozenset(blinds)
 
 
 def situation(view: HandView, history: Sequence[Event], legal: LegalActions) -> Situation:
@@ -191,7 +200,7 @@ def situation(view: HandView, history: Sequence[Event], legal: LegalActions) -> 
     hole = tuple(c for c in me.cards if c is not None)
     live = [s for s in view.seats if not s.folded]
     opponents = tuple(s for s in live if s.seat != seat)
-    actions, draws = public_actions(view.variant, history)
+    actions, draws, blinds = public_actions(view.variant, history)
     game = rules_for(view.variant)
     if not game.fixed_limit:
         unit = max(view.min_bet, 1)
@@ -215,6 +224,7 @@ def situation(view: HandView, history: Sequence[Event], legal: LegalActions) -> 
         actions=tuple(actions),
         draws=draws,
         dealt=len(view.seats),
+        blinds=blinds,
     )
 
 

@@ -265,7 +265,7 @@ class HardBot:
         field = not heads_up and read.loose and sit.street == Street.PREFLOP
         if sit.street == Street.PREFLOP and raises == 0 and sit.to_call > 0 and not field:
             return self._open(view, sit, legal, read)
-        sit = _contested(sit, read, in_blind=not heads_up and _in_blinds(view, sit.seat))
+        sit = _contested(sit, read, in_blind=sit.seat in sit.blinds)
         ranges = [self._range(sit, o.seat, heads_up, read.style(o.seat)) for o in sit.opponents]
         equity = holdem_equity(
             sit.hole, sit.board, (), ranges, samples=self.samples, seed=rng.getrandbits(32)
@@ -1110,15 +1110,20 @@ def _contested(sit: Situation, read: TableRead, in_blind: bool) -> Situation:
     folds half the time only about half of them are. Seats with no record
     yet all count.
 
-    A tight field is thinned only before the flop and only for a seat out of the
-    blinds (``in_blind`` False): there the seats still to act are mostly the blinds,
-    who fold to a raise most of the time, and counting each as a random hand that
-    calls priced every open as a three-way pot: at 6-max hard called or re-raised an
-    open on the button 2% of the time where the prober, a development style that
-    prices its calls, did 24% and won by it (docs/ai.md, "6-max Hold'em: the seats
-    behind an open (stop 42)"). After the flop, and from the small blind (whose calls
-    play out of position), a tight field's few callers hold strong hands, which a
-    count of them alone would not capture, so every seat still counts there.
+    A field that is not loose (``TableRead.loose`` False) is thinned only before the
+    flop and only for a seat that posted no blind (``in_blind`` False, from
+    ``Situation.blinds``): there the seats still to act are mostly the blinds, who
+    fold to a raise most of the time, and counting each as a random hand that calls
+    priced every open (and every re-raise of hard's own open) as a pot against two
+    more random hands: at 6-max hard called or re-raised an open on the button 2% of
+    the time where the prober, a development style that prices its calls, did 24% and
+    won by it (docs/ai.md, "6-max Hold'em: the seats behind an open (stop 42)"). A
+    seat that is kept still counts as a random hand, so the estimate stays cautious
+    where someone behind is expected to go on. From the small blind (whose calls
+    play out of position) thinning measured no better; the big blind acts last
+    before the flop, so only a re-raise after its call leaves seats behind it. After
+    the flop a tight field's few callers hold strong hands, which a count of them
+    alone would not capture, so every seat still counts there.
     """
     if sit.to_call <= 0 or sit.opponent_count < 2:
         return sit
@@ -1139,11 +1144,6 @@ def _contested(sit: Situation, read: TableRead, in_blind: bool) -> Situation:
     if not opponents:
         return sit
     return replace(sit, opponents=opponents)
-
-
-def _in_blinds(view: HandView, seat: int) -> bool:
-    """Is ``seat`` one of the blinds at a table of three or more (the first two dealt)?"""
-    return [s.seat for s in view.seats].index(seat) < 2
 
 
 def _floor_range(sit: Situation) -> tuple[postflop.StreetState, tuple[float, ...], int] | None:

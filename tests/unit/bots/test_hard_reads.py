@@ -33,6 +33,7 @@ from felt.players.bots.holdem import draws
 from felt.players.bots.opponents import ModelBuilder
 from felt_dev.ladder import deck_for, hand_id_for, hand_setup, master_key, play_hand
 from tests.unit.bots.test_hard_fields import Recorder
+from tests.unit.bots.test_hard_traps import play
 
 # Enters most pots, bets a fair share, folds half the time to a bet (the random bot's record).
 LOOSE_FOLDER = SeatStats(
@@ -101,12 +102,9 @@ def six_max_open_spot(hole: tuple[int, int]) -> tuple[HandView, list[Event], Leg
     setup = hand_setup(Variant.NLHE, "h-o", deck_for(Variant.NLHE, master_key(5), 0, 6), 0, 6)
     state, events = execute(None, StartHand(setup))
     history = list(events)
-    moves = [(ActionKind.RAISE, 300), (ActionKind.FOLD, 0), (ActionKind.FOLD, 0)]
-    for kind, to in moves:
-        legal = legal_actions(state)
-        assert legal is not None
-        state, events = execute(state, Act(legal.seat, kind, to))
-        history.extend(events)
+    state = play(
+        state, history, [(ActionKind.RAISE, 300), (ActionKind.FOLD, 0), (ActionKind.FOLD, 0)]
+    )
     legal = legal_actions(state)
     assert legal is not None and legal.seat == setup.button
     view = view_for(state, legal.seat)
@@ -158,11 +156,9 @@ def test_blinds_are_read_from_the_posts_not_the_seat_order() -> None:
     setup = HandSetup("h-n", Variant.NLHE, 0, seats, deck_for(Variant.NLHE, key, 0, 6), min_bet=100)
     state, events = execute(None, StartHand(setup))
     history = list(events)
-    for kind, to in ((ActionKind.RAISE, 300), (ActionKind.FOLD, 0), (ActionKind.FOLD, 0)):
-        legal = legal_actions(state)
-        assert legal is not None
-        state, events = execute(state, Act(legal.seat, kind, to))
-        history.extend(events)
+    state = play(
+        state, history, [(ActionKind.RAISE, 300), (ActionKind.FOLD, 0), (ActionKind.FOLD, 0)]
+    )
     read = {s: TIGHT for s in range(6)}
     for seat in (1, 2):
         legal = legal_actions(state)

@@ -38,7 +38,7 @@ CHECKOV_STAMP := $(CHECKOV_VENV)/.install.stamp
 # mypy checks these directories (config in pyproject.toml), each once it holds Python code.
 MYPY_DIRS := libs/felt libs/felt_dev libs/felt_styles services tests bench examples
 
-.PHONY: help install test unit lint run bench proto proto-check proto-lint clean web web-deps
+.PHONY: help install test unit lint run bench proto proto-check proto-lint proto-publish clean web web-deps
 
 help:
 	@echo "make install  - create $(VENV)/ and install felt with its dev dependencies"
@@ -49,7 +49,7 @@ help:
 	@echo "make bench    - run every bench/*.py"
 	@echo "make proto    - regenerate protobuf/gRPC code (scripts/gen_protos.sh)"
 	@echo "make proto-check - fail if the committed generated code is stale"
-	@echo "make proto-lint  - buf lint + buf format check of protos/ (installs buf)"
+	@echo "make proto-lint  - buf lint + buf format + buf breaking (against protos/published.binpb) of protos/ (installs buf)"
 	@echo "make web      - build the web client (npm ci + vite build into web/dist/)"
 	@echo "make clean    - remove $(VENV)/, build outputs and caches"
 
@@ -136,9 +136,17 @@ proto-check: install web-deps
 $(BUF):
 	npm install --prefix $(VENV)/buf --no-save --no-audit --no-fund @bufbuild/buf@$(BUF_VERSION)
 
+# protos/published.binpb is the protos as published (a buf image, no source info): buf breaking
+# fails on any change that breaks a client or a stored event built against it (a field
+# removed, renumbered, retyped or renamed). Adding is never breaking, so the image needs no
+# update for a new field; `make proto-publish` rebuilds it to protect the new ones too.
 proto-lint: $(BUF)
 	$(BUF) lint
 	$(BUF) format --diff --exit-code
+	$(BUF) breaking --against protos/published.binpb
+
+proto-publish: $(BUF)
+	$(BUF) build --exclude-source-info -o protos/published.binpb
 
 # The web client (web/, see docs/web.md): npm ci from the lockfile when it changes, then a
 # vite build into web/dist/ (the gateway serves it) when a source changes (~3 s).

@@ -4,7 +4,7 @@ import { useEffect, useState } from "preact/hooks";
 import { onSessionLost } from "./lost";
 import { LANGUAGES, language, setLanguage, t } from "./i18n";
 import * as session from "./session";
-import { useRoute, go, useNotice } from "./route";
+import { useRoute, go, useNotice, noticeText } from "./route";
 import { Welcome, LobbyScreen } from "./lobby";
 import { TableScreen } from "./table";
 import { ReplayScreen } from "./replay";
@@ -94,7 +94,7 @@ export function App() {
       <main id="main">
         {notice && route.name === "lobby" && me && (
           <p class="notice" role="status" data-testid="notice">
-            {notice}
+            {noticeText(notice)}
             <button class="ghost small" aria-label={t("app.dismiss")} onClick={dismiss}>✕</button>
           </p>
         )}

@@ -47,25 +47,34 @@ export function go(route: Route): void {
 }
 
 /** A one-time message for the next screen (the lobby shows it): why the player landed there
- * (a closed lounge, an unknown table link, an ended session). */
-let pending = "";
+ * (a closed lounge, an unknown table link, an ended session). A function makes the text in
+ * the page's language when it is shown, at each render, so the notice follows a language
+ * switch; a string stays as it is. */
+export type Notice = string | (() => string);
+let pending: Notice = "";
 const noticeListeners = new Set<() => void>();
 
-export function goWithNotice(route: Route, notice: string): void {
+export function goWithNotice(route: Route, notice: Notice): void {
   pending = notice;
   noticeListeners.forEach((f) => f());
   go(route);
 }
 
+/** The notice's text now. */
+export function noticeText(notice: Notice): string {
+  return typeof notice === "function" ? notice() : notice;
+}
+
 /** The notice waiting to be shown ("" when none), and a way to dismiss it. */
-export function useNotice(): [string, () => void] {
-  const [text, setText] = useState(pending);
+export function useNotice(): [Notice, () => void] {
+  // Held in a wrapper: a function given to useState or its setter would be called by it.
+  const [held, setHeld] = useState<{ notice: Notice }>({ notice: pending });
   useEffect(() => {
-    const on = () => setText(pending);
+    const on = () => setHeld({ notice: pending });
     noticeListeners.add(on);
     return () => void noticeListeners.delete(on);
   }, []);
-  return [text, () => { pending = ""; setText(""); }];
+  return [held.notice, () => { pending = ""; setHeld({ notice: "" }); }];
 }
 
 export function useRoute(): Route {

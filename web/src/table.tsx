@@ -98,7 +98,7 @@ export function TableScreen({ lounge }: { lounge: string }) {
   const [, setRejoined] = useState(0);
   useEffect(() => {
     // An old link, or a table this browser holds no seat at: the lobby, saying so.
-    if (!ticket) goWithNotice({ name: "lobby" }, t("table.notSeated"));
+    if (!ticket) goWithNotice({ name: "lobby" }, () => t("table.notSeated"));
   }, [ticket]);
   if (!ticket) return null;
   return <LiveTable key={ticket.token} lounge={lounge} initial={ticket} onRejoined={() => setRejoined((n) => n + 1)} />;
@@ -177,14 +177,14 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
       // Settled: every seat's chips are back; say so with the balance they are in.
       try {
         const balance = (await session.lobby().getBalance({})).balance;
-        goWithNotice({ name: "lobby" }, t("close.closed", { balance: chips(balance) }));
+        goWithNotice({ name: "lobby" }, () => t("close.closed", { balance: chips(balance) }));
         return;
       } catch {
         /* the notice below still says where the chips go */
       }
     }
     const closed = state === LoungeState.CLOSED || state === LoungeState.CLOSING;
-    goWithNotice({ name: "lobby" }, closed ? t("table.closedNotice", { name }) : t("table.goneNotice", { reason: why }));
+    goWithNotice({ name: "lobby" }, closed ? () => t("table.closedNotice", { name }) : () => t("table.goneNotice", { reason: why }));
   };
   const { ticket, token, ready, renew, gone } = useSeatToken(
     lounge,
@@ -314,7 +314,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
       if (reportIfLost(err)) return; // the session is gone too: the sign-in screen
       /* else the default grace */
     }
-    goWithNotice({ name: "lobby" }, t("table.bustedNotice", { minutes: Math.max(1, Math.round(grace / 60)) }));
+    goWithNotice({ name: "lobby" }, () => t("table.bustedNotice", { minutes: Math.max(1, Math.round(grace / 60)) }));
   };
 
   const onEvent = (e: StoredEvent) => {
@@ -466,7 +466,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
       const res = await session.lobby().leaveLounge({ loungeId: lounge, requestId: leaveId.current });
       leaveId.current = requestId();
       session.forgetSeat(lounge);
-      goWithNotice({ name: "lobby" }, res.state === LeaveState.LEAVING ? t("table.leavingNotice") : res.stack > 0n ? t("table.leftWith", { amount: Number(res.stack) }) : "");
+      goWithNotice({ name: "lobby" }, res.state === LeaveState.LEAVING ? () => t("table.leavingNotice") : res.stack > 0n ? () => t("table.leftWith", { amount: Number(res.stack) }) : "");
     } catch (err) {
       setError(errorText(err));
     }
@@ -544,7 +544,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
             name={lobbyLounge.name}
             onClosed={(balance) => {
               session.forgetSeat(lounge);
-              goWithNotice({ name: "lobby" }, t("close.closed", { balance: chips(balance) }));
+              goWithNotice({ name: "lobby" }, () => t("close.closed", { balance: chips(balance) }));
             }}
           />
         )}

@@ -307,6 +307,17 @@ export function JoinDialog({ lounge, balance, onClose, before, onJoined }: { lou
   );
 }
 
+/** The choices of how long a seat without chips is kept (seconds as the select's value; ""
+ * the server's standard, "0" until its player leaves), each with its label. */
+const GRACES: [string, () => string][] = [
+  ["", () => t("lobby.graceDefault")],
+  ["60", () => t("lobby.graceMinutes", { n: 1 })],
+  ["300", () => t("lobby.graceMinutes", { n: 5 })],
+  ["900", () => t("lobby.graceMinutes", { n: 15 })],
+  ["3600", () => t("lobby.graceHour")],
+  ["0", () => t("lobby.graceNever")],
+];
+
 /** `balance`: null until the lobby has answered; creating waits for it (a buy-in taken from an
  * unknown balance was 0, so the lounge was made and the join refused: no table). */
 function CreateLounge({ onCreated, onError, balance: known }: { onCreated: () => void; onError: (s: string) => void; balance: bigint | null }) {
@@ -324,6 +335,10 @@ function CreateLounge({ onCreated, onError, balance: known }: { onCreated: () =>
   // The lobby's default range: 20 to 100 stakes (big blinds or small bets).
   const [buyIn, setBuyIn] = useState(0n);
   const [waitForBigBlind, setWaitForBigBlind] = useState(false);
+  // How long a seat without chips is kept before the lobby frees it (Lounge.busted_grace_s):
+  // "" leaves it to the server's standard (FELT_LOBBY_BUSTED_GRACE_S), 0 keeps it until its
+  // player leaves.
+  const [grace, setGrace] = useState("");
   const maxBuy = 100n * stake < balance ? 100n * stake : balance;
   const value = buyIn >= 20n * stake && buyIn <= maxBuy ? buyIn : maxBuy;
 
@@ -342,10 +357,16 @@ function CreateLounge({ onCreated, onError, balance: known }: { onCreated: () =>
       const title = name.trim() || (config.variant === Variant.DRAW5 ? "Five-Card Draw lounge" : "No-Limit Hold'em lounge");
       // The same form sent again after an uncertain failure is the same create (one lounge),
       // as a retried join is the same join.
-      const key = `create:${session.current()?.playerId ?? ""}:${title}:${variant}:${seatCount}:${stakes}:${ais.join(",")}`;
+      const key = `create:${session.current()?.playerId ?? ""}:${title}:${variant}:${seatCount}:${stakes}:${ais.join(",")}:${grace}`;
       let res;
       try {
-        res = await lobby.createLounge({ name: title, config, aiSeats: ais.map((level) => ({ level })), requestId: creates.idFor(key) });
+        res = await lobby.createLounge({
+          name: title,
+          config,
+          aiSeats: ais.map((level) => ({ level })),
+          ...(grace === "" ? {} : { bustedGraceS: Number(grace) }),
+          requestId: creates.idFor(key),
+        });
       } catch (err) {
         creates.answered(key, codeOf(err), reasonOf(err));
         throw err;
@@ -394,6 +415,14 @@ function CreateLounge({ onCreated, onError, balance: known }: { onCreated: () =>
           </select>
         </label>
       </div>
+      <label>
+        {t("lobby.bustedGrace")}
+        <select data-testid="busted-grace" value={grace} onChange={(e) => setGrace((e.target as HTMLSelectElement).value)}>
+          {GRACES.map(([value, label]) => (
+            <option value={value}>{label()}</option>
+          ))}
+        </select>
+      </label>
       <fieldset>
         <legend>{t("lobby.aiOpponents")}</legend>
         <ul class="ai-list">

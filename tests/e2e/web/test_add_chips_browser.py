@@ -13,7 +13,6 @@ frees the seat and the page says so in the lobby, with nothing taken from the ba
 
 from __future__ import annotations
 
-import json
 import time
 import uuid
 from typing import Any
@@ -21,34 +20,20 @@ from typing import Any
 import pytest
 
 from .conftest import ARTIFACTS, WebStack
-from .test_browser import DESKTOP, PLAY_S, hands_finished, set_language, shoot, visible
+from .test_browser import (
+    DESKTOP,
+    PLAY_S,
+    hands_finished,
+    lobby_call,
+    set_language,
+    shoot,
+    visible,
+)
 
 PlaywrightError: type[Exception] = pytest.importorskip("playwright.sync_api").Error
 pytestmark = pytest.mark.timeout(600)
 
 ADDED = 50
-
-_RPC = """async ([method, body]) => {
-  const s = JSON.parse(localStorage.getItem("felt.session"));
-  const res = await fetch(`/poker.v1.LobbyService/${method}`, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      "connect-protocol-version": "1",
-      authorization: `Bearer ${s.access}`,
-    },
-    body: JSON.stringify(body),
-  });
-  return [res.status, await res.text()];
-}"""
-
-
-def lobby_call(page: Any, method: str, body: dict[str, Any]) -> dict[str, Any]:
-    """A LobbyService call as the page's signed-in player (Connect's JSON over the gateway)."""
-    status, text = page.evaluate(_RPC, [method, body])
-    assert status == 200, text
-    answer: dict[str, Any] = json.loads(text)
-    return answer
 
 
 def balance(page: Any) -> int:

@@ -20,6 +20,7 @@ so it stays current.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import time
@@ -99,7 +100,35 @@ def explain(page: Any, stack: WebStack) -> str:
     return f"the page shows: {text!r}\nthe stack's logs end with: {tails}"
 
 
-def sign_up_and_create(page: Any, stack: WebStack, variant: str, lounge: str = "") -> None:
+_RPC = """async ([method, body]) => {
+  const s = JSON.parse(localStorage.getItem("felt.session"));
+  const res = await fetch(`/poker.v1.LobbyService/${method}`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "connect-protocol-version": "1",
+      authorization: `Bearer ${s.access}`,
+    },
+    body: JSON.stringify(body),
+  });
+  return [res.status, await res.text()];
+}"""
+
+
+def lobby_call(page: Any, method: str, body: dict[str, Any]) -> dict[str, Any]:
+    """A LobbyService call as the page's signed-in player (Connect's JSON over the gateway)."""
+    status, text = page.evaluate(_RPC, [method, body])
+    assert status == 200, text
+    answer: dict[str, Any] = json.loads(text)
+    return answer
+
+
+def sign_up_and_create(
+    page: Any, stack: WebStack, variant: str, lounge: str = "", grace: str = ""
+) -> None:
+    """Sign up as a guest and create a lounge through the form (two AI players, easy and
+    hard; ``grace``: the value chosen in "A seat without chips is kept", "" the standard),
+    then wait for its table."""
     page.goto(stack.url)
     page.get_by_test_id("name").fill(f"Web{uuid.uuid4().hex[:6]}")
     page.get_by_test_id("enter").click()
@@ -112,6 +141,8 @@ def sign_up_and_create(page: Any, stack: WebStack, variant: str, lounge: str = "
     assert levels.count() == 2
     levels.nth(0).select_option(label="Easy")
     levels.nth(1).select_option(label="Hard")
+    if grace:
+        page.get_by_test_id("busted-grace").select_option(value=grace)
     page.get_by_test_id("create").click()
     # Creating a lounge seats its AI players through the house, then the page opens the
     # table: a bound for a loaded machine, not a measurement.
@@ -305,7 +336,10 @@ def test_past_hands_from_the_server_then_the_owner_closes_the_lounge(
     web_stack: WebStack, page: Any, browser: Any
 ) -> None:
     lounge = f"Closing {uuid.uuid4().hex[:6]}"
-    sign_up_and_create(page, web_stack, "nlhe", lounge)
+    sign_up_and_create(page, web_stack, "nlhe", lounge, grace="900")
+    # The form's choice of how long a seat without chips is kept reached the lounge.
+    listed = lobby_call(page, "ListLounges", {})["lounges"]
+    assert [x.get("bustedGraceS") for x in listed if x["name"] == lounge] == [900]
     play_hands(page, "history", reload_once=False, hands=1, passive=True)
 
     # The seat's token lives a minute here: the page renews it half-way and plays on with

@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 
 from .conftest import ARTIFACTS, WebStack
-from .test_add_chips_browser import lobby_call
-from .test_browser import DESKTOP, PLAY_S, hands_finished, shoot, visible
+from .test_browser import DESKTOP, PLAY_S, hands_finished, lobby_call, shoot, visible
 
 PlaywrightError: type[Exception] = pytest.importorskip("playwright.sync_api").Error
 pytestmark = pytest.mark.timeout(600)

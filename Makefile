@@ -44,7 +44,7 @@ help:
 	@echo "make install  - create $(VENV)/ and install felt with its dev dependencies"
 	@echo "make test     - run the whole test suite (starts a private Redis if REDIS_URL is unset)"
 	@echo "make unit     - run the fast, pure tests only (tests/unit: no Redis, no network)"
-	@echo "make lint     - ruff check, ruff format --check, mypy --strict"
+	@echo "make lint     - ruff check, ruff format --check, mypy --strict, make proto-lint, make proto-check"
 	@echo "make run      - run Felt (every service and the gateway, http://127.0.0.1:8080)"
 	@echo "make bench    - run every bench/*.py"
 	@echo "make proto    - regenerate protobuf/gRPC code (scripts/gen_protos.sh)"

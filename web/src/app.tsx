@@ -2,6 +2,7 @@
 // player's hands or a replay.
 import { useEffect, useState } from "preact/hooks";
 import { onSessionLost } from "./lost";
+import { errorText } from "./errors";
 import { LANGUAGES, language, setLanguage, t } from "./i18n";
 import * as session from "./session";
 import { useRoute, go, useNotice, noticeText } from "./route";
@@ -20,13 +21,16 @@ export function App() {
   useEffect(() => onMuteChange(setMute), []);
   // A session the servers no longer know (signed out elsewhere, or the servers restarted
   // with new secrets): the sign-in screen, saying so, not a half-signed-in lobby.
-  const [lostNote, setLostNote] = useState("");
+  // The refusal is kept, not its sentence: the note is made at each render, in the page's
+  // language then.
+  const [lost, setLost] = useState<{ err: unknown } | null>(null);
+  const lostNote = lost ? t("app.sessionLost", { reason: errorText(lost.err) }) : "";
   useEffect(
     () =>
-      onSessionLost((why) => {
+      onSessionLost((err) => {
         session.clear();
         setMe(null);
-        setLostNote(t("app.sessionLost", { reason: why }));
+        setLost({ err });
       }),
     [],
   );
@@ -99,7 +103,7 @@ export function App() {
           </p>
         )}
         {!me ? (
-          <Welcome note={lostNote} onSignedIn={() => { setLostNote(""); setMe(session.current()); }} />
+          <Welcome note={lostNote} onSignedIn={() => { setLost(null); setMe(session.current()); }} />
         ) : route.name === "table" ? (
           <TableScreen lounge={route.lounge} />
         ) : route.name === "hands" ? (

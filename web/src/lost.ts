@@ -4,13 +4,12 @@
 // screen, saying so, instead of a half-signed-in screen. (A refused access token that only
 // expired is renewed by session.ts first; a seat token's refusals are the table's own.)
 import { codeOf } from "./api";
-import { errorText } from "./errors";
 
-const listeners = new Set<(why: string) => void>();
+const listeners = new Set<(err: unknown) => void>();
 
-/** Calls `f` with the refusal's sentence whenever a session is reported lost; returns the
- * unsubscribe. */
-export function onSessionLost(f: (why: string) => void): () => void {
+/** Calls `f` with the refusal whenever a session is reported lost (its sentence is made where it
+ * is shown, in the page's language then); returns the unsubscribe. */
+export function onSessionLost(f: (err: unknown) => void): () => void {
   listeners.add(f);
   return () => void listeners.delete(f);
 }
@@ -18,7 +17,6 @@ export function onSessionLost(f: (why: string) => void): () => void {
 /** Reports `err` if it says the session is gone; true then (the caller shows nothing more). */
 export function reportIfLost(err: unknown): boolean {
   if (codeOf(err) !== "unauthenticated") return false;
-  const why = errorText(err);
-  listeners.forEach((f) => f(why));
+  listeners.forEach((f) => f(err));
   return true;
 }

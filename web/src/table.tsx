@@ -161,7 +161,8 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
   const [error, setError] = useState("");
   // The seat is gone for good (the lounge closed, the seat left elsewhere, the servers no
   // longer know its token): to the lobby, saying why, never a dead end.
-  const setFatal = async (why: string) => {
+  // `err` is kept, not its sentence, so the notice is made in the language it is read in.
+  const setFatal = async (err: unknown) => {
     session.forgetSeat(lounge);
     let state = LoungeState.UNSPECIFIED;
     let name = "";
@@ -184,12 +185,12 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
       }
     }
     const closed = state === LoungeState.CLOSED || state === LoungeState.CLOSING;
-    goWithNotice({ name: "lobby" }, closed ? () => t("table.closedNotice", { name }) : () => t("table.goneNotice", { reason: why }));
+    goWithNotice({ name: "lobby" }, closed ? () => t("table.closedNotice", { name: loungeName(name) }) : () => t("table.goneNotice", { reason: errorText(err) }));
   };
   const { ticket, token, ready, renew, gone } = useSeatToken(
     lounge,
     initial,
-    (err) => setFatal(errorText(err)),
+    (err) => setFatal(err),
     (err) => setError(t("table.renewFailed", { error: errorText(err) })),
   );
   const seat = ticket.seat;
@@ -403,7 +404,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
             // after the reconnect's pause.
             if ((await renew()) || gone()) return;
           } else if (code === Code.PermissionDenied || code === Code.Unauthenticated || code === Code.NotFound) {
-            setFatal(errorText(err));
+            setFatal(err);
             return;
           } else if (code === Code.ResourceExhausted) {
             // Refused for load (too many streams, a rate limit): say so, and wait longer.

@@ -190,7 +190,7 @@ function LiveTable({ lounge, initial, onRejoined }: { lounge: string; initial: s
   const { ticket, token, ready, renew, gone } = useSeatToken(
     lounge,
     initial,
-    (err) => setFatal(err),
+    setFatal,
     (err) => setError(t("table.renewFailed", { error: errorText(err) })),
   );
   const seat = ticket.seat;

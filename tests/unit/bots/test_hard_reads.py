@@ -24,6 +24,7 @@ from felt.core.rules.config import HandSetup, SeatSetup, Variant
 from felt.core.rules.engine import execute
 from felt.core.rules.events import Event, Street
 from felt.core.rules.legal import LegalActions, legal_actions
+from felt.core.rules.state import HandState
 from felt.core.rules.views import HandView, redact_all, view_for
 from felt.core.table.stats import SeatStats
 from felt.players.bots import get_bot
@@ -46,6 +47,15 @@ STATION = SeatStats(hands=60, vpip=60, faced=80, folded=0, calls=120, checks=40)
 PAIR_CALLER = SeatStats(hands=60, vpip=40, faced=80, folded=12, calls=100, checks=40, bets=8)
 
 
+def holding(
+    state: HandState, history: list[Event], legal: LegalActions, hole: tuple[int, int]
+) -> tuple[HandView, list[Event], LegalActions]:
+    """The acting seat's view with ``hole`` as its cards, its redacted history and legal moves."""
+    view = view_for(state, legal.seat)
+    seats = tuple(replace(s, cards=hole) if s.seat == legal.seat else s for s in view.seats)
+    return replace(view, seats=seats), redact_all(history, legal.seat), legal
+
+
 def shove_spot() -> tuple[HandView, list[Event], LegalActions]:
     """6-max Hold'em: under the gun shoves; the next seat (hero) faces it holding aces."""
     setup = hand_setup(Variant.NLHE, "h-s", deck_for(Variant.NLHE, master_key(5), 0, 6), 0, 6)
@@ -57,10 +67,8 @@ def shove_spot() -> tuple[HandView, list[Event], LegalActions]:
     history.extend(events)
     legal = legal_actions(state)
     assert legal is not None
-    view = view_for(state, legal.seat)
     aces = (51, 50)  # A♠ A♥ (rank * 4 + suit); the deck's other copies do not matter here
-    seats = tuple(replace(s, cards=aces) if s.seat == legal.seat else s for s in view.seats)
-    return replace(view, seats=seats), redact_all(history, legal.seat), legal
+    return holding(state, history, legal, aces)
 
 
 def table_of(stats: SeatStats, hero: int, seats: int = 6) -> dict[int, SeatStats]:
@@ -107,9 +115,7 @@ def six_max_open_spot(hole: tuple[int, int]) -> tuple[HandView, list[Event], Leg
     )
     legal = legal_actions(state)
     assert legal is not None and legal.seat == setup.button
-    view = view_for(state, legal.seat)
-    seats = tuple(replace(s, cards=hole) if s.seat == legal.seat else s for s in view.seats)
-    return replace(view, seats=seats), redact_all(history, legal.seat), legal
+    return holding(state, history, legal, hole)
 
 
 def test_the_button_plays_strong_hands_against_a_tight_open() -> None:
